@@ -1,0 +1,83 @@
+# tunefarm - distributed GPU kernel tuning farm.
+#   make              build ./tunefarm
+#   make test         build and run every test (unit, integration, MPI)
+#   make install      install under $(PREFIX) (honours DESTDIR)
+#   make bench-space  build and run the enumeration benchmark
+# Dependencies come from the distribution through pkg-config (scripts/deps.sh installs them).
+
+PREFIX    ?= /usr/local
+BINDIR    ?= $(PREFIX)/bin
+SHAREDIR  ?= $(PREFIX)/share/tunefarm
+CC        := mpicc
+PKG       ?= pkg-config
+HDF5_PC   := $(shell $(PKG) --exists hdf5 && echo hdf5 || echo hdf5-serial)
+PKGS      := yaml-0.1 $(HDF5_PC) hwloc
+VERSION   := $(shell git describe --always --dirty 2>/dev/null || echo 0.1)
+
+CFLAGS    ?= -O2 -g
+WARNINGS  := -Wall -Wextra -Wshadow -Wpedantic -Wmissing-prototypes
+ALL_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARNINGS) $(CFLAGS) $(shell $(PKG) --cflags $(PKGS)) \
+             -DTF_VERSION='"$(VERSION)"' -DTF_KERNEL_DIR='"$(SHAREDIR)/kernels"' -MMD -MP
+LIBS      := $(shell $(PKG) --libs $(PKGS)) -ldl -lpthread -lm
+
+SCHEMA_OBJS := schema/error.o schema/status.o schema/hash.o schema/device.o schema/result.o \
+               schema/bundle.o schema/yamldoc.o schema/expr.o schema/kernel.o schema/job.o \
+               schema/space.o schema/wire.o schema/wire_mpi.o schema/archive.o
+COORD_OBJS  := coordinator/coordinator.o coordinator/plan.o coordinator/progress.o \
+               coordinator/report.o
+WORKER_OBJS := worker/worker.o worker/backends.o worker/backend_host.o worker/cache.o \
+               worker/compile.o worker/runner.o worker/measure.o worker/verify.o
+MAIN_OBJS   := main.o
+LIB         := build/libtunefarm.a
+ALL_OBJS    := $(SCHEMA_OBJS) $(COORD_OBJS) $(WORKER_OBJS) $(MAIN_OBJS)
+
+UNIT_TESTS  := expr loader space wire archive measure verify host runner
+UNIT_BINS   := $(UNIT_TESTS:%=tests/unit/test_%)
+
+.PHONY: all test check unit integration install uninstall clean bench-space deps
+all: tunefarm
+
+%.o: %.c
+	$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+$(LIB): $(SCHEMA_OBJS) $(COORD_OBJS) $(WORKER_OBJS)
+	@mkdir -p build
+	rm -f $@ && ar rcs $@ $^
+
+tunefarm: $(MAIN_OBJS) $(LIB)
+	$(CC) $(LDFLAGS) -o $@ $(MAIN_OBJS) $(LIB) $(LIBS)
+
+tests/unit/test_%: tests/unit/test_%.c $(LIB)
+	$(CC) $(ALL_CFLAGS) -I. $< -o $@ $(LIB) $(shell $(PKG) --cflags --libs cmocka) $(LIBS)
+
+bench/space: bench/space.c $(LIB)
+	$(CC) $(ALL_CFLAGS) -I. $< -o $@ $(LIB) $(LIBS)
+
+unit: $(UNIT_BINS)
+	@tests/run_unit.sh $(UNIT_BINS)
+
+integration: tunefarm
+	@tests/integration/run.sh
+
+test check: unit integration
+
+bench-space: bench/space
+	bench/space bench/space-kernel/kernel.yaml
+
+install: tunefarm
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SHAREDIR)
+	install -m 755 tunefarm $(DESTDIR)$(BINDIR)/tunefarm
+	cp -R kernels jobs $(DESTDIR)$(SHAREDIR)/
+
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/tunefarm
+	rm -rf $(DESTDIR)$(SHAREDIR)
+
+deps:
+	scripts/deps.sh test
+
+clean:
+	rm -f tunefarm $(ALL_OBJS) $(ALL_OBJS:.o=.d) $(UNIT_BINS) bench/space
+	rm -rf build
+
+-include $(ALL_OBJS:.o=.d)

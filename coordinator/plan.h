@@ -1,0 +1,53 @@
+/* plan.h - what the coordinator hands out: one task per kernel x problem x
+ * device class, each a brute-force cursor over the index space or a sampled
+ * list (random strategy), cut into slices on demand. */
+#ifndef TF_PLAN_H
+#define TF_PLAN_H
+
+#include <stdint.h>
+
+#include "../schema/device.h"
+#include "../schema/job.h"
+#include "../schema/space.h"
+#include "../schema/wire.h"
+
+struct tf_task {
+    int kernel;            /* job kernel index */
+    int problem;           /* kernel problem index */
+    int klass;             /* device class index */
+    struct tf_space *space;
+    uint64_t total;        /* valid configurations this task measures */
+    uint64_t dispatched;   /* handed out in slices */
+    uint64_t done;         /* results received */
+    uint64_t cursor;       /* brute force: the next index to slice from */
+    uint64_t *list;        /* random: the sampled configurations, ascending */
+    uint64_t nlist;
+    uint64_t valid;        /* valid configurations in the whole space */
+    double best_time;      /* lowest median so far (NaN: none yet), for progress */
+    uint64_t best_config;
+};
+
+struct tf_plan {
+    int ntasks;
+    struct tf_task *tasks;
+    uint64_t total;        /* sum of task totals */
+};
+
+/* Plan `job` for `nclasses` device classes, class i represented by devices[i]
+ * (its properties feed the constraints). Counts every space exactly; samples
+ * the random strategy's configurations (the default configuration first). */
+struct tf_plan *tf_plan_create(const struct tf_job *job, int nclasses,
+                               const struct tf_device *devices, struct tf_error *err);
+/* Free; accepts NULL. */
+void tf_plan_destroy(struct tf_plan *plan);
+/* Cut the next slice of about `want` (>= 1) configurations for class `klass`
+ * into *work (list owned by the caller afterwards). Returns the number of
+ * configurations in it, 0 if the class has nothing left, -1 + err on failure. */
+int64_t tf_plan_next_slice(struct tf_plan *plan, int klass, uint64_t want, struct tf_work *work,
+                           struct tf_error *err);
+/* Configurations not yet handed out for class `klass`. */
+uint64_t tf_plan_undispatched(const struct tf_plan *plan, int klass);
+/* The task of (kernel, problem, class), or NULL. */
+struct tf_task *tf_plan_find(struct tf_plan *plan, int kernel, int problem, int klass);
+
+#endif

@@ -1,0 +1,142 @@
+/* report.c - summaries computed from the archive model.
+ *
+ * The end-of-run summary and `tunefarm query` are the same computation over
+ * different rows (this run's, or all of an archive's), so both read the
+ * archive model rather than any live coordinator state: what the table shows
+ * is exactly what the file holds. Rows are grouped by kernel, problem and
+ * device class (backend/arch/name: all H100s together); the best is the lowest
+ * median time among `ok` rows, and the speedup compares it with the default
+ * configuration's best median in the same group. */
+#include "report.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+void tf_format_seconds(double s, char *out, int cap)
+{
+    if (!isfinite(s))
+        snprintf(out, (size_t)cap, "-");
+    else if (s < 1e-6)
+        snprintf(out, (size_t)cap, "%.1f ns", s * 1e9);
+    else if (s < 1e-3)
+        snprintf(out, (size_t)cap, "%.2f us", s * 1e6);
+    else if (s < 1.0)
+        snprintf(out, (size_t)cap, "%.3f ms", s * 1e3);
+    else
+        snprintf(out, (size_t)cap, "%.3f s", s);
+}
+
+void tf_report_format_config(const struct tf_archive_kernel *ak, uint64_t config, char *out,
+                             int cap)
+{
+    int used = 0;
+    out[0] = '\0';
+    /* Mixed radix, parameter 0 most significant: peel digits from the end. */
+    int digits[ak->nparams > 0 ? ak->nparams : 1];
+    for (int i = ak->nparams - 1; i >= 0; i--) {
+        digits[i] = (int)(config % (uint64_t)ak->params[i].count);
+        config /= (uint64_t)ak->params[i].count;
+    }
+    for (int i = 0; i < ak->nparams && used < cap; i++) {
+        const struct tf_param *p = &ak->params[i];
+        int n = p->kind == TF_PARAM_INT
+                    ? snprintf(out + used, (size_t)(cap - used), "%s%s=%lld", i ? " " : "",
+                               p->name, (long long)p->ints[digits[i]])
+                    : snprintf(out + used, (size_t)(cap - used), "%s%s=%s", i ? " " : "",
+                               p->name, p->strings[digits[i]]);
+        used += n;
+    }
+}
+
+/* Distinct class keys of the devices used by `ak`'s rows of problem `problem`. */
+static int collect_classes(const struct tf_archive *a, const struct tf_archive_kernel *ak,
+                           uint32_t problem, int run, char (*keys)[256], int max)
+{
+    int n = 0;
+    for (uint64_t r = 0; r < ak->nrows; r++) {
+        const struct tf_archive_row *row = &ak->rows[r];
+        if (row->r.problem != problem || (run >= 0 && row->run != (uint32_t)run) ||
+            row->device >= (uint32_t)a->ndevices)
+            continue;
+        char key[256];
+        tf_device_class_key(&a->devices[row->device], key, sizeof key);
+        int found = 0;
+        for (int i = 0; i < n && !found; i++)
+            found = strcmp(keys[i], key) == 0;
+        if (!found && n < max)
+            tf_strlcpy(keys[n++], key, sizeof keys[0]);
+    }
+    return n;
+}
+
+int tf_report_best(const struct tf_archive *a, int run, const char *kernel, FILE *out)
+{
+    int lines = 0;
+    fprintf(out, "%-10s %-8s %-28s %-11s %-12s %-8s %-9s %s\n", "kernel", "problem", "device",
+            "best time", "metric", "speedup", "ok/total", "best configuration  [failures]");
+    for (int k = 0; k < a->nkernels; k++) {
+        const struct tf_archive_kernel *ak = &a->kernels[k];
+        if (kernel && strcmp(kernel, ak->name) != 0)
+            continue;
+        for (int p = 0; p < ak->nproblems; p++) {
+            char keys[64][256];
+            int nclasses = collect_classes(a, ak, (uint32_t)p, run, keys, 64);
+            for (int c = 0; c < nclasses; c++) {
+                uint64_t counts[TF_STATUS_COUNT] = {0}, total = 0;
+                const struct tf_archive_row *best = NULL;
+                double default_time = NAN;
+                const struct tf_device *dev = NULL;
+                for (uint64_t r = 0; r < ak->nrows; r++) {
+                    const struct tf_archive_row *row = &ak->rows[r];
+                    if (row->r.problem != (uint32_t)p ||
+                        (run >= 0 && row->run != (uint32_t)run) ||
+                        row->device >= (uint32_t)a->ndevices)
+                        continue;
+                    char key[256];
+                    tf_device_class_key(&a->devices[row->device], key, sizeof key);
+                    if (strcmp(key, keys[c]) != 0)
+                        continue;
+                    dev = &a->devices[row->device];
+                    total++;
+                    if (row->r.status < TF_STATUS_COUNT)
+                        counts[row->r.status]++;
+                    if (row->r.status != TF_STATUS_OK || !isfinite(row->r.time_median))
+                        continue;
+                    if (best == NULL || row->r.time_median < best->r.time_median)
+                        best = row;
+                    if (ak->has_default && row->r.config == ak->default_index &&
+                        !(default_time <= row->r.time_median))
+                        default_time = row->r.time_median;
+                }
+                char tbuf[32] = "-", mbuf[48] = "-", sbuf[16] = "-", cfg[512] = "-";
+                char devname[160], okbuf[48], failures[256] = "";
+                if (best) {
+                    tf_format_seconds(best->r.time_median, tbuf, sizeof tbuf);
+                    if (ak->nmetrics > 0 && isfinite(best->r.metrics[0]))
+                        snprintf(mbuf, sizeof mbuf, "%.4g %s", best->r.metrics[0],
+                                 ak->metric_names[0]);
+                    if (isfinite(default_time))
+                        snprintf(sbuf, sizeof sbuf, "%.2fx", default_time / best->r.time_median);
+                    tf_report_format_config(ak, best->r.config, cfg, sizeof cfg);
+                }
+                snprintf(devname, sizeof devname, "%s (%s)", dev ? dev->name : "?",
+                         dev ? dev->backend : "?");
+                snprintf(okbuf, sizeof okbuf, "%llu/%llu", (unsigned long long)counts[0],
+                         (unsigned long long)total);
+                int used = 0;
+                for (int s = 1; s < TF_STATUS_COUNT; s++)
+                    if (counts[s] && used < (int)sizeof failures)
+                        used += snprintf(failures + used, sizeof failures - (size_t)used,
+                                         "%s%s %llu", used ? ", " : "  [", tf_status_name(s),
+                                         (unsigned long long)counts[s]);
+                if (used && used < (int)sizeof failures - 1)
+                    strcat(failures, "]");
+                fprintf(out, "%-10s %-8s %-28.28s %-11s %-12s %-8s %-9s %s%s\n", ak->name,
+                        ak->problems[p].name, devname, tbuf, mbuf, sbuf, okbuf, cfg, failures);
+                lines++;
+            }
+        }
+    }
+    return lines;
+}

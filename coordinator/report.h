@@ -1,0 +1,20 @@
+/* report.h - the tables users read: the end-of-run summary and `tunefarm query`. */
+#ifndef TF_REPORT_H
+#define TF_REPORT_H
+
+#include <stdio.h>
+
+#include "../schema/archive.h"
+
+/* Print, for each kernel x problem x device class of the archive's rows (of run
+ * `run` only, or of every run if run < 0): the best configuration, its time and
+ * metrics, its speedup over the default configuration and counts by status.
+ * `kernel` (NULL: all) restricts to one kernel. Returns the number of lines printed. */
+int tf_report_best(const struct tf_archive *a, int run, const char *kernel, FILE *out);
+/* Write a duration in seconds with a readable unit ("1.23 ms") into `out`. */
+void tf_format_seconds(double s, char *out, int cap);
+/* Write "P1=v1 P2=v2 ..." of configuration `config` of archived kernel `ak`. */
+void tf_report_format_config(const struct tf_archive_kernel *ak, uint64_t config, char *out,
+                             int cap);
+
+#endif

@@ -1,0 +1,334 @@
+/* main.c - the tunefarm command: routes subcommands and MPI ranks.
+ *
+ * `tunefarm run` is SPMD: rank 0 becomes the coordinator, every other rank a
+ * worker. Started without a launcher it re-executes itself under `mpirun` with
+ * one worker per local device, so a laptop user and a Slurm job run the same
+ * code path. `query` and `devices` need no MPI; `__runner` is the hidden
+ * subcommand a worker spawns to own its device. */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <mpi.h>
+
+#include "coordinator/coordinator.h"
+#include "coordinator/report.h"
+#include "schema/archive.h"
+#include "worker/runner.h"
+#include "worker/worker.h"
+
+#ifndef TF_VERSION
+#define TF_VERSION "0.1"
+#endif
+
+static const char usage_main[] =
+    "usage: tunefarm COMMAND [OPTIONS]\n"
+    "\n"
+    "Tune GPU and CPU kernels across every device of a machine or a cluster.\n"
+    "\n"
+    "commands:\n"
+    "  run JOB.yaml [-o ARCHIVE]   tune a job; results go to an HDF5 archive\n"
+    "  query ARCHIVE               best configuration per kernel, problem and device\n"
+    "  devices                     the devices this node offers\n"
+    "  version                     print the version\n"
+    "  help [COMMAND]              this text, or a command's\n"
+    "\n"
+    "`tunefarm COMMAND --help` explains each command and its exit codes.\n";
+
+static const char usage_run[] =
+    "usage: tunefarm run JOB.yaml [-o ARCHIVE] [-n WORKERS] [-q]\n"
+    "       mpirun -np N tunefarm run JOB.yaml ...   (or srun)\n"
+    "\n"
+    "Tune every kernel x problem of JOB.yaml on every targeted device. Rank 0\n"
+    "coordinates; every other rank is a worker bound to one device (GPUs first,\n"
+    "then the host CPU). Without a launcher, tunefarm starts mpirun itself with\n"
+    "one worker per local device. Progress goes to stderr, the summary table to\n"
+    "stdout, every result to the archive (extended if it exists).\n"
+    "\n"
+    "options:\n"
+    "  -o, --output ARCHIVE   archive path (default: the job's `archive`)\n"
+    "  -n, --workers N        without a launcher: start N worker ranks\n"
+    "                         (default: one per local device)\n"
+    "  -q, --quiet            no progress output\n"
+    "  -h, --help             this text\n"
+    "\n"
+    "exit codes:\n"
+    "  0  the job ran; every configuration has a status (failed variants included)\n"
+    "  1  the run broke (MPI failure, archive not writable); results so far are saved\n"
+    "  2  bad command line, job file, kernel file or archive; nothing was written\n"
+    "  3  no worker offers a device the job targets\n";
+
+static const char usage_query[] =
+    "usage: tunefarm query ARCHIVE [--kernel NAME] [--run N]\n"
+    "\n"
+    "Print the best configuration per kernel, problem and device class of an\n"
+    "archive, its time and metric, its speedup over the default configuration and\n"
+    "the counts by status.\n"
+    "\n"
+    "options:\n"
+    "  -k, --kernel NAME   only this kernel\n"
+    "  -r, --run N         only run N (0-based, see /runs); default: every run\n"
+    "  -h, --help          this text\n"
+    "\n"
+    "exit codes: 0 printed; 2 bad arguments or unreadable archive.\n";
+
+static const char usage_devices[] =
+    "usage: tunefarm devices\n"
+    "\n"
+    "List the devices this node offers, in the order workers take them, and why a\n"
+    "backend is unavailable. Exit code 0.\n";
+
+static void self_path(char *out, size_t cap, const char *argv0)
+{
+    ssize_t n = readlink("/proc/self/exe", out, cap - 1);
+    if (n > 0)
+        out[n] = '\0';
+    else
+        tf_strlcpy(out, argv0, cap);
+}
+
+static bool under_launcher(void)
+{
+    static const char *const vars[] = {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK",
+                                       "PMI_SIZE", "MPI_LOCALNRANKS", NULL};
+    for (int i = 0; vars[i]; i++)
+        if (getenv(vars[i]))
+            return true;
+    return false;
+}
+
+/* No launcher: become `mpirun -np 1+W exe run ...` (W = one worker per device). */
+static int self_launch(const char *exe, int argc, char **argv, int workers)
+{
+    if (workers <= 0) {
+        struct tf_device devs[64];
+        const char *backends[64];
+        int ordinals[64];
+        workers = tf_worker_devices(devs, backends, ordinals, 64, NULL, 0);
+        if (workers <= 0)
+            workers = 1;
+    }
+    char np[16];
+    snprintf(np, sizeof np, "%d", workers + 1);
+    char **args = tf_xcalloc((size_t)argc + 12, sizeof *args);
+    int n = 0;
+    args[n++] = "mpirun";
+    args[n++] = "-np";
+    args[n++] = np;
+    args[n++] = "--oversubscribe";
+    /* Compile pools and runners must be free to use every core, not the rank's one. */
+    args[n++] = "--bind-to";
+    args[n++] = "none";
+    if (geteuid() == 0)
+        args[n++] = "--allow-run-as-root";
+    args[n++] = (char *)exe;
+    for (int i = 1; i < argc; i++)
+        args[n++] = argv[i];
+    args[n] = NULL;
+    setenv("OMPI_MCA_mpi_yield_when_idle", "1", 0);
+    execvp("mpirun", args);
+    fprintf(stderr,
+            "tunefarm: cannot start mpirun (%s): install Open MPI (openmpi-bin) or start "
+            "tunefarm under your launcher (mpirun, srun)\n",
+            strerror(errno));
+    free(args);
+    return TF_EXIT_FAILURE;
+}
+
+static int cmd_run(int argc, char **argv, const char *exe)
+{
+    static const struct option longopts[] = {{"output", required_argument, NULL, 'o'},
+                                             {"workers", required_argument, NULL, 'n'},
+                                             {"quiet", no_argument, NULL, 'q'},
+                                             {"help", no_argument, NULL, 'h'},
+                                             {NULL, 0, NULL, 0}};
+    struct tf_run_options opt = {0};
+    int workers = 0, c;
+    optind = 2;
+    while ((c = getopt_long(argc, argv, "o:n:qh", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'o':
+            opt.archive = optarg;
+            break;
+        case 'n': {
+            char *end;
+            long v = strtol(optarg, &end, 10);
+            if (*end || v < 1 || v > 4096) {
+                fprintf(stderr, "tunefarm run: --workers wants a number from 1 to 4096, got "
+                                "'%s'\n", optarg);
+                return TF_EXIT_USAGE;
+            }
+            workers = (int)v;
+            break;
+        }
+        case 'q':
+            opt.quiet = true;
+            break;
+        case 'h':
+            fputs(usage_run, stdout);
+            return TF_EXIT_OK;
+        default:
+            fputs(usage_run, stderr);
+            return TF_EXIT_USAGE;
+        }
+    }
+    if (optind != argc - 1) {
+        fprintf(stderr, "tunefarm run: expected one job file, got %d arguments\n\n%s",
+                argc - optind, usage_run);
+        return TF_EXIT_USAGE;
+    }
+    opt.job_path = argv[optind];
+    if (!under_launcher())
+        return self_launch(exe, argc, argv, workers);
+
+    char command[512];
+    int used = 0;
+    for (int i = 0; i < argc && used < (int)sizeof command; i++)
+        used += snprintf(command + used, sizeof command - (size_t)used, "%s%s", i ? " " : "",
+                         argv[i]);
+    opt.command_line = command;
+
+    MPI_Init(&argc, &argv);
+    int rank, local_index = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    /* A worker's index among the workers of its node picks its device. */
+    MPI_Comm node;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    int node_size;
+    MPI_Comm_size(node, &node_size);
+    int *ranks = tf_xcalloc((size_t)node_size, sizeof *ranks);
+    MPI_Allgather(&rank, 1, MPI_INT, ranks, 1, MPI_INT, node);
+    for (int i = 0; i < node_size; i++)
+        local_index += ranks[i] != 0 && ranks[i] < rank;
+    free(ranks);
+    MPI_Comm_free(&node);
+
+    int code = rank == 0 ? tf_coordinator_run(&opt) : tf_worker_run(exe, local_index);
+    int worst = code;
+    MPI_Allreduce(&code, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    MPI_Finalize();
+    return rank == 0 ? code : 0;
+}
+
+static int cmd_query(int argc, char **argv)
+{
+    static const struct option longopts[] = {{"kernel", required_argument, NULL, 'k'},
+                                             {"run", required_argument, NULL, 'r'},
+                                             {"help", no_argument, NULL, 'h'},
+                                             {NULL, 0, NULL, 0}};
+    const char *kernel = NULL;
+    int run = -1, c;
+    optind = 2;
+    while ((c = getopt_long(argc, argv, "k:r:h", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'k':
+            kernel = optarg;
+            break;
+        case 'r': {
+            char *end;
+            long v = strtol(optarg, &end, 10);
+            if (*end || v < 0 || v > INT_MAX) {
+                fprintf(stderr, "tunefarm query: --run wants a run number, got '%s'\n", optarg);
+                return TF_EXIT_USAGE;
+            }
+            run = (int)v;
+            break;
+        }
+        case 'h':
+            fputs(usage_query, stdout);
+            return TF_EXIT_OK;
+        default:
+            fputs(usage_query, stderr);
+            return TF_EXIT_USAGE;
+        }
+    }
+    if (optind != argc - 1) {
+        fprintf(stderr, "tunefarm query: expected one archive, got %d arguments\n\n%s",
+                argc - optind, usage_query);
+        return TF_EXIT_USAGE;
+    }
+    struct tf_error err = {0};
+    struct tf_archive *a = tf_archive_read(argv[optind], &err);
+    if (a == NULL) {
+        tf_error_print(&err, "tunefarm query", stderr);
+        return TF_EXIT_USAGE;
+    }
+    if (run >= a->nruns) {
+        fprintf(stderr, "tunefarm query: %s has %d run(s); --run %d does not exist\n",
+                argv[optind], a->nruns, run);
+        tf_archive_destroy(a);
+        return TF_EXIT_USAGE;
+    }
+    if (kernel && tf_archive_find_kernel(a, kernel) == NULL) {
+        fprintf(stderr, "tunefarm query: %s has no kernel '%s'\n", argv[optind], kernel);
+        tf_archive_destroy(a);
+        return TF_EXIT_USAGE;
+    }
+    printf("%s: %d run(s), %d device(s), %d kernel(s)\n\n", argv[optind], a->nruns, a->ndevices,
+           a->nkernels);
+    tf_report_best(a, run, kernel, stdout);
+    tf_archive_destroy(a);
+    return TF_EXIT_OK;
+}
+
+static int cmd_devices(int argc, char **argv)
+{
+    if (argc > 2 && (strcmp(argv[2], "-h") == 0 || strcmp(argv[2], "--help") == 0)) {
+        fputs(usage_devices, stdout);
+        return TF_EXIT_OK;
+    }
+    struct tf_device devs[64];
+    const char *backends[64];
+    int ordinals[64];
+    char why[2048];
+    int n = tf_worker_devices(devs, backends, ordinals, 64, why, sizeof why);
+    for (int i = 0; i < n; i++) {
+        char key[256];
+        tf_device_class_key(&devs[i], key, sizeof key);
+        printf("%d  %-6s %d  %s\n    class %s, %u compute units, %.1f GiB, compiler %s\n", i,
+               backends[i], ordinals[i], devs[i].name, key, devs[i].compute_units,
+               (double)devs[i].memory_bytes / (1024.0 * 1024.0 * 1024.0),
+               devs[i].compiler_version);
+        printf("    properties:");
+        for (int p = 0; p < TF_DEVPROP_COUNT; p++)
+            printf(" %s=%lld", tf_devprop_name(p), (long long)devs[i].props[p]);
+        printf("\n");
+    }
+    if (why[0])
+        printf("unavailable:\n%s", why);
+    return TF_EXIT_OK;
+}
+
+int main(int argc, char **argv)
+{
+    char exe[PATH_MAX];
+    self_path(exe, sizeof exe, argv[0]);
+    const char *cmd = argc > 1 ? argv[1] : "help";
+    if (strcmp(cmd, "__runner") == 0)
+        return tf_runner_main(argc, argv);
+    if (strcmp(cmd, "run") == 0)
+        return cmd_run(argc, argv, exe);
+    if (strcmp(cmd, "query") == 0)
+        return cmd_query(argc, argv);
+    if (strcmp(cmd, "devices") == 0)
+        return cmd_devices(argc, argv);
+    if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {
+        printf("tunefarm %s\n", TF_VERSION);
+        return TF_EXIT_OK;
+    }
+    if (strcmp(cmd, "help") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0) {
+        const char *topic = argc > 2 ? argv[2] : "";
+        fputs(strcmp(topic, "run") == 0       ? usage_run
+              : strcmp(topic, "query") == 0   ? usage_query
+              : strcmp(topic, "devices") == 0 ? usage_devices
+                                              : usage_main,
+              stdout);
+        return TF_EXIT_OK;
+    }
+    fprintf(stderr, "tunefarm: unknown command '%s'\n\n%s", cmd, usage_main);
+    return TF_EXIT_USAGE;
+}

@@ -1,0 +1,99 @@
+/* archive.h - the HDF5 result archive: an in-memory model, a writer and a reader.
+ *
+ * The archive is one self-describing HDF5 file (layout in schema/archive.md):
+ * root attributes, /devices, /runs, and per kernel /kernels/NAME with its
+ * parameter space as attributes, a `problems` table and a `results` table
+ * (chunked, compressed, growable compound dataset, one row per measured
+ * configuration). The coordinator keeps the model in memory, appends rows as
+ * results arrive and rewrites the file atomically (temporary file in the same
+ * folder, fsync, rename) at checkpoints, so a reader never sees a torn file. */
+#ifndef TF_ARCHIVE_H
+#define TF_ARCHIVE_H
+
+#include <stdint.h>
+
+#include "device.h"
+#include "error.h"
+#include "kernel.h"
+#include "result.h"
+
+#define TF_ARCHIVE_FORMAT "tunefarm-archive"
+#define TF_ARCHIVE_SCHEMA_VERSION 1
+
+struct tf_archive_run {
+    char job_name[64];
+    char job_hash[65];
+    double start, end;        /* unix seconds; end 0 while running */
+    char command[512];
+    char slurm_job_id[32];    /* empty outside Slurm */
+    uint32_t ranks;
+    char tunefarm_version[32];
+};
+
+struct tf_archive_problem {
+    char name[64];
+    int64_t *sizes;           /* one per kernel size name */
+};
+
+struct tf_archive_row {
+    uint32_t run;             /* index into runs */
+    uint32_t device;          /* index into devices */
+    struct tf_result r;       /* r.problem is the archive problem index; r.kernel unused */
+};
+
+struct tf_archive_kernel {
+    char *name;
+    char source_hash[65];
+    int nparams;
+    struct tf_param *params;  /* deep copies: names, kinds, values */
+    int nsizes;
+    char **size_names;
+    int nconstraints;
+    char **constraints;       /* constraint texts */
+    int nmetrics;
+    char **metric_names;
+    int has_default;
+    uint64_t default_index;
+    int nproblems;
+    struct tf_archive_problem *problems;
+    uint64_t nrows, cap;
+    struct tf_archive_row *rows;
+};
+
+struct tf_archive {
+    double created;           /* unix seconds */
+    char tunefarm_version[32];
+    int ndevices;
+    struct tf_device *devices;
+    int nruns;
+    struct tf_archive_run *runs;
+    int nkernels;
+    struct tf_archive_kernel *kernels;
+};
+
+/* New empty archive model. */
+struct tf_archive *tf_archive_create(void);
+/* Free; accepts NULL. */
+void tf_archive_destroy(struct tf_archive *a);
+/* Read the whole file `path`. A missing, truncated or foreign file is an error
+ * that says so (NULL + err), never a crash. */
+struct tf_archive *tf_archive_read(const char *path, struct tf_error *err);
+/* Write the whole model to `path` atomically (path.tmp.PID, fsync, rename). */
+int tf_archive_write(const struct tf_archive *a, const char *path, struct tf_error *err);
+
+/* Index of device `d` in the archive (same backend, name, arch, uuid and host), added if new. */
+uint32_t tf_archive_add_device(struct tf_archive *a, const struct tf_device *d);
+/* Append a run; returns its index. */
+uint32_t tf_archive_add_run(struct tf_archive *a, const struct tf_archive_run *run);
+/* The archive entry for kernel `k`, created if new. An existing entry with other
+ * parameters, sizes or metrics is an error (NULL + err naming the difference). */
+struct tf_archive_kernel *tf_archive_kernel_for(struct tf_archive *a, const struct tf_kernel *k,
+                                                struct tf_error *err);
+/* Index of problem `p` of `k` in `ak`, added if new. */
+uint32_t tf_archive_problem_for(struct tf_archive_kernel *ak, const struct tf_kernel *k, int p);
+/* Append one row. */
+void tf_archive_append(struct tf_archive_kernel *ak, const struct tf_archive_row *row);
+/* Find a kernel entry by name (NULL if none). */
+struct tf_archive_kernel *tf_archive_find_kernel(const struct tf_archive *a, const char *name);
+
+#endif

@@ -1,0 +1,44 @@
+/* bundle.h - the set of input files a job is made of, in memory.
+ *
+ * The coordinator loads a job from disk into a bundle (the job file, each
+ * kernel.yaml and every source they name); the bundle is what the JOB message
+ * carries, so workers and runners load the very same job from memory with the
+ * very same loader and never need the job's files. A "sealed" bundle never
+ * touches the disk: a path missing from it is an error. */
+#ifndef TF_BUNDLE_H
+#define TF_BUNDLE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "error.h"
+
+struct tf_bundle_file {
+    char *path; /* as the loader named it (resolved, not canonicalised) */
+    char *data; /* NUL-terminated contents */
+    size_t size;
+};
+
+struct tf_bundle {
+    bool sealed;        /* true: read from memory only */
+    char *kernel_path;  /* the coordinator's TUNEFARM_KERNEL_PATH, so workers resolve alike */
+    int count;
+    struct tf_bundle_file *files;
+};
+
+/* New empty, unsealed bundle; kernel_path taken from the environment. */
+struct tf_bundle *tf_bundle_create(void);
+/* Free; accepts NULL. */
+void tf_bundle_destroy(struct tf_bundle *b);
+/* The contents of `path`: from the bundle, or (unsealed only) read from disk and
+ * added. Returns NULL with `err` on failure. The pointer lives as long as `b`. */
+const struct tf_bundle_file *tf_bundle_read(struct tf_bundle *b, const char *path,
+                                            struct tf_error *err);
+/* True if `path` is a regular file in the bundle or (unsealed only) on disk. */
+bool tf_bundle_exists(const struct tf_bundle *b, const char *path);
+/* Add a file from memory (copied); replaces a file of the same path. */
+void tf_bundle_add(struct tf_bundle *b, const char *path, const char *data, size_t size);
+/* SHA-256 (hex, 64 chars + NUL) over every path and content, in insertion order. */
+void tf_bundle_hash(const struct tf_bundle *b, char out[65]);
+
+#endif

@@ -1,0 +1,563 @@
+/* job.c - load and validate a job file (jobs/NAME.yaml) and the kernels it names.
+ *
+ * The job file is read first, so it is always the bundle's first file; the
+ * kernels follow in list order, each resolved to a kernel.yaml by a fixed
+ * search (the job's folder, the sibling kernels/ library, TUNEFARM_KERNEL_PATH
+ * as the coordinator saw it, then the installed library) and loaded with
+ * tf_kernel_load through the same bundle. Resolution only asks the bundle
+ * whether a file exists, so a worker holding a sealed bundle walks the same
+ * search and lands on the same file. Scalar settings are validated against
+ * their documented ranges with the offending node's line and column, and the
+ * job's identity is the hash of the whole bundle once everything is loaded. */
+#include "job.h"
+
+#include <fnmatch.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "yamldoc.h"
+
+#ifndef TF_KERNEL_DIR
+#define TF_KERNEL_DIR "/usr/local/share/tunefarm/kernels"
+#endif
+
+static const char *const job_keys[] = {"name",    "description", "kernels",    "targets",
+                                       "search",  "measure",     "archive",    "cache",
+                                       "checkpoint", "compile_jobs", NULL};
+
+struct jload {
+    struct tf_ydoc d;
+    struct tf_job *job;
+    struct tf_bundle *bundle;
+    char *dir; /* the job file's folder */
+    struct tf_error *err;
+};
+
+static char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static char *xasprintf(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        tf_die("vsnprintf failed");
+    char *s = tf_xmalloc((size_t)n + 1);
+    va_start(ap, fmt);
+    vsnprintf(s, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    return s;
+}
+
+static char *path_dir(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    if (slash == NULL)
+        return tf_xstrdup(".");
+    if (slash == path)
+        return tf_xstrdup("/");
+    return xasprintf("%.*s", (int)(slash - path), path);
+}
+
+/* Same rule as kernel.c: the bundle keys files by this exact string. */
+static char *path_join(const char *dir, const char *rel)
+{
+    if (rel[0] == '/' || strcmp(dir, ".") == 0)
+        return tf_xstrdup(rel);
+    if (strcmp(dir, "/") == 0)
+        return xasprintf("/%s", rel);
+    return xasprintf("%s/%s", dir, rel);
+}
+
+/* "~/x" -> "$HOME/x"; anything else copied. */
+static char *expand_home(const char *p)
+{
+    const char *home = getenv("HOME");
+    if (strncmp(p, "~/", 2) == 0 && home && home[0])
+        return xasprintf("%s/%s", home, p + 2);
+    return tf_xstrdup(p);
+}
+
+static char *default_cache(void)
+{
+    const char *xdg = getenv("XDG_CACHE_HOME");
+    if (xdg && xdg[0] == '/') /* the XDG spec ignores relative values */
+        return xasprintf("%s/tunefarm", xdg);
+    const char *home = getenv("HOME");
+    if (home && home[0])
+        return xasprintf("%s/.cache/tunefarm", home);
+    return tf_xstrdup(".tunefarm-cache");
+}
+
+static bool has_suffix(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), m = strlen(suffix);
+    return n >= m && strcmp(s + n - m, suffix) == 0;
+}
+
+/* ---- kernels ---------------------------------------------------------------------- */
+
+/* Find the kernel.yaml for `name`; NULL + located error listing the folders tried. */
+static char *resolve_kernel(struct jload *L, const yaml_node_t *n, const char *name)
+{
+    if (strchr(name, '/')) {
+        char *base = path_join(L->dir, name);
+        char *file = has_suffix(base, ".yaml") || has_suffix(base, ".yml")
+                         ? tf_xstrdup(base)
+                         : path_join(base, "kernel.yaml");
+        free(base);
+        if (tf_bundle_exists(L->bundle, file))
+            return file;
+        tf_ydoc_fail(&L->d, n, L->err, TF_ERR_IO,
+                     "no kernel file at '%s' (a kernel given as a path is relative to the "
+                     "job file's folder)",
+                     file);
+        free(file);
+        return NULL;
+    }
+    /* Candidate folders in priority order; kernel_path is split on ':'. */
+    int cap = 4, count = 0;
+    char **dirs = tf_xcalloc((size_t)cap, sizeof *dirs);
+    dirs[count++] = tf_xstrdup(L->dir);
+    dirs[count++] = path_join(L->dir, "../kernels");
+    const char *kp = L->bundle->kernel_path ? L->bundle->kernel_path : "";
+    while (*kp) {
+        const char *colon = strchr(kp, ':');
+        size_t len = colon ? (size_t)(colon - kp) : strlen(kp);
+        if (len > 0) {
+            if (count + 1 >= cap) {
+                cap *= 2;
+                dirs = tf_xrealloc(dirs, (size_t)cap * sizeof *dirs);
+            }
+            dirs[count++] = xasprintf("%.*s", (int)len, kp);
+        }
+        kp += len + (colon ? 1 : 0);
+    }
+    if (count + 1 >= cap)
+        dirs = tf_xrealloc(dirs, (size_t)(cap = count + 1) * sizeof *dirs);
+    dirs[count++] = tf_xstrdup(TF_KERNEL_DIR);
+
+    char *found = NULL;
+    for (int i = 0; i < count && !found; i++) {
+        char *folder = path_join(dirs[i], name);
+        char *file = path_join(folder, "kernel.yaml");
+        free(folder);
+        if (tf_bundle_exists(L->bundle, file))
+            found = file;
+        else
+            free(file);
+    }
+    if (!found) {
+        char list[700] = "";
+        size_t used = 0;
+        for (int i = 0; i < count && used < sizeof list; i++)
+            used += (size_t)snprintf(list + used, sizeof list - used, "%s%s", i ? ", " : "",
+                                     dirs[i]);
+        tf_ydoc_fail(&L->d, n, L->err, TF_ERR_SCHEMA,
+                     "kernel '%s' not found: no %s/kernel.yaml in any of: %s (add a folder "
+                     "with TUNEFARM_KERNEL_PATH, or give the kernel as a path like "
+                     "./my_kernel)",
+                     name, name, list);
+    }
+    for (int i = 0; i < count; i++)
+        free(dirs[i]);
+    free(dirs);
+    return found;
+}
+
+static int load_job_problems(struct jload *L, const yaml_node_t *pn, struct tf_job_kernel *jk)
+{
+    struct tf_ydoc *d = &L->d;
+    const struct tf_kernel *k = jk->kernel;
+    char buf[96];
+    const char *text = tf_ydoc_text(pn);
+    if (pn == NULL || (text && tf_ydoc_kind(pn) != TF_YS_NULL && strcmp(text, "all") == 0)) {
+        jk->problems = tf_xcalloc((size_t)k->nproblems, sizeof *jk->problems);
+        for (int i = 0; i < k->nproblems; i++)
+            jk->problems[jk->nproblems++] = i;
+        return 0;
+    }
+    char list[512] = "";
+    size_t used = 0;
+    for (int i = 0; i < k->nproblems && used < sizeof list; i++)
+        used += (size_t)snprintf(list + used, sizeof list - used, "%s%s", i ? ", " : "",
+                                 k->problems[i].name);
+    if (pn->type != YAML_SEQUENCE_NODE)
+        return tf_ydoc_fail(d, pn, L->err, TF_ERR_SCHEMA,
+                            "'problems' must be 'all' or a list of problem names like [%s], "
+                            "found %s",
+                            k->problems[0].name, tf_ydoc_describe(pn, buf, sizeof buf));
+    int count = tf_ydoc_seq_size(pn);
+    if (count == 0)
+        return tf_ydoc_fail(d, pn, L->err, TF_ERR_SCHEMA,
+                            "'problems' is empty; list problem names (%s) or write 'all'", list);
+    jk->problems = tf_xcalloc((size_t)count, sizeof *jk->problems);
+    for (int i = 0; i < count; i++) {
+        yaml_node_t *item = tf_ydoc_seq_item(d, pn, i);
+        const char *name;
+        if (tf_ydoc_string(d, item, "problems", &name, L->err) != 0)
+            return -1;
+        int found = -1;
+        for (int p = 0; p < k->nproblems && found < 0; p++)
+            if (strcmp(k->problems[p].name, name) == 0)
+                found = p;
+        if (found < 0)
+            return tf_ydoc_fail(d, item, L->err, TF_ERR_SCHEMA,
+                                "kernel '%s' has no problem '%s' (its problems: %s)", k->name,
+                                name, list);
+        for (int j = 0; j < jk->nproblems; j++)
+            if (jk->problems[j] == found)
+                return tf_ydoc_fail(d, item, L->err, TF_ERR_SCHEMA,
+                                    "problem '%s' is listed twice", name);
+        jk->problems[jk->nproblems++] = found;
+    }
+    return 0;
+}
+
+static int load_kernels(struct jload *L, yaml_node_t *root)
+{
+    struct tf_ydoc *d = &L->d;
+    struct tf_job *job = L->job;
+    static const char *const item_keys[] = {"kernel", "problems", NULL};
+    yaml_node_t *n = tf_ydoc_get(d, root, "kernels");
+    if (tf_ydoc_expect_seq(d, n, "kernels", L->err) != 0)
+        return -1;
+    int count = tf_ydoc_seq_size(n);
+    if (count == 0)
+        return tf_ydoc_fail(d, n, L->err, TF_ERR_SCHEMA,
+                            "'kernels' is empty; list at least one, e.g. '- kernel: gemm'");
+    job->kernels = tf_xcalloc((size_t)count, sizeof *job->kernels);
+    /* Where each kernel came from, to report duplicates at both places. */
+    int *lines = tf_xcalloc((size_t)count, sizeof *lines);
+    for (int i = 0; i < count; i++) {
+        yaml_node_t *item = tf_ydoc_seq_item(d, n, i);
+        yaml_node_t *kn = item, *pn = NULL;
+        /* A bare scalar is shorthand for {kernel: X}. */
+        if (item && item->type == YAML_MAPPING_NODE) {
+            if (tf_ydoc_check_keys(d, item, "kernels item", item_keys, L->err) != 0 ||
+                tf_ydoc_require(d, item, "kernel", "kernels item",
+                                "a kernel name from the library or a folder path",
+                                L->err) != 0)
+                goto fail;
+            kn = tf_ydoc_get(d, item, "kernel");
+            pn = tf_ydoc_get(d, item, "problems");
+        }
+        const char *name;
+        if (tf_ydoc_string(d, kn, "kernel", &name, L->err) != 0)
+            goto fail;
+        char *file = resolve_kernel(L, kn, name);
+        if (file == NULL)
+            goto fail;
+        struct tf_kernel *k = tf_kernel_load(file, L->bundle, L->err);
+        free(file);
+        if (k == NULL)
+            goto fail;
+        struct tf_job_kernel *jk = &job->kernels[job->nkernels++];
+        jk->kernel = k;
+        lines[i] = tf_ydoc_line(kn);
+        for (int j = 0; j + 1 < job->nkernels; j++) {
+            const struct tf_kernel *o = job->kernels[j].kernel;
+            if (strcmp(o->file, k->file) == 0 || strcmp(o->name, k->name) == 0) {
+                tf_ydoc_fail(d, kn, L->err, TF_ERR_SCHEMA,
+                             "kernel '%s' is listed twice (first at line %d); list it once "
+                             "with all its problems",
+                             k->name, lines[j]);
+                goto fail;
+            }
+        }
+        if (load_job_problems(L, pn, jk) != 0)
+            goto fail;
+    }
+    free(lines);
+    return 0;
+fail:
+    free(lines);
+    return -1;
+}
+
+/* ---- settings --------------------------------------------------------------------- */
+
+static int load_targets(struct jload *L, yaml_node_t *root)
+{
+    struct tf_ydoc *d = &L->d;
+    yaml_node_t *n = tf_ydoc_get(d, root, "targets");
+    if (n == NULL)
+        return 0;
+    if (tf_ydoc_expect_seq(d, n, "targets", L->err) != 0)
+        return -1;
+    int count = tf_ydoc_seq_size(n);
+    L->job->targets = tf_xcalloc((size_t)(count ? count : 1), sizeof *L->job->targets);
+    for (int i = 0; i < count; i++) {
+        yaml_node_t *item = tf_ydoc_seq_item(d, n, i);
+        const char *s;
+        if (tf_ydoc_string(d, item, "targets", &s, L->err) != 0)
+            return -1;
+        L->job->targets[L->job->ntargets++] = tf_xstrdup(s);
+    }
+    return 0;
+}
+
+static int load_search(struct jload *L, yaml_node_t *root)
+{
+    struct tf_ydoc *d = &L->d;
+    struct tf_job *job = L->job;
+    static const char *const keys[] = {"strategy", "budget", "seed", NULL};
+    job->strategy = TF_STRATEGY_BRUTE_FORCE;
+    job->budget = 0;
+    job->seed = 1;
+    yaml_node_t *n = tf_ydoc_get(d, root, "search");
+    if (n == NULL)
+        return 0;
+    if (tf_ydoc_expect_map(d, n, "search", L->err) != 0 ||
+        tf_ydoc_check_keys(d, n, "'search'", keys, L->err) != 0)
+        return -1;
+    yaml_node_t *v;
+    const char *s;
+    if ((v = tf_ydoc_get(d, n, "strategy")) != NULL) {
+        if (tf_ydoc_string(d, v, "strategy", &s, L->err) != 0)
+            return -1;
+        if (strcmp(s, "brute_force") == 0)
+            job->strategy = TF_STRATEGY_BRUTE_FORCE;
+        else if (strcmp(s, "random") == 0)
+            job->strategy = TF_STRATEGY_RANDOM;
+        else
+            return tf_ydoc_fail(d, v, L->err, TF_ERR_SCHEMA,
+                                "'strategy' must be brute_force or random, found '%s'", s);
+    }
+    int64_t i;
+    if ((v = tf_ydoc_get(d, n, "budget")) != NULL) {
+        if (tf_ydoc_int(d, v, "budget", &i, L->err) != 0)
+            return -1;
+        if (i <= 0)
+            return tf_ydoc_fail(d, v, L->err, TF_ERR_SCHEMA,
+                                "'budget' must be > 0, found %" PRId64, i);
+        if (job->strategy != TF_STRATEGY_RANDOM)
+            return tf_ydoc_fail(d, v, L->err, TF_ERR_SCHEMA,
+                                "'budget' is only used by strategy 'random' (brute_force "
+                                "measures every valid configuration); remove it or set "
+                                "'strategy: random'");
+        job->budget = (uint64_t)i;
+    } else if (job->strategy == TF_STRATEGY_RANDOM) {
+        return tf_ydoc_fail(d, n, L->err, TF_ERR_SCHEMA,
+                            "strategy 'random' needs a 'budget' (how many configurations to "
+                            "measure per kernel, problem and device class)");
+    }
+    if ((v = tf_ydoc_get(d, n, "seed")) != NULL) {
+        if (tf_ydoc_int(d, v, "seed", &i, L->err) != 0)
+            return -1;
+        if (i < 0)
+            return tf_ydoc_fail(d, v, L->err, TF_ERR_SCHEMA,
+                                "'seed' must be >= 0, found %" PRId64, i);
+        job->seed = (uint64_t)i;
+    }
+    return 0;
+}
+
+/* An int setting in [lo, INT_MAX]. */
+static int read_int(struct jload *L, const yaml_node_t *v, const char *key, int64_t lo,
+                    int *out)
+{
+    int64_t i;
+    if (tf_ydoc_int(&L->d, v, key, &i, L->err) != 0)
+        return -1;
+    if (i < lo || i > INT_MAX)
+        return tf_ydoc_fail(&L->d, v, L->err, TF_ERR_SCHEMA,
+                            "'%s' must be between %" PRId64 " and %d, found %" PRId64, key, lo,
+                            INT_MAX, i);
+    *out = (int)i;
+    return 0;
+}
+
+/* A finite number of seconds > 0. */
+static int read_seconds(struct jload *L, const yaml_node_t *v, const char *key, double *out)
+{
+    if (tf_ydoc_number(&L->d, v, key, out, L->err) != 0)
+        return -1;
+    if (!(*out > 0 && *out < 1e12))
+        return tf_ydoc_fail(&L->d, v, L->err, TF_ERR_SCHEMA,
+                            "'%s' must be a number of seconds > 0, found %s", key,
+                            tf_ydoc_text(v));
+    return 0;
+}
+
+static int load_measure(struct jload *L, yaml_node_t *root)
+{
+    struct tf_ydoc *d = &L->d;
+    struct tf_measure *m = &L->job->measure;
+    static const char *const keys[] = {"warmup",   "min_samples", "max_samples",
+                                       "min_time", "max_time",    "max_noise",
+                                       "timeout",  "flush_l2",    NULL};
+    *m = (struct tf_measure){.warmup = 2,
+                             .min_samples = 10,
+                             .max_samples = 1000,
+                             .min_time = 0.02,
+                             .max_time = 1.0,
+                             .max_noise = 0.005,
+                             .timeout = 10.0,
+                             .flush_l2 = false};
+    yaml_node_t *n = tf_ydoc_get(d, root, "measure");
+    if (n == NULL)
+        return 0;
+    if (tf_ydoc_expect_map(d, n, "measure", L->err) != 0 ||
+        tf_ydoc_check_keys(d, n, "'measure'", keys, L->err) != 0)
+        return -1;
+    yaml_node_t *v;
+    if ((v = tf_ydoc_get(d, n, "warmup")) && read_int(L, v, "warmup", 0, &m->warmup) != 0)
+        return -1;
+    if ((v = tf_ydoc_get(d, n, "min_samples")) &&
+        read_int(L, v, "min_samples", 1, &m->min_samples) != 0)
+        return -1;
+    if ((v = tf_ydoc_get(d, n, "max_samples")) &&
+        read_int(L, v, "max_samples", 1, &m->max_samples) != 0)
+        return -1;
+    if ((v = tf_ydoc_get(d, n, "min_time")) && read_seconds(L, v, "min_time", &m->min_time) != 0)
+        return -1;
+    if ((v = tf_ydoc_get(d, n, "max_time")) && read_seconds(L, v, "max_time", &m->max_time) != 0)
+        return -1;
+    if ((v = tf_ydoc_get(d, n, "timeout")) && read_seconds(L, v, "timeout", &m->timeout) != 0)
+        return -1;
+    if ((v = tf_ydoc_get(d, n, "max_noise")) != NULL) {
+        if (tf_ydoc_number(d, v, "max_noise", &m->max_noise, L->err) != 0)
+            return -1;
+        if (!(m->max_noise > 0 && m->max_noise < 1))
+            return tf_ydoc_fail(d, v, L->err, TF_ERR_SCHEMA,
+                                "'max_noise' is a relative standard deviation and must be "
+                                "between 0 and 1 (0.005 = 0.5%%), found %s",
+                                tf_ydoc_text(v));
+    }
+    if ((v = tf_ydoc_get(d, n, "flush_l2")) && tf_ydoc_bool(d, v, "flush_l2", &m->flush_l2,
+                                                            L->err) != 0)
+        return -1;
+    /* Point cross-field errors at whichever of the two the user wrote. */
+    if (m->max_samples < m->min_samples) {
+        v = tf_ydoc_get(d, n, "max_samples");
+        return tf_ydoc_fail(d, v ? v : tf_ydoc_get(d, n, "min_samples"), L->err, TF_ERR_SCHEMA,
+                            "'max_samples' (%d) must be >= 'min_samples' (%d)", m->max_samples,
+                            m->min_samples);
+    }
+    if (m->min_time > m->max_time) {
+        v = tf_ydoc_get(d, n, "max_time");
+        return tf_ydoc_fail(d, v ? v : tf_ydoc_get(d, n, "min_time"), L->err, TF_ERR_SCHEMA,
+                            "'min_time' (%g s) must be <= 'max_time' (%g s)", m->min_time,
+                            m->max_time);
+    }
+    return 0;
+}
+
+static int load_paths(struct jload *L, yaml_node_t *root)
+{
+    struct tf_ydoc *d = &L->d;
+    struct tf_job *job = L->job;
+    yaml_node_t *v;
+    const char *s;
+    if ((v = tf_ydoc_get(d, root, "archive")) != NULL) {
+        if (tf_ydoc_string(d, v, "archive", &s, L->err) != 0)
+            return -1;
+        job->archive = expand_home(s);
+    } else {
+        job->archive = xasprintf("results/%s.h5", job->name);
+    }
+    if ((v = tf_ydoc_get(d, root, "cache")) != NULL) {
+        if (tf_ydoc_string(d, v, "cache", &s, L->err) != 0)
+            return -1;
+        job->cache = expand_home(s);
+    } else {
+        job->cache = default_cache();
+    }
+    job->checkpoint = 10.0;
+    if ((v = tf_ydoc_get(d, root, "checkpoint")) &&
+        read_seconds(L, v, "checkpoint", &job->checkpoint) != 0)
+        return -1;
+    job->compile_jobs = 0;
+    if ((v = tf_ydoc_get(d, root, "compile_jobs")) &&
+        read_int(L, v, "compile_jobs", 0, &job->compile_jobs) != 0)
+        return -1;
+    return 0;
+}
+
+/* ---- load / destroy / targets ------------------------------------------------------- */
+
+struct tf_job *tf_job_load(const char *path, struct tf_bundle *bundle, struct tf_error *err)
+{
+    struct jload L = {.bundle = bundle, .err = err};
+    /* Read before anything else: the job file must be the bundle's first file. */
+    const struct tf_bundle_file *f = tf_bundle_read(bundle, path, err);
+    if (f == NULL)
+        return NULL;
+    const char *text = f->data;
+    size_t size = f->size;
+    struct tf_job *job = L.job = tf_xcalloc(1, sizeof *job);
+    job->file = tf_xstrdup(path);
+    L.dir = path_dir(path);
+    if (tf_ydoc_load(&L.d, job->file, text, size, err) != 0)
+        goto fail;
+    yaml_node_t *root = tf_ydoc_root(&L.d);
+    if (tf_ydoc_check_keys(&L.d, root, "job file", job_keys, err) != 0 ||
+        tf_ydoc_require(&L.d, root, "name", "job file",
+                        "the job's name; it names the archive and the run", err) != 0 ||
+        tf_ydoc_require(&L.d, root, "kernels", "job file",
+                        "the kernels to tune, e.g. '- kernel: gemm'", err) != 0)
+        goto fail;
+    const char *s;
+    if (tf_ydoc_ident(&L.d, tf_ydoc_get(&L.d, root, "name"), "name", &s, err) != 0)
+        goto fail;
+    job->name = tf_xstrdup(s);
+    yaml_node_t *desc = tf_ydoc_get(&L.d, root, "description");
+    if (desc && tf_ydoc_string(&L.d, desc, "description", &s, err) != 0)
+        goto fail;
+    /* Settings before kernels: a typo in the job is reported without loading kernels. */
+    if (load_targets(&L, root) != 0 || load_search(&L, root) != 0 ||
+        load_measure(&L, root) != 0 || load_paths(&L, root) != 0 || load_kernels(&L, root) != 0)
+        goto fail;
+    tf_bundle_hash(bundle, job->hash);
+    tf_ydoc_free(&L.d);
+    free(L.dir);
+    return job;
+fail:
+    tf_ydoc_free(&L.d);
+    free(L.dir);
+    tf_job_destroy(job);
+    return NULL;
+}
+
+void tf_job_destroy(struct tf_job *job)
+{
+    if (job == NULL)
+        return;
+    for (int i = 0; i < job->nkernels; i++) {
+        tf_kernel_destroy(job->kernels[i].kernel);
+        free(job->kernels[i].problems);
+    }
+    free(job->kernels);
+    for (int i = 0; i < job->ntargets; i++)
+        free(job->targets[i]);
+    free(job->targets);
+    free(job->name);
+    free(job->file);
+    free(job->archive);
+    free(job->cache);
+    free(job);
+}
+
+bool tf_job_targets_device(const struct tf_job *job, const char *backend, const char *class_key)
+{
+    if (job->ntargets == 0)
+        return true;
+    /* "backend/arch/name": the name may itself contain '/', so split only twice. */
+    const char *name = strchr(class_key, '/');
+    if (name)
+        name = strchr(name + 1, '/');
+    if (name)
+        name++;
+    for (int i = 0; i < job->ntargets; i++) {
+        const char *t = job->targets[i];
+        if (strcmp(t, backend) == 0 || fnmatch(t, class_key, 0) == 0 ||
+            (name && fnmatch(t, name, 0) == 0))
+            return true;
+    }
+    return false;
+}

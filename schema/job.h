@@ -1,0 +1,64 @@
+/* job.h - the job file (jobs/NAME.yaml): what to tune, where, how.
+ *
+ * A job names kernels (a library name or a folder) with the problems to tune,
+ * targets (backends or device-class patterns), the search strategy and budget,
+ * measurement settings, and where the archive and the compile cache live. The
+ * loader reads every file through a struct tf_bundle so that the coordinator
+ * (from disk) and the workers (from the JOB message) build the same job.
+ * schema/job.md is the user-facing spec. */
+#ifndef TF_JOB_H
+#define TF_JOB_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "bundle.h"
+#include "error.h"
+#include "kernel.h"
+
+enum tf_strategy { TF_STRATEGY_BRUTE_FORCE, TF_STRATEGY_RANDOM };
+
+struct tf_measure {
+    int warmup;          /* un-timed launches after the verified one (default 2) */
+    int min_samples;     /* default 10 */
+    int max_samples;     /* default 1000 */
+    double min_time;     /* seconds of samples before the noise rule may stop (default 0.02) */
+    double max_time;     /* seconds of samples at most (default 1.0) */
+    double max_noise;    /* relative stddev that stops sampling (default 0.005) */
+    double timeout;      /* seconds per configuration before the runner is killed (default 10) */
+    bool flush_l2;       /* flush the last-level cache between samples (default false) */
+};
+
+struct tf_job_kernel {
+    struct tf_kernel *kernel;
+    int nproblems;
+    int *problems;       /* indices into kernel->problems */
+};
+
+struct tf_job {
+    char *name;
+    char *file;
+    int nkernels;
+    struct tf_job_kernel *kernels;
+    int ntargets;
+    char **targets;      /* backend names or class globs ("host", "cuda", "NVIDIA H100*"); none = all */
+    enum tf_strategy strategy;
+    uint64_t budget;     /* random: configurations per (kernel, problem, device class) */
+    uint64_t seed;
+    struct tf_measure measure;
+    char *archive;       /* default "results/<name>.h5", relative to the working directory */
+    char *cache;         /* compile cache folder; default $XDG_CACHE_HOME/tunefarm */
+    double checkpoint;   /* seconds between archive rewrites (default 10) */
+    int compile_jobs;    /* compile pool size; 0 = the cores near the device */
+    char hash[65];       /* SHA-256 of the bundle: job identity */
+};
+
+/* Load and validate the job file `path`, and every kernel it names, through
+ * `bundle` (unsealed: read from disk and recorded). NULL + `err` on failure. */
+struct tf_job *tf_job_load(const char *path, struct tf_bundle *bundle, struct tf_error *err);
+/* Free the job and its kernels; accepts NULL. */
+void tf_job_destroy(struct tf_job *job);
+/* True if a device of class key `class_key` and backend `backend` is one of the job's targets. */
+bool tf_job_targets_device(const struct tf_job *job, const char *backend, const char *class_key);
+
+#endif

@@ -1,0 +1,1018 @@
+/* kernel.c - load and validate a kernel file (kernels/NAME/kernel.yaml), and
+ * the configuration helpers every other module uses.
+ *
+ * The loader reads the YAML through the job's bundle (so a worker rebuilds the
+ * very same kernel from memory), walks the tree with the yamldoc helpers and
+ * checks everything up front: names, types, value lists, sources, and every
+ * expression, compiled against the kernel's symbol table. Sections are read in
+ * a fixed order whatever the document order, because later ones depend on
+ * earlier ones: problem sizes (constants, evaluated now) fix the size names,
+ * parameters fix the symbol table, and only then are constraints, launch
+ * geometry, arguments and metrics compiled. `time_s` is the last slot, so the
+ * symbol table without it (for everything but metrics) is simply the same
+ * array one shorter, and using `time_s` in a constraint is "undefined name".
+ * Every error is placed at file:line:column of the offending node; expression
+ * errors add the expression's own column to the scalar's start.
+ *
+ * A configuration is a mixed-radix number over the parameters' value lists,
+ * parameter 0 most significant; decode/encode/bind/format/defines all follow
+ * that one convention. */
+#include "kernel.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hash.h"
+#include "result.h"
+#include "yamldoc.h"
+
+#define KERNEL_MAX_OPTIONS 64
+
+static const char *const kernel_keys[] = {
+    "name",        "description", "language",  "source", "entry",   "options",
+    "reference",   "problems",    "parameters", "constraints", "default", "launch",
+    "arguments",   "verify",      "metrics",    NULL};
+
+/* Loader state: the document, the kernel under construction, where errors go. */
+struct kload {
+    struct tf_ydoc d;
+    struct tf_kernel *k;
+    struct tf_bundle *bundle;
+    struct tf_error *err;
+};
+
+/* ---- small helpers ---------------------------------------------------------- */
+
+static char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static char *xasprintf(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        tf_die("vsnprintf failed");
+    char *s = tf_xmalloc((size_t)n + 1);
+    va_start(ap, fmt);
+    vsnprintf(s, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    return s;
+}
+
+/* The folder of `path` ("." when it has none). */
+static char *path_dir(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    if (slash == NULL)
+        return tf_xstrdup(".");
+    if (slash == path)
+        return tf_xstrdup("/");
+    return xasprintf("%.*s", (int)(slash - path), path);
+}
+
+/* `rel` joined to `dir`; absolute paths stay as they are. Deterministic, because
+ * the bundle looks files up by this exact string on every rank. */
+static char *path_join(const char *dir, const char *rel)
+{
+    if (rel[0] == '/' || strcmp(dir, ".") == 0)
+        return tf_xstrdup(rel);
+    if (strcmp(dir, "/") == 0)
+        return xasprintf("/%s", rel);
+    return xasprintf("%s/%s", dir, rel);
+}
+
+static bool is_reserved_name(const char *s)
+{
+    if (strcmp(s, "time_s") == 0)
+        return true;
+    for (int p = 0; p < TF_DEVPROP_COUNT; p++)
+        if (strcmp(s, tf_devprop_name(p)) == 0)
+            return true;
+    return false;
+}
+
+/* Compile the scalar `n` as an expression; NULL + located error on failure. */
+static struct tf_expr *compile_node(struct kload *L, const yaml_node_t *n, const char *what,
+                                    const struct tf_symtab *syms)
+{
+    char buf[96];
+    int kind = tf_ydoc_kind(n);
+    if (kind < 0 || kind == TF_YS_NULL) {
+        tf_ydoc_fail(&L->d, n, L->err, TF_ERR_SCHEMA, "%s must be an expression, found %s",
+                     what, tf_ydoc_describe(n, buf, sizeof buf));
+        return NULL;
+    }
+    const char *text = tf_ydoc_text(n);
+    struct tf_error e;
+    tf_error_clear(&e);
+    struct tf_expr *x = tf_expr_compile(text, syms, &e);
+    if (x)
+        return x;
+    int line = tf_ydoc_line(n), col = tf_ydoc_column(n);
+    bool one_line = n->start_mark.line == n->end_mark.line &&
+                    n->data.scalar.style != YAML_LITERAL_SCALAR_STYLE &&
+                    n->data.scalar.style != YAML_FOLDED_SCALAR_STYLE;
+    if (one_line && e.column > 0)
+        col = (int)n->start_mark.column + e.column + (tf_ydoc_quoted(n) ? 1 : 0);
+    const char *hint = "";
+    if (syms->count < L->k->nslots && strstr(e.message, "time_s"))
+        hint = " (time_s, the measured time, is only available in metrics)";
+    tf_error_at(L->err, e.code ? e.code : TF_ERR_SYNTAX, L->d.file, line, col, "in %s: %s%s",
+                what, e.message, hint);
+    return NULL;
+}
+
+/* Read the file at `rel_node` (relative to the kernel's folder) into the bundle. */
+static int read_source(struct kload *L, const yaml_node_t *n, const char *key, const char *what,
+                       char **path_out, const char **data_out)
+{
+    const char *rel;
+    if (tf_ydoc_string(&L->d, n, key, &rel, L->err) != 0)
+        return -1;
+    char *path = path_join(L->k->dir, rel);
+    struct tf_error e;
+    tf_error_clear(&e);
+    const struct tf_bundle_file *f = tf_bundle_read(L->bundle, path, &e);
+    if (f == NULL) {
+        tf_ydoc_fail(&L->d, n, L->err, TF_ERR_IO,
+                     "cannot read the %s: %s (paths are relative to the folder of %s)", what,
+                     e.message, L->d.file);
+        free(path);
+        return -1;
+    }
+    *data_out = f->data;
+    *path_out = path;
+    return 0;
+}
+
+/* ---- sections ------------------------------------------------------------------ */
+
+static int load_header(struct kload *L, yaml_node_t *root)
+{
+    struct tf_ydoc *d = &L->d;
+    struct tf_kernel *k = L->k;
+    const char *s;
+    yaml_node_t *n;
+
+    if (tf_ydoc_ident(d, tf_ydoc_get(d, root, "name"), "name", &s, L->err) != 0)
+        return -1;
+    k->name = tf_xstrdup(s);
+    if ((n = tf_ydoc_get(d, root, "description")) != NULL) {
+        if (tf_ydoc_string(d, n, "description", &s, L->err) != 0)
+            return -1;
+        k->description = tf_xstrdup(s);
+    } else {
+        k->description = tf_xstrdup("");
+    }
+    n = tf_ydoc_get(d, root, "language");
+    if (tf_ydoc_string(d, n, "language", &s, L->err) != 0)
+        return -1;
+    if (strcmp(s, "c") != 0 && strcmp(s, "cuda") != 0)
+        return tf_ydoc_fail(d, n, L->err, TF_ERR_SCHEMA,
+                            "'language' must be 'c' (host backend) or 'cuda' (CUDA and HIP "
+                            "backends), found '%s'",
+                            s);
+    k->language = tf_xstrdup(s);
+    if (read_source(L, tf_ydoc_get(d, root, "source"), "source", "kernel source",
+                    &k->source_path, &k->source) != 0)
+        return -1;
+    if (tf_ydoc_ident(d, tf_ydoc_get(d, root, "entry"), "entry", &s, L->err) != 0)
+        return -1;
+    k->entry = tf_xstrdup(s);
+
+    if ((n = tf_ydoc_get(d, root, "options")) != NULL) {
+        if (tf_ydoc_expect_seq(d, n, "options", L->err) != 0)
+            return -1;
+        int count = tf_ydoc_seq_size(n);
+        if (count > KERNEL_MAX_OPTIONS)
+            return tf_ydoc_fail(d, n, L->err, TF_ERR_SCHEMA,
+                                "'options' has %d flags; at most %d are allowed", count,
+                                KERNEL_MAX_OPTIONS);
+        k->options = tf_xcalloc((size_t)count, sizeof *k->options);
+        for (int i = 0; i < count; i++) {
+            yaml_node_t *item = tf_ydoc_seq_item(d, n, i);
+            if (tf_ydoc_string(d, item, "options", &s, L->err) != 0)
+                return -1;
+            if (s[0] != '-')
+                return tf_ydoc_fail(d, item, L->err, TF_ERR_SCHEMA,
+                                    "compiler option '%s' must start with '-' (e.g. -O3)", s);
+            k->options[k->option_count++] = tf_xstrdup(s);
+        }
+    }
+
+    n = tf_ydoc_get(d, root, "reference");
+    static const char *const ref_keys[] = {"source", "entry", NULL};
+    if (tf_ydoc_expect_map(d, n, "reference", L->err) != 0 ||
+        tf_ydoc_check_keys(d, n, "'reference'", ref_keys, L->err) != 0 ||
+        tf_ydoc_require(d, n, "source", "'reference'",
+                        "the C file of the trusted implementation, relative to this file",
+                        L->err) != 0 ||
+        tf_ydoc_require(d, n, "entry", "'reference'", "the name of the reference function",
+                        L->err) != 0)
+        return -1;
+    if (read_source(L, tf_ydoc_get(d, n, "source"), "source", "reference source",
+                    &k->ref_source_path, &k->ref_source) != 0)
+        return -1;
+    if (tf_ydoc_ident(d, tf_ydoc_get(d, n, "entry"), "entry", &s, L->err) != 0)
+        return -1;
+    k->ref_entry = tf_xstrdup(s);
+    return 0;
+}
+
+/* Evaluate a problem size: a constant expression giving an integer >= 0. */
+static int eval_size(struct kload *L, const yaml_node_t *n, const char *what, int64_t *out)
+{
+    static const struct tf_symtab none = {NULL, 0};
+    struct tf_expr *x = compile_node(L, n, what, &none);
+    if (x == NULL)
+        return -1;
+    struct tf_value dummy = tf_int(0), v;
+    struct tf_error e;
+    tf_error_clear(&e);
+    int rc = tf_expr_eval(x, &dummy, &v, &e);
+    tf_expr_destroy(x);
+    if (rc != 0)
+        return tf_ydoc_fail(&L->d, n, L->err, TF_ERR_EVAL, "in %s: %s", what, e.message);
+    if (v.is_float) {
+        /* Accept 1e6 and friends, but only when they are exact integers. */
+        if (!(v.u.f >= 0 && v.u.f <= 9007199254740992.0) || v.u.f != (double)(int64_t)v.u.f)
+            return tf_ydoc_fail(&L->d, n, L->err, TF_ERR_SCHEMA,
+                                "%s must be a whole number >= 0, found %g", what, v.u.f);
+        v = tf_int((int64_t)v.u.f);
+    }
+    if (v.u.i < 0)
+        return tf_ydoc_fail(&L->d, n, L->err, TF_ERR_SCHEMA,
+                            "%s must be >= 0, found %" PRId64, what, v.u.i);
+    *out = v.u.i;
+    return 0;
+}
+
+static int load_problems(struct kload *L, yaml_node_t *root)
+{
+    struct tf_ydoc *d = &L->d;
+    struct tf_kernel *k = L->k;
+    yaml_node_t *probs = tf_ydoc_get(d, root, "problems");
+    if (tf_ydoc_expect_map(d, probs, "problems", L->err) != 0 ||
+        tf_ydoc_check_keys(d, probs, "'problems'", NULL, L->err) != 0)
+        return -1;
+    int np = tf_ydoc_map_size(probs);
+    if (np == 0)
+        return tf_ydoc_fail(d, probs, L->err, TF_ERR_SCHEMA,
+                            "'problems' is empty; define at least one, e.g. 'small: {N: 1024}'");
+    k->problems = tf_xcalloc((size_t)np, sizeof *k->problems);
+
+    /* The first problem fixes the size names and their order. */
+    yaml_node_t *first = tf_ydoc_map_value(d, probs, 0);
+    const char *first_name = tf_ydoc_text(tf_ydoc_map_key(d, probs, 0));
+    char what[160];
+    snprintf(what, sizeof what, "problem '%s'", first_name);
+    if (tf_ydoc_expect_map(d, first, what, L->err) != 0 ||
+        tf_ydoc_check_keys(d, first, what, NULL, L->err) != 0)
+        return -1;
+    int ns = tf_ydoc_map_size(first);
+    k->size_names = tf_xcalloc((size_t)ns, sizeof *k->size_names);
+    char list[512] = "";
+    size_t used = 0;
+    for (int i = 0; i < ns; i++) {
+        yaml_node_t *kn = tf_ydoc_map_key(d, first, i);
+        const char *s;
+        if (tf_ydoc_ident(d, kn, "size name", &s, L->err) != 0)
+            return -1;
+        if (is_reserved_name(s))
+            return tf_ydoc_fail(d, kn, L->err, TF_ERR_SCHEMA,
+                                "size name '%s' is reserved (a device property or time_s); "
+                                "rename it",
+                                s);
+        k->size_names[k->nsizes++] = tf_xstrdup(s);
+        if (used < sizeof list)
+            used += (size_t)snprintf(list + used, sizeof list - used, "%s%s", i ? ", " : "", s);
+    }
+
+    for (int p = 0; p < np; p++) {
+        yaml_node_t *kn = tf_ydoc_map_key(d, probs, p);
+        yaml_node_t *sizes = tf_ydoc_map_value(d, probs, p);
+        const char *pname;
+        if (tf_ydoc_ident(d, kn, "problem name", &pname, L->err) != 0)
+            return -1;
+        snprintf(what, sizeof what, "problem '%s'", pname);
+        if (tf_ydoc_expect_map(d, sizes, what, L->err) != 0 ||
+            tf_ydoc_check_keys(d, sizes, what, NULL, L->err) != 0)
+            return -1;
+        struct tf_problem *pr = &k->problems[k->nproblems++];
+        pr->name = tf_xstrdup(pname);
+        pr->sizes = tf_xcalloc((size_t)(ns ? ns : 1), sizeof *pr->sizes);
+        /* Extra sizes first: they point at a precise key. */
+        for (int i = 0; i < tf_ydoc_map_size(sizes); i++) {
+            yaml_node_t *sk = tf_ydoc_map_key(d, sizes, i);
+            const char *sname = tf_ydoc_text(sk);
+            int slot = -1;
+            for (int j = 0; j < ns; j++)
+                if (strcmp(k->size_names[j], sname) == 0)
+                    slot = j;
+            if (slot < 0)
+                return tf_ydoc_fail(d, sk, L->err, TF_ERR_SCHEMA,
+                                    "problem '%s' defines size '%s', which problem '%s' does "
+                                    "not (every problem must define the same sizes: %s)",
+                                    pname, sname, first_name, list);
+            char swhat[256];
+            snprintf(swhat, sizeof swhat, "size '%s' of problem '%s'", sname, pname);
+            if (eval_size(L, tf_ydoc_map_value(d, sizes, i), swhat, &pr->sizes[slot]) != 0)
+                return -1;
+        }
+        for (int j = 0; j < ns; j++)
+            if (tf_ydoc_get_key(d, sizes, k->size_names[j]) == NULL)
+                return tf_ydoc_fail(d, sizes, L->err, TF_ERR_SCHEMA,
+                                    "problem '%s' has no size '%s' (every problem must define "
+                                    "the same sizes: %s)",
+                                    pname, k->size_names[j], list);
+    }
+    return 0;
+}
+
+static int load_parameters(struct kload *L, yaml_node_t *root)
+{
+    struct tf_ydoc *d = &L->d;
+    struct tf_kernel *k = L->k;
+    char buf[96];
+    yaml_node_t *params = tf_ydoc_get(d, root, "parameters");
+    if (tf_ydoc_expect_map(d, params, "parameters", L->err) != 0 ||
+        tf_ydoc_check_keys(d, params, "'parameters'", NULL, L->err) != 0)
+        return -1;
+    int np = tf_ydoc_map_size(params);
+    if (np == 0)
+        return tf_ydoc_fail(d, params, L->err, TF_ERR_SCHEMA,
+                            "'parameters' is empty; define at least one, e.g. 'BLOCK: [64, "
+                            "128]'");
+    k->params = tf_xcalloc((size_t)np, sizeof *k->params);
+    for (int p = 0; p < np; p++) {
+        yaml_node_t *kn = tf_ydoc_map_key(d, params, p);
+        yaml_node_t *vals = tf_ydoc_map_value(d, params, p);
+        const char *name;
+        if (tf_ydoc_ident(d, kn, "parameter name", &name, L->err) != 0)
+            return -1;
+        if (is_reserved_name(name))
+            return tf_ydoc_fail(d, kn, L->err, TF_ERR_SCHEMA,
+                                "parameter name '%s' is reserved (a device property or "
+                                "time_s); rename it",
+                                name);
+        for (int s = 0; s < k->nsizes; s++)
+            if (strcmp(k->size_names[s], name) == 0)
+                return tf_ydoc_fail(d, kn, L->err, TF_ERR_SCHEMA,
+                                    "parameter '%s' has the name of a problem size; rename "
+                                    "one of them",
+                                    name);
+        char what[160];
+        snprintf(what, sizeof what, "parameter '%s'", name);
+        if (tf_ydoc_expect_seq(d, vals, what, L->err) != 0)
+            return -1;
+        int count = tf_ydoc_seq_size(vals);
+        if (count == 0)
+            return tf_ydoc_fail(d, vals, L->err, TF_ERR_SCHEMA,
+                                "parameter '%s' has no values; list at least one", name);
+        struct tf_param *pa = &k->params[k->nparams++];
+        pa->name = tf_xstrdup(name);
+        pa->kind = tf_ydoc_kind(tf_ydoc_seq_item(d, vals, 0)) == TF_YS_INT ? TF_PARAM_INT
+                                                                          : TF_PARAM_ENUM;
+        if (pa->kind == TF_PARAM_INT)
+            pa->ints = tf_xcalloc((size_t)count, sizeof *pa->ints);
+        else
+            pa->strings = tf_xcalloc((size_t)count, sizeof *pa->strings);
+        for (int i = 0; i < count; i++) {
+            yaml_node_t *item = tf_ydoc_seq_item(d, vals, i);
+            int kind = tf_ydoc_kind(item);
+            if (pa->kind == TF_PARAM_INT) {
+                if (kind != TF_YS_INT)
+                    return tf_ydoc_fail(d, item, L->err, TF_ERR_SCHEMA,
+                                        "parameter '%s' has integer values, but this one is "
+                                        "%s (a parameter's values are all integers or all "
+                                        "names)",
+                                        name, tf_ydoc_describe(item, buf, sizeof buf));
+                int64_t v;
+                if (tf_ydoc_int(d, item, what, &v, L->err) != 0)
+                    return -1;
+                for (int j = 0; j < pa->count; j++)
+                    if (pa->ints[j] == v)
+                        return tf_ydoc_fail(d, item, L->err, TF_ERR_SCHEMA,
+                                            "duplicate value %" PRId64
+                                            " in parameter '%s' (each value must appear once)",
+                                            v, name);
+                pa->ints[pa->count++] = v;
+            } else {
+                const char *s = tf_ydoc_text(item);
+                if (kind == TF_YS_INT || kind == TF_YS_FLOAT || kind == TF_YS_NULL ||
+                    !tf_ydoc_is_ident(s) || strlen(s) != item->data.scalar.length)
+                    return tf_ydoc_fail(d, item, L->err, TF_ERR_SCHEMA,
+                                        "values of parameter '%s' must be all integers or all "
+                                        "identifiers (like ikj or fast_path), found %s",
+                                        name, tf_ydoc_describe(item, buf, sizeof buf));
+                for (int j = 0; j < pa->count; j++)
+                    if (strcmp(pa->strings[j], s) == 0)
+                        return tf_ydoc_fail(d, item, L->err, TF_ERR_SCHEMA,
+                                            "duplicate value '%s' in parameter '%s' (each value "
+                                            "must appear once)",
+                                            s, name);
+                pa->strings[pa->count++] = tf_xstrdup(s);
+            }
+        }
+    }
+    if (tf_kernel_cartesian(k) == UINT64_MAX)
+        return tf_ydoc_fail(d, params, L->err, TF_ERR_SCHEMA,
+                            "the parameter space has 2^64 or more configurations, too many to "
+                            "number; shorten the value lists");
+    return 0;
+}
+
+/* The symbol table: parameters, sizes, device properties, time_s (last). */
+static void build_symtab(struct tf_kernel *k)
+{
+    k->nslots = k->nparams + k->nsizes + TF_DEVPROP_COUNT + 1;
+    k->symbols = tf_xcalloc((size_t)k->nslots, sizeof *k->symbols);
+    int n = 0;
+    for (int i = 0; i < k->nparams; i++) {
+        struct tf_symbol *s = &k->symbols[n];
+        s->name = k->params[i].name;
+        s->slot = n++;
+        if (k->params[i].kind == TF_PARAM_ENUM) {
+            s->enum_values = (const char *const *)k->params[i].strings;
+            s->enum_count = k->params[i].count;
+        }
+    }
+    for (int i = 0; i < k->nsizes; i++) {
+        k->symbols[n].name = k->size_names[i];
+        k->symbols[n].slot = n;
+        n++;
+    }
+    for (int p = 0; p < TF_DEVPROP_COUNT; p++) {
+        k->symbols[n].name = tf_devprop_name(p);
+        k->symbols[n].slot = n;
+        n++;
+    }
+    k->symbols[n].name = "time_s";
+    k->symbols[n].slot = n;
+    k->symtab.symbols = k->symbols;
+    k->symtab.count = k->nslots;
+}
+
+static int load_constraints(struct kload *L, yaml_node_t *root, const struct tf_symtab *syms)
+{
+    struct tf_ydoc *d = &L->d;
+    struct tf_kernel *k = L->k;
+    yaml_node_t *n = tf_ydoc_get(d, root, "constraints");
+    if (n == NULL)
+        return 0;
+    if (tf_ydoc_expect_seq(d, n, "constraints", L->err) != 0)
+        return -1;
+    int count = tf_ydoc_seq_size(n);
+    k->constraints = tf_xcalloc((size_t)count, sizeof *k->constraints);
+    for (int i = 0; i < count; i++) {
+        struct tf_expr *x = compile_node(L, tf_ydoc_seq_item(d, n, i), "constraint", syms);
+        if (x == NULL)
+            return -1;
+        k->constraints[k->nconstraints++] = x;
+    }
+    return 0;
+}
+
+static int load_default(struct kload *L, yaml_node_t *root)
+{
+    struct tf_ydoc *d = &L->d;
+    struct tf_kernel *k = L->k;
+    char buf[96];
+    yaml_node_t *n = tf_ydoc_get(d, root, "default");
+    if (n == NULL)
+        return 0;
+    if (tf_ydoc_expect_map(d, n, "default", L->err) != 0)
+        return -1;
+    const char **names = tf_xcalloc((size_t)k->nparams + 1, sizeof *names);
+    for (int i = 0; i < k->nparams; i++)
+        names[i] = k->params[i].name;
+    int rc = tf_ydoc_check_keys(d, n, "'default'", names, L->err);
+    free(names);
+    if (rc != 0)
+        return -1;
+    int *digits = tf_xcalloc((size_t)k->nparams, sizeof *digits);
+    for (int i = 0; i < k->nparams; i++) {
+        const struct tf_param *pa = &k->params[i];
+        if (tf_ydoc_require(d, n, pa->name, "'default'",
+                            "when 'default' is given it must set every parameter",
+                            L->err) != 0)
+            goto fail;
+        yaml_node_t *v = tf_ydoc_get(d, n, pa->name);
+        const char *text = tf_ydoc_text(v);
+        int found = -1;
+        for (int j = 0; text && j < pa->count && found < 0; j++) {
+            if (pa->kind == TF_PARAM_INT) {
+                int64_t iv;
+                if (tf_ydoc_kind(v) == TF_YS_INT && tf_ydoc_int(d, v, pa->name, &iv, NULL) == 0 &&
+                    iv == pa->ints[j])
+                    found = j;
+            } else if (strcmp(text, pa->strings[j]) == 0) {
+                found = j;
+            }
+        }
+        if (found < 0) {
+            char list[512] = "";
+            size_t used = 0;
+            for (int j = 0; j < pa->count && used < sizeof list; j++) {
+                if (pa->kind == TF_PARAM_INT)
+                    used += (size_t)snprintf(list + used, sizeof list - used, "%s%" PRId64,
+                                             j ? ", " : "", pa->ints[j]);
+                else
+                    used += (size_t)snprintf(list + used, sizeof list - used, "%s%s",
+                                             j ? ", " : "", pa->strings[j]);
+            }
+            tf_ydoc_fail(d, v, L->err, TF_ERR_SCHEMA,
+                         "default for '%s' is %s, which is not one of its values (%s)",
+                         pa->name, tf_ydoc_describe(v, buf, sizeof buf), list);
+            goto fail;
+        }
+        digits[i] = found;
+    }
+    k->has_default = true;
+    k->default_index = tf_kernel_encode(k, digits);
+    free(digits);
+    return 0;
+fail:
+    free(digits);
+    return -1;
+}
+
+static int load_dims(struct kload *L, yaml_node_t *launch, const char *key, struct tf_expr **out,
+                     const struct tf_symtab *syms)
+{
+    struct tf_ydoc *d = &L->d;
+    yaml_node_t *n = tf_ydoc_get(d, launch, key);
+    if (n == NULL)
+        return 0;
+    char what[64];
+    snprintf(what, sizeof what, "launch %s", key);
+    if (tf_ydoc_expect_seq(d, n, what, L->err) != 0)
+        return -1;
+    int count = tf_ydoc_seq_size(n);
+    if (count < 1 || count > 3)
+        return tf_ydoc_fail(d, n, L->err, TF_ERR_SCHEMA,
+                            "launch %s must list 1 to 3 expressions (x, y, z), found %d", key,
+                            count);
+    for (int i = 0; i < count; i++) {
+        snprintf(what, sizeof what, "launch %s[%d]", key, i);
+        if ((out[i] = compile_node(L, tf_ydoc_seq_item(d, n, i), what, syms)) == NULL)
+            return -1;
+    }
+    return 0;
+}
+
+static int load_launch(struct kload *L, yaml_node_t *root, const struct tf_symtab *syms)
+{
+    struct tf_ydoc *d = &L->d;
+    static const char *const launch_keys[] = {"grid", "block", "shared", NULL};
+    yaml_node_t *n = tf_ydoc_get(d, root, "launch");
+    if (n == NULL)
+        return 0;
+    if (tf_ydoc_expect_map(d, n, "launch", L->err) != 0 ||
+        tf_ydoc_check_keys(d, n, "'launch'", launch_keys, L->err) != 0 ||
+        load_dims(L, n, "grid", L->k->grid, syms) != 0 ||
+        load_dims(L, n, "block", L->k->block, syms) != 0)
+        return -1;
+    yaml_node_t *sh = tf_ydoc_get(d, n, "shared");
+    if (sh && (L->k->shared = compile_node(L, sh, "launch shared", syms)) == NULL)
+        return -1;
+    return 0;
+}
+
+static int parse_elem_type(struct kload *L, const yaml_node_t *n, const char *key,
+                           enum tf_elem_type *out)
+{
+    static const char *const names[] = {"int32", "int64", "float32", "float64"};
+    const char *s;
+    if (tf_ydoc_string(&L->d, n, key, &s, L->err) != 0)
+        return -1;
+    for (int i = 0; i < 4; i++)
+        if (strcmp(s, names[i]) == 0) {
+            *out = (enum tf_elem_type)i;
+            return 0;
+        }
+    return tf_ydoc_fail(&L->d, n, L->err, TF_ERR_SCHEMA,
+                        "'%s' must be int32, int64, float32 or float64, found '%s'", key, s);
+}
+
+static int load_argument(struct kload *L, yaml_node_t *n, struct tf_arg *a,
+                         const struct tf_symtab *syms)
+{
+    struct tf_ydoc *d = &L->d;
+    static const char *const scalar_keys[] = {"name", "scalar", "value", NULL};
+    static const char *const buffer_keys[] = {"name", "buffer", "size", "init", "output", NULL};
+    if (tf_ydoc_expect_map(d, n, "arguments item", L->err) != 0)
+        return -1;
+    bool is_scalar = tf_ydoc_get_key(d, n, "scalar") != NULL;
+    bool is_buffer = tf_ydoc_get_key(d, n, "buffer") != NULL;
+    if (is_scalar && is_buffer)
+        return tf_ydoc_fail(d, tf_ydoc_get_key(d, n, "buffer"), L->err, TF_ERR_SCHEMA,
+                            "an argument is either 'scalar: TYPE' or 'buffer: TYPE', not both");
+    if (!is_scalar && !is_buffer)
+        return tf_ydoc_fail(d, n, L->err, TF_ERR_SCHEMA,
+                            "argument has neither 'scalar: TYPE' nor 'buffer: TYPE' (TYPE is "
+                            "int32, int64, float32 or float64)");
+    const char *what = is_scalar ? "scalar argument" : "buffer argument";
+    if (tf_ydoc_check_keys(d, n, what, is_scalar ? scalar_keys : buffer_keys, L->err) != 0 ||
+        tf_ydoc_require(d, n, "name", what, "the parameter name in the kernel's signature",
+                        L->err) != 0)
+        return -1;
+    const char *name;
+    if (tf_ydoc_ident(d, tf_ydoc_get(d, n, "name"), "name", &name, L->err) != 0)
+        return -1;
+    for (int i = 0; i < L->k->nargs; i++)
+        if (strcmp(L->k->args[i].name, name) == 0)
+            return tf_ydoc_fail(d, tf_ydoc_get(d, n, "name"), L->err, TF_ERR_SCHEMA,
+                                "duplicate argument name '%s'", name);
+    a->name = tf_xstrdup(name);
+    char xwhat[160];
+    if (is_scalar) {
+        a->kind = TF_ARG_SCALAR;
+        if (parse_elem_type(L, tf_ydoc_get(d, n, "scalar"), "scalar", &a->type) != 0 ||
+            tf_ydoc_require(d, n, "value", what, "an expression giving its value", L->err) != 0)
+            return -1;
+        snprintf(xwhat, sizeof xwhat, "value of argument '%s'", name);
+        if ((a->value = compile_node(L, tf_ydoc_get(d, n, "value"), xwhat, syms)) == NULL)
+            return -1;
+        return 0;
+    }
+    a->kind = TF_ARG_BUFFER;
+    if (parse_elem_type(L, tf_ydoc_get(d, n, "buffer"), "buffer", &a->type) != 0 ||
+        tf_ydoc_require(d, n, "size", what, "an expression giving its element count",
+                        L->err) != 0)
+        return -1;
+    snprintf(xwhat, sizeof xwhat, "size of argument '%s'", name);
+    if ((a->size = compile_node(L, tf_ydoc_get(d, n, "size"), xwhat, syms)) == NULL)
+        return -1;
+    yaml_node_t *o = tf_ydoc_get(d, n, "output");
+    if (o && tf_ydoc_bool(d, o, "output", &a->output, L->err) != 0)
+        return -1;
+    a->init = a->output ? TF_INIT_POISON : TF_INIT_RANDOM;
+    yaml_node_t *in = tf_ydoc_get(d, n, "init");
+    if (in) {
+        const char *s;
+        if (tf_ydoc_string(d, in, "init", &s, L->err) != 0)
+            return -1;
+        if (strcmp(s, "random") == 0)
+            a->init = TF_INIT_RANDOM;
+        else if (strcmp(s, "zero") == 0)
+            a->init = TF_INIT_ZERO;
+        else if (strcmp(s, "ones") == 0)
+            a->init = TF_INIT_ONES;
+        else
+            return tf_ydoc_fail(d, in, L->err, TF_ERR_SCHEMA,
+                                "'init' must be random, zero or ones, found '%s'", s);
+    }
+    return 0;
+}
+
+static int load_arguments(struct kload *L, yaml_node_t *root, const struct tf_symtab *syms)
+{
+    struct tf_ydoc *d = &L->d;
+    struct tf_kernel *k = L->k;
+    yaml_node_t *n = tf_ydoc_get(d, root, "arguments");
+    if (tf_ydoc_expect_seq(d, n, "arguments", L->err) != 0)
+        return -1;
+    int count = tf_ydoc_seq_size(n);
+    k->args = tf_xcalloc((size_t)(count ? count : 1), sizeof *k->args);
+    bool has_output = false;
+    for (int i = 0; i < count; i++) {
+        /* Count the slot before filling it, so destroy frees a half-built argument. */
+        struct tf_arg *a = &k->args[k->nargs];
+        if (load_argument(L, tf_ydoc_seq_item(d, n, i), a, syms) != 0) {
+            k->nargs++;
+            return -1;
+        }
+        k->nargs++;
+        has_output |= a->kind == TF_ARG_BUFFER && a->output;
+    }
+    if (!has_output)
+        return tf_ydoc_fail(d, n, L->err, TF_ERR_SCHEMA,
+                            "no argument is an output buffer; mark the buffer the kernel "
+                            "writes with 'output: true' so results can be verified");
+    return 0;
+}
+
+static int load_verify(struct kload *L, yaml_node_t *root)
+{
+    struct tf_ydoc *d = &L->d;
+    static const char *const verify_keys[] = {"rtol", "atol", NULL};
+    L->k->rtol = 1e-5;
+    L->k->atol = 1e-6;
+    yaml_node_t *n = tf_ydoc_get(d, root, "verify");
+    if (n == NULL)
+        return 0;
+    if (tf_ydoc_expect_map(d, n, "verify", L->err) != 0 ||
+        tf_ydoc_check_keys(d, n, "'verify'", verify_keys, L->err) != 0)
+        return -1;
+    for (int i = 0; i < 2; i++) {
+        yaml_node_t *v = tf_ydoc_get(d, n, verify_keys[i]);
+        double *dst = i == 0 ? &L->k->rtol : &L->k->atol;
+        if (v == NULL)
+            continue;
+        if (tf_ydoc_number(d, v, verify_keys[i], dst, L->err) != 0)
+            return -1;
+        if (!(*dst >= 0 && *dst < 1e300))
+            return tf_ydoc_fail(d, v, L->err, TF_ERR_SCHEMA,
+                                "'%s' must be a finite number >= 0, found %g", verify_keys[i],
+                                *dst);
+    }
+    return 0;
+}
+
+static int load_metrics(struct kload *L, yaml_node_t *root)
+{
+    struct tf_ydoc *d = &L->d;
+    struct tf_kernel *k = L->k;
+    yaml_node_t *n = tf_ydoc_get(d, root, "metrics");
+    if (n == NULL)
+        return 0;
+    if (tf_ydoc_expect_map(d, n, "metrics", L->err) != 0 ||
+        tf_ydoc_check_keys(d, n, "'metrics'", NULL, L->err) != 0)
+        return -1;
+    int count = tf_ydoc_map_size(n);
+    if (count > TF_MAX_METRICS)
+        return tf_ydoc_fail(d, tf_ydoc_map_key(d, n, TF_MAX_METRICS), L->err, TF_ERR_SCHEMA,
+                            "too many metrics: at most %d are supported", TF_MAX_METRICS);
+    k->metric_names = tf_xcalloc((size_t)(count ? count : 1), sizeof *k->metric_names);
+    k->metrics = tf_xcalloc((size_t)(count ? count : 1), sizeof *k->metrics);
+    for (int i = 0; i < count; i++) {
+        const char *name;
+        if (tf_ydoc_ident(d, tf_ydoc_map_key(d, n, i), "metric name", &name, L->err) != 0)
+            return -1;
+        char what[160];
+        snprintf(what, sizeof what, "metric '%s'", name);
+        struct tf_expr *x = compile_node(L, tf_ydoc_map_value(d, n, i), what, &k->symtab);
+        if (x == NULL)
+            return -1;
+        k->metric_names[k->nmetrics] = tf_xstrdup(name);
+        k->metrics[k->nmetrics++] = x;
+    }
+    return 0;
+}
+
+static void hash_blob(struct tf_sha256 *h, const char *data)
+{
+    size_t n = data ? strlen(data) : 0;
+    unsigned char len[8];
+    for (int i = 0; i < 8; i++)
+        len[i] = (unsigned char)((uint64_t)n >> (8 * i));
+    tf_sha256_update(h, len, sizeof len);
+    tf_sha256_update(h, data ? data : "", n);
+}
+
+/* ---- load / destroy ----------------------------------------------------------- */
+
+struct tf_kernel *tf_kernel_load(const char *path, struct tf_bundle *bundle, struct tf_error *err)
+{
+    struct kload L = {.bundle = bundle, .err = err};
+    struct tf_kernel *k = L.k = tf_xcalloc(1, sizeof *k);
+    k->file = tf_xstrdup(path);
+    k->dir = path_dir(path);
+
+    const struct tf_bundle_file *f = tf_bundle_read(bundle, path, err);
+    if (f == NULL)
+        goto fail;
+    const char *text = f->data; /* the bundle keeps it; f may move on the next read */
+    size_t size = f->size;
+    if (tf_ydoc_load(&L.d, k->file, text, size, err) != 0)
+        goto fail;
+    yaml_node_t *root = tf_ydoc_root(&L.d);
+    if (tf_ydoc_check_keys(&L.d, root, "kernel file", kernel_keys, err) != 0)
+        goto fail;
+    static const struct {
+        const char *key, *hint;
+    } required[] = {
+        {"name", "the kernel's name, e.g. 'name: gemm'"},
+        {"language", "'c' for the host backend or 'cuda' for the CUDA and HIP backends"},
+        {"source", "the kernel source file, relative to this file"},
+        {"entry", "the name of the function to tune"},
+        {"reference", "the trusted implementation results are checked against: {source, "
+                      "entry}"},
+        {"problems", "named problem sizes, e.g. 'small: {N: 1024}'"},
+        {"parameters", "the tunable parameters and their values, e.g. 'BLOCK: [64, 128]'"},
+        {"arguments", "the kernel's arguments in call order"},
+    };
+    for (size_t i = 0; i < sizeof required / sizeof required[0]; i++)
+        if (tf_ydoc_require(&L.d, root, required[i].key, "kernel file", required[i].hint, err) !=
+            0)
+            goto fail;
+
+    if (load_header(&L, root) != 0 || load_problems(&L, root) != 0 ||
+        load_parameters(&L, root) != 0)
+        goto fail;
+    build_symtab(k);
+    /* Everything but metrics is compiled without time_s (the last slot). */
+    struct tf_symtab no_time = {k->symbols, k->nslots - 1};
+    if (load_constraints(&L, root, &no_time) != 0 || load_default(&L, root) != 0 ||
+        load_launch(&L, root, &no_time) != 0 || load_arguments(&L, root, &no_time) != 0 ||
+        load_verify(&L, root) != 0 || load_metrics(&L, root) != 0)
+        goto fail;
+
+    struct tf_sha256 h;
+    tf_sha256_init(&h);
+    hash_blob(&h, text);
+    hash_blob(&h, k->source);
+    hash_blob(&h, k->ref_source);
+    tf_sha256_hex(&h, k->source_hash);
+
+    tf_ydoc_free(&L.d);
+    return k;
+fail:
+    tf_ydoc_free(&L.d);
+    tf_kernel_destroy(k);
+    return NULL;
+}
+
+void tf_kernel_destroy(struct tf_kernel *k)
+{
+    if (k == NULL)
+        return;
+    free(k->name);
+    free(k->description);
+    free(k->file);
+    free(k->dir);
+    free(k->language);
+    free(k->source_path);
+    free(k->entry);
+    free(k->ref_source_path);
+    free(k->ref_entry);
+    for (int i = 0; i < k->option_count; i++)
+        free(k->options[i]);
+    free(k->options);
+    for (int i = 0; i < k->nparams; i++) {
+        struct tf_param *pa = &k->params[i];
+        free(pa->name);
+        free(pa->ints);
+        if (pa->strings)
+            for (int j = 0; j < pa->count; j++)
+                free(pa->strings[j]);
+        free(pa->strings);
+    }
+    free(k->params);
+    for (int i = 0; i < k->nsizes; i++)
+        free(k->size_names[i]);
+    free(k->size_names);
+    for (int i = 0; i < k->nproblems; i++) {
+        free(k->problems[i].name);
+        free(k->problems[i].sizes);
+    }
+    free(k->problems);
+    for (int i = 0; i < k->nconstraints; i++)
+        tf_expr_destroy(k->constraints[i]);
+    free(k->constraints);
+    for (int i = 0; i < 3; i++) {
+        tf_expr_destroy(k->grid[i]);
+        tf_expr_destroy(k->block[i]);
+    }
+    tf_expr_destroy(k->shared);
+    for (int i = 0; i < k->nargs; i++) {
+        free(k->args[i].name);
+        tf_expr_destroy(k->args[i].value);
+        tf_expr_destroy(k->args[i].size);
+    }
+    free(k->args);
+    for (int i = 0; i < k->nmetrics; i++) {
+        free(k->metric_names[i]);
+        tf_expr_destroy(k->metrics[i]);
+    }
+    free(k->metric_names);
+    free(k->metrics);
+    free(k->symbols);
+    free(k);
+}
+
+/* ---- configurations ------------------------------------------------------------ */
+
+uint64_t tf_kernel_cartesian(const struct tf_kernel *k)
+{
+    uint64_t n = 1;
+    for (int i = 0; i < k->nparams; i++) {
+        uint64_t c = (uint64_t)k->params[i].count;
+        if (c == 0)
+            return 0;
+        if (n > UINT64_MAX / c)
+            return UINT64_MAX;
+        n *= c;
+    }
+    return n;
+}
+
+void tf_kernel_decode(const struct tf_kernel *k, uint64_t index, int *digits)
+{
+    for (int i = k->nparams - 1; i >= 0; i--) {
+        uint64_t c = (uint64_t)k->params[i].count;
+        digits[i] = (int)(index % c);
+        index /= c;
+    }
+}
+
+uint64_t tf_kernel_encode(const struct tf_kernel *k, const int *digits)
+{
+    uint64_t index = 0;
+    for (int i = 0; i < k->nparams; i++)
+        index = index * (uint64_t)k->params[i].count + (uint64_t)digits[i];
+    return index;
+}
+
+/* Digits on the stack for the usual handful of parameters, the heap beyond. */
+#define KERNEL_STACK_DIGITS 32
+
+static int *digits_for(const struct tf_kernel *k, uint64_t index, int *stack)
+{
+    int *digits = k->nparams <= KERNEL_STACK_DIGITS
+                      ? stack
+                      : tf_xmalloc((size_t)k->nparams * sizeof *digits);
+    tf_kernel_decode(k, index, digits);
+    return digits;
+}
+
+static void digits_free(int *digits, int *stack)
+{
+    if (digits != stack)
+        free(digits);
+}
+
+void tf_kernel_bind(const struct tf_kernel *k, uint64_t index, int problem,
+                    const struct tf_device *dev, struct tf_value *slots)
+{
+    int stack[KERNEL_STACK_DIGITS];
+    int *digits = digits_for(k, index, stack);
+    for (int i = 0; i < k->nparams; i++) {
+        const struct tf_param *pa = &k->params[i];
+        slots[i] = pa->kind == TF_PARAM_INT ? tf_int(pa->ints[digits[i]]) : tf_int(digits[i]);
+    }
+    digits_free(digits, stack);
+    for (int i = 0; i < k->nsizes; i++)
+        slots[tf_kernel_size_slot(k, i)] =
+            tf_int(problem >= 0 && problem < k->nproblems ? k->problems[problem].sizes[i] : 0);
+    for (int p = 0; p < TF_DEVPROP_COUNT; p++)
+        slots[tf_kernel_devprop_slot(k, p)] = tf_int(dev ? dev->props[p] : 0);
+    slots[tf_kernel_time_slot(k)] = tf_float(0.0);
+}
+
+int tf_kernel_check(const struct tf_kernel *k, const struct tf_value *slots, bool *valid,
+                    struct tf_error *err)
+{
+    *valid = true;
+    for (int i = 0; i < k->nconstraints; i++) {
+        bool ok;
+        struct tf_error e;
+        tf_error_clear(&e);
+        if (tf_expr_eval_bool(k->constraints[i], slots, &ok, &e) != 0)
+            return tf_error_at(err, TF_ERR_EVAL, k->file, 0, 0, "constraint '%s': %s",
+                               tf_expr_text(k->constraints[i]), e.message);
+        if (!ok) {
+            *valid = false;
+            return 0;
+        }
+    }
+    return 0;
+}
+
+void tf_kernel_format_config(const struct tf_kernel *k, uint64_t index, char *out, int cap)
+{
+    if (cap <= 0)
+        return;
+    out[0] = '\0';
+    int stack[KERNEL_STACK_DIGITS];
+    int *digits = digits_for(k, index, stack);
+    size_t used = 0;
+    for (int i = 0; i < k->nparams && used < (size_t)cap; i++) {
+        const struct tf_param *pa = &k->params[i];
+        int n;
+        if (pa->kind == TF_PARAM_INT)
+            n = snprintf(out + used, (size_t)cap - used, "%s%s=%" PRId64, i ? " " : "", pa->name,
+                         pa->ints[digits[i]]);
+        else
+            n = snprintf(out + used, (size_t)cap - used, "%s%s=%s", i ? " " : "", pa->name,
+                         pa->strings[digits[i]]);
+        if (n < 0)
+            break;
+        used += (size_t)n;
+    }
+    digits_free(digits, stack);
+}
+
+int tf_kernel_defines(const struct tf_kernel *k, uint64_t index, char **out, int max)
+{
+    int stack[KERNEL_STACK_DIGITS];
+    int *digits = digits_for(k, index, stack);
+    int n = 0;
+    for (int i = 0; i < k->nparams && n < max; i++) {
+        const struct tf_param *pa = &k->params[i];
+        if (pa->kind == TF_PARAM_INT) {
+            out[n++] = xasprintf("-D%s=%" PRId64, pa->name, pa->ints[digits[i]]);
+        } else {
+            /* The index for #if arithmetic, the flag for #ifdef readability. */
+            out[n++] = xasprintf("-D%s=%d", pa->name, digits[i]);
+            if (n < max)
+                out[n++] = xasprintf("-D%s_%s=1", pa->name, pa->strings[digits[i]]);
+        }
+    }
+    digits_free(digits, stack);
+    return n;
+}

@@ -1,0 +1,120 @@
+/* kernel.h - the kernel file (kernels/NAME/kernel.yaml): what can be tuned.
+ *
+ * A kernel is a source file and entry point, named problem sizes, parameters
+ * (lists of ints or enum strings), constraints, launch geometry, arguments,
+ * verification and derived metrics. The loader (libyaml) validates everything
+ * up front: every expression is compiled, every name resolved, and every error
+ * names file:line:column. schema/kernel.md is the user-facing spec.
+ *
+ * Expression slots (struct tf_symtab): parameters first, then problem sizes,
+ * then device properties (enum tf_devprop), then `time_s` (metrics only). */
+#ifndef TF_KERNEL_H
+#define TF_KERNEL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "bundle.h"
+#include "device.h"
+#include "error.h"
+#include "expr.h"
+
+enum tf_param_kind { TF_PARAM_INT, TF_PARAM_ENUM };
+
+struct tf_param {
+    char *name;
+    enum tf_param_kind kind;
+    int count;          /* number of values, >= 1 */
+    int64_t *ints;      /* TF_PARAM_INT: the values */
+    char **strings;     /* TF_PARAM_ENUM: the values; slot value is the index */
+};
+
+enum tf_elem_type { TF_ELEM_I32, TF_ELEM_I64, TF_ELEM_F32, TF_ELEM_F64 };
+enum tf_init { TF_INIT_RANDOM, TF_INIT_ZERO, TF_INIT_ONES, TF_INIT_POISON };
+enum tf_arg_kind { TF_ARG_SCALAR, TF_ARG_BUFFER };
+
+struct tf_arg {
+    char *name;
+    enum tf_arg_kind kind;
+    enum tf_elem_type type;
+    struct tf_expr *value; /* scalar: its value */
+    struct tf_expr *size;  /* buffer: element count */
+    enum tf_init init;     /* buffer: how inputs are filled (outputs default to poison) */
+    bool output;           /* buffer: compared against the reference */
+};
+
+struct tf_problem {
+    char *name;
+    int64_t *sizes; /* one per kernel size name, in tf_kernel.size_names order */
+};
+
+struct tf_kernel {
+    char *name;
+    char *description;
+    char *file;          /* path of kernel.yaml, for messages */
+    char *dir;           /* its folder */
+    char *language;      /* "c" (host backend) or "cuda" (cuda/hip backends) */
+    char *source_path;
+    const char *source;  /* contents (owned by the bundle) */
+    char *entry;
+    char *ref_source_path; /* host C reference */
+    const char *ref_source;
+    char *ref_entry;
+    int option_count;
+    char **options;      /* extra compiler flags */
+
+    int nparams;
+    struct tf_param *params;
+    int nsizes;
+    char **size_names;
+    int nproblems;
+    struct tf_problem *problems;
+    int nconstraints;
+    struct tf_expr **constraints;
+    struct tf_expr *grid[3], *block[3], *shared; /* NULL: 1 (grid/block) or 0 (shared) */
+    int nargs;
+    struct tf_arg *args;
+    double rtol, atol;
+    int nmetrics;
+    char **metric_names;
+    struct tf_expr **metrics;
+    bool has_default;
+    uint64_t default_index; /* the configuration a user would write untuned */
+
+    int nslots;             /* nparams + nsizes + TF_DEVPROP_COUNT + 1 */
+    struct tf_symbol *symbols;
+    struct tf_symtab symtab;
+    char source_hash[65];   /* SHA-256 of kernel.yaml, source and reference */
+};
+
+/* Load and validate `path` (a kernel.yaml) through `bundle`. NULL + `err` on failure. */
+struct tf_kernel *tf_kernel_load(const char *path, struct tf_bundle *bundle, struct tf_error *err);
+/* Free; accepts NULL. */
+void tf_kernel_destroy(struct tf_kernel *k);
+
+/* Slot helpers. */
+static inline int tf_kernel_size_slot(const struct tf_kernel *k, int i) { return k->nparams + i; }
+static inline int tf_kernel_devprop_slot(const struct tf_kernel *k, int p) { return k->nparams + k->nsizes + p; }
+static inline int tf_kernel_time_slot(const struct tf_kernel *k) { return k->nparams + k->nsizes + TF_DEVPROP_COUNT; }
+
+/* Number of configurations in the Cartesian product (saturates at UINT64_MAX). */
+uint64_t tf_kernel_cartesian(const struct tf_kernel *k);
+/* Split `index` into one value index per parameter (mixed radix, parameter 0 most significant). */
+void tf_kernel_decode(const struct tf_kernel *k, uint64_t index, int *digits);
+/* Inverse of tf_kernel_decode. */
+uint64_t tf_kernel_encode(const struct tf_kernel *k, const int *digits);
+/* Fill `slots` (k->nslots long): parameters from `index`, sizes from problem
+ * `problem`, device properties from `dev` (NULL: all zero), time_s = 0. */
+void tf_kernel_bind(const struct tf_kernel *k, uint64_t index, int problem,
+                    const struct tf_device *dev, struct tf_value *slots);
+/* Check every constraint for a bound slot array; *valid false if one fails.
+ * -1 with `err` if a constraint cannot be evaluated. */
+int tf_kernel_check(const struct tf_kernel *k, const struct tf_value *slots, bool *valid,
+                    struct tf_error *err);
+/* Write "P1=v1 P2=v2 ..." for configuration `index` into `out`. */
+void tf_kernel_format_config(const struct tf_kernel *k, uint64_t index, char *out, int cap);
+/* Write the compiler defines of configuration `index` as "-DNAME=VALUE" strings
+ * (enum values also define NAME_value=1); returns how many were written (<= max). */
+int tf_kernel_defines(const struct tf_kernel *k, uint64_t index, char **out, int max);
+
+#endif

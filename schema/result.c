@@ -1,0 +1,24 @@
+/* result.c - a result record starts as "nothing known": NaN times and
+ * telemetry, -1 for counters, so a failed variant carries no fake numbers. */
+#include "result.h"
+
+#include <math.h>
+#include <string.h>
+
+void tf_result_init(struct tf_result *r, uint32_t kernel, uint32_t problem, uint64_t config,
+                    int status)
+{
+    memset(r, 0, sizeof *r);
+    r->kernel = kernel;
+    r->problem = problem;
+    r->config = config;
+    r->status = (uint8_t)status;
+    r->time_median = r->time_min = r->time_mean = r->time_rsd = NAN;
+    r->compile_time = 0.0;
+    r->registers = -1;
+    r->shared_bytes = r->spill_bytes = -1;
+    r->sm_clock_mhz = r->power_w = r->temperature_c = NAN;
+    r->energy_j = NAN;
+    for (int i = 0; i < TF_MAX_METRICS; i++)
+        r->metrics[i] = NAN;
+}

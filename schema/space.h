@@ -1,0 +1,40 @@
+/* space.h - enumerating the valid configurations of a kernel for one problem
+ * on one device.
+ *
+ * A configuration is its mixed-radix index (parameter 0 most significant), so
+ * index order is enumeration order. Each constraint is attached to the level of
+ * the last parameter it reads; a depth-first walk binds parameters one by one
+ * and evaluates each constraint as soon as its parameters are bound, so an
+ * invalid prefix prunes its whole subtree instead of being tested leaf by leaf.
+ * Counting also multiplies out trailing levels that no constraint reads. */
+#ifndef TF_SPACE_H
+#define TF_SPACE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "device.h"
+#include "error.h"
+#include "expr.h"
+#include "kernel.h"
+
+struct tf_space; /* a kernel + problem + device, with constraints by level */
+
+/* Prepare enumeration of `k` for problem `problem` on `dev` (NULL: properties 0). */
+struct tf_space *tf_space_create(const struct tf_kernel *k, int problem,
+                                 const struct tf_device *dev, struct tf_error *err);
+/* Free; accepts NULL. */
+void tf_space_destroy(struct tf_space *s);
+/* Number of valid configurations with index in [lo, hi). -1 + err on an evaluation error. */
+int tf_space_count(struct tf_space *s, uint64_t lo, uint64_t hi, uint64_t *count,
+                   struct tf_error *err);
+/* The first valid index >= `from` and < `hi` into *next; returns 1 if found, 0 if
+ * none, -1 + err on an evaluation error. */
+int tf_space_next(struct tf_space *s, uint64_t from, uint64_t hi, uint64_t *next,
+                  struct tf_error *err);
+/* True if configuration `index` satisfies every constraint (a full check). */
+int tf_space_is_valid(struct tf_space *s, uint64_t index, bool *valid, struct tf_error *err);
+/* The Cartesian size (product of the value counts). */
+uint64_t tf_space_cartesian(const struct tf_space *s);
+
+#endif

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Install the distribution packages tunefarm needs to build, run and test, if any is missing.
+# Debian/Ubuntu, as root (or through sudo). Usage: scripts/deps.sh [build|test]
+set -eu
+mode=${1:-build}
+pkgs="build-essential pkg-config libopenmpi-dev openmpi-bin libhdf5-dev hdf5-tools
+      libhwloc-dev libyaml-dev"
+if [ "$mode" = test ]; then
+  pkgs="$pkgs libcmocka-dev python3 python3-h5py python3-pandas"
+fi
+missing=""
+for p in $pkgs; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+echo "deps: installing$missing" >&2
+sudo=""
+[ "$(id -u)" -ne 0 ] && sudo=sudo
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends $missing >/dev/null

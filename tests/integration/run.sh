@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# Integration tests of the tunefarm binary: the command line, bad input, the
+# failure model (compile errors, crashes, hangs, wrong results), MPI runs with
+# one coordinator and two workers against a serial run, archive extension, and
+# the archive read back by h5dump and by h5py/pandas. Real processes, real
+# compilers, real MPI ranks, real HDF5 files.
+. "$(dirname "$0")/../lib.sh"
+cd "$TMP"
+FIX="$ROOT/tests/fixtures"
+CHECK="$PY $ROOT/tests/integration/check_archive.py"
+
+echo "-- command line"
+check "help" "$TF" --help
+check "run --help" "$TF" run --help
+check "query --help" "$TF" query --help
+check "devices --help" "$TF" devices --help
+expect_fail "unknown command exits 2" 2 "$TF" frobnicate
+expect_fail "run without a job exits 2" 2 "$TF" run
+check "devices lists the host" sh -c "\"$TF\" devices | grep -q 'host'"
+
+echo "-- bad input: exit 2, file:line:column, nothing written"
+# bad_job NAME FILE LOCATION TEXT: running FILE fails with exit 2, the error
+# names LOCATION (file:line:col) and contains TEXT, and no archive appears.
+bad_job() {
+    local name=$1 file=$2 loc=$3 text=$4 rc=0
+    rm -rf results
+    "$TF" run "$file" >"$TMP/out" 2>&1 || rc=$?
+    if [ "$rc" -eq 2 ] && contains "$TMP/out" "$loc" && contains "$TMP/out" "$text" &&
+        [ ! -e results ]; then
+        pass "$name"
+    else
+        echo "      exit $rc; expected 2 with '$loc' and '$text'" >>"$TMP/out"
+        fail "$name" "$TMP/out"
+    fi
+}
+mkdir -p bad && cp -r "$FIX/ranked" bad/ranked
+printf 'name: broken\nkernels:\n  - kernel: [ranked\n' >bad/syntax.yaml
+bad_job "YAML syntax error" bad/syntax.yaml "bad/syntax.yaml:" "YAML"
+printf 'name: broken\nkernels:\n  - kernel: ranked\nsearch:\n  strategy: random\n  budgit: 5\n' >bad/key.yaml
+bad_job "unknown key" bad/key.yaml "bad/key.yaml:6:3" "budgit"
+printf 'name: broken\nkernels:\n  - kernel: ranked\nsearch:\n  strategy: random\n  budget: ten\n' >bad/type.yaml
+bad_job "wrong type" bad/type.yaml "bad/type.yaml:6:" "budget"
+printf 'name: broken\nkernels:\n  - kernel: nowhere\n' >bad/nokernel.yaml
+bad_job "unknown kernel" bad/nokernel.yaml "bad/nokernel.yaml:3:" "nowhere"
+printf 'name: broken\nkernels:\n  - kernel: ranked\n' >bad/job.yaml
+sed -i 's/  - X + Y <= 6/  - X + Yy <= 6/' bad/ranked/kernel.yaml
+bad_job "undefined name in a constraint" bad/job.yaml "bad/ranked/kernel.yaml:22:" "Yy"
+cp "$FIX/ranked/kernel.yaml" bad/ranked/kernel.yaml
+sed -i 's/  Y: \[0, 1, 2, 3\]/  Y: []/' bad/ranked/kernel.yaml
+bad_job "empty parameter space" bad/job.yaml "bad/ranked/kernel.yaml:" "Y"
+expect_fail "missing job file" 2 "$TF" run bad/none.yaml
+rm -rf bad results
+
+echo "-- failures are results: compile error, crash, hang, wrong result, NaN"
+if "$TF" run -q "$FIX/faulty.yaml" -o faulty.h5 >faulty.out 2>&1; then
+    pass "fault job completes"
+else
+    fail "fault job completes" faulty.out
+fi
+check "every mode has its status" $CHECK faulty.h5 faulty --unique \
+    --status-where MODE=0:ok MODE=1:compile_error MODE=2:crashed MODE=3:timeout \
+    MODE=4:wrong_result MODE=5:wrong_result
+check "summary counts the failures" sh -c "grep -q 'crashed' faulty.out && grep -q 'timeout' faulty.out"
+check "compiler message kept in the archive" sh -c \
+    "$PY -c \"import h5py,sys; d=h5py.File('faulty.h5')['kernels/faulty/results'][()]; sys.exit(0 if any(b'error' in m for m in d['message']) else 1)\""
+
+echo "-- MPI: one coordinator, two workers, against a serial run"
+if mpirun -np 3 --oversubscribe --bind-to none "$TF" run -q "$FIX/ranked.yaml" -o mpi.h5 >mpi.out 2>&1; then
+    pass "mpirun -np 3 completes"
+else
+    fail "mpirun -np 3 completes" mpi.out
+fi
+check "one row per valid configuration (38)" $CHECK mpi.h5 ranked --rows 38 --unique --all-ok
+check "MPI run finds the known best" $CHECK mpi.h5 ranked --best X=2 Y=1 Z=a
+if "$TF" run -q -n 1 "$FIX/ranked.yaml" -o serial.h5 >serial.out 2>&1; then
+    pass "serial run (no launcher, one worker) completes"
+else
+    fail "serial run (no launcher, one worker) completes" serial.out
+fi
+check "serial run finds the same best" $CHECK serial.h5 ranked --rows 38 --unique --best X=2 Y=1 Z=a
+check "h5dump reads the archive" h5dump -H mpi.h5
+check "h5py + pandas read every table" $PY "$ROOT/tests/integration/read_archive.py" mpi.h5
+check "query prints the best configuration" sh -c "\"$TF\" query mpi.h5 | grep -q 'X=2 Y=1 Z=a'"
+
+echo "-- archives grow, and refuse what does not fit"
+check "a second run extends the archive" "$TF" run -q -n 1 "$FIX/ranked.yaml" -o mpi.h5
+check "two runs, 76 rows" $CHECK mpi.h5 ranked --rows 76 --runs 2
+check "query --run 1" sh -c "\"$TF\" query --run 1 mpi.h5 | grep -q '38/38'"
+mkdir -p other && cp -r "$FIX/ranked" other/ranked && cp "$FIX/ranked.yaml" other/
+sed -i 's/  X: \[0, 1, 2, 3, 4, 5\]/  X: [0, 1, 2, 3, 4, 5, 6]/' other/ranked/kernel.yaml
+expect_fail "kernel with other parameters is refused" 2 "$TF" run -q other/ranked.yaml -o mpi.h5
+check "the refusal says why" contains "$TMP/out" "parameters"
+check "the archive is untouched" $CHECK mpi.h5 ranked --rows 76 --runs 2
+$PY -c "import h5py; f=h5py.File('foreign.h5','w'); f['x']=[1,2,3]"
+expect_fail "foreign HDF5 file is refused" 2 "$TF" query foreign.h5
+check "foreign file error says so" contains "$TMP/out" "not a tunefarm archive"
+head -c 3000 mpi.h5 >truncated.h5
+expect_fail "truncated archive is refused" 2 "$TF" query truncated.h5
+expect_fail "truncated archive is not extended" 2 "$TF" run -q -n 1 "$FIX/ranked.yaml" -o truncated.h5
+
+finish

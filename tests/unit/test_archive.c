@@ -1,0 +1,955 @@
+/* test_archive.c - unit tests of the HDF5 archive (schema/archive.c).
+ *
+ * Real HDF5 files in a private temporary folder: a full model is written and
+ * read back field by field (NaNs included), then the reader is fed truncated,
+ * foreign, non-HDF5 and hand-edited files, and the writer unwritable paths and
+ * a rename that fails after the temporary file exists. Kernels are built by
+ * hand (constraints compiled with the real expression compiler) so the tests
+ * do not depend on the kernel.yaml loader. h5dump and read_archive.py, when
+ * present, must accept the written file. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <hdf5.h>
+#include <math.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../../schema/archive.h"
+#include "../../schema/expr.h"
+#include "../../schema/result.h"
+
+extern char **environ;
+
+static char tmpdir[256];
+
+/* ---------------------------------------------------------------- fixtures */
+
+/* A hand-built kernel: tf_kernel fields point into this storage. */
+struct test_kernel {
+    struct tf_kernel k;
+    struct tf_param params[4];
+    int64_t ints[4][8];
+    char *strings[4][8];
+    char *size_names[4];
+    struct tf_problem problems[4];
+    int64_t sizes[4][4];
+    struct tf_expr *constraints[4];
+    char *metric_names[4];
+};
+
+static void tk_param_int(struct test_kernel *t, const char *name, int n, const int64_t *v)
+{
+    int i = t->k.nparams++;
+    t->params[i] = (struct tf_param){.name = (char *)name, .kind = TF_PARAM_INT, .count = n,
+                                     .ints = t->ints[i]};
+    memcpy(t->ints[i], v, (size_t)n * sizeof *v);
+    t->k.params = t->params;
+}
+
+static void tk_param_enum(struct test_kernel *t, const char *name, int n, const char *const *v)
+{
+    int i = t->k.nparams++;
+    t->params[i] = (struct tf_param){.name = (char *)name, .kind = TF_PARAM_ENUM, .count = n,
+                                     .strings = t->strings[i]};
+    for (int j = 0; j < n; j++)
+        t->strings[i][j] = (char *)v[j];
+    t->k.params = t->params;
+}
+
+static void tk_problem(struct test_kernel *t, const char *name, const int64_t *sizes)
+{
+    int i = t->k.nproblems++;
+    t->problems[i].name = (char *)name;
+    t->problems[i].sizes = t->sizes[i];
+    memcpy(t->sizes[i], sizes, (size_t)t->k.nsizes * sizeof *sizes);
+    t->k.problems = t->problems;
+}
+
+static void tk_constraint(struct test_kernel *t, const char *text)
+{
+    struct tf_symbol syms[8];
+    int n = 0;
+    for (int i = 0; i < t->k.nparams; i++) {
+        const struct tf_param *p = &t->params[i];
+        syms[n++] = (struct tf_symbol){.name = p->name, .slot = i,
+                                       .enum_values = p->kind == TF_PARAM_ENUM
+                                                          ? (const char *const *)p->strings
+                                                          : NULL,
+                                       .enum_count = p->kind == TF_PARAM_ENUM ? p->count : 0};
+    }
+    struct tf_symtab st = {syms, n};
+    struct tf_error err = {0};
+    struct tf_expr *e = tf_expr_compile(text, &st, &err);
+    if (e == NULL)
+        fail_msg("constraint '%s': %s", text, err.message);
+    t->constraints[t->k.nconstraints++] = e;
+    t->k.constraints = t->constraints;
+}
+
+static void tk_free(struct test_kernel *t)
+{
+    for (int i = 0; i < t->k.nconstraints; i++)
+        tf_expr_destroy(t->constraints[i]);
+}
+
+/* gemm: BM {16,32,64} x BN {32,64} x LAYOUT {row,col}; sizes M,N,K; metric gflops. */
+static void make_gemm(struct test_kernel *t)
+{
+    memset(t, 0, sizeof *t);
+    t->k.name = "gemm";
+    static const int64_t bm[] = {16, 32, 64}, bn[] = {32, 64};
+    static const char *const layout[] = {"row", "col"};
+    tk_param_int(t, "BM", 3, bm);
+    tk_param_int(t, "BN", 2, bn);
+    tk_param_enum(t, "LAYOUT", 2, layout);
+    t->size_names[0] = "M";
+    t->size_names[1] = "N";
+    t->size_names[2] = "K";
+    t->k.nsizes = 3;
+    t->k.size_names = t->size_names;
+    tk_problem(t, "small", (const int64_t[]){64, 64, 64});
+    tk_problem(t, "large", (const int64_t[]){4096, 4096, 1024});
+    tk_constraint(t, "BM * BN <= 2048");
+    tk_constraint(t, "LAYOUT == \"row\" || BM >= 32");
+    t->metric_names[0] = "gflops";
+    t->k.nmetrics = 1;
+    t->k.metric_names = t->metric_names;
+    t->k.has_default = true;
+    t->k.default_index = 5;
+    memset(t->k.source_hash, 'a', 64);
+}
+
+/* vecadd: VEC {1,2,4}; size N; no constraints, no metrics, no default. */
+static void make_vecadd(struct test_kernel *t)
+{
+    memset(t, 0, sizeof *t);
+    t->k.name = "vecadd";
+    static const int64_t vec[] = {1, 2, 4};
+    tk_param_int(t, "VEC", 3, vec);
+    t->size_names[0] = "N";
+    t->k.nsizes = 1;
+    t->k.size_names = t->size_names;
+    tk_problem(t, "n1m", (const int64_t[]){1 << 20});
+    memset(t->k.source_hash, 'b', 64);
+}
+
+static struct tf_device make_device(const char *backend, const char *name, const char *uuid,
+                                    const char *host)
+{
+    struct tf_device d;
+    memset(&d, 0, sizeof d);
+    tf_strlcpy(d.backend, backend, sizeof d.backend);
+    tf_strlcpy(d.vendor, "NVIDIA", sizeof d.vendor);
+    tf_strlcpy(d.name, name, sizeof d.name);
+    tf_strlcpy(d.arch, "sm_90", sizeof d.arch);
+    tf_strlcpy(d.uuid, uuid, sizeof d.uuid);
+    tf_strlcpy(d.pci_bus, "0000:17:00.0", sizeof d.pci_bus);
+    tf_strlcpy(d.host, host, sizeof d.host);
+    d.memory_bytes = 85899345920ull;
+    d.compute_units = 132;
+    tf_strlcpy(d.driver_version, "550.54.15", sizeof d.driver_version);
+    tf_strlcpy(d.runtime_version, "12.4", sizeof d.runtime_version);
+    tf_strlcpy(d.compiler_version, "NVRTC 12.4.99", sizeof d.compiler_version);
+    for (int p = 0; p < TF_DEVPROP_COUNT; p++)
+        d.props[p] = 1000 * (p + 1) + (int64_t)strlen(uuid);
+    return d;
+}
+
+static struct tf_archive_run make_run(const char *job, double start, double end)
+{
+    struct tf_archive_run r;
+    memset(&r, 0, sizeof r);
+    tf_strlcpy(r.job_name, job, sizeof r.job_name);
+    memset(r.job_hash, 'f', 64);
+    r.start = start;
+    r.end = end;
+    tf_strlcpy(r.command, "tunefarm run jobs/demo.yaml --archive results/demo.h5",
+               sizeof r.command);
+    tf_strlcpy(r.slurm_job_id, end > 0 ? "4242" : "", sizeof r.slurm_job_id);
+    r.ranks = 9;
+    tf_strlcpy(r.tunefarm_version, "0.1.0", sizeof r.tunefarm_version);
+    return r;
+}
+
+/* A model with 2 devices, 2 runs, gemm with 6 rows (ok and failed), vecadd with 0 rows. */
+static struct tf_archive *make_model(struct test_kernel *gemm, struct test_kernel *vecadd)
+{
+    struct tf_error err = {0};
+    struct tf_archive *a = tf_archive_create();
+    struct tf_device d0 = make_device("cuda", "NVIDIA H100 80GB HBM3", "GPU-0000", "node1");
+    struct tf_device d1 = make_device("hip", "AMD Instinct MI300X", "GPU-1111-xyz", "node2");
+    assert_int_equal(tf_archive_add_device(a, &d0), 0);
+    assert_int_equal(tf_archive_add_device(a, &d1), 1);
+    struct tf_archive_run r0 = make_run("demo", 1714560000.5, 1714563600.25);
+    struct tf_archive_run r1 = make_run("nightly", 1714646400.0, 0);
+    assert_int_equal(tf_archive_add_run(a, &r0), 0);
+    assert_int_equal(tf_archive_add_run(a, &r1), 1);
+
+    struct tf_archive_kernel *ak = tf_archive_kernel_for(a, &gemm->k, &err);
+    if (ak == NULL)
+        fail_msg("kernel_for gemm: %s", err.message);
+    uint32_t small = tf_archive_problem_for(ak, &gemm->k, 0);
+    uint32_t large = tf_archive_problem_for(ak, &gemm->k, 1);
+    assert_int_equal(small, 0);
+    assert_int_equal(large, 1);
+    for (int i = 0; i < 6; i++) {
+        struct tf_archive_row row;
+        memset(&row, 0, sizeof row);
+        row.run = (uint32_t)(i % 2);
+        row.device = (uint32_t)(i / 3);
+        int status = i == 2 ? TF_STATUS_COMPILE_ERROR : i == 4 ? TF_STATUS_TIMEOUT : TF_STATUS_OK;
+        tf_result_init(&row.r, 0, i < 3 ? small : large, (uint64_t)(i * 2 + 1), status);
+        if (status == TF_STATUS_OK) {
+            row.r.samples = 10 + (uint32_t)i;
+            row.r.time_median = 1e-4 * (i + 1);
+            row.r.time_min = 0.9e-4 * (i + 1);
+            row.r.time_mean = 1.1e-4 * (i + 1);
+            row.r.time_rsd = 0.004;
+            row.r.registers = 96;
+            row.r.shared_bytes = 32768;
+            row.r.spill_bytes = 0;
+            row.r.sm_clock_mhz = 1980.0f;
+            row.r.power_w = 612.5f;
+            row.r.temperature_c = 61.0f;
+            row.r.energy_j = 0.061 * i;
+            row.r.flushed_l2 = 1;
+            row.r.throttled = (uint8_t)(i == 5);
+            row.r.metrics[0] = 1234.5 * i;
+        } else {
+            tf_strlcpy(row.r.message, status == TF_STATUS_TIMEOUT ? "no answer in 10 s"
+                                                                  : "error: identifier x undefined",
+                       sizeof row.r.message);
+        }
+        row.r.compile_time = 0.25 * i;
+        row.r.timestamp = 1714560000.0 + i;
+        tf_archive_append(ak, &row);
+    }
+    struct tf_archive_kernel *vk = tf_archive_kernel_for(a, &vecadd->k, &err);
+    if (vk == NULL)
+        fail_msg("kernel_for vecadd: %s", err.message);
+    assert_int_equal(tf_archive_problem_for(vk, &vecadd->k, 0), 0);
+    return a;
+}
+
+static void path_in_tmp(char *out, size_t cap, const char *name)
+{
+    snprintf(out, cap, "%s/%s", tmpdir, name);
+}
+
+static int rm_cb(const char *p, const struct stat *sb, int flag, struct FTW *ftw)
+{
+    (void)sb;
+    (void)flag;
+    (void)ftw;
+    return remove(p);
+}
+
+static int group_setup(void **state)
+{
+    (void)state;
+    snprintf(tmpdir, sizeof tmpdir, "/tmp/tf_test_archive_XXXXXX");
+    return mkdtemp(tmpdir) ? 0 : -1;
+}
+
+static int group_teardown(void **state)
+{
+    (void)state;
+    return nftw(tmpdir, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* Number of entries in `dir` whose name contains ".tmp." */
+static int count_temp_files(const char *dir)
+{
+    DIR *d = opendir(dir);
+    int n = 0;
+    if (d == NULL)
+        return 0;
+    for (struct dirent *e; (e = readdir(d)) != NULL;)
+        if (strstr(e->d_name, ".tmp.") != NULL)
+            n++;
+    closedir(d);
+    return n;
+}
+
+/* Spawn argv (PATH search); exit status, or -1 if it could not be started. */
+static int spawn_wait(char *const argv[], int quiet)
+{
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    if (quiet) { /* stdout and stderr: a rejection we expect is not log noise */
+        posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+        posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+    }
+    pid_t pid;
+    int rc = posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    if (rc != 0)
+        return -1;
+    int st;
+    if (waitpid(pid, &st, 0) < 0)
+        return -1;
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+static int on_path(const char *exe)
+{
+    const char *path = getenv("PATH");
+    if (exe[0] == '/')
+        return access(exe, X_OK) == 0;
+    if (path == NULL)
+        return 0;
+    char *copy = strdup(path), *save = NULL;
+    int found = 0;
+    for (char *d = strtok_r(copy, ":", &save); d && !found; d = strtok_r(NULL, ":", &save)) {
+        char full[1024];
+        snprintf(full, sizeof full, "%s/%s", d, exe);
+        found = access(full, X_OK) == 0;
+    }
+    free(copy);
+    return found;
+}
+
+/* ---------------------------------------------------------------- comparisons */
+
+static int same_double(double x, double y)
+{
+    return (isnan(x) && isnan(y)) || x == y;
+}
+
+#define assert_same_double(x, y)                                                               \
+    do {                                                                                       \
+        if (!same_double((double)(x), (double)(y)))                                            \
+            fail_msg("%s = %.17g but %s = %.17g", #x, (double)(x), #y, (double)(y));           \
+    } while (0)
+
+static void assert_archives_equal(const struct tf_archive *a, const struct tf_archive *b)
+{
+    assert_same_double(a->created, b->created);
+    assert_string_equal(a->tunefarm_version, b->tunefarm_version);
+    assert_int_equal(a->ndevices, b->ndevices);
+    for (int i = 0; i < a->ndevices; i++) {
+        const struct tf_device *x = &a->devices[i], *y = &b->devices[i];
+        assert_string_equal(x->backend, y->backend);
+        assert_string_equal(x->vendor, y->vendor);
+        assert_string_equal(x->name, y->name);
+        assert_string_equal(x->arch, y->arch);
+        assert_string_equal(x->uuid, y->uuid);
+        assert_string_equal(x->pci_bus, y->pci_bus);
+        assert_string_equal(x->host, y->host);
+        assert_int_equal(x->memory_bytes, y->memory_bytes);
+        assert_int_equal(x->compute_units, y->compute_units);
+        assert_string_equal(x->driver_version, y->driver_version);
+        assert_string_equal(x->runtime_version, y->runtime_version);
+        assert_string_equal(x->compiler_version, y->compiler_version);
+        for (int p = 0; p < TF_DEVPROP_COUNT; p++)
+            assert_int_equal(x->props[p], y->props[p]);
+    }
+    assert_int_equal(a->nruns, b->nruns);
+    for (int i = 0; i < a->nruns; i++) {
+        const struct tf_archive_run *x = &a->runs[i], *y = &b->runs[i];
+        assert_string_equal(x->job_name, y->job_name);
+        assert_string_equal(x->job_hash, y->job_hash);
+        assert_same_double(x->start, y->start);
+        assert_same_double(x->end, y->end);
+        assert_string_equal(x->command, y->command);
+        assert_string_equal(x->slurm_job_id, y->slurm_job_id);
+        assert_int_equal(x->ranks, y->ranks);
+        assert_string_equal(x->tunefarm_version, y->tunefarm_version);
+    }
+    assert_int_equal(a->nkernels, b->nkernels);
+    for (int k = 0; k < a->nkernels; k++) {
+        const struct tf_archive_kernel *x = &a->kernels[k], *y = &b->kernels[k];
+        assert_string_equal(x->name, y->name);
+        assert_string_equal(x->source_hash, y->source_hash);
+        assert_int_equal(x->nparams, y->nparams);
+        for (int i = 0; i < x->nparams; i++) {
+            const struct tf_param *p = &x->params[i], *q = &y->params[i];
+            assert_string_equal(p->name, q->name);
+            assert_int_equal(p->kind, q->kind);
+            assert_int_equal(p->count, q->count);
+            for (int v = 0; v < p->count; v++) {
+                if (p->kind == TF_PARAM_INT)
+                    assert_int_equal(p->ints[v], q->ints[v]);
+                else
+                    assert_string_equal(p->strings[v], q->strings[v]);
+            }
+        }
+        assert_int_equal(x->nsizes, y->nsizes);
+        for (int i = 0; i < x->nsizes; i++)
+            assert_string_equal(x->size_names[i], y->size_names[i]);
+        assert_int_equal(x->nconstraints, y->nconstraints);
+        for (int i = 0; i < x->nconstraints; i++)
+            assert_string_equal(x->constraints[i], y->constraints[i]);
+        assert_int_equal(x->nmetrics, y->nmetrics);
+        for (int i = 0; i < x->nmetrics; i++)
+            assert_string_equal(x->metric_names[i], y->metric_names[i]);
+        assert_int_equal(x->has_default, y->has_default);
+        if (x->has_default)
+            assert_int_equal(x->default_index, y->default_index);
+        assert_int_equal(x->nproblems, y->nproblems);
+        for (int i = 0; i < x->nproblems; i++) {
+            assert_string_equal(x->problems[i].name, y->problems[i].name);
+            for (int s = 0; s < x->nsizes; s++)
+                assert_int_equal(x->problems[i].sizes[s], y->problems[i].sizes[s]);
+        }
+        assert_int_equal(x->nrows, y->nrows);
+        for (uint64_t i = 0; i < x->nrows; i++) {
+            const struct tf_archive_row *p = &x->rows[i], *q = &y->rows[i];
+            assert_int_equal(p->run, q->run);
+            assert_int_equal(p->device, q->device);
+            assert_int_equal(p->r.problem, q->r.problem);
+            assert_int_equal(p->r.config, q->r.config);
+            assert_int_equal(p->r.status, q->r.status);
+            assert_int_equal(p->r.flushed_l2, q->r.flushed_l2);
+            assert_int_equal(p->r.throttled, q->r.throttled);
+            assert_int_equal(p->r.samples, q->r.samples);
+            assert_same_double(p->r.time_median, q->r.time_median);
+            assert_same_double(p->r.time_min, q->r.time_min);
+            assert_same_double(p->r.time_mean, q->r.time_mean);
+            assert_same_double(p->r.time_rsd, q->r.time_rsd);
+            assert_same_double(p->r.compile_time, q->r.compile_time);
+            assert_int_equal(p->r.registers, q->r.registers);
+            assert_int_equal(p->r.shared_bytes, q->r.shared_bytes);
+            assert_int_equal(p->r.spill_bytes, q->r.spill_bytes);
+            assert_same_double(p->r.sm_clock_mhz, q->r.sm_clock_mhz);
+            assert_same_double(p->r.power_w, q->r.power_w);
+            assert_same_double(p->r.temperature_c, q->r.temperature_c);
+            assert_same_double(p->r.energy_j, q->r.energy_j);
+            assert_same_double(p->r.timestamp, q->r.timestamp);
+            for (int m = 0; m < x->nmetrics; m++)
+                assert_same_double(p->r.metrics[m], q->r.metrics[m]);
+            assert_string_equal(p->r.message, q->r.message);
+        }
+    }
+}
+
+static void write_ok(const struct tf_archive *a, const char *path)
+{
+    struct tf_error err = {0};
+    if (tf_archive_write(a, path, &err) != 0)
+        fail_msg("write %s: %s", path, err.message);
+}
+
+static struct tf_archive *read_ok(const char *path)
+{
+    struct tf_error err = {0};
+    struct tf_archive *b = tf_archive_read(path, &err);
+    if (b == NULL)
+        fail_msg("read %s: %s", path, err.message);
+    return b;
+}
+
+/* Read must fail with a message containing `needle`. */
+static void read_fails(const char *path, const char *needle)
+{
+    struct tf_error err = {0};
+    struct tf_archive *b = tf_archive_read(path, &err);
+    if (b != NULL) {
+        tf_archive_destroy(b);
+        fail_msg("reading %s succeeded; expected an error with '%s'", path, needle);
+    }
+    if (strstr(err.message, needle) == NULL)
+        fail_msg("error '%s' does not mention '%s'", err.message, needle);
+}
+
+/* ---------------------------------------------------------------- tests */
+
+static void test_round_trip(void **state)
+{
+    (void)state;
+    struct test_kernel gemm, vecadd;
+    make_gemm(&gemm);
+    make_vecadd(&vecadd);
+    struct tf_archive *a = make_model(&gemm, &vecadd);
+    char path[512];
+    path_in_tmp(path, sizeof path, "round.h5");
+    write_ok(a, path);
+    assert_int_equal(count_temp_files(tmpdir), 0);
+    struct tf_archive *b = read_ok(path);
+    assert_archives_equal(a, b);
+    /* Spot checks that would catch a comparison that compares nothing. */
+    assert_int_equal(b->nkernels, 2);
+    assert_string_equal(b->kernels[0].name, "gemm");
+    assert_int_equal(b->kernels[0].nrows, 6);
+    assert_int_equal(b->kernels[1].nrows, 0);
+    assert_int_equal(b->kernels[0].params[2].kind, TF_PARAM_ENUM);
+    assert_string_equal(b->kernels[0].params[2].strings[1], "col");
+    assert_string_equal(b->kernels[0].constraints[1], "LAYOUT == \"row\" || BM >= 32");
+    assert_int_equal(b->kernels[1].nconstraints, 0);
+    assert_false(b->kernels[1].has_default);
+    assert_true(isnan(b->kernels[0].rows[2].r.time_median));
+    assert_true(isnan(b->kernels[0].rows[2].r.metrics[0]));
+    assert_true(isnan(b->kernels[0].rows[4].r.power_w));
+    assert_int_equal(b->kernels[0].rows[4].r.status, TF_STATUS_TIMEOUT);
+    assert_string_equal(b->kernels[0].rows[2].r.message, "error: identifier x undefined");
+    assert_true(b->kernels[0].rows[5].r.time_median == 1e-4 * 6);
+
+    /* A model read back can be extended and rewritten over itself. */
+    struct tf_error err = {0};
+    struct tf_archive_kernel *ak = tf_archive_kernel_for(b, &gemm.k, &err);
+    assert_non_null(ak);
+    assert_ptr_equal(ak, &b->kernels[0]);
+    tf_archive_append(ak, &b->kernels[0].rows[0]);
+    write_ok(b, path);
+    struct tf_archive *c = read_ok(path);
+    assert_int_equal(c->kernels[0].nrows, 7);
+    assert_archives_equal(b, c);
+
+    tf_archive_destroy(c);
+    tf_archive_destroy(b);
+    tf_archive_destroy(a);
+    tk_free(&gemm);
+    tk_free(&vecadd);
+}
+
+static void test_empty_archive_and_mkdir(void **state)
+{
+    (void)state;
+    struct tf_archive *a = tf_archive_create();
+    char path[512];
+    path_in_tmp(path, sizeof path, "deep/er/folder/empty.h5");
+    write_ok(a, path);
+    struct tf_archive *b = read_ok(path);
+    assert_int_equal(b->ndevices, 0);
+    assert_int_equal(b->nruns, 0);
+    assert_int_equal(b->nkernels, 0);
+    assert_same_double(a->created, b->created);
+    tf_archive_destroy(b);
+    tf_archive_destroy(a);
+}
+
+/* More rows than one I/O block and many chunks: the block loop must not drop or shift rows. */
+static void test_many_rows(void **state)
+{
+    (void)state;
+    struct test_kernel gemm;
+    make_gemm(&gemm);
+    struct tf_archive *a = tf_archive_create();
+    struct tf_device d = make_device("cuda", "H100", "GPU-1", "n1");
+    struct tf_archive_run run = make_run("big", 1.0, 2.0);
+    tf_archive_add_device(a, &d);
+    tf_archive_add_run(a, &run);
+    struct tf_error err = {0};
+    struct tf_archive_kernel *ak = tf_archive_kernel_for(a, &gemm.k, &err);
+    assert_non_null(ak);
+    tf_archive_problem_for(ak, &gemm.k, 0);
+    const uint64_t n = 40000;
+    for (uint64_t i = 0; i < n; i++) {
+        struct tf_archive_row row = {0};
+        tf_result_init(&row.r, 0, 0, i % 12, TF_STATUS_OK);
+        row.r.time_median = (double)i;
+        row.r.samples = (uint32_t)i;
+        tf_archive_append(ak, &row);
+    }
+    char path[512];
+    path_in_tmp(path, sizeof path, "many.h5");
+    write_ok(a, path);
+    struct tf_archive *b = read_ok(path);
+    assert_int_equal(b->kernels[0].nrows, n);
+    for (uint64_t i = 0; i < n; i++) {
+        assert_int_equal(b->kernels[0].rows[i].r.samples, i);
+        assert_int_equal(b->kernels[0].rows[i].r.config, i % 12);
+        assert_true(b->kernels[0].rows[i].r.time_median == (double)i);
+    }
+    tf_archive_destroy(b);
+    tf_archive_destroy(a);
+    tk_free(&gemm);
+}
+
+static void test_kernel_for_mismatch(void **state)
+{
+    (void)state;
+    struct test_kernel gemm, other;
+    make_gemm(&gemm);
+    struct tf_archive *a = tf_archive_create();
+    struct tf_error err = {0};
+    struct tf_archive_kernel *ak = tf_archive_kernel_for(a, &gemm.k, &err);
+    assert_non_null(ak);
+    assert_int_equal(a->nkernels, 1);
+
+    /* The same kernel file: the same entry, provenance refreshed. */
+    memset(gemm.k.source_hash, 'c', 64);
+    assert_ptr_equal(tf_archive_kernel_for(a, &gemm.k, &err), ak);
+    assert_int_equal(ak->source_hash[0], 'c');
+    assert_int_equal(a->nkernels, 1);
+
+    /* An extra parameter. */
+    make_gemm(&other);
+    static const int64_t bk[] = {8, 16};
+    tk_param_int(&other, "BK", 2, bk);
+    assert_null(tf_archive_kernel_for(a, &other.k, &err));
+    assert_string_equal(err.message,
+                        "archive kernel 'gemm' has parameters BM,BN,LAYOUT but the kernel file "
+                        "has BM,BN,LAYOUT,BK: use another archive or a new kernel name");
+    tk_free(&other);
+
+    /* Other values. */
+    make_gemm(&other);
+    other.ints[0][2] = 128;
+    assert_null(tf_archive_kernel_for(a, &other.k, &err));
+    assert_non_null(strstr(err.message, "parameter BM with values 16,32,64 but the kernel file "
+                                        "has 16,32,128"));
+    tk_free(&other);
+
+    /* An int parameter that became an enum. */
+    make_gemm(&other);
+    static const char *const bns[] = {"a", "b"};
+    other.k.nparams = 1;
+    tk_param_enum(&other, "BN", 2, bns);
+    tk_param_enum(&other, "LAYOUT", 2, (const char *const[]){"row", "col"});
+    assert_null(tf_archive_kernel_for(a, &other.k, &err));
+    assert_non_null(strstr(err.message, "parameter BN of kind int but the kernel file has enum"));
+    tk_free(&other);
+
+    /* Other sizes, other metrics. */
+    make_gemm(&other);
+    other.k.nsizes = 2;
+    assert_null(tf_archive_kernel_for(a, &other.k, &err));
+    assert_non_null(strstr(err.message, "problem sizes M,N,K but the kernel file has M,N"));
+    tk_free(&other);
+    make_gemm(&other);
+    other.k.nmetrics = 0;
+    assert_null(tf_archive_kernel_for(a, &other.k, &err));
+    assert_non_null(strstr(err.message, "metrics gflops but the kernel file has (none)"));
+    tk_free(&other);
+
+    assert_int_equal(a->nkernels, 1);
+    tf_archive_destroy(a);
+    tk_free(&gemm);
+}
+
+/* Names that cannot become columns or groups are refused when the kernel enters the archive. */
+static void test_kernel_for_bad_names(void **state)
+{
+    (void)state;
+    struct test_kernel t;
+    struct tf_error err = {0};
+    struct tf_archive *a = tf_archive_create();
+
+    make_vecadd(&t);
+    t.params[0].name = "status";
+    assert_null(tf_archive_kernel_for(a, &t.k, &err));
+    assert_non_null(strstr(err.message, "two columns named 'status'"));
+
+    make_vecadd(&t);
+    t.k.name = "a/b";
+    assert_null(tf_archive_kernel_for(a, &t.k, &err));
+    assert_non_null(strstr(err.message, "cannot name an archive group"));
+
+    make_vecadd(&t);
+    tk_param_enum(&t, "ALGO", 1, (const char *const[]){"a_value_that_is_longer_than_32_bytes"});
+    assert_null(tf_archive_kernel_for(a, &t.k, &err));
+    assert_non_null(strstr(err.message, "longer than 32 bytes"));
+
+    assert_int_equal(a->nkernels, 0);
+    tf_archive_destroy(a);
+}
+
+static void test_device_dedupe(void **state)
+{
+    (void)state;
+    struct tf_archive *a = tf_archive_create();
+    struct tf_device d0 = make_device("cuda", "H100", "GPU-A", "node1");
+    struct tf_device d0_again = d0;
+    d0_again.compute_units = 7; /* not part of the identity */
+    tf_strlcpy(d0_again.driver_version, "999", sizeof d0_again.driver_version);
+    struct tf_device other_uuid = make_device("cuda", "H100", "GPU-B", "node1");
+    struct tf_device other_host = make_device("cuda", "H100", "GPU-A", "node2");
+    struct tf_device other_backend = make_device("hip", "H100", "GPU-A", "node1");
+    assert_int_equal(tf_archive_add_device(a, &d0), 0);
+    assert_int_equal(tf_archive_add_device(a, &d0_again), 0);
+    assert_int_equal(tf_archive_add_device(a, &other_uuid), 1);
+    assert_int_equal(tf_archive_add_device(a, &other_host), 2);
+    assert_int_equal(tf_archive_add_device(a, &other_backend), 3);
+    assert_int_equal(tf_archive_add_device(a, &other_uuid), 1);
+    assert_int_equal(a->ndevices, 4);
+    assert_int_equal(a->devices[0].compute_units, 132);
+    tf_archive_destroy(a);
+}
+
+static void test_problem_for(void **state)
+{
+    (void)state;
+    struct test_kernel gemm, moved;
+    make_gemm(&gemm);
+    struct tf_error err = {0};
+    struct tf_archive *a = tf_archive_create();
+    struct tf_archive_kernel *ak = tf_archive_kernel_for(a, &gemm.k, &err);
+    assert_int_equal(tf_archive_problem_for(ak, &gemm.k, 1), 0);
+    assert_int_equal(tf_archive_problem_for(ak, &gemm.k, 0), 1);
+    assert_int_equal(tf_archive_problem_for(ak, &gemm.k, 1), 0);
+    /* "small" with other sizes is another problem; the old rows keep their sizes. */
+    make_gemm(&moved);
+    moved.sizes[0][2] = 128;
+    assert_int_equal(tf_archive_problem_for(ak, &moved.k, 0), 2);
+    assert_int_equal(ak->nproblems, 3);
+    assert_string_equal(ak->problems[2].name, "small");
+    assert_int_equal(ak->problems[2].sizes[2], 128);
+    assert_int_equal(ak->problems[1].sizes[2], 64);
+    tf_archive_destroy(a);
+    tk_free(&gemm);
+    tk_free(&moved);
+}
+
+static void test_truncated(void **state)
+{
+    (void)state;
+    struct test_kernel gemm, vecadd;
+    make_gemm(&gemm);
+    make_vecadd(&vecadd);
+    struct tf_archive *a = make_model(&gemm, &vecadd);
+    char path[512];
+    path_in_tmp(path, sizeof path, "truncated.h5");
+    write_ok(a, path);
+    struct stat st;
+    assert_int_equal(stat(path, &st), 0);
+    assert_true(st.st_size > 1000);
+    assert_int_equal(truncate(path, st.st_size / 2), 0);
+    struct tf_error err = {0};
+    assert_null(tf_archive_read(path, &err));
+    assert_true(err.code != TF_ERR_NONE);
+    assert_non_null(strstr(err.message, path));
+    /* Cut in the very first bytes too: not even the signature is whole. */
+    assert_int_equal(truncate(path, 5), 0);
+    read_fails(path, "not an HDF5 file");
+    tf_archive_destroy(a);
+    tk_free(&gemm);
+    tk_free(&vecadd);
+}
+
+static void test_foreign_hdf5(void **state)
+{
+    (void)state;
+    char path[512];
+    path_in_tmp(path, sizeof path, "foreign.h5");
+    hid_t f = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    assert_true(f >= 0);
+    hsize_t dims[1] = {4};
+    hid_t sp = H5Screate_simple(1, dims, NULL);
+    hid_t ds = H5Dcreate2(f, "data", H5T_NATIVE_INT, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    int v[4] = {1, 2, 3, 4};
+    assert_true(H5Dwrite(ds, H5T_NATIVE_INT, H5S_ALL, H5S_ALL, H5P_DEFAULT, v) >= 0);
+    H5Dclose(ds);
+    H5Sclose(sp);
+    H5Fclose(f);
+    read_fails(path, "is an HDF5 file but not a tunefarm archive (no 'format' attribute)");
+}
+
+static void test_not_hdf5_and_missing(void **state)
+{
+    (void)state;
+    char path[512];
+    path_in_tmp(path, sizeof path, "text.h5");
+    FILE *fp = fopen(path, "w");
+    assert_non_null(fp);
+    for (int i = 0; i < 200; i++)
+        fputs("this is not an archive\n", fp);
+    fclose(fp);
+    read_fails(path, "is not an HDF5 file");
+    path_in_tmp(path, sizeof path, "does-not-exist.h5");
+    read_fails(path, "No such file or directory");
+    read_fails(tmpdir, "not a regular file");
+}
+
+static void test_unwritable(void **state)
+{
+    (void)state;
+    struct tf_error err = {0};
+    struct tf_archive *a = tf_archive_create();
+    char file[512], path[512], sub[1100];
+
+    assert_int_equal(tf_archive_write(a, "/proc/forbidden/x.h5", &err), -1);
+    assert_non_null(strstr(err.message, "/proc/forbidden"));
+
+    path_in_tmp(file, sizeof file, "plain-file");
+    FILE *fp = fopen(file, "w");
+    assert_non_null(fp);
+    fclose(fp);
+    snprintf(sub, sizeof sub, "%s/sub/x.h5", file);
+    assert_int_equal(tf_archive_write(a, sub, &err), -1);
+    assert_non_null(strstr(err.message, "cannot create folder"));
+    assert_non_null(strstr(err.message, "Not a directory"));
+
+    /* The temporary file is written, then rename fails (the target is a non-empty
+     * folder): the temporary file must be gone and the folder untouched. */
+    path_in_tmp(path, sizeof path, "target-dir");
+    assert_int_equal(mkdir(path, 0777), 0);
+    snprintf(sub, sizeof sub, "%s/keep", path);
+    fp = fopen(sub, "w");
+    assert_non_null(fp);
+    fclose(fp);
+    assert_int_equal(count_temp_files(tmpdir), 0);
+    assert_int_equal(tf_archive_write(a, path, &err), -1);
+    assert_non_null(strstr(err.message, "cannot rename"));
+    assert_int_equal(count_temp_files(tmpdir), 0);
+    assert_int_equal(access(sub, F_OK), 0);
+    tf_archive_destroy(a);
+}
+
+/* An inconsistent model is refused before anything is written: the old file stays. */
+static void test_invalid_model_keeps_old_file(void **state)
+{
+    (void)state;
+    struct test_kernel gemm, vecadd;
+    make_gemm(&gemm);
+    make_vecadd(&vecadd);
+    struct tf_archive *a = make_model(&gemm, &vecadd);
+    char path[512];
+    path_in_tmp(path, sizeof path, "keep.h5");
+    write_ok(a, path);
+    a->kernels[0].rows[3].device = 7;
+    struct tf_error err = {0};
+    assert_int_equal(tf_archive_write(a, path, &err), -1);
+    assert_non_null(strstr(err.message, "out-of-range device"));
+    assert_int_equal(count_temp_files(tmpdir), 0);
+    struct tf_archive *b = read_ok(path);
+    assert_int_equal(b->kernels[0].rows[3].device, 1);
+    tf_archive_destroy(b);
+    tf_archive_destroy(a);
+    tk_free(&gemm);
+    tk_free(&vecadd);
+}
+
+/* Overwrite one member of one results row in place (HDF5 partial compound write). */
+static void poke_results(const char *path, const char *column, hid_t mtype, const void *value,
+                         hsize_t row)
+{
+    hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
+    assert_true(f >= 0);
+    hid_t ds = H5Dopen2(f, "/kernels/gemm/results", H5P_DEFAULT);
+    assert_true(ds >= 0);
+    hid_t ct = H5Tcreate(H5T_COMPOUND, H5Tget_size(mtype));
+    H5Tinsert(ct, column, 0, mtype);
+    hid_t fs = H5Dget_space(ds);
+    hsize_t start[1] = {row}, count[1] = {1};
+    H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, count, NULL);
+    hid_t ms = H5Screate_simple(1, count, NULL);
+    assert_true(H5Dwrite(ds, ct, ms, fs, H5P_DEFAULT, value) >= 0);
+    H5Sclose(ms);
+    H5Sclose(fs);
+    H5Tclose(ct);
+    H5Dclose(ds);
+    H5Fclose(f);
+}
+
+static void test_hand_edited_files(void **state)
+{
+    (void)state;
+    struct test_kernel gemm, vecadd;
+    make_gemm(&gemm);
+    make_vecadd(&vecadd);
+    struct tf_archive *a = make_model(&gemm, &vecadd);
+    char path[512];
+    path_in_tmp(path, sizeof path, "edited.h5");
+
+    write_ok(a, path);
+    uint32_t dev = 99;
+    poke_results(path, "device", H5T_NATIVE_UINT32, &dev, 1);
+    read_fails(path, "dataset /kernels/gemm/results row 1: column 'device' is out of range");
+
+    write_ok(a, path);
+    int64_t bm = 48;
+    poke_results(path, "BM", H5T_NATIVE_INT64, &bm, 4);
+    read_fails(path, "row 4: column 'BM' disagrees with config");
+
+    write_ok(a, path);
+    uint64_t config = 12; /* gemm has 12 configurations: 0..11 */
+    poke_results(path, "config", H5T_NATIVE_UINT64, &config, 0);
+    read_fails(path, "column 'config' is out of range");
+
+    write_ok(a, path);
+    hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
+    hid_t at = H5Aopen(f, "schema_version", H5P_DEFAULT);
+    int32_t v = 2;
+    assert_true(H5Awrite(at, H5T_NATIVE_INT32, &v) >= 0);
+    H5Aclose(at);
+    H5Fclose(f);
+    read_fails(path, "schema version 2");
+
+    write_ok(a, path);
+    f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
+    assert_true(H5Ldelete(f, "/kernels/gemm/problems", H5P_DEFAULT) >= 0);
+    H5Fclose(f);
+    read_fails(path, "no dataset /kernels/gemm/problems");
+
+    write_ok(a, path);
+    f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
+    hid_t g = H5Gopen2(f, "/kernels/gemm", H5P_DEFAULT);
+    assert_true(H5Adelete(g, "values:LAYOUT") >= 0);
+    H5Gclose(g);
+    H5Fclose(f);
+    read_fails(path, "/kernels/gemm has no attribute 'values:LAYOUT'");
+
+    tf_archive_destroy(a);
+    tk_free(&gemm);
+    tk_free(&vecadd);
+}
+
+static void test_external_readers(void **state)
+{
+    (void)state;
+    struct test_kernel gemm, vecadd;
+    make_gemm(&gemm);
+    make_vecadd(&vecadd);
+    struct tf_archive *a = make_model(&gemm, &vecadd);
+    char path[512];
+    path_in_tmp(path, sizeof path, "external.h5");
+    write_ok(a, path);
+    if (on_path("h5dump")) {
+        char *argv[] = {"h5dump", "-H", path, NULL};
+        assert_int_equal(spawn_wait(argv, 1), 0);
+    } else {
+        print_message("skipped: h5dump not found on PATH\n");
+    }
+    const char *script = "tests/integration/read_archive.py";
+    if (access("/usr/bin/python3", X_OK) == 0 && access(script, R_OK) == 0) {
+        char *argv[] = {"/usr/bin/python3", (char *)script, path, NULL};
+        assert_int_equal(spawn_wait(argv, 0), 0);
+        /* ... and it must reject what is not an archive. */
+        char bad[512];
+        path_in_tmp(bad, sizeof bad, "foreign-for-python.h5");
+        hid_t f = H5Fcreate(bad, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+        H5Fclose(f);
+        char *argv2[] = {"/usr/bin/python3", (char *)script, bad, NULL};
+        assert_int_not_equal(spawn_wait(argv2, 1), 0);
+    } else {
+        print_message("skipped: /usr/bin/python3 or %s not found (run from the repo root)\n",
+                      script);
+    }
+    tf_archive_destroy(a);
+    tk_free(&gemm);
+    tk_free(&vecadd);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_round_trip),
+        cmocka_unit_test(test_empty_archive_and_mkdir),
+        cmocka_unit_test(test_many_rows),
+        cmocka_unit_test(test_kernel_for_mismatch),
+        cmocka_unit_test(test_kernel_for_bad_names),
+        cmocka_unit_test(test_device_dedupe),
+        cmocka_unit_test(test_problem_for),
+        cmocka_unit_test(test_truncated),
+        cmocka_unit_test(test_foreign_hdf5),
+        cmocka_unit_test(test_not_hdf5_and_missing),
+        cmocka_unit_test(test_unwritable),
+        cmocka_unit_test(test_invalid_model_keeps_old_file),
+        cmocka_unit_test(test_hand_edited_files),
+        cmocka_unit_test(test_external_readers),
+    };
+    return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}

@@ -1,0 +1,374 @@
+/* test_host.c - the host backend end to end: discovery, compiling kernels/gemm
+ * through the compile pool (real cc) and its cache, compile errors, and
+ * loading + launching the compiled .so against the compiled reference. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <glob.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../../schema/bundle.h"
+#include "../../schema/kernel.h"
+#include "../../schema/status.h"
+#include "../../worker/backend.h"
+#include "../../worker/cache.h"
+#include "../../worker/compile.h"
+#include "../../worker/verify.h"
+
+struct fixture {
+    char cache[64];
+    struct tf_bundle *bundle;
+    struct tf_kernel *gemm;
+    struct tf_device dev;
+};
+
+static int count_files(const char *cache, const char *pattern_ext)
+{
+    char pattern[256];
+    glob_t g;
+    snprintf(pattern, sizeof pattern, "%s/host/*/*.%s", cache, pattern_ext);
+    int n = glob(pattern, 0, NULL, &g) == 0 ? (int)g.gl_pathc : 0;
+    globfree(&g);
+    return n;
+}
+
+/* rm -r of the cache folder (two levels of fan-out), by unlinking what glob finds. */
+static void remove_cache(const char *cache)
+{
+    char pattern[256];
+    glob_t g;
+    snprintf(pattern, sizeof pattern, "%s/host/*/*", cache);
+    if (glob(pattern, 0, NULL, &g) == 0)
+        for (size_t i = 0; i < g.gl_pathc; i++)
+            unlink(g.gl_pathv[i]);
+    globfree(&g);
+    snprintf(pattern, sizeof pattern, "%s/host/*", cache);
+    if (glob(pattern, 0, NULL, &g) == 0)
+        for (size_t i = 0; i < g.gl_pathc; i++)
+            rmdir(g.gl_pathv[i]);
+    globfree(&g);
+    snprintf(pattern, sizeof pattern, "%s/host", cache);
+    rmdir(pattern);
+    rmdir(cache);
+}
+
+static int setup(void **state)
+{
+    struct fixture *f = calloc(1, sizeof *f);
+    struct tf_error err = {0};
+    strcpy(f->cache, "/tmp/tf-test-host-XXXXXX");
+    if (mkdtemp(f->cache) == NULL)
+        return -1;
+    f->bundle = tf_bundle_create();
+    f->gemm = tf_kernel_load("kernels/gemm/kernel.yaml", f->bundle, &err);
+    if (f->gemm == NULL) {
+        tf_error_print(&err, "test_host", stderr);
+        return -1;
+    }
+    if (tf_backend_host.describe(0, &f->dev, &err) != 0)
+        return -1;
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    struct fixture *f = *state;
+    tf_kernel_destroy(f->gemm);
+    tf_bundle_destroy(f->bundle);
+    remove_cache(f->cache);
+    free(f);
+    return 0;
+}
+
+static void test_discovery(void **state)
+{
+    struct fixture *f = *state;
+    struct tf_error err = {0};
+    assert_ptr_equal(tf_backend_find("host"), &tf_backend_host);
+    assert_null(tf_backend_find("nope"));
+    assert_ptr_equal(tf_backends[0], &tf_backend_host);
+    assert_int_equal(tf_backend_host.probe(&err), 0);
+    assert_int_equal(tf_backend_host.device_count(), 1);
+    assert_string_equal(f->dev.backend, "host");
+    assert_true(f->dev.name[0] != '\0');
+    assert_true(f->dev.arch[0] != '\0');
+    assert_true(f->dev.host[0] != '\0');
+    assert_true(f->dev.compiler_version[0] != '\0');
+    assert_true(f->dev.runtime_version[0] != '\0');
+    assert_true(f->dev.memory_bytes > 0);
+    assert_true(f->dev.compute_units >= 1);
+    assert_int_equal(f->dev.props[TF_DEVPROP_MAX_THREADS], 1);
+    assert_int_equal(f->dev.props[TF_DEVPROP_WARP_SIZE], 1);
+    assert_int_equal(f->dev.props[TF_DEVPROP_SM_COUNT], (int64_t)f->dev.compute_units);
+    assert_true(f->dev.props[TF_DEVPROP_L2_BYTES] > 0);
+    assert_true(f->dev.props[TF_DEVPROP_MAX_SHARED] > 0);
+    const int64_t simd = f->dev.props[TF_DEVPROP_SIMD_BYTES];
+    assert_true(simd == 16 || simd == 32 || simd == 64);
+    struct tf_device other;
+    assert_int_not_equal(tf_backend_host.describe(1, &other, &err), 0);
+    assert_non_null(strstr(err.message, "one device"));
+    /* the compiler identity names the compiler and stays the same */
+    const char *id = tf_backend_host.compiler_id();
+    assert_non_null(strstr(id, f->dev.compiler_version));
+    assert_ptr_equal(id, tf_backend_host.compiler_id());
+}
+
+static void test_compile_and_cache_hit(void **state)
+{
+    struct fixture *f = *state;
+    struct tf_error err = {0};
+    struct tf_compile_pool *p = tf_compile_pool_create(&tf_backend_host, f->dev.arch, f->cache,
+                                                       2, &err);
+    assert_non_null(p);
+    assert_true(f->gemm->has_default);
+    struct tf_compiled c1, c2;
+    tf_compile_wait(p, tf_compile_submit(p, f->gemm, f->gemm->default_index), &c1);
+    assert_int_equal(c1.status, TF_STATUS_OK);
+    assert_int_equal(c1.cached, 0);
+    assert_true(c1.compile_time > 0.0);
+    assert_int_equal(c1.registers, -1);
+    assert_int_equal(c1.shared_bytes, -1);
+    assert_int_equal(c1.spill_bytes, -1);
+    assert_int_equal(access(c1.binary_path, R_OK), 0);
+    assert_non_null(strstr(c1.binary_path, f->cache));
+    assert_non_null(strstr(c1.binary_path, ".so"));
+    assert_int_equal(count_files(f->cache, "meta"), 1);
+    assert_int_equal(count_files(f->cache, "so"), 1);
+
+    tf_compile_wait(p, tf_compile_submit(p, f->gemm, f->gemm->default_index), &c2);
+    assert_int_equal(c2.status, TF_STATUS_OK);
+    assert_int_equal(c2.cached, 1);
+    assert_true(c2.compile_time == 0.0);
+    assert_string_equal(c2.binary_path, c1.binary_path);
+
+    struct tf_compile_stats st;
+    tf_compile_get_stats(p, &st);
+    assert_int_equal(st.compiled, 1);
+    assert_int_equal(st.cached, 1);
+    assert_int_equal(st.failed, 0);
+    assert_true(st.compile_seconds > 0.0);
+    assert_true(st.wall_seconds_busy > 0.0);
+    tf_compile_pool_destroy(p);
+
+    /* a new pool (a rerun) finds it on disk; no temporary files were left behind */
+    p = tf_compile_pool_create(&tf_backend_host, f->dev.arch, f->cache, 1, &err);
+    tf_compile_wait(p, tf_compile_submit(p, f->gemm, f->gemm->default_index), &c2);
+    assert_int_equal(c2.cached, 1);
+    tf_compile_pool_destroy(p);
+    assert_int_equal(count_files(f->cache, "tmp.*"), 0);
+}
+
+static void test_compile_error(void **state)
+{
+    struct fixture *f = *state;
+    struct tf_error err = {0};
+    struct tf_compile_pool *p = tf_compile_pool_create(&tf_backend_host, f->dev.arch, f->cache,
+                                                       1, &err);
+    assert_non_null(p);
+    struct tf_kernel broken = *f->gemm; /* the pool only reads the kernel */
+    broken.source = "void gemm(void **args)\n{\n    int x = ;\n}\n";
+    struct tf_compiled c;
+    tf_compile_wait(p, tf_compile_submit(p, &broken, broken.default_index), &c);
+    assert_int_equal(c.status, TF_STATUS_COMPILE_ERROR);
+    assert_int_equal(c.cached, 0);
+    assert_string_equal(c.binary_path, "");
+    /* the message is the compiler's error line, pointing into the kernel's own file name */
+    assert_non_null(strstr(c.message, "error"));
+    assert_non_null(strstr(c.message, "gemm.c:3:"));
+    assert_int_equal(count_files(f->cache, "log"), 1);
+    assert_int_equal(count_files(f->cache, "err"), 1);
+
+    /* known-bad variants are not recompiled */
+    struct tf_compiled again;
+    tf_compile_wait(p, tf_compile_submit(p, &broken, broken.default_index), &again);
+    assert_int_equal(again.status, TF_STATUS_COMPILE_ERROR);
+    assert_int_equal(again.cached, 1);
+    assert_string_equal(again.message, c.message);
+
+    /* a define the source cannot take: a different key, a fresh failure */
+    broken.source = "#if BM == 8\n#error BM 8 is not supported\n#endif\nvoid gemm(void **a) { (void)a; }\n";
+    tf_compile_wait(p, tf_compile_submit(p, &broken, broken.default_index), &c);
+    assert_int_equal(c.status, TF_STATUS_COMPILE_ERROR);
+    assert_non_null(strstr(c.message, "BM 8 is not supported"));
+
+    struct tf_compile_stats st;
+    tf_compile_get_stats(p, &st);
+    assert_int_equal(st.compiled, 2);
+    assert_int_equal(st.cached, 1);
+    assert_int_equal(st.failed, 3);
+    tf_compile_pool_destroy(p);
+}
+
+static void test_log_summary(void **state)
+{
+    (void)state;
+    char out[64];
+    tf_compile_log_summary("\n  \nk.c: In function 'f':\nk.c:3:9: error: expected expression\n",
+                           out, sizeof out);
+    assert_string_equal(out, "k.c:3:9: error: expected expression");
+    tf_compile_log_summary("\nld: something odd\nmore\n", out, sizeof out);
+    assert_string_equal(out, "ld: something odd");
+    tf_compile_log_summary("", out, sizeof out);
+    assert_non_null(strstr(out, "without a message"));
+    tf_compile_log_summary("Error: a very long line that does not fit into the small buffer at all",
+                           out, 10);
+    assert_string_equal(out, "Error: a ");
+}
+
+static void test_parallel_submits(void **state)
+{
+    struct fixture *f = *state;
+    struct tf_error err = {0};
+    struct tf_compile_pool *p = tf_compile_pool_create(&tf_backend_host, f->dev.arch, f->cache,
+                                                       2, &err);
+    assert_non_null(p);
+    /* four different UNROLL/VEC/LOOP variants of the default tiling */
+    int digits[16];
+    tf_kernel_decode(f->gemm, f->gemm->default_index, digits);
+    uint64_t configs[4], tickets[4];
+    for (int i = 0; i < 4; i++) {
+        int d[16];
+        memcpy(d, digits, sizeof d);
+        d[3] = i % 2;      /* UNROLL 1 or 2 */
+        d[4] = i / 2 + 1;  /* VEC 4 or 8 */
+        configs[i] = tf_kernel_encode(f->gemm, d);
+        tickets[i] = tf_compile_submit(p, f->gemm, configs[i]);
+    }
+    struct tf_compiled c[4];
+    for (int i = 3; i >= 0; i--) /* out of order on purpose */
+        tf_compile_wait(p, tickets[i], &c[i]);
+    for (int i = 0; i < 4; i++) {
+        assert_int_equal(c[i].status, TF_STATUS_OK);
+        for (int j = 0; j < i; j++)
+            assert_string_not_equal(c[i].binary_path, c[j].binary_path);
+    }
+    tf_compile_pool_destroy(p);
+    /* destroying with queued, unwaited work must not hang or leak */
+    p = tf_compile_pool_create(&tf_backend_host, f->dev.arch, f->cache, 1, &err);
+    tf_compile_submit(p, f->gemm, configs[0]);
+    tf_compile_submit(p, f->gemm, configs[1]);
+    tf_compile_pool_destroy(p);
+    tf_compile_pool_destroy(NULL);
+}
+
+static void test_pool_bad_cache_dir(void **state)
+{
+    struct fixture *f = *state;
+    struct tf_error err = {0};
+    /* a folder under a regular file cannot exist */
+    assert_null(tf_compile_pool_create(&tf_backend_host, f->dev.arch, "/etc/hostname/cache", 1,
+                                       &err));
+    assert_non_null(strstr(err.message, "/etc/hostname"));
+    assert_null(tf_compile_pool_create(&tf_backend_host, f->dev.arch, f->cache, 0, &err));
+}
+
+static void fill(float *v, size_t n, unsigned seed)
+{
+    for (size_t i = 0; i < n; i++) {
+        seed = seed * 1103515245u + 12345u;
+        v[i] = (float)((seed >> 8) % 2001) / 1000.0f - 1.0f;
+    }
+}
+
+static void test_load_and_launch(void **state)
+{
+    struct fixture *f = *state;
+    struct tf_error err = {0};
+    const struct tf_backend *be = &tf_backend_host;
+    struct tf_compile_pool *p = tf_compile_pool_create(be, f->dev.arch, f->cache, 1, &err);
+    assert_non_null(p);
+    struct tf_compiled c;
+    tf_compile_wait(p, tf_compile_submit(p, f->gemm, f->gemm->default_index), &c);
+    assert_int_equal(c.status, TF_STATUS_OK);
+    char ref[4096];
+    assert_int_equal(tf_compile_reference(p, f->gemm, ref, sizeof ref, &err), 0);
+    assert_int_equal(access(ref, R_OK), 0);
+
+    struct tf_backend_ctx *ctx = NULL;
+    assert_int_equal(be->open(0, &ctx, &err), 0);
+    void *fn = NULL, *ref_fn = NULL;
+    assert_int_equal(be->load(ctx, c.binary_path, f->gemm->entry, &fn, &err), 0);
+    assert_int_equal(be->load(ctx, ref, f->gemm->ref_entry, &ref_fn, &err), 0);
+
+    /* default tiling BM=8 BN=16 BK=16: a 16 x 32 x 48 problem is two tiles each way */
+    int M = 16, N = 32, K = 48;
+    float *hA = malloc(sizeof(float) * M * K), *hB = malloc(sizeof(float) * K * N);
+    float *hC = malloc(sizeof(float) * M * N), *want = malloc(sizeof(float) * M * N);
+    fill(hA, (size_t)M * K, 1);
+    fill(hB, (size_t)K * N, 2);
+    void *dA, *dB, *dC;
+    assert_int_equal(be->alloc(ctx, sizeof(float) * M * K, &dA, &err), 0);
+    assert_int_equal(be->alloc(ctx, sizeof(float) * K * N, &dB, &err), 0);
+    assert_int_equal(be->alloc(ctx, sizeof(float) * M * N, &dC, &err), 0);
+    assert_int_equal((uintptr_t)dA % 64, 0);
+    assert_int_equal(be->upload(ctx, dA, hA, sizeof(float) * M * K, &err), 0);
+    assert_int_equal(be->upload(ctx, dB, hB, sizeof(float) * K * N, &err), 0);
+    for (int i = 0; i < M * N; i++)
+        hC[i] = 12345.0f;
+    assert_int_equal(be->upload(ctx, dC, hC, sizeof(float) * M * N, &err), 0);
+
+    void *args[6] = {&M, &N, &K, &dA, &dB, &dC};
+    struct tf_launch geo = {{1, 1, 1}, {1, 1, 1}, 0};
+    double seconds = -1.0;
+    assert_int_equal(be->launch(ctx, fn, &geo, args, &seconds, &err), TF_STATUS_OK);
+    assert_true(seconds > 0.0 && seconds < 10.0);
+    assert_int_equal(be->download(ctx, hC, dC, sizeof(float) * M * N, &err), 0);
+
+    float *rC = want;
+    void *ref_args[6] = {&M, &N, &K, &hA, &hB, &rC};
+    assert_int_equal(be->launch(ctx, ref_fn, &geo, ref_args, NULL, &err), TF_STATUS_OK);
+    char msg[160];
+    assert_int_equal(tf_verify("C", TF_ELEM_F32, hC, want, (size_t)M * N, f->gemm->rtol,
+                               f->gemm->atol, msg, sizeof msg),
+                     TF_STATUS_OK);
+    /* and the check is not vacuous: one wrong element is caught */
+    hC[37] += 0.5f;
+    assert_int_equal(tf_verify("C", TF_ELEM_F32, hC, want, (size_t)M * N, f->gemm->rtol,
+                               f->gemm->atol, msg, sizeof msg),
+                     TF_STATUS_WRONG_RESULT);
+    assert_non_null(strstr(msg, "C[37]"));
+
+    assert_int_equal(be->flush_cache(ctx, &err), 0);
+    assert_int_equal(be->flush_cache(ctx, &err), 0);
+
+    /* failures of load are errors with dlerror's words */
+    void *none = NULL;
+    assert_int_not_equal(be->load(ctx, c.binary_path, "no_such_entry", &none, &err), 0);
+    assert_non_null(strstr(err.message, "no_such_entry"));
+    assert_int_not_equal(be->load(ctx, "/nonexistent/x.so", "gemm", &none, &err), 0);
+    assert_non_null(strstr(err.message, "dlopen"));
+
+    be->unload(ctx, fn);
+    be->unload(ctx, ref_fn);
+    be->release(ctx, dA);
+    be->release(ctx, dB);
+    be->release(ctx, dC);
+    be->close(ctx);
+    free(hA);
+    free(hB);
+    free(hC);
+    free(want);
+    tf_compile_pool_destroy(p);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_discovery),
+        cmocka_unit_test(test_log_summary),
+        cmocka_unit_test(test_compile_and_cache_hit),
+        cmocka_unit_test(test_compile_error),
+        cmocka_unit_test(test_parallel_submits),
+        cmocka_unit_test(test_pool_bad_cache_dir),
+        cmocka_unit_test(test_load_and_launch),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}

@@ -1,0 +1,793 @@
+/* test_loader.c - unit tests of the YAML loaders: bundle, yamldoc, kernel, job.
+ *
+ * Real files through real libyaml: the shipped gemm kernel and the fixtures in
+ * tests/unit/fixtures must load with the expected model; every file in the
+ * broken-file table (tests/unit/broken) must fail with the expected
+ * file:line:column and message. Also: the configuration helpers (mixed-radix
+ * round trip, saturation, defines, binding), the sealed-bundle reload that
+ * workers do, target matching, and a truncation sweep for crash-freedom.
+ * Run from the repository root. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../../schema/bundle.h"
+#include "../../schema/job.h"
+#include "../../schema/kernel.h"
+#include "../../schema/yamldoc.h"
+
+/* cmocka 1.1.5 has only assert_float_equal, which rounds to float. */
+#ifndef assert_double_equal
+#define assert_double_equal(a, b, eps) assert_true(fabs((double)(a) - (double)(b)) <= (eps))
+#endif
+
+#define FIX "tests/unit/fixtures/"
+#define BROKEN "tests/unit/broken/"
+
+static struct tf_kernel *load_kernel(const char *path, struct tf_bundle **bout,
+                                     struct tf_error *err)
+{
+    struct tf_bundle *b = tf_bundle_create();
+    tf_error_clear(err);
+    struct tf_kernel *k = tf_kernel_load(path, b, err);
+    if (k == NULL)
+        fprintf(stderr, "unexpected: %s:%d:%d: %s\n", err->file, err->line, err->column,
+                err->message);
+    *bout = b;
+    return k;
+}
+
+static int param_index(const struct tf_kernel *k, const char *name)
+{
+    for (int i = 0; i < k->nparams; i++)
+        if (strcmp(k->params[i].name, name) == 0)
+            return i;
+    return -1;
+}
+
+/* ---- the shipped gemm kernel ---------------------------------------------------------- */
+
+static void test_gemm_loads(void **state)
+{
+    (void)state;
+    struct tf_bundle *b;
+    struct tf_error err;
+    struct tf_kernel *k = load_kernel("kernels/gemm/kernel.yaml", &b, &err);
+    assert_non_null(k);
+    assert_string_equal(k->name, "gemm");
+    assert_string_equal(k->language, "c");
+    assert_string_equal(k->entry, "gemm");
+    assert_string_equal(k->ref_entry, "gemm_reference");
+    assert_string_equal(k->source_path, "kernels/gemm/gemm.c");
+    assert_string_equal(k->ref_source_path, "kernels/gemm/reference.c");
+    assert_non_null(strstr(k->source, "void gemm(void **args)"));
+    assert_non_null(strstr(k->ref_source, "gemm_reference"));
+    assert_int_equal(k->option_count, 3);
+    assert_string_equal(k->options[1], "-march=native");
+
+    static const char *names[] = {"BM", "BN", "BK", "UNROLL", "VEC", "LOOP"};
+    static const int counts[] = {5, 5, 5, 3, 4, 2};
+    assert_int_equal(k->nparams, 6);
+    for (int i = 0; i < 6; i++) {
+        assert_string_equal(k->params[i].name, names[i]);
+        assert_int_equal(k->params[i].count, counts[i]);
+        assert_int_equal(k->params[i].kind, i == 5 ? TF_PARAM_ENUM : TF_PARAM_INT);
+    }
+    assert_int_equal(k->params[0].ints[4], 128);
+    assert_string_equal(k->params[5].strings[1], "kij");
+    assert_int_equal(tf_kernel_cartesian(k), 5 * 5 * 5 * 3 * 4 * 2);
+
+    assert_int_equal(k->nsizes, 3);
+    assert_string_equal(k->size_names[0], "M");
+    assert_string_equal(k->size_names[2], "K");
+    assert_int_equal(k->nproblems, 2);
+    assert_string_equal(k->problems[1].name, "medium");
+    assert_int_equal(k->problems[1].sizes[1], 512);
+    assert_int_equal(k->nconstraints, 4);
+    assert_int_equal(k->nargs, 6);
+    assert_int_equal(k->args[0].kind, TF_ARG_SCALAR);
+    assert_int_equal(k->args[0].type, TF_ELEM_I32);
+    assert_int_equal(k->args[3].kind, TF_ARG_BUFFER);
+    assert_int_equal(k->args[3].init, TF_INIT_RANDOM);
+    assert_false(k->args[3].output);
+    assert_true(k->args[5].output);
+    assert_int_equal(k->args[5].init, TF_INIT_POISON);
+    assert_double_equal(k->rtol, 1e-4, 1e-12);
+    assert_double_equal(k->atol, 1e-4, 1e-12);
+    assert_int_equal(k->nmetrics, 1);
+    assert_string_equal(k->metric_names[0], "gflops");
+    assert_null(k->grid[0]);
+    assert_int_equal(k->nslots, 6 + 3 + TF_DEVPROP_COUNT + 1);
+    assert_int_equal(strlen(k->source_hash), 64);
+
+    /* default: {BM: 8, BN: 16, BK: 16, UNROLL: 1, VEC: 1, LOOP: ikj} = first of each list. */
+    assert_true(k->has_default);
+    int digits[6];
+    tf_kernel_decode(k, k->default_index, digits);
+    for (int i = 0; i < 6; i++)
+        assert_int_equal(digits[i], 0);
+    char buf[128];
+    tf_kernel_format_config(k, k->default_index, buf, sizeof buf);
+    assert_string_equal(buf, "BM=8 BN=16 BK=16 UNROLL=1 VEC=1 LOOP=ikj");
+
+    /* A config away from the default: BM=32 BN=64 BK=16 UNROLL=4 VEC=8 LOOP=kij. */
+    int want[6] = {2, 2, 0, 2, 2, 1};
+    uint64_t idx = tf_kernel_encode(k, want);
+    tf_kernel_format_config(k, idx, buf, sizeof buf);
+    assert_string_equal(buf, "BM=32 BN=64 BK=16 UNROLL=4 VEC=8 LOOP=kij");
+    char *defs[16];
+    int n = tf_kernel_defines(k, idx, defs, 16);
+    static const char *expect[] = {"-DBM=32",  "-DBN=64", "-DBK=16",     "-DUNROLL=4",
+                                   "-DVEC=8",  "-DLOOP=1", "-DLOOP_kij=1"};
+    assert_int_equal(n, 7);
+    for (int i = 0; i < n; i++) {
+        assert_string_equal(defs[i], expect[i]);
+        free(defs[i]);
+    }
+    /* A short output array is filled, never overrun. */
+    n = tf_kernel_defines(k, idx, defs, 3);
+    assert_int_equal(n, 3);
+    assert_string_equal(defs[2], "-DBK=16");
+    for (int i = 0; i < n; i++)
+        free(defs[i]);
+    /* A tiny format buffer truncates safely. */
+    tf_kernel_format_config(k, idx, buf, 8);
+    assert_string_equal(buf, "BM=32 B");
+
+    tf_kernel_destroy(k);
+    tf_bundle_destroy(b);
+}
+
+static void test_gemm_bind_check_metric(void **state)
+{
+    (void)state;
+    struct tf_bundle *b;
+    struct tf_error err;
+    struct tf_kernel *k = load_kernel("kernels/gemm/kernel.yaml", &b, &err);
+    assert_non_null(k);
+    struct tf_value *slots = calloc((size_t)k->nslots, sizeof *slots);
+    struct tf_device dev;
+    memset(&dev, 0, sizeof dev);
+    dev.props[TF_DEVPROP_L2_BYTES] = 256 * 1024;
+
+    bool valid = false;
+    tf_kernel_bind(k, k->default_index, 0, &dev, slots);
+    assert_int_equal(slots[0].u.i, 8);
+    assert_int_equal(slots[5].u.i, 0); /* enum: the index */
+    assert_int_equal(slots[tf_kernel_size_slot(k, 0)].u.i, 256);
+    assert_int_equal(slots[tf_kernel_devprop_slot(k, TF_DEVPROP_L2_BYTES)].u.i, 256 * 1024);
+    assert_int_equal(tf_kernel_check(k, slots, &valid, &err), 0);
+    assert_true(valid);
+
+    /* Same config, no device: l2_bytes = 0 fails the cache constraint. */
+    tf_kernel_bind(k, k->default_index, 0, NULL, slots);
+    assert_int_equal(tf_kernel_check(k, slots, &valid, &err), 0);
+    assert_false(valid);
+
+    /* BM=128 BN=256 BK=256: (256*256 + 128*256) * 4 = 384 KiB > 256 KiB. */
+    int big[6] = {4, 4, 4, 0, 0, 0};
+    tf_kernel_bind(k, tf_kernel_encode(k, big), 0, &dev, slots);
+    assert_int_equal(tf_kernel_check(k, slots, &valid, &err), 0);
+    assert_false(valid);
+
+    /* gflops = 2 M N K / time_s / 1e9 with M = N = K = 256, time_s = 1 ms. */
+    tf_kernel_bind(k, k->default_index, 0, &dev, slots);
+    slots[tf_kernel_time_slot(k)] = tf_float(1e-3);
+    struct tf_value v;
+    assert_int_equal(tf_expr_eval(k->metrics[0], slots, &v, &err), 0);
+    assert_double_equal(tf_value_as_double(v), 2.0 * 256 * 256 * 256 / 1e-3 / 1e9, 1e-9);
+
+    free(slots);
+    tf_kernel_destroy(k);
+    tf_bundle_destroy(b);
+}
+
+/* ---- fixtures ------------------------------------------------------------------------- */
+
+static void test_tiny_kernel(void **state)
+{
+    (void)state;
+    struct tf_bundle *b;
+    struct tf_error err;
+    struct tf_kernel *k = load_kernel(FIX "kernels/tiny/kernel.yaml", &b, &err);
+    assert_non_null(k);
+    /* default {UNROLL: 2, MODE: fused}: digits (1, 1) over radices (4, 2) -> 3. */
+    assert_true(k->has_default);
+    assert_int_equal(k->default_index, 3);
+    assert_int_equal(param_index(k, "MODE"), 1);
+    assert_int_equal(k->params[1].kind, TF_PARAM_ENUM);
+    assert_int_equal(k->problems[1].sizes[0], 4096); /* N: 2 ** 12, evaluated at load */
+    assert_int_equal(k->args[3].init, TF_INIT_ONES);   /* explicit init on an output */
+    assert_true(k->args[3].output);
+    assert_double_equal(k->rtol, 1e-6, 1e-15);
+    assert_double_equal(k->atol, 1e-6, 1e-15); /* default */
+    /* The enum constraint: MODE == "fused" || UNROLL <= 4. */
+    struct tf_value slots[64];
+    bool valid;
+    int d[2] = {3, 0}; /* UNROLL=8 MODE=plain */
+    tf_kernel_bind(k, tf_kernel_encode(k, d), 0, NULL, slots);
+    assert_int_equal(tf_kernel_check(k, slots, &valid, &err), 0);
+    assert_false(valid);
+    d[1] = 1; /* UNROLL=8 MODE=fused */
+    tf_kernel_bind(k, tf_kernel_encode(k, d), 0, NULL, slots);
+    assert_int_equal(tf_kernel_check(k, slots, &valid, &err), 0);
+    assert_true(valid);
+    char *defs[4];
+    int n = tf_kernel_defines(k, tf_kernel_encode(k, d), defs, 4);
+    assert_int_equal(n, 3);
+    assert_string_equal(defs[0], "-DUNROLL=8");
+    assert_string_equal(defs[1], "-DMODE=1");
+    assert_string_equal(defs[2], "-DMODE_fused=1");
+    for (int i = 0; i < n; i++)
+        free(defs[i]);
+    tf_kernel_destroy(k);
+    tf_bundle_destroy(b);
+}
+
+static void test_tiny_job(void **state)
+{
+    (void)state;
+    setenv("HOME", "/home/tester", 1);
+    setenv("XDG_CACHE_HOME", "/xdg", 1);
+    struct tf_bundle *b = tf_bundle_create();
+    struct tf_error err;
+    tf_error_clear(&err);
+    struct tf_job *job = tf_job_load(FIX "jobs/tiny.yaml", b, &err);
+    if (!job)
+        fprintf(stderr, "%s:%d:%d: %s\n", err.file, err.line, err.column, err.message);
+    assert_non_null(job);
+    assert_string_equal(job->name, "tiny_job");
+    assert_int_equal(job->nkernels, 1);
+    assert_string_equal(job->kernels[0].kernel->name, "tiny");
+    /* Found through <jobdir>/../kernels. */
+    assert_string_equal(job->kernels[0].kernel->file, FIX "jobs/../kernels/tiny/kernel.yaml");
+    assert_int_equal(job->kernels[0].nproblems, 1);
+    assert_int_equal(job->kernels[0].problems[0], 1);
+    assert_int_equal(job->strategy, TF_STRATEGY_RANDOM);
+    assert_int_equal(job->budget, 5);
+    assert_int_equal(job->seed, 7);
+    assert_int_equal(job->measure.warmup, 1);
+    assert_int_equal(job->measure.min_samples, 3);
+    assert_int_equal(job->measure.max_samples, 50);
+    assert_double_equal(job->measure.min_time, 0.01, 1e-12);
+    assert_double_equal(job->measure.max_time, 0.5, 1e-12);
+    assert_double_equal(job->measure.max_noise, 0.005, 1e-12); /* default kept */
+    assert_double_equal(job->measure.timeout, 10.0, 1e-12);
+    assert_true(job->measure.flush_l2);
+    assert_string_equal(job->archive, "/home/tester/out/tiny.h5");
+    assert_string_equal(job->cache, "/xdg/tunefarm");
+    assert_double_equal(job->checkpoint, 2.5, 1e-12);
+    assert_int_equal(job->compile_jobs, 4);
+    assert_int_equal(job->ntargets, 2);
+    /* The job file first, then kernel.yaml, source, reference. */
+    assert_int_equal(b->count, 4);
+    assert_string_equal(b->files[0].path, FIX "jobs/tiny.yaml");
+    char hash[65];
+    tf_bundle_hash(b, hash);
+    assert_string_equal(job->hash, hash);
+
+    assert_true(tf_job_targets_device(job, "host", "host/x86_64/AMD EPYC 9654"));
+    assert_true(tf_job_targets_device(job, "cuda", "cuda/sm_90/NVIDIA H100 80GB HBM3"));
+    assert_false(tf_job_targets_device(job, "cuda", "cuda/sm_80/NVIDIA A100-SXM4-80GB"));
+    assert_false(tf_job_targets_device(job, "hip", "hip/gfx942/AMD Instinct MI300X"));
+    tf_job_destroy(job);
+    tf_bundle_destroy(b);
+}
+
+static void test_minimal_job_defaults(void **state)
+{
+    (void)state;
+    setenv("HOME", "/home/tester", 1);
+    unsetenv("XDG_CACHE_HOME");
+    struct tf_bundle *b = tf_bundle_create();
+    struct tf_error err;
+    tf_error_clear(&err);
+    struct tf_job *job = tf_job_load(FIX "jobs/minimal.yaml", b, &err);
+    assert_non_null(job);
+    assert_int_equal(job->strategy, TF_STRATEGY_BRUTE_FORCE);
+    assert_int_equal(job->budget, 0);
+    assert_int_equal(job->seed, 1);
+    assert_int_equal(job->measure.warmup, 2);
+    assert_int_equal(job->measure.min_samples, 10);
+    assert_int_equal(job->measure.max_samples, 1000);
+    assert_double_equal(job->measure.min_time, 0.02, 1e-12);
+    assert_double_equal(job->measure.max_time, 1.0, 1e-12);
+    assert_double_equal(job->measure.max_noise, 0.005, 1e-12);
+    assert_false(job->measure.flush_l2);
+    assert_string_equal(job->archive, "results/minimal.h5");
+    assert_string_equal(job->cache, "/home/tester/.cache/tunefarm");
+    assert_double_equal(job->checkpoint, 10.0, 1e-12);
+    assert_int_equal(job->compile_jobs, 0);
+    assert_int_equal(job->ntargets, 0);
+    assert_int_equal(job->kernels[0].nproblems, 2); /* problems default to all */
+    assert_true(tf_job_targets_device(job, "hip", "hip/gfx942/AMD Instinct MI300X"));
+    tf_job_destroy(job);
+    tf_bundle_destroy(b);
+}
+
+/* A worker rebuilds the job from a sealed copy of the bundle, with no disk access. */
+static void test_sealed_reload(void **state)
+{
+    (void)state;
+    struct tf_bundle *b = tf_bundle_create();
+    struct tf_error err;
+    tf_error_clear(&err);
+    struct tf_job *job = tf_job_load(FIX "jobs/tiny.yaml", b, &err);
+    assert_non_null(job);
+
+    struct tf_bundle *w = tf_bundle_create();
+    w->sealed = true;
+    free(w->kernel_path);
+    w->kernel_path = strdup(b->kernel_path);
+    for (int i = 0; i < b->count; i++)
+        tf_bundle_add(w, b->files[i].path, b->files[i].data, b->files[i].size);
+    struct tf_job *again = tf_job_load(w->files[0].path, w, &err);
+    assert_non_null(again);
+    assert_string_equal(again->hash, job->hash);
+    assert_string_equal(again->kernels[0].kernel->source_hash,
+                        job->kernels[0].kernel->source_hash);
+    assert_int_equal(w->count, b->count); /* nothing new was read */
+    tf_job_destroy(again);
+
+    /* Without the reference source the sealed load must fail, not go to disk. */
+    struct tf_bundle *partial = tf_bundle_create();
+    partial->sealed = true;
+    for (int i = 0; i < b->count - 1; i++)
+        tf_bundle_add(partial, b->files[i].path, b->files[i].data, b->files[i].size);
+    tf_error_clear(&err);
+    assert_null(tf_job_load(partial->files[0].path, partial, &err));
+    assert_non_null(strstr(err.message, "not part of the job bundle"));
+    assert_string_equal(err.file, FIX "jobs/../kernels/tiny/kernel.yaml");
+
+    tf_bundle_destroy(partial);
+    tf_bundle_destroy(w);
+    tf_job_destroy(job);
+    tf_bundle_destroy(b);
+}
+
+static void test_kernel_path_resolution(void **state)
+{
+    (void)state;
+    /* From tests/unit/broken, 'nosuch_kernel' is not found unless a kernel path has it;
+     * here the path names a folder with 'tiny', and a job naming 'tiny' resolves. */
+    struct tf_bundle *b = tf_bundle_create();
+    free(b->kernel_path);
+    b->kernel_path = strdup("/nonexistent:" FIX "kernels");
+    const char *text = "name: via_path\nkernels: [tiny]\n";
+    tf_bundle_add(b, BROKEN "via_path.yaml", text, strlen(text));
+    struct tf_error err;
+    tf_error_clear(&err);
+    struct tf_job *job = tf_job_load(BROKEN "via_path.yaml", b, &err);
+    assert_non_null(job);
+    assert_string_equal(job->kernels[0].kernel->file, FIX "kernels/tiny/kernel.yaml");
+    tf_job_destroy(job);
+    tf_bundle_destroy(b);
+}
+
+static void test_targets_by_name(void **state)
+{
+    (void)state;
+    char *targets[] = {"NVIDIA A100*"};
+    struct tf_job job;
+    memset(&job, 0, sizeof job);
+    job.ntargets = 1;
+    job.targets = targets;
+    assert_true(tf_job_targets_device(&job, "cuda", "cuda/sm_80/NVIDIA A100-SXM4-80GB"));
+    assert_false(tf_job_targets_device(&job, "cuda", "cuda/sm_90/NVIDIA H100"));
+    /* The name part is after the second '/', even if the name has one. */
+    targets[0] = "Radeon Pro W7900/x";
+    assert_true(tf_job_targets_device(&job, "hip", "hip/gfx1100/Radeon Pro W7900/x"));
+    targets[0] = "hip";
+    assert_true(tf_job_targets_device(&job, "hip", "hip/gfx1100/Radeon"));
+    assert_false(tf_job_targets_device(&job, "cuda", "cuda/sm_90/NVIDIA H100"));
+    assert_false(tf_job_targets_device(&job, "host", "host/x86_64/hipster CPU"));
+}
+
+/* ---- configuration helpers ------------------------------------------------------------ */
+
+static void test_encode_decode_roundtrip(void **state)
+{
+    (void)state;
+    struct tf_bundle *b;
+    struct tf_error err;
+    struct tf_kernel *k = load_kernel("kernels/gemm/kernel.yaml", &b, &err);
+    assert_non_null(k);
+    uint64_t n = tf_kernel_cartesian(k);
+    int digits[6];
+    uint64_t seen_last = 0;
+    for (uint64_t i = 0; i < n; i++) {
+        tf_kernel_decode(k, i, digits);
+        for (int p = 0; p < 6; p++) {
+            assert_true(digits[p] >= 0);
+            assert_true(digits[p] < k->params[p].count);
+        }
+        assert_int_equal(tf_kernel_encode(k, digits), i);
+        seen_last = i;
+    }
+    assert_int_equal(seen_last, n - 1);
+    /* Parameter 0 is the most significant digit; the last one the least. */
+    tf_kernel_decode(k, 1, digits);
+    assert_int_equal(digits[5], 1);
+    assert_int_equal(digits[0], 0);
+    tf_kernel_decode(k, n - 1, digits);
+    assert_int_equal(digits[0], 4);
+    tf_kernel_decode(k, n / 5, digits);
+    assert_int_equal(digits[0], 1);
+    assert_int_equal(digits[5], 0);
+    tf_kernel_destroy(k);
+    tf_bundle_destroy(b);
+}
+
+static void test_cartesian_saturates(void **state)
+{
+    (void)state;
+    struct tf_param params[5];
+    memset(params, 0, sizeof params);
+    struct tf_kernel k;
+    memset(&k, 0, sizeof k);
+    k.params = params;
+    for (int i = 0; i < 5; i++)
+        params[i].count = 1 << 16;
+    k.nparams = 3; /* 2^48 fits */
+    assert_int_equal(tf_kernel_cartesian(&k), UINT64_C(1) << 48);
+    k.nparams = 4; /* 2^64 does not */
+    assert_true(tf_kernel_cartesian(&k) == UINT64_MAX);
+    k.nparams = 5;
+    assert_true(tf_kernel_cartesian(&k) == UINT64_MAX);
+    params[0].count = 3; /* 3 * 2^48 */
+    k.nparams = 4;
+    assert_int_equal(tf_kernel_cartesian(&k), UINT64_C(3) << 48);
+    k.nparams = 0;
+    assert_int_equal(tf_kernel_cartesian(&k), 1);
+}
+
+/* ---- the broken-file table -------------------------------------------------------------- */
+
+struct broken_case {
+    const char *path;     /* under tests/unit/broken/ */
+    const char *where;    /* expected "file:line:col" */
+    const char *message;  /* expected substring */
+};
+
+#define K(dir) BROKEN dir "/kernel.yaml"
+static const struct broken_case broken_cases[] = {
+    /* YAML itself */
+    {K("kernel_yaml_syntax"), K("kernel_yaml_syntax") ":10:7",
+     "invalid YAML: mapping values are not allowed in this context"},
+    {BROKEN "job_tab.yaml", BROKEN "job_tab.yaml:2:1", "invalid YAML: found a tab character"},
+    {BROKEN "job_bad_utf8.yaml", BROKEN "job_bad_utf8.yaml:3:15", "UTF-8"},
+    {K("kernel_alias"), K("kernel_alias") ":8:8", "aliases are not supported (found '*p')"},
+    {BROKEN "job_alias.yaml", BROKEN "job_alias.yaml:2:14", "aliases are not supported"},
+    {BROKEN "job_not_mapping.yaml", BROKEN "job_not_mapping.yaml:1:1",
+     "top level must be a mapping of keys ('name: ...'), found a list"},
+    {BROKEN "job_empty.yaml", BROKEN "job_empty.yaml:1:1", "the file is empty"},
+    {BROKEN "job_two_documents.yaml", BROKEN "job_two_documents.yaml:4:1",
+     "exactly one document"},
+    {BROKEN "job_deep.yaml", BROKEN "job_deep.yaml:2:73", "nested more than 64 levels"},
+    {BROKEN "job_many_nodes.yaml", BROKEN "job_many_nodes.yaml:2:29996",
+     "more than 10000 nodes"},
+    /* kernel files */
+    {K("kernel_unknown_key"), K("kernel_unknown_key") ":8:1",
+     "unknown key 'paramters' in kernel file; did you mean 'parameters'? (expected one of: "
+     "name, description, language,"},
+    {K("kernel_dup_key"), K("kernel_dup_key") ":13:1",
+     "duplicate key 'entry' in kernel file (first given at line 4)"},
+    {K("kernel_wrong_type"), K("kernel_wrong_type") ":13:16",
+     "'rtol' must be a number, found string 'tight'"},
+    {K("kernel_bad_language"), K("kernel_bad_language") ":2:11",
+     "'language' must be 'c' (host backend) or 'cuda'"},
+    {K("kernel_constraint_undefined"), K("kernel_constraint_undefined") ":12:9",
+     "in constraint: undefined name 'BX'"},
+    {K("kernel_quoted_constraint"), K("kernel_quoted_constraint") ":11:15",
+     "undefined name 'nope'"},
+    {K("kernel_time_in_constraint"), K("kernel_time_in_constraint") ":10:15",
+     "only available in metrics"},
+    {K("kernel_metric_undefined"), K("kernel_metric_undefined") ":14:16",
+     "in metric 'gbs': undefined name 'time'"},
+    {K("kernel_empty_param"), K("kernel_empty_param") ":10:6", "parameter 'C' has no values"},
+    {K("kernel_missing_entry"), K("kernel_missing_entry") ":2:1",
+     "kernel file has no 'entry' (the name of the function to tune)"},
+    {K("kernel_duplicate_value"), K("kernel_duplicate_value") ":9:16",
+     "duplicate value 2 in parameter 'B'"},
+    {K("kernel_mixed_param"), K("kernel_mixed_param") ":9:10",
+     "parameter 'B' has integer values, but this one is string 'two'"},
+    {K("kernel_problem_missing_size"), K("kernel_problem_missing_size") ":8:8",
+     "problem 'two' has no size 'M'"},
+    {K("kernel_problem_extra_size"), K("kernel_problem_extra_size") ":8:17",
+     "problem 'two' defines size 'M', which problem 'one' does not"},
+    {K("kernel_negative_size"), K("kernel_negative_size") ":7:12",
+     "size 'N' of problem 'one' must be >= 0, found -36"},
+    {K("kernel_missing_source"), K("kernel_missing_source") ":3:9",
+     "cannot read the kernel source: cannot open "
+     "'tests/unit/broken/kernel_missing_source/nosuch.c'"},
+    {K("kernel_no_output"), K("kernel_no_output") ":11:3", "no argument is an output buffer"},
+    {K("kernel_bad_default"), K("kernel_bad_default") ":11:20",
+     "default for 'L' is string 'jik', which is not one of its values (ikj, kij)"},
+    {K("kernel_param_reserved"), K("kernel_param_reserved") ":10:3",
+     "parameter name 'warp_size' is reserved"},
+    {K("kernel_param_is_size"), K("kernel_param_is_size") ":9:3",
+     "parameter 'N' has the name of a problem size"},
+    {K("kernel_too_many_metrics"), K("kernel_too_many_metrics") ":13:35",
+     "at most 4 are supported"},
+    {K("kernel_launch_dims"), K("kernel_launch_dims") ":10:16",
+     "launch grid must list 1 to 3 expressions"},
+    {K("kernel_space_too_big"), K("kernel_space_too_big") ":9:3", "2^64 or more"},
+    /* job files */
+    {BROKEN "job_bad_budget.yaml", BROKEN "job_bad_budget.yaml:6:11",
+     "'budget' must be an integer, found string 'ten'"},
+    {BROKEN "job_unknown_problem.yaml", BROKEN "job_unknown_problem.yaml:4:21",
+     "kernel 'tiny' has no problem 'huge' (its problems: one, two)"},
+    {BROKEN "job_unknown_kernel.yaml", BROKEN "job_unknown_kernel.yaml:3:14",
+     "kernel 'nosuch_kernel' not found: no nosuch_kernel/kernel.yaml in any of: "
+     "tests/unit/broken, tests/unit/broken/../kernels, /usr/local/share/tunefarm/kernels"},
+    {BROKEN "job_bad_strategy.yaml", BROKEN "job_bad_strategy.yaml:4:20",
+     "'strategy' must be brute_force or random, found 'genetic'"},
+    {BROKEN "job_random_no_budget.yaml", BROKEN "job_random_no_budget.yaml:5:3",
+     "strategy 'random' needs a 'budget'"},
+    {BROKEN "job_budget_brute_force.yaml", BROKEN "job_budget_brute_force.yaml:4:18",
+     "'budget' is only used by strategy 'random'"},
+    {BROKEN "job_bad_measure.yaml", BROKEN "job_bad_measure.yaml:6:14",
+     "'max_noise' is a relative standard deviation and must be between 0 and 1"},
+    {BROKEN "job_min_gt_max_samples.yaml", BROKEN "job_min_gt_max_samples.yaml:4:41",
+     "'max_samples' (10) must be >= 'min_samples' (20)"},
+    {BROKEN "job_min_samples_zero.yaml", BROKEN "job_min_samples_zero.yaml:4:24",
+     "'min_samples' must be between 1 and"},
+    {BROKEN "job_bad_checkpoint.yaml", BROKEN "job_bad_checkpoint.yaml:4:13",
+     "'checkpoint' must be a number of seconds > 0, found -1"},
+    {BROKEN "job_typo_key.yaml", BROKEN "job_typo_key.yaml:4:1",
+     "unknown key 'serach' in job file; did you mean 'search'?"},
+    {BROKEN "job_missing_kernels.yaml", BROKEN "job_missing_kernels.yaml:2:1",
+     "job file has no 'kernels'"},
+    {BROKEN "job_kernels_empty.yaml", BROKEN "job_kernels_empty.yaml:2:10",
+     "'kernels' is empty"},
+    {BROKEN "job_bad_name.yaml", BROKEN "job_bad_name.yaml:1:7",
+     "'name' must be an identifier"},
+    {BROKEN "job_duplicate_kernel.yaml", BROKEN "job_duplicate_kernel.yaml:5:13",
+     "kernel 'tiny' is listed twice (first at line 3)"},
+    /* an error inside a kernel is reported in the kernel file, not the job */
+    {BROKEN "job_broken_kernel.yaml", K("kernel_unknown_key") ":8:1",
+     "unknown key 'paramters'"},
+    {BROKEN "no_such_job.yaml", BROKEN "no_such_job.yaml:0:0",
+     "cannot open 'tests/unit/broken/no_such_job.yaml'"},
+};
+
+static void test_broken_files(void **state)
+{
+    (void)state;
+    unsetenv("TUNEFARM_KERNEL_PATH");
+    int failures = 0;
+    for (size_t i = 0; i < sizeof broken_cases / sizeof broken_cases[0]; i++) {
+        const struct broken_case *c = &broken_cases[i];
+        struct tf_bundle *b = tf_bundle_create();
+        struct tf_error err;
+        tf_error_clear(&err);
+        bool is_kernel = strstr(c->path, "/kernel.yaml") != NULL;
+        void *obj = is_kernel ? (void *)tf_kernel_load(c->path, b, &err)
+                              : (void *)tf_job_load(c->path, b, &err);
+        char where[700];
+        snprintf(where, sizeof where, "%s:%d:%d", err.file, err.line, err.column);
+        if (obj != NULL) {
+            fprintf(stderr, "FAIL %s: loaded, expected an error\n", c->path);
+            failures++;
+            if (is_kernel)
+                tf_kernel_destroy(obj);
+            else
+                tf_job_destroy(obj);
+        } else if (strcmp(where, c->where) != 0 || !strstr(err.message, c->message) ||
+                   err.code == TF_ERR_NONE) {
+            fprintf(stderr, "FAIL %s:\n  got      %s: %s\n  expected %s: ...%s...\n", c->path,
+                    where, err.message, c->where, c->message);
+            failures++;
+        }
+        tf_bundle_destroy(b);
+    }
+    assert_int_equal(failures, 0);
+}
+
+/* ---- hostile input ---------------------------------------------------------------------- */
+
+/* Every prefix of a real kernel file must load or fail cleanly, never crash. */
+static void test_truncation_sweep(void **state)
+{
+    (void)state;
+    struct tf_bundle *src = tf_bundle_create();
+    struct tf_error err;
+    const struct tf_bundle_file *f = tf_bundle_read(src, "kernels/gemm/kernel.yaml", &err);
+    assert_non_null(f);
+    const char *yaml = f->data;
+    size_t size = f->size;
+    const char *c_src = tf_bundle_read(src, "kernels/gemm/gemm.c", &err)->data;
+    const char *r_src = tf_bundle_read(src, "kernels/gemm/reference.c", &err)->data;
+    int loaded = 0, failed = 0;
+    for (size_t n = 0; n <= size; n += 3) {
+        struct tf_bundle *b = tf_bundle_create();
+        b->sealed = true;
+        tf_bundle_add(b, "k/kernel.yaml", yaml, n);
+        tf_bundle_add(b, "k/gemm.c", c_src, strlen(c_src));
+        tf_bundle_add(b, "k/reference.c", r_src, strlen(r_src));
+        tf_error_clear(&err);
+        struct tf_kernel *k = tf_kernel_load("k/kernel.yaml", b, &err);
+        if (k) {
+            loaded++;
+        } else {
+            failed++;
+            /* A failure always says something, located in the file. */
+            assert_true(err.message[0] != '\0');
+            assert_string_equal(err.file, "k/kernel.yaml");
+            assert_true(err.line >= 1);
+        }
+        tf_kernel_destroy(k);
+        tf_bundle_destroy(b);
+    }
+    assert_true(failed > 0);
+    assert_true(loaded >= 1); /* the whole file, at least */
+    tf_bundle_destroy(src);
+}
+
+/* ---- yamldoc scalars ------------------------------------------------------------------- */
+
+static void test_ydoc_scalars(void **state)
+{
+    (void)state;
+    const char *text = "a: 10\nb: '10'\nc: 1e-4\nd: ten\ne: ~\nf: true\ng: 0x1F\nh: .5\n"
+                       "i: 99999999999999999999\nj: -7\nk: \"x\"\n";
+    struct tf_ydoc d;
+    struct tf_error err;
+    tf_error_clear(&err);
+    assert_int_equal(tf_ydoc_load(&d, "mem.yaml", text, strlen(text), &err), 0);
+    yaml_node_t *root = tf_ydoc_root(&d);
+    assert_int_equal(tf_ydoc_kind(tf_ydoc_get(&d, root, "a")), TF_YS_INT);
+    assert_int_equal(tf_ydoc_kind(tf_ydoc_get(&d, root, "b")), TF_YS_STRING);
+    assert_int_equal(tf_ydoc_kind(tf_ydoc_get(&d, root, "c")), TF_YS_FLOAT);
+    assert_int_equal(tf_ydoc_kind(tf_ydoc_get(&d, root, "d")), TF_YS_STRING);
+    assert_int_equal(tf_ydoc_kind(tf_ydoc_get(&d, root, "e")), TF_YS_NULL);
+    assert_int_equal(tf_ydoc_kind(tf_ydoc_get(&d, root, "f")), TF_YS_BOOL);
+    assert_int_equal(tf_ydoc_kind(tf_ydoc_get(&d, root, "h")), TF_YS_FLOAT);
+    assert_int_equal(tf_ydoc_kind(root), -1);
+    int64_t i;
+    double x;
+    bool flag;
+    const char *s;
+    assert_int_equal(tf_ydoc_int(&d, tf_ydoc_get(&d, root, "g"), "g", &i, &err), 0);
+    assert_int_equal(i, 31);
+    assert_int_equal(tf_ydoc_int(&d, tf_ydoc_get(&d, root, "j"), "j", &i, &err), 0);
+    assert_int_equal(i, -7);
+    assert_int_equal(tf_ydoc_number(&d, tf_ydoc_get(&d, root, "c"), "c", &x, &err), 0);
+    assert_double_equal(x, 1e-4, 1e-18);
+    assert_int_equal(tf_ydoc_bool(&d, tf_ydoc_get(&d, root, "f"), "f", &flag, &err), 0);
+    assert_true(flag);
+    assert_int_equal(tf_ydoc_string(&d, tf_ydoc_get(&d, root, "k"), "k", &s, &err), 0);
+    assert_string_equal(s, "x");
+    /* Failures name the key, the expectation and what was found, at the value. */
+    assert_int_equal(tf_ydoc_int(&d, tf_ydoc_get(&d, root, "b"), "b", &i, &err), -1);
+    assert_string_equal(err.message, "'b' must be an integer, found string '10'");
+    assert_int_equal(err.line, 2);
+    assert_int_equal(err.column, 4);
+    assert_int_equal(tf_ydoc_int(&d, tf_ydoc_get(&d, root, "i"), "i", &i, &err), -1);
+    assert_non_null(strstr(err.message, "out of range"));
+    assert_int_equal(tf_ydoc_string(&d, tf_ydoc_get(&d, root, "e"), "e", &s, &err), -1);
+    assert_non_null(strstr(err.message, "must be a string, found null"));
+    assert_int_equal(tf_ydoc_bool(&d, tf_ydoc_get(&d, root, "a"), "a", &flag, &err), -1);
+    assert_non_null(strstr(err.message, "must be true or false, found integer 10"));
+    assert_int_equal(tf_ydoc_expect_seq(&d, root, "root", &err), -1);
+    assert_non_null(strstr(err.message, "'root' must be a list, found a mapping"));
+    assert_null(tf_ydoc_get(&d, root, "zz"));
+    assert_null(tf_ydoc_map_value(&d, root, 99));
+    assert_null(tf_ydoc_seq_item(&d, root, 0));
+    tf_ydoc_free(&d);
+    tf_ydoc_free(&d); /* idempotent */
+
+    assert_int_equal(tf_ydoc_edit_distance("paramters", "parameters", 2), 1);
+    assert_int_equal(tf_ydoc_edit_distance("kitten", "sitting", 5), 3);
+    assert_int_equal(tf_ydoc_edit_distance("abc", "xyz", 2), 3); /* capped at cap + 1 */
+    assert_true(tf_ydoc_is_ident("_a9"));
+    assert_false(tf_ydoc_is_ident("9a"));
+    assert_false(tf_ydoc_is_ident(""));
+    assert_false(tf_ydoc_is_ident("a-b"));
+}
+
+/* ---- bundle ----------------------------------------------------------------------------- */
+
+static void test_bundle(void **state)
+{
+    (void)state;
+    struct tf_error err;
+    struct tf_bundle *b = tf_bundle_create();
+    tf_error_clear(&err);
+    assert_null(tf_bundle_read(b, "tests/unit/fixtures", &err)); /* a folder */
+    assert_non_null(strstr(err.message, "not a regular file"));
+    assert_false(tf_bundle_exists(b, "tests/unit/fixtures"));
+    assert_true(tf_bundle_exists(b, FIX "jobs/tiny.yaml"));
+    assert_int_equal(b->count, 0);
+
+    tf_bundle_add(b, "a", "one", 3);
+    tf_bundle_add(b, "b", "two", 3);
+    char h1[65], h2[65], h3[65];
+    tf_bundle_hash(b, h1);
+    const struct tf_bundle_file *f = tf_bundle_read(b, "a", &err);
+    assert_non_null(f);
+    assert_int_equal(f->size, 3);
+    assert_string_equal(f->data, "one");
+    tf_bundle_add(b, "a", "uno!", 4); /* replace keeps the position */
+    assert_int_equal(b->count, 2);
+    assert_string_equal(b->files[0].path, "a");
+    assert_string_equal(b->files[0].data, "uno!");
+    tf_bundle_hash(b, h2);
+    assert_string_not_equal(h1, h2);
+
+    /* Order is part of the identity. */
+    struct tf_bundle *r = tf_bundle_create();
+    tf_bundle_add(r, "b", "two", 3);
+    tf_bundle_add(r, "a", "uno!", 4);
+    tf_bundle_hash(r, h3);
+    assert_string_not_equal(h2, h3);
+    /* Path/content boundaries matter: ("ab","c") differs from ("a","bc"). */
+    struct tf_bundle *p1 = tf_bundle_create(), *p2 = tf_bundle_create();
+    tf_bundle_add(p1, "ab", "c", 1);
+    tf_bundle_add(p2, "a", "bc", 2);
+    tf_bundle_hash(p1, h1);
+    tf_bundle_hash(p2, h2);
+    assert_string_not_equal(h1, h2);
+
+    /* Sealed: no disk. */
+    r->sealed = true;
+    assert_false(tf_bundle_exists(r, FIX "jobs/tiny.yaml"));
+    assert_null(tf_bundle_read(r, FIX "jobs/tiny.yaml", &err));
+    assert_non_null(strstr(err.message, "not part of the job bundle"));
+
+    /* Over 16 MiB is refused. */
+    char path[] = "/tmp/tf_test_loader_XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    assert_int_equal(ftruncate(fd, 16 * 1024 * 1024 + 1), 0);
+    close(fd);
+    assert_null(tf_bundle_read(b, path, &err));
+    assert_non_null(strstr(err.message, "larger than 16 MiB"));
+    unlink(path);
+
+    setenv("TUNEFARM_KERNEL_PATH", "/x:/y", 1);
+    struct tf_bundle *e = tf_bundle_create();
+    assert_string_equal(e->kernel_path, "/x:/y");
+    unsetenv("TUNEFARM_KERNEL_PATH");
+    struct tf_bundle *e2 = tf_bundle_create();
+    assert_string_equal(e2->kernel_path, "");
+
+    tf_bundle_destroy(NULL);
+    tf_bundle_destroy(e);
+    tf_bundle_destroy(e2);
+    tf_bundle_destroy(p1);
+    tf_bundle_destroy(p2);
+    tf_bundle_destroy(r);
+    tf_bundle_destroy(b);
+    tf_kernel_destroy(NULL);
+    tf_job_destroy(NULL);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_gemm_loads),
+        cmocka_unit_test(test_gemm_bind_check_metric),
+        cmocka_unit_test(test_tiny_kernel),
+        cmocka_unit_test(test_tiny_job),
+        cmocka_unit_test(test_minimal_job_defaults),
+        cmocka_unit_test(test_sealed_reload),
+        cmocka_unit_test(test_kernel_path_resolution),
+        cmocka_unit_test(test_targets_by_name),
+        cmocka_unit_test(test_encode_decode_roundtrip),
+        cmocka_unit_test(test_cartesian_saturates),
+        cmocka_unit_test(test_broken_files),
+        cmocka_unit_test(test_truncation_sweep),
+        cmocka_unit_test(test_ydoc_scalars),
+        cmocka_unit_test(test_bundle),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

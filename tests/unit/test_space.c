@@ -1,0 +1,268 @@
+/* Tests for schema/space.c and coordinator/plan.c: counting and enumeration of
+ * constrained spaces against a brute-force filter of the Cartesian product,
+ * range bounds, slices covering every valid configuration exactly once, and
+ * random samples (distinct, valid, default included, reproducible). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "coordinator/plan.h"
+#include "schema/job.h"
+#include "schema/kernel.h"
+#include "schema/space.h"
+
+static struct tf_kernel *load_fixture(struct tf_bundle **b)
+{
+    struct tf_error err = {0};
+    *b = tf_bundle_create();
+    struct tf_kernel *k = tf_kernel_load("tests/unit/space/kernel.yaml", *b, &err);
+    if (k == NULL)
+        fail_msg("fixture did not load: %s:%d:%d: %s", err.file, err.line, err.column,
+                 err.message);
+    return k;
+}
+
+static struct tf_device fixture_device(int64_t max_threads)
+{
+    struct tf_device d = {0};
+    strcpy(d.backend, "host");
+    d.props[TF_DEVPROP_MAX_THREADS] = max_threads;
+    return d;
+}
+
+/* The reference: test every configuration of the Cartesian product. */
+static uint64_t brute_count(const struct tf_kernel *k, int problem, const struct tf_device *d,
+                            uint64_t lo, uint64_t hi, uint64_t *list)
+{
+    struct tf_value slots[k->nslots];
+    uint64_t n = 0;
+    for (uint64_t i = lo; i < hi; i++) {
+        bool ok;
+        struct tf_error err;
+        tf_kernel_bind(k, i, problem, d, slots);
+        assert_int_equal(tf_kernel_check(k, slots, &ok, &err), 0);
+        if (ok) {
+            if (list)
+                list[n] = i;
+            n++;
+        }
+    }
+    return n;
+}
+
+static void test_count_matches_brute_force(void **state)
+{
+    (void)state;
+    struct tf_bundle *b;
+    struct tf_kernel *k = load_fixture(&b);
+    uint64_t cart = tf_kernel_cartesian(k);
+    assert_int_equal(cart, 6 * 5 * 3 * 7 * 3 * 2);
+    int64_t threads[] = {4, 8, 1024};
+    for (int p = 0; p < k->nproblems; p++)
+        for (int t = 0; t < 3; t++) {
+            struct tf_device d = fixture_device(threads[t]);
+            struct tf_error err = {0};
+            struct tf_space *s = tf_space_create(k, p, &d, &err);
+            assert_non_null(s);
+            uint64_t expect = brute_count(k, p, &d, 0, cart, NULL), got = 0;
+            assert_int_equal(tf_space_count(s, 0, UINT64_MAX, &got, &err), 0);
+            assert_int_equal(got, expect);
+            if (strcmp(k->problems[p].name, "empty") == 0)
+                assert_int_equal(got, 0);
+            else
+                assert_true(got > 0 && got < cart);
+            tf_space_destroy(s);
+        }
+    tf_kernel_destroy(k);
+    tf_bundle_destroy(b);
+}
+
+static void test_ranges_and_enumeration(void **state)
+{
+    (void)state;
+    struct tf_bundle *b;
+    struct tf_kernel *k = load_fixture(&b);
+    uint64_t cart = tf_kernel_cartesian(k);
+    struct tf_device d = fixture_device(8);
+    struct tf_error err = {0};
+    struct tf_space *s = tf_space_create(k, 0, &d, &err);
+    assert_non_null(s);
+    uint64_t *expect = calloc(cart, sizeof *expect);
+    uint64_t n = brute_count(k, 0, &d, 0, cart, expect);
+
+    /* Enumeration yields exactly the valid indices, in order. */
+    uint64_t idx = 0, i = 0;
+    while (tf_space_next(s, idx, cart, &idx, &err) == 1) {
+        assert_true(i < n);
+        assert_int_equal(idx, expect[i]);
+        i++;
+        idx++;
+    }
+    assert_int_equal(i, n);
+
+    /* Arbitrary sub-ranges count like the brute force over the same range. */
+    uint64_t seed = 12345;
+    for (int trial = 0; trial < 300; trial++) {
+        seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+        uint64_t lo = (seed >> 33) % cart;
+        seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+        uint64_t hi = lo + (seed >> 33) % (cart - lo + 1);
+        uint64_t got;
+        assert_int_equal(tf_space_count(s, lo, hi, &got, &err), 0);
+        assert_int_equal(got, brute_count(k, 0, &d, lo, hi, NULL));
+        uint64_t first;
+        int found = tf_space_next(s, lo, hi, &first, &err);
+        uint64_t j = 0;
+        while (j < n && expect[j] < lo)
+            j++;
+        if (j < n && expect[j] < hi) {
+            assert_int_equal(found, 1);
+            assert_int_equal(first, expect[j]);
+        } else {
+            assert_int_equal(found, 0);
+        }
+    }
+    free(expect);
+    tf_space_destroy(s);
+    tf_kernel_destroy(k);
+    tf_bundle_destroy(b);
+}
+
+static void test_globally_empty_space(void **state)
+{
+    (void)state;
+    struct tf_bundle *b;
+    struct tf_kernel *k = load_fixture(&b);
+    /* "N > 0" reads no parameter: it is checked once and empties the space. */
+    struct tf_device d = fixture_device(8);
+    struct tf_error err = {0};
+    struct tf_space *s = tf_space_create(k, 2, &d, &err);
+    assert_non_null(s);
+    uint64_t next = 0;
+    assert_int_equal(tf_space_next(s, 0, UINT64_MAX, &next, &err), 0);
+    tf_space_destroy(s);
+    tf_kernel_destroy(k);
+    tf_bundle_destroy(b);
+}
+
+/* Write `text` (with KERNEL replaced by the fixture's absolute folder) as a job
+ * file in a temporary folder and load it. */
+static struct tf_job *load_job(const char *text, struct tf_bundle **b)
+{
+    char dir[] = "/tmp/tf_test_space_XXXXXX", path[4200], cwd[4096], body[8192];
+    assert_non_null(mkdtemp(dir));
+    assert_non_null(getcwd(cwd, sizeof cwd));
+    const char *at = strstr(text, "KERNEL");
+    assert_non_null(at);
+    snprintf(body, sizeof body, "%.*s%s/tests/unit/space%s", (int)(at - text), text, cwd, at + 6);
+    snprintf(path, sizeof path, "%s/job.yaml", dir);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(body, f);
+    fclose(f);
+    struct tf_error err = {0};
+    *b = tf_bundle_create();
+    struct tf_job *job = tf_job_load(path, *b, &err);
+    unlink(path);
+    rmdir(dir);
+    if (job == NULL)
+        fail_msg("job did not load: %s:%d:%d: %s", err.file, err.line, err.column, err.message);
+    return job;
+}
+
+static void test_slices_cover_every_valid_configuration_once(void **state)
+{
+    (void)state;
+    struct tf_bundle *b;
+    struct tf_job *job = load_job("name: slices\nkernels:\n  - kernel: KERNEL\n    problems: [p1, p2]\n",
+                                  &b);
+    struct tf_device d = fixture_device(8);
+    struct tf_error err = {0};
+    struct tf_plan *plan = tf_plan_create(job, 1, &d, &err);
+    assert_non_null(plan);
+    const struct tf_kernel *k = job->kernels[0].kernel;
+    uint64_t cart = tf_kernel_cartesian(k);
+    for (int t = 0; t < plan->ntasks; t++) {
+        struct tf_task *task = &plan->tasks[t];
+        assert_int_equal(task->total, brute_count(k, task->problem, &d, 0, cart, NULL));
+    }
+    /* Slices of varying size; recount each with the space. */
+    uint64_t want = 1, handed = 0;
+    for (;;) {
+        struct tf_work w;
+        int64_t n = tf_plan_next_slice(plan, 0, want, &w, &err);
+        assert_true(n >= 0);
+        if (n == 0)
+            break;
+        assert_int_equal(w.nlist, 0);
+        struct tf_task *task = tf_plan_find(plan, (int)w.kernel, (int)w.problem, 0);
+        uint64_t inside;
+        assert_int_equal(tf_space_count(task->space, w.lo, w.hi, &inside, &err), 0);
+        assert_int_equal(inside, (uint64_t)n);
+        handed += (uint64_t)n;
+        want = want * 3 % 17 + 1;
+    }
+    assert_int_equal(handed, plan->total);
+    for (int t = 0; t < plan->ntasks; t++)
+        assert_int_equal(plan->tasks[t].cursor, cart);
+    tf_plan_destroy(plan);
+    tf_job_destroy(job);
+    tf_bundle_destroy(b);
+}
+
+static void test_random_sample(void **state)
+{
+    (void)state;
+    const char *text = "name: sample\nkernels:\n  - kernel: KERNEL\n    problems: [p1]\n"
+                       "search: {strategy: random, budget: 25, seed: 7}\n";
+    struct tf_bundle *b1, *b2;
+    struct tf_job *j1 = load_job(text, &b1), *j2 = load_job(text, &b2);
+    struct tf_device d = fixture_device(8);
+    struct tf_error err = {0};
+    struct tf_plan *p1 = tf_plan_create(j1, 1, &d, &err), *p2 = tf_plan_create(j2, 1, &d, &err);
+    assert_non_null(p1);
+    assert_non_null(p2);
+    struct tf_task *t = &p1->tasks[0];
+    const struct tf_kernel *k = j1->kernels[0].kernel;
+    assert_int_equal(t->total, 25);
+    bool has_default = false;
+    for (uint64_t i = 0; i < t->nlist; i++) {
+        bool valid;
+        assert_int_equal(tf_space_is_valid(t->space, t->list[i], &valid, &err), 0);
+        assert_true(valid);
+        if (i > 0)
+            assert_true(t->list[i] > t->list[i - 1]); /* sorted, hence distinct */
+        has_default |= t->list[i] == k->default_index;
+        assert_int_equal(t->list[i], p2->tasks[0].list[i]); /* reproducible */
+    }
+    assert_true(has_default);
+    struct tf_work w;
+    assert_int_equal(tf_plan_next_slice(p1, 0, 10, &w, &err), 10);
+    assert_int_equal(w.nlist, 10);
+    assert_memory_equal(w.list, t->list, 10 * sizeof *w.list);
+    free(w.list);
+    tf_plan_destroy(p1);
+    tf_plan_destroy(p2);
+    tf_job_destroy(j1);
+    tf_job_destroy(j2);
+    tf_bundle_destroy(b1);
+    tf_bundle_destroy(b2);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_count_matches_brute_force),
+        cmocka_unit_test(test_ranges_and_enumeration),
+        cmocka_unit_test(test_globally_empty_space),
+        cmocka_unit_test(test_slices_cover_every_valid_configuration_once),
+        cmocka_unit_test(test_random_sample),
+    };
+    return cmocka_run_group_tests_name("space", tests, NULL, NULL);
+}

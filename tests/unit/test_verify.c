@@ -1,0 +1,124 @@
+/* test_verify.c - output verification: tolerances, NaN/Inf, exact integers,
+ * and the message that names the first bad element. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <string.h>
+
+#include "../../worker/verify.h"
+#include "../../schema/status.h"
+
+static void test_tolerances(void **state)
+{
+    (void)state;
+    char msg[160];
+    const float ref[] = {1.0f, 100.0f, 0.0f};
+    /* allowed: atol 1e-3 + rtol 1e-2 * |ref| -> 0.011, 1.001, 0.001 */
+    const float ok[] = {1.0105f, 100.9f, -0.0009f};
+    assert_int_equal(tf_verify("y", TF_ELEM_F32, ok, ref, 3, 1e-2, 1e-3, msg, sizeof msg),
+                     TF_STATUS_OK);
+    assert_string_equal(msg, "");
+    const float bad[] = {1.0f, 101.1f, 0.0f};
+    assert_int_equal(tf_verify("y", TF_ELEM_F32, bad, ref, 3, 1e-2, 1e-3, msg, sizeof msg),
+                     TF_STATUS_WRONG_RESULT);
+    assert_non_null(strstr(msg, "y[1]"));
+    const float bad_abs[] = {1.0f, 100.0f, 0.0011f};
+    assert_int_equal(tf_verify("y", TF_ELEM_F32, bad_abs, ref, 3, 1e-2, 1e-3, msg, sizeof msg),
+                     TF_STATUS_WRONG_RESULT);
+    /* rtol is relative to the reference, not to the output */
+    const double dref[] = {1.0};
+    const double dgot[] = {1.5};
+    assert_int_equal(tf_verify("d", TF_ELEM_F64, dgot, dref, 1, 0.4, 0.0, msg, sizeof msg),
+                     TF_STATUS_WRONG_RESULT);
+    assert_int_equal(tf_verify("d", TF_ELEM_F64, dgot, dref, 1, 0.5, 0.0, msg, sizeof msg),
+                     TF_STATUS_OK);
+}
+
+static void test_nan_inf_never_pass(void **state)
+{
+    (void)state;
+    char msg[160];
+    const double ref[] = {1.0, 2.0};
+    const double nan_got[] = {1.0, NAN};
+    assert_int_equal(tf_verify("C", TF_ELEM_F64, nan_got, ref, 2, 1e9, 1e9, msg, sizeof msg),
+                     TF_STATUS_WRONG_RESULT);
+    assert_non_null(strstr(msg, "C[1]"));
+    assert_non_null(strstr(msg, "nan"));
+    const double inf_got[] = {INFINITY, 2.0};
+    assert_int_equal(tf_verify("C", TF_ELEM_F64, inf_got, ref, 2, 1e9, 1e9, msg, sizeof msg),
+                     TF_STATUS_WRONG_RESULT);
+    /* NaN == NaN in the reference is not agreement */
+    const float fnan[] = {NAN};
+    assert_int_equal(tf_verify("C", TF_ELEM_F32, fnan, fnan, 1, 1.0, 1.0, msg, sizeof msg),
+                     TF_STATUS_WRONG_RESULT);
+    const float finf[] = {INFINITY};
+    assert_int_equal(tf_verify("C", TF_ELEM_F32, finf, finf, 1, 1.0, 1.0, msg, sizeof msg),
+                     TF_STATUS_WRONG_RESULT);
+}
+
+static void test_ints_exact(void **state)
+{
+    (void)state;
+    char msg[160];
+    const int32_t ref[] = {5, 6, 7, 8};
+    const int32_t off[] = {5, 6, 8, 9};
+    /* huge tolerances do not apply to integers */
+    assert_int_equal(tf_verify("h", TF_ELEM_I32, off, ref, 4, 1.0, 10.0, msg, sizeof msg),
+                     TF_STATUS_WRONG_RESULT);
+    assert_string_equal(msg, "h[2] = 8, expected 7 (2 of 4 wrong)");
+    assert_int_equal(tf_verify("h", TF_ELEM_I32, ref, ref, 4, 0, 0, msg, sizeof msg),
+                     TF_STATUS_OK);
+    const int64_t big_ref[] = {INT64_C(1) << 60};
+    const int64_t big_got[] = {(INT64_C(1) << 60) + 1}; /* equal as doubles, not as ints */
+    assert_int_equal(tf_verify("g", TF_ELEM_I64, big_got, big_ref, 1, 0, 0, msg, sizeof msg),
+                     TF_STATUS_WRONG_RESULT);
+    assert_non_null(strstr(msg, "g[0] = 1152921504606846977"));
+}
+
+static void test_first_bad_index_message(void **state)
+{
+    (void)state;
+    char msg[160];
+    float ref[100], got[100];
+    for (int i = 0; i < 100; i++)
+        ref[i] = got[i] = (float)i;
+    got[41] = 3.5f;
+    got[97] = -1.0f;
+    assert_int_equal(tf_verify("out", TF_ELEM_F32, got, ref, 100, 1e-5, 1e-6, msg, sizeof msg),
+                     TF_STATUS_WRONG_RESULT);
+    assert_string_equal(msg, "out[41] = 3.5, expected 41 (2 of 100 wrong)");
+    /* a short buffer truncates, never overflows */
+    char tiny[8];
+    memset(tiny, 'x', sizeof tiny);
+    assert_int_equal(tf_verify("out", TF_ELEM_F32, got, ref, 100, 1e-5, 1e-6, tiny, sizeof tiny),
+                     TF_STATUS_WRONG_RESULT);
+    assert_int_equal(strlen(tiny), 7);
+    /* zero elements always pass */
+    assert_int_equal(tf_verify("out", TF_ELEM_F32, got, ref, 0, 0, 0, msg, sizeof msg),
+                     TF_STATUS_OK);
+}
+
+static void test_elem_size(void **state)
+{
+    (void)state;
+    assert_int_equal(tf_elem_size(TF_ELEM_I32), 4);
+    assert_int_equal(tf_elem_size(TF_ELEM_I64), 8);
+    assert_int_equal(tf_elem_size(TF_ELEM_F32), 4);
+    assert_int_equal(tf_elem_size(TF_ELEM_F64), 8);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_tolerances),
+        cmocka_unit_test(test_nan_inf_never_pass),
+        cmocka_unit_test(test_ints_exact),
+        cmocka_unit_test(test_first_bad_index_message),
+        cmocka_unit_test(test_elem_size),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,226 @@
+/* Tests for schema/wire.c: every message round-trips field for field, and a
+ * message cut at any length, with a foreign magic, another version or trailing
+ * bytes is rejected with an error instead of being misread. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "schema/wire.h"
+
+static struct tf_device sample_device(void)
+{
+    struct tf_device d = {0};
+    strcpy(d.backend, "cuda");
+    strcpy(d.vendor, "NVIDIA");
+    strcpy(d.name, "NVIDIA H100 80GB HBM3");
+    strcpy(d.arch, "sm_90");
+    strcpy(d.uuid, "GPU-1234");
+    strcpy(d.pci_bus, "0000:17:00.0");
+    strcpy(d.host, "node042");
+    d.memory_bytes = 85899345920ull;
+    d.compute_units = 132;
+    strcpy(d.compiler_version, "NVRTC 13.0");
+    for (int i = 0; i < TF_DEVPROP_COUNT; i++)
+        d.props[i] = 1000 + i;
+    return d;
+}
+
+static void test_hello_round_trip(void **state)
+{
+    (void)state;
+    struct tf_buf b = {0};
+    struct tf_device d = sample_device(), back;
+    struct tf_error err;
+    enum tf_msg_type type;
+    tf_wire_hello(&b, &d);
+    assert_int_equal(tf_wire_open(&b, &type, &err), 0);
+    assert_int_equal(type, TF_MSG_HELLO);
+    assert_int_equal(tf_wire_get_hello(&b, &back, &err), 0);
+    assert_memory_equal(&d, &back, sizeof d);
+    tf_buf_free(&b);
+}
+
+static void test_results_round_trip(void **state)
+{
+    (void)state;
+    struct tf_result r[3];
+    for (int i = 0; i < 3; i++) {
+        tf_result_init(&r[i], (uint32_t)i, 2, 1000000007ull * (uint64_t)i, i * 3);
+        r[i].samples = 17;
+        r[i].time_median = 1.5e-3 * (i + 1);
+        r[i].registers = 96;
+        r[i].shared_bytes = 49152;
+        r[i].metrics[0] = 123.5;
+        snprintf(r[i].message, sizeof r[i].message, "message %d", i);
+    }
+    struct tf_buf b = {0};
+    struct tf_error err;
+    enum tf_msg_type type;
+    tf_wire_results(&b, r, 3);
+    assert_int_equal(tf_wire_open(&b, &type, &err), 0);
+    assert_int_equal(type, TF_MSG_RESULTS);
+    struct tf_result *back;
+    uint32_t n;
+    assert_int_equal(tf_wire_get_results(&b, &back, &n, &err), 0);
+    assert_int_equal(n, 3);
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(back[i].config, r[i].config);
+        assert_int_equal(back[i].status, r[i].status);
+        assert_int_equal(back[i].registers, 96);
+        assert_int_equal(back[i].shared_bytes, 49152);
+        assert_true(back[i].time_median == r[i].time_median);
+        assert_true(isnan(back[i].time_min));
+        assert_true(isnan(back[i].power_w));
+        assert_string_equal(back[i].message, r[i].message);
+    }
+    free(back);
+    tf_buf_free(&b);
+}
+
+static void test_work_and_job_round_trip(void **state)
+{
+    (void)state;
+    uint64_t list[] = {3, 99, 1ull << 40};
+    struct tf_work w = {.kernel = 1, .problem = 2, .nlist = 3, .list = list};
+    struct tf_buf b = {0};
+    struct tf_error err;
+    enum tf_msg_type type;
+    tf_wire_work(&b, &w);
+    struct tf_work back;
+    assert_int_equal(tf_wire_open(&b, &type, &err), 0);
+    assert_int_equal(type, TF_MSG_WORK);
+    assert_int_equal(tf_wire_get_work(&b, &back, &err), 0);
+    assert_int_equal(back.nlist, 3);
+    assert_memory_equal(back.list, list, sizeof list);
+    free(back.list);
+
+    struct tf_bundle *bundle = tf_bundle_create();
+    tf_bundle_add(bundle, "jobs/x.yaml", "name: x\n", 8);
+    tf_bundle_add(bundle, "kernels/k/k.c", "int x;\0binary", 13);
+    tf_wire_job(&b, bundle);
+    assert_int_equal(tf_wire_open(&b, &type, &err), 0);
+    struct tf_bundle *copy = tf_wire_get_job(&b, &err);
+    assert_non_null(copy);
+    assert_true(copy->sealed);
+    assert_int_equal(copy->count, 2);
+    assert_string_equal(copy->files[0].path, "jobs/x.yaml");
+    assert_int_equal(copy->files[1].size, 13);
+    assert_memory_equal(copy->files[1].data, "int x;\0binary", 13);
+    char h1[65], h2[65];
+    tf_bundle_hash(bundle, h1);
+    tf_bundle_hash(copy, h2);
+    assert_string_equal(h1, h2);
+    tf_bundle_destroy(copy);
+    tf_bundle_destroy(bundle);
+    tf_buf_free(&b);
+}
+
+/* Decode a message of any type; 0 if accepted. */
+static int decode_any(struct tf_buf *b)
+{
+    struct tf_error err;
+    enum tf_msg_type type;
+    if (tf_wire_open(b, &type, &err))
+        return -1;
+    switch (type) {
+    case TF_MSG_HELLO: {
+        struct tf_device d;
+        return tf_wire_get_hello(b, &d, &err);
+    }
+    case TF_MSG_RESULTS: {
+        struct tf_result *r;
+        uint32_t n;
+        int rc = tf_wire_get_results(b, &r, &n, &err);
+        free(r);
+        return rc;
+    }
+    case TF_MSG_WORK: {
+        struct tf_work w;
+        int rc = tf_wire_get_work(b, &w, &err);
+        free(w.list);
+        return rc;
+    }
+    case TF_MSG_JOB: {
+        struct tf_bundle *bundle = tf_wire_get_job(b, &err);
+        tf_bundle_destroy(bundle);
+        return bundle ? 0 : -1;
+    }
+    default:
+        return 0;
+    }
+}
+
+static void test_truncated_and_foreign_messages(void **state)
+{
+    (void)state;
+    struct tf_buf msgs[4] = {{0}};
+    struct tf_device d = sample_device();
+    struct tf_result r;
+    tf_result_init(&r, 0, 0, 5, TF_STATUS_OK);
+    uint64_t list[] = {1, 2};
+    struct tf_work w = {.nlist = 2, .list = list};
+    struct tf_bundle *bundle = tf_bundle_create();
+    tf_bundle_add(bundle, "a.yaml", "abc", 3);
+    tf_wire_hello(&msgs[0], &d);
+    tf_wire_results(&msgs[1], &r, 1);
+    tf_wire_work(&msgs[2], &w);
+    tf_wire_job(&msgs[3], bundle);
+    tf_bundle_destroy(bundle);
+    for (int m = 0; m < 4; m++) {
+        size_t full = msgs[m].len;
+        assert_int_equal(decode_any(&msgs[m]), 0);
+        /* Cut anywhere: the header's length no longer matches. */
+        for (size_t cut = 0; cut < full; cut++) {
+            msgs[m].len = cut;
+            assert_int_not_equal(decode_any(&msgs[m]), 0);
+        }
+        /* Cut the payload but fix the declared length: the decoder must notice. */
+        for (size_t cut = TF_WIRE_HEADER; cut < full; cut++) {
+            uint32_t n = (uint32_t)(cut - TF_WIRE_HEADER);
+            msgs[m].len = cut;
+            for (int i = 0; i < 4; i++)
+                msgs[m].data[12 + i] = (unsigned char)(n >> (8 * i));
+            assert_int_not_equal(decode_any(&msgs[m]), 0);
+        }
+        tf_buf_free(&msgs[m]);
+    }
+
+    struct tf_buf b = {0};
+    struct tf_error err;
+    enum tf_msg_type type;
+    tf_wire_request(&b);
+    b.data[0] ^= 0xff; /* foreign magic */
+    assert_int_not_equal(tf_wire_open(&b, &type, &err), 0);
+    assert_non_null(strstr(err.message, "not a tunefarm message"));
+    tf_wire_request(&b);
+    b.data[4] = 99; /* another version */
+    assert_int_not_equal(tf_wire_open(&b, &type, &err), 0);
+    assert_non_null(strstr(err.message, "wire version 99"));
+    tf_wire_hello(&b, &d);
+    tf_buf_put_u8(&b, 0); /* a trailing byte, length fixed up */
+    uint32_t n = (uint32_t)(b.len - TF_WIRE_HEADER);
+    for (int i = 0; i < 4; i++)
+        b.data[12 + i] = (unsigned char)(n >> (8 * i));
+    assert_int_equal(tf_wire_open(&b, &type, &err), 0);
+    struct tf_device back;
+    assert_int_not_equal(tf_wire_get_hello(&b, &back, &err), 0);
+    assert_non_null(strstr(err.message, "trailing"));
+    tf_buf_free(&b);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_hello_round_trip),
+        cmocka_unit_test(test_results_round_trip),
+        cmocka_unit_test(test_work_and_job_round_trip),
+        cmocka_unit_test(test_truncated_and_foreign_messages),
+    };
+    return cmocka_run_group_tests_name("wire", tests, NULL, NULL);
+}

@@ -1,0 +1,102 @@
+/* backend.h - the interface every device backend implements (IOR's aiori table).
+ *
+ * A backend is a const struct of function pointers with designated
+ * initialisers, its functions static in one file (backend_host.c, later
+ * backend_cuda.c, backend_hip.c). The table is the static descriptor (name,
+ * probe, discovery, compiling); `open` returns the live instance the runner
+ * uses (a device context). Compiling needs no device and may run anywhere.
+ *
+ * Kernel ABI on every backend: the entry point receives `void **args`, one
+ * pointer per kernel argument in kernel-file order, each pointing at the
+ * scalar's value or at the buffer's (device) pointer - cuLaunchKernel's
+ * kernelParams. A host kernel is `void entry(void **args)`. */
+#ifndef TF_BACKEND_H
+#define TF_BACKEND_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../schema/device.h"
+#include "../schema/error.h"
+
+#define TF_BACKEND_VERSION 1
+#define TF_MAX_DEFINES 64
+
+/* What to compile: one variant of one source. */
+struct tf_compile_input {
+    const char *kernel_name;
+    const char *source;        /* source text */
+    const char *source_name;   /* for compiler messages, e.g. "kernels/gemm/gemm.c" */
+    const char *entry;
+    const char *arch;          /* target architecture (device arch) */
+    int ndefines;
+    char *const *defines;      /* "-DNAME=VALUE" */
+    int noptions;
+    char *const *options;      /* the kernel's extra flags */
+    const char *output_path;   /* where the binary goes (the caller renames it into the cache) */
+};
+
+/* What compiling produced, besides the binary file. */
+struct tf_compile_output {
+    int ok;                    /* 1: binary written; 0: compile_error (log holds why) */
+    char *log;                 /* compiler messages (malloc'd, may be NULL) */
+    int32_t registers;         /* -1 unknown */
+    int64_t shared_bytes;      /* static shared memory, -1 unknown */
+    int64_t spill_bytes;       /* -1 unknown */
+};
+
+struct tf_launch {
+    uint32_t grid[3];
+    uint32_t block[3];
+    uint64_t shared_bytes;     /* dynamic shared memory */
+};
+
+struct tf_backend_ctx;         /* a backend's live device instance (opaque) */
+
+struct tf_backend {
+    int version;               /* TF_BACKEND_VERSION */
+    const char *name;          /* "host", "cuda", "hip" */
+    const char *language;      /* kernel language it compiles: "c", "cuda" */
+
+    /* Discovery (no device context). */
+    int (*probe)(struct tf_error *err);   /* 0 if usable on this node; else err says why */
+    int (*device_count)(void);
+    int (*describe)(int ordinal, struct tf_device *out, struct tf_error *err);
+    /* An identity string of the compiler (path + version) for cache keys. */
+    const char *(*compiler_id)(void);
+
+    /* Compiling: any CPU, no device. Non-zero only for failures of the
+     * machinery (cannot spawn the compiler); a rejected variant is out->ok = 0. */
+    int (*compile)(const struct tf_compile_input *in, struct tf_compile_output *out,
+                   struct tf_error *err);
+
+    /* Running (inside the runner process only). */
+    int (*open)(int ordinal, struct tf_backend_ctx **ctx, struct tf_error *err);
+    void (*close)(struct tf_backend_ctx *ctx);
+    int (*load)(struct tf_backend_ctx *ctx, const char *binary_path, const char *entry,
+                void **function, struct tf_error *err);
+    void (*unload)(struct tf_backend_ctx *ctx, void *function);
+    int (*alloc)(struct tf_backend_ctx *ctx, size_t bytes, void **ptr, struct tf_error *err);
+    void (*release)(struct tf_backend_ctx *ctx, void *ptr);
+    int (*upload)(struct tf_backend_ctx *ctx, void *dst, const void *host, size_t bytes,
+                  struct tf_error *err);
+    int (*download)(struct tf_backend_ctx *ctx, void *host, const void *src, size_t bytes,
+                    struct tf_error *err);
+    /* Launch once; if `seconds` is not NULL, time it with the device's clock.
+     * Returns a status (enum tf_status): ok, invalid (exceeds a device limit),
+     * launch_error or runtime_error, with err filled when not ok. */
+    int (*launch)(struct tf_backend_ctx *ctx, void *function, const struct tf_launch *geometry,
+                  void **args, double *seconds, struct tf_error *err);
+    /* Evict the last-level cache (between samples when the job asks for it). */
+    int (*flush_cache)(struct tf_backend_ctx *ctx, struct tf_error *err);
+};
+
+/* The host CPU backend. */
+extern const struct tf_backend tf_backend_host;
+
+/* Every backend compiled in, NULL-terminated. */
+extern const struct tf_backend *const tf_backends[];
+/* The backend called `name`, or NULL. */
+const struct tf_backend *tf_backend_find(const char *name);
+
+#endif

@@ -1,0 +1,39 @@
+/* cache.h - the content-addressed compile cache on disk.
+ *
+ * Layout: <dir>/<backend>/<key[0:2]>/<key>.<ext>, where ext is the binary's
+ * (so, cubin, hsaco) or one of: meta (registers/shared/spills of a good
+ * binary), err (the one-line message of a rejected variant), log (the full
+ * compiler log of a rejected variant). Every file appears atomically. */
+#ifndef TF_CACHE_H
+#define TF_CACHE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../schema/error.h"
+#include "backend.h"
+
+/* The cache key (64 hex digits) of compiling `in` with `be`: SHA-256 over backend
+ * name, compiler id, arch, options, defines, source text and entry point. */
+void tf_cache_key(const struct tf_backend *be, const struct tf_compile_input *in, char key[65]);
+/* File extension of `backend`'s binaries ("so" for host). */
+const char *tf_cache_binary_ext(const char *backend);
+/* Write "<dir>/<backend>/<key[0:2]>/<key>.<ext>" into `out` and create its folder.
+ * -1 + err if the path does not fit or the folder cannot be made. */
+int tf_cache_path(const char *dir, const char *backend, const char *key, const char *ext,
+                  char *out, size_t cap, struct tf_error *err);
+/* mkdir -p `path` (mode 0777 & umask); -1 + err naming the component that failed. */
+int tf_mkdir_p(const char *path, struct tf_error *err);
+/* A unique temporary name beside `final` (same folder, so rename() is atomic). */
+void tf_cache_temp_name(const char *final, char *out, size_t cap);
+/* Write `n` bytes to `path` atomically (temp file + rename). -1 + err on failure. */
+int tf_cache_write_file(const char *path, const void *data, size_t n, struct tf_error *err);
+/* Read a whole small text file (at most `cap` - 1 bytes) into `out`; -1 if unreadable. */
+int tf_cache_read_text(const char *path, char *out, size_t cap);
+/* Store / read a good binary's metadata (one "name value" per line). Reading a
+ * missing or damaged file yields -1 for every field and returns -1. */
+int tf_cache_write_meta(const char *path, int32_t registers, int64_t shared, int64_t spills,
+                        struct tf_error *err);
+int tf_cache_read_meta(const char *path, int32_t *registers, int64_t *shared, int64_t *spills);
+
+#endif

@@ -1,0 +1,392 @@
+/* compile.c - the compile pool: a FIFO queue served by N threads, through the cache.
+ *
+ * The worker submits configurations as soon as it receives work and waits for
+ * them in order as the runner becomes free, so compiling overlaps measuring.
+ * Each job builds the variant's defines, computes its cache key and looks in
+ * the cache: a good binary (.so/.cubin + .meta) or a known-bad variant (.err,
+ * with .log holding the full compiler output) is answered without compiling.
+ * On a miss the backend compiles into a temporary name in the cache folder and
+ * the binary is renamed into place only when complete, so concurrent ranks on
+ * a shared filesystem never load half a file. Machinery failures (the compiler
+ * cannot be spawned, or timed out) are reported as compile_error but never
+ * cached: they say nothing about the variant. Jobs live in one list from
+ * submit until their ticket is waited; the condition variable `done` wakes
+ * waiters, `work` wakes idle threads. Stats count compiler time and the wall
+ * time during which any compile ran, which is what "compile parallelism" in a
+ * run's summary is made of. */
+#include "compile.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../schema/status.h"
+#include "cache.h"
+
+struct compile_job {
+    uint64_t ticket;
+    const struct tf_kernel *kernel;
+    uint64_t config;
+    int state; /* 0 queued, 1 running, 2 done */
+    struct tf_compiled result;
+    struct compile_job *next_queued;
+    struct compile_job *next_all;
+};
+
+struct tf_compile_pool {
+    const struct tf_backend *be;
+    char *arch;
+    char *cache_dir;
+    int nthreads;
+    pthread_t *threads;
+    pthread_mutex_t mu;
+    pthread_cond_t work, done;
+    struct compile_job *queue_head, *queue_tail; /* FIFO of queued jobs */
+    struct compile_job *all;                     /* every job not yet waited */
+    uint64_t next_ticket;
+    int stopping;
+    int active;         /* compiles running now */
+    double busy_since;  /* when active went 0 -> 1 */
+    struct tf_compile_stats stats;
+};
+
+static double now_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+void tf_compile_log_summary(const char *log, char *out, size_t cap)
+{
+    const char *first = NULL, *hit = NULL;
+    for (const char *line = log; line && *line;) {
+        size_t n = strcspn(line, "\n");
+        int blank = 1;
+        for (size_t i = 0; i < n; i++)
+            if (line[i] != ' ' && line[i] != '\t' && line[i] != '\r')
+                blank = 0;
+        if (!blank && first == NULL)
+            first = line;
+        for (size_t i = 0; !blank && i + 5 <= n; i++)
+            if (strncasecmp(line + i, "error", 5) == 0) {
+                hit = line;
+                break;
+            }
+        if (hit)
+            break;
+        line += n;
+        if (*line == '\n')
+            line++;
+    }
+    const char *pick = hit ? hit : first;
+    if (pick == NULL) {
+        tf_strlcpy(out, "compiler failed without a message", cap);
+        return;
+    }
+    size_t n = strcspn(pick, "\n\r");
+    if (cap == 0)
+        return;
+    if (n >= cap)
+        n = cap - 1;
+    memcpy(out, pick, n);
+    out[n] = '\0';
+}
+
+/* Everything one compile needs, for kernels and references alike. */
+struct variant {
+    const struct tf_backend *be;
+    const char *cache_dir;
+    struct tf_compile_input in;
+};
+
+/* Compile `v` through the cache into `out`. *ran_compiler tells the stats apart. */
+static void compile_variant(const struct variant *v, struct tf_compiled *out, int *ran_compiler)
+{
+    char key[65], meta[4200], errf[4200], logf[4200], tmp[4300];
+    struct tf_error err = {0};
+    struct tf_compile_output co = {0};
+    struct tf_compile_input in = v->in;
+
+    memset(out, 0, sizeof *out);
+    out->status = TF_STATUS_COMPILE_ERROR;
+    out->registers = -1;
+    out->shared_bytes = out->spill_bytes = -1;
+    *ran_compiler = 0;
+
+    tf_cache_key(v->be, &in, key);
+    if (tf_cache_path(v->cache_dir, v->be->name, key, tf_cache_binary_ext(v->be->name),
+                      out->binary_path, sizeof out->binary_path, &err) != 0 ||
+        tf_cache_path(v->cache_dir, v->be->name, key, "meta", meta, sizeof meta, &err) != 0 ||
+        tf_cache_path(v->cache_dir, v->be->name, key, "err", errf, sizeof errf, &err) != 0 ||
+        tf_cache_path(v->cache_dir, v->be->name, key, "log", logf, sizeof logf, &err) != 0) {
+        snprintf(out->message, sizeof out->message, "compile cache: %.140s", err.message);
+        out->binary_path[0] = '\0';
+        return;
+    }
+    if (access(out->binary_path, R_OK) == 0) {
+        out->status = TF_STATUS_OK;
+        out->cached = 1;
+        tf_cache_read_meta(meta, &out->registers, &out->shared_bytes, &out->spill_bytes);
+        return;
+    }
+    if (tf_cache_read_text(errf, out->message, sizeof out->message) == 0) {
+        out->message[strcspn(out->message, "\n")] = '\0';
+        out->cached = 1;
+        out->binary_path[0] = '\0';
+        return;
+    }
+
+    tf_cache_temp_name(out->binary_path, tmp, sizeof tmp);
+    in.output_path = tmp;
+    *ran_compiler = 1;
+    const double t0 = now_seconds();
+    const int rc = v->be->compile(&in, &co, &err);
+    out->compile_time = now_seconds() - t0;
+    if (rc != 0) {
+        tf_compile_log_summary(err.message, out->message, sizeof out->message);
+        goto fail;
+    }
+    if (co.ok) {
+        out->registers = co.registers;
+        out->shared_bytes = co.shared_bytes;
+        out->spill_bytes = co.spill_bytes;
+        /* metadata first: a binary without .meta reads as "unknown", never as wrong */
+        if (tf_cache_write_meta(meta, co.registers, co.shared_bytes, co.spill_bytes, &err) != 0 ||
+            rename(tmp, out->binary_path) != 0) {
+            if (err.message[0] == '\0')
+                tf_error_set(&err, TF_ERR_IO, "cannot rename into '%s': %s", out->binary_path,
+                             strerror(errno));
+            snprintf(out->message, sizeof out->message, "compile cache: %.140s", err.message);
+            goto fail;
+        }
+        out->status = TF_STATUS_OK;
+        free(co.log);
+        return;
+    }
+    tf_compile_log_summary(co.log ? co.log : "", out->message, sizeof out->message);
+    /* The full log first, then the .err that marks the variant known-bad. Failing
+     * to cache a failure only costs a recompile next time. */
+    if (co.log)
+        tf_cache_write_file(logf, co.log, strlen(co.log), NULL);
+    char line[TF_MESSAGE_LEN + 1];
+    snprintf(line, sizeof line, "%s\n", out->message);
+    tf_cache_write_file(errf, line, strlen(line), NULL);
+fail:
+    unlink(tmp);
+    out->binary_path[0] = '\0';
+    free(co.log);
+}
+
+/* Compile configuration `config` of kernel `k` with the pool's backend. */
+static void compile_config(struct tf_compile_pool *p, const struct tf_kernel *k, uint64_t config,
+                           struct tf_compiled *out, int *ran_compiler)
+{
+    char *defines[TF_MAX_DEFINES];
+    int ndefines = tf_kernel_defines(k, config, defines, TF_MAX_DEFINES);
+    struct variant v = {
+        .be = p->be,
+        .cache_dir = p->cache_dir,
+        .in = {.kernel_name = k->name,
+               .source = k->source,
+               .source_name = k->source_path,
+               .entry = k->entry,
+               .arch = p->arch,
+               .ndefines = ndefines,
+               .defines = defines,
+               .noptions = k->option_count,
+               .options = k->options},
+    };
+    compile_variant(&v, out, ran_compiler);
+    for (int i = 0; i < ndefines; i++)
+        free(defines[i]);
+}
+
+static void *compile_thread(void *arg)
+{
+    struct tf_compile_pool *p = arg;
+    pthread_mutex_lock(&p->mu);
+    for (;;) {
+        while (p->queue_head == NULL && !p->stopping)
+            pthread_cond_wait(&p->work, &p->mu);
+        struct compile_job *job = p->queue_head;
+        if (job == NULL)
+            break; /* stopping and nothing left */
+        p->queue_head = job->next_queued;
+        if (p->queue_head == NULL)
+            p->queue_tail = NULL;
+        job->state = 1;
+        if (p->active++ == 0)
+            p->busy_since = now_seconds();
+        pthread_mutex_unlock(&p->mu);
+
+        int ran = 0;
+        compile_config(p, job->kernel, job->config, &job->result, &ran);
+
+        pthread_mutex_lock(&p->mu);
+        if (--p->active == 0)
+            p->stats.wall_seconds_busy += now_seconds() - p->busy_since;
+        if (ran) {
+            p->stats.compiled++;
+            p->stats.compile_seconds += job->result.compile_time;
+        } else {
+            p->stats.cached++;
+        }
+        if (job->result.status != TF_STATUS_OK)
+            p->stats.failed++;
+        job->state = 2;
+        pthread_cond_broadcast(&p->done);
+    }
+    pthread_mutex_unlock(&p->mu);
+    return NULL;
+}
+
+struct tf_compile_pool *tf_compile_pool_create(const struct tf_backend *be, const char *arch,
+                                               const char *cache_dir, int nthreads,
+                                               struct tf_error *err)
+{
+    char folder[4096];
+    if (nthreads < 1) {
+        tf_error_set(err, TF_ERR_SCHEMA, "compile pool needs at least 1 thread, got %d",
+                     nthreads);
+        return NULL;
+    }
+    if (snprintf(folder, sizeof folder, "%s/%s", cache_dir, be->name) >= (int)sizeof folder) {
+        tf_error_set(err, TF_ERR_IO, "compile cache path too long: '%.200s'", cache_dir);
+        return NULL;
+    }
+    if (tf_mkdir_p(folder, err) != 0)
+        return NULL;
+
+    struct tf_compile_pool *p = tf_xcalloc(1, sizeof *p);
+    p->be = be;
+    p->arch = tf_xstrdup(arch ? arch : "");
+    p->cache_dir = tf_xstrdup(cache_dir);
+    p->next_ticket = 1;
+    pthread_mutex_init(&p->mu, NULL);
+    pthread_cond_init(&p->work, NULL);
+    pthread_cond_init(&p->done, NULL);
+    p->threads = tf_xcalloc((size_t)nthreads, sizeof *p->threads);
+    for (int i = 0; i < nthreads; i++) {
+        int rc = pthread_create(&p->threads[i], NULL, compile_thread, p);
+        if (rc != 0) {
+            tf_error_set(err, TF_ERR_SYSTEM, "cannot start compile thread %d: %s", i,
+                         strerror(rc));
+            goto fail;
+        }
+        p->nthreads++;
+    }
+    return p;
+fail:
+    tf_compile_pool_destroy(p);
+    return NULL;
+}
+
+void tf_compile_pool_destroy(struct tf_compile_pool *p)
+{
+    if (p == NULL)
+        return;
+    pthread_mutex_lock(&p->mu);
+    p->stopping = 1;
+    pthread_cond_broadcast(&p->work);
+    pthread_mutex_unlock(&p->mu);
+    for (int i = 0; i < p->nthreads; i++)
+        pthread_join(p->threads[i], NULL);
+    for (struct compile_job *j = p->all, *next; j != NULL; j = next) {
+        next = j->next_all;
+        free(j);
+    }
+    pthread_cond_destroy(&p->done);
+    pthread_cond_destroy(&p->work);
+    pthread_mutex_destroy(&p->mu);
+    free(p->threads);
+    free(p->cache_dir);
+    free(p->arch);
+    free(p);
+}
+
+uint64_t tf_compile_submit(struct tf_compile_pool *p, const struct tf_kernel *k, uint64_t config)
+{
+    struct compile_job *job = tf_xcalloc(1, sizeof *job);
+    job->kernel = k;
+    job->config = config;
+    pthread_mutex_lock(&p->mu);
+    job->ticket = p->next_ticket++;
+    job->next_all = p->all;
+    p->all = job;
+    if (p->queue_tail)
+        p->queue_tail->next_queued = job;
+    else
+        p->queue_head = job;
+    p->queue_tail = job;
+    pthread_cond_signal(&p->work);
+    pthread_mutex_unlock(&p->mu);
+    return job->ticket;
+}
+
+void tf_compile_wait(struct tf_compile_pool *p, uint64_t ticket, struct tf_compiled *out)
+{
+    pthread_mutex_lock(&p->mu);
+    struct compile_job **link = &p->all;
+    while (*link && (*link)->ticket != ticket)
+        link = &(*link)->next_all;
+    struct compile_job *job = *link;
+    if (job == NULL)
+        tf_die("compile ticket %llu was never submitted or was already waited",
+               (unsigned long long)ticket);
+    while (job->state != 2)
+        pthread_cond_wait(&p->done, &p->mu);
+    *link = job->next_all;
+    pthread_mutex_unlock(&p->mu);
+    *out = job->result;
+    free(job);
+}
+
+int tf_compile_reference(struct tf_compile_pool *p, const struct tf_kernel *k, char *path,
+                         size_t cap, struct tf_error *err)
+{
+    /* References are plain C for the host whatever the pool's backend: the
+     * kernel's flags may be nvcc-style, so only a fixed, portable -O2. */
+    static char opt_o2[] = "-O2";
+    char *options[] = {opt_o2};
+    struct variant v = {
+        .be = &tf_backend_host,
+        .cache_dir = p->cache_dir,
+        .in = {.kernel_name = k->name,
+               .source = k->ref_source,
+               .source_name = k->ref_source_path,
+               .entry = k->ref_entry,
+               .arch = "reference",
+               .ndefines = 0,
+               .defines = NULL,
+               .noptions = 1,
+               .options = options},
+    };
+    struct tf_compiled out;
+    int ran = 0;
+    if (k->ref_source == NULL || k->ref_entry == NULL)
+        return tf_error_set(err, TF_ERR_SCHEMA, "kernel '%s' has no reference", k->name);
+    compile_variant(&v, &out, &ran);
+    if (out.status != TF_STATUS_OK)
+        return tf_error_at(err, TF_ERR_BACKEND, k->ref_source_path, 0, 0,
+                           "reference of kernel '%s' does not compile: %s", k->name,
+                           out.message);
+    if (strlen(out.binary_path) >= cap)
+        return tf_error_set(err, TF_ERR_IO, "reference path too long: %s", out.binary_path);
+    tf_strlcpy(path, out.binary_path, cap);
+    return 0;
+}
+
+void tf_compile_get_stats(struct tf_compile_pool *p, struct tf_compile_stats *s)
+{
+    pthread_mutex_lock(&p->mu);
+    *s = p->stats;
+    if (p->active > 0) /* count the ongoing busy stretch too */
+        s->wall_seconds_busy += now_seconds() - p->busy_since;
+    pthread_mutex_unlock(&p->mu);
+}

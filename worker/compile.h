@@ -1,0 +1,58 @@
+/* compile.h - the worker's compile pool: variants compiled ahead of the runner,
+ * on N threads, through the content-addressed cache (cache.h). */
+#ifndef TF_COMPILE_H
+#define TF_COMPILE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../schema/error.h"
+#include "../schema/kernel.h"
+#include "../schema/result.h"
+#include "backend.h"
+
+struct tf_compiled {
+    int status;                   /* TF_STATUS_OK or TF_STATUS_COMPILE_ERROR */
+    char binary_path[4096];       /* the cached binary (valid if ok) */
+    double compile_time;          /* seconds; 0 if it came from the cache */
+    int cached;                   /* 1 if found in the cache (a good or a known-bad variant) */
+    int32_t registers;            /* -1 unknown (always on the host) */
+    int64_t shared_bytes, spill_bytes;
+    char message[TF_MESSAGE_LEN]; /* first meaningful line of the compiler log if not ok */
+};
+
+/* compiled: compiler runs; cached: cache hits (good or bad); failed: variants that
+ * ended as compile_error; compile_seconds: sum of compiler run times;
+ * wall_seconds_busy: wall time with at least one compile running (so
+ * compile_seconds / wall_seconds_busy is the achieved parallelism). */
+struct tf_compile_stats {
+    uint64_t compiled, cached, failed;
+    double compile_seconds;
+    double wall_seconds_busy;
+};
+
+struct tf_compile_pool;
+
+/* Start `nthreads` (>= 1) compile threads for `be` targeting `arch`, caching under
+ * `cache_dir` (created if missing). NULL + err on failure. */
+struct tf_compile_pool *tf_compile_pool_create(const struct tf_backend *be, const char *arch,
+                                               const char *cache_dir, int nthreads,
+                                               struct tf_error *err);
+/* Finish queued work, join the threads, free; accepts NULL. Unwaited results are dropped. */
+void tf_compile_pool_destroy(struct tf_compile_pool *p);
+/* Queue configuration `config` of `k` (which must outlive the wait); returns its ticket. */
+uint64_t tf_compile_submit(struct tf_compile_pool *p, const struct tf_kernel *k, uint64_t config);
+/* Block until `ticket` is done and copy its result to `out`; each ticket is waited once. */
+void tf_compile_wait(struct tf_compile_pool *p, uint64_t ticket, struct tf_compiled *out);
+/* Compile (or find cached) `k`'s host C reference with tf_backend_host, synchronously,
+ * and write the .so path into `path` (cap bytes). -1 + err if it does not compile. */
+int tf_compile_reference(struct tf_compile_pool *p, const struct tf_kernel *k, char *path,
+                         size_t cap, struct tf_error *err);
+/* A snapshot of the pool's counters. */
+void tf_compile_get_stats(struct tf_compile_pool *p, struct tf_compile_stats *s);
+
+/* The first meaningful line of a compiler log (the first containing "error",
+ * else the first non-blank one) into `out` (cap bytes). */
+void tf_compile_log_summary(const char *log, char *out, size_t cap);
+
+#endif

@@ -1,0 +1,42 @@
+/* measure.h - the measurement protocol: warm-up, timed samples, stopping rule,
+ * statistics. Device-independent: samples come from a callback, so the rule is
+ * unit-tested with scripted sequences and runs unchanged on every backend. */
+#ifndef TF_MEASURE_H
+#define TF_MEASURE_H
+
+#include <stdint.h>
+
+#include "../schema/error.h"
+#include "../schema/job.h"
+
+/* Statistics of a set of samples (seconds). */
+struct tf_stats {
+    uint32_t n;
+    double median, min, mean;
+    double rsd;   /* sample standard deviation / mean; 0 when n < 2; NaN when n == 0 */
+    double total; /* sum of the samples */
+};
+
+/* Where samples come from. `launch` runs the kernel once and returns an enum
+ * tf_status (TF_STATUS_OK or the failure, with err filled); with `seconds` NULL
+ * the launch is a warm-up (untimed). `flush` (may be NULL) evicts the cache. */
+struct tf_sampler {
+    int (*launch)(void *ctx, double *seconds, struct tf_error *err);
+    int (*flush)(void *ctx, struct tf_error *err);
+    void *ctx;
+};
+
+/* Compute the statistics of `n` samples into `out` (sorts a private copy). */
+void tf_stats_compute(const double *samples, uint32_t n, struct tf_stats *out);
+/* Median of `n` ascending-sorted values (mean of the middle two for even n; NaN if n == 0). */
+double tf_stats_median_sorted(const double *sorted, uint32_t n);
+
+/* Run the protocol of `m` (warmup, then samples until n >= min_samples &&
+ * total >= min_time && rsd <= max_noise, or total >= max_time, or n >=
+ * max_samples; flush before each sample if m->flush_l2). Returns the status:
+ * TF_STATUS_OK with `out` filled, or the first failing launch's status with
+ * err filled (out then holds the samples taken so far). */
+int tf_measure_run(const struct tf_measure *m, const struct tf_sampler *s, struct tf_stats *out,
+                   struct tf_error *err);
+
+#endif

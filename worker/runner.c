@@ -1,0 +1,992 @@
+/* runner.c - the runner process and the worker's handle on it.
+ *
+ * The worker rank never touches a device: it spawns `tunefarm __runner
+ * BACKEND ORDINAL` with a Unix socket pair as the child's stdin and stdout
+ * and talks to it in length-prefixed frames (u32 little-endian length, then a
+ * payload written with the tf_buf helpers of schema/wire.h). A socket pair
+ * rather than two pipes so the worker can write with MSG_NOSIGNAL: a runner
+ * that died must show up as a status, not as a SIGPIPE that kills the rank.
+ * Requests: INIT (the job bundle as a JOB message; the child loads the job and
+ * opens the device, and answers with the job's measure timeout), SETUP (a
+ * kernel and problem: allocate and fill the buffers, run the reference once),
+ * MEASURE (one configuration: verify, then time it) and QUIT. Every answer is
+ * awaited with poll() and a deadline; past it the child is SIGKILLed and
+ * reaped (timeout), and EOF means it died (crashed, with the signal's name).
+ * The next request starts a new child lazily and replays INIT and SETUP.
+ *
+ * In the child, inputs come from splitmix64 seeded by (job seed, kernel,
+ * problem, argument), so every runner on every node builds the same data;
+ * outputs are poisoned (NaN / 0x7fffffff) before the verified launch so that
+ * an element a kernel forgets to write can never pass. The child keeps
+ * private copies of its protocol descriptors and points fd 1 at stderr, so a
+ * kernel that printf()s cannot corrupt the protocol stream. */
+#include "runner.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../schema/job.h"
+#include "../schema/kernel.h"
+#include "../schema/status.h"
+#include "../schema/wire.h"
+#include "backend.h"
+#include "measure.h"
+#include "verify.h"
+
+extern char **environ;
+
+enum {
+    REQ_INIT = 1,
+    REQ_SETUP = 2,
+    REQ_MEASURE = 3,
+    REQ_QUIT = 4
+};
+
+#define FRAME_MAX ((uint32_t)1 << 30)
+#define INIT_DEADLINE 60.0
+#define SETUP_DEADLINE_MIN 120.0
+#define QUIT_GRACE 2.0
+
+static double now_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void buf_reset(struct tf_buf *b)
+{
+    b->len = b->pos = 0;
+}
+
+/* ---- framing, shared by both sides ---- */
+
+/* Wait until `fd` is ready for `events` or `deadline` (< 0: none) passes.
+ * Returns 1 ready, 0 timed out, -1 error. */
+static int wait_fd(int fd, short events, double deadline)
+{
+    for (;;) {
+        int ms = -1;
+        if (deadline >= 0) {
+            const double left = deadline - now_seconds();
+            if (left <= 0)
+                return 0;
+            ms = left > 1e6 ? 1000000000 : (int)(left * 1000.0) + 1;
+        }
+        struct pollfd p = {.fd = fd, .events = events};
+        int rc = poll(&p, 1, ms);
+        if (rc > 0)
+            return 1;
+        if (rc < 0 && errno != EINTR)
+            return -1;
+    }
+}
+
+/* Write all of `data`; -1 on error (EPIPE when the peer is gone), -2 on deadline. */
+static int write_all(int fd, const void *data, size_t n, double deadline)
+{
+    const unsigned char *p = data;
+    while (n > 0) {
+        int w = wait_fd(fd, POLLOUT, deadline);
+        if (w <= 0)
+            return w == 0 ? -2 : -1;
+        ssize_t k = send(fd, p, n, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (k < 0 && errno == ENOTSOCK) /* run by hand with pipes */
+            k = write(fd, p, n);
+        if (k < 0 && (errno == EINTR || errno == EAGAIN))
+            continue;
+        if (k <= 0)
+            return -1;
+        p += k;
+        n -= (size_t)k;
+    }
+    return 0;
+}
+
+static int write_frame(int fd, const struct tf_buf *b, double deadline)
+{
+    unsigned char hdr[4];
+    const uint32_t n = (uint32_t)b->len;
+    for (int i = 0; i < 4; i++)
+        hdr[i] = (unsigned char)(n >> (8 * i));
+    int rc = write_all(fd, hdr, 4, deadline);
+    return rc ? rc : write_all(fd, b->data, b->len, deadline);
+}
+
+/* Read exactly n bytes; 0 ok, -1 EOF or error, -2 deadline. */
+static int read_all(int fd, void *data, size_t n, double deadline)
+{
+    unsigned char *p = data;
+    while (n > 0) {
+        int w = wait_fd(fd, POLLIN, deadline);
+        if (w <= 0)
+            return w == 0 ? -2 : -1;
+        ssize_t k = read(fd, p, n);
+        if (k < 0 && (errno == EINTR || errno == EAGAIN))
+            continue;
+        if (k <= 0)
+            return -1;
+        p += k;
+        n -= (size_t)k;
+    }
+    return 0;
+}
+
+/* Read one frame into `b` (reset); 0 ok, -1 EOF/error/garbage, -2 deadline. */
+static int read_frame(int fd, struct tf_buf *b, double deadline)
+{
+    unsigned char hdr[4];
+    int rc = read_all(fd, hdr, 4, deadline);
+    if (rc)
+        return rc;
+    const uint32_t n = (uint32_t)hdr[0] | (uint32_t)hdr[1] << 8 | (uint32_t)hdr[2] << 16 |
+                       (uint32_t)hdr[3] << 24;
+    if (n > FRAME_MAX)
+        return -1;
+    buf_reset(b);
+    unsigned char chunk[65536];
+    for (uint32_t got = 0; got < n;) {
+        const size_t want = n - got < sizeof chunk ? n - got : sizeof chunk;
+        rc = read_all(fd, chunk, want, deadline);
+        if (rc)
+            return rc;
+        tf_buf_put_bytes(b, chunk, want);
+        got += (uint32_t)want;
+    }
+    return 0;
+}
+
+/* ======================================================================
+ * Worker side
+ * ====================================================================== */
+
+struct tf_runner {
+    char *exe;
+    char *backend;
+    int ordinal;
+    struct tf_buf job_msg;  /* the JOB message, replayed to every new child */
+    pid_t pid;              /* -1: no child */
+    int fd;
+    double timeout;         /* the job's measure.timeout */
+    int starts;
+    int setup_valid;        /* the child has buffers for (setup_kernel, setup_problem) */
+    uint32_t setup_kernel, setup_problem;
+    char *setup_reference;
+    double device_seconds;
+    struct tf_buf buf;
+};
+
+/* Reap the child after EOF or a deadline and describe its end into `msg`. */
+static void reap_child(struct tf_runner *r, int kill_first, char *msg, size_t cap)
+{
+    int st = 0;
+    if (r->pid > 0) {
+        if (kill_first)
+            kill(r->pid, SIGKILL);
+        /* EOF: the child is exiting; a short grace, then no mercy. */
+        const double deadline = now_seconds() + QUIT_GRACE;
+        pid_t w;
+        while ((w = waitpid(r->pid, &st, WNOHANG)) == 0 && now_seconds() < deadline) {
+            struct timespec ts = {0, 2 * 1000 * 1000};
+            nanosleep(&ts, NULL);
+        }
+        if (w == 0) {
+            kill(r->pid, SIGKILL);
+            w = waitpid(r->pid, &st, 0);
+        }
+        if (msg) {
+            if (w == r->pid && WIFSIGNALED(st))
+                snprintf(msg, cap, "runner killed by signal %d (%s)", WTERMSIG(st),
+                         strsignal(WTERMSIG(st)));
+            else if (w == r->pid && WIFEXITED(st))
+                snprintf(msg, cap, "runner exited with status %d", WEXITSTATUS(st));
+            else
+                snprintf(msg, cap, "runner vanished");
+        }
+    }
+    if (r->fd >= 0)
+        close(r->fd);
+    r->fd = -1;
+    r->pid = -1;
+    r->setup_valid = 0;
+}
+
+static int spawn_child(struct tf_runner *r, struct tf_error *err)
+{
+    int sv[2] = {-1, -1};
+    char ordinal[16];
+    posix_spawn_file_actions_t fa;
+    posix_spawnattr_t attr;
+    sigset_t none;
+
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
+        return tf_error_set(err, TF_ERR_SYSTEM, "socketpair: %s", strerror(errno));
+    snprintf(ordinal, sizeof ordinal, "%d", r->ordinal);
+    char *argv[] = {r->exe, "__runner", r->backend, ordinal, NULL};
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, sv[1], 0);
+    posix_spawn_file_actions_adddup2(&fa, sv[1], 1);
+    posix_spawnattr_init(&attr);
+    sigemptyset(&none);
+    posix_spawnattr_setsigmask(&attr, &none);
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK);
+    pid_t pid;
+    int rc = posix_spawn(&pid, r->exe, &fa, &attr, argv, environ);
+    posix_spawnattr_destroy(&attr);
+    posix_spawn_file_actions_destroy(&fa);
+    close(sv[1]);
+    if (rc != 0) {
+        close(sv[0]);
+        return tf_error_set(err, TF_ERR_SYSTEM, "cannot start runner '%s': %s", r->exe,
+                            strerror(rc));
+    }
+    r->pid = pid;
+    r->fd = sv[0];
+    r->starts++;
+    r->setup_valid = 0;
+
+    /* INIT: the child loads the job and opens the device. */
+    char death[128] = "";
+    buf_reset(&r->buf);
+    tf_buf_put_u8(&r->buf, REQ_INIT);
+    tf_buf_put_u64(&r->buf, r->job_msg.len);
+    tf_buf_put_bytes(&r->buf, r->job_msg.data, r->job_msg.len);
+    const double deadline = now_seconds() + INIT_DEADLINE;
+    rc = write_frame(r->fd, &r->buf, deadline);
+    if (rc == 0)
+        rc = read_frame(r->fd, &r->buf, deadline);
+    uint8_t ok = 0;
+    char message[1024] = "";
+    if (rc == 0 && (tf_buf_get_u8(&r->buf, &ok) || tf_buf_get_str(&r->buf, message, sizeof message) ||
+                    tf_buf_get_f64(&r->buf, &r->timeout)))
+        rc = -1;
+    if (rc != 0) {
+        reap_child(r, 1, death, sizeof death);
+        return tf_error_set(err, TF_ERR_SYSTEM, "runner did not start (%s): %s",
+                            rc == -2 ? "no answer" : "no valid answer", death);
+    }
+    if (!ok) {
+        reap_child(r, 1, NULL, 0);
+        return tf_error_set(err, TF_ERR_BACKEND, "runner: %s", message);
+    }
+    return 0;
+}
+
+int tf_runner_start(const char *exe, const struct tf_bundle *bundle, const char *backend,
+                    int ordinal, struct tf_runner **out, struct tf_error *err)
+{
+    struct tf_runner *r = tf_xcalloc(1, sizeof *r);
+    r->exe = tf_xstrdup(exe);
+    r->backend = tf_xstrdup(backend);
+    r->ordinal = ordinal;
+    r->pid = -1;
+    r->fd = -1;
+    tf_wire_job(&r->job_msg, bundle);
+    if (spawn_child(r, err) != 0)
+        goto fail;
+    *out = r;
+    return 0;
+fail:
+    tf_runner_destroy(r);
+    *out = NULL;
+    return -1;
+}
+
+/* After a failed exchange: timeout (kill) or crash (reap), into `out`. */
+static void exchange_failed(struct tf_runner *r, int rc, const char *what, struct tf_result *out)
+{
+    char death[128] = "";
+    if (rc == -2) {
+        reap_child(r, 1, NULL, 0);
+        out->status = TF_STATUS_TIMEOUT;
+        snprintf(out->message, sizeof out->message,
+                 "%s: no answer within %.3g s, runner killed", what,
+                 strcmp(what, "measure") == 0 ? r->timeout : fmax(SETUP_DEADLINE_MIN, 10 * r->timeout));
+    } else {
+        reap_child(r, 1, death, sizeof death);
+        out->status = TF_STATUS_CRASHED;
+        snprintf(out->message, sizeof out->message, "%s", death);
+    }
+}
+
+int tf_runner_measure(struct tf_runner *r, uint32_t kernel, uint32_t problem, uint64_t config,
+                      const char *binary, const char *reference, struct tf_result *out,
+                      struct tf_error *err)
+{
+    tf_result_init(out, kernel, problem, config, TF_STATUS_CRASHED);
+    if (r->pid < 0 && spawn_child(r, err) != 0) {
+        snprintf(out->message, sizeof out->message, "cannot restart runner: %.120s",
+                 err->message);
+        return -1;
+    }
+
+    if (!r->setup_valid || r->setup_kernel != kernel || r->setup_problem != problem ||
+        strcmp(r->setup_reference ? r->setup_reference : "", reference) != 0) {
+        r->setup_valid = 0; /* the child drops its old problem whatever happens next */
+        buf_reset(&r->buf);
+        tf_buf_put_u8(&r->buf, REQ_SETUP);
+        tf_buf_put_u32(&r->buf, kernel);
+        tf_buf_put_u32(&r->buf, problem);
+        tf_buf_put_u64(&r->buf, config);
+        tf_buf_put_str(&r->buf, reference);
+        const double deadline = now_seconds() + fmax(SETUP_DEADLINE_MIN, 10 * r->timeout);
+        int rc = write_frame(r->fd, &r->buf, deadline);
+        if (rc == 0)
+            rc = read_frame(r->fd, &r->buf, deadline);
+        uint8_t status = 0;
+        if (rc == 0 && (tf_buf_get_u8(&r->buf, &status) ||
+                        tf_buf_get_str(&r->buf, out->message, sizeof out->message) ||
+                        status >= TF_STATUS_COUNT))
+            rc = -1;
+        if (rc != 0) {
+            exchange_failed(r, rc, "setup (buffers and reference)", out);
+            return 0;
+        }
+        if (status != TF_STATUS_OK) {
+            out->status = status;
+            return 0;
+        }
+        r->setup_valid = 1;
+        r->setup_kernel = kernel;
+        r->setup_problem = problem;
+        free(r->setup_reference);
+        r->setup_reference = tf_xstrdup(reference);
+    }
+
+    buf_reset(&r->buf);
+    tf_buf_put_u8(&r->buf, REQ_MEASURE);
+    tf_buf_put_u32(&r->buf, kernel);
+    tf_buf_put_u32(&r->buf, problem);
+    tf_buf_put_u64(&r->buf, config);
+    tf_buf_put_str(&r->buf, binary);
+    const double deadline = now_seconds() + r->timeout;
+    int rc = write_frame(r->fd, &r->buf, deadline);
+    if (rc == 0)
+        rc = read_frame(r->fd, &r->buf, deadline);
+    struct tf_result got;
+    if (rc == 0 && (tf_buf_get_result(&r->buf, &got) || got.config != config ||
+                    got.kernel != kernel || got.problem != problem))
+        rc = -1;
+    if (rc != 0) {
+        exchange_failed(r, rc, "measure", out);
+        return 0;
+    }
+    *out = got;
+    if (got.status == TF_STATUS_OK)
+        r->device_seconds += got.time_mean * got.samples;
+    return 0;
+}
+
+double tf_runner_device_seconds(const struct tf_runner *r)
+{
+    return r->device_seconds;
+}
+
+int tf_runner_starts(const struct tf_runner *r)
+{
+    return r->starts;
+}
+
+void tf_runner_destroy(struct tf_runner *r)
+{
+    if (r == NULL)
+        return;
+    if (r->pid > 0) {
+        buf_reset(&r->buf);
+        tf_buf_put_u8(&r->buf, REQ_QUIT);
+        write_frame(r->fd, &r->buf, now_seconds() + QUIT_GRACE);
+        /* closing our end is the second signal: the child exits on EOF */
+        close(r->fd);
+        r->fd = -1;
+        reap_child(r, 0, NULL, 0);
+    }
+    tf_buf_free(&r->buf);
+    tf_buf_free(&r->job_msg);
+    free(r->setup_reference);
+    free(r->backend);
+    free(r->exe);
+    free(r);
+}
+
+/* ======================================================================
+ * Child side
+ * ====================================================================== */
+
+union scalar {
+    int32_t i32;
+    int64_t i64;
+    float f32;
+    double f64;
+};
+
+struct buffer {
+    int64_t count;
+    size_t bytes;
+    void *init;      /* what the device buffer starts with (inputs: data; outputs: poison or init) */
+    void *expected;  /* outputs: the reference's result */
+    void *got;       /* outputs: downloaded after the verified launch */
+    void *dev;
+};
+
+struct child {
+    const struct tf_backend *be;
+    struct tf_backend_ctx *ctx;
+    struct tf_device dev;
+    struct tf_bundle *bundle;
+    struct tf_job *job;
+    /* the current (kernel, problem) */
+    int ready;
+    uint32_t kernel, problem;
+    const struct tf_kernel *k;
+    char *reference;
+    int sizes_vary;          /* a size expression reads a parameter */
+    struct buffer *bufs;     /* nargs, scalars unused */
+    union scalar *scalars;   /* nargs */
+    void **args;             /* nargs: &scalars[i] or &bufs[i].dev */
+    struct tf_value *slots;
+};
+
+static uint64_t mix64(uint64_t z)
+{
+    z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
+    z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
+    return z ^ (z >> 31);
+}
+
+static uint64_t splitmix64(uint64_t *state)
+{
+    return mix64(*state += UINT64_C(0x9E3779B97F4A7C15));
+}
+
+static void fill_poison(enum tf_elem_type type, void *p, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++)
+        switch (type) {
+        case TF_ELEM_I32: ((int32_t *)p)[i] = INT32_C(0x7fffffff); break;
+        case TF_ELEM_I64: ((int64_t *)p)[i] = INT64_C(0x7fffffff7fffffff); break;
+        case TF_ELEM_F32: ((float *)p)[i] = NAN; break;
+        case TF_ELEM_F64: ((double *)p)[i] = NAN; break;
+        }
+}
+
+/* Inputs: floats uniform in [-1, 1), ints in [0, 100); never all zero. */
+static void fill_random(enum tf_elem_type type, void *p, int64_t n, uint64_t seed)
+{
+    uint64_t s = seed;
+    int nonzero = 0;
+    for (int64_t i = 0; i < n; i++) {
+        const uint64_t x = splitmix64(&s);
+        const double u = (double)(x >> 11) * 0x1.0p-53 * 2.0 - 1.0;
+        switch (type) {
+        case TF_ELEM_I32: ((int32_t *)p)[i] = (int32_t)(x % 100); nonzero |= x % 100 != 0; break;
+        case TF_ELEM_I64: ((int64_t *)p)[i] = (int64_t)(x % 100); nonzero |= x % 100 != 0; break;
+        case TF_ELEM_F32: ((float *)p)[i] = (float)u; nonzero |= (float)u != 0.0f; break;
+        case TF_ELEM_F64: ((double *)p)[i] = u; nonzero |= u != 0.0; break;
+        }
+    }
+    if (n > 0 && !nonzero) {
+        switch (type) {
+        case TF_ELEM_I32: ((int32_t *)p)[0] = 1; break;
+        case TF_ELEM_I64: ((int64_t *)p)[0] = 1; break;
+        case TF_ELEM_F32: ((float *)p)[0] = 1.0f; break;
+        case TF_ELEM_F64: ((double *)p)[0] = 1.0; break;
+        }
+    }
+}
+
+static void fill_const(enum tf_elem_type type, void *p, int64_t n, int one)
+{
+    for (int64_t i = 0; i < n; i++)
+        switch (type) {
+        case TF_ELEM_I32: ((int32_t *)p)[i] = one; break;
+        case TF_ELEM_I64: ((int64_t *)p)[i] = one; break;
+        case TF_ELEM_F32: ((float *)p)[i] = (float)one; break;
+        case TF_ELEM_F64: ((double *)p)[i] = one; break;
+        }
+}
+
+static void free_buffers(struct child *c)
+{
+    if (c->bufs == NULL)
+        return;
+    for (int i = 0; i < c->k->nargs; i++) {
+        struct buffer *b = &c->bufs[i];
+        if (b->dev)
+            c->be->release(c->ctx, b->dev);
+        free(b->init);
+        free(b->expected);
+        free(b->got);
+    }
+    free(c->bufs);
+    c->bufs = NULL;
+}
+
+static void reset_problem(struct child *c)
+{
+    free_buffers(c);
+    free(c->scalars);
+    free(c->args);
+    free(c->slots);
+    free(c->reference);
+    c->scalars = NULL;
+    c->args = NULL;
+    c->slots = NULL;
+    c->reference = NULL;
+    c->ready = 0;
+    c->k = NULL;
+}
+
+/* Bind the slots of `config` and evaluate every scalar argument. */
+static int eval_scalars(struct child *c, uint64_t config, struct tf_error *err)
+{
+    const struct tf_kernel *k = c->k;
+    tf_kernel_bind(k, config, (int)c->problem, &c->dev, c->slots);
+    for (int i = 0; i < k->nargs; i++) {
+        const struct tf_arg *a = &k->args[i];
+        if (a->kind != TF_ARG_SCALAR)
+            continue;
+        struct tf_value v;
+        if (tf_expr_eval(a->value, c->slots, &v, err) != 0)
+            return tf_error_set(err, TF_ERR_EVAL, "argument '%s': %.900s", a->name,
+                                err->message);
+        switch (a->type) {
+        case TF_ELEM_I32: c->scalars[i].i32 = (int32_t)(v.is_float ? (int64_t)v.u.f : v.u.i); break;
+        case TF_ELEM_I64: c->scalars[i].i64 = v.is_float ? (int64_t)v.u.f : v.u.i; break;
+        case TF_ELEM_F32: c->scalars[i].f32 = (float)tf_value_as_double(v); break;
+        case TF_ELEM_F64: c->scalars[i].f64 = tf_value_as_double(v); break;
+        }
+    }
+    return 0;
+}
+
+/* Buffer sizes of `config` into counts[]; -1 + err if one cannot be evaluated or is absurd. */
+static int eval_sizes(struct child *c, uint64_t config, int64_t *counts, struct tf_error *err)
+{
+    const struct tf_kernel *k = c->k;
+    tf_kernel_bind(k, config, (int)c->problem, &c->dev, c->slots);
+    for (int i = 0; i < k->nargs; i++) {
+        const struct tf_arg *a = &k->args[i];
+        counts[i] = 0;
+        if (a->kind != TF_ARG_BUFFER)
+            continue;
+        struct tf_value v;
+        if (tf_expr_eval(a->size, c->slots, &v, err) != 0)
+            return tf_error_set(err, TF_ERR_EVAL, "size of '%s': %.900s", a->name, err->message);
+        if (v.is_float && v.u.f != floor(v.u.f))
+            return tf_error_set(err, TF_ERR_EVAL, "size of '%s' is %g, not a whole number",
+                                a->name, v.u.f);
+        const int64_t n = v.is_float ? (int64_t)v.u.f : v.u.i;
+        const uint64_t limit = c->dev.memory_bytes ? c->dev.memory_bytes : UINT64_MAX;
+        if (n < 0 || (uint64_t)n > limit / tf_elem_size(a->type))
+            return tf_error_set(err, TF_ERR_EVAL,
+                                "size of '%s' is %lld elements, beyond the device's memory",
+                                a->name, (long long)n);
+        counts[i] = n;
+    }
+    return 0;
+}
+
+/* (Re)build every buffer for `config`: inputs, device memory, the reference's
+ * expected outputs. Returns a status; err says why when not ok. */
+static int build_buffers(struct child *c, uint64_t config, const int64_t *counts,
+                         struct tf_error *err)
+{
+    const struct tf_kernel *k = c->k;
+    void **ref_args = tf_xcalloc((size_t)k->nargs, sizeof *ref_args);
+    void **ref_ptrs = tf_xcalloc((size_t)k->nargs, sizeof *ref_ptrs);
+    void *ref_fn = NULL;
+    int status = TF_STATUS_RUNTIME_ERROR;
+
+    free_buffers(c);
+    c->bufs = tf_xcalloc((size_t)k->nargs, sizeof *c->bufs);
+    for (int i = 0; i < k->nargs; i++) {
+        const struct tf_arg *a = &k->args[i];
+        struct buffer *b = &c->bufs[i];
+        c->args[i] = &c->scalars[i];
+        if (a->kind != TF_ARG_BUFFER) {
+            ref_args[i] = &c->scalars[i];
+            continue;
+        }
+        b->count = counts[i];
+        b->bytes = (size_t)counts[i] * tf_elem_size(a->type);
+        b->init = tf_xmalloc(b->bytes);
+        const uint64_t seed = mix64(mix64(mix64(mix64(c->job->seed) ^ c->kernel) ^ c->problem) ^
+                                    (uint64_t)i);
+        switch (a->init) {
+        case TF_INIT_RANDOM: fill_random(a->type, b->init, b->count, seed); break;
+        case TF_INIT_ZERO: fill_const(a->type, b->init, b->count, 0); break;
+        case TF_INIT_ONES: fill_const(a->type, b->init, b->count, 1); break;
+        case TF_INIT_POISON: fill_poison(a->type, b->init, b->count); break;
+        }
+        if (c->be->alloc(c->ctx, b->bytes, &b->dev, err) != 0)
+            goto fail;
+        c->args[i] = &b->dev;
+        /* The reference gets private copies: it may write any of them. */
+        ref_ptrs[i] = tf_xmalloc(b->bytes);
+        memcpy(ref_ptrs[i], b->init, b->bytes);
+        ref_args[i] = &ref_ptrs[i];
+        if (a->output) {
+            b->got = tf_xmalloc(b->bytes);
+        }
+    }
+    if (eval_scalars(c, config, err) != 0) {
+        status = TF_STATUS_INVALID;
+        goto fail;
+    }
+    if (tf_backend_host.load(NULL, c->reference, k->ref_entry, &ref_fn, err) != 0) {
+        status = TF_STATUS_LAUNCH_ERROR;
+        tf_error_set(err, TF_ERR_BACKEND, "reference: %.900s", err->message);
+        goto fail;
+    }
+    const struct tf_launch none = {{1, 1, 1}, {1, 1, 1}, 0};
+    status = tf_backend_host.launch(NULL, ref_fn, &none, ref_args, NULL, err);
+    if (status != TF_STATUS_OK)
+        goto fail;
+    for (int i = 0; i < k->nargs; i++)
+        if (k->args[i].kind == TF_ARG_BUFFER && k->args[i].output) {
+            c->bufs[i].expected = ref_ptrs[i];
+            ref_ptrs[i] = NULL;
+        }
+    status = TF_STATUS_OK;
+fail:
+    if (ref_fn)
+        tf_backend_host.unload(NULL, ref_fn);
+    for (int i = 0; i < k->nargs; i++)
+        free(ref_ptrs[i]);
+    free(ref_ptrs);
+    free(ref_args);
+    if (status != TF_STATUS_OK)
+        free_buffers(c);
+    return status;
+}
+
+/* SETUP: make (kernel, problem) current, with buffers sized for `config`. */
+static int child_setup(struct child *c, uint32_t kernel, uint32_t problem, uint64_t config,
+                       const char *reference, struct tf_error *err)
+{
+    reset_problem(c);
+    if (kernel >= (uint32_t)c->job->nkernels ||
+        problem >= (uint32_t)c->job->kernels[kernel].kernel->nproblems) {
+        tf_error_set(err, TF_ERR_SCHEMA, "no kernel %u / problem %u in this job", kernel, problem);
+        return TF_STATUS_RUNTIME_ERROR;
+    }
+    const struct tf_kernel *k = c->job->kernels[kernel].kernel;
+    c->k = k;
+    c->kernel = kernel;
+    c->problem = problem;
+    c->reference = tf_xstrdup(reference);
+    c->scalars = tf_xcalloc((size_t)k->nargs, sizeof *c->scalars);
+    c->args = tf_xcalloc((size_t)k->nargs, sizeof *c->args);
+    c->slots = tf_xcalloc((size_t)k->nslots, sizeof *c->slots);
+    c->sizes_vary = 0;
+    for (int i = 0; i < k->nargs; i++)
+        for (int p = 0; k->args[i].kind == TF_ARG_BUFFER && p < k->nparams; p++)
+            if (tf_expr_uses_slot(k->args[i].size, p))
+                c->sizes_vary = 1;
+    int64_t *counts = tf_xcalloc((size_t)k->nargs, sizeof *counts);
+    int status = TF_STATUS_INVALID;
+    if (eval_sizes(c, config, counts, err) == 0)
+        status = build_buffers(c, config, counts, err);
+    free(counts);
+    if (status == TF_STATUS_OK)
+        c->ready = 1;
+    return status;
+}
+
+struct sample_ctx {
+    struct child *c;
+    void *fn;
+    const struct tf_launch *geo;
+};
+
+static int sample_launch(void *ctx, double *seconds, struct tf_error *err)
+{
+    struct sample_ctx *s = ctx;
+    return s->c->be->launch(s->c->ctx, s->fn, s->geo, s->c->args, seconds, err);
+}
+
+static int sample_flush(void *ctx, struct tf_error *err)
+{
+    struct sample_ctx *s = ctx;
+    return s->c->be->flush_cache(s->c->ctx, err);
+}
+
+/* Evaluate launch geometry: a NULL expression is 1 (grid, block) or 0 (shared). */
+static int eval_geometry(struct child *c, struct tf_launch *geo, struct tf_error *err)
+{
+    const struct tf_kernel *k = c->k;
+    for (int d = 0; d < 7; d++) {
+        const struct tf_expr *e = d < 3 ? k->grid[d] : d < 6 ? k->block[d - 3] : k->shared;
+        const char *what = d < 3 ? "grid" : d < 6 ? "block" : "shared";
+        int64_t v = d < 6 ? 1 : 0;
+        if (e) {
+            struct tf_value val;
+            if (tf_expr_eval(e, c->slots, &val, err) != 0)
+                return tf_error_set(err, TF_ERR_EVAL, "%s: %.900s", what, err->message);
+            v = val.is_float ? (int64_t)ceil(val.u.f) : val.u.i;
+        }
+        if (d < 6 && (v < 1 || v > UINT32_MAX))
+            return tf_error_set(err, TF_ERR_EVAL, "%s[%d] = %lld is out of range", what, d % 3,
+                                (long long)v);
+        if (d == 6 && v < 0)
+            return tf_error_set(err, TF_ERR_EVAL, "shared = %lld is negative", (long long)v);
+        if (d < 3)
+            geo->grid[d] = (uint32_t)v;
+        else if (d < 6)
+            geo->block[d - 3] = (uint32_t)v;
+        else
+            geo->shared_bytes = (uint64_t)v;
+    }
+    return 0;
+}
+
+static double unix_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* MEASURE one configuration into `res`. */
+static void child_measure(struct child *c, uint32_t kernel, uint32_t problem, uint64_t config,
+                          const char *binary, struct tf_result *res)
+{
+    struct tf_error err = {0};
+    void *fn = NULL;
+    int status;
+    tf_result_init(res, kernel, problem, config, TF_STATUS_RUNTIME_ERROR);
+    if (!c->ready || c->kernel != kernel || c->problem != problem) {
+        tf_error_set(&err, TF_ERR_SYSTEM, "measure before setup of kernel %u problem %u", kernel,
+                     problem);
+        goto done;
+    }
+    const struct tf_kernel *k = c->k;
+    if (c->sizes_vary) {
+        int64_t *counts = tf_xcalloc((size_t)k->nargs, sizeof *counts);
+        int changed = 0;
+        status = TF_STATUS_INVALID;
+        if (eval_sizes(c, config, counts, &err) == 0) {
+            for (int i = 0; i < k->nargs; i++)
+                changed |= c->bufs == NULL || counts[i] != c->bufs[i].count;
+            status = changed ? build_buffers(c, config, counts, &err) : TF_STATUS_OK;
+        }
+        free(counts);
+        if (status != TF_STATUS_OK) { /* bufs are gone: the next config rebuilds them */
+            res->status = (uint8_t)status;
+            goto done;
+        }
+    }
+    struct tf_launch geo;
+    if (eval_scalars(c, config, &err) != 0 || eval_geometry(c, &geo, &err) != 0) {
+        res->status = TF_STATUS_INVALID;
+        goto done;
+    }
+    if (c->be->load(c->ctx, binary, k->entry, &fn, &err) != 0) {
+        fn = NULL;
+        res->status = TF_STATUS_LAUNCH_ERROR;
+        goto done;
+    }
+    /* Fresh inputs and poisoned outputs every time (init never changes: downloads
+     * go to `got`): an earlier variant may have scribbled on the device copies. */
+    for (int i = 0; i < k->nargs; i++) {
+        struct buffer *b = &c->bufs[i];
+        if (k->args[i].kind != TF_ARG_BUFFER)
+            continue;
+        if (c->be->upload(c->ctx, b->dev, b->init, b->bytes, &err) != 0) {
+            res->status = TF_STATUS_RUNTIME_ERROR;
+            goto done;
+        }
+    }
+    status = c->be->launch(c->ctx, fn, &geo, c->args, NULL, &err);
+    if (status != TF_STATUS_OK) {
+        res->status = (uint8_t)status;
+        goto done;
+    }
+    for (int i = 0; i < k->nargs; i++) {
+        const struct tf_arg *a = &k->args[i];
+        struct buffer *b = &c->bufs[i];
+        if (a->kind != TF_ARG_BUFFER || !a->output)
+            continue;
+        if (c->be->download(c->ctx, b->got, b->dev, b->bytes, &err) != 0) {
+            res->status = TF_STATUS_RUNTIME_ERROR;
+            goto done;
+        }
+        status = tf_verify(a->name, a->type, b->got, b->expected, (size_t)b->count, k->rtol,
+                           k->atol, res->message, sizeof res->message);
+        if (status != TF_STATUS_OK) {
+            res->status = (uint8_t)status;
+            res->timestamp = unix_now();
+            c->be->unload(c->ctx, fn);
+            return;
+        }
+    }
+
+    struct sample_ctx sc = {c, fn, &geo};
+    struct tf_sampler sampler = {sample_launch, sample_flush, &sc};
+    struct tf_stats st;
+    status = tf_measure_run(&c->job->measure, &sampler, &st, &err);
+    res->status = (uint8_t)status;
+    res->samples = st.n;
+    res->flushed_l2 = c->job->measure.flush_l2;
+    if (status == TF_STATUS_OK) {
+        res->time_median = st.median;
+        res->time_min = st.min;
+        res->time_mean = st.mean;
+        res->time_rsd = st.rsd;
+    }
+done:
+    if (fn)
+        c->be->unload(c->ctx, fn);
+    res->timestamp = unix_now();
+    if (res->status != TF_STATUS_OK && res->message[0] == '\0')
+        tf_strlcpy(res->message, err.message[0] ? err.message : tf_status_name(res->status),
+                   sizeof res->message);
+}
+
+/* INIT: load the job from the bundle message, open the device. */
+static int child_init(struct child *c, struct tf_buf *req, const char *backend, int ordinal,
+                      struct tf_error *err)
+{
+    uint64_t n;
+    struct tf_buf msg = {0};
+    enum tf_msg_type type;
+    if (tf_buf_get_u64(req, &n) || n > req->len - req->pos)
+        return tf_error_set(err, TF_ERR_SYSTEM, "malformed INIT request");
+    tf_buf_put_bytes(&msg, req->data + req->pos, (size_t)n);
+    int rc = -1;
+    if (tf_wire_open(&msg, &type, err) != 0)
+        goto done;
+    if (type != TF_MSG_JOB) {
+        tf_error_set(err, TF_ERR_SYSTEM, "INIT carries message type %d, not JOB", (int)type);
+        goto done;
+    }
+    c->bundle = tf_wire_get_job(&msg, err);
+    if (c->bundle == NULL)
+        goto done;
+    if (c->bundle->count < 1) {
+        tf_error_set(err, TF_ERR_SCHEMA, "the job bundle is empty");
+        goto done;
+    }
+    c->job = tf_job_load(c->bundle->files[0].path, c->bundle, err);
+    if (c->job == NULL)
+        goto done;
+    c->be = tf_backend_find(backend);
+    if (c->be == NULL) {
+        tf_error_set(err, TF_ERR_BACKEND, "no backend named '%s' in this build", backend);
+        goto done;
+    }
+    if (c->be->describe(ordinal, &c->dev, err) != 0 || c->be->open(ordinal, &c->ctx, err) != 0)
+        goto done;
+    rc = 0;
+done:
+    tf_buf_free(&msg);
+    return rc;
+}
+
+int tf_runner_main(int argc, char **argv)
+{
+    if (argc < 4 || strcmp(argv[1], "__runner") != 0) {
+        fprintf(stderr, "usage: %s __runner BACKEND ORDINAL (internal: started by a worker)\n",
+                argv[0]);
+        return 2;
+    }
+    /* Ctrl-C is the worker's business; and never outlive the worker. */
+    signal(SIGINT, SIG_IGN);
+    signal(SIGPIPE, SIG_DFL);
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() == 1)
+        return 1;
+
+    const int in = fcntl(0, F_DUPFD_CLOEXEC, 3);
+    const int out = fcntl(1, F_DUPFD_CLOEXEC, 3);
+    if (in < 0 || out < 0)
+        return 1;
+    int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (devnull >= 0) {
+        dup2(devnull, 0);
+        close(devnull);
+    }
+    dup2(2, 1); /* a kernel's printf goes to stderr, not into the protocol */
+
+    const char *backend = argv[2];
+    const int ordinal = atoi(argv[3]);
+    struct child c = {0};
+    struct tf_buf req = {0}, rep = {0};
+    int initialized = 0, rc = 0;
+
+    while (read_frame(in, &req, -1) == 0) {
+        uint8_t type;
+        struct tf_error err = {0};
+        if (tf_buf_get_u8(&req, &type) != 0)
+            break;
+        buf_reset(&rep);
+        if (type == REQ_QUIT)
+            break;
+        if (type == REQ_INIT) {
+            const int ok = !initialized && child_init(&c, &req, backend, ordinal, &err) == 0;
+            if (initialized)
+                tf_error_set(&err, TF_ERR_SYSTEM, "runner initialized twice");
+            initialized |= ok;
+            tf_buf_put_u8(&rep, (uint8_t)ok);
+            tf_buf_put_str(&rep, ok ? "" : err.message);
+            tf_buf_put_f64(&rep, ok ? c.job->measure.timeout : 0.0);
+        } else if (initialized && type == REQ_SETUP) {
+            uint32_t kernel, problem;
+            uint64_t config;
+            char *reference = NULL;
+            int status = TF_STATUS_RUNTIME_ERROR;
+            if (tf_buf_get_u32(&req, &kernel) || tf_buf_get_u32(&req, &problem) ||
+                tf_buf_get_u64(&req, &config) || (reference = tf_buf_get_strdup(&req)) == NULL)
+                tf_error_set(&err, TF_ERR_SYSTEM, "malformed SETUP request");
+            else
+                status = child_setup(&c, kernel, problem, config, reference, &err);
+            free(reference);
+            tf_buf_put_u8(&rep, (uint8_t)status);
+            char message[TF_MESSAGE_LEN];
+            tf_strlcpy(message, status == TF_STATUS_OK ? "" : err.message, sizeof message);
+            tf_buf_put_str(&rep, message);
+        } else if (initialized && type == REQ_MEASURE) {
+            uint32_t kernel, problem;
+            uint64_t config;
+            char *binary = NULL;
+            struct tf_result res;
+            if (tf_buf_get_u32(&req, &kernel) || tf_buf_get_u32(&req, &problem) ||
+                tf_buf_get_u64(&req, &config) || (binary = tf_buf_get_strdup(&req)) == NULL) {
+                rc = 1;
+                break;
+            }
+            child_measure(&c, kernel, problem, config, binary, &res);
+            free(binary);
+            tf_buf_put_result(&rep, &res);
+        } else {
+            fprintf(stderr, "tunefarm runner: unexpected request %d\n", type);
+            rc = 1;
+            break;
+        }
+        if (write_frame(out, &rep, -1) != 0)
+            break;
+    }
+    if (c.k)
+        reset_problem(&c);
+    if (c.ctx)
+        c.be->close(c.ctx);
+    tf_job_destroy(c.job);
+    tf_bundle_destroy(c.bundle);
+    tf_buf_free(&req);
+    tf_buf_free(&rep);
+    close(in);
+    close(out);
+    return rc;
+}

@@ -1,0 +1,43 @@
+/* runner.h - the runner: a child process that owns the device and measures.
+ *
+ * The worker keeps one runner per device. A kernel that faults or hangs kills
+ * only the runner; the worker side notices (EOF, deadline), records the status
+ * and starts a fresh runner for the next configuration. */
+#ifndef TF_RUNNER_H
+#define TF_RUNNER_H
+
+#include <stdint.h>
+
+#include "../schema/bundle.h"
+#include "../schema/error.h"
+#include "../schema/result.h"
+
+struct tf_runner;
+
+/* Spawn `exe __runner BACKEND ORDINAL` (posix_spawn, a socket pair on its
+ * stdin/stdout), send it `bundle` and wait until it has loaded the job and
+ * opened the device. The bundle is copied. -1 + err on failure. */
+int tf_runner_start(const char *exe, const struct tf_bundle *bundle, const char *backend,
+                    int ordinal, struct tf_runner **out, struct tf_error *err);
+/* Measure configuration `config` of job kernel `kernel`, kernel problem `problem`,
+ * from compiled `binary`, checked against the reference .so `reference`. Always
+ * fills `out` with exactly one status (compile fields left unknown: the caller
+ * adds them); returns non-zero (err filled, out crashed) only if no runner can
+ * be (re)started. Deadline: the job's measure.timeout seconds; setting up a new
+ * problem's buffers and reference is a separate request with its own generous
+ * deadline. On a deadline the runner is SIGKILLed (status timeout); if it died,
+ * status crashed names the signal; either way the next call starts a new one. */
+int tf_runner_measure(struct tf_runner *r, uint32_t kernel, uint32_t problem, uint64_t config,
+                      const char *binary, const char *reference, struct tf_result *out,
+                      struct tf_error *err);
+/* Sum of measured sample time, seconds (the GPU duty cycle's numerator). */
+double tf_runner_device_seconds(const struct tf_runner *r);
+/* Number of runner processes started so far (1 + restarts). */
+int tf_runner_starts(const struct tf_runner *r);
+/* Stop the child cleanly, SIGKILL it if it lingers, free; accepts NULL. */
+void tf_runner_destroy(struct tf_runner *r);
+/* The hidden subcommand: argv = {exe, "__runner", BACKEND, ORDINAL}. Serves
+ * requests on stdin/stdout until stdin closes; returns the exit status. */
+int tf_runner_main(int argc, char **argv);
+
+#endif

@@ -1,0 +1,389 @@
+/* worker.c - the worker side of a run.
+ *
+ * A worker receives the job bundle, picks its device (GPUs first, the host
+ * CPU last, by its index among the node's workers), announces it in HELLO and
+ * then pulls work. Each slice is expanded into configurations (a range is
+ * walked with the same pruned enumeration the coordinator counted with) and
+ * every configuration is submitted to the compile pool at once, so compiling
+ * runs ahead of measuring; the measuring loop takes configurations in order,
+ * waits for its binary and hands it to the runner child, which owns the device.
+ * It asks for the next slice while the current one still has a pool's worth of
+ * configurations left, so neither the pool nor the device waits for the
+ * coordinator. Results go back in batches (at most every second). A failed
+ * variant is a result like any other: only a broken runner stops the worker. */
+#include "worker.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../schema/job.h"
+#include "../schema/space.h"
+#include "../schema/wire.h"
+#include "backend.h"
+#include "compile.h"
+#include "runner.h"
+
+#define WORKER_MAX_DEVICES 64
+#define RESULTS_BATCH 64
+#define RESULTS_MAX_DELAY 1.0
+
+struct pending {
+    uint32_t kernel, problem;
+    uint64_t config;
+    uint64_t ticket;
+};
+
+struct worker {
+    struct tf_job *job;
+    struct tf_bundle *bundle;
+    const struct tf_backend *backend;
+    int ordinal;
+    struct tf_device dev;
+    struct tf_compile_pool *pool;
+    struct tf_runner *runner;
+    struct tf_space ***spaces;   /* [kernel][problem], created on first use */
+    char **references;           /* per kernel: compiled reference path, or NULL */
+    char **reference_errors;     /* per kernel: why the reference did not compile */
+    struct pending *queue;
+    size_t head, len, cap;
+    struct tf_result batch[RESULTS_BATCH];
+    uint32_t nbatch;
+    double last_flush;
+    struct tf_buf buf;
+};
+
+static double worker_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static double worker_wall(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+int tf_worker_devices(struct tf_device *devs, const char **backend_of, int *ordinal_of, int max,
+                      char *why, int why_cap)
+{
+    int n = 0, used = 0;
+    if (why && why_cap > 0)
+        why[0] = '\0';
+    /* GPUs first: a node's GPU workers matter more than its CPU worker. */
+    for (int pass = 0; pass < 2; pass++) {
+        for (int b = 0; tf_backends[b] != NULL; b++) {
+            const struct tf_backend *be = tf_backends[b];
+            bool is_host = strcmp(be->name, "host") == 0;
+            if (is_host != (pass == 1))
+                continue;
+            struct tf_error err = {0};
+            if (be->probe(&err)) {
+                if (why && used < why_cap)
+                    used += snprintf(why + used, (size_t)(why_cap - used), "%s: %s\n", be->name,
+                                     err.message);
+                continue;
+            }
+            int count = be->device_count();
+            for (int o = 0; o < count && n < max; o++) {
+                if (be->describe(o, &devs[n], &err)) {
+                    if (why && used < why_cap)
+                        used += snprintf(why + used, (size_t)(why_cap - used), "%s %d: %s\n",
+                                         be->name, o, err.message);
+                    continue;
+                }
+                backend_of[n] = be->name;
+                ordinal_of[n] = o;
+                n++;
+            }
+        }
+    }
+    return n;
+}
+
+static void worker_flush(struct worker *w)
+{
+    struct tf_error err;
+    if (w->nbatch == 0)
+        return;
+    tf_wire_results(&w->buf, w->batch, w->nbatch);
+    if (tf_wire_send(0, &w->buf, &err))
+        tf_die("%s", err.message); /* the coordinator is gone: nothing left to do */
+    w->nbatch = 0;
+    w->last_flush = worker_now();
+}
+
+static void worker_emit(struct worker *w, const struct tf_result *r)
+{
+    w->batch[w->nbatch++] = *r;
+    if (w->nbatch == RESULTS_BATCH || worker_now() - w->last_flush >= RESULTS_MAX_DELAY)
+        worker_flush(w);
+}
+
+static void worker_push(struct worker *w, uint32_t kernel, uint32_t problem, uint64_t config)
+{
+    if (w->len == w->cap) {
+        size_t cap = w->cap ? w->cap * 2 : 64;
+        struct pending *q = tf_xmalloc(sizeof *q * cap);
+        for (size_t i = 0; i < w->len; i++)
+            q[i] = w->queue[(w->head + i) % w->cap];
+        free(w->queue);
+        w->queue = q;
+        w->head = 0;
+        w->cap = cap;
+    }
+    struct pending *p = &w->queue[(w->head + w->len++) % w->cap];
+    p->kernel = kernel;
+    p->problem = problem;
+    p->config = config;
+    p->ticket = tf_compile_submit(w->pool, w->job->kernels[kernel].kernel, config);
+}
+
+/* Expand a slice into queued configurations; their compiles start now. */
+static int worker_on_work(struct worker *w, struct tf_error *err)
+{
+    struct tf_work work;
+    if (tf_wire_get_work(&w->buf, &work, err))
+        return -1;
+    int rc = -1;
+    if (work.kernel >= (uint32_t)w->job->nkernels) {
+        tf_error_set(err, TF_ERR_MPI, "WORK names kernel %u of %d", work.kernel,
+                     w->job->nkernels);
+        goto out;
+    }
+    const struct tf_kernel *k = w->job->kernels[work.kernel].kernel;
+    if (work.problem >= (uint32_t)k->nproblems) {
+        tf_error_set(err, TF_ERR_MPI, "WORK names problem %u of %d", work.problem, k->nproblems);
+        goto out;
+    }
+    if (work.nlist > 0) {
+        for (uint32_t i = 0; i < work.nlist; i++)
+            worker_push(w, work.kernel, work.problem, work.list[i]);
+        rc = 0;
+        goto out;
+    }
+    struct tf_space **slot = &w->spaces[work.kernel][work.problem];
+    if (*slot == NULL && (*slot = tf_space_create(k, (int)work.problem, &w->dev, err)) == NULL)
+        goto out;
+    uint64_t idx = work.lo;
+    for (;;) {
+        int found = tf_space_next(*slot, idx, work.hi, &idx, err);
+        if (found < 0)
+            goto out;
+        if (found == 0)
+            break;
+        worker_push(w, work.kernel, work.problem, idx);
+        idx++;
+    }
+    rc = 0;
+out:
+    free(work.list);
+    return rc;
+}
+
+static const char *worker_reference(struct worker *w, uint32_t kernel)
+{
+    if (w->references[kernel] == NULL && w->reference_errors[kernel] == NULL) {
+        char path[PATH_MAX];
+        struct tf_error err = {0};
+        if (tf_compile_reference(w->pool, w->job->kernels[kernel].kernel, path, sizeof path, &err))
+            w->reference_errors[kernel] = tf_xstrdup(err.message);
+        else
+            w->references[kernel] = tf_xstrdup(path);
+    }
+    return w->references[kernel];
+}
+
+/* Compile-wait and measure the configuration at the head of the queue. */
+static int worker_measure_next(struct worker *w, struct tf_error *err)
+{
+    struct pending p = w->queue[w->head];
+    w->head = (w->head + 1) % w->cap;
+    w->len--;
+    struct tf_compiled bin;
+    struct tf_result r;
+    tf_compile_wait(w->pool, p.ticket, &bin);
+    if (bin.status != TF_STATUS_OK) {
+        tf_result_init(&r, p.kernel, p.problem, p.config, TF_STATUS_COMPILE_ERROR);
+        tf_strlcpy(r.message, bin.message, sizeof r.message);
+    } else {
+        const char *ref = worker_reference(w, p.kernel);
+        if (ref == NULL) {
+            tf_result_init(&r, p.kernel, p.problem, p.config, TF_STATUS_LAUNCH_ERROR);
+            snprintf(r.message, sizeof r.message, "reference did not compile: %s",
+                     w->reference_errors[p.kernel]);
+        } else if (tf_runner_measure(w->runner, p.kernel, p.problem, p.config, bin.binary_path,
+                                     ref, &r, err)) {
+            return -1;
+        }
+    }
+    r.kernel = p.kernel;
+    r.problem = p.problem;
+    r.config = p.config;
+    r.compile_time = bin.compile_time;
+    r.registers = bin.registers;
+    r.shared_bytes = bin.shared_bytes;
+    r.spill_bytes = bin.spill_bytes;
+    if (r.timestamp == 0)
+        r.timestamp = worker_wall();
+    worker_emit(w, &r);
+    return 0;
+}
+
+static int worker_loop(struct worker *w, int low_water, struct tf_error *err)
+{
+    bool stopped = false, requested = false;
+    w->last_flush = worker_now();
+    for (;;) {
+        if (!stopped && !requested && w->len <= (size_t)low_water) {
+            tf_wire_request(&w->buf);
+            if (tf_wire_send(0, &w->buf, err))
+                return -1;
+            requested = true;
+        }
+        int rc;
+        if (w->len == 0 && !stopped) {
+            worker_flush(w);
+            rc = tf_wire_recv(0, &w->buf, NULL, err) == 0 ? 1 : -1;
+        } else {
+            rc = tf_wire_poll(0, &w->buf, NULL, err);
+        }
+        if (rc < 0)
+            return -1;
+        if (rc > 0) {
+            enum tf_msg_type type;
+            if (tf_wire_open(&w->buf, &type, err))
+                return -1;
+            if (type == TF_MSG_WORK) {
+                if (worker_on_work(w, err))
+                    return -1;
+                requested = false;
+            } else if (type == TF_MSG_STOP) {
+                stopped = true;
+            } else {
+                return tf_error_set(err, TF_ERR_MPI, "unexpected message type %d from rank 0",
+                                    type);
+            }
+            continue;
+        }
+        if (w->len > 0) {
+            if (worker_measure_next(w, err))
+                return -1;
+        } else if (stopped) {
+            worker_flush(w);
+            return 0;
+        }
+        if (worker_now() - w->last_flush >= RESULTS_MAX_DELAY)
+            worker_flush(w);
+    }
+}
+
+static void worker_destroy(struct worker *w)
+{
+    tf_runner_destroy(w->runner);
+    tf_compile_pool_destroy(w->pool);
+    if (w->job) {
+        for (int i = 0; i < w->job->nkernels; i++) {
+            for (int p = 0; w->spaces && p < w->job->kernels[i].kernel->nproblems; p++)
+                tf_space_destroy(w->spaces[i][p]);
+            if (w->spaces)
+                free(w->spaces[i]);
+            if (w->references)
+                free(w->references[i]);
+            if (w->reference_errors)
+                free(w->reference_errors[i]);
+        }
+    }
+    free(w->spaces);
+    free(w->references);
+    free(w->reference_errors);
+    free(w->queue);
+    tf_job_destroy(w->job);
+    tf_bundle_destroy(w->bundle);
+    tf_buf_free(&w->buf);
+}
+
+/* Announce "no device" with the reason, then wait for STOP. */
+static int worker_decline(struct worker *w, const char *why)
+{
+    struct tf_device none = {0};
+    struct tf_error err;
+    tf_strlcpy(none.name, why, sizeof none.name);
+    tf_wire_hello(&w->buf, &none);
+    if (tf_wire_send(0, &w->buf, &err))
+        return 1;
+    enum tf_msg_type type;
+    while (tf_wire_recv(0, &w->buf, NULL, &err) == 0 && tf_wire_open(&w->buf, &type, &err) == 0 &&
+           type != TF_MSG_STOP)
+        ;
+    return 0;
+}
+
+int tf_worker_run(const char *exe, int local_index)
+{
+    struct worker w = {0};
+    struct tf_error err = {0};
+    enum tf_msg_type type;
+    int code = 1;
+    if (tf_wire_bcast(&w.buf, &err) || tf_wire_open(&w.buf, &type, &err))
+        goto fail;
+    if (type == TF_MSG_STOP) { /* the coordinator rejected the job: it said why */
+        worker_destroy(&w);
+        return 0;
+    }
+    w.bundle = tf_wire_get_job(&w.buf, &err);
+    if (w.bundle == NULL || (w.job = tf_job_load(w.bundle->files[0].path, w.bundle, &err)) == NULL) {
+        code = worker_decline(&w, err.message);
+        worker_destroy(&w);
+        return code;
+    }
+
+    struct tf_device devs[WORKER_MAX_DEVICES];
+    const char *backend_of[WORKER_MAX_DEVICES];
+    int ordinal_of[WORKER_MAX_DEVICES];
+    char why[1024];
+    int n = tf_worker_devices(devs, backend_of, ordinal_of, WORKER_MAX_DEVICES, why, sizeof why);
+    if (n == 0) {
+        code = worker_decline(&w, why);
+        worker_destroy(&w);
+        return code;
+    }
+    int pick = local_index % n;
+    w.dev = devs[pick];
+    w.backend = tf_backend_find(backend_of[pick]);
+    w.ordinal = ordinal_of[pick];
+
+    /* The host worker measures on a core: leave it to the runner. */
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    int threads = w.job->compile_jobs > 0 ? w.job->compile_jobs : (int)(cores > 2 ? cores - 1 : 1);
+    w.pool = tf_compile_pool_create(w.backend, w.dev.arch, w.job->cache, threads, &err);
+    if (w.pool == NULL || tf_runner_start(exe, w.bundle, w.backend->name, w.ordinal, &w.runner, &err)) {
+        char msg[sizeof err.message + 64];
+        snprintf(msg, sizeof msg, "%s device %d unusable: %s", w.backend->name, w.ordinal,
+                 err.message);
+        code = worker_decline(&w, msg);
+        worker_destroy(&w);
+        return code;
+    }
+    w.spaces = tf_xcalloc((size_t)w.job->nkernels, sizeof *w.spaces);
+    w.references = tf_xcalloc((size_t)w.job->nkernels, sizeof *w.references);
+    w.reference_errors = tf_xcalloc((size_t)w.job->nkernels, sizeof *w.reference_errors);
+    for (int i = 0; i < w.job->nkernels; i++)
+        w.spaces[i] = tf_xcalloc((size_t)w.job->kernels[i].kernel->nproblems, sizeof **w.spaces);
+
+    tf_wire_hello(&w.buf, &w.dev);
+    if (tf_wire_send(0, &w.buf, &err) || worker_loop(&w, threads > 2 ? threads : 2, &err))
+        goto fail;
+    worker_destroy(&w);
+    return 0;
+fail:
+    tf_error_print(&err, "tunefarm: worker", stderr);
+    worker_destroy(&w);
+    return code;
+}
