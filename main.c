@@ -7,6 +7,9 @@
  * subcommand a worker spawns to own its device. */
 #include <errno.h>
 #include <getopt.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +17,8 @@
 #include <unistd.h>
 
 #include <mpi.h>
+
+extern char **environ;
 
 #include "coordinator/coordinator.h"
 #include "coordinator/report.h"
@@ -101,7 +106,10 @@ static bool under_launcher(void)
     return false;
 }
 
-/* No launcher: become `mpirun -np 1+W exe run ...` (W = one worker per device). */
+/* No launcher: run `mpirun -np 1+W exe run ...` (W = one worker per device) as a
+ * child and exit with the coordinator's code, which it leaves in a temporary
+ * file: the ranks themselves then exit 0, so mpirun adds no abort banner to a
+ * plain "bad job file" error. */
 static int self_launch(const char *exe, int argc, char **argv, int workers)
 {
     if (workers <= 0) {
@@ -112,8 +120,14 @@ static int self_launch(const char *exe, int argc, char **argv, int workers)
         if (workers <= 0)
             workers = 1;
     }
-    char np[16];
+    char np[16], status_path[] = "/tmp/tunefarm-status.XXXXXX";
     snprintf(np, sizeof np, "%d", workers + 1);
+    int fd = mkstemp(status_path);
+    if (fd < 0) {
+        fprintf(stderr, "tunefarm: cannot create a temporary file in /tmp: %s\n", strerror(errno));
+        return TF_EXIT_FAILURE;
+    }
+    close(fd);
     char **args = tf_xcalloc((size_t)argc + 12, sizeof *args);
     int n = 0;
     args[n++] = "mpirun";
@@ -130,12 +144,36 @@ static int self_launch(const char *exe, int argc, char **argv, int workers)
         args[n++] = argv[i];
     args[n] = NULL;
     setenv("OMPI_MCA_mpi_yield_when_idle", "1", 0);
-    execvp("mpirun", args);
-    fprintf(stderr,
-            "tunefarm: cannot start mpirun (%s): install Open MPI (openmpi-bin) or start "
-            "tunefarm under your launcher (mpirun, srun)\n",
-            strerror(errno));
+    setenv("TUNEFARM_STATUS_FILE", status_path, 1);
+    pid_t pid;
+    int rc = posix_spawnp(&pid, "mpirun", NULL, NULL, args, environ);
     free(args);
+    if (rc != 0) {
+        unlink(status_path);
+        fprintf(stderr,
+                "tunefarm: cannot start mpirun (%s): install Open MPI (openmpi-bin) or start "
+                "tunefarm under your launcher (mpirun, srun)\n",
+                strerror(rc));
+        return TF_EXIT_FAILURE;
+    }
+    /* Ctrl-C reaches mpirun through the process group; mpirun forwards it. */
+    signal(SIGINT, SIG_IGN);
+    signal(SIGTERM, SIG_IGN);
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+        ;
+    int code = -1;
+    FILE *f = fopen(status_path, "r");
+    if (f) {
+        if (fscanf(f, "%d", &code) != 1)
+            code = -1;
+        fclose(f);
+    }
+    unlink(status_path);
+    if (code >= 0)
+        return code;
+    if (WIFEXITED(status) && WEXITSTATUS(status) != 0)
+        return WEXITSTATUS(status);
     return TF_EXIT_FAILURE;
 }
 
@@ -208,9 +246,19 @@ static int cmd_run(int argc, char **argv, const char *exe)
     MPI_Comm_free(&node);
 
     int code = rank == 0 ? tf_coordinator_run(&opt) : tf_worker_run(exe, local_index);
-    int worst = code;
-    MPI_Allreduce(&code, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
     MPI_Finalize();
+    /* Started by self_launch: hand the coordinator's code to the parent. */
+    const char *status_path = getenv("TUNEFARM_STATUS_FILE");
+    if (status_path != NULL) {
+        if (rank == 0) {
+            FILE *f = fopen(status_path, "w");
+            if (f) {
+                fprintf(f, "%d\n", code);
+                fclose(f);
+            }
+        }
+        return 0;
+    }
     return rank == 0 ? code : 0;
 }
 

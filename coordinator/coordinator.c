@@ -107,14 +107,19 @@ static int coordinator_open_archive(struct coordinator *c, struct tf_error *err)
     for (int i = 0; i < c->job->nkernels; i++) {
         const struct tf_kernel *k = c->job->kernels[i].kernel;
         c->akernels[i] = tf_archive_kernel_for(c->archive, k, err);
-        if (c->akernels[i] == NULL)
+        if (c->akernels[i] == NULL) {
+            tf_strlcpy(err->file, c->archive_path, sizeof err->file);
             return -1;
+        }
         c->aproblems[i] = tf_xcalloc((size_t)k->nproblems, sizeof **c->aproblems);
         for (int p = 0; p < c->job->kernels[i].nproblems; p++) {
             int kp = c->job->kernels[i].problems[p];
             c->aproblems[i][kp] = tf_archive_problem_for(c->akernels[i], k, kp);
         }
     }
+    /* Adding a kernel may move the archive's kernel array: look them all up again. */
+    for (int i = 0; i < c->job->nkernels; i++)
+        c->akernels[i] = tf_archive_find_kernel(c->archive, c->job->kernels[i].kernel->name);
     return 0;
 }
 
@@ -124,12 +129,13 @@ static int coordinator_gather(struct coordinator *c, struct tf_error *err)
     c->workers = tf_xcalloc((size_t)c->nworkers + 1, sizeof *c->workers);
     c->classes = tf_xcalloc((size_t)c->nworkers + 1, sizeof *c->classes);
     char (*keys)[256] = tf_xcalloc((size_t)c->nworkers + 1, sizeof *keys);
-    for (int got = 0; got < c->nworkers; got++) {
-        int src;
+    /* Rank by rank: a worker's first message is its HELLO (MPI keeps the order
+     * between two ranks), while a fast worker may already have sent REQUEST. */
+    for (int src = 1; src <= c->nworkers; src++) {
         enum tf_msg_type type;
-        if (tf_wire_recv(-1, &c->buf, &src, err) || tf_wire_open(&c->buf, &type, err))
+        if (tf_wire_recv(src, &c->buf, NULL, err) || tf_wire_open(&c->buf, &type, err))
             goto fail;
-        if (type != TF_MSG_HELLO || src < 1 || src > c->nworkers) {
+        if (type != TF_MSG_HELLO) {
             tf_error_set(err, TF_ERR_MPI, "rank %d sent message %d before HELLO", src, type);
             goto fail;
         }

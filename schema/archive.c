@@ -1147,6 +1147,8 @@ static int attr_read_strings(hid_t obj, const char *objname, const char *name, i
         goto fail;
     }
     mtype = H5Tcopy(H5T_C_S1);
+    /* HDF5 will not convert between ASCII and UTF-8; h5py writes UTF-8. */
+    H5Tset_cset(mtype, H5Tget_cset(ftype));
     if (H5Tis_variable_str(ftype) > 0) {
         vbuf = tf_xcalloc((size_t)count, sizeof *vbuf);
         if (H5Tset_size(mtype, H5T_VARIABLE) < 0 || H5Aread(at, mtype, vbuf) < 0) {
@@ -1860,7 +1862,7 @@ static int read_kernel(hid_t kernels, const char *name, struct tf_archive *a, co
 
     g = H5Gopen2(kernels, name, H5P_DEFAULT);
     if (g < 0) {
-        hdf5_error(err, "%s: %s is not a group", path, objname);
+        hdf5_error(err, "%s: cannot open group %s", path, objname);
         goto fail;
     }
     if (attr_read_string(g, objname, "source_hash", ak->source_hash, sizeof ak->source_hash, path,
@@ -1986,15 +1988,19 @@ static int read_root(hid_t f, struct tf_archive *a, const char *path, struct tf_
 {
     char format[64];
     htri_t ex = H5Aexists(f, "format");
-    if (ex <= 0) {
-        H5Eclear2(H5E_DEFAULT);
+    if (ex < 0)
+        return hdf5_error(err, "%s: cannot read the root attributes (damaged file?)", path);
+    if (ex == 0) {
         return tf_error_set(err, TF_ERR_SCHEMA,
                             "%s is an HDF5 file but not a tunefarm archive (no 'format' attribute)",
                             path);
     }
-    if (attr_read_string(f, "/", "format", format, sizeof format, path, err) != 0)
+    if (attr_read_string(f, "/", "format", format, sizeof format, path, err) != 0) {
+        char why[sizeof err->message];
+        tf_strlcpy(why, err ? err->message : "", sizeof why);
         return tf_error_set(err, TF_ERR_SCHEMA, "%s is an HDF5 file but not a tunefarm archive "
-                            "(unreadable 'format' attribute)", path);
+                            "(unreadable 'format' attribute: %s)", path, why);
+    }
     if (strcmp(format, TF_ARCHIVE_FORMAT) != 0)
         return tf_error_set(err, TF_ERR_SCHEMA, "%s is an HDF5 file but not a tunefarm archive "
                             "(format is '%s')", path, format);

@@ -14,7 +14,6 @@
 #include "yamldoc.h"
 
 #include <errno.h>
-#include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>

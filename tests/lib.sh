@@ -1,7 +1,8 @@
 # tests/lib.sh - the shared harness of the shell tests (source it).
 # Gives: set -eu, a temporary folder $TMP removed on exit, pass/fail/skip
 # counters, `check NAME CMD...` (a test passes if CMD exits 0), `expect_fail
-# NAME CODE CMD...` (passes if CMD exits with CODE), and `finish`, which prints
+# NAME CODE CMD...` (passes if CMD exits with CODE; its output stays in
+# $TMP/last for later checks), and `finish`, which prints
 # the closing line "N passed, N failed" and exits non-zero on any failure.
 set -eu
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -31,6 +32,7 @@ expect_fail() {
     local name=$1 code=$2; shift 2
     local rc=0
     "$@" >"$TMP/out" 2>&1 || rc=$?
+    cp "$TMP/out" "$TMP/last"
     if [ "$rc" -eq "$code" ]; then pass "$name"; else
         echo "      expected exit $code, got $rc" >>"$TMP/out"; fail "$name" "$TMP/out"; fi
 }

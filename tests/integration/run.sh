@@ -44,7 +44,7 @@ printf 'name: broken\nkernels:\n  - kernel: nowhere\n' >bad/nokernel.yaml
 bad_job "unknown kernel" bad/nokernel.yaml "bad/nokernel.yaml:3:" "nowhere"
 printf 'name: broken\nkernels:\n  - kernel: ranked\n' >bad/job.yaml
 sed -i 's/  - X + Y <= 6/  - X + Yy <= 6/' bad/ranked/kernel.yaml
-bad_job "undefined name in a constraint" bad/job.yaml "bad/ranked/kernel.yaml:22:" "Yy"
+bad_job "undefined name in a constraint" bad/job.yaml "bad/ranked/kernel.yaml:20:9" "Yy"
 cp "$FIX/ranked/kernel.yaml" bad/ranked/kernel.yaml
 sed -i 's/  Y: \[0, 1, 2, 3\]/  Y: []/' bad/ranked/kernel.yaml
 bad_job "empty parameter space" bad/job.yaml "bad/ranked/kernel.yaml:" "Y"
@@ -89,11 +89,11 @@ check "query --run 1" sh -c "\"$TF\" query --run 1 mpi.h5 | grep -q '38/38'"
 mkdir -p other && cp -r "$FIX/ranked" other/ranked && cp "$FIX/ranked.yaml" other/
 sed -i 's/  X: \[0, 1, 2, 3, 4, 5\]/  X: [0, 1, 2, 3, 4, 5, 6]/' other/ranked/kernel.yaml
 expect_fail "kernel with other parameters is refused" 2 "$TF" run -q other/ranked.yaml -o mpi.h5
-check "the refusal says why" contains "$TMP/out" "parameters"
+check "the refusal says why" contains "$TMP/last" "mpi.h5: error: archive kernel 'ranked' has parameter X"
 check "the archive is untouched" $CHECK mpi.h5 ranked --rows 76 --runs 2
 $PY -c "import h5py; f=h5py.File('foreign.h5','w'); f['x']=[1,2,3]"
 expect_fail "foreign HDF5 file is refused" 2 "$TF" query foreign.h5
-check "foreign file error says so" contains "$TMP/out" "not a tunefarm archive"
+check "foreign file error says so" contains "$TMP/last" "not a tunefarm archive"
 head -c 3000 mpi.h5 >truncated.h5
 expect_fail "truncated archive is refused" 2 "$TF" query truncated.h5
 expect_fail "truncated archive is not extended" 2 "$TF" run -q -n 1 "$FIX/ranked.yaml" -o truncated.h5

@@ -99,13 +99,14 @@ static int teardown(void **state)
     tf_runner_destroy(f->runner);
     /* every child was reaped: none is left to wait for */
     int leftover = waitpid(-1, NULL, WNOHANG);
+    const int wait_errno = errno;
     tf_compile_pool_destroy(f->pool);
     tf_job_destroy(f->job);
     tf_bundle_destroy(f->bundle);
     remove_tree(f->cache);
     free(f);
-    if (leftover != -1 || errno != ECHILD) {
-        fprintf(stderr, "a runner child was left behind\n");
+    if (leftover != -1 || wait_errno != ECHILD) {
+        fprintf(stderr, "a runner child was left behind (waitpid: %d)\n", leftover);
         return -1;
     }
     return 0;
