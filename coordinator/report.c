@@ -73,7 +73,7 @@ static int collect_classes(const struct tf_archive *a, const struct tf_archive_k
 int tf_report_best(const struct tf_archive *a, int run, const char *kernel, FILE *out)
 {
     int lines = 0;
-    fprintf(out, "%-10s %-8s %-28s %-11s %-12s %-8s %-9s %s\n", "kernel", "problem", "device",
+    fprintf(out, "%-10s %-8s %-28s %-11s %-16s %-8s %-9s %s\n", "kernel", "problem", "device",
             "best time", "metric", "speedup", "ok/total", "best configuration  [failures]");
     for (int k = 0; k < a->nkernels; k++) {
         const struct tf_archive_kernel *ak = &a->kernels[k];
@@ -120,8 +120,7 @@ int tf_report_best(const struct tf_archive *a, int run, const char *kernel, FILE
                         snprintf(sbuf, sizeof sbuf, "%.2fx", default_time / best->r.time_median);
                     tf_report_format_config(ak, best->r.config, cfg, sizeof cfg);
                 }
-                snprintf(devname, sizeof devname, "%s (%s)", dev ? dev->name : "?",
-                         dev ? dev->backend : "?");
+                snprintf(devname, sizeof devname, "%s", dev ? dev->name : "?");
                 snprintf(okbuf, sizeof okbuf, "%llu/%llu", (unsigned long long)counts[0],
                          (unsigned long long)total);
                 int used = 0;
@@ -132,7 +131,7 @@ int tf_report_best(const struct tf_archive *a, int run, const char *kernel, FILE
                                          (unsigned long long)counts[s]);
                 if (used && used < (int)sizeof failures - 1)
                     strcat(failures, "]");
-                fprintf(out, "%-10s %-8s %-28.28s %-11s %-12s %-8s %-9s %s%s\n", ak->name,
+                fprintf(out, "%-10s %-8s %-28.28s %-11s %-16s %-8s %-9s %s%s\n", ak->name,
                         ak->problems[p].name, devname, tbuf, mbuf, sbuf, okbuf, cfg, failures);
                 lines++;
             }

@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "yamldoc.h"
 
@@ -137,8 +138,20 @@ static char *resolve_kernel(struct jload *L, const yaml_node_t *n, const char *n
         }
         kp += len + (colon ? 1 : 0);
     }
-    if (count + 1 >= cap)
-        dirs = tf_xrealloc(dirs, (size_t)(cap = count + 1) * sizeof *dirs);
+    if (count + 2 >= cap)
+        dirs = tf_xrealloc(dirs, (size_t)(cap = count + 2) * sizeof *dirs);
+    /* An installed tree found from the binary itself (make install PREFIX=...),
+     * then the PREFIX the binary was built for. */
+    char exe[4096];
+    ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (len > 0) {
+        exe[len] = '\0';
+        char *slash = strrchr(exe, '/');
+        if (slash) {
+            *slash = '\0';
+            dirs[count++] = xasprintf("%s/../share/tunefarm/kernels", exe);
+        }
+    }
     dirs[count++] = tf_xstrdup(TF_KERNEL_DIR);
 
     char *found = NULL;
