@@ -198,3 +198,22 @@ void tf_bundle_hash(const struct tf_bundle *b, char out[65])
     }
     tf_sha256_hex(&h, out);
 }
+
+char *tf_path_dir(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    if (slash == NULL)
+        return tf_xstrdup(".");
+    if (slash == path)
+        return tf_xstrdup("/");
+    return tf_xasprintf("%.*s", (int)(slash - path), path);
+}
+
+char *tf_path_join(const char *dir, const char *rel)
+{
+    if (rel[0] == '/' || strcmp(dir, ".") == 0)
+        return tf_xstrdup(rel);
+    if (strcmp(dir, "/") == 0)
+        return tf_xasprintf("/%s", rel);
+    return tf_xasprintf("%s/%s", dir, rel);
+}

@@ -31,13 +31,19 @@ struct tf_bundle *tf_bundle_create(void);
 /* Free; accepts NULL. */
 void tf_bundle_destroy(struct tf_bundle *b);
 /* The contents of `path`: from the bundle, or (unsealed only) read from disk and
- * added. Returns NULL with `err` on failure. The pointer lives as long as `b`. */
+ * added. Returns NULL with `err` on failure. The returned struct is valid until the
+ * next read or add; its `data` lives as long as `b` (unless the path is re-added). */
 const struct tf_bundle_file *tf_bundle_read(struct tf_bundle *b, const char *path,
                                             struct tf_error *err);
 /* True if `path` is a regular file in the bundle or (unsealed only) on disk. */
 bool tf_bundle_exists(const struct tf_bundle *b, const char *path);
 /* Add a file from memory (copied); replaces a file of the same path. */
 void tf_bundle_add(struct tf_bundle *b, const char *path, const char *data, size_t size);
+/* The folder of `path` ("." when it has none, "/" for the root); a new string. */
+char *tf_path_dir(const char *path);
+/* `rel` joined to `dir` (absolute `rel` and dir "." leave it as is); a new string.
+ * Deterministic, because a bundle is keyed by these exact strings on every rank. */
+char *tf_path_join(const char *dir, const char *rel);
 /* SHA-256 (hex, 64 chars + NUL) over every path and content, in insertion order. */
 void tf_bundle_hash(const struct tf_bundle *b, char out[65]);
 

@@ -108,6 +108,21 @@ char *tf_xstrdup(const char *s)
     return d;
 }
 
+char *tf_xasprintf(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        tf_die("vsnprintf failed on \"%s\"", fmt);
+    char *s = tf_xmalloc((size_t)n + 1);
+    va_start(ap, fmt);
+    vsnprintf(s, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    return s;
+}
+
 void tf_strlcpy(char *dst, const char *src, size_t cap)
 {
     if (cap == 0)

@@ -49,6 +49,8 @@ void *tf_xmalloc(size_t n);
 void *tf_xcalloc(size_t n, size_t size);
 void *tf_xrealloc(void *p, size_t n);
 char *tf_xstrdup(const char *s);
+/* printf into a new string. */
+char *tf_xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Copy `src` into `dst` of capacity `cap`, always NUL-terminated, truncating. */
 void tf_strlcpy(char *dst, const char *src, size_t cap);
 

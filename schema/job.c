@@ -38,48 +38,13 @@ struct jload {
     struct tf_error *err;
 };
 
-static char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static char *xasprintf(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
-    if (n < 0)
-        tf_die("vsnprintf failed");
-    char *s = tf_xmalloc((size_t)n + 1);
-    va_start(ap, fmt);
-    vsnprintf(s, (size_t)n + 1, fmt, ap);
-    va_end(ap);
-    return s;
-}
-
-static char *path_dir(const char *path)
-{
-    const char *slash = strrchr(path, '/');
-    if (slash == NULL)
-        return tf_xstrdup(".");
-    if (slash == path)
-        return tf_xstrdup("/");
-    return xasprintf("%.*s", (int)(slash - path), path);
-}
-
-/* Same rule as kernel.c: the bundle keys files by this exact string. */
-static char *path_join(const char *dir, const char *rel)
-{
-    if (rel[0] == '/' || strcmp(dir, ".") == 0)
-        return tf_xstrdup(rel);
-    if (strcmp(dir, "/") == 0)
-        return xasprintf("/%s", rel);
-    return xasprintf("%s/%s", dir, rel);
-}
 
 /* "~/x" -> "$HOME/x"; anything else copied. */
 static char *expand_home(const char *p)
 {
     const char *home = getenv("HOME");
     if (strncmp(p, "~/", 2) == 0 && home && home[0])
-        return xasprintf("%s/%s", home, p + 2);
+        return tf_xasprintf("%s/%s", home, p + 2);
     return tf_xstrdup(p);
 }
 
@@ -87,10 +52,10 @@ static char *default_cache(void)
 {
     const char *xdg = getenv("XDG_CACHE_HOME");
     if (xdg && xdg[0] == '/') /* the XDG spec ignores relative values */
-        return xasprintf("%s/tunefarm", xdg);
+        return tf_xasprintf("%s/tunefarm", xdg);
     const char *home = getenv("HOME");
     if (home && home[0])
-        return xasprintf("%s/.cache/tunefarm", home);
+        return tf_xasprintf("%s/.cache/tunefarm", home);
     return tf_xstrdup(".tunefarm-cache");
 }
 
@@ -106,10 +71,10 @@ static bool has_suffix(const char *s, const char *suffix)
 static char *resolve_kernel(struct jload *L, const yaml_node_t *n, const char *name)
 {
     if (strchr(name, '/')) {
-        char *base = path_join(L->dir, name);
+        char *base = tf_path_join(L->dir, name);
         char *file = has_suffix(base, ".yaml") || has_suffix(base, ".yml")
                          ? tf_xstrdup(base)
-                         : path_join(base, "kernel.yaml");
+                         : tf_path_join(base, "kernel.yaml");
         free(base);
         if (tf_bundle_exists(L->bundle, file))
             return file;
@@ -124,7 +89,7 @@ static char *resolve_kernel(struct jload *L, const yaml_node_t *n, const char *n
     int cap = 4, count = 0;
     char **dirs = tf_xcalloc((size_t)cap, sizeof *dirs);
     dirs[count++] = tf_xstrdup(L->dir);
-    dirs[count++] = path_join(L->dir, "../kernels");
+    dirs[count++] = tf_path_join(L->dir, "../kernels");
     const char *kp = L->bundle->kernel_path ? L->bundle->kernel_path : "";
     while (*kp) {
         const char *colon = strchr(kp, ':');
@@ -134,7 +99,7 @@ static char *resolve_kernel(struct jload *L, const yaml_node_t *n, const char *n
                 cap *= 2;
                 dirs = tf_xrealloc(dirs, (size_t)cap * sizeof *dirs);
             }
-            dirs[count++] = xasprintf("%.*s", (int)len, kp);
+            dirs[count++] = tf_xasprintf("%.*s", (int)len, kp);
         }
         kp += len + (colon ? 1 : 0);
     }
@@ -149,15 +114,15 @@ static char *resolve_kernel(struct jload *L, const yaml_node_t *n, const char *n
         char *slash = strrchr(exe, '/');
         if (slash) {
             *slash = '\0';
-            dirs[count++] = xasprintf("%s/../share/tunefarm/kernels", exe);
+            dirs[count++] = tf_xasprintf("%s/../share/tunefarm/kernels", exe);
         }
     }
     dirs[count++] = tf_xstrdup(TF_KERNEL_DIR);
 
     char *found = NULL;
     for (int i = 0; i < count && !found; i++) {
-        char *folder = path_join(dirs[i], name);
-        char *file = path_join(folder, "kernel.yaml");
+        char *folder = tf_path_join(dirs[i], name);
+        char *file = tf_path_join(folder, "kernel.yaml");
         free(folder);
         if (tf_bundle_exists(L->bundle, file))
             found = file;
@@ -472,7 +437,7 @@ static int load_paths(struct jload *L, yaml_node_t *root)
             return -1;
         job->archive = expand_home(s);
     } else {
-        job->archive = xasprintf("results/%s.h5", job->name);
+        job->archive = tf_xasprintf("results/%s.h5", job->name);
     }
     if ((v = tf_ydoc_get(d, root, "cache")) != NULL) {
         if (tf_ydoc_string(d, v, "cache", &s, L->err) != 0)
@@ -505,7 +470,7 @@ struct tf_job *tf_job_load(const char *path, struct tf_bundle *bundle, struct tf
     size_t size = f->size;
     struct tf_job *job = L.job = tf_xcalloc(1, sizeof *job);
     job->file = tf_xstrdup(path);
-    L.dir = path_dir(path);
+    L.dir = tf_path_dir(path);
     if (tf_ydoc_load(&L.d, job->file, text, size, err) != 0)
         goto fail;
     yaml_node_t *root = tf_ydoc_root(&L.d);

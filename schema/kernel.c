@@ -46,43 +46,6 @@ struct kload {
 
 /* ---- small helpers ---------------------------------------------------------- */
 
-static char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static char *xasprintf(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
-    if (n < 0)
-        tf_die("vsnprintf failed");
-    char *s = tf_xmalloc((size_t)n + 1);
-    va_start(ap, fmt);
-    vsnprintf(s, (size_t)n + 1, fmt, ap);
-    va_end(ap);
-    return s;
-}
-
-/* The folder of `path` ("." when it has none). */
-static char *path_dir(const char *path)
-{
-    const char *slash = strrchr(path, '/');
-    if (slash == NULL)
-        return tf_xstrdup(".");
-    if (slash == path)
-        return tf_xstrdup("/");
-    return xasprintf("%.*s", (int)(slash - path), path);
-}
-
-/* `rel` joined to `dir`; absolute paths stay as they are. Deterministic, because
- * the bundle looks files up by this exact string on every rank. */
-static char *path_join(const char *dir, const char *rel)
-{
-    if (rel[0] == '/' || strcmp(dir, ".") == 0)
-        return tf_xstrdup(rel);
-    if (strcmp(dir, "/") == 0)
-        return xasprintf("/%s", rel);
-    return xasprintf("%s/%s", dir, rel);
-}
 
 static bool is_reserved_name(const char *s)
 {
@@ -132,7 +95,7 @@ static int read_source(struct kload *L, const yaml_node_t *n, const char *key, c
     const char *rel;
     if (tf_ydoc_string(&L->d, n, key, &rel, L->err) != 0)
         return -1;
-    char *path = path_join(L->k->dir, rel);
+    char *path = tf_path_join(L->k->dir, rel);
     struct tf_error e;
     tf_error_clear(&e);
     const struct tf_bundle_file *f = tf_bundle_read(L->bundle, path, &e);
@@ -771,7 +734,7 @@ struct tf_kernel *tf_kernel_load(const char *path, struct tf_bundle *bundle, str
     struct kload L = {.bundle = bundle, .err = err};
     struct tf_kernel *k = L.k = tf_xcalloc(1, sizeof *k);
     k->file = tf_xstrdup(path);
-    k->dir = path_dir(path);
+    k->dir = tf_path_dir(path);
 
     const struct tf_bundle_file *f = tf_bundle_read(bundle, path, err);
     if (f == NULL)
@@ -1005,12 +968,12 @@ int tf_kernel_defines(const struct tf_kernel *k, uint64_t index, char **out, int
     for (int i = 0; i < k->nparams && n < max; i++) {
         const struct tf_param *pa = &k->params[i];
         if (pa->kind == TF_PARAM_INT) {
-            out[n++] = xasprintf("-D%s=%" PRId64, pa->name, pa->ints[digits[i]]);
+            out[n++] = tf_xasprintf("-D%s=%" PRId64, pa->name, pa->ints[digits[i]]);
         } else {
             /* The index for #if arithmetic, the flag for #ifdef readability. */
-            out[n++] = xasprintf("-D%s=%d", pa->name, digits[i]);
+            out[n++] = tf_xasprintf("-D%s=%d", pa->name, digits[i]);
             if (n < max)
-                out[n++] = xasprintf("-D%s_%s=1", pa->name, pa->strings[digits[i]]);
+                out[n++] = tf_xasprintf("-D%s_%s=1", pa->name, pa->strings[digits[i]]);
         }
     }
     digits_free(digits, stack);

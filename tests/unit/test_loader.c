@@ -91,7 +91,7 @@ static void test_gemm_loads(void **state)
     assert_int_equal(k->nproblems, 2);
     assert_string_equal(k->problems[1].name, "medium");
     assert_int_equal(k->problems[1].sizes[1], 512);
-    assert_int_equal(k->nconstraints, 4);
+    assert_int_equal(k->nconstraints, 5);
     assert_int_equal(k->nargs, 6);
     assert_int_equal(k->args[0].kind, TF_ARG_SCALAR);
     assert_int_equal(k->args[0].type, TF_ELEM_I32);
@@ -157,6 +157,7 @@ static void test_gemm_bind_check_metric(void **state)
     struct tf_device dev;
     memset(&dev, 0, sizeof dev);
     dev.props[TF_DEVPROP_L2_BYTES] = 256 * 1024;
+    dev.props[TF_DEVPROP_MAX_SHARED] = 48 * 1024;
 
     bool valid = false;
     tf_kernel_bind(k, k->default_index, 0, &dev, slots);
@@ -167,12 +168,12 @@ static void test_gemm_bind_check_metric(void **state)
     assert_int_equal(tf_kernel_check(k, slots, &valid, &err), 0);
     assert_true(valid);
 
-    /* Same config, no device: l2_bytes = 0 fails the cache constraint. */
+    /* Same config, no device: max_shared = l2_bytes = 0 fail the cache constraints. */
     tf_kernel_bind(k, k->default_index, 0, NULL, slots);
     assert_int_equal(tf_kernel_check(k, slots, &valid, &err), 0);
     assert_false(valid);
 
-    /* BM=128 BN=256 BK=256: (256*256 + 128*256) * 4 = 384 KiB > 256 KiB. */
+    /* BM=128 BN=256 BK=256: the C block, 128*256*4 = 128 KiB, exceeds 48 KiB. */
     int big[6] = {4, 4, 4, 0, 0, 0};
     tf_kernel_bind(k, tf_kernel_encode(k, big), 0, &dev, slots);
     assert_int_equal(tf_kernel_check(k, slots, &valid, &err), 0);
@@ -527,7 +528,7 @@ static const struct broken_case broken_cases[] = {
      "kernel 'tiny' has no problem 'huge' (its problems: one, two)"},
     {BROKEN "job_unknown_kernel.yaml", BROKEN "job_unknown_kernel.yaml:3:14",
      "kernel 'nosuch_kernel' not found: no nosuch_kernel/kernel.yaml in any of: "
-     "tests/unit/broken, tests/unit/broken/../kernels, /usr/local/share/tunefarm/kernels"},
+     "tests/unit/broken, tests/unit/broken/../kernels, "},
     {BROKEN "job_bad_strategy.yaml", BROKEN "job_bad_strategy.yaml:4:20",
      "'strategy' must be brute_force or random, found 'genetic'"},
     {BROKEN "job_random_no_budget.yaml", BROKEN "job_random_no_budget.yaml:5:3",
