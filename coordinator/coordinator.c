@@ -48,6 +48,7 @@ struct worker_state {
     uint64_t outstanding;   /* configurations dispatched, results not yet received */
     uint64_t received;
     double first_work;      /* when its first slice went out */
+    double measured_seconds; /* device time in timed samples (duty-cycle numerator) */
 };
 
 struct coordinator {
@@ -274,6 +275,8 @@ static int coordinator_on_results(struct coordinator *c, int src, struct tf_erro
         c->done++;
         c->status_counts[r->status]++;
         c->compile_seconds += r->compile_time;
+        if (r->status == TF_STATUS_OK && r->samples > 0 && isfinite(r->time_mean))
+            w->measured_seconds += r->samples * r->time_mean;
     }
     free(rs);
     if (w->stopped && w->outstanding == 0)
@@ -369,6 +372,24 @@ static void coordinator_destroy(struct coordinator *c)
     tf_buf_free(&c->buf);
 }
 
+/* Device duty cycle per class: time in timed samples / wall time, per device. */
+static void coordinator_print_duty(const struct coordinator *c, double wall)
+{
+    for (int k = 0; k < c->nclasses; k++) {
+        double measured = 0;
+        int n = 0;
+        for (int i = 1; i <= c->nworkers; i++)
+            if (c->workers[i].klass == k) {
+                measured += c->workers[i].measured_seconds;
+                n++;
+            }
+        if (n > 0 && wall > 0)
+            printf("Duty cycle on %s (%s, %d device%s): %.1f%% (%.2f s measured per device)\n",
+                   c->classes[k].name, c->classes[k].backend, n, n > 1 ? "s" : "",
+                   100.0 * measured / (n * wall), measured / n);
+    }
+}
+
 static void coordinator_print_plan(const struct coordinator *c)
 {
     if (c->opt->quiet)
@@ -437,6 +458,14 @@ int tf_coordinator_run(const struct tf_run_options *opt)
         code = TF_EXIT_USAGE;
         goto fail;
     }
+    if (c.plan->ntasks == 0) {
+        tf_error_set(&err, TF_ERR_SCHEMA,
+                     "no device here can run a kernel of job '%s': C kernels need a host "
+                     "worker, CUDA kernels an NVIDIA or AMD GPU worker",
+                     c.job->name);
+        code = TF_EXIT_NO_DEVICE;
+        goto fail;
+    }
     struct tf_archive_run run = {.start = tf_wall_now(), .ranks = (uint32_t)nranks};
     tf_strlcpy(run.job_name, c.job->name, sizeof run.job_name);
     tf_strlcpy(run.job_hash, c.job->hash, sizeof run.job_hash);
@@ -464,10 +493,12 @@ int tf_coordinator_run(const struct tf_run_options *opt)
         goto fail;
 
     double wall = tf_now() - c.progress.start;
-    printf("\nJob '%s': %llu configurations in %.1f s (%.2f/s), compile %.1f s in total; "
-           "archive %s\n",
-           c.job->name, (unsigned long long)c.done, wall, wall > 0 ? (double)c.done / wall : 0,
-           c.compile_seconds, c.archive_path);
+    printf("\nJob '%s': %llu configurations in %.1f s (%.2f/s); archive %s\n", c.job->name,
+           (unsigned long long)c.done, wall, wall > 0 ? (double)c.done / wall : 0,
+           c.archive_path);
+    printf("Compile: %.1f s of compiler time, %.1fx parallel over the run\n", c.compile_seconds,
+           wall > 0 ? c.compile_seconds / wall : 0);
+    coordinator_print_duty(&c, wall);
     printf("Statuses:");
     for (int s = 0; s < TF_STATUS_COUNT; s++)
         if (c.status_counts[s])

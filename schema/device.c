@@ -3,6 +3,7 @@
 #include "device.h"
 
 #include <stdio.h>
+#include <string.h>
 
 static const char *const devprop_names[TF_DEVPROP_COUNT] = {
     [TF_DEVPROP_MAX_THREADS] = "max_threads",
@@ -23,4 +24,9 @@ const char *tf_devprop_name(int p)
 void tf_device_class_key(const struct tf_device *d, char *out, int cap)
 {
     snprintf(out, (size_t)cap, "%s/%s/%s", d->backend, d->arch, d->name);
+}
+
+const char *tf_device_language(const struct tf_device *d)
+{
+    return strcmp(d->backend, "host") == 0 ? "c" : "cuda";
 }

@@ -40,6 +40,9 @@ struct tf_device {
     int64_t props[TF_DEVPROP_COUNT];
 };
 
+/* The kernel language a device's backend compiles: "c" for host, "cuda" for the
+ * cuda and hip backends (one single source for both GPU vendors). */
+const char *tf_device_language(const struct tf_device *d);
 /* Write the class key "backend/arch/name" into `out`. */
 void tf_device_class_key(const struct tf_device *d, char *out, int cap);
 

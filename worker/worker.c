@@ -13,12 +13,15 @@
  * variant is a result like any other: only a broken runner stops the worker. */
 #include "worker.h"
 
+#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <hwloc.h>
 
 #include "../schema/job.h"
 #include "../schema/space.h"
@@ -309,6 +312,50 @@ static void worker_destroy(struct worker *w)
     tf_buf_free(&w->buf);
 }
 
+/* The cpuset of the cores nearest PCI device `bus` ("0000:17:00.0"): hwloc's PCI
+ * objects where the topology has them, else the kernel's local_cpulist. */
+static int worker_near_cpuset(hwloc_topology_t topo, const char *bus, hwloc_bitmap_t set)
+{
+    hwloc_obj_t pci = hwloc_get_pcidev_by_busidstring(topo, bus);
+    hwloc_obj_t near = pci ? hwloc_get_non_io_ancestor_obj(topo, pci) : NULL;
+    if (near && near->cpuset) {
+        hwloc_bitmap_copy(set, near->cpuset);
+        return 0;
+    }
+    char path[256], list[4096];
+    snprintf(path, sizeof path, "/sys/bus/pci/devices/%s/local_cpulist", bus);
+    FILE *f = fopen(path, "r");
+    if (f == NULL)
+        return -1;
+    int ok = fgets(list, sizeof list, f) != NULL;
+    fclose(f);
+    return ok && hwloc_bitmap_list_sscanf(set, list) == 0 && !hwloc_bitmap_iszero(set) ? 0 : -1;
+}
+
+/* Bind this process (and so the runner and compilers it starts) to the cores
+ * nearest its GPU, and return how many cores that is (0 if unknown or host). */
+static int worker_bind_near_device(const struct tf_device *dev)
+{
+    if (dev->pci_bus[0] == '\0')
+        return 0;
+    hwloc_topology_t topo;
+    int cores = 0;
+    if (hwloc_topology_init(&topo) != 0)
+        return 0;
+    hwloc_topology_set_io_types_filter(topo, HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
+    hwloc_bitmap_t set = hwloc_bitmap_alloc();
+    if (hwloc_topology_load(topo) == 0 && worker_near_cpuset(topo, dev->pci_bus, set) == 0) {
+        hwloc_bitmap_and(set, set, hwloc_topology_get_allowed_cpuset(topo));
+        cores = hwloc_get_nbobjs_inside_cpuset_by_type(topo, set, HWLOC_OBJ_CORE);
+        if (cores > 0 && hwloc_set_cpubind(topo, set, HWLOC_CPUBIND_PROCESS) != 0)
+            fprintf(stderr, "tunefarm: worker: cannot bind to the cores near %s (%s); "
+                            "running unbound\n", dev->pci_bus, strerror(errno));
+    }
+    hwloc_bitmap_free(set);
+    hwloc_topology_destroy(topo);
+    return cores;
+}
+
 /* Announce "no device" with the reason, then wait for STOP. */
 static int worker_decline(struct worker *w, const char *why)
 {
@@ -359,9 +406,13 @@ int tf_worker_run(const char *exe, int local_index)
     w.backend = tf_backend_find(backend_of[pick]);
     w.ordinal = ordinal_of[pick];
 
-    /* The host worker measures on a core: leave it to the runner. */
+    /* A GPU worker compiles on the cores nearest its GPU; the host worker
+     * measures on a core, so it leaves that one to the runner. */
+    int near = worker_bind_near_device(&w.dev);
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    int threads = w.job->compile_jobs > 0 ? w.job->compile_jobs : (int)(cores > 2 ? cores - 1 : 1);
+    int threads = w.job->compile_jobs > 0 ? w.job->compile_jobs
+                  : near > 0              ? near
+                                          : (int)(cores > 2 ? cores - 1 : 1);
     w.pool = tf_compile_pool_create(w.backend, w.dev.arch, w.job->cache, threads, &err);
     if (w.pool == NULL || tf_runner_start(exe, w.bundle, w.backend->name, w.ordinal, &w.runner, &err)) {
         char msg[sizeof err.message + 64];
