@@ -26,12 +26,13 @@ SCHEMA_OBJS := schema/error.o schema/status.o schema/hash.o schema/device.o sche
 COORD_OBJS  := coordinator/coordinator.o coordinator/plan.o coordinator/progress.o \
                coordinator/report.o
 WORKER_OBJS := worker/worker.o worker/backends.o worker/backend_host.o worker/cache.o \
-               worker/compile.o worker/runner.o worker/measure.o worker/verify.o
+               worker/compile.o worker/compiler.o worker/runner.o worker/measure.o \
+               worker/verify.o worker/cuda_api.o worker/backend_cuda.o worker/portability.o
 MAIN_OBJS   := main.o
 LIB         := build/libtunefarm.a
 ALL_OBJS    := $(SCHEMA_OBJS) $(COORD_OBJS) $(WORKER_OBJS) $(MAIN_OBJS)
 
-UNIT_TESTS  := expr loader space wire archive measure verify host runner
+UNIT_TESTS  := expr loader space wire archive measure verify host runner compiler cuda portability
 UNIT_BINS   := $(UNIT_TESTS:%=tests/unit/test_%)
 
 .PHONY: all test check unit integration install uninstall clean bench-space deps

@@ -23,6 +23,8 @@ extern char **environ;
 #include "coordinator/coordinator.h"
 #include "coordinator/report.h"
 #include "schema/archive.h"
+#include "worker/compiler.h"
+#include "worker/portability.h"
 #include "worker/runner.h"
 #include "worker/worker.h"
 
@@ -39,6 +41,7 @@ static const char usage_main[] =
     "  run JOB.yaml [-o ARCHIVE]   tune a job; results go to an HDF5 archive\n"
     "  query ARCHIVE               best configuration per kernel, problem and device\n"
     "  devices                     the devices this node offers\n"
+    "  header cuda|hip             print the portability header GPU kernels include\n"
     "  version                     print the version\n"
     "  help [COMMAND]              this text, or a command's\n"
     "\n"
@@ -358,12 +361,25 @@ int main(int argc, char **argv)
     const char *cmd = argc > 1 ? argv[1] : "help";
     if (strcmp(cmd, "__runner") == 0)
         return tf_runner_main(argc, argv);
+    if (strcmp(cmd, "__compiler") == 0)
+        return tf_compiler_main(argc, argv);
     if (strcmp(cmd, "run") == 0)
         return cmd_run(argc, argv, exe);
     if (strcmp(cmd, "query") == 0)
         return cmd_query(argc, argv);
     if (strcmp(cmd, "devices") == 0)
         return cmd_devices(argc, argv);
+    if (strcmp(cmd, "header") == 0) {
+        const char *text = argc == 3 ? tf_portability_header(argv[2]) : NULL;
+        if (text == NULL) {
+            fprintf(stderr, "usage: tunefarm header cuda|hip\n\nPrint the header the farm "
+                            "injects as \"tunefarm.h\" when it compiles a GPU kernel, to "
+                            "compile one by hand (nvcc -I DIR).\n");
+            return argc == 3 && strcmp(argv[2], "--help") == 0 ? TF_EXIT_OK : TF_EXIT_USAGE;
+        }
+        fputs(text, stdout);
+        return TF_EXIT_OK;
+    }
     if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {
         printf("tunefarm %s\n", TF_VERSION);
         return TF_EXIT_OK;

@@ -2,7 +2,8 @@
  *
  * usage: bench/space KERNEL.yaml [max_threads max_shared]
  * For each problem of the kernel, on a device with the given limits (default
- * an H100-like 1024 threads and 48 KiB of shared memory), prints the Cartesian
+ * an H100-like 1024 threads and 48 KiB of shared memory per block, 64 Ki
+ * registers per block, 132 SMs), prints the Cartesian
  * size, the number of valid configurations, the time to count them exactly
  * (pruned walk with trailing-level multiplication), the time to enumerate them
  * one by one (pruned walk), and the time of the naive alternative - testing
@@ -39,6 +40,10 @@ int main(int argc, char **argv)
     dev.props[TF_DEVPROP_MAX_THREADS] = argc == 4 ? atoll(argv[2]) : 1024;
     dev.props[TF_DEVPROP_MAX_SHARED] = argc == 4 ? atoll(argv[3]) : 48 * 1024;
     dev.props[TF_DEVPROP_WARP_SIZE] = 32;
+    dev.props[TF_DEVPROP_MAX_SHARED_OPTIN] = 232448;
+    dev.props[TF_DEVPROP_MAX_REGISTERS] = 65536;
+    dev.props[TF_DEVPROP_SM_COUNT] = 132;
+    dev.props[TF_DEVPROP_L2_BYTES] = 50 * 1024 * 1024;
     printf("kernel %s: %d parameters, %d constraints; device max_threads=%lld max_shared=%lld\n",
            k->name, k->nparams, k->nconstraints, (long long)dev.props[TF_DEVPROP_MAX_THREADS],
            (long long)dev.props[TF_DEVPROP_MAX_SHARED]);

@@ -49,6 +49,7 @@ struct worker_state {
     uint64_t received;
     double first_work;      /* when its first slice went out */
     double measured_seconds; /* device time in timed samples (duty-cycle numerator) */
+    bool parked;            /* asked for work while its class waits for a screening pass */
 };
 
 struct coordinator {
@@ -211,9 +212,14 @@ static int coordinator_on_request(struct coordinator *c, int src, struct tf_erro
     if (n < 0)
         return -1;
     if (n == 0) {
-        coordinator_send_stop(c, src);
+        /* A screening pass still running elsewhere will queue its top k: wait. */
+        if (tf_plan_has_future(c->plan, w->klass))
+            w->parked = true;
+        else
+            coordinator_send_stop(c, src);
         return 0;
     }
+    w->parked = false;
     if (w->outstanding == 0 && w->received == 0)
         w->first_work = tf_now();
     tf_wire_work(&c->buf, &work);
@@ -269,7 +275,7 @@ static int coordinator_on_results(struct coordinator *c, int src, struct tf_erro
         row.r.problem = c->aproblems[r->kernel][r->problem];
         row.r.kernel = 0;
         tf_archive_append(c->akernels[r->kernel], &row);
-        t->done++;
+        tf_plan_record(c->plan, t, r);
         w->outstanding--;
         w->received++;
         c->done++;
@@ -281,6 +287,10 @@ static int coordinator_on_results(struct coordinator *c, int src, struct tf_erro
     free(rs);
     if (w->stopped && w->outstanding == 0)
         w->finished = true;
+    /* These results may have completed a screening pass: serve whoever waits. */
+    for (int i = 1; i <= c->nworkers; i++)
+        if (c->workers[i].parked && coordinator_on_request(c, i, err))
+            return -1;
     return 0;
 }
 

@@ -152,6 +152,7 @@ struct tf_plan *tf_plan_create(const struct tf_job *job, int nclasses,
                                const struct tf_device *devices, struct tf_error *err)
 {
     struct tf_plan *plan = tf_xcalloc(1, sizeof *plan);
+    plan->top_k = job->top_k;
     int n = 0;
     for (int i = 0; i < job->nkernels; i++)
         n += job->kernels[i].nproblems;
@@ -173,10 +174,13 @@ struct tf_plan *tf_plan_create(const struct tf_job *job, int nclasses,
                     goto fail;
                 t->total = t->valid;
                 t->best_time = NAN;
+                t->phase = job->top_k > 0 ? 1 : 0;
                 if (job->strategy == TF_STRATEGY_RANDOM && t->valid > job->budget &&
                     sample_task(job, jk->kernel, t, err))
                     goto fail;
                 plan->total += t->total;
+                if (t->phase == 1) /* estimate: the top k follow */
+                    plan->total += t->total < job->top_k ? t->total : job->top_k;
             }
         }
     }
@@ -193,6 +197,7 @@ void tf_plan_destroy(struct tf_plan *plan)
     for (int i = 0; i < plan->ntasks; i++) {
         tf_space_destroy(plan->tasks[i].space);
         free(plan->tasks[i].list);
+        free(plan->tasks[i].screened);
     }
     free(plan->tasks);
     free(plan);
@@ -230,6 +235,7 @@ int64_t tf_plan_next_slice(struct tf_plan *plan, int klass, uint64_t want, struc
         uint64_t left = t->total - t->dispatched, n = want < left ? want : left;
         work->kernel = (uint32_t)t->kernel;
         work->problem = (uint32_t)t->problem;
+        work->phase = (uint32_t)t->phase;
         if (t->list != NULL) {
             work->nlist = (uint32_t)n;
             work->list = tf_xmalloc(sizeof *work->list * n);
@@ -257,4 +263,52 @@ int64_t tf_plan_next_slice(struct tf_plan *plan, int klass, uint64_t want, struc
         return (int64_t)n;
     }
     return 0;
+}
+
+bool tf_plan_has_future(const struct tf_plan *plan, int klass)
+{
+    for (int i = 0; i < plan->ntasks; i++) {
+        const struct tf_task *t = &plan->tasks[i];
+        if (t->klass == klass &&
+            (t->dispatched < t->total || (t->phase == 1 && t->done < t->total)))
+            return true;
+    }
+    return false;
+}
+
+static int cmp_screened(const void *a, const void *b)
+{
+    const struct tf_screened *x = a, *y = b;
+    return x->median < y->median ? -1 : x->median > y->median;
+}
+
+void tf_plan_record(struct tf_plan *plan, struct tf_task *t, const struct tf_result *r)
+{
+    t->done++;
+    if (t->phase != 1)
+        return;
+    if (r->status == TF_STATUS_OK && isfinite(r->time_median)) {
+        if ((t->nscreened & (t->nscreened - 1)) == 0) /* grow at powers of two */
+            t->screened = tf_xrealloc(t->screened,
+                                      sizeof *t->screened * (t->nscreened ? 2 * t->nscreened : 1));
+        t->screened[t->nscreened++] = (struct tf_screened){r->config, r->time_median};
+    }
+    if (t->done < t->total)
+        return;
+    /* Screening complete: the k fastest, in index order, are measured again strictly. */
+    uint64_t estimate = t->total < plan->top_k ? t->total : plan->top_k;
+    uint64_t k = t->nscreened < plan->top_k ? t->nscreened : plan->top_k;
+    qsort(t->screened, t->nscreened, sizeof *t->screened, cmp_screened);
+    free(t->list);
+    t->list = tf_xmalloc(sizeof *t->list * (k ? k : 1));
+    for (uint64_t i = 0; i < k; i++)
+        t->list[i] = t->screened[i].config;
+    qsort(t->list, k, sizeof *t->list, cmp_u64);
+    free(t->screened);
+    t->screened = NULL;
+    t->nscreened = 0;
+    t->nlist = t->total = k;
+    t->dispatched = t->done = 0;
+    t->phase = 2;
+    plan->total -= estimate - k;
 }

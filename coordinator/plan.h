@@ -4,6 +4,7 @@
 #ifndef TF_PLAN_H
 #define TF_PLAN_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "../schema/device.h"
@@ -25,12 +26,16 @@ struct tf_task {
     uint64_t valid;        /* valid configurations in the whole space */
     double best_time;      /* lowest median so far (NaN: none yet), for progress */
     uint64_t best_config;
+    int phase;             /* 0 only pass, 1 screening, 2 strict re-measure of the top k */
+    uint64_t nscreened;    /* phase 1: ok results kept for ranking */
+    struct tf_screened { uint64_t config; double median; } *screened;
 };
 
 struct tf_plan {
     int ntasks;
     struct tf_task *tasks;
-    uint64_t total;        /* sum of task totals */
+    uint64_t total;        /* configurations to measure, both phases (phase 2 estimated) */
+    uint32_t top_k;        /* the job's top_k (0: one phase) */
 };
 
 /* Plan `job` for `nclasses` device classes, class i represented by devices[i]
@@ -47,6 +52,12 @@ int64_t tf_plan_next_slice(struct tf_plan *plan, int klass, uint64_t want, struc
                            struct tf_error *err);
 /* Configurations not yet handed out for class `klass`. */
 uint64_t tf_plan_undispatched(const struct tf_plan *plan, int klass);
+/* True if class `klass` may still get work: something undispatched, or a
+ * screening pass whose results are not all in (its top k will follow). */
+bool tf_plan_has_future(const struct tf_plan *plan, int klass);
+/* Count one result of task `t`: rank it if it is a screening result, and when
+ * the screening pass is complete, queue its top k for strict re-measurement. */
+void tf_plan_record(struct tf_plan *plan, struct tf_task *t, const struct tf_result *r);
 /* The task of (kernel, problem, class), or NULL. */
 struct tf_task *tf_plan_find(struct tf_plan *plan, int kernel, int problem, int klass);
 

@@ -733,7 +733,7 @@ static int problems_table(struct table *t, const struct tf_archive_kernel *ak, c
 struct results_cols {
     int run, device, problem, config, param0, status, samples, time_median, time_min,
         time_mean, time_rsd, compile_time, registers, shared_bytes, spill_bytes, sm_clock,
-        power, temperature, energy, flushed_l2, throttled, timestamp, metric0, message;
+        power, temperature, energy, flushed_l2, throttled, phase, timestamp, metric0, message;
 };
 
 static int results_table(struct table *t, struct results_cols *c,
@@ -772,6 +772,7 @@ static int results_table(struct table *t, struct results_cols *c,
     ADD(energy, "energy_j", COL_F64)
     ADD(flushed_l2, "flushed_l2", COL_U8)
     ADD(throttled, "throttled", COL_U8)
+    ADD(phase, "phase", COL_U8)
     ADD(timestamp, "timestamp", COL_F64)
     c->metric0 = t->n;
     for (int m = 0; m < ak->nmetrics; m++)
@@ -1391,6 +1392,7 @@ static int results_pack(void *ctx, const struct table *t, unsigned char *buf, ui
         PUT(t, buf, o, c->energy, double, r->energy_j);
         PUT(t, buf, o, c->flushed_l2, uint8_t, r->flushed_l2);
         PUT(t, buf, o, c->throttled, uint8_t, r->throttled);
+        PUT(t, buf, o, c->phase, uint8_t, r->phase);
         PUT(t, buf, o, c->timestamp, double, r->timestamp);
         for (int m = 0; m < ak->nmetrics; m++)
             PUT(t, buf, o, c->metric0 + m, double, r->metrics[m]);
@@ -1800,6 +1802,7 @@ static int results_unpack(void *ctx, const struct table *t, const unsigned char 
         GET(t, buf, o, c->energy, r->energy_j);
         GET(t, buf, o, c->flushed_l2, r->flushed_l2);
         GET(t, buf, o, c->throttled, r->throttled);
+        GET(t, buf, o, c->phase, r->phase);
         GET(t, buf, o, c->timestamp, r->timestamp);
         for (int m = 0; m < TF_MAX_METRICS; m++)
             r->metrics[m] = NAN;

@@ -27,7 +27,7 @@
 #endif
 
 static const char *const job_keys[] = {"name",    "description", "kernels",    "targets",
-                                       "search",  "measure",     "archive",    "cache",
+                                       "search",  "measure",     "screen",     "archive",    "cache",
                                        "checkpoint", "compile_jobs", NULL};
 
 struct jload {
@@ -283,8 +283,9 @@ static int load_search(struct jload *L, yaml_node_t *root)
 {
     struct tf_ydoc *d = &L->d;
     struct tf_job *job = L->job;
-    static const char *const keys[] = {"strategy", "budget", "seed", NULL};
+    static const char *const keys[] = {"strategy", "budget", "seed", "top_k", NULL};
     job->strategy = TF_STRATEGY_BRUTE_FORCE;
+    job->top_k = 0;
     job->budget = 0;
     job->seed = 1;
     yaml_node_t *n = tf_ydoc_get(d, root, "search");
@@ -332,6 +333,16 @@ static int load_search(struct jload *L, yaml_node_t *root)
                                 "'seed' must be >= 0, found %" PRId64, i);
         job->seed = (uint64_t)i;
     }
+    if ((v = tf_ydoc_get(d, n, "top_k")) != NULL) {
+        if (tf_ydoc_int(d, v, "top_k", &i, L->err) != 0)
+            return -1;
+        if (i < 1 || i > 1000000)
+            return tf_ydoc_fail(d, v, L->err, TF_ERR_SCHEMA,
+                                "'top_k' (how many screened configurations to re-measure "
+                                "strictly) must be between 1 and 1000000, found %" PRId64,
+                                i);
+        job->top_k = (uint32_t)i;
+    }
     return 0;
 }
 
@@ -362,26 +373,22 @@ static int read_seconds(struct jload *L, const yaml_node_t *v, const char *key, 
     return 0;
 }
 
-static int load_measure(struct jload *L, yaml_node_t *root)
+/* Read the measurement settings under `key` (measure or screen) over `*m`,
+ * which holds the defaults. */
+static int load_measure(struct jload *L, yaml_node_t *root, const char *key,
+                        struct tf_measure *m)
 {
     struct tf_ydoc *d = &L->d;
-    struct tf_measure *m = &L->job->measure;
     static const char *const keys[] = {"warmup",   "min_samples", "max_samples",
                                        "min_time", "max_time",    "max_noise",
                                        "timeout",  "flush_l2",    NULL};
-    *m = (struct tf_measure){.warmup = 2,
-                             .min_samples = 10,
-                             .max_samples = 1000,
-                             .min_time = 0.02,
-                             .max_time = 1.0,
-                             .max_noise = 0.005,
-                             .timeout = 10.0,
-                             .flush_l2 = false};
-    yaml_node_t *n = tf_ydoc_get(d, root, "measure");
+    char where[32];
+    snprintf(where, sizeof where, "'%s'", key);
+    yaml_node_t *n = tf_ydoc_get(d, root, key);
     if (n == NULL)
         return 0;
-    if (tf_ydoc_expect_map(d, n, "measure", L->err) != 0 ||
-        tf_ydoc_check_keys(d, n, "'measure'", keys, L->err) != 0)
+    if (tf_ydoc_expect_map(d, n, key, L->err) != 0 ||
+        tf_ydoc_check_keys(d, n, where, keys, L->err) != 0)
         return -1;
     yaml_node_t *v;
     if ((v = tf_ydoc_get(d, n, "warmup")) && read_int(L, v, "warmup", 0, &m->warmup) != 0)
@@ -423,6 +430,40 @@ static int load_measure(struct jload *L, yaml_node_t *root)
                             "'min_time' (%g s) must be <= 'max_time' (%g s)", m->min_time,
                             m->max_time);
     }
+    return 0;
+}
+
+/* The strict protocol under `measure`, and the screening one under `screen`,
+ * whose defaults are cheap (a few samples, loose noise) but keep measure's
+ * timeout and cache flushing. */
+static int load_measures(struct jload *L, yaml_node_t *root)
+{
+    struct tf_job *job = L->job;
+    job->measure = (struct tf_measure){.warmup = 2,
+                                       .min_samples = 10,
+                                       .max_samples = 1000,
+                                       .min_time = 0.02,
+                                       .max_time = 1.0,
+                                       .max_noise = 0.005,
+                                       .timeout = 10.0,
+                                       .flush_l2 = false};
+    if (load_measure(L, root, "measure", &job->measure) != 0)
+        return -1;
+    job->screen = (struct tf_measure){.warmup = 1,
+                                      .min_samples = 3,
+                                      .max_samples = 10,
+                                      .min_time = 0.001,
+                                      .max_time = 0.05,
+                                      .max_noise = 0.05,
+                                      .timeout = job->measure.timeout,
+                                      .flush_l2 = job->measure.flush_l2};
+    if (load_measure(L, root, "screen", &job->screen) != 0)
+        return -1;
+    yaml_node_t *v = tf_ydoc_get(&L->d, root, "screen");
+    if (v != NULL && job->top_k == 0)
+        return tf_ydoc_fail(&L->d, v, L->err, TF_ERR_SCHEMA,
+                            "'screen' is only used with two phases: set 'top_k' under "
+                            "'search' (how many screened configurations to re-measure)");
     return 0;
 }
 
@@ -489,7 +530,7 @@ struct tf_job *tf_job_load(const char *path, struct tf_bundle *bundle, struct tf
         goto fail;
     /* Settings before kernels: a typo in the job is reported without loading kernels. */
     if (load_targets(&L, root) != 0 || load_search(&L, root) != 0 ||
-        load_measure(&L, root) != 0 || load_paths(&L, root) != 0 || load_kernels(&L, root) != 0)
+        load_measures(&L, root) != 0 || load_paths(&L, root) != 0 || load_kernels(&L, root) != 0)
         goto fail;
     tf_bundle_hash(bundle, job->hash);
     tf_ydoc_free(&L.d);

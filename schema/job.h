@@ -45,7 +45,10 @@ struct tf_job {
     enum tf_strategy strategy;
     uint64_t budget;     /* random: configurations per (kernel, problem, device class) */
     uint64_t seed;
-    struct tf_measure measure;
+    struct tf_measure measure;  /* the strict protocol (final measurements) */
+    uint32_t top_k;      /* > 0: two phases - screen every configuration with `screen`,
+                            then re-measure the best top_k with `measure` */
+    struct tf_measure screen;   /* the cheap screening protocol (used when top_k > 0) */
     char *archive;       /* default "results/<name>.h5", relative to the working directory */
     char *cache;         /* compile cache folder; default $XDG_CACHE_HOME/tunefarm */
     double checkpoint;   /* seconds between archive rewrites (default 10) */

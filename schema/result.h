@@ -17,6 +17,7 @@ struct tf_result {
     uint8_t status;       /* enum tf_status */
     uint8_t flushed_l2;   /* 1 if the cache was flushed between samples */
     uint8_t throttled;    /* 1 if a sample was taken while the device throttled */
+    uint8_t phase;        /* 0 only pass, 1 screening, 2 strict re-measure of the top k */
     uint32_t samples;
     double time_median;   /* seconds per launch; NaN unless status is ok */
     double time_min;

@@ -139,6 +139,7 @@ void tf_buf_put_result(struct tf_buf *b, const struct tf_result *r)
     tf_buf_put_u8(b, r->status);
     tf_buf_put_u8(b, r->flushed_l2);
     tf_buf_put_u8(b, r->throttled);
+    tf_buf_put_u8(b, r->phase);
     tf_buf_put_u32(b, r->samples);
     tf_buf_put_f64(b, r->time_median);
     tf_buf_put_f64(b, r->time_min);
@@ -167,7 +168,7 @@ int tf_buf_get_result(struct tf_buf *b, struct tf_result *r)
     if (tf_buf_get_u32(b, &r->kernel) || tf_buf_get_u32(b, &r->problem) ||
         tf_buf_get_u64(b, &r->config) || tf_buf_get_u8(b, &r->status) ||
         tf_buf_get_u8(b, &r->flushed_l2) || tf_buf_get_u8(b, &r->throttled) ||
-        tf_buf_get_u32(b, &r->samples) || tf_buf_get_f64(b, &r->time_median) ||
+        tf_buf_get_u8(b, &r->phase) || tf_buf_get_u32(b, &r->samples) || tf_buf_get_f64(b, &r->time_median) ||
         tf_buf_get_f64(b, &r->time_min) || tf_buf_get_f64(b, &r->time_mean) ||
         tf_buf_get_f64(b, &r->time_rsd) || tf_buf_get_f64(b, &r->compile_time) ||
         tf_buf_get_u32(b, &u32))
@@ -190,7 +191,7 @@ int tf_buf_get_result(struct tf_buf *b, struct tf_result *r)
             return -1;
     if (tf_buf_get_str(b, r->message, sizeof r->message))
         return -1;
-    return r->status < TF_STATUS_COUNT ? 0 : -1;
+    return r->status < TF_STATUS_COUNT && r->phase <= 2 ? 0 : -1;
 }
 
 void tf_buf_put_device(struct tf_buf *b, const struct tf_device *d)
@@ -289,6 +290,7 @@ void tf_wire_work(struct tf_buf *b, const struct tf_work *w)
     wire_begin(b, TF_MSG_WORK);
     tf_buf_put_u32(b, w->kernel);
     tf_buf_put_u32(b, w->problem);
+    tf_buf_put_u32(b, w->phase);
     tf_buf_put_u64(b, w->lo);
     tf_buf_put_u64(b, w->hi);
     tf_buf_put_u32(b, w->nlist);
@@ -388,7 +390,7 @@ int tf_wire_get_work(struct tf_buf *b, struct tf_work *w, struct tf_error *err)
 {
     memset(w, 0, sizeof *w);
     int rc = tf_buf_get_u32(b, &w->kernel) || tf_buf_get_u32(b, &w->problem) ||
-             tf_buf_get_u64(b, &w->lo) || tf_buf_get_u64(b, &w->hi) ||
+             tf_buf_get_u32(b, &w->phase) || tf_buf_get_u64(b, &w->lo) || tf_buf_get_u64(b, &w->hi) ||
              tf_buf_get_u32(b, &w->nlist);
     if (rc == 0 && w->nlist > (b->len - b->pos) / 8)
         rc = -1;

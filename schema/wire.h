@@ -45,6 +45,7 @@ struct tf_buf {
 struct tf_work {
     uint32_t kernel;   /* job kernel index */
     uint32_t problem;  /* kernel problem index */
+    uint32_t phase;    /* 0 only pass, 1 screening (job->screen), 2 strict re-measure */
     uint32_t nlist;    /* 0: the range [lo, hi) (valid configurations only); else the list */
     uint64_t lo, hi;
     uint64_t *list;    /* nlist explicit indices (owned by the message) */

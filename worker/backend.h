@@ -53,6 +53,15 @@ struct tf_launch {
 
 struct tf_backend_ctx;         /* a backend's live device instance (opaque) */
 
+/* Device telemetry at one instant (NVML on NVIDIA); NaN / -1 where unknown. */
+struct tf_telemetry {
+    double sm_clock_mhz;       /* current SM clock */
+    double power_w;            /* board power draw */
+    double energy_mj;          /* cumulative energy since the driver loaded, millijoules */
+    double temperature_c;      /* GPU core temperature */
+    int throttled;             /* 1: clocks held down (power, thermal...), 0: not, -1 unknown */
+};
+
 struct tf_backend {
     int version;               /* TF_BACKEND_VERSION */
     const char *name;          /* "host", "cuda", "hip" */
@@ -89,10 +98,24 @@ struct tf_backend {
                   void **args, double *seconds, struct tf_error *err);
     /* Evict the last-level cache (between samples when the job asks for it). */
     int (*flush_cache)(struct tf_backend_ctx *ctx, struct tf_error *err);
+
+    /* Optional members (NULL where a backend has no such thing; callers check). */
+
+    /* What the loaded `function` uses: registers per thread, static shared
+     * memory and local memory (spills) per thread, bytes; -1 where unknown. */
+    int (*function_info)(struct tf_backend_ctx *ctx, void *function, int32_t *registers,
+                         int64_t *shared_bytes, int64_t *local_bytes, struct tf_error *err);
+    /* Read the device's telemetry now into `t` (fields it cannot read are NaN / -1). */
+    int (*telemetry)(struct tf_backend_ctx *ctx, struct tf_telemetry *t, struct tf_error *err);
+    /* 0 once the context is broken (a sticky fault such as an illegal address):
+     * nothing more can run in this process, so the runner exits after replying. */
+    int (*healthy)(struct tf_backend_ctx *ctx);
 };
 
 /* The host CPU backend. */
 extern const struct tf_backend tf_backend_host;
+/* NVIDIA GPUs: driver API, NVRTC and NVML, all loaded at run time. */
+extern const struct tf_backend tf_backend_cuda;
 
 /* Every backend compiled in, NULL-terminated. */
 extern const struct tf_backend *const tf_backends[];

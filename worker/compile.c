@@ -1,4 +1,5 @@
-/* compile.c - the compile pool: a FIFO queue served by N threads, through the cache.
+/* compile.c - the compile pool: a FIFO queue served by N compiler processes,
+ * through the cache.
  *
  * The worker submits configurations as soon as it receives work and waits for
  * them in order as the runner becomes free, so compiling overlaps measuring.
@@ -8,8 +9,16 @@
  * On a miss the backend compiles into a temporary name in the cache folder and
  * the binary is renamed into place only when complete, so concurrent ranks on
  * a shared filesystem never load half a file. Machinery failures (the compiler
- * cannot be spawned, or timed out) are reported as compile_error but never
- * cached: they say nothing about the variant. Jobs live in one list from
+ * cannot be spawned, crashed or timed out) are reported as compile_error but never
+ * cached: they say nothing about the variant. The compiling itself happens
+ * in compiler processes (compiler.h), because in-process compilers such as
+ * NVRTC serialise inside a process: each of the N threads owns one child,
+ * spawned on the thread's first cache miss and respawned after it crashed or
+ * was killed for overrunning the deadline, and shut down by the thread that
+ * spawned it (the child's parent-death signal follows that thread). Without
+ * an executable the threads call the backend in-process. Only the cache
+ * lookup and the rename into place happen in the parent, so a child writes
+ * nothing but a temporary file. Jobs live in one list from
  * submit until their ticket is waited; the condition variable `done` wakes
  * waiters, `work` wakes idle threads. Stats count compiler time and the wall
  * time during which any compile ran, which is what "compile parallelism" in a
@@ -27,6 +36,7 @@
 
 #include "../schema/status.h"
 #include "cache.h"
+#include "compiler.h"
 
 struct compile_job {
     uint64_t ticket;
@@ -38,12 +48,23 @@ struct compile_job {
     struct compile_job *next_all;
 };
 
+/* One thread and its compiler process (NULL when compiling in-process). */
+struct slot {
+    struct tf_compile_pool *pool;
+    pthread_t thread;
+    struct tf_compiler *compiler; /* touched by the slot's thread only */
+    pid_t pid;                    /* its child's pid or -1, under the pool's mutex */
+};
+
 struct tf_compile_pool {
     const struct tf_backend *be;
+    char *exe;          /* NULL: compile in-process */
     char *arch;
     char *cache_dir;
-    int nthreads;
-    pthread_t *threads;
+    int nslots;         /* threads running */
+    struct slot *slots;
+    double deadline;    /* seconds one compile may take in a child */
+    int starts;         /* compiler processes started */
     pthread_mutex_t mu;
     pthread_cond_t work, done;
     struct compile_job *queue_head, *queue_tail; /* FIFO of queued jobs */
@@ -103,7 +124,33 @@ struct variant {
     const struct tf_backend *be;
     const char *cache_dir;
     struct tf_compile_input in;
+    struct slot *slot; /* compile in its child; NULL: in-process */
 };
+
+/* Compile `in` in the slot's child, started first if needed, publishing its
+ * pid for tf_compile_pool_pids. Same contract as backend->compile, plus
+ * *seconds, the compile time the child measured. */
+static int slot_compile(struct slot *s, const struct tf_compile_input *in,
+                        struct tf_compile_output *out, double *seconds, struct tf_error *err)
+{
+    struct tf_compile_pool *p = s->pool;
+    const int before = tf_compiler_starts(s->compiler);
+    const int started = tf_compiler_start(s->compiler, err);
+    pthread_mutex_lock(&p->mu);
+    p->starts += tf_compiler_starts(s->compiler) - before;
+    s->pid = tf_compiler_pid(s->compiler);
+    const double deadline = p->deadline;
+    pthread_mutex_unlock(&p->mu);
+    if (started != 0) {
+        out->log = NULL;
+        return -1;
+    }
+    const int rc = tf_compiler_compile(s->compiler, in, deadline, out, seconds, err);
+    pthread_mutex_lock(&p->mu);
+    s->pid = tf_compiler_pid(s->compiler); /* -1 after a crash or a timeout */
+    pthread_mutex_unlock(&p->mu);
+    return rc;
+}
 
 /* Compile `v` through the cache into `out`. *ran_compiler tells the stats apart. */
 static void compile_variant(const struct variant *v, struct tf_compiled *out, int *ran_compiler)
@@ -146,8 +193,16 @@ static void compile_variant(const struct variant *v, struct tf_compiled *out, in
     in.output_path = tmp;
     *ran_compiler = 1;
     const double t0 = now_seconds();
-    const int rc = v->be->compile(&in, &co, &err);
-    out->compile_time = now_seconds() - t0;
+    int rc;
+    if (v->slot != NULL) {
+        double child_seconds = 0.0;
+        rc = slot_compile(v->slot, &in, &co, &child_seconds, &err);
+        /* the child's own clock when it answered; what the parent waited otherwise */
+        out->compile_time = rc == 0 ? child_seconds : now_seconds() - t0;
+    } else {
+        rc = v->be->compile(&in, &co, &err);
+        out->compile_time = now_seconds() - t0;
+    }
     if (rc != 0) {
         tf_compile_log_summary(err.message, out->message, sizeof out->message);
         goto fail;
@@ -183,10 +238,11 @@ fail:
     free(co.log);
 }
 
-/* Compile configuration `config` of kernel `k` with the pool's backend. */
-static void compile_config(struct tf_compile_pool *p, const struct tf_kernel *k, uint64_t config,
+/* Compile configuration `config` of kernel `k` with the pool's backend on slot `s`. */
+static void compile_config(struct slot *s, const struct tf_kernel *k, uint64_t config,
                            struct tf_compiled *out, int *ran_compiler)
 {
+    struct tf_compile_pool *p = s->pool;
     char *defines[TF_MAX_DEFINES];
     int ndefines = tf_kernel_defines(k, config, defines, TF_MAX_DEFINES);
     struct variant v = {
@@ -201,6 +257,7 @@ static void compile_config(struct tf_compile_pool *p, const struct tf_kernel *k,
                .defines = defines,
                .noptions = k->option_count,
                .options = k->options},
+        .slot = s->compiler ? s : NULL,
     };
     compile_variant(&v, out, ran_compiler);
     for (int i = 0; i < ndefines; i++)
@@ -209,7 +266,8 @@ static void compile_config(struct tf_compile_pool *p, const struct tf_kernel *k,
 
 static void *compile_thread(void *arg)
 {
-    struct tf_compile_pool *p = arg;
+    struct slot *s = arg;
+    struct tf_compile_pool *p = s->pool;
     pthread_mutex_lock(&p->mu);
     for (;;) {
         while (p->queue_head == NULL && !p->stopping)
@@ -226,7 +284,7 @@ static void *compile_thread(void *arg)
         pthread_mutex_unlock(&p->mu);
 
         int ran = 0;
-        compile_config(p, job->kernel, job->config, &job->result, &ran);
+        compile_config(s, job->kernel, job->config, &job->result, &ran);
 
         pthread_mutex_lock(&p->mu);
         if (--p->active == 0)
@@ -242,18 +300,27 @@ static void *compile_thread(void *arg)
         job->state = 2;
         pthread_cond_broadcast(&p->done);
     }
+    s->pid = -1;
     pthread_mutex_unlock(&p->mu);
+    /* here, while the thread the child's parent-death signal follows still lives */
+    tf_compiler_destroy(s->compiler);
+    s->compiler = NULL;
     return NULL;
 }
 
-struct tf_compile_pool *tf_compile_pool_create(const struct tf_backend *be, const char *arch,
-                                               const char *cache_dir, int nthreads,
-                                               struct tf_error *err)
+struct tf_compile_pool *tf_compile_pool_create(const char *exe, const struct tf_backend *be,
+                                               const char *arch, const char *cache_dir,
+                                               int nprocs, struct tf_error *err)
 {
     char folder[4096];
-    if (nthreads < 1) {
-        tf_error_set(err, TF_ERR_SCHEMA, "compile pool needs at least 1 thread, got %d",
-                     nthreads);
+    if (nprocs < 1) {
+        tf_error_set(err, TF_ERR_SCHEMA, "compile pool needs at least 1 process, got %d", nprocs);
+        return NULL;
+    }
+    /* Children start lazily: a missing executable must fail here, not per variant. */
+    if (exe != NULL && access(exe, X_OK) != 0) {
+        tf_error_set(err, TF_ERR_SYSTEM, "compiler executable '%.200s': %s", exe,
+                     strerror(errno));
         return NULL;
     }
     if (snprintf(folder, sizeof folder, "%s/%s", cache_dir, be->name) >= (int)sizeof folder) {
@@ -265,21 +332,29 @@ struct tf_compile_pool *tf_compile_pool_create(const struct tf_backend *be, cons
 
     struct tf_compile_pool *p = tf_xcalloc(1, sizeof *p);
     p->be = be;
+    p->exe = exe ? tf_xstrdup(exe) : NULL;
     p->arch = tf_xstrdup(arch ? arch : "");
     p->cache_dir = tf_xstrdup(cache_dir);
+    p->deadline = TF_COMPILER_DEADLINE;
     p->next_ticket = 1;
     pthread_mutex_init(&p->mu, NULL);
     pthread_cond_init(&p->work, NULL);
     pthread_cond_init(&p->done, NULL);
-    p->threads = tf_xcalloc((size_t)nthreads, sizeof *p->threads);
-    for (int i = 0; i < nthreads; i++) {
-        int rc = pthread_create(&p->threads[i], NULL, compile_thread, p);
+    p->slots = tf_xcalloc((size_t)nprocs, sizeof *p->slots);
+    for (int i = 0; i < nprocs; i++) {
+        struct slot *s = &p->slots[i];
+        s->pool = p;
+        s->pid = -1;
+        s->compiler = exe ? tf_compiler_create(exe, be->name) : NULL;
+        int rc = pthread_create(&s->thread, NULL, compile_thread, s);
         if (rc != 0) {
+            tf_compiler_destroy(s->compiler);
+            s->compiler = NULL;
             tf_error_set(err, TF_ERR_SYSTEM, "cannot start compile thread %d: %s", i,
                          strerror(rc));
             goto fail;
         }
-        p->nthreads++;
+        p->nslots++;
     }
     return p;
 fail:
@@ -295,8 +370,8 @@ void tf_compile_pool_destroy(struct tf_compile_pool *p)
     p->stopping = 1;
     pthread_cond_broadcast(&p->work);
     pthread_mutex_unlock(&p->mu);
-    for (int i = 0; i < p->nthreads; i++)
-        pthread_join(p->threads[i], NULL);
+    for (int i = 0; i < p->nslots; i++)
+        pthread_join(p->slots[i].thread, NULL);
     for (struct compile_job *j = p->all, *next; j != NULL; j = next) {
         next = j->next_all;
         free(j);
@@ -304,7 +379,8 @@ void tf_compile_pool_destroy(struct tf_compile_pool *p)
     pthread_cond_destroy(&p->done);
     pthread_cond_destroy(&p->work);
     pthread_mutex_destroy(&p->mu);
-    free(p->threads);
+    free(p->slots);
+    free(p->exe);
     free(p->cache_dir);
     free(p->arch);
     free(p);
@@ -389,4 +465,30 @@ void tf_compile_get_stats(struct tf_compile_pool *p, struct tf_compile_stats *s)
     if (p->active > 0) /* count the ongoing busy stretch too */
         s->wall_seconds_busy += now_seconds() - p->busy_since;
     pthread_mutex_unlock(&p->mu);
+}
+
+void tf_compile_pool_set_deadline(struct tf_compile_pool *p, double seconds)
+{
+    pthread_mutex_lock(&p->mu);
+    p->deadline = seconds;
+    pthread_mutex_unlock(&p->mu);
+}
+
+int tf_compile_pool_pids(struct tf_compile_pool *p, pid_t *pids, int cap)
+{
+    int n = 0;
+    pthread_mutex_lock(&p->mu);
+    for (int i = 0; i < p->nslots; i++)
+        if (p->slots[i].pid > 0 && n < cap)
+            pids[n++] = p->slots[i].pid;
+    pthread_mutex_unlock(&p->mu);
+    return n;
+}
+
+int tf_compile_pool_starts(struct tf_compile_pool *p)
+{
+    pthread_mutex_lock(&p->mu);
+    const int n = p->starts;
+    pthread_mutex_unlock(&p->mu);
+    return n;
 }

@@ -1,10 +1,11 @@
 /* compile.h - the worker's compile pool: variants compiled ahead of the runner,
- * on N threads, through the content-addressed cache (cache.h). */
+ * in N compiler processes (compiler.h), through the content-addressed cache (cache.h). */
 #ifndef TF_COMPILE_H
 #define TF_COMPILE_H
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "../schema/error.h"
 #include "../schema/kernel.h"
@@ -33,12 +34,16 @@ struct tf_compile_stats {
 
 struct tf_compile_pool;
 
-/* Start `nthreads` (>= 1) compile threads for `be` targeting `arch`, caching under
- * `cache_dir` (created if missing). NULL + err on failure. */
-struct tf_compile_pool *tf_compile_pool_create(const struct tf_backend *be, const char *arch,
-                                               const char *cache_dir, int nthreads,
-                                               struct tf_error *err);
-/* Finish queued work, join the threads, free; accepts NULL. Unwaited results are dropped. */
+/* Start `nprocs` (>= 1) compile slots for `be` targeting `arch`, caching under
+ * `cache_dir` (created if missing). Each slot compiles in its own child
+ * `exe __compiler BE` (started on its first cache miss, restarted after a crash
+ * or a timeout); `exe` NULL compiles in-process on the slots' threads instead.
+ * NULL + err on failure (including an `exe` that is not executable). */
+struct tf_compile_pool *tf_compile_pool_create(const char *exe, const struct tf_backend *be,
+                                               const char *arch, const char *cache_dir,
+                                               int nprocs, struct tf_error *err);
+/* Finish queued work, stop the children, join the threads, free; accepts NULL.
+ * Unwaited results are dropped. */
 void tf_compile_pool_destroy(struct tf_compile_pool *p);
 /* Queue configuration `config` of `k` (which must outlive the wait); returns its ticket. */
 uint64_t tf_compile_submit(struct tf_compile_pool *p, const struct tf_kernel *k, uint64_t config);
@@ -50,6 +55,13 @@ int tf_compile_reference(struct tf_compile_pool *p, const struct tf_kernel *k, c
                          size_t cap, struct tf_error *err);
 /* A snapshot of the pool's counters. */
 void tf_compile_get_stats(struct tf_compile_pool *p, struct tf_compile_stats *s);
+/* Seconds one compile may take in a child before it is killed (default
+ * TF_COMPILER_DEADLINE); applies to compiles that start afterwards. */
+void tf_compile_pool_set_deadline(struct tf_compile_pool *p, double seconds);
+/* The pids of the compiler children alive now into `pids` (at most `cap`); returns how many. */
+int tf_compile_pool_pids(struct tf_compile_pool *p, pid_t *pids, int cap);
+/* Compiler children started so far, restarts included (0 while every lookup hit the cache). */
+int tf_compile_pool_starts(struct tf_compile_pool *p);
 
 /* The first meaningful line of a compiler log (the first containing "error",
  * else the first non-blank one) into `out` (cap bytes). */

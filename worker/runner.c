@@ -13,6 +13,10 @@
  * awaited with poll() and a deadline; past it the child is SIGKILLed and
  * reaped (timeout), and EOF means it died (crashed, with the signal's name).
  * The next request starts a new child lazily and replays INIT and SETUP.
+ * SETUP and MEASURE answers end with an "exiting" byte: after a fault that
+ * breaks the device context for good (CUDA's sticky errors, which only a new
+ * process clears) the child replies, then exits with status 3, and the worker
+ * reaps it so the next configuration gets a fresh runner, not a `crashed`.
  *
  * In the child, inputs come from splitmix64 seeded by (job seed, kernel,
  * problem, argument), so every runner on every node builds the same data;
@@ -58,6 +62,8 @@ enum {
 #define INIT_DEADLINE 60.0
 #define SETUP_DEADLINE_MIN 120.0
 #define QUIT_GRACE 2.0
+/* The runner's exit status after a fault that broke its device context. */
+#define RUNNER_EXIT_UNHEALTHY 3
 
 static double now_seconds(void)
 {
@@ -321,9 +327,9 @@ static void exchange_failed(struct tf_runner *r, int rc, const char *what, struc
     }
 }
 
-int tf_runner_measure(struct tf_runner *r, uint32_t kernel, uint32_t problem, uint64_t config,
-                      const char *binary, const char *reference, struct tf_result *out,
-                      struct tf_error *err)
+int tf_runner_measure(struct tf_runner *r, uint32_t kernel, uint32_t problem, uint32_t phase,
+                      uint64_t config, const char *binary, const char *reference,
+                      struct tf_result *out, struct tf_error *err)
 {
     tf_result_init(out, kernel, problem, config, TF_STATUS_CRASHED);
     if (r->pid < 0 && spawn_child(r, err) != 0) {
@@ -345,15 +351,17 @@ int tf_runner_measure(struct tf_runner *r, uint32_t kernel, uint32_t problem, ui
         int rc = write_frame(r->fd, &r->buf, deadline);
         if (rc == 0)
             rc = read_frame(r->fd, &r->buf, deadline);
-        uint8_t status = 0;
+        uint8_t status = 0, exiting = 0;
         if (rc == 0 && (tf_buf_get_u8(&r->buf, &status) ||
                         tf_buf_get_str(&r->buf, out->message, sizeof out->message) ||
-                        status >= TF_STATUS_COUNT))
+                        tf_buf_get_u8(&r->buf, &exiting) || status >= TF_STATUS_COUNT))
             rc = -1;
         if (rc != 0) {
             exchange_failed(r, rc, "setup (buffers and reference)", out);
             return 0;
         }
+        if (exiting)
+            reap_child(r, 0, NULL, 0);
         if (status != TF_STATUS_OK) {
             out->status = status;
             return 0;
@@ -370,20 +378,24 @@ int tf_runner_measure(struct tf_runner *r, uint32_t kernel, uint32_t problem, ui
     tf_buf_put_u32(&r->buf, kernel);
     tf_buf_put_u32(&r->buf, problem);
     tf_buf_put_u64(&r->buf, config);
+    tf_buf_put_u32(&r->buf, phase);
     tf_buf_put_str(&r->buf, binary);
     const double deadline = now_seconds() + r->timeout;
     int rc = write_frame(r->fd, &r->buf, deadline);
     if (rc == 0)
         rc = read_frame(r->fd, &r->buf, deadline);
     struct tf_result got;
-    if (rc == 0 && (tf_buf_get_result(&r->buf, &got) || got.config != config ||
-                    got.kernel != kernel || got.problem != problem))
+    uint8_t exiting = 0;
+    if (rc == 0 && (tf_buf_get_result(&r->buf, &got) || tf_buf_get_u8(&r->buf, &exiting) ||
+                    got.config != config || got.kernel != kernel || got.problem != problem))
         rc = -1;
     if (rc != 0) {
         exchange_failed(r, rc, "measure", out);
         return 0;
     }
     *out = got;
+    if (exiting) /* its device context is broken: the next request starts a new runner */
+        reap_child(r, 0, NULL, 0);
     if (got.status == TF_STATUS_OK)
         r->device_seconds += got.time_mean * got.samples;
     return 0;
@@ -759,10 +771,39 @@ static double unix_now(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-/* MEASURE one configuration into `res`. */
-static void child_measure(struct child *c, uint32_t kernel, uint32_t problem, uint64_t config,
-                          const char *binary, struct tf_result *res)
+/* Telemetry now into `t`; 1 if the backend has any, else 0. A failed
+ * reading is not a failed measurement: its fields just stay unknown. */
+static int read_telemetry(struct child *c, struct tf_telemetry *t)
 {
+    struct tf_error err = {0};
+    if (c->be->telemetry == NULL)
+        return 0;
+    return c->be->telemetry(c->ctx, t, &err) == 0;
+}
+
+/* Result telemetry from readings before (may be NULL) and after the samples:
+ * the energy the samples used, the clock, power and temperature at their end,
+ * throttled if the device said so at either end. */
+static void apply_telemetry(struct tf_result *res, const struct tf_telemetry *before,
+                            const struct tf_telemetry *after)
+{
+    res->sm_clock_mhz = (float)after->sm_clock_mhz;
+    res->power_w = (float)after->power_w;
+    res->temperature_c = (float)after->temperature_c;
+    /* NVML's counter ticks coarsely (tens of ms): a phase shorter than a tick
+     * reads 0, which is "too short to tell", not "free" - keep it unknown. */
+    if (before && isfinite(before->energy_mj) && isfinite(after->energy_mj) &&
+        after->energy_mj > before->energy_mj)
+        res->energy_j = (after->energy_mj - before->energy_mj) * 1e-3;
+    res->throttled = (uint8_t)(after->throttled == 1 || (before && before->throttled == 1));
+}
+
+/* MEASURE one configuration into `res`. */
+static void child_measure(struct child *c, uint32_t kernel, uint32_t problem, uint32_t phase,
+                          uint64_t config, const char *binary, struct tf_result *res)
+{
+    /* The screening pass of a two-phase search uses the cheap protocol. */
+    const struct tf_measure *protocol = phase == 1 ? &c->job->screen : &c->job->measure;
     struct tf_error err = {0};
     void *fn = NULL;
     int status;
@@ -797,6 +838,17 @@ static void child_measure(struct child *c, uint32_t kernel, uint32_t problem, ui
         fn = NULL;
         res->status = TF_STATUS_LAUNCH_ERROR;
         goto done;
+    }
+    /* Only the loaded binary knows its resources on a GPU (NVRTC does not say). */
+    if (c->be->function_info) {
+        int32_t regs;
+        int64_t shared, local;
+        struct tf_error info_err = {0};
+        if (c->be->function_info(c->ctx, fn, &regs, &shared, &local, &info_err) == 0) {
+            res->registers = regs;
+            res->shared_bytes = shared >= 0 ? shared + (int64_t)geo.shared_bytes : -1;
+            res->spill_bytes = local;
+        }
     }
     /* Fresh inputs and poisoned outputs every time (init never changes: downloads
      * go to `got`): an earlier variant may have scribbled on the device copies. */
@@ -836,10 +888,14 @@ static void child_measure(struct child *c, uint32_t kernel, uint32_t problem, ui
     struct sample_ctx sc = {c, fn, &geo};
     struct tf_sampler sampler = {sample_launch, sample_flush, &sc};
     struct tf_stats st;
-    status = tf_measure_run(&c->job->measure, &sampler, &st, &err);
+    struct tf_telemetry before, after;
+    const int have_before = read_telemetry(c, &before);
+    status = tf_measure_run(protocol, &sampler, &st, &err);
+    if (read_telemetry(c, &after))
+        apply_telemetry(res, have_before ? &before : NULL, &after);
     res->status = (uint8_t)status;
     res->samples = st.n;
-    res->flushed_l2 = c->job->measure.flush_l2;
+    res->flushed_l2 = protocol->flush_l2;
     if (status == TF_STATUS_OK) {
         res->time_median = st.median;
         res->time_min = st.min;
@@ -924,7 +980,7 @@ int tf_runner_main(int argc, char **argv)
     const int ordinal = atoi(argv[3]);
     struct child c = {0};
     struct tf_buf req = {0}, rep = {0};
-    int initialized = 0, rc = 0;
+    int initialized = 0, rc = 0, exit_after_reply = 0;
 
     while (read_frame(in, &req, -1) == 0) {
         uint8_t type;
@@ -957,19 +1013,29 @@ int tf_runner_main(int argc, char **argv)
             char message[TF_MESSAGE_LEN];
             tf_strlcpy(message, status == TF_STATUS_OK ? "" : err.message, sizeof message);
             tf_buf_put_str(&rep, message);
+            if (status != TF_STATUS_OK && c.be->healthy && !c.be->healthy(c.ctx))
+                exit_after_reply = 1;
+            tf_buf_put_u8(&rep, (uint8_t)exit_after_reply);
         } else if (initialized && type == REQ_MEASURE) {
-            uint32_t kernel, problem;
+            uint32_t kernel, problem, phase;
             uint64_t config;
             char *binary = NULL;
             struct tf_result res;
             if (tf_buf_get_u32(&req, &kernel) || tf_buf_get_u32(&req, &problem) ||
-                tf_buf_get_u64(&req, &config) || (binary = tf_buf_get_strdup(&req)) == NULL) {
+                tf_buf_get_u64(&req, &config) || tf_buf_get_u32(&req, &phase) ||
+                (binary = tf_buf_get_strdup(&req)) == NULL) {
                 rc = 1;
                 break;
             }
-            child_measure(&c, kernel, problem, config, binary, &res);
+            child_measure(&c, kernel, problem, phase, config, binary, &res);
+            res.phase = (uint8_t)phase;
             free(binary);
             tf_buf_put_result(&rep, &res);
+            /* A fault that broke the device context (CUDA's sticky errors) leaves
+             * nothing usable in this process: say so, reply, exit. */
+            if (res.status != TF_STATUS_OK && c.be->healthy && !c.be->healthy(c.ctx))
+                exit_after_reply = 1;
+            tf_buf_put_u8(&rep, (uint8_t)exit_after_reply);
         } else {
             fprintf(stderr, "tunefarm runner: unexpected request %d\n", type);
             rc = 1;
@@ -977,6 +1043,10 @@ int tf_runner_main(int argc, char **argv)
         }
         if (write_frame(out, &rep, -1) != 0)
             break;
+        if (exit_after_reply) {
+            rc = RUNNER_EXIT_UNHEALTHY;
+            break;
+        }
     }
     if (c.k)
         reset_problem(&c);

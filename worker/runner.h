@@ -27,9 +27,9 @@ int tf_runner_start(const char *exe, const struct tf_bundle *bundle, const char 
  * problem's buffers and reference is a separate request with its own generous
  * deadline. On a deadline the runner is SIGKILLed (status timeout); if it died,
  * status crashed names the signal; either way the next call starts a new one. */
-int tf_runner_measure(struct tf_runner *r, uint32_t kernel, uint32_t problem, uint64_t config,
-                      const char *binary, const char *reference, struct tf_result *out,
-                      struct tf_error *err);
+int tf_runner_measure(struct tf_runner *r, uint32_t kernel, uint32_t problem, uint32_t phase,
+                      uint64_t config, const char *binary, const char *reference,
+                      struct tf_result *out, struct tf_error *err);
 /* Sum of measured sample time, seconds (the GPU duty cycle's numerator). */
 double tf_runner_device_seconds(const struct tf_runner *r);
 /* Number of runner processes started so far (1 + restarts). */

@@ -35,7 +35,7 @@
 #define RESULTS_MAX_DELAY 1.0
 
 struct pending {
-    uint32_t kernel, problem;
+    uint32_t kernel, problem, phase;
     uint64_t config;
     uint64_t ticket;
 };
@@ -129,7 +129,8 @@ static void worker_emit(struct worker *w, const struct tf_result *r)
         worker_flush(w);
 }
 
-static void worker_push(struct worker *w, uint32_t kernel, uint32_t problem, uint64_t config)
+static void worker_push(struct worker *w, uint32_t kernel, uint32_t problem, uint32_t phase,
+                        uint64_t config)
 {
     if (w->len == w->cap) {
         size_t cap = w->cap ? w->cap * 2 : 64;
@@ -144,6 +145,7 @@ static void worker_push(struct worker *w, uint32_t kernel, uint32_t problem, uin
     struct pending *p = &w->queue[(w->head + w->len++) % w->cap];
     p->kernel = kernel;
     p->problem = problem;
+    p->phase = phase;
     p->config = config;
     p->ticket = tf_compile_submit(w->pool, w->job->kernels[kernel].kernel, config);
 }
@@ -167,7 +169,7 @@ static int worker_on_work(struct worker *w, struct tf_error *err)
     }
     if (work.nlist > 0) {
         for (uint32_t i = 0; i < work.nlist; i++)
-            worker_push(w, work.kernel, work.problem, work.list[i]);
+            worker_push(w, work.kernel, work.problem, work.phase, work.list[i]);
         rc = 0;
         goto out;
     }
@@ -181,7 +183,7 @@ static int worker_on_work(struct worker *w, struct tf_error *err)
             goto out;
         if (found == 0)
             break;
-        worker_push(w, work.kernel, work.problem, idx);
+        worker_push(w, work.kernel, work.problem, work.phase, idx);
         idx++;
     }
     rc = 0;
@@ -221,18 +223,23 @@ static int worker_measure_next(struct worker *w, struct tf_error *err)
             tf_result_init(&r, p.kernel, p.problem, p.config, TF_STATUS_LAUNCH_ERROR);
             snprintf(r.message, sizeof r.message, "reference did not compile: %s",
                      w->reference_errors[p.kernel]);
-        } else if (tf_runner_measure(w->runner, p.kernel, p.problem, p.config, bin.binary_path,
-                                     ref, &r, err)) {
+        } else if (tf_runner_measure(w->runner, p.kernel, p.problem, p.phase, p.config,
+                                     bin.binary_path, ref, &r, err)) {
             return -1;
         }
     }
     r.kernel = p.kernel;
     r.problem = p.problem;
+    r.phase = (uint8_t)p.phase;
     r.config = p.config;
     r.compile_time = bin.compile_time;
-    r.registers = bin.registers;
-    r.shared_bytes = bin.shared_bytes;
-    r.spill_bytes = bin.spill_bytes;
+    /* Keep what the runner read off the loaded binary unless the compiler said. */
+    if (bin.registers >= 0)
+        r.registers = bin.registers;
+    if (bin.shared_bytes >= 0)
+        r.shared_bytes = bin.shared_bytes;
+    if (bin.spill_bytes >= 0)
+        r.spill_bytes = bin.spill_bytes;
     if (r.timestamp == 0)
         r.timestamp = worker_wall();
     worker_emit(w, &r);
@@ -413,7 +420,7 @@ int tf_worker_run(const char *exe, int local_index)
     int threads = w.job->compile_jobs > 0 ? w.job->compile_jobs
                   : near > 0              ? near
                                           : (int)(cores > 2 ? cores - 1 : 1);
-    w.pool = tf_compile_pool_create(w.backend, w.dev.arch, w.job->cache, threads, &err);
+    w.pool = tf_compile_pool_create(exe, w.backend, w.dev.arch, w.job->cache, threads, &err);
     if (w.pool == NULL || tf_runner_start(exe, w.bundle, w.backend->name, w.ordinal, &w.runner, &err)) {
         char msg[sizeof err.message + 64];
         snprintf(msg, sizeof msg, "%s device %d unusable: %s", w.backend->name, w.ordinal,

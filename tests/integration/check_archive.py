@@ -2,7 +2,7 @@
 """Assertions on a tunefarm archive for the integration tests, read with h5py
 and pandas only (no tunefarm code), the way a user's notebook would.
 
-usage: check_archive.py ARCHIVE KERNEL [--rows N] [--run R] [--unique]
+usage: check_archive.py ARCHIVE KERNEL [--rows N] [--run R] [--phase P] [--unique]
                         [--best P=V ...] [--status-where P=V:STATUS ...]
                         [--all-ok] [--runs N]
 Exits 1 with a message on the first failed assertion."""
@@ -32,6 +32,7 @@ def main():
     ap.add_argument("kernel")
     ap.add_argument("--rows", type=int)
     ap.add_argument("--run", type=int)
+    ap.add_argument("--phase", type=int)
     ap.add_argument("--runs", type=int)
     ap.add_argument("--unique", action="store_true")
     ap.add_argument("--all-ok", action="store_true")
@@ -53,10 +54,12 @@ def main():
     df["status"] = df["status"].map(status_names)
     if a.run is not None:
         df = df[df["run"] == a.run]
+    if a.phase is not None:
+        df = df[df["phase"] == a.phase]
     if a.rows is not None and len(df) != a.rows:
         fail("expected %d rows, found %d" % (a.rows, len(df)))
     if a.unique:
-        dup = df.duplicated(subset=["run", "device", "problem", "config"])
+        dup = df.duplicated(subset=["run", "device", "problem", "config", "phase"])
         if dup.any():
             fail("configurations measured twice: %s" % df[dup]["config"].tolist())
     if a.all_ok and not (df["status"] == "ok").all():

@@ -79,7 +79,7 @@ static int setup(void **state)
     struct tf_device dev;
     if (tf_backend_host.describe(0, &dev, &err) != 0)
         return -1;
-    f->pool = tf_compile_pool_create(&tf_backend_host, dev.arch, f->cache, 2, &err);
+    f->pool = tf_compile_pool_create(NULL, &tf_backend_host, dev.arch, f->cache, 2, &err);
     if (f->pool == NULL ||
         tf_compile_reference(f->pool, f->k, f->reference, sizeof f->reference, &err) != 0) {
         tf_error_print(&err, "test_runner", stderr);
@@ -130,7 +130,7 @@ static void run_config(struct fixture *f, uint64_t config, struct tf_result *out
         tf_strlcpy(out->message, c.message, sizeof out->message);
         return;
     }
-    assert_int_equal(tf_runner_measure(f->runner, 0, f->problem, config, c.binary_path,
+    assert_int_equal(tf_runner_measure(f->runner, 0, f->problem, 0, config, c.binary_path,
                                        f->reference, out, &err),
                      0);
     assert_int_equal(out->config, config);
@@ -255,13 +255,13 @@ static void test_launch_error(void **state)
     struct tf_result r;
     struct tf_error err = {0};
     const int starts = tf_runner_starts(f->runner);
-    assert_int_equal(tf_runner_measure(f->runner, 0, f->problem, config_of(f->k, 0, 0),
+    assert_int_equal(tf_runner_measure(f->runner, 0, f->problem, 0, config_of(f->k, 0, 0),
                                        "/nonexistent/variant.so", f->reference, &r, &err),
                      0);
     assert_int_equal(r.status, TF_STATUS_LAUNCH_ERROR);
     assert_non_null(strstr(r.message, "dlopen"));
     /* a reference that cannot be loaded fails the setup, not the runner */
-    assert_int_equal(tf_runner_measure(f->runner, 0, f->problem, config_of(f->k, 0, 0),
+    assert_int_equal(tf_runner_measure(f->runner, 0, f->problem, 0, config_of(f->k, 0, 0),
                                        "/nonexistent/variant.so", "/nonexistent/ref.so", &r,
                                        &err),
                      0);

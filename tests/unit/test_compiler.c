@@ -1,0 +1,508 @@
+/* test_compiler.c - the compile pool's compiler processes.
+ *
+ * This executable is its own compiler: main() hands `__compiler` to
+ * tf_compiler_main (the real host backend, real cc) or, for the backend named
+ * "testfault", to tf_compiler_serve with a table whose compile() misbehaves on
+ * a marker in the source: @crash segfaults, @hang spawns a grandchild and
+ * never answers, @slow sleeps first, @print writes to stdout, @machinery
+ * fails like a compiler that cannot be spawned; anything else is compiled by
+ * the host backend. Each test gets a fresh cache folder. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <glob.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../../schema/bundle.h"
+#include "../../schema/kernel.h"
+#include "../../schema/status.h"
+#include "../../worker/backend.h"
+#include "../../worker/compile.h"
+#include "../../worker/compiler.h"
+
+#define SELF "/proc/self/exe"
+#define GRANDCHILD_ENV "TF_TEST_GRANDCHILD_FILE"
+
+extern char **environ;
+
+/* ---- the misbehaving backend (runs in the compiler child) ---- */
+
+static const char *fault_compiler_id(void)
+{
+    return "testfault 1";
+}
+
+static int fault_compile(const struct tf_compile_input *in, struct tf_compile_output *out,
+                         struct tf_error *err)
+{
+    if (strstr(in->source, "@crash")) {
+        struct rlimit none = {0, 0};
+        setrlimit(RLIMIT_CORE, &none);
+        raise(SIGSEGV);
+    }
+    if (strstr(in->source, "@hang")) {
+        /* a compiler tool of our own that the timeout must take down too */
+        char *argv[] = {"sleep", "1000", NULL};
+        pid_t pid;
+        const char *file = getenv(GRANDCHILD_ENV);
+        if (posix_spawnp(&pid, "sleep", NULL, NULL, argv, environ) == 0 && file) {
+            FILE *f = fopen(file, "w");
+            if (f) {
+                fprintf(f, "%d\n", (int)pid);
+                fclose(f);
+            }
+        }
+        for (;;)
+            pause();
+    }
+    if (strstr(in->source, "@slow")) {
+        struct timespec ts = {0, 500 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    if (strstr(in->source, "@print")) {
+        printf("noise that must not reach the channel\n");
+        fflush(stdout);
+    }
+    if (strstr(in->source, "@machinery"))
+        return tf_error_set(err, TF_ERR_BACKEND, "cannot run the test compiler");
+    return tf_backend_host.compile(in, out, err);
+}
+
+static const struct tf_backend fault_backend = {
+    .version = TF_BACKEND_VERSION,
+    .name = "testfault",
+    .language = "c",
+    .compiler_id = fault_compiler_id,
+    .compile = fault_compile,
+};
+
+/* ---- fixture ---- */
+
+struct fixture {
+    char cache[64];
+    char grandchild_file[128];
+    struct tf_bundle *bundle;
+    struct tf_kernel *gemm;
+    struct tf_kernel variant; /* gemm with another source */
+};
+
+static int count_files(const char *cache, const char *ext)
+{
+    char pattern[256];
+    glob_t g;
+    snprintf(pattern, sizeof pattern, "%s/*/*/*.%s", cache, ext);
+    int n = glob(pattern, 0, NULL, &g) == 0 ? (int)g.gl_pathc : 0;
+    globfree(&g);
+    return n;
+}
+
+static void remove_tree(const char *cache)
+{
+    const char *patterns[] = {"%s/*/*/*", "%s/*/*", "%s/*", "%s"};
+    for (int p = 0; p < 4; p++) {
+        char pattern[256];
+        glob_t g;
+        snprintf(pattern, sizeof pattern, patterns[p], cache);
+        if (glob(pattern, 0, NULL, &g) == 0)
+            for (size_t i = 0; i < g.gl_pathc; i++)
+                if (unlink(g.gl_pathv[i]) != 0)
+                    rmdir(g.gl_pathv[i]);
+        globfree(&g);
+    }
+}
+
+static int setup(void **state)
+{
+    struct fixture *f = calloc(1, sizeof *f);
+    struct tf_error err = {0};
+    strcpy(f->cache, "/tmp/tf-test-compiler-XXXXXX");
+    if (mkdtemp(f->cache) == NULL)
+        return -1;
+    snprintf(f->grandchild_file, sizeof f->grandchild_file, "%s/grandchild.pid", f->cache);
+    setenv(GRANDCHILD_ENV, f->grandchild_file, 1); /* inherited by the children */
+    f->bundle = tf_bundle_create();
+    f->gemm = tf_kernel_load("kernels/gemm/kernel.yaml", f->bundle, &err);
+    if (f->gemm == NULL) {
+        tf_error_print(&err, "test_compiler", stderr);
+        return -1;
+    }
+    f->variant = *f->gemm; /* the pool only reads the kernel */
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    struct fixture *f = *state;
+    tf_kernel_destroy(f->gemm);
+    tf_bundle_destroy(f->bundle);
+    remove_tree(f->cache);
+    free(f);
+    return 0;
+}
+
+/* ---- helpers ---- */
+
+static struct tf_compile_pool *pool(struct fixture *f, const struct tf_backend *be, int n)
+{
+    struct tf_error err = {0};
+    struct tf_compile_pool *p = tf_compile_pool_create(SELF, be, "test", f->cache, n, &err);
+    if (p == NULL)
+        fail_msg("pool: %s", err.message);
+    return p;
+}
+
+/* Compile `f->variant` with `source` (NULL: gemm's own) and its default configuration. */
+static void compile_source(struct tf_compile_pool *p, struct fixture *f, const char *source,
+                           struct tf_compiled *out)
+{
+    f->variant.source = source ? source : f->gemm->source;
+    tf_compile_wait(p, tf_compile_submit(p, &f->variant, f->gemm->default_index), out);
+}
+
+/* 1 if `pid` is one of our compiler children: its parent is us, its argv says so. */
+static int is_compiler_child(pid_t pid, const char *backend)
+{
+    char path[64], cmdline[256] = {0}, stat[512] = {0};
+    snprintf(path, sizeof path, "/proc/%d/cmdline", (int)pid);
+    FILE *fp = fopen(path, "r");
+    if (fp == NULL)
+        return 0;
+    size_t n = fread(cmdline, 1, sizeof cmdline - 1, fp);
+    fclose(fp);
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    fp = fopen(path, "r");
+    if (fp == NULL)
+        return 0;
+    if (fgets(stat, sizeof stat, fp) == NULL)
+        stat[0] = '\0';
+    fclose(fp);
+    const char *close_paren = strrchr(stat, ')');
+    int ppid = -1;
+    char state = '?';
+    if (close_paren == NULL || sscanf(close_paren + 1, " %c %d", &state, &ppid) != 2)
+        return 0;
+    /* argv is NUL-separated: exe, "__compiler", backend */
+    const char *arg1 = cmdline + strlen(cmdline) + 1;
+    const char *arg2 = arg1 + strlen(arg1) + 1;
+    return ppid == (int)getpid() && state != 'Z' && arg2 < cmdline + n &&
+           strcmp(arg1, "__compiler") == 0 && strcmp(arg2, backend) == 0;
+}
+
+/* 1 once `pid` is gone or a zombie (dead, waiting for whoever adopted it to reap it). */
+static int is_dead(pid_t pid)
+{
+    for (int i = 0; i < 200; i++) {
+        char path[64], stat[512] = {0};
+        snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+        FILE *fp = fopen(path, "r");
+        if (fp == NULL)
+            return 1;
+        if (fgets(stat, sizeof stat, fp) == NULL)
+            stat[0] = '\0';
+        fclose(fp);
+        const char *close_paren = strrchr(stat, ')');
+        if (close_paren && close_paren[1] == ' ' && close_paren[2] == 'Z')
+            return 1;
+        struct timespec ts = {0, 10 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    return 0;
+}
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* ---- tests ---- */
+
+static void test_children_compile_variants(void **state)
+{
+    struct fixture *f = *state;
+    struct tf_compile_pool *p = pool(f, &tf_backend_host, 2);
+    assert_int_equal(tf_compile_pool_starts(p), 0); /* lazily */
+    pid_t pids[4];
+    assert_int_equal(tf_compile_pool_pids(p, pids, 4), 0);
+
+    /* four UNROLL/VEC variants of the default tiling */
+    int digits[16];
+    tf_kernel_decode(f->gemm, f->gemm->default_index, digits);
+    uint64_t configs[4], tickets[4];
+    for (int i = 0; i < 4; i++) {
+        int d[16];
+        memcpy(d, digits, sizeof d);
+        d[3] = i % 2;
+        d[4] = i / 2 + 1;
+        configs[i] = tf_kernel_encode(f->gemm, d);
+        tickets[i] = tf_compile_submit(p, f->gemm, configs[i]);
+    }
+    struct tf_compiled c[4];
+    for (int i = 0; i < 4; i++) {
+        tf_compile_wait(p, tickets[i], &c[i]);
+        assert_int_equal(c[i].status, TF_STATUS_OK);
+        assert_int_equal(c[i].cached, 0);
+        assert_true(c[i].compile_time > 0.0);
+        assert_int_equal(access(c[i].binary_path, R_OK), 0);
+    }
+    /* the children are alive between requests, and they are our __compiler host */
+    const int starts = tf_compile_pool_starts(p);
+    assert_true(starts >= 1 && starts <= 2);
+    const int n = tf_compile_pool_pids(p, pids, 4);
+    assert_int_equal(n, starts);
+    for (int i = 0; i < n; i++) {
+        assert_int_not_equal(pids[i], getpid());
+        assert_true(is_compiler_child(pids[i], "host"));
+    }
+    struct tf_compile_stats st;
+    tf_compile_get_stats(p, &st);
+    assert_int_equal(st.compiled, 4);
+    assert_int_equal(st.failed, 0);
+    assert_true(st.compile_seconds > 0.0);
+    assert_true(st.wall_seconds_busy > 0.0);
+    tf_compile_pool_destroy(p);
+    for (int i = 0; i < n; i++) /* stopped and reaped by destroy: not even a zombie left */
+        assert_true(kill(pids[i], 0) == -1 && errno == ESRCH);
+    assert_int_equal(count_files(f->cache, "tmp.*"), 0);
+
+    /* a rerun served wholly from the cache spawns no child at all */
+    p = pool(f, &tf_backend_host, 2);
+    for (int i = 0; i < 4; i++) {
+        struct tf_compiled again;
+        tf_compile_wait(p, tf_compile_submit(p, f->gemm, configs[i]), &again);
+        assert_int_equal(again.status, TF_STATUS_OK);
+        assert_int_equal(again.cached, 1);
+        assert_string_equal(again.binary_path, c[i].binary_path);
+    }
+    assert_int_equal(tf_compile_pool_starts(p), 0);
+    tf_compile_pool_destroy(p);
+}
+
+static void test_one_child_per_slot(void **state)
+{
+    struct fixture *f = *state;
+    struct tf_compile_pool *p = pool(f, &fault_backend, 2);
+    /* two slow variants at once: both slots busy, so two distinct children */
+    f->variant.source = "/* @slow 1 */ void gemm(void **a) { (void)a; }\n";
+    uint64_t t1 = tf_compile_submit(p, &f->variant, f->gemm->default_index);
+    struct tf_kernel other = *f->gemm;
+    other.source = "/* @slow 2 */ void gemm(void **a) { (void)a; }\n";
+    uint64_t t2 = tf_compile_submit(p, &other, f->gemm->default_index);
+    struct tf_compiled c1, c2;
+    tf_compile_wait(p, t1, &c1);
+    tf_compile_wait(p, t2, &c2);
+    assert_int_equal(c1.status, TF_STATUS_OK);
+    assert_int_equal(c2.status, TF_STATUS_OK);
+    /* the time is the child's, sleep included */
+    assert_true(c1.compile_time >= 0.5 && c2.compile_time >= 0.5);
+    pid_t pids[4];
+    assert_int_equal(tf_compile_pool_pids(p, pids, 4), 2);
+    assert_int_not_equal(pids[0], pids[1]);
+    assert_true(is_compiler_child(pids[0], "testfault"));
+    assert_true(is_compiler_child(pids[1], "testfault"));
+    assert_int_equal(tf_compile_pool_starts(p), 2);
+    struct tf_compile_stats st;
+    tf_compile_get_stats(p, &st);
+    assert_true(st.compile_seconds >= 1.0);
+    /* ran side by side: the busy wall time is well below the sum */
+    assert_true(st.wall_seconds_busy < 0.9 * st.compile_seconds);
+    tf_compile_pool_destroy(p);
+}
+
+static void test_broken_variant(void **state)
+{
+    struct fixture *f = *state;
+    struct tf_compile_pool *p = pool(f, &tf_backend_host, 1);
+    struct tf_compiled c;
+    compile_source(p, f, "void gemm(void **args)\n{\n    int x = ;\n}\n", &c);
+    assert_int_equal(c.status, TF_STATUS_COMPILE_ERROR);
+    assert_int_equal(c.cached, 0);
+    assert_string_equal(c.binary_path, "");
+    assert_non_null(strstr(c.message, "error"));
+    assert_non_null(strstr(c.message, "gemm.c:3:"));
+    /* the variant is known-bad: cached, and the child lives on */
+    assert_int_equal(count_files(f->cache, "err"), 1);
+    assert_int_equal(count_files(f->cache, "log"), 1);
+    assert_int_equal(tf_compile_pool_starts(p), 1);
+    pid_t pid;
+    assert_int_equal(tf_compile_pool_pids(p, &pid, 1), 1);
+    compile_source(p, f, NULL, &c);
+    assert_int_equal(c.status, TF_STATUS_OK);
+    pid_t same;
+    assert_int_equal(tf_compile_pool_pids(p, &same, 1), 1);
+    assert_int_equal(same, pid);
+    assert_int_equal(tf_compile_pool_starts(p), 1);
+    tf_compile_pool_destroy(p);
+}
+
+static void test_crash_restarts_child(void **state)
+{
+    struct fixture *f = *state;
+    struct tf_compile_pool *p = pool(f, &fault_backend, 1);
+    struct tf_compiled c;
+    compile_source(p, f, "/* @print */ void gemm(void **a) { (void)a; }\n", &c);
+    assert_int_equal(c.status, TF_STATUS_OK); /* stdout noise did not break the channel */
+    pid_t before, after;
+    assert_int_equal(tf_compile_pool_pids(p, &before, 1), 1);
+
+    compile_source(p, f, "/* @crash */ void gemm(void **a) { (void)a; }\n", &c);
+    assert_int_equal(c.status, TF_STATUS_COMPILE_ERROR);
+    assert_string_equal(c.message, "compiler process crashed (signal 11)");
+    assert_string_equal(c.binary_path, "");
+    assert_int_equal(count_files(f->cache, "err"), 0); /* not cached */
+    assert_int_equal(tf_compile_pool_pids(p, &after, 1), 0);
+
+    /* the next variant gets a new child */
+    compile_source(p, f, NULL, &c);
+    assert_int_equal(c.status, TF_STATUS_OK);
+    assert_int_equal(tf_compile_pool_pids(p, &after, 1), 1);
+    assert_int_not_equal(after, before);
+    assert_int_equal(tf_compile_pool_starts(p), 2);
+
+    /* a machinery failure in the child is compile_error, not cached, the child kept */
+    compile_source(p, f, "/* @machinery */ void gemm(void **a) { (void)a; }\n", &c);
+    assert_int_equal(c.status, TF_STATUS_COMPILE_ERROR);
+    assert_string_equal(c.message, "cannot run the test compiler");
+    assert_int_equal(count_files(f->cache, "err"), 0);
+    pid_t still;
+    assert_int_equal(tf_compile_pool_pids(p, &still, 1), 1);
+    assert_int_equal(still, after);
+
+    struct tf_compile_stats st;
+    tf_compile_get_stats(p, &st);
+    assert_int_equal(st.compiled, 4);
+    assert_int_equal(st.failed, 2);
+    tf_compile_pool_destroy(p);
+}
+
+static void test_sigkill_mid_compile(void **state)
+{
+    struct fixture *f = *state;
+    struct tf_compile_pool *p = pool(f, &fault_backend, 1);
+    f->variant.source = "/* @hang */ void gemm(void **a) { (void)a; }\n";
+    const double t0 = now();
+    uint64_t t = tf_compile_submit(p, &f->variant, f->gemm->default_index);
+    pid_t victim = -1;
+    while (now() - t0 < 10.0 && tf_compile_pool_pids(p, &victim, 1) == 0) {
+        struct timespec ts = {0, 5 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    assert_true(victim > 0);
+    struct timespec ts = {0, 200 * 1000 * 1000};
+    nanosleep(&ts, NULL); /* let it get into compile() */
+    assert_int_equal(kill(victim, SIGKILL), 0);
+    struct tf_compiled c;
+    tf_compile_wait(p, t, &c);
+    assert_int_equal(c.status, TF_STATUS_COMPILE_ERROR);
+    assert_string_equal(c.message, "compiler process crashed (signal 9)");
+    assert_true(now() - t0 < 30.0); /* well within the 120 s deadline */
+    assert_int_equal(count_files(f->cache, "err"), 0);
+
+    /* replaced: the next variant still compiles, in a new child */
+    compile_source(p, f, NULL, &c);
+    assert_int_equal(c.status, TF_STATUS_OK);
+    pid_t pid;
+    assert_int_equal(tf_compile_pool_pids(p, &pid, 1), 1);
+    assert_int_not_equal(pid, victim);
+    assert_true(is_compiler_child(pid, "testfault"));
+    assert_int_equal(tf_compile_pool_starts(p), 2);
+    tf_compile_pool_destroy(p);
+}
+
+static void test_timeout_kills_child_and_tools(void **state)
+{
+    struct fixture *f = *state;
+    struct tf_compile_pool *p = pool(f, &fault_backend, 1);
+    tf_compile_pool_set_deadline(p, 0.5);
+    struct tf_compiled c;
+    const double t0 = now();
+    compile_source(p, f, "/* @hang */ void gemm(void **a) { (void)a; }\n", &c);
+    const double waited = now() - t0;
+    assert_int_equal(c.status, TF_STATUS_COMPILE_ERROR);
+    assert_non_null(strstr(c.message, "compiler timed out"));
+    assert_true(waited >= 0.5 && waited < 10.0);
+    assert_int_equal(count_files(f->cache, "err"), 0); /* not cached */
+    assert_int_equal(count_files(f->cache, "tmp.*"), 0);
+    pid_t pid;
+    assert_int_equal(tf_compile_pool_pids(p, &pid, 1), 0);
+
+    /* the tool the child had started went down with it */
+    FILE *fp = fopen(f->grandchild_file, "r");
+    assert_non_null(fp);
+    int grandchild = -1;
+    assert_int_equal(fscanf(fp, "%d", &grandchild), 1);
+    fclose(fp);
+    assert_true(grandchild > 0);
+    assert_true(is_dead((pid_t)grandchild));
+
+    /* and the pool goes on with a new child */
+    tf_compile_pool_set_deadline(p, 60.0);
+    compile_source(p, f, NULL, &c);
+    assert_int_equal(c.status, TF_STATUS_OK);
+    assert_int_equal(tf_compile_pool_starts(p), 2);
+    tf_compile_pool_destroy(p);
+}
+
+static void test_bad_executables(void **state)
+{
+    struct fixture *f = *state;
+    struct tf_error err = {0};
+    assert_null(tf_compile_pool_create("/nonexistent/tunefarm", &tf_backend_host, "x", f->cache,
+                                       1, &err));
+    assert_non_null(strstr(err.message, "/nonexistent/tunefarm"));
+    assert_null(tf_compile_pool_create(SELF, &tf_backend_host, "x", f->cache, 0, &err));
+
+    /* an executable that is not a compiler: every variant fails, none is cached */
+    struct tf_compile_pool *p = tf_compile_pool_create("/bin/true", &tf_backend_host, "x",
+                                                       f->cache, 1, &err);
+    assert_non_null(p);
+    struct tf_compiled c;
+    compile_source(p, f, NULL, &c);
+    assert_int_equal(c.status, TF_STATUS_COMPILE_ERROR);
+    assert_string_equal(c.message, "compiler process exited with status 0");
+    assert_int_equal(count_files(f->cache, "err"), 0);
+    tf_compile_pool_destroy(p);
+}
+
+static void test_compiler_main_arguments(void **state)
+{
+    (void)state;
+    char *no_backend[] = {"tunefarm", "__compiler", NULL};
+    assert_int_equal(tf_compiler_main(2, no_backend), 2);
+    char *unknown[] = {"tunefarm", "__compiler", "nosuch", NULL};
+    assert_int_equal(tf_compiler_main(3, unknown), 2);
+    char *wrong[] = {"tunefarm", "run", "host", NULL};
+    assert_int_equal(tf_compiler_main(3, wrong), 2);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc > 2 && strcmp(argv[1], "__compiler") == 0 && strcmp(argv[2], "testfault") == 0)
+        return tf_compiler_serve(&fault_backend);
+    if (argc > 1 && strcmp(argv[1], "__compiler") == 0)
+        return tf_compiler_main(argc, argv);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_children_compile_variants, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_one_child_per_slot, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_broken_variant, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_crash_restarts_child, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_sigkill_mid_compile, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_timeout_kills_child_and_tools, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_bad_executables, setup, teardown),
+        cmocka_unit_test(test_compiler_main_arguments),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

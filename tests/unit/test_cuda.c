@@ -1,0 +1,605 @@
+/* test_cuda.c - the cuda backend: NVRTC on any CPU, the runner on a real GPU.
+ *
+ * Compiling needs no device, so wherever libnvrtc loads these tests compile
+ * for real: kernels/vecadd_cuda into a CUBIN whose ELF header must say
+ * EM_CUDA and the requested SM, a variant with a syntax error into a log
+ * that names its line, and the default plus a seeded sample of valid
+ * variants of every CUDA kernel of the library (found by scanning
+ * kernels/STAR/kernel.yaml) for sm_90 on a synthetic H100. The device tests
+ * need an NVIDIA GPU: this executable is its own runner (main hands
+ * `__runner` to tf_runner_main), and it measures kernels/vecadd_cuda and the
+ * fault fixture tests/fixtures/gpufaults in real child processes: an illegal
+ * address is runtime_error, a spinning kernel is timeout, an oversized block
+ * is invalid, and after each fault the next configuration measures ok.
+ * Without NVRTC or without a GPU the tests print "skipped: no NVRTC" /
+ * "skipped: no device" and skip; nothing is faked. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <glob.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../../schema/bundle.h"
+#include "../../schema/job.h"
+#include "../../schema/kernel.h"
+#include "../../schema/space.h"
+#include "../../schema/status.h"
+#include "../../worker/backend.h"
+#include "../../worker/compile.h"
+#include "../../worker/cuda_api.h"
+#include "../../worker/runner.h"
+
+#define EM_CUDA_MACHINE 190
+#define MAX_SAMPLED 8
+
+static const struct tf_backend *be = &tf_backend_cuda;
+
+/* ---- helpers ---- */
+
+static int have_nvrtc(void)
+{
+    static int said;
+    struct tf_error err = {0};
+    if (tf_nvrtc_load(&err) != NULL)
+        return 1;
+    if (!said++)
+        printf("skipped: no NVRTC (%s)\n", err.message);
+    return 0;
+}
+
+static char *read_all(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (f == NULL)
+        return NULL;
+    size_t cap = 1 << 16, n = 0;
+    char *buf = malloc(cap);
+    size_t k;
+    while ((k = fread(buf + n, 1, cap - n, f)) > 0) {
+        n += k;
+        if (n == cap)
+            buf = realloc(buf, cap *= 2);
+    }
+    fclose(f);
+    *len = n;
+    return buf;
+}
+
+static uint16_t le16(const unsigned char *p)
+{
+    return (uint16_t)(p[0] | p[1] << 8);
+}
+
+static uint32_t le32(const unsigned char *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+/* The SM a CUBIN is for, from its ELF header. Learned from nvcc -cubin of
+ * CUDA 13.0: EI_ABIVERSION 8 cubins carry it in bits 8..15 of e_flags
+ * (sm_80 0x6005004, sm_90 0x6005a04, sm_100 0x6006402, sm_120 0x7802 in the
+ * low half); older ABI versions (<= 7) in bits 0..7. -1 if not a CUDA ELF64. */
+static int cubin_sm(const unsigned char *elf, size_t len)
+{
+    if (len < 64 || memcmp(elf, "\177ELF", 4) != 0 || elf[4] != 2 /* ELFCLASS64 */ ||
+        le16(elf + 18) != EM_CUDA_MACHINE)
+        return -1;
+    const uint32_t flags = le32(elf + 48);
+    return elf[8] >= 8 ? (int)((flags >> 8) & 0xff) : (int)(flags & 0xff);
+}
+
+/* Compile `source` for `arch` with `defines` through the backend into `out_path`. */
+static int compile_source(const char *name, const char *source, const char *entry,
+                          const char *arch, char **defines, int ndefines, char **options,
+                          int noptions, const char *out_path, struct tf_compile_output *out)
+{
+    struct tf_compile_input in = {
+        .kernel_name = "test",
+        .source = source,
+        .source_name = name,
+        .entry = entry,
+        .arch = arch,
+        .ndefines = ndefines,
+        .defines = defines,
+        .noptions = noptions,
+        .options = options,
+        .output_path = out_path,
+    };
+    struct tf_error err = {0};
+    memset(out, 0, sizeof *out);
+    int rc = be->compile(&in, out, &err);
+    if (rc != 0)
+        fprintf(stderr, "compile machinery failed: %s\n", err.message);
+    return rc;
+}
+
+/* Compile configuration `config` of `k` for `arch`; asserts it compiles and
+ * returns the SM found in the CUBIN. */
+static int compile_config(const struct tf_kernel *k, uint64_t config, const char *arch)
+{
+    char *defines[TF_MAX_DEFINES];
+    char path[] = "/tmp/tf-test-cuda-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    const int nd = tf_kernel_defines(k, config, defines, TF_MAX_DEFINES);
+    struct tf_compile_output out;
+    assert_int_equal(compile_source(k->source_path, k->source, k->entry, arch, defines, nd,
+                                    k->options, k->option_count, path, &out),
+                     0);
+    if (!out.ok) {
+        char text[512];
+        tf_kernel_format_config(k, config, text, sizeof text);
+        fprintf(stderr, "%s [%s] does not compile for %s:\n%s\n", k->name, text, arch,
+                out.log ? out.log : "(no log)");
+    }
+    assert_true(out.ok);
+    assert_int_equal(out.registers, -1); /* known only once loaded */
+    size_t len = 0;
+    unsigned char *bin = (unsigned char *)read_all(path, &len);
+    assert_non_null(bin);
+    const int sm = cubin_sm(bin, len);
+    free(bin);
+    free(out.log);
+    unlink(path);
+    for (int i = 0; i < nd; i++)
+        free(defines[i]);
+    return sm;
+}
+
+/* ---- NVRTC (no device) ---- */
+
+static void test_compile_vecadd_cubin(void **state)
+{
+    (void)state;
+    if (!have_nvrtc()) {
+        skip();
+        return;
+    }
+    struct tf_error err = {0};
+    struct tf_bundle *b = tf_bundle_create();
+    struct tf_kernel *k = tf_kernel_load("kernels/vecadd_cuda/kernel.yaml", b, &err);
+    if (k == NULL)
+        tf_error_print(&err, "test_cuda", stderr);
+    assert_non_null(k);
+    assert_string_equal(k->language, "cuda");
+    assert_true(k->has_default);
+    /* the SM requested is the SM in the binary, for two different ones */
+    assert_int_equal(compile_config(k, k->default_index, "sm_90"), 90);
+    assert_int_equal(compile_config(k, k->default_index, "sm_80"), 80);
+    /* the compiler identity names NVRTC and its version (cache keys depend on it) */
+    assert_non_null(strstr(be->compiler_id(), "NVRTC "));
+    tf_kernel_destroy(k);
+    tf_bundle_destroy(b);
+}
+
+static void test_compile_error_names_line(void **state)
+{
+    (void)state;
+    if (!have_nvrtc()) {
+        skip();
+        return;
+    }
+    const char *source = "#include \"tunefarm.h\"\n"
+                         "TF_GLOBAL void broken(float *y)\n"
+                         "{\n"
+                         "    y[threadIdx.x] = 1.0f +;\n"
+                         "}\n";
+    char path[] = "/tmp/tf-test-cuda-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    unlink(path);
+    struct tf_compile_output out;
+    assert_int_equal(compile_source("kernels/broken/broken.cu", source, "broken", "sm_90", NULL,
+                                    0, NULL, 0, path, &out),
+                     0);
+    assert_int_equal(out.ok, 0);
+    assert_non_null(out.log);
+    /* NVRTC's "file(line): error: ..." for line 4 */
+    if (strstr(out.log, "kernels/broken/broken.cu(4): error") == NULL)
+        fprintf(stderr, "log:\n%s\n", out.log);
+    assert_non_null(strstr(out.log, "kernels/broken/broken.cu(4): error"));
+    assert_int_equal(access(path, F_OK), -1); /* no binary for a rejected variant */
+    free(out.log);
+
+    /* a define the source needs and does not get is a compile error too */
+    const char *needs = "#include \"tunefarm.h\"\n"
+                        "TF_GLOBAL void f(float *y) { y[0] = WIDTH; }\n";
+    assert_int_equal(compile_source("needs.cu", needs, "f", "sm_90", NULL, 0, NULL, 0, path,
+                                    &out),
+                     0);
+    assert_int_equal(out.ok, 0);
+    assert_non_null(strstr(out.log, "WIDTH"));
+    free(out.log);
+    char *width[] = {"-DWIDTH=4"};
+    assert_int_equal(compile_source("needs.cu", needs, "f", "sm_90", width, 1, NULL, 0, path,
+                                    &out),
+                     0);
+    assert_int_equal(out.ok, 1);
+    free(out.log);
+    unlink(path);
+
+    /* an architecture NVRTC cannot build a CUBIN for is the variant's problem, not a crash */
+    assert_int_equal(compile_source("needs.cu", needs, "f", "gfx942", width, 1, NULL, 0, path,
+                                    &out),
+                     0);
+    assert_int_equal(out.ok, 0);
+    assert_non_null(strstr(out.log, "gfx942"));
+    free(out.log);
+    /* an option NVRTC does not know (a kernel's options) likewise */
+    char *bogus[] = {"--no-such-option"};
+    assert_int_equal(compile_source("needs.cu", needs, "f", "sm_90", width, 1, bogus, 1, path,
+                                    &out),
+                     0);
+    assert_int_equal(out.ok, 0);
+    assert_non_null(out.log);
+    free(out.log);
+    unlink(path);
+}
+
+/* A synthetic H100 (SXM): constraints see what a real one would report. */
+static void h100_like(struct tf_device *d)
+{
+    memset(d, 0, sizeof *d);
+    tf_strlcpy(d->backend, "cuda", sizeof d->backend);
+    tf_strlcpy(d->name, "synthetic H100", sizeof d->name);
+    tf_strlcpy(d->arch, "sm_90", sizeof d->arch);
+    d->memory_bytes = (uint64_t)80 << 30;
+    d->props[TF_DEVPROP_MAX_THREADS] = 1024;
+    d->props[TF_DEVPROP_MAX_SHARED] = 49152;
+    d->props[TF_DEVPROP_MAX_SHARED_OPTIN] = 232448;
+    d->props[TF_DEVPROP_WARP_SIZE] = 32;
+    d->props[TF_DEVPROP_SM_COUNT] = 132;
+    d->props[TF_DEVPROP_L2_BYTES] = 50 * 1024 * 1024;
+    d->props[TF_DEVPROP_MAX_REGISTERS] = 65536;
+    d->props[TF_DEVPROP_SIMD_BYTES] = 0;
+}
+
+static uint64_t splitmix(uint64_t *s)
+{
+    uint64_t z = (*s += UINT64_C(0x9E3779B97F4A7C15));
+    z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
+    z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
+    return z ^ (z >> 31);
+}
+
+static void test_every_cuda_kernel_compiles(void **state)
+{
+    (void)state;
+    if (!have_nvrtc()) {
+        skip();
+        return;
+    }
+    struct tf_device dev;
+    h100_like(&dev);
+    glob_t g;
+    assert_int_equal(glob("kernels/*/kernel.yaml", 0, NULL, &g), 0);
+    int cuda_kernels = 0, saw_vecadd = 0;
+    for (size_t i = 0; i < g.gl_pathc; i++) {
+        struct tf_error err = {0};
+        struct tf_bundle *b = tf_bundle_create();
+        struct tf_kernel *k = tf_kernel_load(g.gl_pathv[i], b, &err);
+        if (k == NULL)
+            tf_error_print(&err, "test_cuda", stderr);
+        assert_non_null(k); /* every library kernel loads */
+        if (strcmp(k->language, "cuda") != 0) {
+            tf_kernel_destroy(k);
+            tf_bundle_destroy(b);
+            continue;
+        }
+        cuda_kernels++;
+        saw_vecadd |= strcmp(k->name, "vecadd_cuda") == 0;
+        uint64_t configs[MAX_SAMPLED + 1];
+        int n = 0;
+        if (k->has_default)
+            configs[n++] = k->default_index;
+        /* seeded: the same variants every run, so a failure reproduces */
+        struct tf_space *s = tf_space_create(k, 0, &dev, &err);
+        assert_non_null(s);
+        const uint64_t total = tf_space_cartesian(s);
+        uint64_t seed = 20261121;
+        for (int tries = 0; tries < 64 && n < MAX_SAMPLED + (k->has_default ? 1 : 0); tries++) {
+            uint64_t next;
+            const uint64_t from = splitmix(&seed) % total;
+            int found = tf_space_next(s, from, total, &next, &err);
+            if (found == 0)
+                found = tf_space_next(s, 0, from, &next, &err); /* wrap around */
+            assert_true(found >= 0);
+            if (found == 0)
+                break; /* no valid configuration on this device at all */
+            int dup = 0;
+            for (int j = 0; j < n; j++)
+                dup |= configs[j] == next;
+            if (!dup)
+                configs[n++] = next;
+        }
+        tf_space_destroy(s);
+        for (int j = 0; j < n; j++)
+            assert_int_equal(compile_config(k, configs[j], "sm_90"), 90);
+        printf("note: %s: %d configuration(s) compiled for sm_90\n", k->name, n);
+        tf_kernel_destroy(k);
+        tf_bundle_destroy(b);
+    }
+    globfree(&g);
+    assert_true(cuda_kernels >= 1);
+    assert_true(saw_vecadd);
+}
+
+/* Without a driver the backend says so, and the binary keeps working. */
+static void test_probe_reason(void **state)
+{
+    (void)state;
+    struct tf_error err = {0};
+    if (tf_cuda_driver_load(NULL) == NULL) {
+        assert_int_not_equal(be->probe(&err), 0);
+        assert_non_null(strstr(err.message, "no NVIDIA driver (libcuda.so.1 not found"));
+        assert_int_equal(be->device_count(), 0);
+        struct tf_device d;
+        assert_int_not_equal(be->describe(0, &d, &err), 0);
+    } else if (be->probe(&err) != 0) {
+        /* a driver without a usable GPU: the reason names the CUDA error */
+        assert_true(strstr(err.message, "CUDA_ERROR") != NULL ||
+                    strstr(err.message, "0 devices") != NULL);
+    } else {
+        assert_true(be->device_count() >= 1);
+    }
+    assert_non_null(tf_backend_find("cuda"));
+    assert_ptr_equal(tf_backends[0], &tf_backend_cuda); /* GPUs are listed first */
+}
+
+/* ---- on a device ---- */
+
+struct device_fixture {
+    char cache[64];
+    struct tf_device dev;
+    struct tf_bundle *bundle;
+    struct tf_job *job;
+    const struct tf_kernel *k;
+    uint32_t problem;
+    struct tf_compile_pool *pool;
+    char reference[4096];
+    struct tf_runner *runner;
+};
+
+static int have_device(void)
+{
+    static int said;
+    struct tf_error err = {0};
+    if (be->probe(&err) == 0)
+        return 1;
+    if (!said++)
+        printf("skipped: no device (%s)\n", err.message);
+    return 0;
+}
+
+static void remove_tree(const char *cache)
+{
+    const char *patterns[] = {"%s/*/*/*", "%s/*/*", "%s/*", "%s"};
+    for (int p = 0; p < 4; p++) {
+        char pattern[256];
+        glob_t g;
+        snprintf(pattern, sizeof pattern, patterns[p], cache);
+        if (glob(pattern, 0, NULL, &g) == 0)
+            for (size_t i = 0; i < g.gl_pathc; i++)
+                if (unlink(g.gl_pathv[i]) != 0)
+                    rmdir(g.gl_pathv[i]);
+        globfree(&g);
+    }
+}
+
+/* Load `job_path`, compile its first kernel's reference, start a cuda runner on GPU 0. */
+static struct device_fixture *device_start(const char *job_path)
+{
+    struct device_fixture *f = calloc(1, sizeof *f);
+    struct tf_error err = {0};
+    strcpy(f->cache, "/tmp/tf-test-cuda-XXXXXX");
+    assert_non_null(mkdtemp(f->cache));
+    assert_int_equal(be->describe(0, &f->dev, &err), 0);
+    f->bundle = tf_bundle_create();
+    f->job = tf_job_load(job_path, f->bundle, &err);
+    if (f->job == NULL)
+        tf_error_print(&err, "test_cuda", stderr);
+    assert_non_null(f->job);
+    f->k = f->job->kernels[0].kernel;
+    f->problem = (uint32_t)f->job->kernels[0].problems[0];
+    f->pool = tf_compile_pool_create(NULL, be, f->dev.arch, f->cache, 2, &err);
+    if (f->pool == NULL ||
+        tf_compile_reference(f->pool, f->k, f->reference, sizeof f->reference, &err) != 0)
+        tf_error_print(&err, "test_cuda", stderr);
+    assert_non_null(f->pool);
+    assert_true(f->reference[0] != '\0');
+    if (tf_runner_start("/proc/self/exe", f->bundle, "cuda", 0, &f->runner, &err) != 0)
+        tf_error_print(&err, "test_cuda", stderr);
+    assert_non_null(f->runner);
+    return f;
+}
+
+static void device_stop(struct device_fixture *f)
+{
+    tf_runner_destroy(f->runner);
+    /* every runner child was reaped */
+    const int leftover = waitpid(-1, NULL, WNOHANG);
+    const int wait_errno = errno;
+    tf_compile_pool_destroy(f->pool);
+    tf_job_destroy(f->job);
+    tf_bundle_destroy(f->bundle);
+    remove_tree(f->cache);
+    free(f);
+    assert_int_equal(leftover, -1);
+    assert_int_equal(wait_errno, ECHILD);
+}
+
+/* Compile (pool) and measure `config` like a worker does. */
+static void measure(struct device_fixture *f, uint32_t problem, uint64_t config,
+                    struct tf_result *out)
+{
+    struct tf_compiled c;
+    struct tf_error err = {0};
+    tf_compile_wait(f->pool, tf_compile_submit(f->pool, f->k, config), &c);
+    if (c.status != TF_STATUS_OK)
+        fprintf(stderr, "config %llu does not compile: %s\n", (unsigned long long)config,
+                c.message);
+    assert_int_equal(c.status, TF_STATUS_OK);
+    assert_int_equal(tf_runner_measure(f->runner, 0, problem, 0, config, c.binary_path,
+                                       f->reference, out, &err),
+                     0);
+    assert_int_equal(out->config, config);
+}
+
+static void expect_ok(struct device_fixture *f, uint32_t problem, uint64_t config)
+{
+    struct tf_result r;
+    measure(f, problem, config, &r);
+    if (r.status != TF_STATUS_OK)
+        fprintf(stderr, "config %llu: %s: %s\n", (unsigned long long)config,
+                tf_status_name(r.status), r.message);
+    assert_int_equal(r.status, TF_STATUS_OK);
+    assert_true(r.samples >= (uint32_t)f->job->measure.min_samples);
+    assert_true(r.time_median > 0.0 && r.time_median < 1.0);
+    assert_true(r.time_min <= r.time_median);
+    /* resources come from the loaded CUBIN */
+    assert_true(r.registers > 0 && r.registers <= 255);
+    assert_true(r.shared_bytes >= 0);
+    assert_true(r.spill_bytes >= 0);
+}
+
+static void test_device_describe(void **state)
+{
+    (void)state;
+    if (!have_device()) {
+        skip();
+        return;
+    }
+    struct tf_device d;
+    struct tf_error err = {0};
+    assert_true(be->device_count() >= 1);
+    assert_int_equal(be->describe(0, &d, &err), 0);
+    printf("note: GPU 0: %s, %s, %u SMs, %s, %s, driver %s (%s), %s\n", d.name, d.arch,
+           d.compute_units, d.uuid, d.pci_bus, d.driver_version, d.runtime_version,
+           d.compiler_version);
+    assert_string_equal(d.backend, "cuda");
+    assert_string_equal(d.vendor, "NVIDIA");
+    assert_int_equal(strncmp(d.arch, "sm_", 3), 0);
+    assert_int_equal(strlen(d.uuid), 40); /* GPU-8-4-4-4-12 */
+    assert_int_equal(strncmp(d.uuid, "GPU-", 4), 0);
+    assert_true(d.uuid[12] == '-' && d.uuid[17] == '-' && d.uuid[22] == '-' && d.uuid[27] == '-');
+    assert_int_equal(strlen(d.pci_bus), 12); /* 0000:17:00.0 */
+    assert_true(d.pci_bus[4] == ':' && d.pci_bus[7] == ':' && d.pci_bus[10] == '.');
+    assert_non_null(strchr(d.driver_version, '.'));
+    assert_int_equal(strncmp(d.compiler_version, "NVRTC ", 6), 0);
+    assert_true(d.memory_bytes >= ((uint64_t)1 << 30));
+    assert_int_equal(d.props[TF_DEVPROP_MAX_THREADS], 1024);
+    assert_int_equal(d.props[TF_DEVPROP_WARP_SIZE], 32);
+    assert_true(d.props[TF_DEVPROP_MAX_SHARED] >= 48 * 1024);
+    assert_true(d.props[TF_DEVPROP_MAX_SHARED_OPTIN] >= d.props[TF_DEVPROP_MAX_SHARED]);
+    assert_true(d.props[TF_DEVPROP_SM_COUNT] >= 1);
+    assert_int_equal(d.compute_units, (uint32_t)d.props[TF_DEVPROP_SM_COUNT]);
+    assert_true(d.props[TF_DEVPROP_L2_BYTES] >= 1 << 20);
+    assert_true(d.props[TF_DEVPROP_MAX_REGISTERS] >= 32768);
+}
+
+static void test_device_vecadd(void **state)
+{
+    (void)state;
+    if (!have_device()) {
+        skip();
+        return;
+    }
+    struct device_fixture *f = device_start("tests/fixtures/vecadd_cuda.yaml");
+    struct tf_error err = {0};
+    struct tf_space *s = tf_space_create(f->k, (int)f->problem, &f->dev, &err);
+    assert_non_null(s);
+    uint64_t count = 0;
+    assert_int_equal(tf_space_count(s, 0, tf_space_cartesian(s), &count, &err), 0);
+    assert_int_equal(count, 5); /* BLOCK 2048 is over max_threads */
+    for (uint64_t c = 0; c < count; c++)
+        expect_ok(f, f->problem, c);
+    tf_space_destroy(s);
+    /* the other problem (2^24 elements) too, with telemetry where NVML is */
+    struct tf_result r;
+    measure(f, (uint32_t)f->job->kernels[0].problems[1], f->k->default_index, &r);
+    assert_int_equal(r.status, TF_STATUS_OK);
+    assert_int_equal(r.flushed_l2, 1);
+    printf("note: vecadd_cuda large: %.2f us, %.0f GB/s, %d registers, SM %.0f MHz, %.0f W, "
+           "%.3f J, %.0f C, throttled %d\n",
+           r.time_median * 1e6, 12.0 * (1 << 24) / r.time_median / 1e9, r.registers,
+           r.sm_clock_mhz, r.power_w, r.energy_j, r.temperature_c, r.throttled);
+    if (tf_nvml_load(NULL) != NULL) {
+        assert_true(r.sm_clock_mhz > 0);
+        assert_true(r.temperature_c > 0);
+    }
+    assert_true(tf_runner_device_seconds(f->runner) > 0.0);
+    assert_int_equal(tf_runner_starts(f->runner), 1);
+    device_stop(f);
+}
+
+/* Configuration of MODE index `mode`, BLOCK index `block` of the fault fixture. */
+static uint64_t fault_config(const struct tf_kernel *k, int mode, int block)
+{
+    int digits[2] = {mode, block};
+    return tf_kernel_encode(k, digits);
+}
+
+static void test_device_faults(void **state)
+{
+    (void)state;
+    if (!have_device()) {
+        skip();
+        return;
+    }
+    struct device_fixture *f = device_start("tests/fixtures/gpufaults.yaml");
+    struct tf_result r;
+    expect_ok(f, f->problem, fault_config(f->k, 0, 0));
+    assert_int_equal(tf_runner_starts(f->runner), 1);
+
+    /* illegal address: runtime_error naming the CUDA error; the runner leaves
+     * (its context is broken) and the next variant runs in a fresh one */
+    measure(f, f->problem, fault_config(f->k, 1, 0), &r);
+    fprintf(stderr, "note: MODE 1: %s: %s\n", tf_status_name(r.status), r.message);
+    assert_int_equal(r.status, TF_STATUS_RUNTIME_ERROR);
+    assert_non_null(strstr(r.message, "CUDA_ERROR_ILLEGAL_ADDRESS"));
+    expect_ok(f, f->problem, fault_config(f->k, 0, 0));
+    assert_int_equal(tf_runner_starts(f->runner), 2);
+
+    /* a kernel that never ends: killed at the job's deadline */
+    measure(f, f->problem, fault_config(f->k, 2, 0), &r);
+    assert_int_equal(r.status, TF_STATUS_TIMEOUT);
+    expect_ok(f, f->problem, fault_config(f->k, 0, 0));
+    assert_int_equal(tf_runner_starts(f->runner), 3);
+
+    /* 2048 threads per block: refused before launch, the runner stays */
+    for (int mode = 0; mode < 3; mode++) {
+        measure(f, f->problem, fault_config(f->k, mode, 1), &r);
+        assert_int_equal(r.status, TF_STATUS_INVALID);
+        assert_non_null(strstr(r.message, "2048 threads"));
+    }
+    expect_ok(f, f->problem, fault_config(f->k, 0, 0));
+    assert_int_equal(tf_runner_starts(f->runner), 3);
+    device_stop(f);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc > 1 && strcmp(argv[1], "__runner") == 0)
+        return tf_runner_main(argc, argv);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_probe_reason),
+        cmocka_unit_test(test_compile_vecadd_cubin),
+        cmocka_unit_test(test_compile_error_names_line),
+        cmocka_unit_test(test_every_cuda_kernel_compiles),
+        cmocka_unit_test(test_device_describe),
+        cmocka_unit_test(test_device_vecadd),
+        cmocka_unit_test(test_device_faults),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,243 @@
+/* test_portability - the GPU portability header and the GPU kernel library.
+ *
+ * No GPU is needed: the header text is checked for every macro a kernel may
+ * use, per vendor; every GPU kernel file of the library is loaded and its
+ * space counted on an H100-like and an MI300-like device (so a constraint
+ * that prunes everything, or a default that is not valid, fails here); and
+ * the blocked, chunked host references (sgemm, attention) are compared with
+ * the textbook loops on small odd sizes that exercise their remainder paths. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "schema/bundle.h"
+#include "schema/kernel.h"
+#include "schema/space.h"
+#include "worker/portability.h"
+
+/* The references are plain C files of the library: test them as they are. */
+#include "kernels/attention/reference.c"
+#include "kernels/sgemm/reference.c"
+
+static const char *const required[] = {
+    "TF_WARP_SIZE", "TF_SHFL(", "TF_SHFL_DOWN(", "TF_SHFL_XOR(", "TF_SYNC_WARP()",
+    "TF_GLOBAL", "TF_DEVICE", "TF_SHARED", "TF_RESTRICT", "TF_LAUNCH_BOUNDS(", "TF_SYNC()",
+    "TF_UNROLL", "TF_UNROLL_N(", "TF_LDG(", "tf_exp2f", "tf_expf", "tf_rsqrtf", "tf_fmaf",
+    "tf_warp_sum", "tf_warp_max", "TF_LOG2E", "tf_cp_async16", "TF_CP_ASYNC_COMMIT()",
+    "TF_CP_ASYNC_WAIT(", "TF_EXTERN_C", NULL};
+
+static int count(const char *text, const char *what)
+{
+    int n = 0;
+    for (const char *p = text; (p = strstr(p, what)) != NULL; p += strlen(what))
+        n++;
+    return n;
+}
+
+static void check_header(const char *backend, const char *warp_define)
+{
+    const char *h = tf_portability_header(backend);
+    assert_non_null(h);
+    assert_ptr_equal(h, tf_portability_header(backend)); /* static, built once */
+    assert_non_null(strstr(h, warp_define));
+    for (int i = 0; required[i]; i++) {
+        if (strstr(h, required[i]) == NULL)
+            fail_msg("%s header lacks %s", backend, required[i]);
+    }
+    assert_int_equal(h[strlen(h) - 1], '\n');
+    /* conditionals balance: an unterminated #if breaks every kernel */
+    assert_int_equal(count(h, "#if"), count(h, "#endif"));
+    /* runtime compilers have no system headers */
+    assert_null(strstr(h, "#include"));
+}
+
+static void test_header_cuda(void **state)
+{
+    (void)state;
+    check_header("cuda", "#define TF_WARP_SIZE 32\n");
+    assert_non_null(strstr(tf_portability_header("cuda"), "__shfl_down_sync"));
+}
+
+static void test_header_hip(void **state)
+{
+    (void)state;
+    check_header("hip", "#define TF_WARP_SIZE 64\n");
+    assert_null(strstr(tf_portability_header("hip"), "_sync("));
+}
+
+static void test_header_unknown(void **state)
+{
+    (void)state;
+    assert_null(tf_portability_header("host"));
+    assert_null(tf_portability_header(""));
+    assert_null(tf_portability_header(NULL));
+    assert_ptr_not_equal(tf_portability_header("cuda"), tf_portability_header("hip"));
+}
+
+static void set_device(struct tf_device *d, int64_t threads, int64_t shared, int64_t optin,
+                       int64_t warp, int64_t sms, int64_t l2, int64_t regs)
+{
+    memset(d, 0, sizeof *d);
+    const int64_t p[TF_DEVPROP_COUNT] = {threads, shared, optin, warp, sms, l2, regs, 0};
+    memcpy(d->props, p, sizeof p);
+}
+
+struct lib_case {
+    const char *path;
+    uint64_t min_valid_last; /* valid configurations required on the last (largest) problem */
+    int default_everywhere;  /* the default is valid on every problem (H100-like) */
+    int amd_everywhere;      /* every problem has a valid configuration on the MI300-like device */
+};
+
+static const struct lib_case library[] = {
+    {"kernels/sgemm/kernel.yaml", 1000, 1, 1},
+    {"kernels/transpose/kernel.yaml", 50, 1, 1},
+    {"kernels/reduction/kernel.yaml", 500, 1, 1},
+    {"kernels/conv2d_gpu/kernel.yaml", 500, 1, 1},
+    /* HEAD_DIM is tied to D, so the d64 default cannot run the d128 problem; and
+     * with 64-wide wavefronts a d128 key tile (>= 64 rows, K and V) does not fit
+     * the 64 KiB of LDS */
+    {"kernels/attention/kernel.yaml", 10, 0, 0},
+};
+
+static void test_library(void **state)
+{
+    (void)state;
+    struct tf_device h100, mi300;
+    set_device(&h100, 1024, 49152, 232448, 32, 132, 50 << 20, 65536);
+    set_device(&mi300, 1024, 65536, 65536, 64, 304, 4 << 20, 131072);
+    for (size_t i = 0; i < sizeof library / sizeof *library; i++) {
+        struct tf_error err = {0};
+        struct tf_bundle *b = tf_bundle_create();
+        struct tf_kernel *k = tf_kernel_load(library[i].path, b, &err);
+        if (k == NULL)
+            fail_msg("%s: %s", library[i].path, err.message);
+        assert_string_equal(k->language, "cuda");
+        assert_non_null(strstr(k->source, "#include \"tunefarm.h\""));
+        assert_non_null(strstr(k->source, "TF_GLOBAL"));
+        assert_true(k->has_default);
+        int default_valid_somewhere = 0;
+        for (int p = 0; p < k->nproblems; p++) {
+            const struct tf_device *devs[2] = {&h100, &mi300};
+            for (int d = 0; d < 2; d++) {
+                struct tf_space *s = tf_space_create(k, p, devs[d], &err);
+                assert_non_null(s);
+                uint64_t n = 0;
+                if (tf_space_count(s, 0, tf_space_cartesian(s), &n, &err) != 0)
+                    fail_msg("%s: %s", library[i].path, err.message);
+                if (n == 0 && (d == 0 || library[i].amd_everywhere))
+                    fail_msg("%s problem %s: no valid configuration on device %d",
+                             library[i].path, k->problems[p].name, d);
+                if (d == 0 && p == k->nproblems - 1 && n < library[i].min_valid_last)
+                    fail_msg("%s: %llu valid configurations, want >= %llu", library[i].path,
+                             (unsigned long long)n, (unsigned long long)library[i].min_valid_last);
+                bool valid = false;
+                assert_int_equal(tf_space_is_valid(s, k->default_index, &valid, &err), 0);
+                if (d == 0 && library[i].default_everywhere && !valid)
+                    fail_msg("%s: default invalid for %s", library[i].path, k->problems[p].name);
+                default_valid_somewhere |= d == 0 && valid;
+                tf_space_destroy(s);
+            }
+        }
+        assert_true(default_valid_somewhere);
+        tf_kernel_destroy(k);
+        tf_bundle_destroy(b);
+    }
+}
+
+static float frand(unsigned *s)
+{
+    *s = *s * 1103515245u + 12345u;
+    return (float)((*s >> 8) & 0xffff) / 32768.0f - 1.0f;
+}
+
+static void test_sgemm_reference(void **state)
+{
+    (void)state;
+    /* N = 300 is one full 256-column block and a remainder; M = 13 is not a multiple of 8 */
+    int M = 13, N = 300, K = 7;
+    float alpha = 0.5f, beta = 0.25f;
+    float *At = malloc(sizeof *At * (size_t)(K * M)), *B = malloc(sizeof *B * (size_t)(K * N));
+    float *C = malloc(sizeof *C * (size_t)(M * N)), *C0 = malloc(sizeof *C0 * (size_t)(M * N));
+    unsigned seed = 1;
+    for (int i = 0; i < K * M; i++) At[i] = frand(&seed);
+    for (int i = 0; i < K * N; i++) B[i] = frand(&seed);
+    for (int i = 0; i < M * N; i++) C[i] = C0[i] = frand(&seed);
+    void *args[] = {&M, &N, &K, &alpha, &beta, &At, &B, &C};
+    sgemm_reference(args);
+    for (int i = 0; i < M; i++)
+        for (int j = 0; j < N; j++) {
+            double acc = 0.0;
+            for (int k = 0; k < K; k++) acc += (double)At[k * M + i] * B[k * N + j];
+            const double want = 0.5 * acc + 0.25 * C0[i * N + j];
+            assert_float_equal(C[i * N + j], want, 1e-6);
+        }
+    /* beta = 0: C is not read, so NaN in C does not leak */
+    beta = 0.0f;
+    for (int i = 0; i < M * N; i++) C[i] = NAN;
+    sgemm_reference(args);
+    for (int i = 0; i < M * N; i++) assert_false(isnan(C[i]));
+    free(At);
+    free(B);
+    free(C);
+    free(C0);
+}
+
+static void test_attention_reference(void **state)
+{
+    (void)state;
+    /* S = 37 and D = 20: both axpy paths (16-chunks and the tail) */
+    int B = 1, H = 2, S = 37, D = 20;
+    const size_t n = (size_t)(B * H * S * D);
+    float *Q = malloc(sizeof *Q * n), *K = malloc(sizeof *K * n), *V = malloc(sizeof *V * n);
+    float *O = malloc(sizeof *O * n);
+    unsigned seed = 7;
+    for (size_t i = 0; i < n; i++) {
+        Q[i] = 3.0f * frand(&seed); /* large scores: the max subtraction matters */
+        K[i] = 3.0f * frand(&seed);
+        V[i] = frand(&seed);
+    }
+    void *args[] = {&B, &H, &S, &D, &Q, &K, &V, &O};
+    attention_reference(args);
+    double sc[37];
+    for (int bh = 0; bh < B * H; bh++)
+        for (int i = 0; i < S; i++) {
+            double sum = 0.0;
+            for (int j = 0; j < S; j++) {
+                double dot = 0.0;
+                for (int d = 0; d < D; d++)
+                    dot += (double)Q[(bh * S + i) * D + d] * K[(bh * S + j) * D + d];
+                sc[j] = exp(dot / sqrt((double)D));
+                sum += sc[j];
+            }
+            for (int d = 0; d < D; d++) {
+                double o = 0.0;
+                for (int j = 0; j < S; j++) o += sc[j] * V[(bh * S + j) * D + d];
+                assert_float_equal(O[(bh * S + i) * D + d], o / sum, 1e-6);
+            }
+        }
+    free(Q);
+    free(K);
+    free(V);
+    free(O);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_header_cuda),
+        cmocka_unit_test(test_header_hip),
+        cmocka_unit_test(test_header_unknown),
+        cmocka_unit_test(test_library),
+        cmocka_unit_test(test_sgemm_reference),
+        cmocka_unit_test(test_attention_reference),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,479 @@
+/* compiler.c - compiler child processes: the child's loop and the pool's handle.
+ *
+ * NVRTC and hipRTC compile in the calling process and serialise inside it
+ * (16 threads reach 2.6x one thread on an H200 host, 16 processes 11.4x), so
+ * every slot of the compile pool owns a persistent child `exe __compiler
+ * BACKEND`, spawned on its first request so that a run served wholly from the
+ * cache starts none. Parent and child share a Unix socket pair on the child's
+ * stdin and stdout and exchange length-prefixed frames (u32 little-endian
+ * length, then a payload written with the tf_buf helpers of schema/wire.h),
+ * like the runner: a socket so the parent writes with MSG_NOSIGNAL and a dead
+ * child shows up as EOF, never as a SIGPIPE. A request carries the whole
+ * tf_compile_input (the output path is a temporary name in the cache: the
+ * cache lookup and the atomic rename stay in the parent); the reply carries
+ * the tf_compile_output and the compile time measured in the child. Every
+ * reply is awaited with poll() and a deadline: past it the child is killed
+ * (compiler timed out), and EOF means it died (compiler process crashed).
+ * Each child leads its own process group so that killing it also kills the
+ * tools it spawned (the host backend's cc), and it dies with its parent
+ * (PR_SET_PDEATHSIG). In the child, fd 1 points at stderr so that anything a
+ * compiler library prints cannot corrupt the channel. */
+#include "compiler.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../schema/wire.h"
+
+extern char **environ;
+
+enum { REQ_COMPILE = 1 };
+
+/* Sources and logs are far below this; a larger length is a broken stream. */
+#define FRAME_MAX ((uint32_t)1 << 28)
+/* How long a child that saw its channel close may take to exit by itself. */
+#define QUIT_GRACE 2.0
+
+static double now_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* ---- framing, shared by both sides ---- */
+
+/* Wait until `fd` is ready for `events` or `deadline` (< 0: none) passes.
+ * Returns 1 ready, 0 timed out, -1 error. */
+static int wait_fd(int fd, short events, double deadline)
+{
+    for (;;) {
+        int ms = -1;
+        if (deadline >= 0) {
+            const double left = deadline - now_seconds();
+            if (left <= 0)
+                return 0;
+            ms = left > 1e6 ? 1000000000 : (int)(left * 1000.0) + 1;
+        }
+        struct pollfd p = {.fd = fd, .events = events};
+        int rc = poll(&p, 1, ms);
+        if (rc > 0)
+            return 1;
+        if (rc < 0 && errno != EINTR)
+            return -1;
+    }
+}
+
+/* Write all of `data`; -1 on error (EPIPE when the peer is gone), -2 on deadline. */
+static int write_all(int fd, const void *data, size_t n, double deadline)
+{
+    const unsigned char *p = data;
+    while (n > 0) {
+        int w = wait_fd(fd, POLLOUT, deadline);
+        if (w <= 0)
+            return w == 0 ? -2 : -1;
+        ssize_t k = send(fd, p, n, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (k < 0 && errno == ENOTSOCK) /* a child run by hand with pipes */
+            k = write(fd, p, n);
+        if (k < 0 && (errno == EINTR || errno == EAGAIN))
+            continue;
+        if (k <= 0)
+            return -1;
+        p += k;
+        n -= (size_t)k;
+    }
+    return 0;
+}
+
+static int write_frame(int fd, const struct tf_buf *b, double deadline)
+{
+    unsigned char hdr[4];
+    const uint32_t n = (uint32_t)b->len;
+    for (int i = 0; i < 4; i++)
+        hdr[i] = (unsigned char)(n >> (8 * i));
+    int rc = write_all(fd, hdr, 4, deadline);
+    return rc ? rc : write_all(fd, b->data, b->len, deadline);
+}
+
+/* Read exactly n bytes; 0 ok, -1 EOF or error, -2 deadline. */
+static int read_all(int fd, void *data, size_t n, double deadline)
+{
+    unsigned char *p = data;
+    while (n > 0) {
+        int w = wait_fd(fd, POLLIN, deadline);
+        if (w <= 0)
+            return w == 0 ? -2 : -1;
+        ssize_t k = read(fd, p, n);
+        if (k < 0 && (errno == EINTR || errno == EAGAIN))
+            continue;
+        if (k <= 0)
+            return -1;
+        p += k;
+        n -= (size_t)k;
+    }
+    return 0;
+}
+
+/* Read one frame into `b` (reset); 0 ok, -1 EOF/error/garbage, -2 deadline. */
+static int read_frame(int fd, struct tf_buf *b, double deadline)
+{
+    unsigned char hdr[4];
+    int rc = read_all(fd, hdr, 4, deadline);
+    if (rc)
+        return rc;
+    const uint32_t n = (uint32_t)hdr[0] | (uint32_t)hdr[1] << 8 | (uint32_t)hdr[2] << 16 |
+                       (uint32_t)hdr[3] << 24;
+    if (n > FRAME_MAX)
+        return -1;
+    b->len = b->pos = 0;
+    tf_buf_reserve(b, n);
+    rc = read_all(fd, b->data, n, deadline);
+    if (rc)
+        return rc;
+    b->len = n;
+    return 0;
+}
+
+/* ---- the request and the reply ---- */
+
+static void put_strings(struct tf_buf *b, int n, char *const *v)
+{
+    tf_buf_put_u32(b, (uint32_t)(n > 0 ? n : 0));
+    for (int i = 0; i < n; i++)
+        tf_buf_put_str(b, v[i]);
+}
+
+/* A decoded request: the input points into `strings`, which the decoder owns. */
+struct request {
+    struct tf_compile_input in;
+    char *strings[6 + 2 * TF_MAX_DEFINES];
+    int nstrings;
+    char *defines[TF_MAX_DEFINES];
+    char *options[TF_MAX_DEFINES];
+};
+
+static char *get_string(struct tf_buf *b, struct request *r)
+{
+    char *s = tf_buf_get_strdup(b);
+    if (s != NULL)
+        r->strings[r->nstrings++] = s;
+    return s;
+}
+
+/* Decode a string list of at most TF_MAX_DEFINES into `v`; -1 if malformed. */
+static int get_strings(struct tf_buf *b, struct request *r, char **v, int *n)
+{
+    uint32_t count;
+    if (tf_buf_get_u32(b, &count) || count > TF_MAX_DEFINES)
+        return -1;
+    for (uint32_t i = 0; i < count; i++)
+        if ((v[i] = get_string(b, r)) == NULL)
+            return -1;
+    *n = (int)count;
+    return 0;
+}
+
+static void request_free(struct request *r)
+{
+    for (int i = 0; i < r->nstrings; i++)
+        free(r->strings[i]);
+    r->nstrings = 0;
+}
+
+static int request_decode(struct tf_buf *b, struct request *r)
+{
+    struct tf_compile_input *in = &r->in;
+    memset(r, 0, sizeof *r);
+    if ((in->kernel_name = get_string(b, r)) == NULL || (in->source = get_string(b, r)) == NULL ||
+        (in->source_name = get_string(b, r)) == NULL || (in->entry = get_string(b, r)) == NULL ||
+        (in->arch = get_string(b, r)) == NULL ||
+        get_strings(b, r, r->defines, &in->ndefines) != 0 ||
+        get_strings(b, r, r->options, &in->noptions) != 0 ||
+        (in->output_path = get_string(b, r)) == NULL || b->pos != b->len)
+        return -1;
+    in->defines = r->defines;
+    in->options = r->options;
+    return 0;
+}
+
+/* ======================================================================
+ * Parent side
+ * ====================================================================== */
+
+struct tf_compiler {
+    char *exe;
+    char *backend;
+    pid_t pid; /* -1: no child */
+    int fd;
+    int starts;
+    struct tf_buf buf;
+};
+
+struct tf_compiler *tf_compiler_create(const char *exe, const char *backend)
+{
+    struct tf_compiler *c = tf_xcalloc(1, sizeof *c);
+    c->exe = tf_xstrdup(exe);
+    c->backend = tf_xstrdup(backend);
+    c->pid = -1;
+    c->fd = -1;
+    return c;
+}
+
+/* End the child: close its channel, give it `grace` seconds to exit by itself
+ * (0: none), SIGKILL its process group (the child and any compiler it left
+ * running) and reap it. How it ended goes into `msg` if not NULL. */
+static void stop_child(struct tf_compiler *c, double grace, char *msg, size_t cap)
+{
+    if (c->fd >= 0)
+        close(c->fd);
+    c->fd = -1;
+    if (c->pid <= 0)
+        return;
+    /* WNOWAIT: the child stays unreaped until its group is killed, so the pid,
+     * which is the group's id, cannot have been reused by then. */
+    const double deadline = now_seconds() + grace;
+    for (;;) {
+        siginfo_t si = {0};
+        if (waitid(P_PID, (id_t)c->pid, &si, WEXITED | WNOHANG | WNOWAIT) != 0 || si.si_pid != 0 ||
+            now_seconds() >= deadline)
+            break;
+        struct timespec ts = {0, 2 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    kill(-c->pid, SIGKILL);
+    int st = 0;
+    pid_t w;
+    while ((w = waitpid(c->pid, &st, 0)) < 0 && errno == EINTR)
+        ;
+    if (msg) {
+        if (w == c->pid && WIFSIGNALED(st))
+            snprintf(msg, cap, "compiler process crashed (signal %d)", WTERMSIG(st));
+        else if (w == c->pid && WIFEXITED(st))
+            snprintf(msg, cap, "compiler process exited with status %d", WEXITSTATUS(st));
+        else
+            snprintf(msg, cap, "compiler process vanished");
+    }
+    c->pid = -1;
+}
+
+void tf_compiler_destroy(struct tf_compiler *c)
+{
+    if (c == NULL)
+        return;
+    stop_child(c, QUIT_GRACE, NULL, 0);
+    tf_buf_free(&c->buf);
+    free(c->backend);
+    free(c->exe);
+    free(c);
+}
+
+int tf_compiler_start(struct tf_compiler *c, struct tf_error *err)
+{
+    int sv[2] = {-1, -1};
+    posix_spawn_file_actions_t fa;
+    posix_spawnattr_t attr;
+    sigset_t none;
+
+    if (c->pid > 0)
+        return 0;
+    /* CLOEXEC: a sibling slot's child must not inherit this channel, or this
+     * child would never see EOF when the parent closes its end. */
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
+        return tf_error_set(err, TF_ERR_SYSTEM, "socketpair: %s", strerror(errno));
+    char *argv[] = {c->exe, "__compiler", c->backend, NULL};
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, sv[1], 0);
+    posix_spawn_file_actions_adddup2(&fa, sv[1], 1);
+    posix_spawnattr_init(&attr);
+    sigemptyset(&none);
+    posix_spawnattr_setsigmask(&attr, &none);
+    posix_spawnattr_setpgroup(&attr, 0);
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETPGROUP);
+    pid_t pid;
+    int rc = posix_spawn(&pid, c->exe, &fa, &attr, argv, environ);
+    posix_spawnattr_destroy(&attr);
+    posix_spawn_file_actions_destroy(&fa);
+    close(sv[1]);
+    if (rc != 0) {
+        close(sv[0]);
+        return tf_error_set(err, TF_ERR_SYSTEM, "cannot start compiler process '%s': %s",
+                            c->exe, strerror(rc));
+    }
+    c->pid = pid;
+    c->fd = sv[0];
+    c->starts++;
+    return 0;
+}
+
+int tf_compiler_compile(struct tf_compiler *c, const struct tf_compile_input *in, double deadline,
+                        struct tf_compile_output *out, double *seconds, struct tf_error *err)
+{
+    out->ok = 0;
+    out->log = NULL;
+    out->registers = -1;
+    out->shared_bytes = out->spill_bytes = -1;
+    *seconds = 0.0;
+    if (in->ndefines > TF_MAX_DEFINES || in->noptions > TF_MAX_DEFINES)
+        return tf_error_set(err, TF_ERR_SCHEMA, "more than %d defines or options",
+                            TF_MAX_DEFINES);
+    if (tf_compiler_start(c, err) != 0)
+        return -1;
+
+    struct tf_buf *b = &c->buf;
+    b->len = b->pos = 0;
+    tf_buf_put_u8(b, REQ_COMPILE);
+    tf_buf_put_str(b, in->kernel_name);
+    tf_buf_put_str(b, in->source);
+    tf_buf_put_str(b, in->source_name);
+    tf_buf_put_str(b, in->entry);
+    tf_buf_put_str(b, in->arch);
+    put_strings(b, in->ndefines, in->defines);
+    put_strings(b, in->noptions, in->options);
+    tf_buf_put_str(b, in->output_path);
+
+    const double until = now_seconds() + deadline;
+    int rc = write_frame(c->fd, b, until);
+    if (rc == 0)
+        rc = read_frame(c->fd, b, until);
+    uint8_t failed = 1, ok = 0, has_log = 0;
+    uint32_t registers = 0;
+    uint64_t shared = 0, spills = 0;
+    char message[TF_MESSAGE_LEN] = "";
+    if (rc == 0 &&
+        (tf_buf_get_u8(b, &failed) || tf_buf_get_str(b, message, sizeof message) ||
+         tf_buf_get_u8(b, &ok) || tf_buf_get_u8(b, &has_log) ||
+         (has_log && (out->log = tf_buf_get_strdup(b)) == NULL) ||
+         tf_buf_get_u32(b, &registers) || tf_buf_get_u64(b, &shared) ||
+         tf_buf_get_u64(b, &spills) || tf_buf_get_f64(b, seconds) || b->pos != b->len))
+        rc = -3;
+    if (rc != 0) {
+        char death[128];
+        free(out->log);
+        out->log = NULL;
+        /* EOF: the child is dying, give it a moment so its status names the signal. */
+        stop_child(c, rc == -1 ? QUIT_GRACE : 0.0, death, sizeof death);
+        if (rc == -2)
+            return tf_error_set(err, TF_ERR_BACKEND,
+                                "compiler timed out (no answer within %.3g s), process killed",
+                                deadline);
+        if (rc == -3)
+            return tf_error_set(err, TF_ERR_BACKEND, "compiler process sent a malformed reply");
+        return tf_error_set(err, TF_ERR_BACKEND, "%s", death);
+    }
+    if (failed) {
+        free(out->log);
+        out->log = NULL;
+        return tf_error_set(err, TF_ERR_BACKEND, "%s", message);
+    }
+    out->ok = ok;
+    out->registers = (int32_t)registers;
+    out->shared_bytes = (int64_t)shared;
+    out->spill_bytes = (int64_t)spills;
+    return 0;
+}
+
+pid_t tf_compiler_pid(const struct tf_compiler *c)
+{
+    return c->pid;
+}
+
+int tf_compiler_starts(const struct tf_compiler *c)
+{
+    return c->starts;
+}
+
+/* ======================================================================
+ * Child side
+ * ====================================================================== */
+
+/* Compile one decoded request with `be` and encode the reply into `rep`. */
+static void serve_one(const struct tf_backend *be, const struct tf_compile_input *in,
+                      struct tf_buf *rep)
+{
+    struct tf_compile_output co = {.registers = -1, .shared_bytes = -1, .spill_bytes = -1};
+    struct tf_error err = {0};
+    const double t0 = now_seconds();
+    const int rc = be->compile(in, &co, &err);
+    const double seconds = now_seconds() - t0;
+    tf_buf_put_u8(rep, (uint8_t)(rc != 0));
+    tf_buf_put_str(rep, rc != 0 ? err.message : "");
+    tf_buf_put_u8(rep, (uint8_t)(rc == 0 && co.ok));
+    tf_buf_put_u8(rep, (uint8_t)(rc == 0 && co.log != NULL));
+    if (rc == 0 && co.log != NULL)
+        tf_buf_put_str(rep, co.log);
+    tf_buf_put_u32(rep, (uint32_t)co.registers);
+    tf_buf_put_u64(rep, (uint64_t)co.shared_bytes);
+    tf_buf_put_u64(rep, (uint64_t)co.spill_bytes);
+    tf_buf_put_f64(rep, seconds);
+    free(co.log);
+}
+
+int tf_compiler_serve(const struct tf_backend *be)
+{
+    /* Ctrl-C is the worker's business; and never outlive the worker. */
+    signal(SIGINT, SIG_IGN);
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() == 1)
+        return 1;
+
+    const int in = fcntl(0, F_DUPFD_CLOEXEC, 3);
+    const int out = fcntl(1, F_DUPFD_CLOEXEC, 3);
+    if (in < 0 || out < 0)
+        return 1;
+    int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (devnull >= 0) {
+        dup2(devnull, 0);
+        close(devnull);
+    }
+    dup2(2, 1); /* a compiler library's printf goes to stderr, not into the channel */
+
+    struct tf_buf req = {0}, rep = {0};
+    int rc = 0;
+    while (read_frame(in, &req, -1) == 0) {
+        uint8_t type;
+        struct request r = {.nstrings = 0};
+        if (tf_buf_get_u8(&req, &type) != 0 || type != REQ_COMPILE ||
+            request_decode(&req, &r) != 0) {
+            request_free(&r);
+            fprintf(stderr, "tunefarm compiler: malformed request\n");
+            rc = 1;
+            break;
+        }
+        rep.len = rep.pos = 0;
+        serve_one(be, &r.in, &rep);
+        request_free(&r);
+        if (write_frame(out, &rep, -1) != 0)
+            break;
+    }
+    tf_buf_free(&req);
+    tf_buf_free(&rep);
+    close(in);
+    close(out);
+    return rc;
+}
+
+int tf_compiler_main(int argc, char **argv)
+{
+    if (argc < 3 || strcmp(argv[1], "__compiler") != 0) {
+        fprintf(stderr, "usage: %s __compiler BACKEND (internal: started by a worker)\n",
+                argc > 0 ? argv[0] : "tunefarm");
+        return 2;
+    }
+    const struct tf_backend *be = tf_backend_find(argv[2]);
+    if (be == NULL) {
+        fprintf(stderr, "tunefarm compiler: no backend named '%s' in this build\n", argv[2]);
+        return 2;
+    }
+    return tf_compiler_serve(be);
+}

@@ -1,0 +1,48 @@
+/* compiler.h - a compiler child process and the worker's handle on it.
+ *
+ * In-process compilers (NVRTC, hipRTC) serialise inside a process, so the
+ * compile pool gives each of its slots a persistent child `exe __compiler
+ * BACKEND` that runs backend->compile on request. A child that crashes or
+ * hangs costs one variant; the next request starts a fresh one. */
+#ifndef TF_COMPILER_H
+#define TF_COMPILER_H
+
+#include <sys/types.h>
+
+#include "../schema/error.h"
+#include "backend.h"
+
+/* How long one compile may take in a child before it is killed, seconds. */
+#define TF_COMPILER_DEADLINE 120.0
+
+struct tf_compiler;
+
+/* A handle on a not yet started child `exe __compiler backend` (both copied). */
+struct tf_compiler *tf_compiler_create(const char *exe, const char *backend);
+/* Close the child's channel, let it exit (SIGKILL its process group if it
+ * lingers), reap it and free; accepts NULL. */
+void tf_compiler_destroy(struct tf_compiler *c);
+/* Spawn the child unless one is running. -1 + err if it cannot be spawned. */
+int tf_compiler_start(struct tf_compiler *c, struct tf_error *err);
+/* Compile `in` in the child (started if needed) within `deadline` seconds. 0: `out`
+ * is filled (a binary written, or a rejected variant with its log; caller frees
+ * out->log) and *seconds is the compile time the child measured. -1 + err for
+ * failures of the machinery, which say nothing about the variant: the child
+ * cannot be spawned, the backend's compile() failed, the child died ("compiler
+ * process crashed (signal N)") or overran the deadline ("compiler timed out",
+ * killed); in the last two cases the next call starts a new child. */
+int tf_compiler_compile(struct tf_compiler *c, const struct tf_compile_input *in, double deadline,
+                        struct tf_compile_output *out, double *seconds, struct tf_error *err);
+/* The running child's pid, or -1 if none is running. */
+pid_t tf_compiler_pid(const struct tf_compiler *c);
+/* Children started so far (first start and restarts). */
+int tf_compiler_starts(const struct tf_compiler *c);
+
+/* The child's request loop for `be` on stdin/stdout, until stdin closes;
+ * returns the exit status. tf_compiler_main calls it; tests may pass their own
+ * backend table. */
+int tf_compiler_serve(const struct tf_backend *be);
+/* The hidden subcommand: argv = {exe, "__compiler", BACKEND}; returns the exit status. */
+int tf_compiler_main(int argc, char **argv);
+
+#endif
