@@ -48,7 +48,7 @@ struct worker_state {
     uint64_t outstanding;   /* configurations dispatched, results not yet received */
     uint64_t received;
     double first_work;      /* when its first slice went out */
-    double measured_seconds; /* device time in timed samples (duty-cycle numerator) */
+    double measured_seconds; /* device time running variants (duty-cycle numerator) */
     bool parked;            /* asked for work while its class waits for a screening pass */
 };
 
@@ -281,7 +281,9 @@ static int coordinator_on_results(struct coordinator *c, int src, struct tf_erro
         c->done++;
         c->status_counts[r->status]++;
         c->compile_seconds += r->compile_time;
-        if (r->status == TF_STATUS_OK && r->samples > 0 && isfinite(r->time_mean))
+        if (isfinite(r->device_time))
+            w->measured_seconds += r->device_time;
+        else if (r->status == TF_STATUS_OK && r->samples > 0 && isfinite(r->time_mean))
             w->measured_seconds += r->samples * r->time_mean;
     }
     free(rs);
@@ -382,7 +384,7 @@ static void coordinator_destroy(struct coordinator *c)
     tf_buf_free(&c->buf);
 }
 
-/* Device duty cycle per class: time in timed samples / wall time, per device. */
+/* Device duty cycle per class: time the devices ran variants / wall time, per device. */
 static void coordinator_print_duty(const struct coordinator *c, double wall)
 {
     for (int k = 0; k < c->nclasses; k++) {
@@ -394,7 +396,7 @@ static void coordinator_print_duty(const struct coordinator *c, double wall)
                 n++;
             }
         if (n > 0 && wall > 0)
-            printf("Duty cycle on %s (%s, %d device%s): %.1f%% (%.2f s measured per device)\n",
+            printf("Duty cycle on %s (%s, %d device%s): %.1f%% (%.2f s running variants per device)\n",
                    c->classes[k].name, c->classes[k].backend, n, n > 1 ? "s" : "",
                    100.0 * measured / (n * wall), measured / n);
     }

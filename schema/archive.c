@@ -732,7 +732,7 @@ static int problems_table(struct table *t, const struct tf_archive_kernel *ak, c
 
 struct results_cols {
     int run, device, problem, config, param0, status, samples, time_median, time_min,
-        time_mean, time_rsd, compile_time, registers, shared_bytes, spill_bytes, sm_clock,
+        time_mean, time_rsd, compile_time, device_time, registers, shared_bytes, spill_bytes, sm_clock,
         power, temperature, energy, flushed_l2, throttled, phase, timestamp, metric0, message;
 };
 
@@ -763,6 +763,7 @@ static int results_table(struct table *t, struct results_cols *c,
     ADD(time_mean, "time_mean", COL_F64)
     ADD(time_rsd, "time_rsd", COL_F64)
     ADD(compile_time, "compile_time", COL_F64)
+    ADD(device_time, "device_time", COL_F64)
     ADD(registers, "registers", COL_I32)
     ADD(shared_bytes, "shared_bytes", COL_I64)
     ADD(spill_bytes, "spill_bytes", COL_I64)
@@ -1383,6 +1384,7 @@ static int results_pack(void *ctx, const struct table *t, unsigned char *buf, ui
         PUT(t, buf, o, c->time_mean, double, r->time_mean);
         PUT(t, buf, o, c->time_rsd, double, r->time_rsd);
         PUT(t, buf, o, c->compile_time, double, r->compile_time);
+        PUT(t, buf, o, c->device_time, double, r->device_time);
         PUT(t, buf, o, c->registers, int32_t, r->registers);
         PUT(t, buf, o, c->shared_bytes, int64_t, r->shared_bytes);
         PUT(t, buf, o, c->spill_bytes, int64_t, r->spill_bytes);
@@ -1793,6 +1795,7 @@ static int results_unpack(void *ctx, const struct table *t, const unsigned char 
         GET(t, buf, o, c->time_mean, r->time_mean);
         GET(t, buf, o, c->time_rsd, r->time_rsd);
         GET(t, buf, o, c->compile_time, r->compile_time);
+        GET(t, buf, o, c->device_time, r->device_time);
         GET(t, buf, o, c->registers, r->registers);
         GET(t, buf, o, c->shared_bytes, r->shared_bytes);
         GET(t, buf, o, c->spill_bytes, r->spill_bytes);

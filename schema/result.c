@@ -15,6 +15,7 @@ void tf_result_init(struct tf_result *r, uint32_t kernel, uint32_t problem, uint
     r->status = (uint8_t)status;
     r->time_median = r->time_min = r->time_mean = r->time_rsd = NAN;
     r->compile_time = 0.0;
+    r->device_time = NAN;
     r->registers = -1;
     r->shared_bytes = r->spill_bytes = -1;
     r->sm_clock_mhz = r->power_w = r->temperature_c = NAN;

@@ -24,6 +24,8 @@ struct tf_result {
     double time_mean;
     double time_rsd;      /* relative standard deviation, a fraction */
     double compile_time;  /* seconds spent compiling (0 when the cache had it) */
+    double device_time;   /* seconds the device ran this variant: verified launch, timed
+                             warm-ups and samples (the duty cycle's numerator); NaN unknown */
     int32_t registers;    /* per thread; -1 unknown */
     int64_t shared_bytes; /* static + dynamic shared memory; -1 unknown */
     int64_t spill_bytes;  /* local-memory spills; -1 unknown */

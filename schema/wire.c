@@ -146,6 +146,7 @@ void tf_buf_put_result(struct tf_buf *b, const struct tf_result *r)
     tf_buf_put_f64(b, r->time_mean);
     tf_buf_put_f64(b, r->time_rsd);
     tf_buf_put_f64(b, r->compile_time);
+    tf_buf_put_f64(b, r->device_time);
     tf_buf_put_u32(b, (uint32_t)r->registers);
     tf_buf_put_u64(b, (uint64_t)r->shared_bytes);
     tf_buf_put_u64(b, (uint64_t)r->spill_bytes);
@@ -171,7 +172,7 @@ int tf_buf_get_result(struct tf_buf *b, struct tf_result *r)
         tf_buf_get_u8(b, &r->phase) || tf_buf_get_u32(b, &r->samples) || tf_buf_get_f64(b, &r->time_median) ||
         tf_buf_get_f64(b, &r->time_min) || tf_buf_get_f64(b, &r->time_mean) ||
         tf_buf_get_f64(b, &r->time_rsd) || tf_buf_get_f64(b, &r->compile_time) ||
-        tf_buf_get_u32(b, &u32))
+        tf_buf_get_f64(b, &r->device_time) || tf_buf_get_u32(b, &u32))
         return -1;
     r->registers = (int32_t)u32;
     if (tf_buf_get_u64(b, &u64))

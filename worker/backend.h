@@ -21,6 +21,7 @@
 
 #define TF_BACKEND_VERSION 1
 #define TF_MAX_DEFINES 64
+#define TF_MAX_BATCH 256 /* launches one enqueue may queue */
 
 /* What to compile: one variant of one source. */
 struct tf_compile_input {
@@ -110,6 +111,20 @@ struct tf_backend {
     /* 0 once the context is broken (a sticky fault such as an illegal address):
      * nothing more can run in this process, so the runner exits after replying. */
     int (*healthy)(struct tf_backend_ctx *ctx);
+
+    /* Optional: queue `count` (1..TF_MAX_BATCH) timed launches back to back on
+     * the device, the cache flushed before each if `flush`, and return at once
+     * (status as for launch). The device then runs samples without waiting for
+     * the host, and the host may work meanwhile (the runner verifies there). */
+    int (*enqueue)(struct tf_backend_ctx *ctx, void *function, const struct tf_launch *geometry,
+                   void **args, int count, int flush, struct tf_error *err);
+    /* Optional, with enqueue: wait for the queued launches and write each one's
+     * device time into seconds[i]. Returns a status. */
+    int (*collect)(struct tf_backend_ctx *ctx, double *seconds, struct tf_error *err);
+    /* Optional: copy `bytes` between device buffers, ordered before later launches
+     * (buffers are restored from device-side images instead of re-uploaded). */
+    int (*copy)(struct tf_backend_ctx *ctx, void *dst, const void *src, size_t bytes,
+                struct tf_error *err);
 };
 
 /* The host CPU backend. */

@@ -45,6 +45,9 @@ struct tf_backend_ctx {
     tf_cu_context context;
     tf_cu_stream stream;
     tf_cu_event start, end;
+    tf_cu_event batch_start[TF_MAX_BATCH], batch_end[TF_MAX_BATCH]; /* created on first use */
+    int batch_events;       /* how many of each exist */
+    int batch_queued;       /* launches queued by enqueue, not yet collected */
     tf_cu_deviceptr flush_buf;
     size_t flush_words;
     unsigned int flush_value;
@@ -404,6 +407,10 @@ static void cuda_close(struct tf_backend_ctx *ctx)
             cu->cuEventDestroy(ctx->start);
         if (ctx->end)
             cu->cuEventDestroy(ctx->end);
+        for (int i = 0; i < ctx->batch_events; i++) {
+            cu->cuEventDestroy(ctx->batch_start[i]);
+            cu->cuEventDestroy(ctx->batch_end[i]);
+        }
         if (ctx->stream)
             cu->cuStreamDestroy(ctx->stream);
         cu->cuCtxSetCurrent(NULL);
@@ -656,6 +663,36 @@ static int check_geometry(const struct tf_backend_ctx *ctx, const struct cuda_fu
     return TF_STATUS_OK;
 }
 
+/* Geometry within the device's limits, and the opt-in above the default 48 KiB
+ * of dynamic shared memory. Returns a status. */
+static int launch_prepare(struct tf_backend_ctx *ctx, struct cuda_function *f,
+                          const struct tf_launch *g, struct tf_error *err)
+{
+    int status = check_geometry(ctx, f, g, err);
+    if (status != TF_STATUS_OK)
+        return status;
+    const int dynamic = (int)g->shared_bytes;
+    if (dynamic + f->static_shared > ctx->max_shared && dynamic > f->dynamic_limit) {
+        tf_cu_result rc = ctx->cu->cuFuncSetAttribute(
+            f->fn, TF_CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, dynamic);
+        if (rc != TF_CUDA_SUCCESS) {
+            cuda_fail(ctx, rc, err, "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)");
+            return is_sticky(rc) ? TF_STATUS_RUNTIME_ERROR : TF_STATUS_INVALID;
+        }
+        f->dynamic_limit = dynamic;
+    }
+    return TF_STATUS_OK;
+}
+
+/* The status of a failed cuLaunchKernel. */
+static int launch_failed(struct tf_backend_ctx *ctx, tf_cu_result rc, struct tf_error *err)
+{
+    cuda_fail(ctx, rc, err, "cuLaunchKernel");
+    if (is_sticky(rc))
+        return TF_STATUS_RUNTIME_ERROR; /* an earlier fault surfaced */
+    return is_configuration_error(rc) ? TF_STATUS_INVALID : TF_STATUS_LAUNCH_ERROR;
+}
+
 static int cuda_launch(struct tf_backend_ctx *ctx, void *function, const struct tf_launch *g,
                        void **args, double *seconds, struct tf_error *err)
 {
@@ -667,32 +704,17 @@ static int cuda_launch(struct tf_backend_ctx *ctx, void *function, const struct 
         tf_error_set(err, TF_ERR_BACKEND, "the CUDA context is unusable after an earlier fault");
         return TF_STATUS_RUNTIME_ERROR;
     }
-    int status = check_geometry(ctx, f, g, err);
+    int status = launch_prepare(ctx, f, g, err);
     if (status != TF_STATUS_OK)
         return status;
-    /* Above the default 48 KiB a kernel must opt in to its dynamic shared memory. */
-    const int dynamic = (int)g->shared_bytes;
-    if (dynamic + f->static_shared > ctx->max_shared && dynamic > f->dynamic_limit) {
-        rc = cu->cuFuncSetAttribute(f->fn, TF_CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                                    dynamic);
-        if (rc != TF_CUDA_SUCCESS) {
-            cuda_fail(ctx, rc, err, "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)");
-            return is_sticky(rc) ? TF_STATUS_RUNTIME_ERROR : TF_STATUS_INVALID;
-        }
-        f->dynamic_limit = dynamic;
-    }
     if (seconds && (rc = cu->cuEventRecord(ctx->start, ctx->stream)) != TF_CUDA_SUCCESS) {
         cuda_fail(ctx, rc, err, "cuEventRecord");
         return TF_STATUS_RUNTIME_ERROR;
     }
     rc = cu->cuLaunchKernel(f->fn, g->grid[0], g->grid[1], g->grid[2], g->block[0], g->block[1],
                             g->block[2], (unsigned int)g->shared_bytes, ctx->stream, args, NULL);
-    if (rc != TF_CUDA_SUCCESS) {
-        cuda_fail(ctx, rc, err, "cuLaunchKernel");
-        if (is_sticky(rc))
-            return TF_STATUS_RUNTIME_ERROR; /* an earlier fault surfaced */
-        return is_configuration_error(rc) ? TF_STATUS_INVALID : TF_STATUS_LAUNCH_ERROR;
-    }
+    if (rc != TF_CUDA_SUCCESS)
+        return launch_failed(ctx, rc, err);
     if (seconds) {
         float ms = 0;
         if ((rc = cu->cuEventRecord(ctx->end, ctx->stream)) != TF_CUDA_SUCCESS ||
@@ -710,6 +732,94 @@ static int cuda_launch(struct tf_backend_ctx *ctx, void *function, const struct 
         return TF_STATUS_RUNTIME_ERROR;
     }
     return TF_STATUS_OK;
+}
+
+/* A failure while queueing: drain what was queued, report, runtime_error. */
+static int batch_failed(struct tf_backend_ctx *ctx, tf_cu_result rc, struct tf_error *err,
+                        const char *what)
+{
+    ctx->batch_queued = 0;
+    ctx->cu->cuStreamSynchronize(ctx->stream);
+    cuda_fail(ctx, rc, err, what);
+    return TF_STATUS_RUNTIME_ERROR;
+}
+
+static int cuda_enqueue(struct tf_backend_ctx *ctx, void *function, const struct tf_launch *g,
+                        void **args, int count, int flush, struct tf_error *err)
+{
+    const struct tf_cuda_driver *cu = ctx->cu;
+    struct cuda_function *f = function;
+    tf_cu_result rc;
+    if (!ctx->healthy) {
+        tf_error_set(err, TF_ERR_BACKEND, "the CUDA context is unusable after an earlier fault");
+        return TF_STATUS_RUNTIME_ERROR;
+    }
+    if (count < 1 || count > TF_MAX_BATCH || ctx->batch_queued)
+        tf_die("cuda_enqueue: %d launches with %d queued", count, ctx->batch_queued);
+    int status = launch_prepare(ctx, f, g, err);
+    if (status != TF_STATUS_OK)
+        return status;
+    for (; ctx->batch_events < count; ctx->batch_events++) {
+        int i = ctx->batch_events;
+        if ((rc = cu->cuEventCreate(&ctx->batch_start[i], 0)) != TF_CUDA_SUCCESS)
+            return batch_failed(ctx, rc, err, "cuEventCreate");
+        if ((rc = cu->cuEventCreate(&ctx->batch_end[i], 0)) != TF_CUDA_SUCCESS) {
+            cu->cuEventDestroy(ctx->batch_start[i]);
+            return batch_failed(ctx, rc, err, "cuEventCreate");
+        }
+    }
+    for (int i = 0; i < count; i++) {
+        /* The flush runs between the samples, outside their events. */
+        if (flush && (rc = cu->cuMemsetD32Async(ctx->flush_buf, ++ctx->flush_value,
+                                                ctx->flush_words, ctx->stream)) != TF_CUDA_SUCCESS)
+            return batch_failed(ctx, rc, err, "cuMemsetD32Async (L2 flush)");
+        if ((rc = cu->cuEventRecord(ctx->batch_start[i], ctx->stream)) != TF_CUDA_SUCCESS)
+            return batch_failed(ctx, rc, err, "cuEventRecord");
+        rc = cu->cuLaunchKernel(f->fn, g->grid[0], g->grid[1], g->grid[2], g->block[0],
+                                g->block[1], g->block[2], (unsigned int)g->shared_bytes,
+                                ctx->stream, args, NULL);
+        if (rc != TF_CUDA_SUCCESS) {
+            ctx->batch_queued = 0;
+            cu->cuStreamSynchronize(ctx->stream);
+            return launch_failed(ctx, rc, err);
+        }
+        if ((rc = cu->cuEventRecord(ctx->batch_end[i], ctx->stream)) != TF_CUDA_SUCCESS)
+            return batch_failed(ctx, rc, err, "cuEventRecord");
+        ctx->batch_queued = i + 1;
+    }
+    return TF_STATUS_OK;
+}
+
+static int cuda_collect(struct tf_backend_ctx *ctx, double *seconds, struct tf_error *err)
+{
+    const struct tf_cuda_driver *cu = ctx->cu;
+    const int n = ctx->batch_queued;
+    tf_cu_result rc;
+    ctx->batch_queued = 0;
+    if (n > 0 && (rc = cu->cuEventSynchronize(ctx->batch_end[n - 1])) != TF_CUDA_SUCCESS) {
+        cuda_fail(ctx, rc, err, "kernel");
+        ctx->healthy = 0;
+        return TF_STATUS_RUNTIME_ERROR;
+    }
+    for (int i = 0; i < n; i++) {
+        float ms = 0;
+        if ((rc = cu->cuEventElapsedTime(&ms, ctx->batch_start[i], ctx->batch_end[i])) !=
+            TF_CUDA_SUCCESS) {
+            cuda_fail(ctx, rc, err, "cuEventElapsedTime");
+            return TF_STATUS_RUNTIME_ERROR;
+        }
+        seconds[i] = (double)ms * 1e-3;
+    }
+    return TF_STATUS_OK;
+}
+
+static int cuda_copy(struct tf_backend_ctx *ctx, void *dst, const void *src, size_t bytes,
+                     struct tf_error *err)
+{
+    tf_cu_result rc = ctx->cu->cuMemcpyDtoDAsync((tf_cu_deviceptr)(uintptr_t)dst,
+                                                 (tf_cu_deviceptr)(uintptr_t)src, bytes,
+                                                 ctx->stream);
+    return rc == TF_CUDA_SUCCESS ? 0 : cuda_fail(ctx, rc, err, "cuMemcpyDtoDAsync");
 }
 
 static int cuda_flush_cache(struct tf_backend_ctx *ctx, struct tf_error *err)
@@ -795,4 +905,7 @@ const struct tf_backend tf_backend_cuda = {
     .function_info = cuda_function_info,
     .telemetry = cuda_telemetry,
     .healthy = cuda_healthy,
+    .enqueue = cuda_enqueue,
+    .collect = cuda_collect,
+    .copy = cuda_copy,
 };

@@ -82,6 +82,7 @@ static const struct symbol driver_symbols[] = {
     SYM(tf_cuda_driver, cuMemcpyHtoDAsync, "cuMemcpyHtoDAsync_v2"),
     SYM(tf_cuda_driver, cuMemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2"),
     SYM(tf_cuda_driver, cuMemsetD32Async, "cuMemsetD32Async"),
+    SYM(tf_cuda_driver, cuMemcpyDtoDAsync, "cuMemcpyDtoDAsync_v2"),
 };
 
 static pthread_once_t driver_once = PTHREAD_ONCE_INIT;

@@ -140,6 +140,8 @@ struct tf_cuda_driver {
                                       tf_cu_stream stream);                     /* _v2 */
     tf_cu_result (*cuMemsetD32Async)(tf_cu_deviceptr dst, unsigned int value, size_t count,
                                      tf_cu_stream stream);
+    tf_cu_result (*cuMemcpyDtoDAsync)(tf_cu_deviceptr dst, tf_cu_deviceptr src, size_t bytes,
+                                      tf_cu_stream stream);                     /* _v2 */
 };
 
 /* ---- NVRTC (nvrtc.h) ---- */

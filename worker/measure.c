@@ -12,6 +12,8 @@
  * launch's status: a variant that fails on its 40th launch is not "ok". */
 #include "measure.h"
 
+#include "backend.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -72,21 +74,118 @@ static double running_rsd(uint32_t n, double mean, double m2)
     return sqrt(m2 / (n - 1)) / mean;
 }
 
+/* The samples so far, with Welford's running mean and variance. */
+struct sample_set {
+    double *v;
+    uint32_t n, cap;
+    double total, mean, m2;
+};
+
+/* Add one sample; -1 + err if the device clock returned nonsense. */
+static int sample_add(struct sample_set *s, double t, struct tf_error *err)
+{
+    if (!(t >= 0.0) || isinf(t)) /* a broken clock would poison every statistic */
+        return tf_error_set(err, TF_ERR_BACKEND, "device timer returned %g seconds", t);
+    if (s->n == s->cap)
+        return 0;
+    s->v[s->n++] = t;
+    s->total += t;
+    const double delta = t - s->mean;
+    s->mean += delta / s->n;
+    s->m2 += delta * (t - s->mean);
+    return 0;
+}
+
+/* 1 when the protocol of `m` is satisfied by the samples so far. */
+static int sample_done(const struct tf_measure *m, const struct sample_set *s)
+{
+    if (s->n >= s->cap || s->total >= m->max_time)
+        return 1;
+    return s->n >= (uint32_t)m->min_samples && s->total >= m->min_time &&
+           running_rsd(s->n, s->mean, s->m2) <= m->max_noise;
+}
+
+/* How many samples the next batch should take: what min_samples and min_time
+ * still need, half again as many while the noise is too high, never beyond
+ * max_time (at the mean so far), max_samples or a batch. */
+static int next_batch(const struct tf_measure *m, const struct sample_set *s)
+{
+    double need = 1;
+    if (s->n < (uint32_t)m->min_samples)
+        need = m->min_samples - s->n;
+    if (s->mean > 0 && s->total < m->min_time)
+        need = fmax(need, ceil((m->min_time - s->total) / s->mean));
+    if (running_rsd(s->n, s->mean, s->m2) > m->max_noise)
+        need = fmax(need, s->n / 2.0);
+    if (s->mean > 0)
+        need = fmin(need, fmax(1, floor((m->max_time - s->total) / s->mean)));
+    need = fmin(need, (double)(s->cap - s->n));
+    need = fmin(need, TF_MAX_BATCH);
+    return need < 1 ? 1 : (int)need;
+}
+
+/* The protocol with batches: the warm-ups and the first samples in one queue,
+ * the overlap work while the device runs them, then batches until done. */
+static int measure_batched(const struct tf_measure *m, const struct tf_sampler *s,
+                           struct sample_set *set, double *busy, struct tf_error *err)
+{
+    double times[TF_MAX_BATCH];
+    int warm = m->warmup < TF_MAX_BATCH / 2 ? m->warmup : TF_MAX_BATCH / 2;
+    int first = m->min_samples < TF_MAX_BATCH - warm ? m->min_samples : TF_MAX_BATCH - warm;
+    if ((uint32_t)first > set->cap)
+        first = (int)set->cap;
+    int status = s->enqueue(s->ctx, warm + first, m->flush_l2, err);
+    if (status != TF_STATUS_OK)
+        return status;
+    int overlap = s->overlap ? s->overlap(s->ctx, err) : TF_STATUS_OK;
+    struct tf_error collect_err = {0};
+    status = s->collect(s->ctx, times, &collect_err);
+    if (overlap != TF_STATUS_OK)
+        return overlap; /* its err stands; the batch was drained */
+    if (status != TF_STATUS_OK) {
+        *err = collect_err;
+        return status;
+    }
+    for (int i = 0; i < warm + first; i++) {
+        *busy += times[i];
+        if (i >= warm && sample_add(set, times[i], err) != 0)
+            return TF_STATUS_RUNTIME_ERROR;
+    }
+    while (!sample_done(m, set)) {
+        int n = next_batch(m, set);
+        if ((status = s->enqueue(s->ctx, n, m->flush_l2, err)) != TF_STATUS_OK ||
+            (status = s->collect(s->ctx, times, err)) != TF_STATUS_OK)
+            return status;
+        for (int i = 0; i < n; i++) {
+            *busy += times[i];
+            if (sample_add(set, times[i], err) != 0)
+                return TF_STATUS_RUNTIME_ERROR;
+        }
+    }
+    return TF_STATUS_OK;
+}
+
 int tf_measure_run(const struct tf_measure *m, const struct tf_sampler *s, struct tf_stats *out,
                    struct tf_error *err)
 {
     int status = TF_STATUS_OK;
-    const uint32_t cap = m->max_samples > 0 ? (uint32_t)m->max_samples : 1;
-    double *samples = tf_xmalloc(sizeof(double) * cap);
-    uint32_t n = 0;
-    double total = 0.0, mean = 0.0, m2 = 0.0;
+    struct sample_set set = {0};
+    set.cap = m->max_samples > 0 ? (uint32_t)m->max_samples : 1;
+    set.v = tf_xmalloc(sizeof(double) * set.cap);
+    double busy = 0.0;
 
+    if (s->enqueue != NULL && s->collect != NULL) {
+        status = measure_batched(m, s, &set, &busy, err);
+        goto done;
+    }
+    if (s->overlap != NULL && (status = s->overlap(s->ctx, err)) != TF_STATUS_OK)
+        goto done;
     for (int i = 0; i < m->warmup; i++) {
         status = s->launch(s->ctx, NULL, err);
         if (status != TF_STATUS_OK)
             goto done;
     }
-    for (;;) {
+    while (!sample_done(m, &set)) {
         if (m->flush_l2 && s->flush != NULL && s->flush(s->ctx, err) != 0) {
             status = TF_STATUS_RUNTIME_ERROR;
             goto done;
@@ -95,25 +194,15 @@ int tf_measure_run(const struct tf_measure *m, const struct tf_sampler *s, struc
         status = s->launch(s->ctx, &t, err);
         if (status != TF_STATUS_OK)
             goto done;
-        if (!(t >= 0.0) || isinf(t)) { /* a broken clock would poison every statistic */
-            tf_error_set(err, TF_ERR_BACKEND, "device timer returned %g seconds", t);
+        if (sample_add(&set, t, err) != 0) {
             status = TF_STATUS_RUNTIME_ERROR;
             goto done;
         }
-        samples[n++] = t;
-        total += t;
-        const double delta = t - mean;
-        mean += delta / n;
-        m2 += delta * (t - mean);
-
-        if (n >= cap || total >= m->max_time)
-            break;
-        if (n >= (uint32_t)m->min_samples && total >= m->min_time &&
-            running_rsd(n, mean, m2) <= m->max_noise)
-            break;
+        busy += t;
     }
 done:
-    tf_stats_compute(samples, n, out);
-    free(samples);
+    tf_stats_compute(set.v, set.n, out);
+    out->busy = busy;
+    free(set.v);
     return status;
 }

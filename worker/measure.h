@@ -15,6 +15,7 @@ struct tf_stats {
     double median, min, mean;
     double rsd;   /* sample standard deviation / mean; 0 when n < 2; NaN when n == 0 */
     double total; /* sum of the samples */
+    double busy;  /* device time of every timed launch: warm-ups (when timed) and samples */
 };
 
 /* Where samples come from. `launch` runs the kernel once and returns an enum
@@ -24,6 +25,16 @@ struct tf_sampler {
     int (*launch)(void *ctx, double *seconds, struct tf_error *err);
     int (*flush)(void *ctx, struct tf_error *err);
     void *ctx;
+    /* Optional pair: queue `n` (<= TF_MAX_BATCH) timed launches back to back,
+     * flushing before each if `flush`, then wait and read their times. With
+     * them, the device runs the warm-ups and samples without host round trips. */
+    int (*enqueue)(void *ctx, int n, int flush, struct tf_error *err);
+    int (*collect)(void *ctx, double *seconds, struct tf_error *err);
+    /* Optional: host work to overlap with the first samples (the runner checks
+     * the verified launch's output there). Returns a status; not ok ends the
+     * protocol with that status. Called once, before the first sample without
+     * enqueue, or while the first batch runs with it. */
+    int (*overlap)(void *ctx, struct tf_error *err);
 };
 
 /* Compute the statistics of `n` samples into `out` (sorts a private copy). */

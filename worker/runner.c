@@ -396,8 +396,8 @@ int tf_runner_measure(struct tf_runner *r, uint32_t kernel, uint32_t problem, ui
     *out = got;
     if (exiting) /* its device context is broken: the next request starts a new runner */
         reap_child(r, 0, NULL, 0);
-    if (got.status == TF_STATUS_OK)
-        r->device_seconds += got.time_mean * got.samples;
+    if (isfinite(got.device_time))
+        r->device_seconds += got.device_time;
     return 0;
 }
 
@@ -450,6 +450,7 @@ struct buffer {
     void *expected;  /* outputs: the reference's result */
     void *got;       /* outputs: downloaded after the verified launch */
     void *dev;
+    void *dev_init;  /* a device-side copy of `init`, where the backend can copy (restores) */
 };
 
 struct child {
@@ -537,6 +538,8 @@ static void free_buffers(struct child *c)
         struct buffer *b = &c->bufs[i];
         if (b->dev)
             c->be->release(c->ctx, b->dev);
+        if (b->dev_init)
+            c->be->release(c->ctx, b->dev_init);
         free(b->init);
         free(b->expected);
         free(b->got);
@@ -644,6 +647,11 @@ static int build_buffers(struct child *c, uint64_t config, const int64_t *counts
         }
         if (c->be->alloc(c->ctx, b->bytes, &b->dev, err) != 0)
             goto fail;
+        /* Each configuration starts from `init`: keep it on the device when a
+         * device-side copy is possible (much faster than uploading it again). */
+        if (c->be->copy && (c->be->alloc(c->ctx, b->bytes, &b->dev_init, err) != 0 ||
+                            c->be->upload(c->ctx, b->dev_init, b->init, b->bytes, err) != 0))
+            goto fail;
         c->args[i] = &b->dev;
         /* The reference gets private copies: it may write any of them. */
         ref_ptrs[i] = tf_xmalloc(b->bytes);
@@ -721,6 +729,7 @@ struct sample_ctx {
     struct child *c;
     void *fn;
     const struct tf_launch *geo;
+    struct tf_result *res; /* where verification writes its message */
 };
 
 static int sample_launch(void *ctx, double *seconds, struct tf_error *err)
@@ -733,6 +742,39 @@ static int sample_flush(void *ctx, struct tf_error *err)
 {
     struct sample_ctx *s = ctx;
     return s->c->be->flush_cache(s->c->ctx, err);
+}
+
+static int sample_enqueue(void *ctx, int n, int flush, struct tf_error *err)
+{
+    struct sample_ctx *s = ctx;
+    return s->c->be->enqueue(s->c->ctx, s->fn, s->geo, s->c->args, n, flush, err);
+}
+
+static int sample_collect(void *ctx, double *seconds, struct tf_error *err)
+{
+    struct sample_ctx *s = ctx;
+    return s->c->be->collect(s->c->ctx, seconds, err);
+}
+
+/* Compare every output of the verified launch (downloaded before the samples
+ * were queued) with the reference, while the device runs the first samples. */
+static int sample_verify(void *ctx, struct tf_error *err)
+{
+    struct sample_ctx *s = ctx;
+    const struct tf_kernel *k = s->c->k;
+    for (int i = 0; i < k->nargs; i++) {
+        const struct tf_arg *a = &k->args[i];
+        const struct buffer *b = &s->c->bufs[i];
+        if (a->kind != TF_ARG_BUFFER || !a->output)
+            continue;
+        int status = tf_verify(a->name, a->type, b->got, b->expected, (size_t)b->count, k->rtol,
+                               k->atol, s->res->message, sizeof s->res->message);
+        if (status != TF_STATUS_OK) {
+            tf_error_set(err, TF_ERR_EVAL, "%s", s->res->message);
+            return status;
+        }
+    }
+    return TF_STATUS_OK;
 }
 
 /* Evaluate launch geometry: a NULL expression is 1 (grid, block) or 0 (shared). */
@@ -856,12 +898,14 @@ static void child_measure(struct child *c, uint32_t kernel, uint32_t problem, ui
         struct buffer *b = &c->bufs[i];
         if (k->args[i].kind != TF_ARG_BUFFER)
             continue;
-        if (c->be->upload(c->ctx, b->dev, b->init, b->bytes, &err) != 0) {
+        if ((b->dev_init ? c->be->copy(c->ctx, b->dev, b->dev_init, b->bytes, &err)
+                         : c->be->upload(c->ctx, b->dev, b->init, b->bytes, &err)) != 0) {
             res->status = TF_STATUS_RUNTIME_ERROR;
             goto done;
         }
     }
-    status = c->be->launch(c->ctx, fn, &geo, c->args, NULL, &err);
+    double verified_seconds = 0.0;
+    status = c->be->launch(c->ctx, fn, &geo, c->args, &verified_seconds, &err);
     if (status != TF_STATUS_OK) {
         res->status = (uint8_t)status;
         goto done;
@@ -875,26 +919,32 @@ static void child_measure(struct child *c, uint32_t kernel, uint32_t problem, ui
             res->status = TF_STATUS_RUNTIME_ERROR;
             goto done;
         }
-        status = tf_verify(a->name, a->type, b->got, b->expected, (size_t)b->count, k->rtol,
-                           k->atol, res->message, sizeof res->message);
-        if (status != TF_STATUS_OK) {
-            res->status = (uint8_t)status;
-            res->timestamp = unix_now();
-            c->be->unload(c->ctx, fn);
-            return;
-        }
     }
 
-    struct sample_ctx sc = {c, fn, &geo};
-    struct tf_sampler sampler = {sample_launch, sample_flush, &sc};
+    /* The outputs are compared (sample_verify) while the device runs the first
+     * samples, where the backend can queue them; a wrong result discards them. */
+    struct sample_ctx sc = {c, fn, &geo, res};
+    struct tf_sampler sampler = {sample_launch, sample_flush, &sc, NULL, NULL, sample_verify};
+    if (c->be->enqueue && c->be->collect) {
+        sampler.enqueue = sample_enqueue;
+        sampler.collect = sample_collect;
+    }
     struct tf_stats st;
     struct tf_telemetry before, after;
     const int have_before = read_telemetry(c, &before);
     status = tf_measure_run(protocol, &sampler, &st, &err);
+    if (status == TF_STATUS_WRONG_RESULT) {
+        res->status = (uint8_t)status;
+        res->device_time = verified_seconds + st.busy;
+        res->timestamp = unix_now();
+        c->be->unload(c->ctx, fn);
+        return;
+    }
     if (read_telemetry(c, &after))
         apply_telemetry(res, have_before ? &before : NULL, &after);
     res->status = (uint8_t)status;
     res->samples = st.n;
+    res->device_time = verified_seconds + st.busy;
     res->flushed_l2 = protocol->flush_l2;
     if (status == TF_STATUS_OK) {
         res->time_median = st.median;

@@ -82,15 +82,15 @@ check "h5dump reads the archive" h5dump -H mpi.h5
 check "h5py + pandas read every table" $PY "$ROOT/tests/integration/read_archive.py" mpi.h5
 check "query prints the best configuration" sh -c "\"$TF\" query mpi.h5 | grep -q 'X=2 Y=1 Z=a'"
 
-echo "-- two phases: screen everything, re-measure the top 5 strictly"
+echo "-- two phases: screen everything, re-measure the top 8 strictly"
 mkdir -p twophase && cp -r "$FIX/ranked" twophase/ && sed \
     -e 's/^name: ranked/name: ranked_two_phase/' \
-    -e 's/^search: .*/search: {strategy: brute_force, top_k: 5}/' \
-    -e 's|^measure: |screen: {warmup: 1, min_samples: 3, max_samples: 5, min_time: 0.001, max_time: 0.01, max_noise: 0.5}\nmeasure: |' \
+    -e 's/^search: .*/search: {strategy: brute_force, top_k: 8}/' \
+    -e 's|^measure: |screen: {warmup: 1, min_samples: 3, max_samples: 50, min_time: 0.003, max_time: 0.01, max_noise: 0.5}\nmeasure: |' \
     "$FIX/ranked.yaml" >twophase/job.yaml
 check "two-phase run completes" "$TF" run -q -n 1 twophase/job.yaml -o twophase.h5
 check "every configuration screened once" $CHECK twophase.h5 ranked --phase 1 --rows 38 --unique
-check "the top 5 re-measured" $CHECK twophase.h5 ranked --phase 2 --rows 5 --unique --all-ok
+check "the top 8 re-measured" $CHECK twophase.h5 ranked --phase 2 --rows 8 --unique --all-ok
 check "the strict phase finds the known best" $CHECK twophase.h5 ranked --phase 2 --best X=2 Y=1 Z=a
 check "query reports the strict best" sh -c "\"$TF\" query twophase.h5 | grep -q 'X=2 Y=1 Z=a'"
 

@@ -102,7 +102,7 @@ static void test_stops_on_noise_rule(void **state)
     (void)state;
     const double v[] = {0.001};
     struct script s = {.values = v, .count = 1};
-    struct tf_sampler sm = {script_launch, script_flush, &s};
+    struct tf_sampler sm = {.launch = script_launch, .flush = script_flush, .ctx = &s};
     struct tf_measure m = settings();
     struct tf_stats st;
     struct tf_error err = {0};
@@ -127,7 +127,7 @@ static void test_noise_delays_stop(void **state)
     for (int i = 0; i < 200; i++)
         v[i] = i < 4 ? (i % 2 ? 0.002 : 0.001) : 0.0015;
     struct script s = {.values = v, .count = 200};
-    struct tf_sampler sm = {script_launch, NULL, &s};
+    struct tf_sampler sm = {.launch = script_launch, .ctx = &s};
     struct tf_measure m = settings();
     m.min_time = 0.0001;
     m.max_noise = 0.05;
@@ -151,7 +151,7 @@ static void test_max_time(void **state)
     for (int i = 0; i < 1000; i++)
         v[i] = i % 2 ? 0.01 : 0.03;
     struct script s = {.values = v, .count = 1000};
-    struct tf_sampler sm = {script_launch, script_flush, &s};
+    struct tf_sampler sm = {.launch = script_launch, .flush = script_flush, .ctx = &s};
     struct tf_measure m = settings();
     m.max_time = 0.2;
     m.flush_l2 = true;
@@ -170,7 +170,7 @@ static void test_max_samples(void **state)
     (void)state;
     const double v[] = {1e-9, 3e-9};
     struct script s = {.values = v, .count = 2};
-    struct tf_sampler sm = {script_launch, NULL, &s};
+    struct tf_sampler sm = {.launch = script_launch, .ctx = &s};
     struct tf_measure m = settings();
     m.max_samples = 25;
     struct tf_stats st;
@@ -186,7 +186,7 @@ static void test_failure_mid_way(void **state)
     const double v[] = {0.001};
     struct script s = {.values = v, .count = 1, .fail_at = 6,
                        .fail_status = TF_STATUS_RUNTIME_ERROR};
-    struct tf_sampler sm = {script_launch, NULL, &s};
+    struct tf_sampler sm = {.launch = script_launch, .ctx = &s};
     struct tf_measure m = settings();
     struct tf_stats st;
     struct tf_error err = {0};
@@ -204,12 +204,121 @@ static void test_bad_timer(void **state)
     (void)state;
     const double v[] = {0.001, -1.0};
     struct script s = {.values = v, .count = 2};
-    struct tf_sampler sm = {script_launch, NULL, &s};
+    struct tf_sampler sm = {.launch = script_launch, .ctx = &s};
     struct tf_measure m = settings();
     struct tf_stats st;
     struct tf_error err = {0};
     assert_int_equal(tf_measure_run(&m, &sm, &st, &err), TF_STATUS_RUNTIME_ERROR);
     assert_non_null(strstr(err.message, "timer"));
+}
+
+/* A scripted batch source: enqueue records the batch, collect serves the next
+ * values of the script (the warm-ups too: a batch times everything it runs). */
+struct batches {
+    struct script s;
+    int queued;
+    int enqueues, collects, overlaps, largest;
+    int overlap_status;
+    int collects_at_overlap; /* collects done when overlap ran */
+};
+
+static int batch_enqueue(void *ctx, int n, int flush, struct tf_error *err)
+{
+    (void)err;
+    struct batches *b = ctx;
+    assert_int_equal(b->queued, 0); /* never two batches in flight */
+    assert_true(n >= 1);
+    b->queued = n;
+    b->enqueues++;
+    if (n > b->largest)
+        b->largest = n;
+    b->s.flushes += flush ? n : 0;
+    return TF_STATUS_OK;
+}
+
+static int batch_collect(void *ctx, double *seconds, struct tf_error *err)
+{
+    (void)err;
+    struct batches *b = ctx;
+    for (int i = 0; i < b->queued; i++) {
+        seconds[i] = b->s.values[b->s.next < b->s.count ? b->s.next : b->s.count - 1];
+        b->s.next++;
+    }
+    b->queued = 0;
+    b->collects++;
+    return TF_STATUS_OK;
+}
+
+static int batch_overlap(void *ctx, struct tf_error *err)
+{
+    struct batches *b = ctx;
+    b->overlaps++;
+    b->collects_at_overlap = b->collects;
+    if (b->overlap_status != TF_STATUS_OK)
+        tf_error_set(err, TF_ERR_EVAL, "scripted wrong result");
+    return b->overlap_status;
+}
+
+static int no_launch(void *ctx, double *seconds, struct tf_error *err)
+{
+    (void)ctx, (void)seconds, (void)err;
+    fail_msg("the batched protocol must not launch one by one");
+    return TF_STATUS_RUNTIME_ERROR;
+}
+
+/* Batched: the same stopping rule as one launch at a time, the warm-ups in the
+ * first batch with the overlap work running while it is in flight. */
+static void test_batched_same_rule(void **state)
+{
+    (void)state;
+    const double v[] = {0.001};
+    struct batches b = {.s = {.values = v, .count = 1}};
+    struct tf_sampler sm = {no_launch, NULL, &b, batch_enqueue, batch_collect, batch_overlap};
+    struct tf_measure m = settings();
+    struct tf_stats st;
+    struct tf_error err = {0};
+    assert_int_equal(tf_measure_run(&m, &sm, &st, &err), TF_STATUS_OK);
+    assert_int_equal(st.n, 20);          /* min_time 0.02 of 1 ms samples, as unbatched */
+    assert_int_equal(b.overlaps, 1);
+    assert_int_equal(b.collects_at_overlap, 0); /* ran while the first batch was queued */
+    assert_int_equal(b.enqueues, 2);     /* warm-ups + 10, then the 10 min_time needs */
+    assert_true(fabs(st.busy - 0.022) < 1e-12); /* 2 warm-ups + 20 samples */
+    assert_true(fabs(st.total - 0.020) < 1e-12);
+
+    m.flush_l2 = true;
+    m.max_samples = 15;
+    memset(&b, 0, sizeof b);
+    b.s = (struct script){.values = v, .count = 1};
+    assert_int_equal(tf_measure_run(&m, &sm, &st, &err), TF_STATUS_OK);
+    assert_int_equal(st.n, 15);          /* max_samples caps the batches */
+    assert_true(b.largest <= 12);
+    assert_int_equal(b.s.flushes, 2 + 15);
+}
+
+/* A long run of fast samples is cut into batches no larger than TF_MAX_BATCH,
+ * and a failed verification drains the first batch and ends the protocol. */
+static void test_batched_limits_and_wrong_result(void **state)
+{
+    (void)state;
+    const double v[] = {0x1p-20}; /* ~1 us, and sums of it are exact */
+    struct batches b = {.s = {.values = v, .count = 1}};
+    struct tf_sampler sm = {no_launch, NULL, &b, batch_enqueue, batch_collect, batch_overlap};
+    struct tf_measure m = settings(); /* min_time 0.02 needs ceil(0.02 * 2^20) = 20972 */
+    m.max_samples = 100000;
+    struct tf_stats st;
+    struct tf_error err = {0};
+    assert_int_equal(tf_measure_run(&m, &sm, &st, &err), TF_STATUS_OK);
+    assert_int_equal(st.n, 20972);
+    assert_int_equal(b.largest, 256);
+
+    memset(&b, 0, sizeof b);
+    b.s = (struct script){.values = v, .count = 1};
+    b.overlap_status = TF_STATUS_WRONG_RESULT;
+    assert_int_equal(tf_measure_run(&m, &sm, &st, &err), TF_STATUS_WRONG_RESULT);
+    assert_int_equal(b.enqueues, 1);
+    assert_int_equal(b.collects, 1); /* drained, not left in flight */
+    assert_int_equal(b.queued, 0);
+    assert_non_null(strstr(err.message, "scripted wrong result"));
 }
 
 int main(void)
@@ -223,6 +332,8 @@ int main(void)
         cmocka_unit_test(test_max_samples),
         cmocka_unit_test(test_failure_mid_way),
         cmocka_unit_test(test_bad_timer),
+        cmocka_unit_test(test_batched_same_rule),
+        cmocka_unit_test(test_batched_limits_and_wrong_result),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

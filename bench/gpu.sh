@@ -1,0 +1,131 @@
+#!/usr/bin/env bash
+# bench/gpu.sh - the cuda backend's benchmarks on a GPU machine, in one go.
+#
+# usage: bench/gpu.sh [SECTION...]   (default: every section)
+#   check      device unit tests (test_cuda) and the GPU fault job
+#   space      sgemm space (1000 configurations at 1024^3), cold then warm compile cache:
+#              configurations/s and GPU duty cycle
+#   kt1024     tunefarm vs Kernel Tuner at 1024^3 (compile-bound), same space, same timing
+#   kt4096     the same at 4096^3 (GPU-bound)
+#   kernels    each GPU kernel's best configuration vs its default (large problems)
+#   baselines  cuBLAS SGEMM, PyTorch SDPA, device-to-device copy (bench/baselines.py)
+# Logs go to $OUT (the device tool's folder) or /tmp/tunefarm-bench; a table of the
+# headline numbers is printed at the end. Kernel Tuner and its missing dependencies
+# are installed from wheels in .device/wheels (the GPU machine has no network) into
+# /tmp/ktpy, never over the system's packages.
+set -u
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+LOG=${OUT:-/tmp/tunefarm-bench}
+mkdir -p "$LOG"
+WORK=$(mktemp -d /tmp/tf-bench.XXXXXX)
+TF="$ROOT/tunefarm"
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+SECTIONS=${*:-check space kt1024 kt4096 kernels baselines}
+TABLE="$LOG/table.txt"
+: >"$TABLE"
+row() { printf '%-44s %s\n' "$1" "$2" | tee -a "$TABLE"; }
+
+echo "== tunefarm bench/gpu.sh, $(date -u +%Y-%m-%dT%H:%MZ)"
+echo "== command: bench/gpu.sh $SECTIONS"
+nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv,noheader
+echo "== $(nproc) CPU cores; $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2)"
+make -j"$(nproc)" >"$LOG/build.log" 2>&1 || { echo "build failed"; tail -20 "$LOG/build.log"; exit 1; }
+"$TF" devices | tee "$LOG/devices.txt"
+
+# run NAME JOB [tunefarm args]: a run in $WORK with its own compile cache unless
+# CACHE is set; keeps the log and prints the summary lines.
+run() {
+    local name=$1 job=$2; shift 2
+    (cd "$WORK" && XDG_CACHE_HOME=${CACHE:-$WORK/cache-$name} \
+        "$TF" run -q "$ROOT/$job" -o "$WORK/$name.h5" "$@") >"$LOG/$name.log" 2>&1
+    local rc=$?
+    echo "-- $name (exit $rc)"
+    grep -E "^(Job|Compile|Duty|Statuses)" "$LOG/$name.log"
+    return $rc
+}
+
+# Configurations/s and duty cycle (device_time / span) between the first and the last result, read
+# from the archive (excludes start-up and the one-time reference computation).
+steady() {
+    /usr/bin/python3 - "$1" <<'PY'
+import sys, h5py, numpy as np
+with h5py.File(sys.argv[1], "r") as f:
+    for name in f["kernels"]:
+        d = f["kernels/%s/results" % name][()]
+        ok = d["status"] == 0
+        span = d["timestamp"].max() - d["timestamp"].min()
+        gpu = float(np.nansum(d["device_time"]))
+        print("%s: %d results over %.2f s between first and last: %.1f configurations/s, duty cycle %.1f%%"
+              % (name, len(d), span, len(d) / span if span > 0 else 0, 100 * gpu / span if span > 0 else 0))
+PY
+}
+
+kt_setup() {
+    python3 -c "import kernel_tuner" 2>/dev/null && return 0
+    mkdir -p /tmp/ktpy
+    local pairs="kernel_tuner:kernel_tuner python_constraint2:constraint xmltodict:xmltodict
+        jsonschema:jsonschema jsonschema_specifications:jsonschema_specifications
+        referencing:referencing rpds_py:rpds attrs:attrs packaging:packaging scipy:scipy
+        scikit_learn:sklearn joblib:joblib threadpoolctl:threadpoolctl
+        typing_extensions:typing_extensions cloudpickle:cloudpickle
+        python_dateutil:dateutil pytz:pytz tzdata:tzdata"
+    for p in $pairs; do
+        python3 -c "import ${p#*:}" 2>/dev/null && continue
+        python3 -m pip install -q --no-index --no-deps --target /tmp/ktpy \
+            "$ROOT"/.device/wheels/"${p%%:*}"-*.whl >>"$LOG/kt-install.log" 2>&1
+    done
+    export PYTHONPATH=/tmp/ktpy${PYTHONPATH:+:$PYTHONPATH}
+    python3 -c "import kernel_tuner; print('kernel_tuner', kernel_tuner.__version__)"
+}
+
+for s in $SECTIONS; do
+    echo
+    echo "==== $s"
+    case $s in
+    check)
+        make -s tests/unit/test_cuda >>"$LOG/build.log" 2>&1 && tests/unit/test_cuda | tee "$LOG/test_cuda.log" | tail -12
+        run gpufaults tests/fixtures/gpufaults.yaml
+        /usr/bin/python3 tests/integration/check_archive.py "$WORK/gpufaults.h5" gpufaults --unique >/dev/null &&
+            row "gpufaults job" "$(grep -E '^Statuses' "$LOG/gpufaults.log")"
+        ;;
+    space)
+        CACHE=$WORK/cache-space run space-cold bench/gpu/sgemm-space.yaml
+        steady "$WORK/space-cold.h5" | tee -a "$LOG/space-cold.log"
+        CACHE=$WORK/cache-space run space-warm bench/gpu/sgemm-space.yaml
+        steady "$WORK/space-warm.h5" | tee -a "$LOG/space-warm.log"
+        for t in cold warm; do
+            row "sgemm space 1024^3, $t cache" "$(sed -n 's/^Job .*configurations in \(.*\); archive.*/\1/p' "$LOG/space-$t.log"), $(sed -n 's/^Duty cycle .*: \([0-9.]*%\).*/duty \1/p' "$LOG/space-$t.log"); steady: $(tail -1 "$LOG/space-$t.log" | sed 's/^[^:]*: //')"
+        done
+        ;;
+    kt1024 | kt4096)
+        n=${s#kt}
+        run "kt-s$n" "bench/gpu/kt-s$n.yaml"
+        steady "$WORK/kt-s$n.h5" | tee -a "$LOG/kt-s$n.log"
+        row "tunefarm sgemm_kt ${n}^3" "$(sed -n 's/^Job .*: \([0-9]* configurations in .*\); archive.*/\1/p' "$LOG/kt-s$n.log"), $(sed -n 's/^Duty cycle .*: \([0-9.]*%\).*/duty \1/p' "$LOG/kt-s$n.log")"
+        if kt_setup >>"$LOG/kt-install.log" 2>&1; then
+            export PYTHONPATH=/tmp/ktpy${PYTHONPATH:+:$PYTHONPATH}
+            mkdir -p "$WORK/hdr" && "$TF" header cuda >"$WORK/hdr/tunefarm.h"
+            count=$(sed -n 's/.*budget: \([0-9]*\).*/\1/p' "bench/gpu/kt-s$n.yaml")
+            python3 bench/kt_compare.py "$WORK/kt-s$n.h5" "$n" "$count" "$WORK/hdr" kernels/sgemm/sgemm.cu \
+                >"$LOG/kt-python-s$n.log" 2>&1
+            tail -1 "$LOG/kt-python-s$n.log"
+            row "kernel_tuner sgemm_kt ${n}^3" "$(tail -1 "$LOG/kt-python-s$n.log" | sed 's/^kernel_tuner [^:]*: //')"
+        else
+            row "kernel_tuner sgemm_kt ${n}^3" "not run: Kernel Tuner could not be installed (see kt-install.log)"
+        fi
+        ;;
+    kernels)
+        run kernels bench/gpu/kernels.yaml
+        sed -n '/^kernel /,$p' "$LOG/kernels.log" | tee -a "$TABLE"
+        ;;
+    baselines)
+        python3 bench/baselines.py 2>&1 | tee "$LOG/baselines.log" | tee -a "$TABLE"
+        ;;
+    *) echo "unknown section $s" ;;
+    esac
+done
+echo
+echo "==== table"
+cat "$TABLE"
+rm -rf "$WORK"
