@@ -8,6 +8,7 @@
 #   kt1024     tunefarm vs Kernel Tuner at 1024^3 (compile-bound), same space, same timing
 #   kt4096     the same at 4096^3 (GPU-bound)
 #   kernels    each GPU kernel's best configuration vs its default (large problems)
+#   deep       a two-phase sgemm tune at 4096^3 (1500 screened, top 30 re-measured)
 #   baselines  cuBLAS SGEMM, PyTorch SDPA, device-to-device copy (bench/baselines.py)
 # Logs go to $OUT (the device tool's folder) or /tmp/tunefarm-bench; a table of the
 # headline numbers is printed at the end. Kernel Tuner and its missing dependencies
@@ -21,7 +22,9 @@ mkdir -p "$LOG"
 WORK=$(mktemp -d /tmp/tf-bench.XXXXXX)
 TF="$ROOT/tunefarm"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-SECTIONS=${*:-check space kt1024 kt4096 kernels baselines}
+SECTIONS=${*:-check space kt1024 kt4096 kernels deep baselines}
+PY=${PYTHON:-python3} # the one with h5py and numpy
+export TUNEFARM_PROFILE=1 # each runner prints where its time went (in the logs)
 TABLE="$LOG/table.txt"
 : >"$TABLE"
 row() { printf '%-44s %s\n' "$1" "$2" | tee -a "$TABLE"; }
@@ -48,7 +51,7 @@ run() {
 # Configurations/s and duty cycle (device_time / span) between the first and the last result, read
 # from the archive (excludes start-up and the one-time reference computation).
 steady() {
-    /usr/bin/python3 - "$1" <<'PY'
+    $PY - "$1" <<'PY'
 import sys, h5py, numpy as np
 with h5py.File(sys.argv[1], "r") as f:
     for name in f["kernels"]:
@@ -86,13 +89,15 @@ for s in $SECTIONS; do
     check)
         make -s tests/unit/test_cuda >>"$LOG/build.log" 2>&1 && tests/unit/test_cuda | tee "$LOG/test_cuda.log" | tail -12
         run gpufaults tests/fixtures/gpufaults.yaml
-        /usr/bin/python3 tests/integration/check_archive.py "$WORK/gpufaults.h5" gpufaults --unique >/dev/null &&
+        $PY tests/integration/check_archive.py "$WORK/gpufaults.h5" gpufaults --unique >/dev/null &&
             row "gpufaults job" "$(grep -E '^Statuses' "$LOG/gpufaults.log")"
         ;;
     space)
         CACHE=$WORK/cache-space run space-cold bench/gpu/sgemm-space.yaml
+        grep -h "runner profile" "$LOG/space-cold.log" || true
         steady "$WORK/space-cold.h5" | tee -a "$LOG/space-cold.log"
         CACHE=$WORK/cache-space run space-warm bench/gpu/sgemm-space.yaml
+        grep -h "runner profile" "$LOG/space-warm.log" || true
         steady "$WORK/space-warm.h5" | tee -a "$LOG/space-warm.log"
         for t in cold warm; do
             row "sgemm space 1024^3, $t cache" "$(sed -n 's/^Job .*configurations in \(.*\); archive.*/\1/p' "$LOG/space-$t.log"), $(sed -n 's/^Duty cycle .*: \([0-9.]*%\).*/duty \1/p' "$LOG/space-$t.log"); steady: $(tail -1 "$LOG/space-$t.log" | sed 's/^[^:]*: //')"
@@ -101,6 +106,7 @@ for s in $SECTIONS; do
     kt1024 | kt4096)
         n=${s#kt}
         run "kt-s$n" "bench/gpu/kt-s$n.yaml"
+        grep -h "runner profile" "$LOG/kt-s$n.log" || true
         steady "$WORK/kt-s$n.h5" | tee -a "$LOG/kt-s$n.log"
         row "tunefarm sgemm_kt ${n}^3" "$(sed -n 's/^Job .*: \([0-9]* configurations in .*\); archive.*/\1/p' "$LOG/kt-s$n.log"), $(sed -n 's/^Duty cycle .*: \([0-9.]*%\).*/duty \1/p' "$LOG/kt-s$n.log")"
         if kt_setup >>"$LOG/kt-install.log" 2>&1; then
@@ -117,7 +123,14 @@ for s in $SECTIONS; do
         ;;
     kernels)
         run kernels bench/gpu/kernels.yaml
+        grep -h "runner profile" "$LOG/kernels.log" || true
         sed -n '/^kernel /,$p' "$LOG/kernels.log" | tee -a "$TABLE"
+        ;;
+    deep)
+        run deep bench/gpu/sgemm-deep.yaml
+        grep -h "runner profile" "$LOG/deep.log" || true
+        steady "$WORK/deep.h5" | tee -a "$LOG/deep.log"
+        sed -n '/^kernel /,$p' "$LOG/deep.log" | tee -a "$TABLE"
         ;;
     baselines)
         python3 bench/baselines.py 2>&1 | tee "$LOG/baselines.log" | tee -a "$TABLE"

@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../schema/status.h"
@@ -57,6 +58,8 @@ struct tf_backend_ctx {
     /* NVML, NULL where absent */
     const struct tf_nvml *nvml;
     tf_nvml_device nvml_dev;
+    struct tf_telemetry telemetry;   /* the last NVML readings */
+    double telemetry_at;             /* when (monotonic seconds); 0: never */
 };
 
 /* ---- errors ---- */
@@ -852,6 +855,18 @@ static int cuda_function_info(struct tf_backend_ctx *ctx, void *function, int32_
     return 0;
 }
 
+/* NVML readings take milliseconds each and its counters move every few tens of
+ * milliseconds, so within TELEMETRY_PERIOD the last readings are returned: a
+ * stream of short variants does not pay five NVML calls each. */
+#define TELEMETRY_PERIOD 0.1
+
+static double cuda_monotonic(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
 static int cuda_telemetry(struct tf_backend_ctx *ctx, struct tf_telemetry *t, struct tf_error *err)
 {
     const struct tf_nvml *nv = ctx->nvml;
@@ -861,6 +876,11 @@ static int cuda_telemetry(struct tf_backend_ctx *ctx, struct tf_telemetry *t, st
     t->throttled = -1;
     if (nv == NULL)
         return tf_error_set(err, TF_ERR_BACKEND, "no NVML: telemetry unavailable");
+    const double now = cuda_monotonic();
+    if (ctx->telemetry_at > 0 && now - ctx->telemetry_at < TELEMETRY_PERIOD) {
+        *t = ctx->telemetry;
+        return 0;
+    }
     /* Each reading is independent: a board without an energy counter (pre-Volta)
      * still reports its clock. */
     if (nv->nvmlDeviceGetClockInfo(ctx->nvml_dev, TF_NVML_CLOCK_SM, &u) == TF_NVML_SUCCESS)
@@ -875,6 +895,8 @@ static int cuda_telemetry(struct tf_backend_ctx *ctx, struct tf_telemetry *t, st
     if (nv->nvmlDeviceGetCurrentClocksEventReasons(ctx->nvml_dev, &ull) == TF_NVML_SUCCESS)
         t->throttled = (ull & ~(TF_NVML_CLOCKS_EVENT_REASON_GPU_IDLE |
                                 TF_NVML_CLOCKS_EVENT_REASON_APPLICATIONS_CLOCKS)) != 0;
+    ctx->telemetry = *t;
+    ctx->telemetry_at = now;
     return 0;
 }
 

@@ -427,9 +427,11 @@ int tf_compile_reference(struct tf_compile_pool *p, const struct tf_kernel *k, c
                          size_t cap, struct tf_error *err)
 {
     /* References are plain C for the host whatever the pool's backend: the
-     * kernel's flags may be nvcc-style, so only a fixed, portable -O2. */
-    static char opt_o2[] = "-O2";
-    char *options[] = {opt_o2};
+     * kernel's flags may be nvcc-style, so only fixed, portable ones. OpenMP
+     * lets a reference parallelise itself over the worker's cores: a 4096^3
+     * GEMM in double is seconds on 16 cores instead of half a minute on one. */
+    static char opt_o2[] = "-O2", opt_omp[] = "-fopenmp";
+    char *options[] = {opt_o2, opt_omp};
     struct variant v = {
         .be = &tf_backend_host,
         .cache_dir = p->cache_dir,
@@ -440,7 +442,7 @@ int tf_compile_reference(struct tf_compile_pool *p, const struct tf_kernel *k, c
                .arch = "reference",
                .ndefines = 0,
                .defines = NULL,
-               .noptions = 1,
+               .noptions = 2,
                .options = options},
     };
     struct tf_compiled out;

@@ -840,12 +840,46 @@ static void apply_telemetry(struct tf_result *res, const struct tf_telemetry *be
     res->throttled = (uint8_t)(after->throttled == 1 || (before && before->throttled == 1));
 }
 
+/* Where a runner's time goes, per phase, when TUNEFARM_PROFILE is set: printed
+ * to stderr when it exits (the overhead a duty cycle below 100% is made of). */
+static struct {
+    int on;
+    long configs;
+    double setup, load, restore, verify_launch, download, measure, telemetry, total;
+} profile;
+
+static void profile_report(void)
+{
+    if (!profile.on || profile.configs == 0)
+        return;
+    const double k = 1e3 / (double)profile.configs;
+    fprintf(stderr,
+            "tunefarm runner profile: %ld configurations, per configuration (ms): total %.3f = "
+            "load %.3f + restore %.3f + verified launch %.3f + download %.3f + samples and "
+            "verification %.3f + telemetry %.3f + other; setup %.3f s in all\n",
+            profile.configs, profile.total * k, profile.load * k, profile.restore * k,
+            profile.verify_launch * k, profile.download * k, profile.measure * k,
+            profile.telemetry * k, profile.setup);
+}
+
+/* Add the time since *mark to *slot and move the mark. */
+static void profile_lap(double *slot, double *mark)
+{
+    if (!profile.on)
+        return;
+    const double now = now_seconds();
+    *slot += now - *mark;
+    *mark = now;
+}
+
 /* MEASURE one configuration into `res`. */
 static void child_measure(struct child *c, uint32_t kernel, uint32_t problem, uint32_t phase,
                           uint64_t config, const char *binary, struct tf_result *res)
 {
     /* The screening pass of a two-phase search uses the cheap protocol. */
     const struct tf_measure *protocol = phase == 1 ? &c->job->screen : &c->job->measure;
+    const double started = profile.on ? now_seconds() : 0;
+    double mark = started, ignored = 0;
     struct tf_error err = {0};
     void *fn = NULL;
     int status;
@@ -876,11 +910,13 @@ static void child_measure(struct child *c, uint32_t kernel, uint32_t problem, ui
         res->status = TF_STATUS_INVALID;
         goto done;
     }
+    profile_lap(&ignored, &mark);
     if (c->be->load(c->ctx, binary, k->entry, &fn, &err) != 0) {
         fn = NULL;
         res->status = TF_STATUS_LAUNCH_ERROR;
         goto done;
     }
+    profile_lap(&profile.load, &mark);
     /* Only the loaded binary knows its resources on a GPU (NVRTC does not say). */
     if (c->be->function_info) {
         int32_t regs;
@@ -904,8 +940,10 @@ static void child_measure(struct child *c, uint32_t kernel, uint32_t problem, ui
             goto done;
         }
     }
+    profile_lap(&profile.restore, &mark);
     double verified_seconds = 0.0;
     status = c->be->launch(c->ctx, fn, &geo, c->args, &verified_seconds, &err);
+    profile_lap(&profile.verify_launch, &mark);
     if (status != TF_STATUS_OK) {
         res->status = (uint8_t)status;
         goto done;
@@ -929,10 +967,13 @@ static void child_measure(struct child *c, uint32_t kernel, uint32_t problem, ui
         sampler.enqueue = sample_enqueue;
         sampler.collect = sample_collect;
     }
+    profile_lap(&profile.download, &mark);
     struct tf_stats st;
     struct tf_telemetry before, after;
     const int have_before = read_telemetry(c, &before);
+    profile_lap(&profile.telemetry, &mark);
     status = tf_measure_run(protocol, &sampler, &st, &err);
+    profile_lap(&profile.measure, &mark);
     if (status == TF_STATUS_WRONG_RESULT) {
         res->status = (uint8_t)status;
         res->device_time = verified_seconds + st.busy;
@@ -942,6 +983,11 @@ static void child_measure(struct child *c, uint32_t kernel, uint32_t problem, ui
     }
     if (read_telemetry(c, &after))
         apply_telemetry(res, have_before ? &before : NULL, &after);
+    profile_lap(&profile.telemetry, &mark);
+    if (profile.on) {
+        profile.configs++;
+        profile.total += now_seconds() - started;
+    }
     res->status = (uint8_t)status;
     res->samples = st.n;
     res->device_time = verified_seconds + st.busy;
@@ -1014,6 +1060,7 @@ int tf_runner_main(int argc, char **argv)
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() == 1)
         return 1;
+    profile.on = getenv("TUNEFARM_PROFILE") != NULL;
 
     const int in = fcntl(0, F_DUPFD_CLOEXEC, 3);
     const int out = fcntl(1, F_DUPFD_CLOEXEC, 3);
@@ -1056,8 +1103,11 @@ int tf_runner_main(int argc, char **argv)
             if (tf_buf_get_u32(&req, &kernel) || tf_buf_get_u32(&req, &problem) ||
                 tf_buf_get_u64(&req, &config) || (reference = tf_buf_get_strdup(&req)) == NULL)
                 tf_error_set(&err, TF_ERR_SYSTEM, "malformed SETUP request");
-            else
+            else {
+                const double setup_started = now_seconds();
                 status = child_setup(&c, kernel, problem, config, reference, &err);
+                profile.setup += now_seconds() - setup_started;
+            }
             free(reference);
             tf_buf_put_u8(&rep, (uint8_t)status);
             char message[TF_MESSAGE_LEN];
@@ -1108,5 +1158,6 @@ int tf_runner_main(int argc, char **argv)
     tf_buf_free(&rep);
     close(in);
     close(out);
+    profile_report();
     return rc;
 }

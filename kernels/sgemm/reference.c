@@ -16,9 +16,12 @@ void sgemm_reference(void **args)
     const float *At = *(const float *const *)args[5];
     const float *B = *(const float *const *)args[6];
     float *C = *(float *const *)args[7];
-    double acc[IB][JB], bd[JB];
+    /* Row blocks are independent: spread them over the cores (the farm compiles
+     * references with -fopenmp; without it this is the serial loop). */
+#pragma omp parallel for schedule(dynamic)
     for (int i0 = 0; i0 < M; i0 += IB)
         for (int j0 = 0; j0 < N; j0 += JB) {
+            double acc[IB][JB], bd[JB];
             const int ib = M - i0 < IB ? M - i0 : IB, jb = N - j0 < JB ? N - j0 : JB;
             for (int i = 0; i < ib; i++)
                 for (int j = 0; j < jb; j++)
