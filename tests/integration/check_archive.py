@@ -4,7 +4,7 @@ and pandas only (no tunefarm code), the way a user's notebook would.
 
 usage: check_archive.py ARCHIVE KERNEL [--rows N] [--run R] [--phase P] [--unique]
                         [--best P=V ...] [--status-where P=V:STATUS ...]
-                        [--all-ok] [--runs N]
+                        [--all-ok] [--runs N] [--two-phase K] [--print-best]
 Exits 1 with a message on the first failed assertion."""
 import argparse
 import sys
@@ -38,6 +38,8 @@ def main():
     ap.add_argument("--all-ok", action="store_true")
     ap.add_argument("--best", nargs="*", default=[])
     ap.add_argument("--status-where", nargs="*", default=[])
+    ap.add_argument("--two-phase", type=int, metavar="K")
+    ap.add_argument("--print-best", action="store_true")
     a = ap.parse_args()
 
     with h5py.File(a.archive, "r") as f:
@@ -49,6 +51,8 @@ def main():
         if a.runs is not None and len(f["runs"]) != a.runs:
             fail("expected %d runs, found %d" % (a.runs, len(f["runs"])))
         ds = f["kernels/%s/results" % a.kernel]
+        param_names = [n.decode() if isinstance(n, bytes) else str(n)
+                       for n in f["kernels/%s" % a.kernel].attrs["parameter_names"]]
         status_names = {v: k for k, v in h5py.check_enum_dtype(ds.dtype["status"]).items()}
         df = decode(pd.DataFrame(ds[()]))
     df["status"] = df["status"].map(status_names)
@@ -85,6 +89,19 @@ def main():
         if got != {status}:
             fail("rows with %s=%s have statuses %s, expected only %s (messages: %s)"
                  % (p, v, sorted(got), status, sorted(set(rows["message"]))[:3]))
+    if a.two_phase is not None:
+        # Phase 2 re-measures exactly the K fastest ok configurations of phase 1.
+        screened = df[(df["phase"] == 1) & (df["status"] == "ok")].sort_values("time_median")
+        expect = set(screened["config"].head(a.two_phase))
+        got = set(df[df["phase"] == 2]["config"])
+        if got != expect:
+            fail("phase 2 measured %s, the %d fastest screened are %s"
+                 % (sorted(got), a.two_phase, sorted(expect)))
+    if a.print_best:
+        final = df[(df["status"] == "ok") & (df["phase"] != 1)]
+        best = final.loc[final["time_median"].idxmin()]
+        print(" ".join("%s=%s" % (p, best[p]) for p in param_names))
+        return
     print("check_archive: %s %s: %d rows ok" % (a.archive, a.kernel, len(df)))
 
 
