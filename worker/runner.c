@@ -681,8 +681,10 @@ static int build_buffers(struct child *c, uint64_t config, const int64_t *counts
         }
     status = TF_STATUS_OK;
 fail:
-    if (ref_fn)
-        tf_backend_host.unload(NULL, ref_fn);
+    /* The reference stays loaded for the runner's life: an OpenMP reference
+     * leaves libgomp's idle thread pool behind, and unloading the library that
+     * brought libgomp in would pull the code from under those threads. */
+    (void)ref_fn;
     for (int i = 0; i < k->nargs; i++)
         free(ref_ptrs[i]);
     free(ref_ptrs);

@@ -64,6 +64,9 @@ check "summary counts the failures" sh -c "grep -q 'crashed' faulty.out && grep 
 check "compiler message kept in the archive" sh -c \
     "$PY -c \"import h5py,sys; d=h5py.File('faulty.h5')['kernels/faulty/results'][()]; sys.exit(0 if any(b'error' in m for m in d['message']) else 1)\""
 
+check "an OpenMP reference does not crash the runner" sh -c \
+    "\"$TF\" run -q -n 1 \"$FIX/ompref.yaml\" -o ompref.h5 && $CHECK ompref.h5 ompref --rows 3 --all-ok"
+
 echo "-- MPI: one coordinator, two workers, against a serial run"
 if mpirun -np 3 --oversubscribe --bind-to none "$TF" run -q "$FIX/ranked.yaml" -o mpi.h5 >mpi.out 2>&1; then
     pass "mpirun -np 3 completes"
