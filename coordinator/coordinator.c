@@ -410,6 +410,14 @@ static void coordinator_print_plan(const struct coordinator *c)
                     "%llu configurations to measure\n",
             c->job->name, c->job->nkernels, c->nclasses, c->nworkers,
             (unsigned long long)c->plan->total);
+    for (int j = 0; j < c->job->nkernels; j++) {
+        bool planned = false;
+        for (int i = 0; i < c->plan->ntasks && !planned; i++)
+            planned = c->plan->tasks[i].kernel == j;
+        if (!planned)
+            fprintf(stderr, "  %-10s skipped: no device here runs %s kernels\n",
+                    c->job->kernels[j].kernel->name, c->job->kernels[j].kernel->language);
+    }
     for (int i = 0; i < c->plan->ntasks; i++) {
         const struct tf_task *t = &c->plan->tasks[i];
         const struct tf_kernel *k = c->job->kernels[t->kernel].kernel;
