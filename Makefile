@@ -26,8 +26,9 @@ SCHEMA_OBJS := schema/error.o schema/status.o schema/hash.o schema/device.o sche
 COORD_OBJS  := coordinator/coordinator.o coordinator/plan.o coordinator/progress.o \
                coordinator/report.o
 WORKER_OBJS := worker/worker.o worker/backends.o worker/backend_host.o worker/cache.o \
-               worker/compile.o worker/compiler.o worker/runner.o worker/measure.o \
-               worker/verify.o worker/cuda_api.o worker/backend_cuda.o worker/portability.o
+               worker/compile.o worker/compiler.o worker/channel.o worker/runner.o \
+               worker/measure.o worker/verify.o worker/cuda_api.o worker/backend_cuda.o \
+               worker/portability.o
 MAIN_OBJS   := main.o
 LIB         := build/libtunefarm.a
 ALL_OBJS    := $(SCHEMA_OBJS) $(COORD_OBJS) $(WORKER_OBJS) $(MAIN_OBJS)

@@ -20,6 +20,8 @@
  * compiler library prints cannot corrupt the channel. */
 #include "compiler.h"
 
+#include "channel.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -40,110 +42,8 @@ extern char **environ;
 
 enum { REQ_COMPILE = 1 };
 
-/* Sources and logs are far below this; a larger length is a broken stream. */
-#define FRAME_MAX ((uint32_t)1 << 28)
 /* How long a child that saw its channel close may take to exit by itself. */
 #define QUIT_GRACE 2.0
-
-static double now_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-/* ---- framing, shared by both sides ---- */
-
-/* Wait until `fd` is ready for `events` or `deadline` (< 0: none) passes.
- * Returns 1 ready, 0 timed out, -1 error. */
-static int wait_fd(int fd, short events, double deadline)
-{
-    for (;;) {
-        int ms = -1;
-        if (deadline >= 0) {
-            const double left = deadline - now_seconds();
-            if (left <= 0)
-                return 0;
-            ms = left > 1e6 ? 1000000000 : (int)(left * 1000.0) + 1;
-        }
-        struct pollfd p = {.fd = fd, .events = events};
-        int rc = poll(&p, 1, ms);
-        if (rc > 0)
-            return 1;
-        if (rc < 0 && errno != EINTR)
-            return -1;
-    }
-}
-
-/* Write all of `data`; -1 on error (EPIPE when the peer is gone), -2 on deadline. */
-static int write_all(int fd, const void *data, size_t n, double deadline)
-{
-    const unsigned char *p = data;
-    while (n > 0) {
-        int w = wait_fd(fd, POLLOUT, deadline);
-        if (w <= 0)
-            return w == 0 ? -2 : -1;
-        ssize_t k = send(fd, p, n, MSG_NOSIGNAL | MSG_DONTWAIT);
-        if (k < 0 && errno == ENOTSOCK) /* a child run by hand with pipes */
-            k = write(fd, p, n);
-        if (k < 0 && (errno == EINTR || errno == EAGAIN))
-            continue;
-        if (k <= 0)
-            return -1;
-        p += k;
-        n -= (size_t)k;
-    }
-    return 0;
-}
-
-static int write_frame(int fd, const struct tf_buf *b, double deadline)
-{
-    unsigned char hdr[4];
-    const uint32_t n = (uint32_t)b->len;
-    for (int i = 0; i < 4; i++)
-        hdr[i] = (unsigned char)(n >> (8 * i));
-    int rc = write_all(fd, hdr, 4, deadline);
-    return rc ? rc : write_all(fd, b->data, b->len, deadline);
-}
-
-/* Read exactly n bytes; 0 ok, -1 EOF or error, -2 deadline. */
-static int read_all(int fd, void *data, size_t n, double deadline)
-{
-    unsigned char *p = data;
-    while (n > 0) {
-        int w = wait_fd(fd, POLLIN, deadline);
-        if (w <= 0)
-            return w == 0 ? -2 : -1;
-        ssize_t k = read(fd, p, n);
-        if (k < 0 && (errno == EINTR || errno == EAGAIN))
-            continue;
-        if (k <= 0)
-            return -1;
-        p += k;
-        n -= (size_t)k;
-    }
-    return 0;
-}
-
-/* Read one frame into `b` (reset); 0 ok, -1 EOF/error/garbage, -2 deadline. */
-static int read_frame(int fd, struct tf_buf *b, double deadline)
-{
-    unsigned char hdr[4];
-    int rc = read_all(fd, hdr, 4, deadline);
-    if (rc)
-        return rc;
-    const uint32_t n = (uint32_t)hdr[0] | (uint32_t)hdr[1] << 8 | (uint32_t)hdr[2] << 16 |
-                       (uint32_t)hdr[3] << 24;
-    if (n > FRAME_MAX)
-        return -1;
-    b->len = b->pos = 0;
-    tf_buf_reserve(b, n);
-    rc = read_all(fd, b->data, n, deadline);
-    if (rc)
-        return rc;
-    b->len = n;
-    return 0;
-}
 
 /* ---- the request and the reply ---- */
 
@@ -242,11 +142,11 @@ static void stop_child(struct tf_compiler *c, double grace, char *msg, size_t ca
         return;
     /* WNOWAIT: the child stays unreaped until its group is killed, so the pid,
      * which is the group's id, cannot have been reused by then. */
-    const double deadline = now_seconds() + grace;
+    const double deadline = tf_channel_now() + grace;
     for (;;) {
         siginfo_t si = {0};
         if (waitid(P_PID, (id_t)c->pid, &si, WEXITED | WNOHANG | WNOWAIT) != 0 || si.si_pid != 0 ||
-            now_seconds() >= deadline)
+            tf_channel_now() >= deadline)
             break;
         struct timespec ts = {0, 2 * 1000 * 1000};
         nanosleep(&ts, NULL);
@@ -342,10 +242,10 @@ int tf_compiler_compile(struct tf_compiler *c, const struct tf_compile_input *in
     put_strings(b, in->noptions, in->options);
     tf_buf_put_str(b, in->output_path);
 
-    const double until = now_seconds() + deadline;
-    int rc = write_frame(c->fd, b, until);
+    const double until = tf_channel_now() + deadline;
+    int rc = tf_channel_write_frame(c->fd, b, until);
     if (rc == 0)
-        rc = read_frame(c->fd, b, until);
+        rc = tf_channel_read_frame(c->fd, b, until);
     uint8_t failed = 1, ok = 0, has_log = 0;
     uint32_t registers = 0;
     uint64_t shared = 0, spills = 0;
@@ -403,9 +303,9 @@ static void serve_one(const struct tf_backend *be, const struct tf_compile_input
 {
     struct tf_compile_output co = {.registers = -1, .shared_bytes = -1, .spill_bytes = -1};
     struct tf_error err = {0};
-    const double t0 = now_seconds();
+    const double t0 = tf_channel_now();
     const int rc = be->compile(in, &co, &err);
-    const double seconds = now_seconds() - t0;
+    const double seconds = tf_channel_now() - t0;
     tf_buf_put_u8(rep, (uint8_t)(rc != 0));
     tf_buf_put_str(rep, rc != 0 ? err.message : "");
     tf_buf_put_u8(rep, (uint8_t)(rc == 0 && co.ok));
@@ -440,7 +340,7 @@ int tf_compiler_serve(const struct tf_backend *be)
 
     struct tf_buf req = {0}, rep = {0};
     int rc = 0;
-    while (read_frame(in, &req, -1) == 0) {
+    while (tf_channel_read_frame(in, &req, -1) == 0) {
         uint8_t type;
         struct request r = {.nstrings = 0};
         if (tf_buf_get_u8(&req, &type) != 0 || type != REQ_COMPILE ||
@@ -453,7 +353,7 @@ int tf_compiler_serve(const struct tf_backend *be)
         rep.len = rep.pos = 0;
         serve_one(be, &r.in, &rep);
         request_free(&r);
-        if (write_frame(out, &rep, -1) != 0)
+        if (tf_channel_write_frame(out, &rep, -1) != 0)
             break;
     }
     tf_buf_free(&req);

@@ -26,6 +26,8 @@
  * kernel that printf()s cannot corrupt the protocol stream. */
 #include "runner.h"
 
+#include "channel.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -58,120 +60,15 @@ enum {
     REQ_QUIT = 4
 };
 
-#define FRAME_MAX ((uint32_t)1 << 30)
 #define INIT_DEADLINE 60.0
 #define SETUP_DEADLINE_MIN 120.0
 #define QUIT_GRACE 2.0
 /* The runner's exit status after a fault that broke its device context. */
 #define RUNNER_EXIT_UNHEALTHY 3
 
-static double now_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 static void buf_reset(struct tf_buf *b)
 {
     b->len = b->pos = 0;
-}
-
-/* ---- framing, shared by both sides ---- */
-
-/* Wait until `fd` is ready for `events` or `deadline` (< 0: none) passes.
- * Returns 1 ready, 0 timed out, -1 error. */
-static int wait_fd(int fd, short events, double deadline)
-{
-    for (;;) {
-        int ms = -1;
-        if (deadline >= 0) {
-            const double left = deadline - now_seconds();
-            if (left <= 0)
-                return 0;
-            ms = left > 1e6 ? 1000000000 : (int)(left * 1000.0) + 1;
-        }
-        struct pollfd p = {.fd = fd, .events = events};
-        int rc = poll(&p, 1, ms);
-        if (rc > 0)
-            return 1;
-        if (rc < 0 && errno != EINTR)
-            return -1;
-    }
-}
-
-/* Write all of `data`; -1 on error (EPIPE when the peer is gone), -2 on deadline. */
-static int write_all(int fd, const void *data, size_t n, double deadline)
-{
-    const unsigned char *p = data;
-    while (n > 0) {
-        int w = wait_fd(fd, POLLOUT, deadline);
-        if (w <= 0)
-            return w == 0 ? -2 : -1;
-        ssize_t k = send(fd, p, n, MSG_NOSIGNAL | MSG_DONTWAIT);
-        if (k < 0 && errno == ENOTSOCK) /* run by hand with pipes */
-            k = write(fd, p, n);
-        if (k < 0 && (errno == EINTR || errno == EAGAIN))
-            continue;
-        if (k <= 0)
-            return -1;
-        p += k;
-        n -= (size_t)k;
-    }
-    return 0;
-}
-
-static int write_frame(int fd, const struct tf_buf *b, double deadline)
-{
-    unsigned char hdr[4];
-    const uint32_t n = (uint32_t)b->len;
-    for (int i = 0; i < 4; i++)
-        hdr[i] = (unsigned char)(n >> (8 * i));
-    int rc = write_all(fd, hdr, 4, deadline);
-    return rc ? rc : write_all(fd, b->data, b->len, deadline);
-}
-
-/* Read exactly n bytes; 0 ok, -1 EOF or error, -2 deadline. */
-static int read_all(int fd, void *data, size_t n, double deadline)
-{
-    unsigned char *p = data;
-    while (n > 0) {
-        int w = wait_fd(fd, POLLIN, deadline);
-        if (w <= 0)
-            return w == 0 ? -2 : -1;
-        ssize_t k = read(fd, p, n);
-        if (k < 0 && (errno == EINTR || errno == EAGAIN))
-            continue;
-        if (k <= 0)
-            return -1;
-        p += k;
-        n -= (size_t)k;
-    }
-    return 0;
-}
-
-/* Read one frame into `b` (reset); 0 ok, -1 EOF/error/garbage, -2 deadline. */
-static int read_frame(int fd, struct tf_buf *b, double deadline)
-{
-    unsigned char hdr[4];
-    int rc = read_all(fd, hdr, 4, deadline);
-    if (rc)
-        return rc;
-    const uint32_t n = (uint32_t)hdr[0] | (uint32_t)hdr[1] << 8 | (uint32_t)hdr[2] << 16 |
-                       (uint32_t)hdr[3] << 24;
-    if (n > FRAME_MAX)
-        return -1;
-    buf_reset(b);
-    unsigned char chunk[65536];
-    for (uint32_t got = 0; got < n;) {
-        const size_t want = n - got < sizeof chunk ? n - got : sizeof chunk;
-        rc = read_all(fd, chunk, want, deadline);
-        if (rc)
-            return rc;
-        tf_buf_put_bytes(b, chunk, want);
-        got += (uint32_t)want;
-    }
-    return 0;
 }
 
 /* ======================================================================
@@ -202,9 +99,9 @@ static void reap_child(struct tf_runner *r, int kill_first, char *msg, size_t ca
         if (kill_first)
             kill(r->pid, SIGKILL);
         /* EOF: the child is exiting; a short grace, then no mercy. */
-        const double deadline = now_seconds() + QUIT_GRACE;
+        const double deadline = tf_channel_now() + QUIT_GRACE;
         pid_t w;
-        while ((w = waitpid(r->pid, &st, WNOHANG)) == 0 && now_seconds() < deadline) {
+        while ((w = waitpid(r->pid, &st, WNOHANG)) == 0 && tf_channel_now() < deadline) {
             struct timespec ts = {0, 2 * 1000 * 1000};
             nanosleep(&ts, NULL);
         }
@@ -269,10 +166,10 @@ static int spawn_child(struct tf_runner *r, struct tf_error *err)
     tf_buf_put_u8(&r->buf, REQ_INIT);
     tf_buf_put_u64(&r->buf, r->job_msg.len);
     tf_buf_put_bytes(&r->buf, r->job_msg.data, r->job_msg.len);
-    const double deadline = now_seconds() + INIT_DEADLINE;
-    rc = write_frame(r->fd, &r->buf, deadline);
+    const double deadline = tf_channel_now() + INIT_DEADLINE;
+    rc = tf_channel_write_frame(r->fd, &r->buf, deadline);
     if (rc == 0)
-        rc = read_frame(r->fd, &r->buf, deadline);
+        rc = tf_channel_read_frame(r->fd, &r->buf, deadline);
     uint8_t ok = 0;
     char message[1024] = "";
     if (rc == 0 && (tf_buf_get_u8(&r->buf, &ok) || tf_buf_get_str(&r->buf, message, sizeof message) ||
@@ -347,10 +244,10 @@ int tf_runner_measure(struct tf_runner *r, uint32_t kernel, uint32_t problem, ui
         tf_buf_put_u32(&r->buf, problem);
         tf_buf_put_u64(&r->buf, config);
         tf_buf_put_str(&r->buf, reference);
-        const double deadline = now_seconds() + fmax(SETUP_DEADLINE_MIN, 10 * r->timeout);
-        int rc = write_frame(r->fd, &r->buf, deadline);
+        const double deadline = tf_channel_now() + fmax(SETUP_DEADLINE_MIN, 10 * r->timeout);
+        int rc = tf_channel_write_frame(r->fd, &r->buf, deadline);
         if (rc == 0)
-            rc = read_frame(r->fd, &r->buf, deadline);
+            rc = tf_channel_read_frame(r->fd, &r->buf, deadline);
         uint8_t status = 0, exiting = 0;
         if (rc == 0 && (tf_buf_get_u8(&r->buf, &status) ||
                         tf_buf_get_str(&r->buf, out->message, sizeof out->message) ||
@@ -380,10 +277,10 @@ int tf_runner_measure(struct tf_runner *r, uint32_t kernel, uint32_t problem, ui
     tf_buf_put_u64(&r->buf, config);
     tf_buf_put_u32(&r->buf, phase);
     tf_buf_put_str(&r->buf, binary);
-    const double deadline = now_seconds() + r->timeout;
-    int rc = write_frame(r->fd, &r->buf, deadline);
+    const double deadline = tf_channel_now() + r->timeout;
+    int rc = tf_channel_write_frame(r->fd, &r->buf, deadline);
     if (rc == 0)
-        rc = read_frame(r->fd, &r->buf, deadline);
+        rc = tf_channel_read_frame(r->fd, &r->buf, deadline);
     struct tf_result got;
     uint8_t exiting = 0;
     if (rc == 0 && (tf_buf_get_result(&r->buf, &got) || tf_buf_get_u8(&r->buf, &exiting) ||
@@ -418,7 +315,7 @@ void tf_runner_destroy(struct tf_runner *r)
     if (r->pid > 0) {
         buf_reset(&r->buf);
         tf_buf_put_u8(&r->buf, REQ_QUIT);
-        write_frame(r->fd, &r->buf, now_seconds() + QUIT_GRACE);
+        tf_channel_write_frame(r->fd, &r->buf, tf_channel_now() + QUIT_GRACE);
         /* closing our end is the second signal: the child exits on EOF */
         close(r->fd);
         r->fd = -1;
@@ -869,7 +766,7 @@ static void profile_lap(double *slot, double *mark)
 {
     if (!profile.on)
         return;
-    const double now = now_seconds();
+    const double now = tf_channel_now();
     *slot += now - *mark;
     *mark = now;
 }
@@ -880,7 +777,7 @@ static void child_measure(struct child *c, uint32_t kernel, uint32_t problem, ui
 {
     /* The screening pass of a two-phase search uses the cheap protocol. */
     const struct tf_measure *protocol = phase == 1 ? &c->job->screen : &c->job->measure;
-    const double started = profile.on ? now_seconds() : 0;
+    const double started = profile.on ? tf_channel_now() : 0;
     double mark = started, ignored = 0;
     struct tf_error err = {0};
     void *fn = NULL;
@@ -988,7 +885,7 @@ static void child_measure(struct child *c, uint32_t kernel, uint32_t problem, ui
     profile_lap(&profile.telemetry, &mark);
     if (profile.on) {
         profile.configs++;
-        profile.total += now_seconds() - started;
+        profile.total += tf_channel_now() - started;
     }
     res->status = (uint8_t)status;
     res->samples = st.n;
@@ -1081,7 +978,7 @@ int tf_runner_main(int argc, char **argv)
     struct tf_buf req = {0}, rep = {0};
     int initialized = 0, rc = 0, exit_after_reply = 0;
 
-    while (read_frame(in, &req, -1) == 0) {
+    while (tf_channel_read_frame(in, &req, -1) == 0) {
         uint8_t type;
         struct tf_error err = {0};
         if (tf_buf_get_u8(&req, &type) != 0)
@@ -1106,9 +1003,9 @@ int tf_runner_main(int argc, char **argv)
                 tf_buf_get_u64(&req, &config) || (reference = tf_buf_get_strdup(&req)) == NULL)
                 tf_error_set(&err, TF_ERR_SYSTEM, "malformed SETUP request");
             else {
-                const double setup_started = now_seconds();
+                const double setup_started = tf_channel_now();
                 status = child_setup(&c, kernel, problem, config, reference, &err);
-                profile.setup += now_seconds() - setup_started;
+                profile.setup += tf_channel_now() - setup_started;
             }
             free(reference);
             tf_buf_put_u8(&rep, (uint8_t)status);
@@ -1143,7 +1040,7 @@ int tf_runner_main(int argc, char **argv)
             rc = 1;
             break;
         }
-        if (write_frame(out, &rep, -1) != 0)
+        if (tf_channel_write_frame(out, &rep, -1) != 0)
             break;
         if (exit_after_reply) {
             rc = RUNNER_EXIT_UNHEALTHY;

@@ -1,0 +1,116 @@
+/* channel.c - framed messages between a worker and its child processes.
+ *
+ * The runner and the compiler children talk to their worker over a socket
+ * pair: each message is a u32 length and that many bytes (encoded with the
+ * tf_buf helpers of schema/wire.h). Every read and write waits with poll()
+ * against an absolute deadline, so a hung child turns into a -2 the caller
+ * can act on (kill it, record a timeout) instead of a blocked worker; writes
+ * use MSG_NOSIGNAL so a dead child is an error, not a SIGPIPE. Frames are read
+ * in chunks, so a hostile length costs no allocation beyond what arrives. */
+#include "channel.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+double tf_channel_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Wait until `fd` is ready for `events` or `deadline` (< 0: none) passes.
+ * Returns 1 ready, 0 timed out, -1 error. */
+static int wait_fd(int fd, short events, double deadline)
+{
+    for (;;) {
+        int ms = -1;
+        if (deadline >= 0) {
+            const double left = deadline - tf_channel_now();
+            if (left <= 0)
+                return 0;
+            ms = left > 1e6 ? 1000000000 : (int)(left * 1000.0) + 1;
+        }
+        struct pollfd p = {.fd = fd, .events = events};
+        int rc = poll(&p, 1, ms);
+        if (rc > 0)
+            return 1;
+        if (rc < 0 && errno != EINTR)
+            return -1;
+    }
+}
+
+static int write_all(int fd, const void *data, size_t n, double deadline)
+{
+    const unsigned char *p = data;
+    while (n > 0) {
+        int w = wait_fd(fd, POLLOUT, deadline);
+        if (w <= 0)
+            return w == 0 ? -2 : -1;
+        ssize_t k = send(fd, p, n, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (k < 0 && errno == ENOTSOCK) /* a child run by hand with pipes */
+            k = write(fd, p, n);
+        if (k < 0 && (errno == EINTR || errno == EAGAIN))
+            continue;
+        if (k <= 0)
+            return -1;
+        p += k;
+        n -= (size_t)k;
+    }
+    return 0;
+}
+
+int tf_channel_write_frame(int fd, const struct tf_buf *b, double deadline)
+{
+    unsigned char hdr[4];
+    const uint32_t n = (uint32_t)b->len;
+    for (int i = 0; i < 4; i++)
+        hdr[i] = (unsigned char)(n >> (8 * i));
+    int rc = write_all(fd, hdr, 4, deadline);
+    return rc ? rc : write_all(fd, b->data, b->len, deadline);
+}
+
+/* Read exactly n bytes; 0 ok, -1 EOF or error, -2 deadline. */
+static int read_all(int fd, void *data, size_t n, double deadline)
+{
+    unsigned char *p = data;
+    while (n > 0) {
+        int w = wait_fd(fd, POLLIN, deadline);
+        if (w <= 0)
+            return w == 0 ? -2 : -1;
+        ssize_t k = read(fd, p, n);
+        if (k < 0 && (errno == EINTR || errno == EAGAIN))
+            continue;
+        if (k <= 0)
+            return -1;
+        p += k;
+        n -= (size_t)k;
+    }
+    return 0;
+}
+
+int tf_channel_read_frame(int fd, struct tf_buf *b, double deadline)
+{
+    unsigned char hdr[4];
+    int rc = read_all(fd, hdr, 4, deadline);
+    if (rc)
+        return rc;
+    const uint32_t n = (uint32_t)hdr[0] | (uint32_t)hdr[1] << 8 | (uint32_t)hdr[2] << 16 |
+                       (uint32_t)hdr[3] << 24;
+    if (n > TF_CHANNEL_FRAME_MAX)
+        return -1;
+    b->len = b->pos = 0;
+    unsigned char chunk[65536];
+    for (uint32_t got = 0; got < n;) {
+        const size_t want = n - got < sizeof chunk ? n - got : sizeof chunk;
+        rc = read_all(fd, chunk, want, deadline);
+        if (rc)
+            return rc;
+        tf_buf_put_bytes(b, chunk, want);
+        got += (uint32_t)want;
+    }
+    return 0;
+}
