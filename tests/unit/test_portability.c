@@ -22,9 +22,13 @@
 #include "schema/space.h"
 #include "worker/portability.h"
 
-/* The references are plain C files of the library: test them as they are. */
+/* The references are plain C files of the library: test them as they are
+ * (serially here: their OpenMP pragmas apply where the farm builds them). */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunknown-pragmas"
 #include "kernels/attention/reference.c"
 #include "kernels/sgemm/reference.c"
+#pragma GCC diagnostic pop
 
 static const char *const required[] = {
     "TF_WARP_SIZE", "TF_SHFL(", "TF_SHFL_DOWN(", "TF_SHFL_XOR(", "TF_SYNC_WARP()",
