@@ -249,9 +249,23 @@ static int cmd_run(int argc, char **argv, const char *exe)
     MPI_Comm_free(&node);
 
     int code = rank == 0 ? tf_coordinator_run(&opt) : tf_worker_run(exe, local_index);
+    /* A worker that cannot go on, or a coordinator whose run broke, would leave
+     * the others waiting for messages that never come: end the whole job (the
+     * coordinator has saved what was measured; the failing rank said why). */
+    const char *status_path = getenv("TUNEFARM_STATUS_FILE");
+    if ((rank != 0 && code != 0) || (rank == 0 && code == TF_EXIT_FAILURE)) {
+        if (rank == 0 && status_path != NULL) {
+            FILE *f = fopen(status_path, "w");
+            if (f) {
+                fprintf(f, "%d\n", code);
+                fclose(f);
+            }
+        }
+        fprintf(stderr, "tunefarm: rank %d ends the run (exit %d)\n", rank, code);
+        MPI_Abort(MPI_COMM_WORLD, TF_EXIT_FAILURE);
+    }
     MPI_Finalize();
     /* Started by self_launch: hand the coordinator's code to the parent. */
-    const char *status_path = getenv("TUNEFARM_STATUS_FILE");
     if (status_path != NULL) {
         if (rank == 0) {
             FILE *f = fopen(status_path, "w");

@@ -50,6 +50,7 @@ struct worker_state {
     double first_work;      /* when its first slice went out */
     double measured_seconds; /* device time running variants (duty-cycle numerator) */
     bool parked;            /* asked for work while its class waits for a screening pass */
+    struct tf_wire_outbox outbox; /* WORK and STOP go out without blocking */
 };
 
 struct coordinator {
@@ -58,6 +59,7 @@ struct coordinator {
     struct tf_bundle *bundle;
     const char *archive_path;
     struct tf_archive *archive;
+    bool archive_is_new;                 /* created by this run (removed if it measures nothing) */
     struct tf_archive_kernel **akernels; /* per job kernel */
     uint32_t **aproblems;                /* per job kernel, per kernel problem: archive id */
     uint32_t run_id;
@@ -154,8 +156,11 @@ static int coordinator_gather(struct coordinator *c, struct tf_error *err)
         tf_device_class_key(&w->dev, key, sizeof key);
         if (!tf_job_targets_device(c->job, w->dev.backend, key))
             continue;
+        /* Same model, same properties: constraints read the properties, and every
+         * worker of a class must enumerate the same configurations. */
         for (int k = 0; k < c->nclasses && w->klass < 0; k++)
-            if (strcmp(keys[k], key) == 0)
+            if (strcmp(keys[k], key) == 0 &&
+                memcmp(c->classes[k].props, w->dev.props, sizeof w->dev.props) == 0)
                 w->klass = k;
         if (w->klass < 0) {
             w->klass = c->nclasses;
@@ -175,7 +180,7 @@ static void coordinator_send_stop(struct coordinator *c, int rank)
 {
     struct tf_error err;
     tf_wire_stop(&c->buf);
-    if (tf_wire_send(rank, &c->buf, &err))
+    if (tf_wire_post(&c->workers[rank].outbox, rank, &c->buf, &err))
         tf_error_print(&err, "tunefarm", stderr);
     c->workers[rank].stopped = true;
     c->workers[rank].finished = c->workers[rank].outstanding == 0;
@@ -225,7 +230,7 @@ static int coordinator_on_request(struct coordinator *c, int src, struct tf_erro
     tf_wire_work(&c->buf, &work);
     free(work.list);
     w->outstanding += (uint64_t)n;
-    return tf_wire_send(src, &c->buf, err);
+    return tf_wire_post(&w->outbox, src, &c->buf, err);
 }
 
 /* Derived metrics of an ok result, from its median time. */
@@ -264,7 +269,7 @@ static int coordinator_on_results(struct coordinator *c, int src, struct tf_erro
                                 src, r->kernel, r->problem, (unsigned long long)r->config);
         }
         const struct tf_kernel *k = c->job->kernels[r->kernel].kernel;
-        if (r->status == TF_STATUS_OK) {
+        if (r->status == TF_STATUS_OK && isfinite(r->time_median)) {
             coordinator_metrics(c, k, &c->classes[w->klass], r);
             if (!(t->best_time <= r->time_median)) {
                 t->best_time = r->time_median;
@@ -368,8 +373,15 @@ static int coordinator_loop(struct coordinator *c, struct tf_error *err)
     }
 }
 
-static void coordinator_destroy(struct coordinator *c)
+/* Free everything. After a broken run (`broken`), sends still in flight are
+ * left to MPI_Abort: waiting for a worker that no longer listens would hang. */
+static void coordinator_destroy(struct coordinator *c, bool broken)
 {
+    for (int i = 1; c->workers && i <= c->nworkers && !broken; i++) {
+        struct tf_error err;
+        if (tf_wire_outbox_close(&c->workers[i].outbox, &err) == 0)
+            tf_buf_free(&c->workers[i].outbox.buf);
+    }
     if (c->aproblems)
         for (int i = 0; c->job && i < c->job->nkernels; i++)
             free(c->aproblems[i]);
@@ -446,7 +458,11 @@ int tf_coordinator_run(const struct tf_run_options *opt)
         goto fail_stop;
     }
     c.archive_path = opt->archive ? opt->archive : c.job->archive;
-    if (coordinator_open_archive(&c, &err)) {
+    /* Write it once now: an archive path that cannot be written is refused
+     * before any device time is spent, not found out at the end. */
+    c.archive_is_new = !file_exists(c.archive_path);
+    if (coordinator_open_archive(&c, &err) ||
+        tf_archive_write(c.archive, c.archive_path, &err)) {
         code = TF_EXIT_USAGE;
         goto fail_stop;
     }
@@ -526,7 +542,7 @@ int tf_coordinator_run(const struct tf_run_options *opt)
     printf("\n\n");
     tf_report_best(c.archive, (int)c.run_id, NULL, stdout);
     fflush(stdout);
-    coordinator_destroy(&c);
+    coordinator_destroy(&c, false);
     return TF_EXIT_OK;
 
 fail_stop:
@@ -534,10 +550,13 @@ fail_stop:
         coordinator_stop_all(nranks);
 fail:
     tf_error_print(&err, "tunefarm", stderr);
+    /* Refused before measuring anything: leave no empty archive behind. */
+    if (c.archive_is_new && c.done == 0 && code != TF_EXIT_FAILURE)
+        unlink(c.archive_path);
     if (started && c.workers)
         for (int i = 1; i <= c.nworkers; i++)
             if (!c.workers[i].stopped)
                 coordinator_send_stop(&c, i);
-    coordinator_destroy(&c);
+    coordinator_destroy(&c, code == TF_EXIT_FAILURE);
     return code;
 }

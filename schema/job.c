@@ -424,6 +424,13 @@ static int load_measure(struct jload *L, yaml_node_t *root, const char *key,
                             "'max_samples' (%d) must be >= 'min_samples' (%d)", m->max_samples,
                             m->min_samples);
     }
+    if (m->timeout <= m->max_time) {
+        v = tf_ydoc_get(d, n, "timeout");
+        return tf_ydoc_fail(d, v ? v : tf_ydoc_get(d, n, "max_time"), L->err, TF_ERR_SCHEMA,
+                            "'timeout' (%g s) must exceed 'max_time' (%g s): the deadline "
+                            "covers loading, the verified launch and every sample",
+                            m->timeout, m->max_time);
+    }
     if (m->min_time > m->max_time) {
         v = tf_ydoc_get(d, n, "max_time");
         return tf_ydoc_fail(d, v ? v : tf_ydoc_get(d, n, "min_time"), L->err, TF_ERR_SCHEMA,

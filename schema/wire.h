@@ -104,6 +104,20 @@ int tf_wire_send(int dest, const struct tf_buf *b, struct tf_error *err);
 int tf_wire_poll(int source_or_any, struct tf_buf *b, int *source, struct tf_error *err);
 /* Blocking receive that sleeps between probes instead of spinning a core. */
 int tf_wire_recv(int source_or_any, struct tf_buf *b, int *source, struct tf_error *err);
+/* A non-blocking send with its own copy of the bytes: the coordinator never
+ * blocks sending to a worker that is itself blocked sending RESULTS to it. */
+struct tf_wire_outbox {
+    struct tf_buf buf;
+    int active;
+    unsigned char request[64]; /* an MPI_Request, kept opaque to MPI-free code */
+};
+
+/* Send `b` to `dest` without waiting; the previous send of this outbox must
+ * have been received (it is waited for first). */
+int tf_wire_post(struct tf_wire_outbox *o, int dest, const struct tf_buf *b,
+                 struct tf_error *err);
+/* Wait for the outbox's send, if any, and free it. */
+int tf_wire_outbox_close(struct tf_wire_outbox *o, struct tf_error *err);
 /* Broadcast `b` from rank 0 to all ranks (receivers get a reset `b`). */
 int tf_wire_bcast(struct tf_buf *b, struct tf_error *err);
 

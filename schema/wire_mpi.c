@@ -6,6 +6,7 @@
 #include "wire.h"
 
 #include <mpi.h>
+#include <string.h>
 #include <time.h>
 
 /* A JOB of every kernel source stays far below this; a bigger one is a bug. */
@@ -74,5 +75,38 @@ int tf_wire_bcast(struct tf_buf *b, struct tf_error *err)
     if (MPI_Bcast(b->data, (int)n, MPI_BYTE, 0, MPI_COMM_WORLD) != MPI_SUCCESS)
         return tf_error_set(err, TF_ERR_MPI, "MPI_Bcast of the job failed");
     b->pos = 0;
+    return 0;
+}
+
+_Static_assert(sizeof(MPI_Request) <= sizeof(((struct tf_wire_outbox *)0)->request),
+               "MPI_Request does not fit struct tf_wire_outbox");
+
+int tf_wire_post(struct tf_wire_outbox *o, int dest, const struct tf_buf *b,
+                 struct tf_error *err)
+{
+    if (tf_wire_outbox_close(o, err))
+        return -1;
+    if (b->len > WIRE_MAX_MESSAGE)
+        return tf_error_set(err, TF_ERR_MPI, "message of %zu bytes is too large", b->len);
+    o->buf.len = o->buf.pos = 0;
+    tf_buf_put_bytes(&o->buf, b->data, b->len);
+    MPI_Request req;
+    if (MPI_Isend(o->buf.data, (int)o->buf.len, MPI_BYTE, dest, TF_WIRE_TAG, MPI_COMM_WORLD,
+                  &req) != MPI_SUCCESS)
+        return tf_error_set(err, TF_ERR_MPI, "MPI_Isend to rank %d failed", dest);
+    memcpy(o->request, &req, sizeof req);
+    o->active = 1;
+    return 0;
+}
+
+int tf_wire_outbox_close(struct tf_wire_outbox *o, struct tf_error *err)
+{
+    if (!o->active)
+        return 0;
+    MPI_Request req;
+    memcpy(&req, o->request, sizeof req);
+    o->active = 0;
+    if (MPI_Wait(&req, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+        return tf_error_set(err, TF_ERR_MPI, "a send did not complete");
     return 0;
 }

@@ -134,6 +134,14 @@ static int measure_batched(const struct tf_measure *m, const struct tf_sampler *
     int first = m->min_samples < TF_MAX_BATCH - warm ? m->min_samples : TF_MAX_BATCH - warm;
     if ((uint32_t)first > set->cap)
         first = (int)set->cap;
+    if (s->estimate > 0) { /* a slow kernel: no more than max_time allows, warm-ups last */
+        const double fit = floor(m->max_time / s->estimate);
+        const int budget = fit < 1 ? 1 : fit > TF_MAX_BATCH ? TF_MAX_BATCH : (int)fit;
+        if (first > budget)
+            first = budget;
+        if (warm > budget - first)
+            warm = budget - first;
+    }
     int status = s->enqueue(s->ctx, warm + first, m->flush_l2, err);
     if (status != TF_STATUS_OK)
         return status;

@@ -35,6 +35,9 @@ struct tf_sampler {
      * protocol with that status. Called once, before the first sample without
      * enqueue, or while the first batch runs with it. */
     int (*overlap)(void *ctx, struct tf_error *err);
+    /* Seconds one launch takes, if known (the verified launch's), else 0: the
+     * first batch of a slow kernel then stays within max_time. */
+    double estimate;
 };
 
 /* Compute the statistics of `n` samples into `out` (sorts a private copy). */

@@ -82,7 +82,7 @@ struct tf_runner {
     struct tf_buf job_msg;  /* the JOB message, replayed to every new child */
     pid_t pid;              /* -1: no child */
     int fd;
-    double timeout;         /* the job's measure.timeout */
+    double timeout;         /* the job's longest per-configuration timeout */
     int starts;
     int setup_valid;        /* the child has buffers for (setup_kernel, setup_problem) */
     uint32_t setup_kernel, setup_problem;
@@ -546,9 +546,13 @@ static int build_buffers(struct child *c, uint64_t config, const int64_t *counts
             goto fail;
         /* Each configuration starts from `init`: keep it on the device when a
          * device-side copy is possible (much faster than uploading it again). */
-        if (c->be->copy && (c->be->alloc(c->ctx, b->bytes, &b->dev_init, err) != 0 ||
-                            c->be->upload(c->ctx, b->dev_init, b->init, b->bytes, err) != 0))
-            goto fail;
+        if (c->be->copy) {
+            struct tf_error spare = {0};
+            if (c->be->alloc(c->ctx, b->bytes, &b->dev_init, &spare) != 0)
+                b->dev_init = NULL; /* no room for the image: upload each time instead */
+            else if (c->be->upload(c->ctx, b->dev_init, b->init, b->bytes, err) != 0)
+                goto fail;
+        }
         c->args[i] = &b->dev;
         /* The reference gets private copies: it may write any of them. */
         ref_ptrs[i] = tf_xmalloc(b->bytes);
@@ -861,7 +865,8 @@ static void child_measure(struct child *c, uint32_t kernel, uint32_t problem, ui
     /* The outputs are compared (sample_verify) while the device runs the first
      * samples, where the backend can queue them; a wrong result discards them. */
     struct sample_ctx sc = {c, fn, &geo, res};
-    struct tf_sampler sampler = {sample_launch, sample_flush, &sc, NULL, NULL, sample_verify};
+    struct tf_sampler sampler = {sample_launch, sample_flush, &sc, NULL, NULL, sample_verify,
+                                 verified_seconds};
     if (c->be->enqueue && c->be->collect) {
         sampler.enqueue = sample_enqueue;
         sampler.collect = sample_collect;
@@ -993,7 +998,8 @@ int tf_runner_main(int argc, char **argv)
             initialized |= ok;
             tf_buf_put_u8(&rep, (uint8_t)ok);
             tf_buf_put_str(&rep, ok ? "" : err.message);
-            tf_buf_put_f64(&rep, ok ? c.job->measure.timeout : 0.0);
+            /* One deadline for both protocols: the longer of the two timeouts. */
+            tf_buf_put_f64(&rep, ok ? fmax(c.job->measure.timeout, c.job->screen.timeout) : 0.0);
         } else if (initialized && type == REQ_SETUP) {
             uint32_t kernel, problem;
             uint64_t config;

@@ -392,7 +392,10 @@ int tf_worker_run(const char *exe, int local_index)
         return 0;
     }
     w.bundle = tf_wire_get_job(&w.buf, &err);
-    if (w.bundle == NULL || (w.job = tf_job_load(w.bundle->files[0].path, w.bundle, &err)) == NULL) {
+    if (w.bundle != NULL && w.bundle->count < 1)
+        tf_error_set(&err, TF_ERR_MPI, "JOB message carries no files");
+    if (w.bundle == NULL || w.bundle->count < 1 ||
+        (w.job = tf_job_load(w.bundle->files[0].path, w.bundle, &err)) == NULL) {
         code = worker_decline(&w, err.message);
         worker_destroy(&w);
         return code;

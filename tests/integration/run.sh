@@ -48,7 +48,13 @@ bad_job "undefined name in a constraint" bad/job.yaml "bad/ranked/kernel.yaml:20
 cp "$FIX/ranked/kernel.yaml" bad/ranked/kernel.yaml
 sed -i 's/  Y: \[0, 1, 2, 3\]/  Y: []/' bad/ranked/kernel.yaml
 bad_job "empty parameter space" bad/job.yaml "bad/ranked/kernel.yaml:" "Y"
+printf 'name: broken\nkernels:\n  - kernel: ranked\nmeasure: {max_time: 2, timeout: 1}\n' >bad/deadline.yaml
+bad_job "timeout shorter than max_time" bad/deadline.yaml "bad/deadline.yaml:4:" "must exceed 'max_time'"
 expect_fail "missing job file" 2 "$TF" run bad/none.yaml
+start=$(date +%s)
+expect_fail "an unwritable archive is refused before measuring" 2 "$TF" run -q "$FIX/ranked.yaml" -o /proc/no/such.h5
+check "the refusal came at once and says why" sh -c \
+    "[ \$(( \$(date +%s) - $start )) -lt 20 ] && grep -q 'such.h5' \"$TMP/last\""
 rm -rf bad results
 
 echo "-- failures are results: compile error, crash, hang, wrong result, NaN"
@@ -97,6 +103,15 @@ check "the top 8 re-measured" $CHECK twophase.h5 ranked --phase 2 --rows 8 --uni
 check "phase 2 is exactly the 8 fastest screened" $CHECK twophase.h5 ranked --two-phase 8
 best=$($CHECK twophase.h5 ranked --print-best 2>&1 || true)
 check "query reports the strict phase's best ($best)" sh -c "\"$TF\" query twophase.h5 | grep -q '$best'"
+
+sed -e 's/^name: ranked/name: ranked_mpi_two_phase/' \
+    -e 's/^search: .*/search: {strategy: random, budget: 20, seed: 5, top_k: 5}/' \
+    "$FIX/ranked.yaml" >twophase/mpi.yaml
+check "two phases over MPI (2 workers, random 20, top 5)" \
+    mpirun -np 3 --oversubscribe --bind-to none "$TF" run -q twophase/mpi.yaml -o twophase-mpi.h5
+check "  20 screened, each once" $CHECK twophase-mpi.h5 ranked --phase 1 --rows 20 --unique
+check "  5 re-measured" $CHECK twophase-mpi.h5 ranked --phase 2 --rows 5 --unique
+check "  they are the 5 fastest screened" $CHECK twophase-mpi.h5 ranked --two-phase 5
 
 echo "-- archives grow, and refuse what does not fit"
 check "a second run extends the archive" "$TF" run -q -n 1 "$FIX/ranked.yaml" -o mpi.h5

@@ -273,7 +273,7 @@ static void test_batched_same_rule(void **state)
     (void)state;
     const double v[] = {0.001};
     struct batches b = {.s = {.values = v, .count = 1}};
-    struct tf_sampler sm = {no_launch, NULL, &b, batch_enqueue, batch_collect, batch_overlap};
+    struct tf_sampler sm = {no_launch, NULL, &b, batch_enqueue, batch_collect, batch_overlap, 0};
     struct tf_measure m = settings();
     struct tf_stats st;
     struct tf_error err = {0};
@@ -295,6 +295,23 @@ static void test_batched_same_rule(void **state)
     assert_int_equal(b.s.flushes, 2 + 15);
 }
 
+/* A slow kernel (0.4 s a launch, max_time 1 s): the first batch holds what
+ * max_time allows, not warm-ups + min_samples (12 launches, ~5 s). */
+static void test_batched_slow_kernel(void **state)
+{
+    (void)state;
+    const double v[] = {0.4};
+    struct batches b = {.s = {.values = v, .count = 1}};
+    struct tf_sampler sm = {no_launch, NULL, &b, batch_enqueue, batch_collect, batch_overlap, 0.4};
+    struct tf_measure m = settings();
+    struct tf_stats st;
+    struct tf_error err = {0};
+    assert_int_equal(tf_measure_run(&m, &sm, &st, &err), TF_STATUS_OK);
+    assert_true(b.largest <= 2);
+    assert_true(st.n >= 2 && st.n <= 3);  /* stops at max_time, as unbatched would */
+    assert_true(st.busy <= 1.2 + 1e-9);
+}
+
 /* A long run of fast samples is cut into batches no larger than TF_MAX_BATCH,
  * and a failed verification drains the first batch and ends the protocol. */
 static void test_batched_limits_and_wrong_result(void **state)
@@ -302,7 +319,7 @@ static void test_batched_limits_and_wrong_result(void **state)
     (void)state;
     const double v[] = {0x1p-20}; /* ~1 us, and sums of it are exact */
     struct batches b = {.s = {.values = v, .count = 1}};
-    struct tf_sampler sm = {no_launch, NULL, &b, batch_enqueue, batch_collect, batch_overlap};
+    struct tf_sampler sm = {no_launch, NULL, &b, batch_enqueue, batch_collect, batch_overlap, 0};
     struct tf_measure m = settings(); /* min_time 0.02 needs ceil(0.02 * 2^20) = 20972 */
     m.max_samples = 100000;
     struct tf_stats st;
@@ -333,6 +350,7 @@ int main(void)
         cmocka_unit_test(test_failure_mid_way),
         cmocka_unit_test(test_bad_timer),
         cmocka_unit_test(test_batched_same_rule),
+        cmocka_unit_test(test_batched_slow_kernel),
         cmocka_unit_test(test_batched_limits_and_wrong_result),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

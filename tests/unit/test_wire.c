@@ -192,9 +192,22 @@ static void test_truncated_and_foreign_messages(void **state)
         tf_buf_free(&msgs[m]);
     }
 
+    /* Values out of range in a well-formed message are refused too. */
+    struct tf_result bad;
+    tf_result_init(&bad, 0, 0, 1, TF_STATUS_COUNT);
     struct tf_buf b = {0};
     struct tf_error err;
     enum tf_msg_type type;
+    tf_wire_results(&b, &bad, 1);
+    assert_int_not_equal(decode_any(&b), 0);
+    tf_result_init(&bad, 0, 0, 1, TF_STATUS_OK);
+    bad.phase = 3;
+    tf_wire_results(&b, &bad, 1);
+    assert_int_not_equal(decode_any(&b), 0);
+    bad.phase = 2;
+    tf_wire_results(&b, &bad, 1);
+    assert_int_equal(decode_any(&b), 0);
+
     tf_wire_request(&b);
     b.data[0] ^= 0xff; /* foreign magic */
     assert_int_not_equal(tf_wire_open(&b, &type, &err), 0);
