@@ -66,8 +66,10 @@ static const char usage_run[] =
     "\n"
     "exit codes:\n"
     "  0  the job ran; every configuration has a status (failed variants included)\n"
-    "  1  the run broke (MPI failure, archive not writable); results so far are saved\n"
-    "  2  bad command line, job file, kernel file or archive; nothing was written\n"
+    "  1  the run broke (a rank failed, the archive became unwritable): the job is\n"
+    "     aborted; the archive keeps what its last checkpoint held\n"
+    "  2  bad command line, job file, kernel file or archive (or an archive path\n"
+    "     that cannot be written); nothing was measured\n"
     "  3  no worker offers a device the job targets\n";
 
 static const char usage_query[] =
