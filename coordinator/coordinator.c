@@ -261,12 +261,16 @@ static int coordinator_on_results(struct coordinator *c, int src, struct tf_erro
         struct tf_task *t = r->kernel < (uint32_t)c->job->nkernels
                                 ? tf_plan_find(c->plan, (int)r->kernel, (int)r->problem, w->klass)
                                 : NULL;
-        if (t == NULL || r->config >= tf_space_cartesian(t->space) || w->outstanding == 0) {
+        /* A result must belong to work this class was given: its task, in the
+         * task's current phase (phase 2 starts only once phase 1 is all in). */
+        if (t == NULL || r->config >= tf_space_cartesian(t->space) || w->outstanding == 0 ||
+            r->phase != t->phase) {
             free(rs);
             return tf_error_set(err, TF_ERR_MPI,
                                 "rank %d sent a result for a configuration it was not given "
-                                "(kernel %u, problem %u, configuration %llu)",
-                                src, r->kernel, r->problem, (unsigned long long)r->config);
+                                "(kernel %u, problem %u, configuration %llu, phase %u)",
+                                src, r->kernel, r->problem, (unsigned long long)r->config,
+                                r->phase);
         }
         const struct tf_kernel *k = c->job->kernels[r->kernel].kernel;
         if (r->status == TF_STATUS_OK && isfinite(r->time_median)) {
