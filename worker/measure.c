@@ -9,7 +9,11 @@
  * because the median needs them. Time is the sum of the samples the device
  * reported, not wall time: the limits bound device work, the runner's deadline
  * bounds the rest. Launch failures in the middle end the protocol with the
- * launch's status: a variant that fails on its 40th launch is not "ok". */
+ * launch's status: a variant that fails on its 40th launch is not "ok".
+ * Where the backend can queue launches (enqueue/collect), samples go in
+ * batches: the warm-ups and the first min_samples in one queue, the caller's
+ * overlap work (the runner's verification) done while the device runs them,
+ * then batches sized to what the rule still needs; the rule is the same. */
 #include "measure.h"
 
 #include "backend.h"

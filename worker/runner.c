@@ -9,7 +9,9 @@
  * Requests: INIT (the job bundle as a JOB message; the child loads the job and
  * opens the device, and answers with the job's measure timeout), SETUP (a
  * kernel and problem: allocate and fill the buffers, run the reference once),
- * MEASURE (one configuration: verify, then time it) and QUIT. Every answer is
+ * MEASURE (one configuration: restore the buffers from their initial images,
+ * the verified launch, then the samples, the outputs checked against the
+ * reference while the first samples run) and QUIT. Every answer is
  * awaited with poll() and a deadline; past it the child is SIGKILLed and
  * reaped (timeout), and EOF means it died (crashed, with the signal's name).
  * The next request starts a new child lazily and replays INIT and SETUP.
