@@ -25,6 +25,7 @@ extern char **environ;
 #include "schema/archive.h"
 #include "worker/compiler.h"
 #include "worker/portability.h"
+#include "worker/precompile.h"
 #include "worker/runner.h"
 #include "worker/worker.h"
 
@@ -39,6 +40,7 @@ static const char usage_main[] =
     "\n"
     "commands:\n"
     "  run JOB.yaml [-o ARCHIVE]   tune a job; results go to an HDF5 archive\n"
+    "  compile JOB.yaml --arch A   compile a job's variants ahead, on CPUs, into the cache\n"
     "  query ARCHIVE               best configuration per kernel, problem and device\n"
     "  devices                     the devices this node offers\n"
     "  header cuda|hip             print the portability header GPU kernels include\n"
@@ -85,6 +87,25 @@ static const char usage_query[] =
     "  -h, --help          this text\n"
     "\n"
     "exit codes: 0 printed; 2 bad arguments or unreadable archive.\n";
+
+static const char usage_compile[] =
+    "usage: tunefarm compile JOB.yaml --arch ARCH[,ARCH...] [-j N] [-q]\n"
+    "       mpirun -np N tunefarm compile JOB.yaml --arch ...   (each rank takes a share)\n"
+    "\n"
+    "Compile every variant a run of JOB.yaml would measure on a GPU of each\n"
+    "architecture (sm_80, sm_90, gfx942...) into the job's compile cache, with no\n"
+    "GPU: a nominal device of the architecture selects the valid configurations\n"
+    "and the random sample, as the run will. A later `tunefarm run` sharing the\n"
+    "cache finds the binaries and spends its GPU time measuring.\n"
+    "\n"
+    "options:\n"
+    "  -a, --arch LIST     architectures, comma-separated (required)\n"
+    "  -j, --jobs N        compiler processes (default: the online cores)\n"
+    "  -q, --quiet         no progress output\n"
+    "  -h, --help          this text\n"
+    "\n"
+    "exit codes: 0 done (variants that do not compile are cached as such); 1 the\n"
+    "compiler is unusable here (nothing compiled); 2 bad job file or architecture.\n";
 
 static const char usage_devices[] =
     "usage: tunefarm devices\n"
@@ -281,6 +302,60 @@ static int cmd_run(int argc, char **argv, const char *exe)
     return rank == 0 ? code : 0;
 }
 
+static int cmd_compile(int argc, char **argv, const char *exe)
+{
+    static const struct option longopts[] = {{"arch", required_argument, NULL, 'a'},
+                                             {"jobs", required_argument, NULL, 'j'},
+                                             {"quiet", no_argument, NULL, 'q'},
+                                             {"help", no_argument, NULL, 'h'},
+                                             {NULL, 0, NULL, 0}};
+    struct tf_precompile_options opt = {.nranks = 1, .exe = exe};
+    int c;
+    optind = 2;
+    while ((c = getopt_long(argc, argv, "a:j:qh", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'a':
+            opt.archs = optarg;
+            break;
+        case 'j': {
+            char *end;
+            long v = strtol(optarg, &end, 10);
+            if (*end || v < 1 || v > 4096) {
+                fprintf(stderr, "tunefarm compile: --jobs wants a number from 1 to 4096, got "
+                                "'%s'\n", optarg);
+                return TF_EXIT_USAGE;
+            }
+            opt.processes = (int)v;
+            break;
+        }
+        case 'q':
+            opt.quiet = true;
+            break;
+        case 'h':
+            fputs(usage_compile, stdout);
+            return TF_EXIT_OK;
+        default:
+            fputs(usage_compile, stderr);
+            return TF_EXIT_USAGE;
+        }
+    }
+    if (optind != argc - 1 || opt.archs == NULL) {
+        fprintf(stderr, "tunefarm compile: expected one job file and --arch\n\n%s",
+                usage_compile);
+        return TF_EXIT_USAGE;
+    }
+    opt.job_path = argv[optind];
+    if (!under_launcher())
+        return tf_precompile(&opt);
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &opt.rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &opt.nranks);
+    int code = tf_precompile(&opt), worst = code;
+    MPI_Allreduce(&code, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    MPI_Finalize();
+    return worst;
+}
+
 static int cmd_query(int argc, char **argv)
 {
     static const struct option longopts[] = {{"kernel", required_argument, NULL, 'k'},
@@ -383,6 +458,8 @@ int main(int argc, char **argv)
         return cmd_run(argc, argv, exe);
     if (strcmp(cmd, "query") == 0)
         return cmd_query(argc, argv);
+    if (strcmp(cmd, "compile") == 0)
+        return cmd_compile(argc, argv, exe);
     if (strcmp(cmd, "devices") == 0)
         return cmd_devices(argc, argv);
     if (strcmp(cmd, "header") == 0) {
@@ -403,6 +480,7 @@ int main(int argc, char **argv)
     if (strcmp(cmd, "help") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0) {
         const char *topic = argc > 2 ? argv[2] : "";
         fputs(strcmp(topic, "run") == 0       ? usage_run
+              : strcmp(topic, "compile") == 0 ? usage_compile
               : strcmp(topic, "query") == 0   ? usage_query
               : strcmp(topic, "devices") == 0 ? usage_devices
                                               : usage_main,

@@ -4,148 +4,20 @@
  * from the cursor to just past the S-th valid index, found by walking the
  * space (which prunes invalid subtrees), so the coordinator knows exactly how
  * many results each slice owes. The random strategy draws `budget` distinct
- * valid configurations per (kernel, problem) from a stream seeded by the job's
- * seed and the kernel and problem names - not the device class - so every
- * GPU model measures the same sample where it can, which is what cross-vendor
- * comparison needs. The default configuration is always part of a sample.
- * Dense spaces are sampled by rejection; sparse ones by drawing ranks and
- * walking the valid configurations once. */
+ * valid configurations per (kernel, problem) (tf_space_sample: seeded by the
+ * job's seed and the kernel and problem names, not the device class, so every
+ * GPU model measures the same sample where it can; the default always in). */
 #include "plan.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../schema/hash.h"
-
-/* splitmix64: tiny, seedable, good enough to pick configurations. */
-static uint64_t rng_next(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
-/* Uniform in [0, n), n > 0, without modulo bias. */
-static uint64_t rng_below(uint64_t *s, uint64_t n)
-{
-    uint64_t limit = UINT64_MAX - UINT64_MAX % n;
-    uint64_t x;
-    do
-        x = rng_next(s);
-    while (x >= limit);
-    return x % n;
-}
 
 static int cmp_u64(const void *a, const void *b)
 {
     uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
     return x < y ? -1 : x > y;
-}
-
-/* Open-addressing set of uint64 (capacity a power of two, twice the budget). */
-struct u64_set {
-    uint64_t *slots;
-    uint64_t mask;
-};
-
-static bool set_insert(struct u64_set *set, uint64_t v)
-{
-    uint64_t key = v + 1; /* 0 marks an empty slot */
-    for (uint64_t i = (key * 0x9e3779b97f4a7c15ull) & set->mask;; i = (i + 1) & set->mask) {
-        if (set->slots[i] == key)
-            return false;
-        if (set->slots[i] == 0) {
-            set->slots[i] = key;
-            return true;
-        }
-    }
-}
-
-static uint64_t task_seed(const struct tf_job *job, const struct tf_kernel *k, int problem)
-{
-    struct tf_sha256 h;
-    char hex[65];
-    tf_sha256_init(&h);
-    tf_sha256_update_str(&h, k->name);
-    tf_sha256_update_str(&h, k->problems[problem].name);
-    tf_sha256_hex(&h, hex);
-    return job->seed ^ strtoull(hex + 48, NULL, 16);
-}
-
-/* Draw `budget` distinct valid configurations of `t` (valid > budget). */
-static int sample_task(const struct tf_job *job, const struct tf_kernel *k, struct tf_task *t,
-                       struct tf_error *err)
-{
-    uint64_t budget = job->budget, cart = tf_space_cartesian(t->space);
-    uint64_t seed = task_seed(job, k, t->problem);
-    uint64_t cap = 1;
-    while (cap < 2 * budget + 2)
-        cap <<= 1;
-    struct u64_set set = {tf_xcalloc(cap, sizeof *set.slots), cap - 1};
-    t->list = tf_xmalloc(sizeof *t->list * budget);
-    t->nlist = 0;
-    bool valid;
-    if (k->has_default) {
-        if (tf_space_is_valid(t->space, k->default_index, &valid, err))
-            goto fail;
-        if (valid) {
-            set_insert(&set, k->default_index);
-            t->list[t->nlist++] = k->default_index;
-        }
-    }
-    if ((double)t->valid / (double)cart >= 1e-3) {
-        /* Dense: rejection sampling, about budget * cart / valid draws. */
-        while (t->nlist < budget) {
-            uint64_t idx = rng_below(&seed, cart);
-            if (tf_space_is_valid(t->space, idx, &valid, err))
-                goto fail;
-            if (valid && set_insert(&set, idx))
-                t->list[t->nlist++] = idx;
-        }
-    } else {
-        /* Sparse: pick distinct ranks among the valid ones, then one walk. */
-        uint64_t need = budget - t->nlist, nranks = 0;
-        uint64_t *ranks = tf_xmalloc(sizeof *ranks * need);
-        struct u64_set rset = {tf_xcalloc(cap, sizeof *rset.slots), cap - 1};
-        while (nranks < need) {
-            uint64_t r = rng_below(&seed, t->valid);
-            if (set_insert(&rset, r))
-                ranks[nranks++] = r;
-        }
-        free(rset.slots);
-        qsort(ranks, nranks, sizeof *ranks, cmp_u64);
-        /* One walk over the valid configurations, taking those at the drawn ranks;
-         * a second walk tops the sample up if a rank hit the default again. */
-        uint64_t idx = 0, at = 0;
-        for (uint64_t rank = 0; at < nranks || t->nlist < budget; rank++) {
-            int rc = tf_space_next(t->space, idx, cart, &idx, err);
-            if (rc < 0) {
-                free(ranks);
-                goto fail;
-            }
-            if (rc == 0) { /* end of the space: top-up pass from the start */
-                idx = 0;
-                at = nranks;
-                continue;
-            }
-            bool take = at < nranks ? ranks[at] == rank : true;
-            if (take && set_insert(&set, idx))
-                t->list[t->nlist++] = idx;
-            if (at < nranks && ranks[at] == rank)
-                at++;
-            idx++;
-        }
-        free(ranks);
-    }
-    free(set.slots);
-    qsort(t->list, t->nlist, sizeof *t->list, cmp_u64);
-    t->total = t->nlist;
-    return 0;
-fail:
-    free(set.slots);
-    return -1;
 }
 
 struct tf_plan *tf_plan_create(const struct tf_job *job, int nclasses,
@@ -175,9 +47,12 @@ struct tf_plan *tf_plan_create(const struct tf_job *job, int nclasses,
                 t->total = t->valid;
                 t->best_time = NAN;
                 t->phase = job->top_k > 0 ? 1 : 0;
-                if (job->strategy == TF_STRATEGY_RANDOM && t->valid > job->budget &&
-                    sample_task(job, jk->kernel, t, err))
-                    goto fail;
+                if (job->strategy == TF_STRATEGY_RANDOM && t->valid > job->budget) {
+                    if (tf_space_sample(t->space, t->valid, job->budget, job->seed, &t->list,
+                                        &t->nlist, err))
+                        goto fail;
+                    t->total = t->nlist;
+                }
                 plan->total += t->total;
                 if (t->phase == 1) /* estimate: the top k follow */
                     plan->total += t->total < job->top_k ? t->total : job->top_k;

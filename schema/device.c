@@ -30,3 +30,46 @@ const char *tf_device_language(const struct tf_device *d)
 {
     return strcmp(d->backend, "host") == 0 ? "c" : "cuda";
 }
+
+/* One representative model per architecture (public spec sheets); the real
+ * device's own properties are used whenever the run has one. */
+static const struct {
+    const char *arch, *backend, *vendor, *name;
+    int64_t max_threads, max_shared, max_shared_optin, warp, units, l2, registers;
+} nominal[] = {
+    {"sm_70", "cuda", "NVIDIA", "NVIDIA V100 (nominal)", 1024, 49152, 98304, 32, 80, 6 << 20, 65536},
+    {"sm_80", "cuda", "NVIDIA", "NVIDIA A100 (nominal)", 1024, 49152, 166912, 32, 108, 40 << 20, 65536},
+    {"sm_86", "cuda", "NVIDIA", "NVIDIA A10 (nominal)", 1024, 49152, 101376, 32, 72, 6 << 20, 65536},
+    {"sm_89", "cuda", "NVIDIA", "NVIDIA L40S (nominal)", 1024, 49152, 101376, 32, 142, 96 << 20, 65536},
+    {"sm_90", "cuda", "NVIDIA", "NVIDIA H100 (nominal)", 1024, 49152, 232448, 32, 132, 50 << 20, 65536},
+    {"gfx90a", "hip", "AMD", "AMD Instinct MI250X (nominal)", 1024, 65536, 65536, 64, 110, 8 << 20, 65536},
+    {"gfx942", "hip", "AMD", "AMD Instinct MI300X (nominal)", 1024, 65536, 65536, 64, 304, 4 << 20, 65536},
+};
+
+int tf_device_for_arch(const char *arch, struct tf_device *out)
+{
+    for (size_t i = 0; i < sizeof nominal / sizeof nominal[0]; i++) {
+        if (strcmp(nominal[i].arch, arch) != 0)
+            continue;
+        memset(out, 0, sizeof *out);
+        snprintf(out->backend, sizeof out->backend, "%s", nominal[i].backend);
+        snprintf(out->vendor, sizeof out->vendor, "%s", nominal[i].vendor);
+        snprintf(out->name, sizeof out->name, "%s", nominal[i].name);
+        snprintf(out->arch, sizeof out->arch, "%s", arch);
+        out->compute_units = (uint32_t)nominal[i].units;
+        out->props[TF_DEVPROP_MAX_THREADS] = nominal[i].max_threads;
+        out->props[TF_DEVPROP_MAX_SHARED] = nominal[i].max_shared;
+        out->props[TF_DEVPROP_MAX_SHARED_OPTIN] = nominal[i].max_shared_optin;
+        out->props[TF_DEVPROP_WARP_SIZE] = nominal[i].warp;
+        out->props[TF_DEVPROP_SM_COUNT] = nominal[i].units;
+        out->props[TF_DEVPROP_L2_BYTES] = nominal[i].l2;
+        out->props[TF_DEVPROP_MAX_REGISTERS] = nominal[i].registers;
+        return 0;
+    }
+    return -1;
+}
+
+const char *tf_device_known_archs(void)
+{
+    return "sm_70, sm_80, sm_86, sm_89, sm_90, gfx90a, gfx942";
+}

@@ -43,6 +43,12 @@ struct tf_device {
 /* The kernel language a device's backend compiles: "c" for host, "cuda" for the
  * cuda and hip backends (one single source for both GPU vendors). */
 const char *tf_device_language(const struct tf_device *d);
+/* A nominal device of architecture `arch` ("sm_80", "sm_90", "gfx90a",
+ * "gfx942"...), with the properties constraints read, for compiling ahead on a
+ * machine that has no such device. 0, or -1 for an unknown architecture. */
+int tf_device_for_arch(const char *arch, struct tf_device *out);
+/* Comma-separated list of the architectures tf_device_for_arch knows. */
+const char *tf_device_known_archs(void);
 /* Write the class key "backend/arch/name" into `out`. */
 void tf_device_class_key(const struct tf_device *d, char *out, int cap);
 

@@ -8,8 +8,11 @@
  * Constraints that read no parameter (only sizes and device properties) are
  * evaluated once. For counting, once the walk is past every constrained level
  * and strictly inside the [lo, hi) bounds, the rest of the subtree is all
- * valid and is counted by multiplication. */
+ * valid and is counted by multiplication. Random samples (tf_space_sample)
+ * draw from it with a splitmix64 stream. */
 #include "space.h"
+
+#include "hash.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +24,7 @@ struct space_level {
 
 struct tf_space {
     const struct tf_kernel *k;
+    int problem;
     int n;                      /* parameters */
     uint64_t cartesian;
     uint64_t *stride;           /* index weight of each level */
@@ -73,6 +77,7 @@ struct tf_space *tf_space_create(const struct tf_kernel *k, int problem,
     struct tf_space *s = tf_xcalloc(1, sizeof *s);
     int n = k->nparams;
     s->k = k;
+    s->problem = problem;
     s->n = n;
     s->err = err;
     s->stride = tf_xcalloc((size_t)n + 1, sizeof *s->stride);
@@ -264,4 +269,142 @@ int tf_space_is_valid(struct tf_space *s, uint64_t index, bool *valid, struct tf
     }
     *valid = true;
     return 0;
+}
+
+/* splitmix64: tiny, seedable, good enough to pick configurations. */
+static uint64_t rng_next(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+/* Uniform in [0, n), n > 0, without modulo bias. */
+static uint64_t rng_below(uint64_t *s, uint64_t n)
+{
+    uint64_t limit = UINT64_MAX - UINT64_MAX % n;
+    uint64_t x;
+    do
+        x = rng_next(s);
+    while (x >= limit);
+    return x % n;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Open-addressing set of uint64 (capacity a power of two, twice the budget). */
+struct u64_set {
+    uint64_t *slots;
+    uint64_t mask;
+};
+
+static bool set_insert(struct u64_set *set, uint64_t v)
+{
+    uint64_t key = v + 1; /* 0 marks an empty slot */
+    for (uint64_t i = (key * 0x9e3779b97f4a7c15ull) & set->mask;; i = (i + 1) & set->mask) {
+        if (set->slots[i] == key)
+            return false;
+        if (set->slots[i] == 0) {
+            set->slots[i] = key;
+            return true;
+        }
+    }
+}
+
+static uint64_t sample_seed(uint64_t seed, const struct tf_kernel *k, int problem)
+{
+    struct tf_sha256 h;
+    char hex[65];
+    tf_sha256_init(&h);
+    tf_sha256_update_str(&h, k->name);
+    tf_sha256_update_str(&h, k->problems[problem].name);
+    tf_sha256_hex(&h, hex);
+    return seed ^ strtoull(hex + 48, NULL, 16);
+}
+
+int tf_space_sample(struct tf_space *s, uint64_t valid_count, uint64_t budget, uint64_t seed,
+                    uint64_t **out, uint64_t *n, struct tf_error *err)
+{
+    const struct tf_kernel *k = s->k;
+    uint64_t cart = s->cartesian, nlist = 0;
+    uint64_t rng = sample_seed(seed, k, s->problem);
+    uint64_t cap = 1;
+    while (cap < 2 * budget + 2)
+        cap <<= 1;
+    struct u64_set set = {tf_xcalloc(cap, sizeof *set.slots), cap - 1};
+    uint64_t *list = tf_xmalloc(sizeof *list * (budget ? budget : 1));
+    bool valid;
+    *out = NULL;
+    *n = 0;
+    if (budget >= valid_count) {
+        tf_error_set(err, TF_ERR_EVAL, "internal: sampling %llu of %llu configurations",
+                     (unsigned long long)budget, (unsigned long long)valid_count);
+        goto fail;
+    }
+    if (k->has_default) {
+        if (tf_space_is_valid(s, k->default_index, &valid, err))
+            goto fail;
+        if (valid) {
+            set_insert(&set, k->default_index);
+            list[nlist++] = k->default_index;
+        }
+    }
+    if ((double)valid_count / (double)cart >= 1e-3) {
+        /* Dense: rejection sampling, about budget * cart / valid draws. */
+        while (nlist < budget) {
+            uint64_t idx = rng_below(&rng, cart);
+            if (tf_space_is_valid(s, idx, &valid, err))
+                goto fail;
+            if (valid && set_insert(&set, idx))
+                list[nlist++] = idx;
+        }
+    } else {
+        /* Sparse: pick distinct ranks among the valid ones, then one walk. */
+        uint64_t need = budget - nlist, nranks = 0;
+        uint64_t *ranks = tf_xmalloc(sizeof *ranks * (need ? need : 1));
+        struct u64_set rset = {tf_xcalloc(cap, sizeof *rset.slots), cap - 1};
+        while (nranks < need) {
+            uint64_t r = rng_below(&rng, valid_count);
+            if (set_insert(&rset, r))
+                ranks[nranks++] = r;
+        }
+        free(rset.slots);
+        qsort(ranks, nranks, sizeof *ranks, cmp_u64);
+        /* One walk over the valid configurations, taking those at the drawn ranks;
+         * a second walk tops the sample up if a rank hit the default again. */
+        uint64_t idx = 0, at = 0;
+        for (uint64_t rank = 0; at < nranks || nlist < budget; rank++) {
+            int rc = tf_space_next(s, idx, cart, &idx, err);
+            if (rc < 0) {
+                free(ranks);
+                goto fail;
+            }
+            if (rc == 0) { /* end of the space: top-up pass from the start */
+                idx = 0;
+                at = nranks;
+                continue;
+            }
+            bool take = at < nranks ? ranks[at] == rank : true;
+            if (take && set_insert(&set, idx))
+                list[nlist++] = idx;
+            if (at < nranks && ranks[at] == rank)
+                at++;
+            idx++;
+        }
+        free(ranks);
+    }
+    free(set.slots);
+    qsort(list, nlist, sizeof *list, cmp_u64);
+    *out = list;
+    *n = nlist;
+    return 0;
+fail:
+    free(set.slots);
+    free(list);
+    return -1;
 }

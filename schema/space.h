@@ -34,6 +34,13 @@ int tf_space_next(struct tf_space *s, uint64_t from, uint64_t hi, uint64_t *next
                   struct tf_error *err);
 /* True if configuration `index` satisfies every constraint (a full check). */
 int tf_space_is_valid(struct tf_space *s, uint64_t index, bool *valid, struct tf_error *err);
+/* Draw `budget` distinct valid configurations (`valid` > budget of them exist)
+ * into a new ascending array *out of *n: a stream seeded by `seed` and the
+ * kernel and problem names (not the device, so every GPU model samples alike
+ * where it can), the kernel's default first when it is valid. Dense spaces are
+ * sampled by rejection, sparse ones by drawing ranks and walking once. */
+int tf_space_sample(struct tf_space *s, uint64_t valid, uint64_t budget, uint64_t seed,
+                    uint64_t **out, uint64_t *n, struct tf_error *err);
 /* The Cartesian size (product of the value counts). */
 uint64_t tf_space_cartesian(const struct tf_space *s);
 

@@ -118,6 +118,26 @@ check "  20 screened, each once" $CHECK twophase-mpi.h5 ranked --phase 1 --rows 
 check "  5 re-measured" $CHECK twophase-mpi.h5 ranked --phase 2 --rows 5 --unique
 check "  they are the 5 fastest screened" $CHECK twophase-mpi.h5 ranked --two-phase 5
 
+echo "-- compiling ahead: tunefarm compile, no GPU"
+if ldconfig -p 2>/dev/null | grep -q 'libnvrtc\.so' || ls /usr/local/cuda/lib64/libnvrtc.so* >/dev/null 2>&1; then
+    export XDG_CACHE_HOME="$TMP/precompile-cache"
+    check "compile vecadd_cuda for sm_90 and sm_80" sh -c \
+        "\"$TF\" compile -q \"$FIX/vecadd_cuda.yaml\" --arch sm_90,sm_80 >precompile.out &&
+         grep -q 'sm_90: 5 variants of 1 kernel(s): 5 compiled now, 0 from the cache' precompile.out &&
+         grep -q 'sm_80: 5 variants of 1 kernel(s): 5 compiled now' precompile.out"
+    check "a second compile finds them all in the cache" sh -c \
+        "\"$TF\" compile -q \"$FIX/vecadd_cuda.yaml\" --arch sm_90 | grep -q '0 compiled now, 5 from the cache'"
+    export XDG_CACHE_HOME="$TMP/precompile-cache2"
+    check "under mpirun each rank compiles its share" sh -c \
+        "mpirun -np 2 --oversubscribe \"$TF\" compile -q \"$FIX/vecadd_cuda.yaml\" --arch sm_90 >share.out &&
+         grep -q '3 of them on rank 0 of 2' share.out && grep -q '2 of them on rank 1 of 2' share.out"
+    export XDG_CACHE_HOME="$TMP/cache"
+else
+    skip "tunefarm compile for sm_90" "no NVRTC on this machine"
+fi
+expect_fail "an unknown architecture is refused" 2 "$TF" compile "$FIX/vecadd_cuda.yaml" --arch sm_1
+check "  naming the known ones" contains "$TMP/last" "known: sm_70"
+
 echo "-- archives grow, and refuse what does not fit"
 check "a second run extends the archive" "$TF" run -q -n 1 "$FIX/ranked.yaml" -o mpi.h5
 check "two runs, 76 rows" $CHECK mpi.h5 ranked --rows 76 --runs 2

@@ -1,0 +1,198 @@
+/* precompile.c - compiling ahead of measuring (`tunefarm compile`).
+ *
+ * For each architecture named, a nominal device of that architecture
+ * (schema/device.c) stands in for the real one, so the constraints select the
+ * same valid configurations and the random strategy draws the same sample a
+ * run on that GPU model will (tf_space_sample is seeded by the job, kernel and
+ * problem, never the device). A variant's binary does not depend on the
+ * problem, so each kernel's configurations are merged over its problems and
+ * compiled once, through the same compile pool and content-hash cache a run
+ * uses: a later `tunefarm run` on a node that shares the cache finds them and
+ * spends its device time measuring. Under mpirun every rank takes every
+ * nranks-th variant; cache writes are atomic renames, so ranks sharing a
+ * filesystem never see a partial binary. */
+#include "precompile.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../schema/job.h"
+#include "../schema/space.h"
+#include "backend.h"
+#include "compile.h"
+
+static double mono_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The configurations of `k` a run of `job` would measure on `dev`, over all of
+ * the job's problems of `k`, ascending and distinct, into a new array. */
+static int kernel_variants(const struct tf_job *job, const struct tf_job_kernel *jk,
+                           const struct tf_device *dev, uint64_t **out, uint64_t *n,
+                           struct tf_error *err)
+{
+    uint64_t *all = NULL, count = 0, cap = 0;
+    for (int p = 0; p < jk->nproblems; p++) {
+        struct tf_space *s = tf_space_create(jk->kernel, jk->problems[p], dev, err);
+        uint64_t valid = 0, *list = NULL, nlist = 0;
+        if (s == NULL || tf_space_count(s, 0, UINT64_MAX, &valid, err))
+            goto fail_space;
+        if (job->strategy == TF_STRATEGY_RANDOM && valid > job->budget) {
+            if (tf_space_sample(s, valid, job->budget, job->seed, &list, &nlist, err))
+                goto fail_space;
+        } else {
+            list = tf_xmalloc(sizeof *list * (valid ? valid : 1));
+            uint64_t idx = 0;
+            while (nlist < valid) {
+                int rc = tf_space_next(s, idx, UINT64_MAX, &idx, err);
+                if (rc <= 0) {
+                    free(list);
+                    goto fail_space;
+                }
+                list[nlist++] = idx++;
+            }
+        }
+        if (count + nlist > cap) {
+            cap = 2 * (count + nlist);
+            all = tf_xrealloc(all, sizeof *all * cap);
+        }
+        memcpy(all + count, list, sizeof *list * nlist);
+        count += nlist;
+        free(list);
+        tf_space_destroy(s);
+        continue;
+    fail_space:
+        tf_space_destroy(s);
+        free(all);
+        return -1;
+    }
+    qsort(all, count, sizeof *all, cmp_u64);
+    uint64_t unique = 0;
+    for (uint64_t i = 0; i < count; i++)
+        if (unique == 0 || all[unique - 1] != all[i])
+            all[unique++] = all[i];
+    *out = all;
+    *n = unique;
+    return 0;
+}
+
+/* One architecture: returns an exit code as tf_precompile. */
+static int precompile_arch(const struct tf_precompile_options *o, const struct tf_job *job,
+                           const char *arch)
+{
+    struct tf_device dev;
+    struct tf_error err = {0};
+    if (tf_device_for_arch(arch, &dev)) {
+        fprintf(stderr, "tunefarm compile: unknown architecture '%s' (known: %s)\n", arch,
+                tf_device_known_archs());
+        return 2;
+    }
+    const struct tf_backend *be = tf_backend_find(dev.backend);
+    if (be == NULL) {
+        fprintf(stderr, "tunefarm compile: the %s backend is not in this build yet: cannot "
+                        "compile for %s\n", dev.backend, arch);
+        return 2;
+    }
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    int procs = o->processes > 0 ? o->processes : (int)(cores > 0 ? cores : 1);
+    struct tf_compile_pool *pool =
+        tf_compile_pool_create(o->exe, be, arch, job->cache, procs, &err);
+    if (pool == NULL) {
+        tf_error_print(&err, "tunefarm compile", stderr);
+        return 1;
+    }
+    const double start = mono_now();
+    uint64_t total = 0, mine = 0, failed = 0, ok = 0, kernels = 0;
+    char first_error[TF_MESSAGE_LEN] = "";
+    int code = 0;
+    for (int i = 0; i < job->nkernels && code == 0; i++) {
+        const struct tf_job_kernel *jk = &job->kernels[i];
+        if (strcmp(jk->kernel->language, tf_device_language(&dev)) != 0)
+            continue;
+        uint64_t *variants, n;
+        if (kernel_variants(job, jk, &dev, &variants, &n, &err)) {
+            tf_error_print(&err, "tunefarm compile", stderr);
+            code = 2;
+            break;
+        }
+        kernels++;
+        total += n;
+        uint64_t *tickets = tf_xmalloc(sizeof *tickets * (n ? n : 1)), nt = 0;
+        for (uint64_t v = 0; v < n; v++)
+            if (v % (uint64_t)o->nranks == (uint64_t)o->rank)
+                tickets[nt++] = tf_compile_submit(pool, jk->kernel, variants[v]);
+        double last = mono_now();
+        for (uint64_t t = 0; t < nt; t++) {
+            struct tf_compiled c;
+            tf_compile_wait(pool, tickets[t], &c);
+            if (c.status == TF_STATUS_OK) {
+                ok++;
+            } else {
+                failed++;
+                if (first_error[0] == '\0')
+                    snprintf(first_error, sizeof first_error, "%s", c.message);
+            }
+            if (!o->quiet && mono_now() - last >= 5.0) {
+                last = mono_now();
+                fprintf(stderr, "tunefarm compile: %s %s: %llu/%llu\n", arch, jk->kernel->name,
+                        (unsigned long long)(t + 1), (unsigned long long)nt);
+            }
+        }
+        mine += nt;
+        free(tickets);
+        free(variants);
+    }
+    struct tf_compile_stats st;
+    tf_compile_get_stats(pool, &st);
+    tf_compile_pool_destroy(pool);
+    if (code != 0)
+        return code;
+    const double wall = mono_now() - start;
+    printf("tunefarm compile: %s: %llu variants of %llu kernel(s)", arch,
+           (unsigned long long)total, (unsigned long long)kernels);
+    if (o->nranks > 1)
+        printf(", %llu of them on rank %d of %d", (unsigned long long)mine, o->rank, o->nranks);
+    printf(": %llu compiled now, %llu from the cache, %llu do not compile; %.1f s with %d "
+           "compiler processes (%.1f variants/s)\n",
+           (unsigned long long)st.compiled,
+           (unsigned long long)st.cached, (unsigned long long)failed, wall, procs,
+           wall > 0 ? (double)mine / wall : 0.0);
+    if (mine > 0 && ok == 0) {
+        fprintf(stderr, "tunefarm compile: no variant compiled for %s: %s\n", arch, first_error);
+        return 1;
+    }
+    return 0;
+}
+
+int tf_precompile(const struct tf_precompile_options *o)
+{
+    struct tf_error err = {0};
+    struct tf_bundle *bundle = tf_bundle_create();
+    struct tf_job *job = tf_job_load(o->job_path, bundle, &err);
+    int code = 0;
+    if (job == NULL) {
+        tf_error_print(&err, "tunefarm compile", stderr);
+        tf_bundle_destroy(bundle);
+        return 2;
+    }
+    char *archs = tf_xstrdup(o->archs), *save = NULL;
+    for (char *a = strtok_r(archs, ",", &save); a != NULL && code == 0;
+         a = strtok_r(NULL, ",", &save))
+        code = precompile_arch(o, job, a);
+    free(archs);
+    tf_job_destroy(job);
+    tf_bundle_destroy(bundle);
+    return code;
+}

@@ -1,0 +1,22 @@
+/* precompile.h - `tunefarm compile`: the variants a run would measure, compiled
+ * ahead into the shared cache on any CPU, with no device. */
+#ifndef TF_PRECOMPILE_H
+#define TF_PRECOMPILE_H
+
+#include <stdbool.h>
+
+struct tf_precompile_options {
+    const char *job_path;
+    const char *archs;   /* comma-separated: "sm_90,sm_80" */
+    int processes;       /* compiler processes; 0 = the online cores */
+    bool quiet;          /* no progress */
+    int rank, nranks;    /* this process's share: variant i goes to rank i % nranks */
+    const char *exe;     /* this binary, for the compiler processes */
+};
+
+/* Compile this rank's share of every variant of `o->job_path` for each
+ * architecture. Returns an exit code: 0 done (variants that do not compile are
+ * cached as such), 1 the compiler is unusable here, 2 bad job or architecture. */
+int tf_precompile(const struct tf_precompile_options *o);
+
+#endif
