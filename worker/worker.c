@@ -412,6 +412,11 @@ int tf_worker_run(const char *exe, int local_index)
         return code;
     }
     int pick = local_index % n;
+    if (local_index >= n)
+        fprintf(stderr, "tunefarm: worker %d shares %s %d (%s) with another worker on this "
+                        "node: their timings will disturb each other (start one worker per "
+                        "device)\n", local_index, backend_of[pick], ordinal_of[pick],
+                devs[pick].name);
     w.dev = devs[pick];
     w.backend = tf_backend_find(backend_of[pick]);
     w.ordinal = ordinal_of[pick];
