@@ -274,7 +274,7 @@ static int cmd_run(int argc, char **argv, const char *exe)
     int code = rank == 0 ? tf_coordinator_run(&opt) : tf_worker_run(exe, local_index);
     /* A worker that cannot go on, or a coordinator whose run broke, would leave
      * the others waiting for messages that never come: end the whole job (the
-     * coordinator has saved what was measured; the failing rank said why). */
+     * archive keeps its last checkpoint; the failing rank said why). */
     const char *status_path = getenv("TUNEFARM_STATUS_FILE");
     if ((rank != 0 && code != 0) || (rank == 0 && code == TF_EXIT_FAILURE)) {
         if (rank == 0 && status_path != NULL) {
@@ -350,6 +350,10 @@ static int cmd_compile(int argc, char **argv, const char *exe)
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &opt.rank);
     MPI_Comm_size(MPI_COMM_WORLD, &opt.nranks);
+    MPI_Comm node;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    MPI_Comm_size(node, &opt.node_ranks);
+    MPI_Comm_free(&node);
     int code = tf_precompile(&opt), worst = code;
     MPI_Allreduce(&code, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
     MPI_Finalize();

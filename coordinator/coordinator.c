@@ -557,7 +557,9 @@ fail:
     /* Refused before measuring anything: leave no empty archive behind. */
     if (c.archive_is_new && c.done == 0 && code != TF_EXIT_FAILURE)
         unlink(c.archive_path);
-    if (started && c.workers)
+    /* A broken run ends in MPI_Abort (main.c): sending STOP could block on a
+     * worker that is itself blocked sending to us. Otherwise say goodbye. */
+    if (started && c.workers && code != TF_EXIT_FAILURE)
         for (int i = 1; i <= c.nworkers; i++)
             if (!c.workers[i].stopped)
                 coordinator_send_stop(&c, i);

@@ -105,8 +105,12 @@ static int precompile_arch(const struct tf_precompile_options *o, const struct t
                         "compile for %s\n", dev.backend, arch);
         return 2;
     }
+    /* By default the node's cores, shared among the node's ranks. */
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    int procs = o->processes > 0 ? o->processes : (int)(cores > 0 ? cores : 1);
+    int node_ranks = o->node_ranks > 0 ? o->node_ranks : 1;
+    int procs = o->processes > 0 ? o->processes : (int)(cores > 0 ? cores : 1) / node_ranks;
+    if (procs < 1)
+        procs = 1;
     struct tf_compile_pool *pool =
         tf_compile_pool_create(o->exe, be, arch, job->cache, procs, &err);
     if (pool == NULL) {
@@ -129,14 +133,22 @@ static int precompile_arch(const struct tf_precompile_options *o, const struct t
         }
         kernels++;
         total += n;
-        uint64_t *tickets = tf_xmalloc(sizeof *tickets * (n ? n : 1)), nt = 0;
-        for (uint64_t v = 0; v < n; v++)
-            if (v % (uint64_t)o->nranks == (uint64_t)o->rank)
-                tickets[nt++] = tf_compile_submit(pool, jk->kernel, variants[v]);
+        /* This rank's share, submitted through a window of a few per process:
+         * the pool's queue (and memory) stays small however large the space. */
+        uint64_t nt = 0;
+        for (uint64_t v = (uint64_t)o->rank; v < n; v += (uint64_t)o->nranks)
+            nt++;
+        const uint64_t window = 4 * (uint64_t)procs;
+        uint64_t *tickets = tf_xmalloc(sizeof *tickets * window), submitted = 0;
         double last = mono_now();
         for (uint64_t t = 0; t < nt; t++) {
+            while (submitted < nt && submitted < t + window) {
+                uint64_t v = (uint64_t)o->rank + submitted * (uint64_t)o->nranks;
+                tickets[submitted % window] = tf_compile_submit(pool, jk->kernel, variants[v]);
+                submitted++;
+            }
             struct tf_compiled c;
-            tf_compile_wait(pool, tickets[t], &c);
+            tf_compile_wait(pool, tickets[t % window], &c);
             if (c.status == TF_STATUS_OK) {
                 ok++;
             } else {

@@ -8,9 +8,10 @@
 struct tf_precompile_options {
     const char *job_path;
     const char *archs;   /* comma-separated: "sm_90,sm_80" */
-    int processes;       /* compiler processes; 0 = the online cores */
+    int processes;       /* compiler processes; 0 = the online cores / node_ranks */
     bool quiet;          /* no progress */
     int rank, nranks;    /* this process's share: variant i goes to rank i % nranks */
+    int node_ranks;      /* ranks on this node (default process count = cores / this) */
     const char *exe;     /* this binary, for the compiler processes */
 };
 
