@@ -10,7 +10,10 @@
 #include "channel.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <poll.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -112,5 +115,24 @@ int tf_channel_read_frame(int fd, struct tf_buf *b, double deadline)
         tf_buf_put_bytes(b, chunk, want);
         got += (uint32_t)want;
     }
+    return 0;
+}
+
+int tf_channel_child_open(int *in, int *out)
+{
+    signal(SIGINT, SIG_IGN);
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() == 1)
+        return -1;
+    *in = fcntl(0, F_DUPFD_CLOEXEC, 3);
+    *out = fcntl(1, F_DUPFD_CLOEXEC, 3);
+    if (*in < 0 || *out < 0)
+        return -1;
+    int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (devnull >= 0) {
+        dup2(devnull, 0);
+        close(devnull);
+    }
+    dup2(2, 1);
     return 0;
 }

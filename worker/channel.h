@@ -17,4 +17,11 @@ int tf_channel_write_frame(int fd, const struct tf_buf *b, double deadline);
  * length, -2 `deadline` passed (< 0: none). */
 int tf_channel_read_frame(int fd, struct tf_buf *b, double deadline);
 
+/* In a worker's child process: ignore SIGINT (the worker's business), die
+ * with the worker, move the channel off fds 0/1 to *in and *out (close-on-
+ * exec), and point fd 0 at /dev/null and fd 1 at stderr, so that a kernel's or
+ * a compiler library's printf cannot corrupt the channel. -1 if the worker is
+ * already gone or the descriptors cannot be moved. */
+int tf_channel_child_open(int *in, int *out);
+
 #endif

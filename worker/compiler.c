@@ -321,22 +321,9 @@ static void serve_one(const struct tf_backend *be, const struct tf_compile_input
 
 int tf_compiler_serve(const struct tf_backend *be)
 {
-    /* Ctrl-C is the worker's business; and never outlive the worker. */
-    signal(SIGINT, SIG_IGN);
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (getppid() == 1)
+    int in, out;
+    if (tf_channel_child_open(&in, &out) != 0)
         return 1;
-
-    const int in = fcntl(0, F_DUPFD_CLOEXEC, 3);
-    const int out = fcntl(1, F_DUPFD_CLOEXEC, 3);
-    if (in < 0 || out < 0)
-        return 1;
-    int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
-    if (devnull >= 0) {
-        dup2(devnull, 0);
-        close(devnull);
-    }
-    dup2(2, 1); /* a compiler library's printf goes to stderr, not into the channel */
 
     struct tf_buf req = {0}, rep = {0};
     int rc = 0;

@@ -960,24 +960,11 @@ int tf_runner_main(int argc, char **argv)
                 argv[0]);
         return 2;
     }
-    /* Ctrl-C is the worker's business; and never outlive the worker. */
-    signal(SIGINT, SIG_IGN);
     signal(SIGPIPE, SIG_DFL);
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (getppid() == 1)
+    int in, out;
+    if (tf_channel_child_open(&in, &out) != 0)
         return 1;
     profile.on = getenv("TUNEFARM_PROFILE") != NULL;
-
-    const int in = fcntl(0, F_DUPFD_CLOEXEC, 3);
-    const int out = fcntl(1, F_DUPFD_CLOEXEC, 3);
-    if (in < 0 || out < 0)
-        return 1;
-    int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
-    if (devnull >= 0) {
-        dup2(devnull, 0);
-        close(devnull);
-    }
-    dup2(2, 1); /* a kernel's printf goes to stderr, not into the protocol */
 
     const char *backend = argv[2];
     const int ordinal = atoi(argv[3]);
