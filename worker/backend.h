@@ -125,12 +125,29 @@ struct tf_backend {
      * (buffers are restored from device-side images instead of re-uploaded). */
     int (*copy)(struct tf_backend_ctx *ctx, void *dst, const void *src, size_t bytes,
                 struct tf_error *err);
+
+    /* Optional quartet: downloads that overlap the device's later work. The
+     * runner snapshots an output with copy, queues its download, queues the
+     * samples, and waits only when it needs the bytes. host_alloc returns
+     * page-locked host memory (what an asynchronous copy needs), host_free
+     * accepts NULL. download_async queues a copy of device `src` into `host`
+     * (from host_alloc), ordered after all work queued so far but on a side
+     * queue, so the launches queued after it do not wait for it; download_wait
+     * returns once every queued download has landed. */
+    int (*host_alloc)(struct tf_backend_ctx *ctx, size_t bytes, void **ptr, struct tf_error *err);
+    void (*host_free)(struct tf_backend_ctx *ctx, void *ptr);
+    int (*download_async)(struct tf_backend_ctx *ctx, void *host, const void *src, size_t bytes,
+                          struct tf_error *err);
+    int (*download_wait)(struct tf_backend_ctx *ctx, struct tf_error *err);
 };
 
 /* The host CPU backend. */
 extern const struct tf_backend tf_backend_host;
 /* NVIDIA GPUs: driver API, NVRTC and NVML, all loaded at run time. */
 extern const struct tf_backend tf_backend_cuda;
+/* AMD GPUs: HIP runtime (hipRTC inside it on ROCm 5, libhiprtc beside it on
+ * ROCm >= 6) and ROCm SMI, all loaded at run time. */
+extern const struct tf_backend tf_backend_hip;
 
 /* Every backend compiled in, NULL-terminated. */
 extern const struct tf_backend *const tf_backends[];

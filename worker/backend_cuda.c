@@ -15,8 +15,11 @@
  * poison the context (illegal address, misaligned access, trap...) are
  * `runtime_error` and mark the context unhealthy: CUDA offers no recovery
  * short of a new process, so the runner replies and exits, and the worker
- * starts a fresh one for the next variant. Telemetry comes from NVML when it
- * is present (clock, power, cumulative energy, temperature, throttling). */
+ * starts a fresh one for the next variant. Outputs are downloaded on a side
+ * stream into page-locked memory, so the samples queued after a download run
+ * while it lands. Telemetry comes from NVML when it is present (clock, power,
+ * cumulative energy, temperature, throttling), read by a thread every 25 ms:
+ * a reading costs milliseconds the GPU would otherwise wait through. */
 #include "backend.h"
 
 #include <errno.h>
@@ -55,11 +58,21 @@ struct tf_backend_ctx {
     int healthy;
     /* limits checked before every launch */
     int max_threads, max_block[3], max_grid[3], max_shared, max_shared_optin;
-    /* NVML, NULL where absent */
+    /* Downloads that overlap the samples: a side stream that waits for
+     * `copy_ready` (recorded on the main stream) and records `copy_done`. */
+    tf_cu_stream copy_stream;
+    tf_cu_event copy_ready, copy_done;
+    int copies_queued;
+    /* NVML, NULL where absent. A sampling thread reads it every
+     * TELEMETRY_PERIOD_NS into `telemetry`, under `lock`: NVML calls take
+     * milliseconds, which the measuring thread must not spend between configurations. */
     const struct tf_nvml *nvml;
     tf_nvml_device nvml_dev;
+    pthread_t sampler;
+    int sampler_running, sampler_stop;
+    pthread_mutex_t lock;
+    pthread_cond_t wake;
     struct tf_telemetry telemetry;   /* the last NVML readings */
-    double telemetry_at;             /* when (monotonic seconds); 0: never */
 };
 
 /* ---- errors ---- */
@@ -395,15 +408,101 @@ fail:
 
 /* ---- running ---- */
 
+/* ---- telemetry ---- */
+
+/* How often the sampling thread reads NVML. Its counters move every few tens
+ * of milliseconds anyway; a reading costs about 1 ms of this thread's time. */
+#define TELEMETRY_PERIOD_NS 25000000L
+
+/* One reading of every NVML value into `t` (NaN / -1 where one fails: a board
+ * without an energy counter still reports its clock). */
+static void telemetry_read(const struct tf_backend_ctx *ctx, struct tf_telemetry *t)
+{
+    const struct tf_nvml *nv = ctx->nvml;
+    unsigned int u = 0;
+    unsigned long long ull = 0;
+    t->sm_clock_mhz = t->power_w = t->energy_mj = t->temperature_c = NAN;
+    t->throttled = -1;
+    if (nv->nvmlDeviceGetClockInfo(ctx->nvml_dev, TF_NVML_CLOCK_SM, &u) == TF_NVML_SUCCESS)
+        t->sm_clock_mhz = u;
+    if (nv->nvmlDeviceGetPowerUsage(ctx->nvml_dev, &u) == TF_NVML_SUCCESS)
+        t->power_w = u * 1e-3;
+    if (nv->nvmlDeviceGetTotalEnergyConsumption(ctx->nvml_dev, &ull) == TF_NVML_SUCCESS)
+        t->energy_mj = (double)ull;
+    if (nv->nvmlDeviceGetTemperature(ctx->nvml_dev, TF_NVML_TEMPERATURE_GPU, &u) ==
+        TF_NVML_SUCCESS)
+        t->temperature_c = u;
+    if (nv->nvmlDeviceGetCurrentClocksEventReasons(ctx->nvml_dev, &ull) == TF_NVML_SUCCESS)
+        t->throttled = (ull & ~(TF_NVML_CLOCKS_EVENT_REASON_GPU_IDLE |
+                                TF_NVML_CLOCKS_EVENT_REASON_APPLICATIONS_CLOCKS)) != 0;
+}
+
+/* The sampling thread: a reading every period until telemetry_stop. */
+static void *telemetry_thread(void *arg)
+{
+    struct tf_backend_ctx *ctx = arg;
+    pthread_mutex_lock(&ctx->lock);
+    while (!ctx->sampler_stop) {
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_nsec += TELEMETRY_PERIOD_NS;
+        if (until.tv_nsec >= 1000000000L) {
+            until.tv_sec++;
+            until.tv_nsec -= 1000000000L;
+        }
+        pthread_cond_timedwait(&ctx->wake, &ctx->lock, &until);
+        if (ctx->sampler_stop)
+            break;
+        pthread_mutex_unlock(&ctx->lock);
+        struct tf_telemetry t;
+        telemetry_read(ctx, &t);
+        pthread_mutex_lock(&ctx->lock);
+        ctx->telemetry = t;
+    }
+    pthread_mutex_unlock(&ctx->lock);
+    return NULL;
+}
+
+/* A first reading now, then the thread (without NVML: nothing). Without a
+ * thread (pthread_create failed) the first reading just stays. */
+static void telemetry_start(struct tf_backend_ctx *ctx)
+{
+    if (ctx->nvml == NULL)
+        return;
+    telemetry_read(ctx, &ctx->telemetry);
+    ctx->sampler_running = pthread_create(&ctx->sampler, NULL, telemetry_thread, ctx) == 0;
+}
+
+static void telemetry_stop(struct tf_backend_ctx *ctx)
+{
+    if (!ctx->sampler_running)
+        return;
+    pthread_mutex_lock(&ctx->lock);
+    ctx->sampler_stop = 1;
+    pthread_cond_signal(&ctx->wake);
+    pthread_mutex_unlock(&ctx->lock);
+    pthread_join(ctx->sampler, NULL);
+    ctx->sampler_running = 0;
+}
+
 static void cuda_close(struct tf_backend_ctx *ctx)
 {
     if (ctx == NULL)
         return;
     const struct tf_cuda_driver *cu = ctx->cu;
+    telemetry_stop(ctx);
     if (ctx->context) {
         /* On a broken context these fail; the process is about to exit anyway. */
         if (ctx->stream)
             cu->cuStreamSynchronize(ctx->stream);
+        if (ctx->copy_stream) {
+            cu->cuStreamSynchronize(ctx->copy_stream);
+            cu->cuStreamDestroy(ctx->copy_stream);
+        }
+        if (ctx->copy_ready)
+            cu->cuEventDestroy(ctx->copy_ready);
+        if (ctx->copy_done)
+            cu->cuEventDestroy(ctx->copy_done);
         if (ctx->flush_buf)
             cu->cuMemFree(ctx->flush_buf);
         if (ctx->start)
@@ -419,6 +518,8 @@ static void cuda_close(struct tf_backend_ctx *ctx)
         cu->cuCtxSetCurrent(NULL);
         cu->cuDevicePrimaryCtxRelease(ctx->dev);
     }
+    pthread_cond_destroy(&ctx->wake);
+    pthread_mutex_destroy(&ctx->lock);
     free(ctx);
 }
 
@@ -427,6 +528,9 @@ static int cuda_open(int ordinal, struct tf_backend_ctx **out, struct tf_error *
     struct tf_backend_ctx *ctx = tf_xcalloc(1, sizeof *ctx);
     tf_cu_result rc;
     int l2 = 0;
+
+    pthread_mutex_init(&ctx->lock, NULL);
+    pthread_cond_init(&ctx->wake, NULL);
 
     *out = NULL;
     ctx->healthy = 1;
@@ -478,6 +582,24 @@ static int cuda_open(int ordinal, struct tf_backend_ctx **out, struct tf_error *
         cuda_fail(NULL, rc, err, "cuEventCreate");
         goto fail;
     }
+    if ((rc = cu->cuStreamCreate(&ctx->copy_stream, TF_CU_STREAM_NON_BLOCKING)) !=
+        TF_CUDA_SUCCESS) {
+        ctx->copy_stream = NULL;
+        cuda_fail(NULL, rc, err, "cuStreamCreate");
+        goto fail;
+    }
+    if ((rc = cu->cuEventCreate(&ctx->copy_ready, TF_CU_EVENT_DISABLE_TIMING)) !=
+        TF_CUDA_SUCCESS) {
+        ctx->copy_ready = NULL;
+        cuda_fail(NULL, rc, err, "cuEventCreate");
+        goto fail;
+    }
+    if ((rc = cu->cuEventCreate(&ctx->copy_done, TF_CU_EVENT_DISABLE_TIMING)) !=
+        TF_CUDA_SUCCESS) {
+        ctx->copy_done = NULL;
+        cuda_fail(NULL, rc, err, "cuEventCreate");
+        goto fail;
+    }
     ctx->flush_words = (l2 > 0 ? (size_t)l2 : (size_t)64 << 20) / 4;
     if ((rc = cu->cuMemAlloc(&ctx->flush_buf, ctx->flush_words * 4)) != TF_CUDA_SUCCESS) {
         ctx->flush_buf = 0;
@@ -498,6 +620,7 @@ static int cuda_open(int ordinal, struct tf_backend_ctx **out, struct tf_error *
         if (ctx->nvml_dev == NULL)
             ctx->nvml = NULL;
     }
+    telemetry_start(ctx);
     *out = ctx;
     return 0;
 fail:
@@ -825,6 +948,61 @@ static int cuda_copy(struct tf_backend_ctx *ctx, void *dst, const void *src, siz
     return rc == TF_CUDA_SUCCESS ? 0 : cuda_fail(ctx, rc, err, "cuMemcpyDtoDAsync");
 }
 
+/* Page-locked host memory: a download into pageable memory is a staged,
+ * synchronous copy whatever the API's name says. */
+static int cuda_host_alloc(struct tf_backend_ctx *ctx, size_t bytes, void **ptr,
+                           struct tf_error *err)
+{
+    tf_cu_result rc = ctx->cu->cuMemHostAlloc(ptr, bytes ? bytes : 1, 0);
+    if (rc != TF_CUDA_SUCCESS) {
+        *ptr = NULL;
+        char what[96];
+        snprintf(what, sizeof what, "cuMemHostAlloc(%zu bytes)", bytes);
+        return cuda_fail(ctx, rc, err, what);
+    }
+    return 0;
+}
+
+static void cuda_host_free(struct tf_backend_ctx *ctx, void *ptr)
+{
+    if (ptr)
+        ctx->cu->cuMemFreeHost(ptr);
+}
+
+/* The copy stream waits for what the main stream has queued so far (an event
+ * recorded there), then copies while the main stream goes on with the samples. */
+static int cuda_download_async(struct tf_backend_ctx *ctx, void *host, const void *src,
+                               size_t bytes, struct tf_error *err)
+{
+    const struct tf_cuda_driver *cu = ctx->cu;
+    tf_cu_result rc;
+    if ((rc = cu->cuEventRecord(ctx->copy_ready, ctx->stream)) != TF_CUDA_SUCCESS)
+        return cuda_fail(ctx, rc, err, "cuEventRecord");
+    if ((rc = cu->cuStreamWaitEvent(ctx->copy_stream, ctx->copy_ready, 0)) != TF_CUDA_SUCCESS)
+        return cuda_fail(ctx, rc, err, "cuStreamWaitEvent");
+    if ((rc = cu->cuMemcpyDtoHAsync(host, (tf_cu_deviceptr)(uintptr_t)src, bytes,
+                                    ctx->copy_stream)) != TF_CUDA_SUCCESS)
+        return cuda_fail(ctx, rc, err, "cuMemcpyDtoHAsync");
+    if ((rc = cu->cuEventRecord(ctx->copy_done, ctx->copy_stream)) != TF_CUDA_SUCCESS)
+        return cuda_fail(ctx, rc, err, "cuEventRecord");
+    ctx->copies_queued = 1;
+    return 0;
+}
+
+static int cuda_download_wait(struct tf_backend_ctx *ctx, struct tf_error *err)
+{
+    if (!ctx->copies_queued)
+        return 0;
+    ctx->copies_queued = 0;
+    tf_cu_result rc = ctx->cu->cuEventSynchronize(ctx->copy_done);
+    if (rc != TF_CUDA_SUCCESS) {
+        cuda_fail(ctx, rc, err, "cuMemcpyDtoHAsync");
+        ctx->healthy = 0; /* the copy waited on the kernel: its fault surfaced here */
+        return -1;
+    }
+    return 0;
+}
+
 static int cuda_flush_cache(struct tf_backend_ctx *ctx, struct tf_error *err)
 {
     /* A new value each time, so no layer can skip a write as redundant. */
@@ -855,48 +1033,16 @@ static int cuda_function_info(struct tf_backend_ctx *ctx, void *function, int32_
     return 0;
 }
 
-/* NVML readings take milliseconds each and its counters move every few tens of
- * milliseconds, so within TELEMETRY_PERIOD the last readings are returned: a
- * stream of short variants does not pay five NVML calls each. */
-#define TELEMETRY_PERIOD 0.1
-
-static double cuda_monotonic(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 static int cuda_telemetry(struct tf_backend_ctx *ctx, struct tf_telemetry *t, struct tf_error *err)
 {
-    const struct tf_nvml *nv = ctx->nvml;
-    unsigned int u = 0;
-    unsigned long long ull = 0;
-    t->sm_clock_mhz = t->power_w = t->energy_mj = t->temperature_c = NAN;
-    t->throttled = -1;
-    if (nv == NULL)
+    if (ctx->nvml == NULL) {
+        t->sm_clock_mhz = t->power_w = t->energy_mj = t->temperature_c = NAN;
+        t->throttled = -1;
         return tf_error_set(err, TF_ERR_BACKEND, "no NVML: telemetry unavailable");
-    const double now = cuda_monotonic();
-    if (ctx->telemetry_at > 0 && now - ctx->telemetry_at < TELEMETRY_PERIOD) {
-        *t = ctx->telemetry;
-        return 0;
     }
-    /* Each reading is independent: a board without an energy counter (pre-Volta)
-     * still reports its clock. */
-    if (nv->nvmlDeviceGetClockInfo(ctx->nvml_dev, TF_NVML_CLOCK_SM, &u) == TF_NVML_SUCCESS)
-        t->sm_clock_mhz = u;
-    if (nv->nvmlDeviceGetPowerUsage(ctx->nvml_dev, &u) == TF_NVML_SUCCESS)
-        t->power_w = u * 1e-3;
-    if (nv->nvmlDeviceGetTotalEnergyConsumption(ctx->nvml_dev, &ull) == TF_NVML_SUCCESS)
-        t->energy_mj = (double)ull;
-    if (nv->nvmlDeviceGetTemperature(ctx->nvml_dev, TF_NVML_TEMPERATURE_GPU, &u) ==
-        TF_NVML_SUCCESS)
-        t->temperature_c = u;
-    if (nv->nvmlDeviceGetCurrentClocksEventReasons(ctx->nvml_dev, &ull) == TF_NVML_SUCCESS)
-        t->throttled = (ull & ~(TF_NVML_CLOCKS_EVENT_REASON_GPU_IDLE |
-                                TF_NVML_CLOCKS_EVENT_REASON_APPLICATIONS_CLOCKS)) != 0;
-    ctx->telemetry = *t;
-    ctx->telemetry_at = now;
+    pthread_mutex_lock(&ctx->lock);
+    *t = ctx->telemetry;
+    pthread_mutex_unlock(&ctx->lock);
     return 0;
 }
 
@@ -930,4 +1076,8 @@ const struct tf_backend tf_backend_cuda = {
     .enqueue = cuda_enqueue,
     .collect = cuda_collect,
     .copy = cuda_copy,
+    .host_alloc = cuda_host_alloc,
+    .host_free = cuda_host_free,
+    .download_async = cuda_download_async,
+    .download_wait = cuda_download_wait,
 };

@@ -83,6 +83,9 @@ static const struct symbol driver_symbols[] = {
     SYM(tf_cuda_driver, cuMemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2"),
     SYM(tf_cuda_driver, cuMemsetD32Async, "cuMemsetD32Async"),
     SYM(tf_cuda_driver, cuMemcpyDtoDAsync, "cuMemcpyDtoDAsync_v2"),
+    SYM(tf_cuda_driver, cuMemHostAlloc, "cuMemHostAlloc"),
+    SYM(tf_cuda_driver, cuMemFreeHost, "cuMemFreeHost"),
+    SYM(tf_cuda_driver, cuStreamWaitEvent, "cuStreamWaitEvent"),
 };
 
 static pthread_once_t driver_once = PTHREAD_ONCE_INIT;

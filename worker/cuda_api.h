@@ -90,6 +90,7 @@ enum {
 enum {
     TF_CU_STREAM_NON_BLOCKING = 0x1, /* CUstream_flags, cuda.h:429 */
     TF_CU_EVENT_DEFAULT = 0x0,       /* CUevent_flags, cuda.h:456 */
+    TF_CU_EVENT_DISABLE_TIMING = 0x2, /* CUevent_flags, cuda.h:458 */
     TF_CU_EVENT_BLOCKING_SYNC = 0x1  /* cuda.h:457 */
 };
 
@@ -142,6 +143,9 @@ struct tf_cuda_driver {
                                      tf_cu_stream stream);
     tf_cu_result (*cuMemcpyDtoDAsync)(tf_cu_deviceptr dst, tf_cu_deviceptr src, size_t bytes,
                                       tf_cu_stream stream);                     /* _v2 */
+    tf_cu_result (*cuMemHostAlloc)(void **ptr, size_t bytes, unsigned int flags);
+    tf_cu_result (*cuMemFreeHost)(void *ptr);
+    tf_cu_result (*cuStreamWaitEvent)(tf_cu_stream stream, tf_cu_event event, unsigned int flags);
 };
 
 /* ---- NVRTC (nvrtc.h) ---- */

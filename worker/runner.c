@@ -226,51 +226,71 @@ static void exchange_failed(struct tf_runner *r, int rc, const char *what, struc
     }
 }
 
-int tf_runner_measure(struct tf_runner *r, uint32_t kernel, uint32_t problem, uint32_t phase,
-                      uint64_t config, const char *binary, const char *reference,
-                      struct tf_result *out, struct tf_error *err)
+/* Spawn the child if there is none; -1 + err (and `out` says why) if it cannot be. */
+static int ensure_child(struct tf_runner *r, struct tf_result *out, struct tf_error *err)
 {
-    tf_result_init(out, kernel, problem, config, TF_STATUS_CRASHED);
     if (r->pid < 0 && spawn_child(r, err) != 0) {
         snprintf(out->message, sizeof out->message, "cannot restart runner: %.120s",
                  err->message);
         return -1;
     }
+    return 0;
+}
 
-    if (!r->setup_valid || r->setup_kernel != kernel || r->setup_problem != problem ||
-        strcmp(r->setup_reference ? r->setup_reference : "", reference) != 0) {
-        r->setup_valid = 0; /* the child drops its old problem whatever happens next */
-        buf_reset(&r->buf);
-        tf_buf_put_u8(&r->buf, REQ_SETUP);
-        tf_buf_put_u32(&r->buf, kernel);
-        tf_buf_put_u32(&r->buf, problem);
-        tf_buf_put_u64(&r->buf, config);
-        tf_buf_put_str(&r->buf, reference);
-        const double deadline = tf_channel_now() + fmax(SETUP_DEADLINE_MIN, 10 * r->timeout);
-        int rc = tf_channel_write_frame(r->fd, &r->buf, deadline);
-        if (rc == 0)
-            rc = tf_channel_read_frame(r->fd, &r->buf, deadline);
-        uint8_t status = 0, exiting = 0;
-        if (rc == 0 && (tf_buf_get_u8(&r->buf, &status) ||
-                        tf_buf_get_str(&r->buf, out->message, sizeof out->message) ||
-                        tf_buf_get_u8(&r->buf, &exiting) || status >= TF_STATUS_COUNT))
-            rc = -1;
-        if (rc != 0) {
-            exchange_failed(r, rc, "setup (buffers and reference)", out);
-            return 0;
-        }
-        if (exiting)
-            reap_child(r, 0, NULL, 0);
-        if (status != TF_STATUS_OK) {
-            out->status = status;
-            return 0;
-        }
-        r->setup_valid = 1;
-        r->setup_kernel = kernel;
-        r->setup_problem = problem;
-        free(r->setup_reference);
-        r->setup_reference = tf_xstrdup(reference);
+int tf_runner_prepare(struct tf_runner *r, uint32_t kernel, uint32_t problem, uint64_t config,
+                      const char *reference, struct tf_result *out, struct tf_error *err)
+{
+    tf_result_init(out, kernel, problem, config, TF_STATUS_OK);
+    if (r->setup_valid && r->setup_kernel == kernel && r->setup_problem == problem &&
+        strcmp(r->setup_reference ? r->setup_reference : "", reference) == 0)
+        return 0;
+    out->status = TF_STATUS_CRASHED;
+    if (ensure_child(r, out, err) != 0)
+        return -1;
+    r->setup_valid = 0; /* the child drops its old problem whatever happens next */
+    buf_reset(&r->buf);
+    tf_buf_put_u8(&r->buf, REQ_SETUP);
+    tf_buf_put_u32(&r->buf, kernel);
+    tf_buf_put_u32(&r->buf, problem);
+    tf_buf_put_u64(&r->buf, config);
+    tf_buf_put_str(&r->buf, reference);
+    const double deadline = tf_channel_now() + fmax(SETUP_DEADLINE_MIN, 10 * r->timeout);
+    int rc = tf_channel_write_frame(r->fd, &r->buf, deadline);
+    if (rc == 0)
+        rc = tf_channel_read_frame(r->fd, &r->buf, deadline);
+    uint8_t status = 0, exiting = 0;
+    if (rc == 0 && (tf_buf_get_u8(&r->buf, &status) ||
+                    tf_buf_get_str(&r->buf, out->message, sizeof out->message) ||
+                    tf_buf_get_u8(&r->buf, &exiting) || status >= TF_STATUS_COUNT))
+        rc = -1;
+    if (rc != 0) {
+        exchange_failed(r, rc, "setup (buffers and reference)", out);
+        return 0;
     }
+    if (exiting)
+        reap_child(r, 0, NULL, 0);
+    out->status = status;
+    if (status != TF_STATUS_OK)
+        return 0;
+    r->setup_valid = 1;
+    r->setup_kernel = kernel;
+    r->setup_problem = problem;
+    free(r->setup_reference);
+    r->setup_reference = tf_xstrdup(reference);
+    return 0;
+}
+
+int tf_runner_measure(struct tf_runner *r, uint32_t kernel, uint32_t problem, uint32_t phase,
+                      uint64_t config, const char *binary, const char *reference,
+                      struct tf_result *out, struct tf_error *err)
+{
+    if (tf_runner_prepare(r, kernel, problem, config, reference, out, err) != 0)
+        return -1;
+    if (out->status != TF_STATUS_OK)
+        return 0;
+    tf_result_init(out, kernel, problem, config, TF_STATUS_CRASHED);
+    if (ensure_child(r, out, err) != 0)
+        return -1;
 
     buf_reset(&r->buf);
     tf_buf_put_u8(&r->buf, REQ_MEASURE);
@@ -348,8 +368,11 @@ struct buffer {
     void *init;      /* what the device buffer starts with (inputs: data; outputs: poison or init) */
     void *expected;  /* outputs: the reference's result */
     void *got;       /* outputs: downloaded after the verified launch */
+    int got_pinned;  /* got came from the backend's host_alloc */
     void *dev;
     void *dev_init;  /* a device-side copy of `init`, where the backend can copy (restores) */
+    void *dev_snap;  /* outputs: the verified launch's result, copied on the device so the
+                        download overlaps the samples (which overwrite dev) */
 };
 
 struct child {
@@ -368,6 +391,7 @@ struct child {
     union scalar *scalars;   /* nargs */
     void **args;             /* nargs: &scalars[i] or &bufs[i].dev */
     struct tf_value *slots;
+    int downloads_queued;    /* download_async queued, download_wait still due */
 };
 
 static uint64_t mix64(uint64_t z)
@@ -439,9 +463,14 @@ static void free_buffers(struct child *c)
             c->be->release(c->ctx, b->dev);
         if (b->dev_init)
             c->be->release(c->ctx, b->dev_init);
+        if (b->dev_snap)
+            c->be->release(c->ctx, b->dev_snap);
         free(b->init);
         free(b->expected);
-        free(b->got);
+        if (b->got_pinned)
+            c->be->host_free(c->ctx, b->got);
+        else
+            free(b->got);
     }
     free(c->bufs);
     c->bufs = NULL;
@@ -512,6 +541,22 @@ static int eval_sizes(struct child *c, uint64_t config, int64_t *counts, struct 
     return 0;
 }
 
+/* 1 if the backend can download outputs while the samples run. */
+static int can_overlap_downloads(const struct child *c)
+{
+    return c->be->copy && c->be->host_alloc && c->be->host_free && c->be->download_async &&
+           c->be->download_wait;
+}
+
+/* Wait for the downloads queued by child_measure, if any; a status. */
+static int wait_downloads(struct child *c, struct tf_error *err)
+{
+    if (!c->downloads_queued)
+        return TF_STATUS_OK;
+    c->downloads_queued = 0;
+    return c->be->download_wait(c->ctx, err) == 0 ? TF_STATUS_OK : TF_STATUS_RUNTIME_ERROR;
+}
+
 /* (Re)build every buffer for `config`: inputs, device memory, the reference's
  * expected outputs. Returns a status; err says why when not ok. */
 static int build_buffers(struct child *c, uint64_t config, const int64_t *counts,
@@ -560,9 +605,16 @@ static int build_buffers(struct child *c, uint64_t config, const int64_t *counts
         ref_ptrs[i] = tf_xmalloc(b->bytes);
         memcpy(ref_ptrs[i], b->init, b->bytes);
         ref_args[i] = &ref_ptrs[i];
-        if (a->output) {
-            b->got = tf_xmalloc(b->bytes);
+        if (a->output && can_overlap_downloads(c)) {
+            /* Without room for either, the download is the synchronous one. */
+            struct tf_error spare = {0};
+            if (c->be->host_alloc(c->ctx, b->bytes, &b->got, &spare) == 0)
+                b->got_pinned = 1;
+            if (b->got_pinned && c->be->alloc(c->ctx, b->bytes, &b->dev_snap, &spare) != 0)
+                b->dev_snap = NULL;
         }
+        if (a->output && b->got == NULL)
+            b->got = tf_xmalloc(b->bytes);
     }
     if (eval_scalars(c, config, err) != 0) {
         status = TF_STATUS_INVALID;
@@ -667,6 +719,9 @@ static int sample_verify(void *ctx, struct tf_error *err)
 {
     struct sample_ctx *s = ctx;
     const struct tf_kernel *k = s->c->k;
+    const int landed = wait_downloads(s->c, err);
+    if (landed != TF_STATUS_OK)
+        return landed;
     for (int i = 0; i < k->nargs; i++) {
         const struct tf_arg *a = &k->args[i];
         const struct buffer *b = &s->c->bufs[i];
@@ -858,7 +913,15 @@ static void child_measure(struct child *c, uint32_t kernel, uint32_t problem, ui
         struct buffer *b = &c->bufs[i];
         if (a->kind != TF_ARG_BUFFER || !a->output)
             continue;
-        if (c->be->download(c->ctx, b->got, b->dev, b->bytes, &err) != 0) {
+        /* A snapshot first where there is one: the samples overwrite dev. */
+        const int failed =
+            b->dev_snap ? c->be->copy(c->ctx, b->dev_snap, b->dev, b->bytes, &err) != 0 ||
+                              c->be->download_async(c->ctx, b->got, b->dev_snap, b->bytes,
+                                                    &err) != 0
+                        : c->be->download(c->ctx, b->got, b->dev, b->bytes, &err) != 0;
+        c->downloads_queued |= b->dev_snap != NULL;
+        if (failed) {
+            wait_downloads(c, &(struct tf_error){0});
             res->status = TF_STATUS_RUNTIME_ERROR;
             goto done;
         }
@@ -879,6 +942,9 @@ static void child_measure(struct child *c, uint32_t kernel, uint32_t problem, ui
     const int have_before = read_telemetry(c, &before);
     profile_lap(&profile.telemetry, &mark);
     status = tf_measure_run(protocol, &sampler, &st, &err);
+    /* Verification waited for the downloads, unless the samples failed first:
+     * `got` and the snapshots are reused, so nothing may still be landing. */
+    wait_downloads(c, &(struct tf_error){0});
     profile_lap(&profile.measure, &mark);
     if (status == TF_STATUS_WRONG_RESULT) {
         res->status = (uint8_t)status;

@@ -30,6 +30,13 @@ int tf_runner_start(const char *exe, const struct tf_bundle *bundle, const char 
 int tf_runner_measure(struct tf_runner *r, uint32_t kernel, uint32_t problem, uint32_t phase,
                       uint64_t config, const char *binary, const char *reference,
                       struct tf_result *out, struct tf_error *err);
+/* Set up (kernel, problem) in the runner now, sized for `config`: buffers,
+ * inputs and the reference's outputs (what tf_runner_measure would otherwise
+ * do first), so a caller can overlap it with compiling the first variant.
+ * Nothing happens if that problem is already set up. out->status is ok or why
+ * not; returns non-zero (err filled) only if no runner can be (re)started. */
+int tf_runner_prepare(struct tf_runner *r, uint32_t kernel, uint32_t problem, uint64_t config,
+                      const char *reference, struct tf_result *out, struct tf_error *err);
 /* Sum of measured sample time, seconds (the GPU duty cycle's numerator). */
 double tf_runner_device_seconds(const struct tf_runner *r);
 /* Number of runner processes started so far (1 + restarts). */

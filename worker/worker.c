@@ -213,20 +213,26 @@ static int worker_measure_next(struct worker *w, struct tf_error *err)
     w->len--;
     struct tf_compiled bin;
     struct tf_result r;
+    /* A new problem's buffers and reference (seconds, for a large GEMM) are
+     * set up while the pool still compiles this variant. */
+    const char *ref = worker_reference(w, p.kernel);
+    struct tf_result setup;
+    tf_result_init(&setup, p.kernel, p.problem, p.config, TF_STATUS_OK);
+    if (ref && tf_runner_prepare(w->runner, p.kernel, p.problem, p.config, ref, &setup, err))
+        return -1;
     tf_compile_wait(w->pool, p.ticket, &bin);
     if (bin.status != TF_STATUS_OK) {
         tf_result_init(&r, p.kernel, p.problem, p.config, TF_STATUS_COMPILE_ERROR);
         tf_strlcpy(r.message, bin.message, sizeof r.message);
-    } else {
-        const char *ref = worker_reference(w, p.kernel);
-        if (ref == NULL) {
-            tf_result_init(&r, p.kernel, p.problem, p.config, TF_STATUS_LAUNCH_ERROR);
-            snprintf(r.message, sizeof r.message, "reference did not compile: %s",
-                     w->reference_errors[p.kernel]);
-        } else if (tf_runner_measure(w->runner, p.kernel, p.problem, p.phase, p.config,
-                                     bin.binary_path, ref, &r, err)) {
-            return -1;
-        }
+    } else if (ref == NULL) {
+        tf_result_init(&r, p.kernel, p.problem, p.config, TF_STATUS_LAUNCH_ERROR);
+        snprintf(r.message, sizeof r.message, "reference did not compile: %s",
+                 w->reference_errors[p.kernel]);
+    } else if (setup.status != TF_STATUS_OK) {
+        r = setup; /* the problem cannot be set up: this configuration's result says why */
+    } else if (tf_runner_measure(w->runner, p.kernel, p.problem, p.phase, p.config,
+                                 bin.binary_path, ref, &r, err)) {
+        return -1;
     }
     r.kernel = p.kernel;
     r.problem = p.problem;

@@ -9,8 +9,9 @@
  * need an NVIDIA GPU: this executable is its own runner (main hands
  * `__runner` to tf_runner_main), and it measures kernels/vecadd_cuda and the
  * fault fixture tests/fixtures/gpufaults in real child processes: an illegal
- * address is runtime_error, a spinning kernel is timeout, an oversized block
- * is invalid, and after each fault the next configuration measures ok.
+ * address is runtime_error, a spinning kernel is timeout, one wrong element
+ * is wrong_result, an oversized block is invalid, and after each fault the
+ * next configuration measures ok.
  * Without NVRTC or without a GPU the tests print "skipped: no NVRTC" /
  * "skipped: no device" and skip; nothing is faked. */
 #include <stdarg.h>
@@ -577,8 +578,16 @@ static void test_device_faults(void **state)
     expect_ok(f, f->problem, fault_config(f->k, 0, 0));
     assert_int_equal(tf_runner_starts(f->runner), 3);
 
+    /* one wrong element: wrong_result (the verified launch's output is
+     * snapshotted and downloaded while the samples run), the runner stays */
+    measure(f, f->problem, fault_config(f->k, 3, 0), &r);
+    assert_int_equal(r.status, TF_STATUS_WRONG_RESULT);
+    fprintf(stderr, "note: MODE 3: %s: %s\n", tf_status_name(r.status), r.message);
+    expect_ok(f, f->problem, fault_config(f->k, 0, 0));
+    assert_int_equal(tf_runner_starts(f->runner), 3);
+
     /* 2048 threads per block: refused before launch, the runner stays */
-    for (int mode = 0; mode < 3; mode++) {
+    for (int mode = 0; mode < 4; mode++) {
         measure(f, f->problem, fault_config(f->k, mode, 1), &r);
         assert_int_equal(r.status, TF_STATUS_INVALID);
         assert_non_null(strstr(r.message, "2048 threads"));
