@@ -10,6 +10,11 @@
 #   kernels    each GPU kernel's best configuration vs its default (large problems)
 #   deep       a two-phase sgemm tune at 4096^3 (1500 screened, top 30 re-measured)
 #   baselines  cuBLAS SGEMM, PyTorch SDPA, device-to-device copy (bench/baselines.py)
+#   ahead      compiling decoupled from measuring: the Kernel Tuner job at 1024^3 with a
+#              cold cache, then `tunefarm compile` on every core and a run with the warm
+#              cache: configurations/s and GPU duty cycle of each
+#   mixed      jobs/default.yaml: cuda and host workers in one job, one archive
+# KT=0 skips Kernel Tuner in kt1024 / kt4096 (tunefarm's half only).
 # Logs go to $OUT (the device tool's folder) or /tmp/tunefarm-bench; a table of the
 # headline numbers is printed at the end. Kernel Tuner and its missing dependencies
 # are installed from wheels in .device/wheels (the GPU machine has no network) into
@@ -22,7 +27,7 @@ mkdir -p "$LOG"
 WORK=$(mktemp -d /tmp/tf-bench.XXXXXX)
 TF="$ROOT/tunefarm"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-SECTIONS=${*:-check space kt1024 kt4096 kernels deep baselines}
+SECTIONS=${*:-check space kt1024 kt4096 kernels deep baselines ahead mixed}
 PY=${PYTHON:-python3} # the one with h5py and numpy
 export TUNEFARM_PROFILE=1 # each runner prints where its time went (in the logs)
 TABLE="$LOG/table.txt"
@@ -109,7 +114,9 @@ for s in $SECTIONS; do
         grep -h "runner profile" "$LOG/kt-s$n.log" || true
         steady "$WORK/kt-s$n.h5" | tee -a "$LOG/kt-s$n.log"
         row "tunefarm sgemm_kt ${n}^3" "$(sed -n 's/^Job .*: \([0-9]* configurations in .*\); archive.*/\1/p' "$LOG/kt-s$n.log"), $(sed -n 's/^Duty cycle .*: \([0-9.]*%\).*/duty \1/p' "$LOG/kt-s$n.log")"
-        if kt_setup >>"$LOG/kt-install.log" 2>&1; then
+        if [ "${KT:-1}" = 0 ]; then
+            row "kernel_tuner sgemm_kt ${n}^3" "not run (KT=0)"
+        elif kt_setup >>"$LOG/kt-install.log" 2>&1; then
             export PYTHONPATH=/tmp/ktpy${PYTHONPATH:+:$PYTHONPATH}
             mkdir -p "$WORK/hdr" && "$TF" header cuda >"$WORK/hdr/tunefarm.h"
             count=$(sed -n 's/.*budget: \([0-9]*\).*/\1/p' "bench/gpu/kt-s$n.yaml")
@@ -134,6 +141,30 @@ for s in $SECTIONS; do
         ;;
     baselines)
         python3 bench/baselines.py 2>&1 | tee "$LOG/baselines.log" | tee -a "$TABLE"
+        ;;
+    ahead)
+        run ahead-cold bench/gpu/kt-s1024.yaml
+        steady "$WORK/ahead-cold.h5" | tee -a "$LOG/ahead-cold.log"
+        t0=$(date +%s%N)
+        (cd "$WORK" && XDG_CACHE_HOME=$WORK/cache-ahead "$TF" compile "$ROOT/bench/gpu/kt-s1024.yaml" \
+            --arch sm_90) >"$LOG/ahead-compile.log" 2>&1
+        echo "-- tunefarm compile (exit $?), $(( ($(date +%s%N) - t0) / 1000000 )) ms"
+        tail -2 "$LOG/ahead-compile.log"
+        CACHE=$WORK/cache-ahead run ahead-warm bench/gpu/kt-s1024.yaml
+        steady "$WORK/ahead-warm.h5" | tee -a "$LOG/ahead-warm.log"
+        for t in cold warm; do
+            row "sgemm_kt 1024^3, $t cache" "$(sed -n 's/^Job .*: \([0-9]* configurations in .*\); archive.*/\1/p' "$LOG/ahead-$t.log"), $(sed -n 's/^Duty cycle .*: \([0-9.]*%\).*/duty \1/p' "$LOG/ahead-$t.log")"
+        done
+        row "tunefarm compile sgemm_kt 1024^3" "$(tail -1 "$LOG/ahead-compile.log")"
+        ;;
+    mixed)
+        (cd "$WORK" && XDG_CACHE_HOME=$WORK/cache-mixed "$TF" run "$ROOT/jobs/default.yaml" \
+            -o "$WORK/default.h5") >"$LOG/mixed.log" 2>&1
+        echo "-- jobs/default.yaml (exit $?)"
+        grep -vE "^\[|^progress" "$LOG/mixed.log" | tail -25
+        $PY tests/integration/check_archive.py "$WORK/default.h5" gemm --unique >/dev/null &&
+            $PY tests/integration/check_archive.py "$WORK/default.h5" sgemm --unique >/dev/null &&
+            row "jobs/default.yaml (cuda + host)" "$(grep -E '^Job' "$LOG/mixed.log")"
         ;;
     *) echo "unknown section $s" ;;
     esac
