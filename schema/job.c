@@ -574,15 +574,23 @@ bool tf_job_targets_device(const struct tf_job *job, const char *backend, const 
     if (job->ntargets == 0)
         return true;
     /* "backend/arch/name": the name may itself contain '/', so split only twice. */
-    const char *name = strchr(class_key, '/');
-    if (name)
-        name = strchr(name + 1, '/');
+    const char *arch = strchr(class_key, '/'), *name = NULL;
+    char arch_only[64] = "";
+    if (arch) {
+        arch++;
+        name = strchr(arch, '/');
+        const size_t len = name ? (size_t)(name - arch) : strlen(arch);
+        if (len < sizeof arch_only) {
+            memcpy(arch_only, arch, len);
+            arch_only[len] = '\0';
+        }
+    }
     if (name)
         name++;
     for (int i = 0; i < job->ntargets; i++) {
         const char *t = job->targets[i];
         if (strcmp(t, backend) == 0 || fnmatch(t, class_key, 0) == 0 ||
-            (name && fnmatch(t, name, 0) == 0))
+            (arch_only[0] && fnmatch(t, arch_only, 0) == 0) || (name && fnmatch(t, name, 0) == 0))
             return true;
     }
     return false;

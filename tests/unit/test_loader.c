@@ -390,6 +390,15 @@ static void test_targets_by_name(void **state)
     assert_true(tf_job_targets_device(&job, "hip", "hip/gfx1100/Radeon"));
     assert_false(tf_job_targets_device(&job, "cuda", "cuda/sm_90/NVIDIA H100"));
     assert_false(tf_job_targets_device(&job, "host", "host/x86_64/hipster CPU"));
+    /* The architecture alone, exactly or as a glob. */
+    targets[0] = "gfx942";
+    assert_true(tf_job_targets_device(&job, "hip", "hip/gfx942/AMD Instinct MI300X"));
+    assert_false(tf_job_targets_device(&job, "hip", "hip/gfx90a/AMD Instinct MI250X"));
+    assert_false(tf_job_targets_device(&job, "hip", "hip/gfx9420/x"));
+    targets[0] = "sm_8*";
+    assert_true(tf_job_targets_device(&job, "cuda", "cuda/sm_80/NVIDIA A100-SXM4-80GB"));
+    assert_true(tf_job_targets_device(&job, "cuda", "cuda/sm_86/NVIDIA RTX A6000"));
+    assert_false(tf_job_targets_device(&job, "cuda", "cuda/sm_90/NVIDIA H100"));
 }
 
 /* ---- configuration helpers ------------------------------------------------------------ */
