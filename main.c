@@ -417,6 +417,7 @@ static int cmd_query(int argc, char **argv)
     printf("%s: %d run(s), %d device(s), %d kernel(s)\n\n", argv[optind], a->nruns, a->ndevices,
            a->nkernels);
     tf_report_best(a, run, kernel, stdout);
+    tf_report_cross(a, run, kernel, stdout);
     tf_archive_destroy(a);
     return TF_EXIT_OK;
 }

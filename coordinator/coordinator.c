@@ -545,6 +545,7 @@ int tf_coordinator_run(const struct tf_run_options *opt)
             printf(" %s %llu", tf_status_name(s), (unsigned long long)c.status_counts[s]);
     printf("\n\n");
     tf_report_best(c.archive, (int)c.run_id, NULL, stdout);
+    tf_report_cross(c.archive, (int)c.run_id, NULL, stdout);
     fflush(stdout);
     coordinator_destroy(&c, false);
     return TF_EXIT_OK;

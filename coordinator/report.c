@@ -10,6 +10,7 @@
 #include "report.h"
 
 #include <math.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -149,6 +150,132 @@ int tf_report_best(const struct tf_archive *a, int run, const char *kernel, FILE
                         ak->problems[p].name, devname, tbuf, mbuf, sbuf, okbuf, cfg, failures);
                 lines++;
             }
+        }
+    }
+    return lines;
+}
+
+/* The model name in a class key "backend/arch/name" (the name may hold '/'). */
+static const char *class_name(const char *key)
+{
+    const char *slash = strchr(key, '/');
+    slash = slash ? strchr(slash + 1, '/') : NULL;
+    return slash ? slash + 1 : key;
+}
+
+/* Per row of `ak`: the index in keys[] of its device's class, or -1 when the row
+ * is of another problem or run. The caller frees the array. */
+static int *row_classes(const struct tf_archive *a, const struct tf_archive_kernel *ak,
+                        uint32_t problem, int run, char (*keys)[256], int nkeys)
+{
+    int *cls = tf_xcalloc(ak->nrows ? ak->nrows : 1, sizeof *cls);
+    for (uint64_t r = 0; r < ak->nrows; r++) {
+        const struct tf_archive_row *row = &ak->rows[r];
+        cls[r] = -1;
+        if (row->r.problem != problem || (run >= 0 && row->run != (uint32_t)run) ||
+            row->device >= (uint32_t)a->ndevices)
+            continue;
+        char key[256];
+        tf_device_class_key(&a->devices[row->device], key, sizeof key);
+        for (int i = 0; i < nkeys && cls[r] < 0; i++)
+            if (strcmp(keys[i], key) == 0)
+                cls[r] = i;
+    }
+    return cls;
+}
+
+/* The fastest `ok` median of `config` (any configuration if config is
+ * UINT64_MAX) among the rows of class `c`; with two phases only the strict
+ * rows count. NaN if none; *found gets the row. */
+static double class_time(const struct tf_archive_kernel *ak, const int *cls, int c,
+                         uint64_t config, bool strict_only, const struct tf_archive_row **found)
+{
+    double best = NAN;
+    *found = NULL;
+    for (uint64_t r = 0; r < ak->nrows; r++) {
+        const struct tf_archive_row *row = &ak->rows[r];
+        if (cls[r] != c || row->r.status != TF_STATUS_OK || !isfinite(row->r.time_median) ||
+            (strict_only && row->r.phase == 1) || (config != UINT64_MAX && row->r.config != config))
+            continue;
+        if (!(best <= row->r.time_median)) {
+            best = row->r.time_median;
+            *found = row;
+        }
+    }
+    return best;
+}
+
+/* What happened to `config` on class `c` when it was not ok: the first
+ * failing status, or NULL if it was not measured there at all. */
+static const char *class_failure(const struct tf_archive_kernel *ak, const int *cls, int c,
+                                 uint64_t config)
+{
+    for (uint64_t r = 0; r < ak->nrows; r++)
+        if (cls[r] == c && ak->rows[r].r.config == config &&
+            ak->rows[r].r.status != TF_STATUS_OK)
+            return tf_status_name(ak->rows[r].r.status);
+    return NULL;
+}
+
+int tf_report_cross(const struct tf_archive *a, int run, const char *kernel, FILE *out)
+{
+    int lines = 0;
+    for (int k = 0; k < a->nkernels; k++) {
+        const struct tf_archive_kernel *ak = &a->kernels[k];
+        if (kernel && strcmp(kernel, ak->name) != 0)
+            continue;
+        for (int p = 0; p < ak->nproblems; p++) {
+            char keys[64][256];
+            const int n = collect_classes(a, ak, (uint32_t)p, run, keys, 64);
+            if (n < 2)
+                continue;
+            int *cls = row_classes(a, ak, (uint32_t)p, run, keys, n);
+            bool strict = false;
+            for (uint64_t r = 0; r < ak->nrows && !strict; r++)
+                strict = cls[r] >= 0 && ak->rows[r].r.phase == 2;
+            double own[64];
+            uint64_t best_config[64];
+            const char *names[64];
+            for (int c = 0; c < n; c++) {
+                const struct tf_archive_row *row;
+                own[c] = class_time(ak, cls, c, UINT64_MAX, strict, &row);
+                best_config[c] = row ? row->r.config : UINT64_MAX;
+                names[c] = class_name(keys[c]);
+            }
+            if (lines == 0)
+                fprintf(out, "\nAcross device classes: each class's best configuration, timed on "
+                             "every class (x: that class's own best time / this)\n");
+            fprintf(out, "%-10s %-8s %-26s", "kernel", "problem", "best configuration of");
+            for (int d = 0; d < n; d++)
+                fprintf(out, "  %-24.24s", names[d]);
+            fprintf(out, "\n");
+            for (int c = 0; c < n; c++) {
+                fprintf(out, "%-10s %-8s %-26.26s", ak->name, ak->problems[p].name, names[c]);
+                for (int d = 0; d < n; d++) {
+                    char cell[64] = "-", t[32];
+                    const struct tf_archive_row *row;
+                    const double time = best_config[c] == UINT64_MAX
+                                            ? NAN
+                                            : class_time(ak, cls, d, best_config[c], false, &row);
+                    if (isfinite(time)) {
+                        tf_format_seconds(time, t, sizeof t);
+                        snprintf(cell, sizeof cell, "%s (%.2fx)", t, own[d] / time);
+                    } else if (best_config[c] != UINT64_MAX) {
+                        const char *why = class_failure(ak, cls, d, best_config[c]);
+                        snprintf(cell, sizeof cell, "%s", why ? why : "not measured");
+                    }
+                    fprintf(out, "  %-24s", cell);
+                }
+                fprintf(out, "\n");
+                lines++;
+            }
+            for (int c = 0; c < n; c++) {
+                char cfg[512] = "-";
+                if (best_config[c] != UINT64_MAX)
+                    tf_report_format_config(ak, best_config[c], cfg, sizeof cfg);
+                fprintf(out, "  best of %s: %s\n", names[c], cfg);
+            }
+            free(cls);
         }
     }
     return lines;

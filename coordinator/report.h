@@ -11,6 +11,12 @@
  * metrics, its speedup over the default configuration and counts by status.
  * `kernel` (NULL: all) restricts to one kernel. Returns the number of lines printed. */
 int tf_report_best(const struct tf_archive *a, int run, const char *kernel, FILE *out);
+/* For each kernel x problem measured on two or more device classes: each
+ * class's best configuration, and that configuration's time on every class
+ * with the ratio to that class's own best (1.00x: it is the best there too),
+ * or why it has no time there (a failure status, or not measured). Same
+ * selection of rows as tf_report_best. Returns the number of table lines. */
+int tf_report_cross(const struct tf_archive *a, int run, const char *kernel, FILE *out);
 /* Write a duration in seconds with a readable unit ("1.23 ms") into `out`. */
 void tf_format_seconds(double s, char *out, int cap);
 /* Write "P1=v1 P2=v2 ..." of configuration `config` of archived kernel `ak`. */

@@ -1,0 +1,180 @@
+/* test_report.c - the tables read from an archive (coordinator/report.c).
+ *
+ * An archive model is built by hand (archive_fixture.h): two H200s (one
+ * device class), an MI300X (another), the fixture's gemm with rows on both
+ * classes. The cross-class table must give each class's best configuration
+ * with its time on every class and the ratio to that class's own best, say
+ * `wrong_result` where the configuration failed on a class and `not
+ * measured` where a class never ran it, and print nothing for a kernel that
+ * only one class measured. The per-class summary must count the two H200s
+ * as one class. Output is captured with open_memstream and searched. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../coordinator/report.h"
+#include "../../schema/result.h"
+#include "archive_fixture.h"
+
+/* Append a row: `config` of problem `problem` on device `device`, median `ms`. */
+static void add_row(struct tf_archive_kernel *ak, uint32_t device, uint32_t problem,
+                    uint64_t config, int status, double ms)
+{
+    struct tf_archive_row row;
+    memset(&row, 0, sizeof row);
+    tf_result_init(&row.r, 0, problem, config, (uint8_t)status);
+    row.run = 0;
+    row.device = device;
+    row.r.time_median = status == TF_STATUS_OK ? ms * 1e-3 : NAN;
+    row.r.phase = 0;
+    tf_archive_append(ak, &row);
+}
+
+struct model {
+    struct test_kernel gemm, vecadd;
+    struct tf_archive *a;
+};
+
+static struct tf_archive *make_cross_model(struct model *m)
+{
+    struct tf_error err = {0};
+    make_gemm(&m->gemm);
+    make_vecadd(&m->vecadd);
+    struct tf_archive *a = tf_archive_create();
+    struct tf_device h0 = make_device("cuda", "NVIDIA H200", "GPU-0", "node1");
+    struct tf_device h1 = make_device("cuda", "NVIDIA H200", "GPU-1", "node2");
+    struct tf_device mi = make_device("hip", "AMD Instinct MI300X", "GPU-2", "node3");
+    tf_strlcpy(mi.arch, "gfx942", sizeof mi.arch);
+    assert_int_equal(tf_archive_add_device(a, &h0), 0);
+    assert_int_equal(tf_archive_add_device(a, &h1), 1);
+    assert_int_equal(tf_archive_add_device(a, &mi), 2);
+    struct tf_archive_run run = make_run("cross", 1714560000.0, 1714560100.0);
+    tf_archive_add_run(a, &run);
+
+    struct tf_archive_kernel *ak = tf_archive_kernel_for(a, &m->gemm.k, &err);
+    assert_non_null(ak);
+    assert_int_equal(tf_archive_problem_for(ak, &m->gemm.k, 0), 0);
+    assert_int_equal(tf_archive_problem_for(ak, &m->gemm.k, 1), 1);
+    /* small: H200 best is config 3 (1 ms), MI300X best is config 7 (1.5 ms). */
+    add_row(ak, 0, 0, 1, TF_STATUS_OK, 2.0);
+    add_row(ak, 0, 0, 3, TF_STATUS_OK, 1.0);
+    add_row(ak, 1, 0, 7, TF_STATUS_OK, 3.0);
+    add_row(ak, 2, 0, 3, TF_STATUS_OK, 4.0);
+    add_row(ak, 2, 0, 7, TF_STATUS_OK, 1.5);
+    /* large: H200 best config 1, which is wrong on the MI300X; the MI300X
+     * best, config 5, never ran on an H200. */
+    add_row(ak, 0, 1, 1, TF_STATUS_OK, 10.0);
+    add_row(ak, 2, 1, 1, TF_STATUS_WRONG_RESULT, 0);
+    add_row(ak, 2, 1, 5, TF_STATUS_OK, 8.0);
+    /* vecadd: one class only */
+    struct tf_archive_kernel *av = tf_archive_kernel_for(a, &m->vecadd.k, &err);
+    assert_non_null(av);
+    tf_archive_problem_for(av, &m->vecadd.k, 0);
+    add_row(av, 0, 0, 0, TF_STATUS_OK, 0.5);
+    add_row(av, 1, 0, 2, TF_STATUS_OK, 0.25);
+    m->a = a;
+    return a;
+}
+
+static void destroy_model(struct model *m)
+{
+    tf_archive_destroy(m->a);
+    tk_free(&m->gemm);
+    tk_free(&m->vecadd);
+}
+
+/* The report of `fn` as a string (caller frees); *lines gets its return value. */
+static char *capture(int (*fn)(const struct tf_archive *, int, const char *, FILE *),
+                     const struct tf_archive *a, const char *kernel, int *lines)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    assert_non_null(f);
+    *lines = fn(a, -1, kernel, f);
+    fclose(f);
+    return text;
+}
+
+/* The line of `text` that starts with `prefix` (a static copy), or fail. */
+static const char *line_starting(const char *text, const char *prefix)
+{
+    static char line[1024];
+    for (const char *at = text; at && *at; at = strchr(at, '\n') ? strchr(at, '\n') + 1 : NULL) {
+        if (strncmp(at, prefix, strlen(prefix)) == 0) {
+            const char *end = strchr(at, '\n');
+            const size_t n = end ? (size_t)(end - at) : strlen(at);
+            memcpy(line, at, n < sizeof line - 1 ? n : sizeof line - 1);
+            line[n < sizeof line - 1 ? n : sizeof line - 1] = '\0';
+            return line;
+        }
+    }
+    fail_msg("no line starting with '%s' in:\n%s", prefix, text);
+    return NULL;
+}
+
+static void test_cross_table(void **state)
+{
+    (void)state;
+    struct model m;
+    int lines = 0;
+    char *text = capture(tf_report_cross, make_cross_model(&m), NULL, &lines);
+    /* gemm x {small, large} x 2 classes; vecadd (one class) prints nothing */
+    assert_int_equal(lines, 4);
+    assert_null(strstr(text, "vecadd"));
+    /* small, H200's best (config 3): 1 ms there, 4 ms on the MI300X = 0.38x
+     * of the MI300X's own best (1.5 ms) */
+    const char *l = line_starting(text, "gemm       small    NVIDIA H200");
+    assert_non_null(strstr(l, "1.000 ms (1.00x)"));
+    assert_non_null(strstr(l, "4.000 ms (0.38x)"));
+    /* MI300X's best (config 7): 3 ms on an H200 (0.33x of 1 ms), 1.5 ms at home */
+    l = line_starting(text, "gemm       small    AMD Instinct MI300X");
+    assert_non_null(strstr(l, "3.000 ms (0.33x)"));
+    assert_non_null(strstr(l, "1.500 ms (1.00x)"));
+    l = line_starting(text, "gemm       large    NVIDIA H200");
+    assert_non_null(strstr(l, "10.000 ms (1.00x)"));
+    assert_non_null(strstr(l, "wrong_result"));
+    l = line_starting(text, "gemm       large    AMD Instinct MI300X");
+    assert_non_null(strstr(l, "not measured"));
+    assert_non_null(strstr(l, "8.000 ms (1.00x)"));
+    /* the configurations are spelled out: config 3 = BM=16 BN=64 LAYOUT=col */
+    assert_non_null(strstr(text, "best of NVIDIA H200: BM=16 BN=64 LAYOUT=col"));
+    free(text);
+    /* one kernel named: only its tables */
+    text = capture(tf_report_cross, m.a, "vecadd", &lines);
+    assert_int_equal(lines, 0);
+    free(text);
+    destroy_model(&m);
+}
+
+static void test_best_groups_classes(void **state)
+{
+    (void)state;
+    struct model m;
+    int lines = 0;
+    char *text = capture(tf_report_best, make_cross_model(&m), "vecadd", &lines);
+    /* two H200s are one class: one line, the faster of their rows, 2 ok of 2 */
+    assert_int_equal(lines, 1);
+    const char *l = line_starting(text, "vecadd");
+    assert_non_null(strstr(l, "250.00 us"));
+    assert_non_null(strstr(l, "2/2"));
+    assert_non_null(strstr(l, "VEC=4"));
+    free(text);
+    destroy_model(&m);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_cross_table),
+        cmocka_unit_test(test_best_groups_classes),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
