@@ -64,6 +64,12 @@ static const char usage_run[] =
     "  -n, --workers N        without a launcher: start N worker ranks\n"
     "                         (default: one per local device)\n"
     "  -q, --quiet            no progress output\n"
+    "  -c, --compile-rank     under a launcher: this rank takes no device and\n"
+    "                         compiles ahead, into the shared compile cache, what\n"
+    "                         the device ranks will measure (MPMD, e.g. mpirun\n"
+    "                         -np 3 tunefarm run J : -np 2 tunefarm run J -c).\n"
+    "                         A worker whose own device class is done does the\n"
+    "                         same until the run ends.\n"
     "  -h, --help             this text\n"
     "\n"
     "exit codes:\n"
@@ -208,12 +214,13 @@ static int cmd_run(int argc, char **argv, const char *exe)
     static const struct option longopts[] = {{"output", required_argument, NULL, 'o'},
                                              {"workers", required_argument, NULL, 'n'},
                                              {"quiet", no_argument, NULL, 'q'},
+                                             {"compile-rank", no_argument, NULL, 'c'},
                                              {"help", no_argument, NULL, 'h'},
                                              {NULL, 0, NULL, 0}};
     struct tf_run_options opt = {0};
-    int workers = 0, c;
+    int workers = 0, compile_rank = 0, c;
     optind = 2;
-    while ((c = getopt_long(argc, argv, "o:n:qh", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "o:n:qch", longopts, NULL)) != -1) {
         switch (c) {
         case 'o':
             opt.archive = optarg;
@@ -232,6 +239,9 @@ static int cmd_run(int argc, char **argv, const char *exe)
         case 'q':
             opt.quiet = true;
             break;
+        case 'c':
+            compile_rank = 1;
+            break;
         case 'h':
             fputs(usage_run, stdout);
             return TF_EXIT_OK;
@@ -246,6 +256,12 @@ static int cmd_run(int argc, char **argv, const char *exe)
         return TF_EXIT_USAGE;
     }
     opt.job_path = argv[optind];
+    if (compile_rank && !under_launcher()) {
+        fprintf(stderr, "tunefarm run: --compile-rank names ranks of a launcher's job "
+                        "(mpirun -np N tunefarm run JOB : -np M tunefarm run JOB "
+                        "--compile-rank)\n");
+        return TF_EXIT_USAGE;
+    }
     if (!under_launcher())
         return self_launch(exe, argc, argv, workers);
 
@@ -259,19 +275,20 @@ static int cmd_run(int argc, char **argv, const char *exe)
     MPI_Init(&argc, &argv);
     int rank, local_index = 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    /* A worker's index among the workers of its node picks its device. */
+    /* A worker's index among the device workers of its node picks its device
+     * (the coordinator and compile ranks take none). */
     MPI_Comm node;
     MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
     int node_size;
     MPI_Comm_size(node, &node_size);
-    int *ranks = tf_xcalloc((size_t)node_size, sizeof *ranks);
-    MPI_Allgather(&rank, 1, MPI_INT, ranks, 1, MPI_INT, node);
+    int mine[2] = {rank, compile_rank}, *ranks = tf_xcalloc((size_t)node_size * 2, sizeof *ranks);
+    MPI_Allgather(mine, 2, MPI_INT, ranks, 2, MPI_INT, node);
     for (int i = 0; i < node_size; i++)
-        local_index += ranks[i] != 0 && ranks[i] < rank;
+        local_index += ranks[2 * i] != 0 && ranks[2 * i] < rank && !ranks[2 * i + 1];
     free(ranks);
     MPI_Comm_free(&node);
 
-    int code = rank == 0 ? tf_coordinator_run(&opt) : tf_worker_run(exe, local_index);
+    int code = rank == 0 ? tf_coordinator_run(&opt) : tf_worker_run(exe, local_index, compile_rank);
     /* A worker that cannot go on, or a coordinator whose run broke, would leave
      * the others waiting for messages that never come: end the whole job (the
      * archive keeps its last checkpoint; the failing rank said why). */

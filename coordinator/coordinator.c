@@ -50,6 +50,8 @@ struct worker_state {
     double first_work;      /* when its first slice went out */
     double measured_seconds; /* device time running variants (duty-cycle numerator) */
     bool parked;            /* asked for work while its class waits for a screening pass */
+    char compilers[128];    /* backends it can compile for ("host,cuda"), from HELLO */
+    uint64_t compiled_ahead; /* configurations handed to it as COMPILE slices */
     struct tf_wire_outbox outbox; /* WORK and STOP go out without blocking */
 };
 
@@ -144,12 +146,13 @@ static int coordinator_gather(struct coordinator *c, struct tf_error *err)
             goto fail;
         }
         struct worker_state *w = &c->workers[src];
-        if (tf_wire_get_hello(&c->buf, &w->dev, err))
+        if (tf_wire_get_hello(&c->buf, &w->dev, w->compilers, sizeof w->compilers, err))
             goto fail;
         w->klass = -1;
         w->has_device = w->dev.backend[0] != '\0';
         if (!w->has_device) {
-            fprintf(stderr, "tunefarm: rank %d offers no device: %s\n", src, w->dev.name);
+            if (w->compilers[0] == '\0')
+                fprintf(stderr, "tunefarm: rank %d offers no device: %s\n", src, w->dev.name);
             continue;
         }
         char key[256];
@@ -203,13 +206,59 @@ static uint64_t slice_size(const struct coordinator *c, const struct worker_stat
     return want ? want : 1;
 }
 
+/* True if `w` lists backend `name` among those it can compile for. */
+static bool can_compile_for(const struct worker_state *w, const char *name)
+{
+    const size_t n = strlen(name);
+    for (const char *at = w->compilers; *at;) {
+        const size_t len = strcspn(at, ",");
+        if (len == n && strncmp(at, name, n) == 0)
+            return true;
+        at += len + (at[len] == ',');
+    }
+    return false;
+}
+
+/* Configurations per COMPILE slice: a few seconds of a compile pool. */
+#define COMPILE_SLICE 16
+
+/* Hand `src` a slice to compile ahead for a class that will measure it, if
+ * there is one it can compile for: any GPU class, or a host class on its own
+ * node (host binaries are built for the CPU they run on). Returns 1 if sent,
+ * 0 if there is nothing for it, -1 + err on failure. */
+static int coordinator_send_compile(struct coordinator *c, int src, struct tf_error *err)
+{
+    struct worker_state *w = &c->workers[src];
+    for (int k = 0; k < c->nclasses; k++) {
+        const struct tf_device *dev = &c->classes[k];
+        if (k == w->klass || !can_compile_for(w, dev->backend) ||
+            (strcmp(dev->backend, "host") == 0 && strcmp(dev->host, w->dev.host) != 0))
+            continue;
+        struct tf_work work;
+        int64_t n = tf_plan_next_compile_slice(c->plan, k, COMPILE_SLICE, &work, err);
+        if (n < 0)
+            return -1;
+        if (n == 0)
+            continue;
+        tf_wire_compile(&c->buf, dev, &work);
+        free(work.list);
+        w->compiled_ahead += (uint64_t)n;
+        return tf_wire_post(&w->outbox, src, &c->buf, err) ? -1 : 1;
+    }
+    return 0;
+}
+
 static int coordinator_on_request(struct coordinator *c, int src, struct tf_error *err)
 {
     struct worker_state *w = &c->workers[src];
     if (w->stopped)
         return 0;
     if (w->klass < 0) {
-        coordinator_send_stop(c, src);
+        int sent = coordinator_send_compile(c, src, err);
+        if (sent < 0)
+            return -1;
+        if (sent == 0)
+            coordinator_send_stop(c, src);
         return 0;
     }
     struct tf_work work;
@@ -217,10 +266,16 @@ static int coordinator_on_request(struct coordinator *c, int src, struct tf_erro
     if (n < 0)
         return -1;
     if (n == 0) {
-        /* A screening pass still running elsewhere will queue its top k: wait. */
-        if (tf_plan_has_future(c->plan, w->klass))
+        /* A screening pass still running elsewhere will queue its top k: wait.
+         * Done for good: compile ahead for the other classes, if any need it. */
+        if (tf_plan_has_future(c->plan, w->klass)) {
             w->parked = true;
-        else
+            return 0;
+        }
+        int sent = coordinator_send_compile(c, src, err);
+        if (sent < 0)
+            return -1;
+        if (sent == 0)
             coordinator_send_stop(c, src);
         return 0;
     }
@@ -483,8 +538,10 @@ int tf_coordinator_run(const struct tf_run_options *opt)
     started = true;
     if (coordinator_gather(&c, &err))
         goto fail;
+    /* Ranks with nothing to measure go now, unless they can compile ahead
+     * for the others: those ask (REQUEST) and get COMPILE slices or STOP. */
     for (int i = 1; i <= c.nworkers; i++)
-        if (c.workers[i].klass < 0)
+        if (c.workers[i].klass < 0 && c.workers[i].compilers[0] == '\0')
             coordinator_send_stop(&c, i);
     if (c.nclasses == 0) {
         tf_error_set(&err, TF_ERR_SCHEMA,
@@ -539,6 +596,15 @@ int tf_coordinator_run(const struct tf_run_options *opt)
     printf("Compile: %.1f s of compiler time, %.1fx parallel over the run\n", c.compile_seconds,
            wall > 0 ? c.compile_seconds / wall : 0);
     coordinator_print_duty(&c, wall);
+    uint64_t ahead = 0;
+    int compile_ranks = 0;
+    for (int i = 1; i <= c.nworkers; i++) {
+        ahead += c.workers[i].compiled_ahead;
+        compile_ranks += c.workers[i].compiled_ahead > 0;
+    }
+    if (ahead > 0)
+        printf("Compile ranks: %d rank%s compiled %llu configurations ahead of the device ranks\n",
+               compile_ranks, compile_ranks == 1 ? "" : "s", (unsigned long long)ahead);
     printf("Statuses:");
     for (int s = 0; s < TF_STATUS_COUNT; s++)
         if (c.status_counts[s])

@@ -140,6 +140,52 @@ int64_t tf_plan_next_slice(struct tf_plan *plan, int klass, uint64_t want, struc
     return 0;
 }
 
+int64_t tf_plan_next_compile_slice(struct tf_plan *plan, int klass, uint64_t want,
+                                   struct tf_work *work, struct tf_error *err)
+{
+    memset(work, 0, sizeof *work);
+    if (want == 0)
+        want = 1;
+    for (int i = 0; i < plan->ntasks; i++) {
+        struct tf_task *t = &plan->tasks[i];
+        if (t->klass != klass || t->phase == 2)
+            continue;
+        /* Compile slices never overlap the measured ones: the workers' own
+         * pools compile those. */
+        if (t->ahead < t->dispatched) {
+            t->ahead = t->dispatched;
+            t->ahead_cursor = t->cursor;
+        }
+        if (t->ahead == t->total)
+            continue;
+        uint64_t left = t->total - t->ahead, n = want < left ? want : left;
+        work->kernel = (uint32_t)t->kernel;
+        work->problem = (uint32_t)t->problem;
+        if (t->list != NULL) {
+            work->nlist = (uint32_t)n;
+            work->list = tf_xmalloc(sizeof *work->list * n);
+            memcpy(work->list, t->list + t->ahead, sizeof *work->list * n);
+        } else {
+            uint64_t idx = t->ahead_cursor, last = 0;
+            for (uint64_t k = 0; k < n; k++) {
+                int rc = tf_space_next(t->space, idx, UINT64_MAX, &last, err);
+                if (rc < 0)
+                    return -1;
+                if (rc == 0)
+                    return tf_error_set(err, TF_ERR_EVAL,
+                                        "internal: fewer valid configurations than counted");
+                idx = last + 1;
+            }
+            work->lo = t->ahead_cursor;
+            work->hi = idx;
+            t->ahead_cursor = idx;
+        }
+        t->ahead += n;
+        return (int64_t)n;
+    }
+    return 0;
+}
+
 bool tf_plan_has_future(const struct tf_plan *plan, int klass)
 {
     for (int i = 0; i < plan->ntasks; i++) {

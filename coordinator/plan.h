@@ -21,6 +21,9 @@ struct tf_task {
     uint64_t dispatched;   /* handed out in slices */
     uint64_t done;         /* results received */
     uint64_t cursor;       /* brute force: the next index to slice from */
+    uint64_t ahead;        /* configurations handed to compile ranks (from 0; counts as
+                              covered up to max(ahead, dispatched)) */
+    uint64_t ahead_cursor; /* brute force: the index after the last compile slice */
     uint64_t *list;        /* random: the sampled configurations, ascending */
     uint64_t nlist;
     uint64_t valid;        /* valid configurations in the whole space */
@@ -50,6 +53,14 @@ void tf_plan_destroy(struct tf_plan *plan);
  * configurations in it, 0 if the class has nothing left, -1 + err on failure. */
 int64_t tf_plan_next_slice(struct tf_plan *plan, int klass, uint64_t want, struct tf_work *work,
                            struct tf_error *err);
+/* Cut a slice of about `want` configurations that class `klass` will measure
+ * but has not been handed yet, for a compile rank to compile into the shared
+ * cache ahead of the class's workers: it starts where the earlier compile
+ * slices or the measured slices, whichever are further, ended. Phase-2
+ * re-measurements are never compiled ahead (they were compiled to be
+ * screened). Returns its count, 0 if nothing is left to compile ahead. */
+int64_t tf_plan_next_compile_slice(struct tf_plan *plan, int klass, uint64_t want,
+                                   struct tf_work *work, struct tf_error *err);
 /* Configurations not yet handed out for class `klass`. */
 uint64_t tf_plan_undispatched(const struct tf_plan *plan, int klass);
 /* True if class `klass` may still get work: something undispatched, or a

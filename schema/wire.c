@@ -260,10 +260,11 @@ static void wire_end(struct tf_buf *b)
         b->data[12 + i] = (unsigned char)(n >> (8 * i));
 }
 
-void tf_wire_hello(struct tf_buf *b, const struct tf_device *dev)
+void tf_wire_hello(struct tf_buf *b, const struct tf_device *dev, const char *compilers)
 {
     wire_begin(b, TF_MSG_HELLO);
     tf_buf_put_device(b, dev);
+    tf_buf_put_str(b, compilers ? compilers : "");
     wire_end(b);
 }
 
@@ -286,9 +287,8 @@ void tf_wire_request(struct tf_buf *b)
     wire_end(b);
 }
 
-void tf_wire_work(struct tf_buf *b, const struct tf_work *w)
+static void put_work(struct tf_buf *b, const struct tf_work *w)
 {
-    wire_begin(b, TF_MSG_WORK);
     tf_buf_put_u32(b, w->kernel);
     tf_buf_put_u32(b, w->problem);
     tf_buf_put_u32(b, w->phase);
@@ -297,6 +297,20 @@ void tf_wire_work(struct tf_buf *b, const struct tf_work *w)
     tf_buf_put_u32(b, w->nlist);
     for (uint32_t i = 0; i < w->nlist; i++)
         tf_buf_put_u64(b, w->list[i]);
+}
+
+void tf_wire_work(struct tf_buf *b, const struct tf_work *w)
+{
+    wire_begin(b, TF_MSG_WORK);
+    put_work(b, w);
+    wire_end(b);
+}
+
+void tf_wire_compile(struct tf_buf *b, const struct tf_device *dev, const struct tf_work *w)
+{
+    wire_begin(b, TF_MSG_COMPILE);
+    tf_buf_put_device(b, dev);
+    put_work(b, w);
     wire_end(b);
 }
 
@@ -331,7 +345,7 @@ int tf_wire_open(struct tf_buf *b, enum tf_msg_type *type, struct tf_error *err)
                             "peer speaks wire version %u, this tunefarm speaks %u: run the same "
                             "tunefarm build on every rank",
                             version, TF_WIRE_VERSION);
-    if (t < TF_MSG_HELLO || t > TF_MSG_STOP)
+    if (t < TF_MSG_HELLO || t > TF_MSG_COMPILE)
         return tf_error_set(err, TF_ERR_MPI, "unknown message type %u", t);
     if ((size_t)length != b->len - TF_WIRE_HEADER)
         return tf_error_set(err, TF_ERR_MPI, "message declares %u payload bytes but has %zu",
@@ -351,9 +365,11 @@ static int wire_finish(struct tf_buf *b, int rc, const char *what, struct tf_err
     return 0;
 }
 
-int tf_wire_get_hello(struct tf_buf *b, struct tf_device *dev, struct tf_error *err)
+int tf_wire_get_hello(struct tf_buf *b, struct tf_device *dev, char *compilers, size_t cap,
+                      struct tf_error *err)
 {
-    return wire_finish(b, tf_buf_get_device(b, dev), "HELLO", err);
+    const int rc = tf_buf_get_device(b, dev) || tf_buf_get_str(b, compilers, cap);
+    return wire_finish(b, rc, "HELLO", err);
 }
 
 struct tf_bundle *tf_wire_get_job(struct tf_buf *b, struct tf_error *err)
@@ -387,7 +403,8 @@ fail_quiet:
     return NULL;
 }
 
-int tf_wire_get_work(struct tf_buf *b, struct tf_work *w, struct tf_error *err)
+/* The WORK payload at the cursor into *w (list allocated); non-zero if malformed. */
+static int get_work(struct tf_buf *b, struct tf_work *w)
 {
     memset(w, 0, sizeof *w);
     int rc = tf_buf_get_u32(b, &w->kernel) || tf_buf_get_u32(b, &w->problem) ||
@@ -400,7 +417,25 @@ int tf_wire_get_work(struct tf_buf *b, struct tf_work *w, struct tf_error *err)
         for (uint32_t i = 0; i < w->nlist && rc == 0; i++)
             rc = tf_buf_get_u64(b, &w->list[i]);
     }
-    if (wire_finish(b, rc, "WORK", err)) {
+    return rc;
+}
+
+int tf_wire_get_work(struct tf_buf *b, struct tf_work *w, struct tf_error *err)
+{
+    if (wire_finish(b, get_work(b, w), "WORK", err)) {
+        free(w->list);
+        w->list = NULL;
+        return -1;
+    }
+    return 0;
+}
+
+int tf_wire_get_compile(struct tf_buf *b, struct tf_device *dev, struct tf_work *w,
+                        struct tf_error *err)
+{
+    memset(w, 0, sizeof *w);
+    const int rc = tf_buf_get_device(b, dev) || get_work(b, w);
+    if (wire_finish(b, rc, "COMPILE", err)) {
         free(w->list);
         w->list = NULL;
         return -1;

@@ -4,12 +4,14 @@
  * length, little-endian) and a payload of fixed-width little-endian fields and
  * length-prefixed strings. Decoders check every length against the buffer, so
  * a truncated or foreign message is an error, never an overread. Messages:
- *   HELLO    worker -> coordinator  its device descriptor
+ *   HELLO    worker -> coordinator  its device descriptor, the backends it can compile for
  *   JOB      coordinator -> workers the job bundle (every input file)
  *   REQUEST  worker -> coordinator  ready for more work
  *   WORK     coordinator -> worker  a slice [lo, hi) or an index list, one kernel+problem
  *   RESULTS  worker -> coordinator  a batch of results
  *   STOP     coordinator -> worker  no more work; exit
+ *   COMPILE  coordinator -> worker  a slice to compile ahead, into the shared cache, for
+ *                                   the device class described (a compile rank's work)
  * Transport is MPI point-to-point with one tag; tf_wire_send/recv wrap it. */
 #ifndef TF_WIRE_H
 #define TF_WIRE_H
@@ -23,7 +25,7 @@
 #include "result.h"
 
 #define TF_WIRE_MAGIC 0x31574654u /* "TFW1" little-endian */
-#define TF_WIRE_VERSION 1
+#define TF_WIRE_VERSION 2
 #define TF_WIRE_HEADER 16
 #define TF_WIRE_TAG 7
 
@@ -33,7 +35,8 @@ enum tf_msg_type {
     TF_MSG_REQUEST = 3,
     TF_MSG_WORK = 4,
     TF_MSG_RESULTS = 5,
-    TF_MSG_STOP = 6
+    TF_MSG_STOP = 6,
+    TF_MSG_COMPILE = 7
 };
 
 /* A growable byte buffer with a read cursor. */
@@ -78,21 +81,29 @@ void tf_buf_put_device(struct tf_buf *b, const struct tf_device *d);
 int tf_buf_get_device(struct tf_buf *b, struct tf_device *d);
 
 /* Encoders: reset `b` and write a complete message (header + payload). */
-void tf_wire_hello(struct tf_buf *b, const struct tf_device *dev);
+/* `compilers`: the backends this rank can compile for without a device, comma
+ * separated ("host,cuda"); a device-less rank with some is a compile rank. */
+void tf_wire_hello(struct tf_buf *b, const struct tf_device *dev, const char *compilers);
 void tf_wire_job(struct tf_buf *b, const struct tf_bundle *bundle);
 void tf_wire_request(struct tf_buf *b);
 void tf_wire_work(struct tf_buf *b, const struct tf_work *w);
 void tf_wire_results(struct tf_buf *b, const struct tf_result *r, uint32_t n);
 void tf_wire_stop(struct tf_buf *b);
+/* Compile `w`'s configurations for a device like `dev` (its class's representative). */
+void tf_wire_compile(struct tf_buf *b, const struct tf_device *dev, const struct tf_work *w);
 
 /* Check the header of a received message in `b` (pos is left after it): magic,
  * version, declared length == actual. Sets *type. -1 + err if malformed. */
 int tf_wire_open(struct tf_buf *b, enum tf_msg_type *type, struct tf_error *err);
 /* Payload decoders, after tf_wire_open. Each checks it consumed the payload exactly. */
-int tf_wire_get_hello(struct tf_buf *b, struct tf_device *dev, struct tf_error *err);
+int tf_wire_get_hello(struct tf_buf *b, struct tf_device *dev, char *compilers, size_t cap,
+                      struct tf_error *err);
 /* A new sealed bundle from a JOB payload. NULL + err if malformed. */
 struct tf_bundle *tf_wire_get_job(struct tf_buf *b, struct tf_error *err);
 int tf_wire_get_work(struct tf_buf *b, struct tf_work *w, struct tf_error *err);
+/* A COMPILE payload: the target device, then the slice as in WORK (list allocated). */
+int tf_wire_get_compile(struct tf_buf *b, struct tf_device *dev, struct tf_work *w,
+                        struct tf_error *err);
 /* Results into a new array *out (caller frees) of *n records. */
 int tf_wire_get_results(struct tf_buf *b, struct tf_result **out, uint32_t *n,
                         struct tf_error *err);

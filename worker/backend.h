@@ -102,6 +102,11 @@ struct tf_backend {
 
     /* Optional members (NULL where a backend has no such thing; callers check). */
 
+    /* 0 if this node can compile for the backend, device or not (NVRTC loads,
+     * say); else err says why. NULL: it cannot. A rank announces the backends
+     * it can compile for, so the coordinator can use it as a compile rank. */
+    int (*compiler_probe)(struct tf_error *err);
+
     /* What the loaded `function` uses: registers per thread, static shared
      * memory and local memory (spills) per thread, bytes; -1 where unknown. */
     int (*function_info)(struct tf_backend_ctx *ctx, void *function, int32_t *registers,

@@ -287,6 +287,11 @@ static const char *cuda_compiler_id(void)
 /* ---- compiling ---- */
 
 /* Is `arch` a real architecture "sm_<digits>[a|f]" that NVRTC can make a CUBIN for? */
+static int cuda_compiler_probe(struct tf_error *err)
+{
+    return tf_nvrtc_load(err) != NULL ? 0 : -1;
+}
+
 static int valid_arch(const char *arch)
 {
     if (arch == NULL || strncmp(arch, "sm_", 3) != 0)
@@ -1060,6 +1065,7 @@ const struct tf_backend tf_backend_cuda = {
     .describe = cuda_describe,
     .compiler_id = cuda_compiler_id,
     .compile = cuda_compile,
+    .compiler_probe = cuda_compiler_probe,
     .open = cuda_open,
     .close = cuda_close,
     .load = cuda_load,

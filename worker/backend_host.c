@@ -266,6 +266,17 @@ static const char *host_compiler_id(void)
     return ident_id;
 }
 
+/* The C compiler must be on PATH (or a path that exists). */
+static int host_compiler_probe(struct tf_error *err)
+{
+    const char *cc = host_cc();
+    char path[PATH_MAX];
+    resolve_program(cc, path, sizeof path); /* a path when found, else cc as it was */
+    if (strchr(path, '/') == NULL || access(path, X_OK) != 0)
+        return tf_error_set(err, TF_ERR_BACKEND, "no C compiler '%s' on PATH", cc);
+    return 0;
+}
+
 /* ---- discovery ---- */
 
 static int host_probe(struct tf_error *err)
@@ -644,6 +655,7 @@ const struct tf_backend tf_backend_host = {
     .device_count = host_device_count,
     .describe = host_describe,
     .compiler_id = host_compiler_id,
+    .compiler_probe = host_compiler_probe,
     .compile = host_compile,
     .open = host_open,
     .close = host_close,

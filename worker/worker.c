@@ -10,7 +10,12 @@
  * It asks for the next slice while the current one still has a pool's worth of
  * configurations left, so neither the pool nor the device waits for the
  * coordinator. Results go back in batches (at most every second). A failed
- * variant is a result like any other: only a broken runner stops the worker. */
+ * variant is a result like any other: only a broken runner stops the worker.
+ * A worker is also a compile rank when the coordinator says so (COMPILE: its
+ * own class has nothing left, or it was started with --compile-rank and has
+ * no device): it compiles another class's future configurations into the
+ * shared cache with a pool for that class's backend and architecture, and
+ * those queue entries end without a result. */
 #include "worker.h"
 
 #include <errno.h>
@@ -33,11 +38,27 @@
 #define WORKER_MAX_DEVICES 64
 #define RESULTS_BATCH 64
 #define RESULTS_MAX_DELAY 1.0
+#define WORKER_MAX_SERVED 64 /* (class, kernel, problem) spaces a compile rank keeps */
+#define WORKER_MAX_POOLS 8   /* (backend, arch) pools a compile rank keeps */
 
 struct pending {
     uint32_t kernel, problem, phase;
     uint64_t config;
     uint64_t ticket;
+    struct tf_compile_pool *compile_only; /* a compile rank's entry: no measurement */
+};
+
+/* A compile rank's enumeration of another class's space. */
+struct served_space {
+    struct tf_device dev;
+    uint32_t kernel, problem;
+    struct tf_space *space;
+};
+
+/* A compile rank's pool for another class's backend and architecture. */
+struct served_pool {
+    char backend[16], arch[32];
+    struct tf_compile_pool *pool;
 };
 
 struct worker {
@@ -57,6 +78,14 @@ struct worker {
     uint32_t nbatch;
     double last_flush;
     struct tf_buf buf;
+    /* compile rank */
+    const char *exe;
+    int compile_threads;
+    struct served_space served[WORKER_MAX_SERVED];
+    int nserved;
+    struct served_pool pools[WORKER_MAX_POOLS];
+    int npools;
+    uint64_t compiled_ahead;
 };
 
 static double worker_now(void)
@@ -129,8 +158,10 @@ static void worker_emit(struct worker *w, const struct tf_result *r)
         worker_flush(w);
 }
 
+/* Queue `config` and submit its compile: to `pool` for a compile rank's entry
+ * (no measurement follows), else to the worker's own pool. */
 static void worker_push(struct worker *w, uint32_t kernel, uint32_t problem, uint32_t phase,
-                        uint64_t config)
+                        uint64_t config, struct tf_compile_pool *pool)
 {
     if (w->len == w->cap) {
         size_t cap = w->cap ? w->cap * 2 : 64;
@@ -147,7 +178,8 @@ static void worker_push(struct worker *w, uint32_t kernel, uint32_t problem, uin
     p->problem = problem;
     p->phase = phase;
     p->config = config;
-    p->ticket = tf_compile_submit(w->pool, w->job->kernels[kernel].kernel, config);
+    p->compile_only = pool;
+    p->ticket = tf_compile_submit(pool ? pool : w->pool, w->job->kernels[kernel].kernel, config);
 }
 
 /* Expand a slice into queued configurations; their compiles start now. */
@@ -169,7 +201,7 @@ static int worker_on_work(struct worker *w, struct tf_error *err)
     }
     if (work.nlist > 0) {
         for (uint32_t i = 0; i < work.nlist; i++)
-            worker_push(w, work.kernel, work.problem, work.phase, work.list[i]);
+            worker_push(w, work.kernel, work.problem, work.phase, work.list[i], NULL);
         rc = 0;
         goto out;
     }
@@ -183,8 +215,101 @@ static int worker_on_work(struct worker *w, struct tf_error *err)
             goto out;
         if (found == 0)
             break;
-        worker_push(w, work.kernel, work.problem, work.phase, idx);
+        worker_push(w, work.kernel, work.problem, work.phase, idx, NULL);
         idx++;
+    }
+    rc = 0;
+out:
+    free(work.list);
+    return rc;
+}
+
+/* The compile rank's pool for `dev`'s backend and architecture, created on
+ * first use; NULL + err if this node cannot compile for it. */
+static struct tf_compile_pool *worker_served_pool(struct worker *w, const struct tf_device *dev,
+                                                  struct tf_error *err)
+{
+    for (int i = 0; i < w->npools; i++)
+        if (strcmp(w->pools[i].backend, dev->backend) == 0 &&
+            strcmp(w->pools[i].arch, dev->arch) == 0)
+            return w->pools[i].pool;
+    const struct tf_backend *be = tf_backend_find(dev->backend);
+    if (be == NULL) {
+        tf_error_set(err, TF_ERR_MPI, "COMPILE for unknown backend '%s'", dev->backend);
+        return NULL;
+    }
+    if (w->npools == WORKER_MAX_POOLS) {
+        tf_error_set(err, TF_ERR_MPI, "COMPILE for more than %d architectures", WORKER_MAX_POOLS);
+        return NULL;
+    }
+    struct tf_compile_pool *pool = tf_compile_pool_create(w->exe, be, dev->arch, w->job->cache,
+                                                          w->compile_threads, err);
+    if (pool == NULL)
+        return NULL;
+    struct served_pool *sp = &w->pools[w->npools++];
+    tf_strlcpy(sp->backend, dev->backend, sizeof sp->backend);
+    tf_strlcpy(sp->arch, dev->arch, sizeof sp->arch);
+    sp->pool = pool;
+    return pool;
+}
+
+/* The compile rank's space of (kernel, problem) on a device like `dev`. */
+static struct tf_space *worker_served_space(struct worker *w, const struct tf_device *dev,
+                                            uint32_t kernel, uint32_t problem,
+                                            struct tf_error *err)
+{
+    for (int i = 0; i < w->nserved; i++) {
+        struct served_space *s = &w->served[i];
+        if (s->kernel == kernel && s->problem == problem &&
+            memcmp(&s->dev, dev, sizeof *dev) == 0)
+            return s->space;
+    }
+    if (w->nserved == WORKER_MAX_SERVED) { /* forget the oldest */
+        tf_space_destroy(w->served[0].space);
+        memmove(w->served, w->served + 1, sizeof w->served[0] * (WORKER_MAX_SERVED - 1));
+        w->nserved--;
+    }
+    struct tf_space *space =
+        tf_space_create(w->job->kernels[kernel].kernel, (int)problem, dev, err);
+    if (space == NULL)
+        return NULL;
+    w->served[w->nserved++] = (struct served_space){*dev, kernel, problem, space};
+    return space;
+}
+
+/* COMPILE: queue a slice of another class's configurations for compiling only. */
+static int worker_on_compile(struct worker *w, struct tf_error *err)
+{
+    struct tf_device dev;
+    struct tf_work work;
+    if (tf_wire_get_compile(&w->buf, &dev, &work, err))
+        return -1;
+    int rc = -1;
+    if (work.kernel >= (uint32_t)w->job->nkernels ||
+        work.problem >= (uint32_t)w->job->kernels[work.kernel].kernel->nproblems) {
+        tf_error_set(err, TF_ERR_MPI, "COMPILE names kernel %u problem %u", work.kernel,
+                     work.problem);
+        goto out;
+    }
+    struct tf_compile_pool *pool = worker_served_pool(w, &dev, err);
+    if (pool == NULL)
+        goto out;
+    if (work.nlist > 0) {
+        for (uint32_t i = 0; i < work.nlist; i++)
+            worker_push(w, work.kernel, work.problem, 0, work.list[i], pool);
+        rc = 0;
+        goto out;
+    }
+    struct tf_space *space = worker_served_space(w, &dev, work.kernel, work.problem, err);
+    if (space == NULL)
+        goto out;
+    for (uint64_t idx = work.lo;; idx++) {
+        int found = tf_space_next(space, idx, work.hi, &idx, err);
+        if (found < 0)
+            goto out;
+        if (found == 0)
+            break;
+        worker_push(w, work.kernel, work.problem, 0, idx, pool);
     }
     rc = 0;
 out:
@@ -213,6 +338,11 @@ static int worker_measure_next(struct worker *w, struct tf_error *err)
     w->len--;
     struct tf_compiled bin;
     struct tf_result r;
+    if (p.compile_only) { /* compiled into the shared cache for another class: done */
+        tf_compile_wait(p.compile_only, p.ticket, &bin);
+        w->compiled_ahead++;
+        return 0;
+    }
     /* A new problem's buffers and reference (seconds, for a large GEMM) are
      * set up while the pool still compiles this variant. */
     const char *ref = worker_reference(w, p.kernel);
@@ -280,6 +410,10 @@ static int worker_loop(struct worker *w, int low_water, struct tf_error *err)
                 if (worker_on_work(w, err))
                     return -1;
                 requested = false;
+            } else if (type == TF_MSG_COMPILE) {
+                if (worker_on_compile(w, err))
+                    return -1;
+                requested = false;
             } else if (type == TF_MSG_STOP) {
                 stopped = true;
             } else {
@@ -304,6 +438,10 @@ static void worker_destroy(struct worker *w)
 {
     tf_runner_destroy(w->runner);
     tf_compile_pool_destroy(w->pool);
+    for (int i = 0; i < w->npools; i++)
+        tf_compile_pool_destroy(w->pools[i].pool);
+    for (int i = 0; i < w->nserved; i++)
+        tf_space_destroy(w->served[i].space);
     if (w->job) {
         for (int i = 0; i < w->job->nkernels; i++) {
             for (int p = 0; w->spaces && p < w->job->kernels[i].kernel->nproblems; p++)
@@ -369,13 +507,32 @@ static int worker_bind_near_device(const struct tf_device *dev)
     return cores;
 }
 
+/* The backends this node can compile for, "host,cuda" (for HELLO). */
+static void worker_compilers(char *out, size_t cap)
+{
+    size_t used = 0;
+    out[0] = '\0';
+    for (int b = 0; tf_backends[b] != NULL; b++) {
+        struct tf_error err = {0};
+        const struct tf_backend *be = tf_backends[b];
+        if (be->compiler_probe == NULL || be->compiler_probe(&err) != 0)
+            continue;
+        int n = snprintf(out + used, cap - used, "%s%s", used ? "," : "", be->name);
+        if (n < 0 || (size_t)n >= cap - used) {
+            out[used] = '\0';
+            return;
+        }
+        used += (size_t)n;
+    }
+}
+
 /* Announce "no device" with the reason, then wait for STOP. */
 static int worker_decline(struct worker *w, const char *why)
 {
     struct tf_device none = {0};
     struct tf_error err;
     tf_strlcpy(none.name, why, sizeof none.name);
-    tf_wire_hello(&w->buf, &none);
+    tf_wire_hello(&w->buf, &none, "");
     if (tf_wire_send(0, &w->buf, &err))
         return 1;
     enum tf_msg_type type;
@@ -385,12 +542,15 @@ static int worker_decline(struct worker *w, const char *why)
     return 0;
 }
 
-int tf_worker_run(const char *exe, int local_index)
+int tf_worker_run(const char *exe, int local_index, int compile_rank)
 {
     struct worker w = {0};
     struct tf_error err = {0};
     enum tf_msg_type type;
     int code = 1;
+    char compilers[128];
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    w.exe = exe;
     if (tf_wire_bcast(&w.buf, &err) || tf_wire_open(&w.buf, &type, &err))
         goto fail;
     if (type == TF_MSG_STOP) { /* the coordinator rejected the job: it said why */
@@ -405,6 +565,32 @@ int tf_worker_run(const char *exe, int local_index)
         code = worker_decline(&w, err.message);
         worker_destroy(&w);
         return code;
+    }
+
+    w.spaces = tf_xcalloc((size_t)w.job->nkernels, sizeof *w.spaces);
+    w.references = tf_xcalloc((size_t)w.job->nkernels, sizeof *w.references);
+    w.reference_errors = tf_xcalloc((size_t)w.job->nkernels, sizeof *w.reference_errors);
+    for (int i = 0; i < w.job->nkernels; i++)
+        w.spaces[i] = tf_xcalloc((size_t)w.job->kernels[i].kernel->nproblems, sizeof **w.spaces);
+    worker_compilers(compilers, sizeof compilers);
+
+    if (compile_rank) { /* no device: every core compiles for the device ranks */
+        if (compilers[0] == '\0') {
+            code = worker_decline(&w, "compile rank without a compiler (see `tunefarm devices`)");
+            worker_destroy(&w);
+            return code;
+        }
+        w.compile_threads = w.job->compile_jobs > 0 ? w.job->compile_jobs : (int)(cores > 0 ? cores : 1);
+        struct tf_device none = {0};
+        tf_strlcpy(none.name, "compile rank", sizeof none.name);
+        gethostname(none.host, sizeof none.host - 1);
+        tf_wire_hello(&w.buf, &none, compilers);
+        if (tf_wire_send(0, &w.buf, &err) || worker_loop(&w, w.compile_threads, &err))
+            goto fail;
+        fprintf(stderr, "tunefarm: compile rank on %s: %llu configurations compiled ahead\n",
+                none.host, (unsigned long long)w.compiled_ahead);
+        worker_destroy(&w);
+        return 0;
     }
 
     struct tf_device devs[WORKER_MAX_DEVICES];
@@ -430,7 +616,6 @@ int tf_worker_run(const char *exe, int local_index)
     /* A GPU worker compiles on the cores nearest its GPU; the host worker
      * measures on a core, so it leaves that one to the runner. */
     int near = worker_bind_near_device(&w.dev);
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
     int threads = w.job->compile_jobs > 0 ? w.job->compile_jobs
                   : near > 0              ? near
                                           : (int)(cores > 2 ? cores - 1 : 1);
@@ -443,13 +628,8 @@ int tf_worker_run(const char *exe, int local_index)
         worker_destroy(&w);
         return code;
     }
-    w.spaces = tf_xcalloc((size_t)w.job->nkernels, sizeof *w.spaces);
-    w.references = tf_xcalloc((size_t)w.job->nkernels, sizeof *w.references);
-    w.reference_errors = tf_xcalloc((size_t)w.job->nkernels, sizeof *w.reference_errors);
-    for (int i = 0; i < w.job->nkernels; i++)
-        w.spaces[i] = tf_xcalloc((size_t)w.job->kernels[i].kernel->nproblems, sizeof **w.spaces);
-
-    tf_wire_hello(&w.buf, &w.dev);
+    w.compile_threads = threads;
+    tf_wire_hello(&w.buf, &w.dev, compilers);
     if (tf_wire_send(0, &w.buf, &err) || worker_loop(&w, threads > 2 ? threads : 2, &err))
         goto fail;
     worker_destroy(&w);

@@ -7,8 +7,9 @@
 
 /* Run the worker side of `tunefarm run` on this rank; `exe` is this binary (for
  * the runner), `local_index` this worker's index among the workers of its node
- * (it picks the device). Returns a process exit code. */
-int tf_worker_run(const char *exe, int local_index);
+ * (it picks the device). With `compile_rank`, the rank takes no device and
+ * only compiles ahead for the device ranks (COMPILE). Returns an exit code. */
+int tf_worker_run(const char *exe, int local_index, int compile_rank);
 /* List the devices this node offers (every probed backend), GPUs first, host
  * last. Fills up to `max` and returns the count; `backend_of[i]` names the
  * backend and `ordinal_of[i]` the device number inside it. Probe failures are

@@ -135,6 +135,32 @@ if ldconfig -p 2>/dev/null | grep -q 'libnvrtc\.so' || ls /usr/local/cuda/lib64/
 else
     skip "tunefarm compile for sm_90" "no NVRTC on this machine"
 fi
+echo "-- compile ranks: one rank compiles ahead while the other measures"
+# Measuring is slowed (min_time 0.2 s) so the compile rank, which starts past
+# the measured slices, is ahead of the measuring worker: the worker then finds
+# binaries in the cache (compile time 0) instead of compiling them itself.
+mkdir -p ahead && cp -r "$FIX/ranked" ahead/ && sed \
+    -e 's/^name: ranked/name: ranked_compile_rank/' -e 's/min_time: 0.02/min_time: 0.2/' -e 's/max_time: 0.1/max_time: 0.3/' \
+    "$FIX/ranked.yaml" >ahead/job.yaml
+export XDG_CACHE_HOME="$TMP/compile-rank-cache"
+if mpirun --oversubscribe --bind-to none -np 2 "$TF" run -q ahead/job.yaml -o ahead.h5 : \
+    -np 1 "$TF" run -q ahead/job.yaml -o ahead.h5 --compile-rank >ahead.out 2>&1; then
+    pass "a run with a compile rank completes"
+else
+    fail "a run with a compile rank completes" ahead.out
+fi
+check "  one row per valid configuration, none twice" $CHECK ahead.h5 ranked --rows 38 --unique --all-ok
+check "  the summary counts what it compiled ahead" contains ahead.out "1 rank compiled"
+check "  the compile rank says what it did" contains ahead.out "configurations compiled ahead"
+check "  the measuring worker found some in the cache" $PY -c "
+import h5py, sys
+d = h5py.File('ahead.h5', 'r')['kernels/ranked/results'][()]
+hits = int((d['compile_time'] == 0).sum())
+print(hits, 'of', len(d), 'from the cache')
+sys.exit(0 if hits > 0 else 1)"
+export XDG_CACHE_HOME="$TMP/cache"
+expect_fail "--compile-rank without a launcher is refused" 2 "$TF" run --compile-rank ahead/job.yaml
+
 expect_fail "an unknown architecture is refused" 2 "$TF" compile "$FIX/vecadd_cuda.yaml" --arch sm_1
 check "  naming the known ones" contains "$TMP/last" "known: sm_70"
 

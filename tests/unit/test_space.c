@@ -217,6 +217,77 @@ static void test_slices_cover_every_valid_configuration_once(void **state)
     tf_bundle_destroy(b);
 }
 
+/* Every valid configuration of a task, marked per index as compiled ahead (1)
+ * or measured (2), as slices are cut in an interleaving of both kinds. */
+static void mark_slice(struct tf_plan *plan, const struct tf_work *w, uint8_t **marks,
+                       uint8_t bit)
+{
+    struct tf_task *task = tf_plan_find(plan, (int)w->kernel, (int)w->problem, 0);
+    struct tf_error err = {0};
+    uint64_t idx = w->lo, at;
+    for (;;) {
+        int rc = tf_space_next(task->space, idx, w->hi, &at, &err);
+        assert_true(rc >= 0);
+        if (rc == 0)
+            break;
+        /* nothing is compiled ahead twice, nor after it was handed out to measure */
+        assert_int_equal(marks[w->problem][at] & bit, 0);
+        if (bit == 1)
+            assert_int_equal(marks[w->problem][at] & 2, 0);
+        marks[w->problem][at] |= bit;
+        idx = at + 1;
+    }
+}
+
+static void test_compile_slices_run_ahead(void **state)
+{
+    (void)state;
+    struct tf_bundle *b;
+    struct tf_job *job = load_job("name: ahead\nkernels:\n  - kernel: KERNEL\n    problems: [p1, p2]\n",
+                                  &b);
+    struct tf_device d = fixture_device(8);
+    struct tf_error err = {0};
+    struct tf_plan *plan = tf_plan_create(job, 1, &d, &err);
+    assert_non_null(plan);
+    const uint64_t cart = tf_kernel_cartesian(job->kernels[0].kernel);
+    uint8_t *marks[2] = {tf_xcalloc(cart, 1), tf_xcalloc(cart, 1)};
+    uint64_t measured = 0, ahead = 0, step = 0;
+    for (;;) {
+        struct tf_work w;
+        /* two compile slices per measured one: compile ranks run ahead */
+        for (int c = 0; c < 2; c++) {
+            int64_t n = tf_plan_next_compile_slice(plan, 0, 3 + step % 5, &w, &err);
+            assert_true(n >= 0);
+            if (n > 0) {
+                mark_slice(plan, &w, marks, 1);
+                ahead += (uint64_t)n;
+            }
+        }
+        int64_t n = tf_plan_next_slice(plan, 0, 1 + step % 4, &w, &err);
+        assert_true(n >= 0);
+        if (n == 0)
+            break;
+        mark_slice(plan, &w, marks, 2);
+        measured += (uint64_t)n;
+        step++;
+    }
+    assert_int_equal(measured, plan->total);
+    assert_true(ahead > plan->total / 2); /* most of the space was compiled ahead */
+    assert_true(ahead <= plan->total);
+    /* once everything is handed out there is nothing to compile ahead */
+    struct tf_work w;
+    assert_int_equal(tf_plan_next_compile_slice(plan, 0, 10, &w, &err), 0);
+    /* every configuration compiled ahead was then measured */
+    for (int p = 0; p < 2; p++)
+        for (uint64_t i = 0; i < cart; i++)
+            assert_true(marks[p][i] != 1);
+    free(marks[0]);
+    free(marks[1]);
+    tf_plan_destroy(plan);
+    tf_job_destroy(job);
+    tf_bundle_destroy(b);
+}
+
 static void test_random_sample(void **state)
 {
     (void)state;
@@ -264,6 +335,7 @@ int main(void)
         cmocka_unit_test(test_globally_empty_space),
         cmocka_unit_test(test_slices_cover_every_valid_configuration_once),
         cmocka_unit_test(test_random_sample),
+        cmocka_unit_test(test_compile_slices_run_ahead),
     };
     return cmocka_run_group_tests_name("space", tests, NULL, NULL);
 }

@@ -39,11 +39,42 @@ static void test_hello_round_trip(void **state)
     struct tf_device d = sample_device(), back;
     struct tf_error err;
     enum tf_msg_type type;
-    tf_wire_hello(&b, &d);
+    char compilers[32];
+    tf_wire_hello(&b, &d, "host,cuda");
     assert_int_equal(tf_wire_open(&b, &type, &err), 0);
     assert_int_equal(type, TF_MSG_HELLO);
-    assert_int_equal(tf_wire_get_hello(&b, &back, &err), 0);
+    assert_int_equal(tf_wire_get_hello(&b, &back, compilers, sizeof compilers, &err), 0);
     assert_memory_equal(&d, &back, sizeof d);
+    assert_string_equal(compilers, "host,cuda");
+    /* a list longer than the caller's buffer is refused, not cut */
+    tf_wire_hello(&b, &d, "host,cuda,hip,and,many,more,backends,than,fit");
+    assert_int_equal(tf_wire_open(&b, &type, &err), 0);
+    assert_int_not_equal(tf_wire_get_hello(&b, &back, compilers, sizeof compilers, &err), 0);
+    tf_buf_free(&b);
+}
+
+static void test_compile_round_trip(void **state)
+{
+    (void)state;
+    struct tf_buf b = {0};
+    struct tf_device d = sample_device(), back;
+    struct tf_error err;
+    enum tf_msg_type type;
+    uint64_t list[] = {3, 5, 8};
+    struct tf_work w = {.kernel = 2, .problem = 1, .lo = 7, .hi = 99, .nlist = 3, .list = list};
+    struct tf_work got;
+    tf_wire_compile(&b, &d, &w);
+    assert_int_equal(tf_wire_open(&b, &type, &err), 0);
+    assert_int_equal(type, TF_MSG_COMPILE);
+    assert_int_equal(tf_wire_get_compile(&b, &back, &got, &err), 0);
+    assert_memory_equal(&d, &back, sizeof d);
+    assert_int_equal(got.kernel, 2);
+    assert_int_equal(got.problem, 1);
+    assert_int_equal(got.lo, 7);
+    assert_int_equal(got.hi, 99);
+    assert_int_equal(got.nlist, 3);
+    assert_memory_equal(got.list, list, sizeof list);
+    free(got.list);
     tf_buf_free(&b);
 }
 
@@ -132,7 +163,16 @@ static int decode_any(struct tf_buf *b)
     switch (type) {
     case TF_MSG_HELLO: {
         struct tf_device d;
-        return tf_wire_get_hello(b, &d, &err);
+        char compilers[64];
+        return tf_wire_get_hello(b, &d, compilers, sizeof compilers, &err);
+    }
+    case TF_MSG_COMPILE: {
+        struct tf_device d;
+        struct tf_work w;
+        int rc = tf_wire_get_compile(b, &d, &w, &err);
+        if (rc == 0)
+            free(w.list);
+        return rc;
     }
     case TF_MSG_RESULTS: {
         struct tf_result *r;
@@ -160,7 +200,7 @@ static int decode_any(struct tf_buf *b)
 static void test_truncated_and_foreign_messages(void **state)
 {
     (void)state;
-    struct tf_buf msgs[4] = {{0}};
+    struct tf_buf msgs[5] = {{0}};
     struct tf_device d = sample_device();
     struct tf_result r;
     tf_result_init(&r, 0, 0, 5, TF_STATUS_OK);
@@ -168,12 +208,13 @@ static void test_truncated_and_foreign_messages(void **state)
     struct tf_work w = {.nlist = 2, .list = list};
     struct tf_bundle *bundle = tf_bundle_create();
     tf_bundle_add(bundle, "a.yaml", "abc", 3);
-    tf_wire_hello(&msgs[0], &d);
+    tf_wire_hello(&msgs[0], &d, "host");
     tf_wire_results(&msgs[1], &r, 1);
     tf_wire_work(&msgs[2], &w);
     tf_wire_job(&msgs[3], bundle);
+    tf_wire_compile(&msgs[4], &d, &w);
     tf_bundle_destroy(bundle);
-    for (int m = 0; m < 4; m++) {
+    for (int m = 0; m < 5; m++) {
         size_t full = msgs[m].len;
         assert_int_equal(decode_any(&msgs[m]), 0);
         /* Cut anywhere: the header's length no longer matches. */
@@ -216,14 +257,15 @@ static void test_truncated_and_foreign_messages(void **state)
     b.data[4] = 99; /* another version */
     assert_int_not_equal(tf_wire_open(&b, &type, &err), 0);
     assert_non_null(strstr(err.message, "wire version 99"));
-    tf_wire_hello(&b, &d);
+    tf_wire_hello(&b, &d, "");
     tf_buf_put_u8(&b, 0); /* a trailing byte, length fixed up */
     uint32_t n = (uint32_t)(b.len - TF_WIRE_HEADER);
     for (int i = 0; i < 4; i++)
         b.data[12 + i] = (unsigned char)(n >> (8 * i));
     assert_int_equal(tf_wire_open(&b, &type, &err), 0);
     struct tf_device back;
-    assert_int_not_equal(tf_wire_get_hello(&b, &back, &err), 0);
+    char compilers[8];
+    assert_int_not_equal(tf_wire_get_hello(&b, &back, compilers, sizeof compilers, &err), 0);
     assert_non_null(strstr(err.message, "trailing"));
     tf_buf_free(&b);
 }
@@ -232,6 +274,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_hello_round_trip),
+        cmocka_unit_test(test_compile_round_trip),
         cmocka_unit_test(test_results_round_trip),
         cmocka_unit_test(test_work_and_job_round_trip),
         cmocka_unit_test(test_truncated_and_foreign_messages),
