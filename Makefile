@@ -16,7 +16,7 @@ VERSION   := $(shell git describe --always --dirty 2>/dev/null || echo 0.1)
 
 CFLAGS    ?= -O2 -g
 WARNINGS  := -Wall -Wextra -Wshadow -Wpedantic -Wmissing-prototypes
-ALL_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARNINGS) $(CFLAGS) $(shell $(PKG) --cflags $(PKGS)) \
+ALL_CFLAGS = -std=c11 -D_GNU_SOURCE -fopenmp-simd $(WARNINGS) $(CFLAGS) $(shell $(PKG) --cflags $(PKGS)) \
              -DTF_VERSION='"$(VERSION)"' -DTF_KERNEL_DIR='"$(SHAREDIR)/kernels"' -MMD -MP
 LIBS      := $(shell $(PKG) --libs $(PKGS)) -ldl -lpthread -lm
 
@@ -28,12 +28,13 @@ COORD_OBJS  := coordinator/coordinator.o coordinator/plan.o coordinator/progress
 WORKER_OBJS := worker/worker.o worker/backends.o worker/backend_host.o worker/cache.o \
                worker/compile.o worker/compiler.o worker/channel.o worker/runner.o \
                worker/measure.o worker/verify.o worker/cuda_api.o worker/backend_cuda.o \
-               worker/portability.o worker/precompile.o
+               worker/hip_api.o worker/backend_hip.o worker/portability.o worker/precompile.o
 MAIN_OBJS   := main.o
 LIB         := build/libtunefarm.a
 ALL_OBJS    := $(SCHEMA_OBJS) $(COORD_OBJS) $(WORKER_OBJS) $(MAIN_OBJS)
 
-UNIT_TESTS  := expr loader space wire archive measure verify host runner compiler cuda portability
+UNIT_TESTS  := expr loader space wire archive report measure verify host runner compiler cuda hip \
+               portability
 UNIT_BINS   := $(UNIT_TESTS:%=tests/unit/test_%)
 
 .PHONY: all test check unit integration install uninstall clean bench-space deps

@@ -7,6 +7,13 @@ pkgs="build-essential pkg-config libopenmpi-dev openmpi-bin libhdf5-dev hdf5-too
       libhwloc-dev libyaml-dev"
 if [ "$mode" = test ]; then
   pkgs="$pkgs libcmocka-dev python3 python3-h5py python3-pandas"
+  # hipRTC, so tests/unit/test_hip compiles AMD code objects for real on a CPU:
+  # bookworm's ROCm 5.2.3 has hipRTC inside the HIP runtime (libamdhip64-5), and
+  # its code object manager (libamd-comgr2, a dependency, on libllvm15) carries
+  # the device libraries built in. Nothing else is needed, checked by compiling
+  # the whole kernel library: not libamdhip64-dev (headers; tunefarm declares
+  # what it uses), not rocm-device-libs, not libhiprtc-builtins5.
+  pkgs="$pkgs libamdhip64-5"
 fi
 missing=""
 for p in $pkgs; do

@@ -10,6 +10,7 @@
 
 const struct tf_backend *const tf_backends[] = {
     &tf_backend_cuda, /* GPUs first: a worker prefers a GPU over the host CPU */
+    &tf_backend_hip,
     &tf_backend_host,
     NULL,
 };

@@ -2,12 +2,14 @@
  *
  * A variant's key is a SHA-256 over everything that determines the binary:
  * backend, compiler identity (path + version, so an upgrade misses instead of
- * reusing stale code), target arch, flags, defines, the source text and the
- * entry point. Files are named by key under a two-hex-digit fan-out folder so
- * no directory grows huge. Every file is written to a unique temporary name in
- * its final folder and renamed into place, so ranks sharing the cache over a
- * network filesystem see either nothing or a complete file, never a torn one;
- * two ranks compiling the same key just race to an identical rename. */
+ * reusing stale code), target arch, flags, defines, the source text, the
+ * portability header "tunefarm.h" the GPU backends hand the compiler (a new
+ * tunefarm.h is new code) and the entry point. Files are named by key under a
+ * two-hex-digit fan-out folder so no directory grows huge. Every file is
+ * written to a unique temporary name in its final folder and renamed into
+ * place, so ranks sharing the cache over a network filesystem see either
+ * nothing or a complete file, never a torn one; two ranks compiling the same
+ * key just race to an identical rename. */
 #include "cache.h"
 
 #include <errno.h>
@@ -21,6 +23,7 @@
 #include <unistd.h>
 
 #include "../schema/hash.h"
+#include "portability.h"
 
 void tf_cache_key(const struct tf_backend *be, const struct tf_compile_input *in, char key[65])
 {
@@ -41,6 +44,8 @@ void tf_cache_key(const struct tf_backend *be, const struct tf_compile_input *in
     for (int i = 0; i < in->ndefines; i++)
         tf_sha256_update_str(&h, in->defines[i]);
     tf_sha256_update_str(&h, in->source);
+    const char *header = tf_portability_header(be->name); /* NULL for host C */
+    tf_sha256_update_str(&h, header ? header : "");
     tf_sha256_update_str(&h, in->entry);
     tf_sha256_hex(&h, key);
 }
