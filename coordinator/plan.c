@@ -97,6 +97,36 @@ struct tf_task *tf_plan_find(struct tf_plan *plan, int kernel, int problem, int 
     return NULL;
 }
 
+/* Cut `n` configurations of `t` into *work starting `done` configurations in
+ * (list) or at index *cursor (brute force: the range ends just past the n-th
+ * valid index, or at the space's end if `to_end`; *cursor moves there). */
+static int cut_slice(const struct tf_task *t, uint64_t done, uint64_t *cursor, uint64_t n,
+                     bool to_end, struct tf_work *work, struct tf_error *err)
+{
+    work->kernel = (uint32_t)t->kernel;
+    work->problem = (uint32_t)t->problem;
+    if (t->list != NULL) {
+        work->nlist = (uint32_t)n;
+        work->list = tf_xmalloc(sizeof *work->list * n);
+        memcpy(work->list, t->list + done, sizeof *work->list * n);
+        return 0;
+    }
+    uint64_t idx = *cursor, last = 0;
+    for (uint64_t k = 0; k < n; k++) {
+        int rc = tf_space_next(t->space, idx, UINT64_MAX, &last, err);
+        if (rc < 0)
+            return -1;
+        if (rc == 0)
+            return tf_error_set(err, TF_ERR_EVAL,
+                                "internal: fewer valid configurations than counted");
+        idx = last + 1;
+    }
+    work->lo = *cursor;
+    work->hi = to_end ? tf_space_cartesian(t->space) : idx;
+    *cursor = work->hi;
+    return 0;
+}
+
 int64_t tf_plan_next_slice(struct tf_plan *plan, int klass, uint64_t want, struct tf_work *work,
                            struct tf_error *err)
 {
@@ -108,32 +138,10 @@ int64_t tf_plan_next_slice(struct tf_plan *plan, int klass, uint64_t want, struc
         if (t->klass != klass || t->dispatched == t->total)
             continue;
         uint64_t left = t->total - t->dispatched, n = want < left ? want : left;
-        work->kernel = (uint32_t)t->kernel;
-        work->problem = (uint32_t)t->problem;
+        /* The last slice runs to the end of the space, so nothing is left behind. */
+        if (cut_slice(t, t->dispatched, &t->cursor, n, t->dispatched + n == t->total, work, err))
+            return -1;
         work->phase = (uint32_t)t->phase;
-        if (t->list != NULL) {
-            work->nlist = (uint32_t)n;
-            work->list = tf_xmalloc(sizeof *work->list * n);
-            memcpy(work->list, t->list + t->dispatched, sizeof *work->list * n);
-        } else {
-            /* Walk to the n-th valid index from the cursor; the range ends just past it. */
-            uint64_t idx = t->cursor, last = 0;
-            for (uint64_t k = 0; k < n; k++) {
-                int rc = tf_space_next(t->space, idx, UINT64_MAX, &last, err);
-                if (rc < 0)
-                    return -1;
-                if (rc == 0)
-                    return tf_error_set(err, TF_ERR_EVAL,
-                                        "internal: fewer valid configurations than counted");
-                idx = last + 1;
-            }
-            work->lo = t->cursor;
-            work->hi = idx;
-            /* The last slice runs to the end of the space, so nothing is left behind. */
-            if (t->dispatched + n == t->total)
-                work->hi = tf_space_cartesian(t->space);
-            t->cursor = work->hi;
-        }
         t->dispatched += n;
         return (int64_t)n;
     }
@@ -159,27 +167,8 @@ int64_t tf_plan_next_compile_slice(struct tf_plan *plan, int klass, uint64_t wan
         if (t->ahead == t->total)
             continue;
         uint64_t left = t->total - t->ahead, n = want < left ? want : left;
-        work->kernel = (uint32_t)t->kernel;
-        work->problem = (uint32_t)t->problem;
-        if (t->list != NULL) {
-            work->nlist = (uint32_t)n;
-            work->list = tf_xmalloc(sizeof *work->list * n);
-            memcpy(work->list, t->list + t->ahead, sizeof *work->list * n);
-        } else {
-            uint64_t idx = t->ahead_cursor, last = 0;
-            for (uint64_t k = 0; k < n; k++) {
-                int rc = tf_space_next(t->space, idx, UINT64_MAX, &last, err);
-                if (rc < 0)
-                    return -1;
-                if (rc == 0)
-                    return tf_error_set(err, TF_ERR_EVAL,
-                                        "internal: fewer valid configurations than counted");
-                idx = last + 1;
-            }
-            work->lo = t->ahead_cursor;
-            work->hi = idx;
-            t->ahead_cursor = idx;
-        }
+        if (cut_slice(t, t->ahead, &t->ahead_cursor, n, false, work, err))
+            return -1;
         t->ahead += n;
         return (int64_t)n;
     }

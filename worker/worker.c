@@ -292,8 +292,14 @@ static int worker_on_compile(struct worker *w, struct tf_error *err)
         goto out;
     }
     struct tf_compile_pool *pool = worker_served_pool(w, &dev, err);
-    if (pool == NULL)
+    if (pool == NULL) {
+        /* Compiling ahead is a help, not a duty: the device ranks compile what
+         * this rank cannot. Say so, drop the slice, keep serving. */
+        fprintf(stderr, "tunefarm: compile rank: cannot compile for %s %s, slice skipped: %s\n",
+                dev.backend, dev.arch, err->message);
+        rc = 0;
         goto out;
+    }
     if (work.nlist > 0) {
         for (uint32_t i = 0; i < work.nlist; i++)
             worker_push(w, work.kernel, work.problem, 0, work.list[i], pool);
