@@ -1,6 +1,7 @@
 # tunefarm - distributed GPU kernel tuning farm.
 #   make              build ./tunefarm
-#   make test         build and run every test (unit, integration, MPI)
+#   make test         build and run every test (unit, integration, MPI, fault matrix)
+#   make check-faults the fault matrix: kills, hangs, full disk, bad archives, resume
 #   make install      install under $(PREFIX) (honours DESTDIR)
 #   make bench-space  build and run the enumeration benchmark
 # Dependencies come from the distribution through pkg-config (scripts/deps.sh installs them).
@@ -24,7 +25,7 @@ SCHEMA_OBJS := schema/error.o schema/status.o schema/hash.o schema/device.o sche
                schema/bundle.o schema/yamldoc.o schema/expr.o schema/kernel.o schema/job.o \
                schema/space.o schema/wire.o schema/wire_mpi.o schema/archive.o
 COORD_OBJS  := coordinator/coordinator.o coordinator/plan.o coordinator/progress.o \
-               coordinator/report.o
+               coordinator/report.o coordinator/journal.o
 WORKER_OBJS := worker/worker.o worker/backends.o worker/backend_host.o worker/cache.o \
                worker/compile.o worker/compiler.o worker/channel.o worker/runner.o \
                worker/measure.o worker/verify.o worker/cuda_api.o worker/backend_cuda.o \
@@ -33,11 +34,11 @@ MAIN_OBJS   := main.o
 LIB         := build/libtunefarm.a
 ALL_OBJS    := $(SCHEMA_OBJS) $(COORD_OBJS) $(WORKER_OBJS) $(MAIN_OBJS)
 
-UNIT_TESTS  := expr loader space wire archive report measure verify host runner compiler cuda hip \
+UNIT_TESTS  := expr loader space wire archive journal report measure verify host runner compiler cuda hip \
                portability
 UNIT_BINS   := $(UNIT_TESTS:%=tests/unit/test_%)
 
-.PHONY: all test check unit integration install uninstall clean bench-space deps
+.PHONY: all test check unit integration check-faults install uninstall clean bench-space deps
 all: tunefarm
 
 %.o: %.c
@@ -62,7 +63,10 @@ unit: $(UNIT_BINS)
 integration: tunefarm
 	@tests/integration/run.sh
 
-test check: unit integration
+check-faults: tunefarm
+	@tests/faults/run.sh
+
+test check: unit integration check-faults
 
 bench-space: bench/space
 	bench/space bench/space-kernel/kernel.yaml

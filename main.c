@@ -6,6 +6,7 @@
  * code path. `query` and `devices` need no MPI; `__runner` is the hidden
  * subcommand a worker spawns to own its device. */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <signal.h>
 #include <spawn.h>
@@ -42,6 +43,7 @@ static const char usage_main[] =
     "  run JOB.yaml [-o ARCHIVE]   tune a job; results go to an HDF5 archive\n"
     "  compile JOB.yaml --arch A   compile a job's variants ahead, on CPUs, into the cache\n"
     "  query ARCHIVE               best configuration per kernel, problem and device\n"
+    "  status ARCHIVE              what each run measured, what an unfinished one has left\n"
     "  devices                     the devices this node offers\n"
     "  header cuda|hip             print the portability header GPU kernels include\n"
     "  version                     print the version\n"
@@ -50,7 +52,7 @@ static const char usage_main[] =
     "`tunefarm COMMAND --help` explains each command and its exit codes.\n";
 
 static const char usage_run[] =
-    "usage: tunefarm run JOB.yaml [-o ARCHIVE] [-n WORKERS] [-q]\n"
+    "usage: tunefarm run JOB.yaml [-o ARCHIVE] [-n WORKERS] [-q] [--fresh] [--grace S]\n"
     "       mpirun -np N tunefarm run JOB.yaml ...   (or srun)\n"
     "\n"
     "Tune every kernel x problem of JOB.yaml on every targeted device. Rank 0\n"
@@ -59,11 +61,26 @@ static const char usage_run[] =
     "one worker per local device. Progress goes to stderr, the summary table to\n"
     "stdout, every result to the archive (extended if it exists).\n"
     "\n"
+    "Nothing measured is lost: each result goes to ARCHIVE.journal before it\n"
+    "counts, and the archive is rewritten atomically at every checkpoint. If the\n"
+    "job's last run in the archive is unfinished (killed, interrupted, out of\n"
+    "time), running the same job on the same archive resumes it: the journal is\n"
+    "folded in and finished configurations are not measured again.\n"
+    "\n"
+    "SIGTERM, SIGINT or SIGUSR1 (to this process, to rank 0, or SIGUSR1 to\n"
+    "mpirun, which forwards it) stops handing out work, waits up to the grace\n"
+    "period for work in flight, checkpoints and exits with 75; a second signal\n"
+    "stops at once. Under Slurm: #SBATCH --signal=B:USR1@120 (see slurm/).\n"
+    "\n"
     "options:\n"
     "  -o, --output ARCHIVE   archive path (default: the job's `archive`)\n"
     "  -n, --workers N        without a launcher: start N worker ranks\n"
     "                         (default: one per local device)\n"
     "  -q, --quiet            no progress output\n"
+    "  -F, --fresh            start a new run even if the job's last run in the\n"
+    "                         archive is unfinished (it stays as it is)\n"
+    "  -g, --grace SECONDS    after a signal, wait this long for work in flight\n"
+    "                         (default 20: below Slurm's default KillWait of 30)\n"
     "  -c, --compile-rank     under a launcher: this rank takes no device and\n"
     "                         compiles ahead, into the shared compile cache, what\n"
     "                         the device ranks will measure (MPMD, e.g. mpirun\n"
@@ -78,7 +95,20 @@ static const char usage_run[] =
     "     aborted; the archive keeps what its last checkpoint held\n"
     "  2  bad command line, job file, kernel file or archive (or an archive path\n"
     "     that cannot be written); nothing was measured\n"
-    "  3  no worker offers a device the job targets\n";
+    "  3  no worker offers a device the job targets\n"
+    "  75 interrupted by a signal after a checkpoint: run the same command again\n"
+    "     to resume (a requeue script resubmits on 75)\n";
+
+static const char usage_status[] =
+    "usage: tunefarm status ARCHIVE\n"
+    "\n"
+    "Say what an archive holds and what is left: per run, whether it finished,\n"
+    "and per kernel, problem and device class how many configurations it\n"
+    "measured (by status) out of how many it planned. Results still in the\n"
+    "journal (ARCHIVE.journal: a run going on, or killed) are counted too. Reads\n"
+    "only; safe while a run writes the archive.\n"
+    "\n"
+    "exit codes: 0 printed; 2 bad arguments, unreadable archive or journal.\n";
 
 static const char usage_query[] =
     "usage: tunefarm query ARCHIVE [--kernel NAME] [--run N]\n"
@@ -126,6 +156,29 @@ static void self_path(char *out, size_t cap, const char *argv0)
         out[n] = '\0';
     else
         tf_strlcpy(out, argv0, cap);
+}
+
+/* SIGTERM, SIGINT and SIGUSR1 received (the coordinator reads it). */
+static volatile sig_atomic_t signals_received;
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    if (signals_received < 1000)
+        signals_received++;
+}
+
+/* Every rank of a run counts these signals instead of dying: the coordinator
+ * stops the run cleanly, the workers finish what they hold until it says STOP.
+ * A full disk must give EFBIG/ENOSPC errors, not kill us (SIGXFSZ). */
+static void install_run_signals(void)
+{
+    struct sigaction sa = {.sa_handler = on_signal, .sa_flags = SA_RESTART};
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGUSR1, &sa, NULL);
+    signal(SIGXFSZ, SIG_IGN);
 }
 
 static bool under_launcher(void)
@@ -177,8 +230,26 @@ static int self_launch(const char *exe, int argc, char **argv, int workers)
     args[n] = NULL;
     setenv("OMPI_MCA_mpi_yield_when_idle", "1", 0);
     setenv("TUNEFARM_STATUS_FILE", status_path, 1);
+    /* mpirun gets its own process group, so a terminal's Ctrl-C reaches only
+     * us (mpirun would kill the ranks at once), and no stdin, which a
+     * background process group may not read. We forward signals as SIGUSR1,
+     * which mpirun passes on to every rank: checkpoint and stop. */
+    posix_spawnattr_t attr;
+    posix_spawn_file_actions_t fa;
+    posix_spawnattr_init(&attr);
+    posix_spawnattr_setpgroup(&attr, 0);
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    struct sigaction sa = {.sa_handler = on_signal};
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGUSR1, &sa, NULL);
     pid_t pid;
-    int rc = posix_spawnp(&pid, "mpirun", NULL, NULL, args, environ);
+    int rc = posix_spawnp(&pid, "mpirun", &fa, &attr, args, environ);
+    posix_spawnattr_destroy(&attr);
+    posix_spawn_file_actions_destroy(&fa);
     free(args);
     if (rc != 0) {
         unlink(status_path);
@@ -188,12 +259,17 @@ static int self_launch(const char *exe, int argc, char **argv, int workers)
                 strerror(rc));
         return TF_EXIT_FAILURE;
     }
-    /* Ctrl-C reaches mpirun through the process group; mpirun forwards it. */
-    signal(SIGINT, SIG_IGN);
-    signal(SIGTERM, SIG_IGN);
-    int status = 0;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-        ;
+    int status = 0, forwarded = 0;
+    for (;;) {
+        if (waitpid(pid, &status, 0) == pid)
+            break;
+        if (errno != EINTR)
+            break;
+        while (forwarded < signals_received) {
+            kill(pid, SIGUSR1);
+            forwarded++;
+        }
+    }
     int code = -1;
     FILE *f = fopen(status_path, "r");
     if (f) {
@@ -215,12 +291,14 @@ static int cmd_run(int argc, char **argv, const char *exe)
                                              {"workers", required_argument, NULL, 'n'},
                                              {"quiet", no_argument, NULL, 'q'},
                                              {"compile-rank", no_argument, NULL, 'c'},
+                                             {"fresh", no_argument, NULL, 'F'},
+                                             {"grace", required_argument, NULL, 'g'},
                                              {"help", no_argument, NULL, 'h'},
                                              {NULL, 0, NULL, 0}};
-    struct tf_run_options opt = {0};
+    struct tf_run_options opt = {.grace = 20, .interrupts = &signals_received};
     int workers = 0, compile_rank = 0, c;
     optind = 2;
-    while ((c = getopt_long(argc, argv, "o:n:qch", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "o:n:qcFg:h", longopts, NULL)) != -1) {
         switch (c) {
         case 'o':
             opt.archive = optarg;
@@ -242,6 +320,20 @@ static int cmd_run(int argc, char **argv, const char *exe)
         case 'c':
             compile_rank = 1;
             break;
+        case 'F':
+            opt.fresh = true;
+            break;
+        case 'g': {
+            char *end;
+            double v = strtod(optarg, &end);
+            if (*end || !(v >= 0 && v <= 86400)) {
+                fprintf(stderr, "tunefarm run: --grace wants seconds from 0 to 86400, got "
+                                "'%s'\n", optarg);
+                return TF_EXIT_USAGE;
+            }
+            opt.grace = v;
+            break;
+        }
         case 'h':
             fputs(usage_run, stdout);
             return TF_EXIT_OK;
@@ -287,13 +379,17 @@ static int cmd_run(int argc, char **argv, const char *exe)
         local_index += ranks[2 * i] != 0 && ranks[2 * i] < rank && !ranks[2 * i + 1];
     free(ranks);
     MPI_Comm_free(&node);
+    install_run_signals();
 
-    int code = rank == 0 ? tf_coordinator_run(&opt) : tf_worker_run(exe, local_index, compile_rank);
-    /* A worker that cannot go on, or a coordinator whose run broke, would leave
-     * the others waiting for messages that never come: end the whole job (the
-     * archive keeps its last checkpoint; the failing rank said why). */
+    bool abort_others = false;
+    int code = rank == 0 ? tf_coordinator_run(&opt, &abort_others)
+                         : tf_worker_run(exe, local_index, compile_rank);
+    /* A worker that cannot go on, or a coordinator whose run broke or was cut
+     * short with work in flight, would leave the others waiting for messages
+     * that never come: end the whole job (the archive keeps its last
+     * checkpoint, the journal everything after; the rank said why). */
     const char *status_path = getenv("TUNEFARM_STATUS_FILE");
-    if ((rank != 0 && code != 0) || (rank == 0 && code == TF_EXIT_FAILURE)) {
+    if ((rank != 0 && code != 0) || (rank == 0 && abort_others)) {
         if (rank == 0 && status_path != NULL) {
             FILE *f = fopen(status_path, "w");
             if (f) {
@@ -301,8 +397,10 @@ static int cmd_run(int argc, char **argv, const char *exe)
                 fclose(f);
             }
         }
-        fprintf(stderr, "tunefarm: rank %d ends the run (exit %d)\n", rank, code);
-        MPI_Abort(MPI_COMM_WORLD, TF_EXIT_FAILURE);
+        if (code != TF_EXIT_INTERRUPTED)
+            fprintf(stderr, "tunefarm: rank %d ends the run (exit %d)\n", rank, code);
+        fflush(NULL);
+        MPI_Abort(MPI_COMM_WORLD, rank == 0 ? code : TF_EXIT_FAILURE);
     }
     MPI_Finalize();
     /* Started by self_launch: hand the coordinator's code to the parent. */
@@ -439,6 +537,19 @@ static int cmd_query(int argc, char **argv)
     return TF_EXIT_OK;
 }
 
+static int cmd_status(int argc, char **argv)
+{
+    if (argc == 3 && (strcmp(argv[2], "-h") == 0 || strcmp(argv[2], "--help") == 0)) {
+        fputs(usage_status, stdout);
+        return TF_EXIT_OK;
+    }
+    if (argc != 3) {
+        fprintf(stderr, "tunefarm status: expected one archive\n\n%s", usage_status);
+        return TF_EXIT_USAGE;
+    }
+    return tf_coordinator_status(argv[2], stdout);
+}
+
 static int cmd_devices(int argc, char **argv)
 {
     if (argc > 2 && (strcmp(argv[2], "-h") == 0 || strcmp(argv[2], "--help") == 0)) {
@@ -484,6 +595,8 @@ int main(int argc, char **argv)
         return cmd_compile(argc, argv, exe);
     if (strcmp(cmd, "devices") == 0)
         return cmd_devices(argc, argv);
+    if (strcmp(cmd, "status") == 0)
+        return cmd_status(argc, argv);
     if (strcmp(cmd, "header") == 0) {
         const char *text = argc == 3 ? tf_portability_header(argv[2]) : NULL;
         if (text == NULL) {
@@ -504,6 +617,7 @@ int main(int argc, char **argv)
         fputs(strcmp(topic, "run") == 0       ? usage_run
               : strcmp(topic, "compile") == 0 ? usage_compile
               : strcmp(topic, "query") == 0   ? usage_query
+              : strcmp(topic, "status") == 0  ? usage_status
               : strcmp(topic, "devices") == 0 ? usage_devices
                                               : usage_main,
               stdout);

@@ -14,6 +14,10 @@
 #              cold cache, then `tunefarm compile` on every core and a run with the warm
 #              cache: configurations/s and GPU duty cycle of each
 #   mixed      jobs/default.yaml: cuda and host workers in one job, one archive
+#   faults     bad variants (illegal address, endless kernel, oversized launch) mixed
+#              into the transpose space, then the clean space on the same GPU: every
+#              good variant measured, the same best; then a GPU run stopped by
+#              SIGTERM and resumed
 # KT=0 skips Kernel Tuner in kt1024 / kt4096 (tunefarm's half only).
 # Logs go to $OUT (the device tool's folder) or /tmp/tunefarm-bench; a table of the
 # headline numbers is printed at the end. Kernel Tuner and its missing dependencies
@@ -27,7 +31,7 @@ mkdir -p "$LOG"
 WORK=$(mktemp -d /tmp/tf-bench.XXXXXX)
 TF="$ROOT/tunefarm"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-SECTIONS=${*:-check space kt1024 kt4096 kernels deep baselines ahead mixed}
+SECTIONS=${*:-check space kt1024 kt4096 kernels deep baselines ahead mixed faults}
 PY=${PYTHON:-python3} # the one with h5py and numpy
 export TUNEFARM_PROFILE=1 # each runner prints where its time went (in the logs)
 # NVRTC 13 keeps its own cache of compiled programs in the driver's compute cache
@@ -177,6 +181,27 @@ for s in $SECTIONS; do
         $PY tests/integration/check_archive.py "$WORK/default.h5" gemm --unique >/dev/null &&
             $PY tests/integration/check_archive.py "$WORK/default.h5" sgemm --unique >/dev/null &&
             row "jobs/default.yaml (cuda + host)" "$(grep -E '^Job' "$LOG/mixed.log")"
+        ;;
+    faults)
+        run faults bench/faults/faults.yaml
+        run clean bench/faults/clean.yaml
+        $PY bench/faults/compare.py "$WORK/faults.h5" "$WORK/clean.h5" | tee "$LOG/faults-compare.txt"
+        echo "faults verdict: exit ${PIPESTATUS[0]}"
+        nvidia-smi --query-gpu=name,pstate,temperature.gpu,clocks.sm,ecc.errors.uncorrected.volatile.total \
+            --format=csv | tee -a "$LOG/faults-compare.txt"
+        row "transpose + 9 bad variants" "$(grep -E '^good' "$LOG/faults-compare.txt")"
+        row "  same best as without them" "$(sed -n 's/^same best configuration: //p' "$LOG/faults-compare.txt")"
+        # Interrupted on the GPU: SIGTERM after 4 s, exit 75, then the same command resumes.
+        (cd "$WORK" && XDG_CACHE_HOME=$WORK/cache-clean "$TF" run "$ROOT/bench/faults/clean.yaml" \
+            -o "$WORK/resume.h5" >"$LOG/resume-1.log" 2>&1 & pid=$!; sleep 4; kill -TERM $pid
+            wait $pid; echo "-- interrupted run: exit $?")
+        grep -E "signal|Interrupted" "$LOG/resume-1.log"
+        "$TF" status "$WORK/resume.h5" | tail -2
+        (cd "$WORK" && XDG_CACHE_HOME=$WORK/cache-clean "$TF" run "$ROOT/bench/faults/clean.yaml" \
+            -o "$WORK/resume.h5" >"$LOG/resume-2.log" 2>&1; echo "-- resumed run: exit $?")
+        grep -E "resuming|^Job|^Resumed" "$LOG/resume-2.log"
+        $PY tests/integration/check_archive.py "$WORK/resume.h5" transpose --rows 160 --unique --runs 1 --all-ok &&
+            row "GPU run: SIGTERM, exit 75, resumed" "$(sed -n 's/^Resumed run 0: //p' "$LOG/resume-2.log")"
         ;;
     *) echo "unknown section $s" ;;
     esac

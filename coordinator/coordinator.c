@@ -6,17 +6,27 @@
  * task per kernel x problem x class. Then it serves a pull loop: a worker's
  * REQUEST gets a slice sized from that worker's observed rate and what is left
  * for its class; RESULTS are checked, given their derived metrics and appended
- * to the in-memory archive, which is rewritten atomically every `checkpoint`
- * seconds and at the end. A worker gets STOP when its class has nothing left;
- * the run ends when every worker has stopped and delivered every result it
- * owed. The loop polls and naps instead of blocking so it never competes for
- * the cores the workers measure on. */
+ * to the journal beside the archive (one write per batch) and only then to
+ * the in-memory archive, which is rewritten atomically every `checkpoint`
+ * seconds and at the end, each time resetting the journal. A worker gets STOP
+ * when its class has nothing left; the run ends when every worker has stopped
+ * and delivered every result it owed. The loop polls and naps instead of
+ * blocking so it never competes for the cores the workers measure on.
+ *
+ * Never losing a result: a rerun of the same job on the same archive first
+ * replays the journal (what a killed coordinator had not checkpointed), then
+ * resumes the job's last run if it is unfinished: the plan leaves out every
+ * configuration that run has a row for. A signal (SIGTERM, SIGINT, SIGUSR1,
+ * counted by main) stops the dispatching; work in flight is waited for up to
+ * the grace period, the archive is checkpointed and the run ends with
+ * TF_EXIT_INTERRUPTED so a requeue script knows to resubmit. */
 #include "coordinator.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -26,6 +36,7 @@
 #include "../schema/archive.h"
 #include "../schema/job.h"
 #include "../schema/wire.h"
+#include "journal.h"
 #include "plan.h"
 #include "progress.h"
 #include "report.h"
@@ -65,6 +76,13 @@ struct coordinator {
     struct tf_archive_kernel **akernels; /* per job kernel */
     uint32_t **aproblems;                /* per job kernel, per kernel problem: archive id */
     uint32_t run_id;
+    bool resumed;                        /* run_id is an interrupted run this one continues */
+    uint64_t resumed_results;            /* configurations it had measured already */
+    struct tf_journal *journal;
+    bool stopping;                       /* a signal came, or the journal failed: no more work */
+    double stop_deadline;                /* give up on work in flight after this (tf_now) */
+    bool journal_failed;                 /* results could not be journaled: the run fails */
+    struct tf_error journal_err;
     int nworkers;                        /* ranks 1..nworkers */
     struct worker_state *workers;
     int nclasses;
@@ -77,6 +95,8 @@ struct coordinator {
     double last_checkpoint;
     struct tf_buf buf;
 };
+
+static void coordinator_begin_stop(struct coordinator *c, double grace);
 
 static void coordinator_stop_all(int nranks)
 {
@@ -93,9 +113,42 @@ static bool file_exists(const char *path)
     return stat(path, &st) == 0;
 }
 
-/* Load the archive to extend (or start one) and match the job's kernels to it. */
+/* Temporary archives ("ARCHIVE.tmp.PID") left by a coordinator killed while
+ * checkpointing: with the journal locked no other run writes them. */
+static void coordinator_remove_stale(const struct coordinator *c)
+{
+    char dir[4096];
+    tf_strlcpy(dir, c->archive_path, sizeof dir);
+    char *slash = strrchr(dir, '/');
+    const char *base = slash ? slash + 1 : c->archive_path;
+    if (slash)
+        *slash = '\0';
+    else
+        tf_strlcpy(dir, ".", sizeof dir);
+    DIR *d = opendir(dir[0] ? dir : "/");
+    if (d == NULL)
+        return;
+    const size_t n = strlen(base);
+    for (struct dirent *e; (e = readdir(d)) != NULL;) {
+        if (strncmp(e->d_name, base, n) != 0 || strncmp(e->d_name + n, ".tmp.", 5) != 0)
+            continue;
+        char path[8192];
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        if (unlink(path) == 0 && !c->opt->quiet)
+            fprintf(stderr, "tunefarm: removed %s, left by a run killed while checkpointing\n",
+                    path);
+    }
+    closedir(d);
+}
+
+/* Lock the archive's journal, load the archive to extend (or start one), fold
+ * in the results its journal holds, and match the job's kernels to it. */
 static int coordinator_open_archive(struct coordinator *c, struct tf_error *err)
 {
+    c->journal = tf_journal_open(c->archive_path, err);
+    if (c->journal == NULL)
+        return -1;
+    coordinator_remove_stale(c);
     if (file_exists(c->archive_path)) {
         c->archive = tf_archive_read(c->archive_path, err);
         if (c->archive == NULL) {
@@ -108,6 +161,17 @@ static int coordinator_open_archive(struct coordinator *c, struct tf_error *err)
     } else {
         c->archive = tf_archive_create();
     }
+    struct tf_journal_replay replay;
+    if (tf_journal_replay(c->journal, c->archive_path, c->archive, &replay, err))
+        return -1;
+    if (replay.records > 0)
+        fprintf(stderr, "tunefarm: %llu results recovered from the journal of %s (a run was "
+                        "stopped before its checkpoint)\n",
+                (unsigned long long)replay.records, c->archive_path);
+    if (replay.torn_bytes > 0 && !c->opt->quiet)
+        fprintf(stderr, "tunefarm: dropped a torn record (%llu bytes) at the end of the "
+                        "journal: the result it held will be measured again\n",
+                (unsigned long long)replay.torn_bytes);
     c->akernels = tf_xcalloc((size_t)c->job->nkernels, sizeof *c->akernels);
     c->aproblems = tf_xcalloc((size_t)c->job->nkernels, sizeof *c->aproblems);
     for (int i = 0; i < c->job->nkernels; i++) {
@@ -253,6 +317,10 @@ static int coordinator_on_request(struct coordinator *c, int src, struct tf_erro
     struct worker_state *w = &c->workers[src];
     if (w->stopped)
         return 0;
+    if (c->stopping) {
+        coordinator_send_stop(c, src);
+        return 0;
+    }
     if (w->klass < 0) {
         int sent = coordinator_send_compile(c, src, err);
         if (sent < 0)
@@ -311,6 +379,9 @@ static int coordinator_on_results(struct coordinator *c, int src, struct tf_erro
     uint32_t n;
     if (tf_wire_get_results(&c->buf, &rs, &n, err))
         return -1;
+    struct tf_task **tasks = tf_xcalloc(n ? n : 1, sizeof *tasks);
+    struct tf_archive_row *rows = tf_xcalloc(n ? n : 1, sizeof *rows);
+    uint32_t *kernels = tf_xcalloc(n ? n : 1, sizeof *kernels);
     for (uint32_t i = 0; i < n; i++) {
         struct tf_result *r = &rs[i];
         struct tf_task *t = r->kernel < (uint32_t)c->job->nkernels
@@ -318,30 +389,52 @@ static int coordinator_on_results(struct coordinator *c, int src, struct tf_erro
                                 : NULL;
         /* A result must belong to work this class was given: its task, in the
          * task's current phase (phase 2 starts only once phase 1 is all in). */
-        if (t == NULL || r->config >= tf_space_cartesian(t->space) || w->outstanding == 0 ||
+        if (t == NULL || r->config >= tf_space_cartesian(t->space) || w->outstanding < n ||
             r->phase != t->phase) {
             free(rs);
+            free(tasks);
+            free(rows);
+            free(kernels);
             return tf_error_set(err, TF_ERR_MPI,
                                 "rank %d sent a result for a configuration it was not given "
                                 "(kernel %u, problem %u, configuration %llu, phase %u)",
                                 src, r->kernel, r->problem, (unsigned long long)r->config,
                                 r->phase);
         }
-        const struct tf_kernel *k = c->job->kernels[r->kernel].kernel;
-        if (r->status == TF_STATUS_OK && isfinite(r->time_median)) {
-            coordinator_metrics(c, k, &c->classes[w->klass], r);
-            if (!(t->best_time <= r->time_median)) {
-                t->best_time = r->time_median;
-                t->best_config = r->config;
-            }
-        }
-        struct tf_archive_row row = {.run = c->run_id, .device = w->device_id, .r = *r};
-        row.r.problem = c->aproblems[r->kernel][r->problem];
-        row.r.kernel = 0;
-        tf_archive_append(c->akernels[r->kernel], &row);
-        tf_plan_record(c->plan, t, r);
+        if (r->status == TF_STATUS_OK && isfinite(r->time_median))
+            coordinator_metrics(c, c->job->kernels[r->kernel].kernel, &c->classes[w->klass], r);
+        tasks[i] = t;
+        rows[i] = (struct tf_archive_row){.run = c->run_id, .device = w->device_id, .r = *r};
+        rows[i].r.problem = c->aproblems[r->kernel][r->problem];
+        rows[i].r.kernel = 0;
+        kernels[i] = (uint32_t)(c->akernels[r->kernel] - c->archive->kernels);
+    }
+    /* Journaled before counted: a batch the journal refuses (disk full) is not
+     * recorded at all, and the run stops; a rerun measures it again. */
+    bool keep = !c->journal_failed;
+    if (keep && tf_journal_append(c->journal, kernels, rows, n, &c->journal_err) != 0) {
+        c->journal_failed = true;
+        keep = false;
+        tf_error_print(&c->journal_err, "tunefarm", stderr);
+        fprintf(stderr, "tunefarm: stopping: results can no longer be saved; what was "
+                        "journaled is safe, run the same command again once the journal "
+                        "can be written\n");
+        coordinator_begin_stop(c, 0);
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        struct tf_result *r = &rs[i];
+        struct tf_task *t = tasks[i];
         w->outstanding--;
         w->received++;
+        if (!keep)
+            continue;
+        if (r->status == TF_STATUS_OK && isfinite(r->time_median) &&
+            !(t->best_time <= r->time_median)) {
+            t->best_time = r->time_median;
+            t->best_config = r->config;
+        }
+        tf_archive_append(&c->archive->kernels[kernels[i]], &rows[i]);
+        tf_plan_record(c->plan, t, r);
         c->done++;
         c->status_counts[r->status]++;
         c->compile_seconds += r->compile_time;
@@ -351,6 +444,9 @@ static int coordinator_on_results(struct coordinator *c, int src, struct tf_erro
             w->measured_seconds += r->samples * r->time_mean;
     }
     free(rs);
+    free(tasks);
+    free(rows);
+    free(kernels);
     if (w->stopped && w->outstanding == 0)
         w->finished = true;
     /* These results may have completed a screening pass: serve whoever waits. */
@@ -377,18 +473,95 @@ static void coordinator_best_line(const struct coordinator *c, char *out, int ca
     }
 }
 
-static int coordinator_checkpoint(struct coordinator *c, bool final, struct tf_error *err)
+/* Write the archive as checkpoint n+1, then start the journal afresh after it
+ * (a crash between the two leaves a journal naming checkpoint n: ignored). */
+static int coordinator_save(struct coordinator *c, struct tf_error *err)
 {
-    if (final)
-        c->archive->runs[c->run_id].end = tf_wall_now();
     c->last_checkpoint = tf_now();
-    return tf_archive_write(c->archive, c->archive_path, err);
+    c->archive->checkpoint++;
+    if (tf_archive_write(c->archive, c->archive_path, err) != 0) {
+        c->archive->checkpoint--;
+        return -1;
+    }
+    return tf_journal_reset(c->journal, c->archive->checkpoint, err);
 }
 
+/* Checkpoint the run; a `complete` one gets its end time (an unfinished run,
+ * end 0, is what a rerun resumes). */
+static int coordinator_checkpoint(struct coordinator *c, bool complete, struct tf_error *err)
+{
+    struct tf_archive_run *run = &c->archive->runs[c->run_id];
+    if (complete)
+        run->end = tf_wall_now();
+    if (coordinator_save(c, err) != 0) {
+        run->end = 0;
+        return -1;
+    }
+    return 0;
+}
+
+/* No more work goes out: STOP every worker (each finishes what it holds) and
+ * wait for what is in flight until `grace` seconds from now. */
+static void coordinator_begin_stop(struct coordinator *c, double grace)
+{
+    if (c->stopping)
+        return;
+    c->stopping = true;
+    c->stop_deadline = tf_now() + grace;
+    for (int i = 1; i <= c->nworkers; i++) {
+        c->workers[i].parked = false;
+        if (!c->workers[i].stopped)
+            coordinator_send_stop(c, i);
+    }
+}
+
+static uint64_t coordinator_in_flight(const struct coordinator *c)
+{
+    uint64_t n = 0;
+    for (int i = 1; i <= c->nworkers; i++)
+        n += c->workers[i].outstanding;
+    return n;
+}
+
+/* Act on signals counted by main: the first stops the dispatching, the next
+ * one stops waiting. Returns 1 if the run must end now, else 0. */
+static int coordinator_check_signals(struct coordinator *c, int *seen)
+{
+    int got = c->opt->interrupts ? (int)*c->opt->interrupts : 0;
+    if (got > *seen) {
+        *seen = got;
+        tf_progress_finish(&c->progress);
+        if (c->stopping) {
+            fprintf(stderr, "tunefarm: signal again: stopping now, %llu configurations in "
+                            "flight are left for the next run\n",
+                    (unsigned long long)coordinator_in_flight(c));
+            return 1;
+        }
+        fprintf(stderr, "tunefarm: signal: no more work is handed out; waiting up to %g s for "
+                        "%llu configurations in flight, then checkpointing (signal again to "
+                        "stop at once)\n",
+                c->opt->grace, (unsigned long long)coordinator_in_flight(c));
+        coordinator_begin_stop(c, c->opt->grace);
+    }
+    if (c->stopping && tf_now() > c->stop_deadline) {
+        tf_progress_finish(&c->progress);
+        fprintf(stderr, "tunefarm: grace period over: %llu configurations in flight are left "
+                        "for the next run\n",
+                (unsigned long long)coordinator_in_flight(c));
+        return 1;
+    }
+    return 0;
+}
+
+/* Serve until every worker is done (0), a signal or the grace period ends the
+ * run with work in flight (1), or on failure (-1 + err). */
 static int coordinator_loop(struct coordinator *c, struct tf_error *err)
 {
     long nap = 0;
+    int seen = 0;
     for (;;) {
+        if (coordinator_check_signals(c, &seen))
+            return 1;
         int active = 0;
         for (int i = 1; i <= c->nworkers; i++)
             active += !c->workers[i].finished;
@@ -401,13 +574,15 @@ static int coordinator_loop(struct coordinator *c, struct tf_error *err)
         if (rc == 0) {
             char best[256];
             coordinator_best_line(c, best, sizeof best);
-            tf_progress_update(&c->progress, c->done, c->plan->total, best, false);
+            tf_progress_update(&c->progress, c->done - c->resumed_results,
+                               c->plan->total - c->resumed_results, best, false);
             if (tf_now() - c->last_checkpoint >= c->job->checkpoint &&
                 coordinator_checkpoint(c, false, err)) {
                 tf_error_print(err, "tunefarm: warning: checkpoint failed", stderr);
                 c->last_checkpoint = tf_now();
             }
-            nap = nap ? (nap < 2000000 ? nap * 2 : nap) : 20000;
+            /* Short naps while stopping, so the grace period is kept to the letter. */
+            nap = nap ? (nap < 2000000 && !c->stopping ? nap * 2 : nap) : 20000;
             struct timespec ts = {0, nap};
             nanosleep(&ts, NULL);
             continue;
@@ -447,6 +622,7 @@ static void coordinator_destroy(struct coordinator *c, bool broken)
     free(c->aproblems);
     free(c->akernels);
     tf_plan_destroy(c->plan);
+    tf_journal_close(c->journal);
     tf_archive_destroy(c->archive);
     tf_job_destroy(c->job);
     tf_bundle_destroy(c->bundle);
@@ -500,12 +676,136 @@ static void coordinator_print_plan(const struct coordinator *c)
     }
 }
 
-int tf_coordinator_run(const struct tf_run_options *opt)
+/* The job's last run in this archive if it did not finish (-1: none, or --fresh). */
+static int coordinator_find_resumable(const struct coordinator *c)
+{
+    if (c->opt->fresh)
+        return -1;
+    for (int r = c->archive->nruns - 1; r >= 0; r--)
+        if (strcmp(c->archive->runs[r].job_hash, c->job->hash) == 0)
+            return c->archive->runs[r].end == 0 ? r : -1;
+    return -1;
+}
+
+/* What a task sets out to measure: every configuration, plus the top k of a
+ * screening pass (an estimate until the pass is in). */
+static uint64_t task_planned(const struct coordinator *c, const struct tf_task *t)
+{
+    if (t->phase != 1)
+        return t->total;
+    return t->total + (t->total < c->plan->top_k ? t->total : c->plan->top_k);
+}
+
+/* Record each task's plan in the archive (for `tunefarm status`); a resumed
+ * run keeps the plan it started with. */
+static void coordinator_record_plan(struct coordinator *c)
+{
+    for (int i = 0; i < c->plan->ntasks; i++) {
+        const struct tf_task *t = &c->plan->tasks[i];
+        int w = 1;
+        while (w <= c->nworkers && c->workers[w].klass != t->klass)
+            w++;
+        struct tf_archive_plan p = {
+            .run = c->run_id,
+            .kernel = (uint32_t)(c->akernels[t->kernel] - c->archive->kernels),
+            .problem = c->aproblems[t->kernel][t->problem],
+            .device = c->workers[w].device_id,
+            .planned = task_planned(c, t),
+        };
+        tf_archive_set_plan(c->archive, &p);
+    }
+}
+
+/* Hand the plan what run c->run_id measured before it was interrupted: the
+ * rows of each task's kernel and problem from a device of the task's class. */
+static int coordinator_resume(struct coordinator *c, struct tf_error *err)
+{
+    const struct tf_archive *a = c->archive;
+    char (*keys)[256] = tf_xcalloc((size_t)a->ndevices + 1, sizeof *keys);
+    for (int d = 0; d < a->ndevices; d++)
+        tf_device_class_key(&a->devices[d], keys[d], sizeof keys[d]);
+    int rc = 0;
+    for (int i = 0; i < c->plan->ntasks && rc == 0; i++) {
+        struct tf_task *t = &c->plan->tasks[i];
+        const struct tf_archive_kernel *ak = c->akernels[t->kernel];
+        const uint32_t problem = c->aproblems[t->kernel][t->problem];
+        char key[256];
+        tf_device_class_key(&c->classes[t->klass], key, sizeof key);
+        struct tf_result *done = tf_xmalloc(sizeof *done * (ak->nrows ? ak->nrows : 1));
+        uint64_t n = 0;
+        for (uint64_t r = 0; r < ak->nrows; r++) {
+            const struct tf_archive_row *row = &ak->rows[r];
+            if (row->run == c->run_id && row->r.problem == problem &&
+                strcmp(keys[row->device], key) == 0)
+                done[n++] = row->r;
+        }
+        int64_t taken = tf_plan_resume(c->plan, t, done, n, err);
+        if (taken < 0) {
+            rc = -1;
+        } else {
+            c->resumed_results += (uint64_t)taken;
+            for (uint64_t r = 0; r < n; r++)
+                if (done[r].status == TF_STATUS_OK && isfinite(done[r].time_median) &&
+                    !(t->best_time <= done[r].time_median)) {
+                    t->best_time = done[r].time_median;
+                    t->best_config = done[r].config;
+                }
+        }
+        free(done);
+    }
+    free(keys);
+    c->done = c->resumed_results;
+    return rc;
+}
+
+/* True when every task has measured everything, both phases. */
+static bool coordinator_complete(const struct coordinator *c)
+{
+    for (int i = 0; i < c->plan->ntasks; i++) {
+        const struct tf_task *t = &c->plan->tasks[i];
+        if (t->done < t->total || t->phase == 1)
+            return false;
+    }
+    return true;
+}
+
+static void coordinator_print_summary(const struct coordinator *c, double wall)
+{
+    const uint64_t fresh = c->done - c->resumed_results;
+    printf("\nJob '%s': %llu configurations in %.1f s (%.2f/s); archive %s\n", c->job->name,
+           (unsigned long long)fresh, wall, wall > 0 ? (double)fresh / wall : 0, c->archive_path);
+    if (c->resumed)
+        printf("Resumed run %u: %llu configurations were measured before, %llu now\n",
+               c->run_id, (unsigned long long)c->resumed_results, (unsigned long long)fresh);
+    printf("Compile: %.1f s of compiler time, %.1fx parallel over the run\n", c->compile_seconds,
+           wall > 0 ? c->compile_seconds / wall : 0);
+    coordinator_print_duty(c, wall);
+    uint64_t ahead = 0;
+    int compile_ranks = 0;
+    for (int i = 1; i <= c->nworkers; i++) {
+        ahead += c->workers[i].compiled_ahead;
+        compile_ranks += c->workers[i].compiled_ahead > 0;
+    }
+    if (ahead > 0)
+        printf("Compile ranks: %d rank%s compiled %llu configurations ahead of the device ranks\n",
+               compile_ranks, compile_ranks == 1 ? "" : "s", (unsigned long long)ahead);
+    printf("Statuses:");
+    for (int s = 0; s < TF_STATUS_COUNT; s++)
+        if (c->status_counts[s])
+            printf(" %s %llu", tf_status_name(s), (unsigned long long)c->status_counts[s]);
+    printf("\n\n");
+    tf_report_best(c->archive, (int)c->run_id, NULL, stdout);
+    tf_report_cross(c->archive, (int)c->run_id, NULL, stdout);
+    fflush(stdout);
+}
+
+int tf_coordinator_run(const struct tf_run_options *opt, bool *abort_others)
 {
     struct coordinator c = {.opt = opt};
     struct tf_error err = {0};
-    int nranks, code = TF_EXIT_FAILURE;
+    int nranks, code = TF_EXIT_FAILURE, resume = -1;
     bool started = false;
+    *abort_others = false;
     MPI_Comm_size(MPI_COMM_WORLD, &nranks);
     c.nworkers = nranks - 1;
 
@@ -517,14 +817,14 @@ int tf_coordinator_run(const struct tf_run_options *opt)
         goto fail_stop;
     }
     c.archive_path = opt->archive ? opt->archive : c.job->archive;
-    /* Write it once now: an archive path that cannot be written is refused
-     * before any device time is spent, not found out at the end. */
+    /* Write it once now (with what the journal held): an archive path that
+     * cannot be written is refused before any device time is spent. */
     c.archive_is_new = !file_exists(c.archive_path);
-    if (coordinator_open_archive(&c, &err) ||
-        tf_archive_write(c.archive, c.archive_path, &err)) {
+    if (coordinator_open_archive(&c, &err) || coordinator_save(&c, &err)) {
         code = TF_EXIT_USAGE;
         goto fail_stop;
     }
+    resume = coordinator_find_resumable(&c);
     if (c.nworkers < 1) {
         tf_error_set(&err, TF_ERR_MPI,
                      "no worker ranks: run `tunefarm run` without a launcher, or with "
@@ -563,56 +863,80 @@ int tf_coordinator_run(const struct tf_run_options *opt)
         code = TF_EXIT_NO_DEVICE;
         goto fail;
     }
-    struct tf_archive_run run = {.start = tf_wall_now(), .ranks = (uint32_t)nranks};
-    tf_strlcpy(run.job_name, c.job->name, sizeof run.job_name);
-    tf_strlcpy(run.job_hash, c.job->hash, sizeof run.job_hash);
-    tf_strlcpy(run.command, opt->command_line ? opt->command_line : "", sizeof run.command);
-    const char *slurm = getenv("SLURM_JOB_ID");
-    tf_strlcpy(run.slurm_job_id, slurm ? slurm : "", sizeof run.slurm_job_id);
-    tf_strlcpy(run.tunefarm_version, TF_VERSION, sizeof run.tunefarm_version);
-    c.run_id = tf_archive_add_run(c.archive, &run);
+    if (resume >= 0) {
+        c.run_id = (uint32_t)resume;
+        c.resumed = true;
+        if (coordinator_resume(&c, &err))
+            goto fail;
+    } else {
+        struct tf_archive_run run = {.start = tf_wall_now(), .ranks = (uint32_t)nranks};
+        tf_strlcpy(run.job_name, c.job->name, sizeof run.job_name);
+        tf_strlcpy(run.job_hash, c.job->hash, sizeof run.job_hash);
+        tf_strlcpy(run.command, opt->command_line ? opt->command_line : "", sizeof run.command);
+        const char *slurm = getenv("SLURM_JOB_ID");
+        tf_strlcpy(run.slurm_job_id, slurm ? slurm : "", sizeof run.slurm_job_id);
+        tf_strlcpy(run.tunefarm_version, TF_VERSION, sizeof run.tunefarm_version);
+        c.run_id = tf_archive_add_run(c.archive, &run);
+        coordinator_record_plan(&c);
+    }
     coordinator_print_plan(&c);
+    if (c.resumed && !opt->quiet)
+        fprintf(stderr, "tunefarm: resuming run %u of job '%s' (%s): %llu of %llu "
+                        "configurations are in the archive already (--fresh starts over)\n",
+                c.run_id, c.job->name, c.archive->runs[c.run_id].command,
+                (unsigned long long)c.resumed_results, (unsigned long long)c.plan->total);
+    /* The run row, its devices and plan are in the file before any result is
+     * journaled: journal records point at them. */
+    if (coordinator_save(&c, &err))
+        goto fail;
 
     tf_progress_init(&c.progress, opt->quiet);
     c.last_checkpoint = tf_now();
-    if (coordinator_loop(&c, &err)) {
-        tf_progress_finish(&c.progress);
+    int loop = coordinator_loop(&c, &err);
+    tf_progress_finish(&c.progress);
+    if (loop < 0) {
         /* Keep what was measured: one last write before reporting the failure. */
         struct tf_error werr;
-        if (coordinator_checkpoint(&c, true, &werr) == 0)
+        if (coordinator_checkpoint(&c, false, &werr) == 0)
             fprintf(stderr, "tunefarm: %llu results saved in %s\n",
                     (unsigned long long)c.done, c.archive_path);
         goto fail;
     }
-    tf_progress_update(&c.progress, c.done, c.plan->total, NULL, true);
+    if (loop == 0)
+        tf_progress_update(&c.progress, c.done - c.resumed_results,
+                           c.plan->total - c.resumed_results, NULL, true);
     tf_progress_finish(&c.progress);
-    if (coordinator_checkpoint(&c, true, &err))
+    const bool complete = loop == 0 && coordinator_complete(&c);
+    if (coordinator_checkpoint(&c, complete, &err)) {
+        tf_error_print(&err, "tunefarm", stderr);
+        char jpath[4200];
+        tf_journal_path(c.archive_path, jpath, sizeof jpath);
+        tf_error_set(&err, TF_ERR_IO, "the final checkpoint failed; every result is in the "
+                     "journal %s: run the same command again once %s can be written",
+                     jpath, c.archive_path);
+        *abort_others = loop != 0;
         goto fail;
-
-    double wall = tf_now() - c.progress.start;
-    printf("\nJob '%s': %llu configurations in %.1f s (%.2f/s); archive %s\n", c.job->name,
-           (unsigned long long)c.done, wall, wall > 0 ? (double)c.done / wall : 0,
-           c.archive_path);
-    printf("Compile: %.1f s of compiler time, %.1fx parallel over the run\n", c.compile_seconds,
-           wall > 0 ? c.compile_seconds / wall : 0);
-    coordinator_print_duty(&c, wall);
-    uint64_t ahead = 0;
-    int compile_ranks = 0;
-    for (int i = 1; i <= c.nworkers; i++) {
-        ahead += c.workers[i].compiled_ahead;
-        compile_ranks += c.workers[i].compiled_ahead > 0;
     }
-    if (ahead > 0)
-        printf("Compile ranks: %d rank%s compiled %llu configurations ahead of the device ranks\n",
-               compile_ranks, compile_ranks == 1 ? "" : "s", (unsigned long long)ahead);
-    printf("Statuses:");
-    for (int s = 0; s < TF_STATUS_COUNT; s++)
-        if (c.status_counts[s])
-            printf(" %s %llu", tf_status_name(s), (unsigned long long)c.status_counts[s]);
-    printf("\n\n");
-    tf_report_best(c.archive, (int)c.run_id, NULL, stdout);
-    tf_report_cross(c.archive, (int)c.run_id, NULL, stdout);
-    fflush(stdout);
+    coordinator_print_summary(&c, tf_now() - c.progress.start);
+    if (c.journal_failed) {
+        err = c.journal_err;
+        *abort_others = loop != 0;
+        goto fail;
+    }
+    if (!complete) {
+        printf("Interrupted: run %u has %llu of %llu configurations; run the same command "
+               "again to resume it (exit %d)\n",
+               c.run_id, (unsigned long long)c.done, (unsigned long long)c.plan->total,
+               TF_EXIT_INTERRUPTED);
+        fflush(stdout);
+        *abort_others = loop != 0;
+        coordinator_destroy(&c, loop != 0);
+        return TF_EXIT_INTERRUPTED;
+    }
+    /* Everything is in the archive: the journal (a bare header) can go. */
+    char jpath[4200];
+    tf_journal_path(c.archive_path, jpath, sizeof jpath);
+    unlink(jpath);
     coordinator_destroy(&c, false);
     return TF_EXIT_OK;
 
@@ -622,14 +946,147 @@ fail_stop:
 fail:
     tf_error_print(&err, "tunefarm", stderr);
     /* Refused before measuring anything: leave no empty archive behind. */
-    if (c.archive_is_new && c.done == 0 && code != TF_EXIT_FAILURE)
+    if (c.archive_is_new && c.done == 0 && code != TF_EXIT_FAILURE) {
+        char jp[4200];
+        tf_journal_path(c.archive_path, jp, sizeof jp);
         unlink(c.archive_path);
+        if (c.journal != NULL)
+            unlink(jp);
+    }
     /* A broken run ends in MPI_Abort (main.c): sending STOP could block on a
      * worker that is itself blocked sending to us. Otherwise say goodbye. */
-    if (started && c.workers && code != TF_EXIT_FAILURE)
+    if (started && c.workers && code != TF_EXIT_FAILURE && !*abort_others)
         for (int i = 1; i <= c.nworkers; i++)
             if (!c.workers[i].stopped)
                 coordinator_send_stop(&c, i);
-    coordinator_destroy(&c, code == TF_EXIT_FAILURE);
+    if (code == TF_EXIT_FAILURE)
+        *abort_others = true;
+    coordinator_destroy(&c, *abort_others);
     return code;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static void format_time(double unix_seconds, char *out, size_t cap)
+{
+    time_t t = (time_t)unix_seconds;
+    struct tm tm;
+    if (unix_seconds <= 0 || localtime_r(&t, &tm) == NULL)
+        tf_strlcpy(out, "-", cap);
+    else
+        strftime(out, cap, "%Y-%m-%d %H:%M:%S", &tm);
+}
+
+/* One line per (kernel, problem, class) of run `run`: measured (distinct
+ * configuration and phase) by status, and against its plan what remains. */
+static void status_run(const struct tf_archive *a, uint32_t run, char (*keys)[256], FILE *out)
+{
+    for (int k = 0; k < a->nkernels; k++) {
+        const struct tf_archive_kernel *ak = &a->kernels[k];
+        for (int p = 0; p < ak->nproblems; p++) {
+            for (int d = 0; d < a->ndevices; d++) {
+                /* One line per class: skip d if an earlier device shares its class. */
+                bool seen = false;
+                for (int e = 0; e < d && !seen; e++)
+                    seen = strcmp(keys[e], keys[d]) == 0;
+                if (seen)
+                    continue;
+                uint64_t n = 0, counts[TF_STATUS_COUNT] = {0};
+                uint64_t *ids = tf_xmalloc(sizeof *ids * (ak->nrows ? ak->nrows : 1));
+                for (uint64_t r = 0; r < ak->nrows; r++) {
+                    const struct tf_archive_row *row = &ak->rows[r];
+                    if (row->run != run || row->r.problem != (uint32_t)p ||
+                        strcmp(keys[row->device], keys[d]) != 0)
+                        continue;
+                    ids[n++] = row->r.config * 3 + row->r.phase;
+                    counts[row->r.status]++;
+                }
+                qsort(ids, n, sizeof *ids, cmp_u64);
+                uint64_t distinct = 0;
+                for (uint64_t i = 0; i < n; i++)
+                    distinct += i == 0 || ids[i] != ids[i - 1];
+                free(ids);
+                const struct tf_archive_plan *plan = NULL;
+                for (int i = 0; i < a->nplans && plan == NULL; i++)
+                    if (a->plans[i].run == run && a->plans[i].kernel == (uint32_t)k &&
+                        a->plans[i].problem == (uint32_t)p &&
+                        strcmp(keys[a->plans[i].device], keys[d]) == 0)
+                        plan = &a->plans[i];
+                if (n == 0 && plan == NULL)
+                    continue;
+                fprintf(out, "  %s/%s on %s: %llu", ak->name, ak->problems[p].name,
+                        a->devices[d].name, (unsigned long long)distinct);
+                if (plan)
+                    fprintf(out, " of %llu", (unsigned long long)plan->planned);
+                fprintf(out, " measured");
+                const char *sep = " (";
+                for (int s = 0; s < TF_STATUS_COUNT; s++)
+                    if (counts[s]) {
+                        fprintf(out, "%s%s %llu", sep, tf_status_name(s),
+                                (unsigned long long)counts[s]);
+                        sep = ", ";
+                    }
+                fprintf(out, "%s", n ? ")" : "");
+                if (plan && plan->planned > distinct)
+                    fprintf(out, ", %llu remain", (unsigned long long)(plan->planned - distinct));
+                if (n > distinct)
+                    fprintf(out, "; %llu rows repeat a configuration", (unsigned long long)(n - distinct));
+                fputc('\n', out);
+            }
+        }
+    }
+}
+
+int tf_coordinator_status(const char *archive_path, FILE *out)
+{
+    struct tf_error err = {0};
+    struct tf_archive *a = tf_archive_read(archive_path, &err);
+    if (a == NULL) {
+        tf_error_print(&err, "tunefarm status", stderr);
+        return TF_EXIT_USAGE;
+    }
+    struct tf_journal_replay replay;
+    if (tf_journal_replay(NULL, archive_path, a, &replay, &err) != 0) {
+        tf_error_print(&err, "tunefarm status", stderr);
+        tf_archive_destroy(a);
+        return TF_EXIT_USAGE;
+    }
+    fprintf(out, "Archive %s: checkpoint %llu, %d run%s, %d device%s, %d kernel%s\n",
+            archive_path, (unsigned long long)a->checkpoint, a->nruns, a->nruns == 1 ? "" : "s",
+            a->ndevices, a->ndevices == 1 ? "" : "s", a->nkernels, a->nkernels == 1 ? "" : "s");
+    char jpath[4200];
+    tf_journal_path(archive_path, jpath, sizeof jpath);
+    if (replay.records > 0)
+        fprintf(out, "Journal %s: %llu results not checkpointed yet (counted below: a run is "
+                     "going on, or was killed and the next run folds them in)\n",
+                jpath, (unsigned long long)replay.records);
+    if (replay.torn_bytes > 0)
+        fprintf(out, "Journal %s: a torn record of %llu bytes at its end (a crash mid-write; "
+                     "dropped)\n", jpath, (unsigned long long)replay.torn_bytes);
+    char (*keys)[256] = tf_xcalloc((size_t)a->ndevices + 1, sizeof *keys);
+    for (int d = 0; d < a->ndevices; d++)
+        tf_device_class_key(&a->devices[d], keys[d], sizeof keys[d]);
+    for (int r = 0; r < a->nruns; r++) {
+        const struct tf_archive_run *run = &a->runs[r];
+        char start[32], end[32];
+        format_time(run->start, start, sizeof start);
+        format_time(run->end, end, sizeof end);
+        fprintf(out, "\nRun %d: job '%s' (%.12s), started %s, ", r, run->job_name,
+                run->job_hash, start);
+        if (run->end > 0)
+            fprintf(out, "finished %s", end);
+        else
+            fprintf(out, "UNFINISHED: run the same job on this archive to resume it");
+        if (run->slurm_job_id[0])
+            fprintf(out, "; Slurm job %s", run->slurm_job_id);
+        fprintf(out, "\n  command: %s\n", run->command);
+        status_run(a, (uint32_t)r, keys, out);
+    }
+    free(keys);
+    tf_archive_destroy(a);
+    return TF_EXIT_OK;
 }

@@ -2,14 +2,18 @@
 #ifndef TF_COORDINATOR_H
 #define TF_COORDINATOR_H
 
+#include <signal.h>
 #include <stdbool.h>
+#include <stdio.h>
 
 /* Exit codes of `tunefarm run` (documented in README.md). */
 enum tf_exit {
     TF_EXIT_OK = 0,        /* the job ran; every configuration has a status */
     TF_EXIT_FAILURE = 1,   /* the run broke (archive not writable, MPI failure) */
     TF_EXIT_USAGE = 2,     /* bad command line, job, kernel or archive file; nothing written */
-    TF_EXIT_NO_DEVICE = 3  /* no worker offers a device the job targets */
+    TF_EXIT_NO_DEVICE = 3, /* no worker offers a device the job targets */
+    TF_EXIT_INTERRUPTED = 75 /* stopped by a signal after a checkpoint: run the same
+                                command again to resume (EX_TEMPFAIL: requeue) */
 };
 
 struct tf_run_options {
@@ -17,9 +21,19 @@ struct tf_run_options {
     const char *archive;      /* -o; NULL: the job's archive path */
     const char *command_line; /* recorded in /runs */
     bool quiet;               /* no progress */
+    bool fresh;               /* start a new run even if the job's last run is unfinished */
+    double grace;             /* seconds to wait for work in flight after a signal */
+    volatile sig_atomic_t *interrupts; /* signals received so far (SIGTERM, SIGINT, SIGUSR1) */
 };
 
-/* Run the coordinator on rank 0 of MPI_COMM_WORLD; returns an enum tf_exit. */
-int tf_coordinator_run(const struct tf_run_options *opt);
+/* Run the coordinator on rank 0 of MPI_COMM_WORLD; returns an enum tf_exit.
+ * *abort_others is set when workers may still be busy (a run that broke, or a
+ * second signal): the caller must end them with MPI_Abort. */
+int tf_coordinator_run(const struct tf_run_options *opt, bool *abort_others);
+
+/* `tunefarm status ARCHIVE`: print the archive's runs, what each measured
+ * (journaled results included) and what an unfinished run has left, to `out`.
+ * Returns an enum tf_exit (TF_EXIT_USAGE for an unreadable archive). */
+int tf_coordinator_status(const char *archive_path, FILE *out);
 
 #endif

@@ -6,7 +6,10 @@
  * many results each slice owes. The random strategy draws `budget` distinct
  * valid configurations per (kernel, problem) (tf_space_sample: seeded by the
  * job's seed and the kernel and problem names, not the device class, so every
- * GPU model measures the same sample where it can; the default always in). */
+ * GPU model measures the same sample where it can; the default always in).
+ * A resumed run leaves out what its earlier part measured: brute-force slices
+ * then become explicit lists that skip those configurations, and a sampled
+ * list is reordered so that its finished configurations come first. */
 #include "plan.h"
 
 #include <math.h>
@@ -72,6 +75,7 @@ void tf_plan_destroy(struct tf_plan *plan)
     for (int i = 0; i < plan->ntasks; i++) {
         tf_space_destroy(plan->tasks[i].space);
         free(plan->tasks[i].list);
+        free(plan->tasks[i].skip);
         free(plan->tasks[i].screened);
     }
     free(plan->tasks);
@@ -112,6 +116,26 @@ static int cut_slice(const struct tf_task *t, uint64_t done, uint64_t *cursor, u
         return 0;
     }
     uint64_t idx = *cursor, last = 0;
+    if (t->nskip > 0) {
+        /* Resumed: the next n valid configurations not measured yet, as a list. */
+        work->list = tf_xmalloc(sizeof *work->list * n);
+        for (uint64_t k = 0; k < n;) {
+            int rc = tf_space_next(t->space, idx, UINT64_MAX, &last, err);
+            if (rc <= 0) {
+                free(work->list);
+                work->list = NULL;
+                return rc < 0 ? -1
+                              : tf_error_set(err, TF_ERR_EVAL,
+                                             "internal: fewer valid configurations than counted");
+            }
+            idx = last + 1;
+            if (!bsearch(&last, t->skip, t->nskip, sizeof *t->skip, cmp_u64))
+                work->list[k++] = last;
+        }
+        work->nlist = (uint32_t)n;
+        *cursor = idx;
+        return 0;
+    }
     for (uint64_t k = 0; k < n; k++) {
         int rc = tf_space_next(t->space, idx, UINT64_MAX, &last, err);
         if (rc < 0)
@@ -217,8 +241,101 @@ void tf_plan_record(struct tf_plan *plan, struct tf_task *t, const struct tf_res
     free(t->screened);
     t->screened = NULL;
     t->nscreened = 0;
+    free(t->skip);
+    t->skip = NULL;
+    t->nskip = 0;
     t->nlist = t->total = k;
     t->dispatched = t->done = 0;
     t->phase = 2;
     plan->total -= estimate - k;
+}
+
+/* Move the configurations of t->list found in sorted `seen[0..n)` to its front
+ * (both parts stay ascending); returns how many were found. */
+static uint64_t list_done_first(struct tf_task *t, const uint64_t *seen, uint64_t n)
+{
+    uint64_t *front = tf_xmalloc(sizeof *front * (t->nlist ? t->nlist : 1));
+    uint64_t *back = tf_xmalloc(sizeof *back * (t->nlist ? t->nlist : 1));
+    uint64_t nf = 0, nb = 0;
+    for (uint64_t i = 0; i < t->nlist; i++) {
+        if (bsearch(&t->list[i], seen, n, sizeof *seen, cmp_u64))
+            front[nf++] = t->list[i];
+        else
+            back[nb++] = t->list[i];
+    }
+    memcpy(t->list, front, sizeof *front * nf);
+    memcpy(t->list + nf, back, sizeof *back * nb);
+    free(front);
+    free(back);
+    return nf;
+}
+
+static int cmp_result_config(const void *a, const void *b)
+{
+    const struct tf_result *x = *(const struct tf_result *const *)a;
+    const struct tf_result *y = *(const struct tf_result *const *)b;
+    return x->config < y->config ? -1 : x->config > y->config;
+}
+
+/* Take the results of `done` that belong to t's current phase: one per
+ * configuration, each one t measures. */
+static int64_t resume_phase(struct tf_plan *plan, struct tf_task *t, const struct tf_result *done,
+                            uint64_t n, struct tf_error *err)
+{
+    const struct tf_result **mine = tf_xmalloc(sizeof *mine * (n ? n : 1));
+    uint64_t *configs = tf_xmalloc(sizeof *configs * (n ? n : 1));
+    uint64_t m = 0, taken = 0;
+    for (uint64_t i = 0; i < n; i++)
+        if (done[i].phase == t->phase)
+            mine[m++] = &done[i];
+    qsort(mine, m, sizeof *mine, cmp_result_config);
+    for (uint64_t i = 0; i < m; i++) {
+        uint64_t c = mine[i]->config;
+        if (taken > 0 && configs[taken - 1] == c)
+            continue;
+        bool ok;
+        if (t->list != NULL)
+            ok = bsearch(&c, t->list, t->nlist, sizeof *t->list, cmp_u64) != NULL;
+        else if (c >= tf_space_cartesian(t->space))
+            ok = false;
+        else if (tf_space_is_valid(t->space, c, &ok, err) != 0)
+            goto fail;
+        if (!ok)
+            continue;
+        configs[taken] = c;
+        mine[taken++] = mine[i];
+    }
+    if (taken == 0)
+        goto out;
+    if (t->list != NULL) {
+        /* A random or top-k list can be out of order only here; sort to search it. */
+        qsort(t->list, t->nlist, sizeof *t->list, cmp_u64);
+        list_done_first(t, configs, taken);
+    } else {
+        t->skip = configs;
+        t->nskip = taken;
+        configs = NULL;
+    }
+    t->dispatched += taken;
+    for (uint64_t i = 0; i < taken; i++)
+        tf_plan_record(plan, t, mine[i]); /* may complete screening: phase 2 begins */
+out:
+    free(mine);
+    free(configs);
+    return (int64_t)taken;
+fail:
+    free(mine);
+    free(configs);
+    return -1;
+}
+
+int64_t tf_plan_resume(struct tf_plan *plan, struct tf_task *t, const struct tf_result *done,
+                       uint64_t n, struct tf_error *err)
+{
+    int64_t first = resume_phase(plan, t, done, n, err);
+    if (first < 0 || t->phase != 2)
+        return first;
+    /* The screening pass was complete: its top k may be partly re-measured too. */
+    int64_t second = resume_phase(plan, t, done, n, err);
+    return second < 0 ? -1 : first + second;
 }

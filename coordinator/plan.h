@@ -24,8 +24,12 @@ struct tf_task {
     uint64_t ahead;        /* configurations handed to compile ranks (from 0; counts as
                               covered up to max(ahead, dispatched)) */
     uint64_t ahead_cursor; /* brute force: the index after the last compile slice */
-    uint64_t *list;        /* random: the sampled configurations, ascending */
+    uint64_t *list;        /* random: the sampled configurations (ascending, but a resumed
+                              run's finished ones first); phase 2: the top k */
     uint64_t nlist;
+    uint64_t *skip;        /* brute force, resumed run: configurations already measured in
+                              this phase, ascending; slices leave them out */
+    uint64_t nskip;
     uint64_t valid;        /* valid configurations in the whole space */
     double best_time;      /* lowest median so far (NaN: none yet), for progress */
     uint64_t best_config;
@@ -69,6 +73,13 @@ bool tf_plan_has_future(const struct tf_plan *plan, int klass);
 /* Count one result of task `t`: rank it if it is a screening result, and when
  * the screening pass is complete, queue its top k for strict re-measurement. */
 void tf_plan_record(struct tf_plan *plan, struct tf_task *t, const struct tf_result *r);
+/* Resume task `t` of an interrupted run: `done[0..n)` are the results the
+ * archive already has for it (any order, duplicates and configurations outside
+ * the task ignored). They are counted as measured, feed the screening ranking
+ * as if just received, and are never handed out again. Call before the first
+ * slice. Returns how many were taken, or -1 + err. */
+int64_t tf_plan_resume(struct tf_plan *plan, struct tf_task *t, const struct tf_result *done,
+                       uint64_t n, struct tf_error *err);
 /* The task of (kernel, problem, class), or NULL. */
 struct tf_task *tf_plan_find(struct tf_plan *plan, int kernel, int problem, int klass);
 

@@ -234,6 +234,7 @@ void tf_archive_destroy(struct tf_archive *a)
         return;
     free(a->devices);
     free(a->runs);
+    free(a->plans);
     if (a->kernels)
         for (int i = 0; i < a->nkernels; i++)
             kernel_free(&a->kernels[i]);
@@ -714,6 +715,20 @@ static int runs_table(struct table *t, const char *file, struct tf_error *err)
     return 0;
 }
 
+enum { PLAN_RUN, PLAN_KERNEL, PLAN_PROBLEM, PLAN_DEVICE, PLAN_PLANNED };
+
+static int plan_table(struct table *t, const char *file, struct tf_error *err)
+{
+    table_init(t, file, "/plan");
+    if (table_add(t, "run", COL_U32, 0, err) < 0 ||
+        table_add(t, "kernel", COL_STR, 128, err) < 0 ||
+        table_add(t, "problem", COL_U32, 0, err) < 0 ||
+        table_add(t, "device", COL_U32, 0, err) < 0 ||
+        table_add(t, "planned", COL_U64, 0, err) < 0)
+        return -1;
+    return 0;
+}
+
 /* Problems: id, name, then one int64 column per size (size i is column 2 + i). */
 static int problems_table(struct table *t, const struct tf_archive_kernel *ak, const char *file,
                           struct tf_error *err)
@@ -830,6 +845,14 @@ static int kernel_validate(const struct tf_archive_kernel *ak, const char *file,
 
 static int model_validate(const struct tf_archive *a, const char *path, struct tf_error *err)
 {
+    for (int i = 0; i < a->nplans; i++) {
+        const struct tf_archive_plan *p = &a->plans[i];
+        if (p->run >= (uint32_t)a->nruns || p->kernel >= (uint32_t)a->nkernels ||
+            p->device >= (uint32_t)a->ndevices ||
+            p->problem >= (uint32_t)a->kernels[p->kernel].nproblems)
+            return tf_error_set(err, TF_ERR_SCHEMA, "%s: plan row %d is out of range (not "
+                                "written; the archive model is inconsistent)", path, i);
+    }
     for (int k = 0; k < a->nkernels; k++) {
         const struct tf_archive_kernel *ak = &a->kernels[k];
         if (kernel_validate(ak, path, err) != 0)
@@ -855,6 +878,20 @@ static int model_validate(const struct tf_archive *a, const char *path, struct t
         }
     }
     return 0;
+}
+
+void tf_archive_set_plan(struct tf_archive *a, const struct tf_archive_plan *p)
+{
+    for (int i = 0; i < a->nplans; i++) {
+        struct tf_archive_plan *q = &a->plans[i];
+        if (q->run == p->run && q->kernel == p->kernel && q->problem == p->problem &&
+            q->device == p->device) {
+            q->planned = p->planned;
+            return;
+        }
+    }
+    a->plans = tf_xrealloc(a->plans, sizeof *a->plans * (size_t)(a->nplans + 1));
+    a->plans[a->nplans++] = *p;
 }
 
 /* ---------------------------------------------------------------- kernel_for / problem_for */
@@ -1339,6 +1376,23 @@ static int runs_pack(void *ctx, const struct table *t, unsigned char *buf, uint6
     return 0;
 }
 
+static int plan_pack(void *ctx, const struct table *t, unsigned char *buf, uint64_t lo,
+                     uint64_t hi, struct tf_error *err)
+{
+    const struct tf_archive *a = ctx;
+    (void)err;
+    for (uint64_t i = lo; i < hi; i++) {
+        const struct tf_archive_plan *p = &a->plans[i];
+        uint64_t r = i - lo;
+        PUT(t, buf, r, PLAN_RUN, uint32_t, p->run);
+        put_str(t, buf, r, PLAN_KERNEL, a->kernels[p->kernel].name);
+        PUT(t, buf, r, PLAN_PROBLEM, uint32_t, p->problem);
+        PUT(t, buf, r, PLAN_DEVICE, uint32_t, p->device);
+        PUT(t, buf, r, PLAN_PLANNED, uint64_t, p->planned);
+    }
+    return 0;
+}
+
 static int problems_pack(void *ctx, const struct table *t, unsigned char *buf, uint64_t lo,
                          uint64_t hi, struct tf_error *err)
 {
@@ -1485,7 +1539,8 @@ static int write_contents(hid_t f, const struct tf_archive *a, const char *path,
         attr_write_scalar(f, "schema_version", H5T_STD_I32LE, H5T_NATIVE_INT32, &version) != 0 ||
         attr_write_string(f, "created", iso) != 0 ||
         attr_write_scalar(f, "created_unix", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, &a->created) != 0 ||
-        attr_write_string(f, "tunefarm_version", a->tunefarm_version) != 0) {
+        attr_write_string(f, "tunefarm_version", a->tunefarm_version) != 0 ||
+        attr_write_scalar(f, "checkpoint", H5T_STD_U64LE, H5T_NATIVE_UINT64, &a->checkpoint) != 0) {
         hdf5_error(err, "%s: cannot write the root attributes", path);
         goto fail;
     }
@@ -1495,6 +1550,10 @@ static int write_contents(hid_t f, const struct tf_archive *a, const char *path,
     table_free(&t);
     if (runs_table(&t, path, err) != 0 ||
         table_write(f, "runs", &t, (uint64_t)a->nruns, 0, runs_pack, (void *)a, err) != 0)
+        goto fail;
+    table_free(&t);
+    if (plan_table(&t, path, err) != 0 ||
+        table_write(f, "plan", &t, (uint64_t)a->nplans, 0, plan_pack, (void *)a, err) != 0)
         goto fail;
     table_free(&t);
     /* Creation order lets the reader give back kernels in the model's order. */
@@ -1566,6 +1625,20 @@ static int fsync_path(const char *p, int is_dir, struct tf_error *err)
     return 0;
 }
 
+/* Test hook: TUNEFARM_TEST_CHECKPOINT_PAUSE=SECONDS sleeps while the temporary
+ * file is half written (contents handed to HDF5, not yet flushed), so the fault
+ * tests can SIGKILL a coordinator in the middle of a checkpoint for certain. */
+static void test_pause(void)
+{
+    const char *v = getenv("TUNEFARM_TEST_CHECKPOINT_PAUSE");
+    double s = v ? strtod(v, NULL) : 0;
+    if (s > 0 && s < 3600) {
+        struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
+        while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+            ;
+    }
+}
+
 int tf_archive_write(const struct tf_archive *a, const char *path, struct tf_error *err)
 {
     struct hdf5_quiet q;
@@ -1606,6 +1679,7 @@ int tf_archive_write(const struct tf_archive *a, const char *path, struct tf_err
     }
     if (write_contents(f, a, path, err) != 0)
         goto fail;
+    test_pause();
     if (H5Fflush(f, H5F_SCOPE_GLOBAL) < 0) {
         hdf5_error(err, "%s: cannot flush", tmp);
         goto fail;
@@ -1646,6 +1720,8 @@ struct read_ctx {
     const char *path;
     int *digits;
     uint64_t cartesian;
+    char **plan_names;   /* /plan's kernel column until plan_resolve */
+    int nplan_names;
 };
 
 static int check_id(const struct table *t, const unsigned char *buf, uint64_t o, uint64_t i,
@@ -1705,6 +1781,58 @@ static int runs_sized(void *ctx, uint64_t n, struct tf_error *err)
                             (unsigned long long)n);
     rc->a->nruns = (int)n;
     rc->a->runs = tf_xcalloc((size_t)(n ? n : 1), sizeof *rc->a->runs);
+    return 0;
+}
+
+static int plan_sized(void *ctx, uint64_t n, struct tf_error *err)
+{
+    struct read_ctx *rc = ctx;
+    if (n > INT32_MAX)
+        return tf_error_set(err, TF_ERR_SCHEMA, "%s: /plan has %llu rows", rc->path,
+                            (unsigned long long)n);
+    rc->a->nplans = (int)n;
+    rc->a->plans = tf_xcalloc((size_t)(n ? n : 1), sizeof *rc->a->plans);
+    return 0;
+}
+
+/* Kernel names are resolved once the kernels are read (plan_resolve). */
+static int plan_unpack(void *ctx, const struct table *t, const unsigned char *buf, uint64_t lo,
+                       uint64_t hi, struct tf_error *err)
+{
+    struct read_ctx *rc = ctx;
+    (void)err;
+    for (uint64_t i = lo; i < hi; i++) {
+        struct tf_archive_plan *p = &rc->a->plans[i];
+        uint64_t r = i - lo;
+        char name[129];
+        GET(t, buf, r, PLAN_RUN, p->run);
+        get_str(t, buf, r, PLAN_KERNEL, name, sizeof name);
+        GET(t, buf, r, PLAN_PROBLEM, p->problem);
+        GET(t, buf, r, PLAN_DEVICE, p->device);
+        GET(t, buf, r, PLAN_PLANNED, p->planned);
+        p->kernel = UINT32_MAX;
+        rc->plan_names = tf_xrealloc(rc->plan_names, sizeof *rc->plan_names * (size_t)(i + 1));
+        rc->plan_names[i] = tf_xstrdup(name);
+        rc->nplan_names = (int)i + 1;
+    }
+    return 0;
+}
+
+static int plan_resolve(struct read_ctx *rc, struct tf_error *err)
+{
+    struct tf_archive *a = rc->a;
+    for (int i = 0; i < a->nplans; i++) {
+        struct tf_archive_plan *p = &a->plans[i];
+        for (int k = 0; k < a->nkernels && p->kernel == UINT32_MAX; k++)
+            if (strcmp(a->kernels[k].name, rc->plan_names[i]) == 0)
+                p->kernel = (uint32_t)k;
+        if (p->kernel == UINT32_MAX || p->run >= (uint32_t)a->nruns ||
+            p->device >= (uint32_t)a->ndevices ||
+            p->problem >= (uint32_t)a->kernels[p->kernel].nproblems)
+            return tf_error_set(err, TF_ERR_SCHEMA, "%s: /plan row %d names a run, kernel, "
+                                "problem or device the archive does not have (damaged file?)",
+                                rc->path, i);
+    }
     return 0;
 }
 
@@ -2021,7 +2149,9 @@ static int read_root(hid_t f, struct tf_archive *a, const char *path, struct tf_
     if (attr_read_number(f, "/", "created_unix", 1, H5T_FLOAT, H5T_NATIVE_DOUBLE, &a->created,
                          path, err) < 0 ||
         attr_read_string(f, "/", "tunefarm_version", a->tunefarm_version,
-                         sizeof a->tunefarm_version, path, err) != 0)
+                         sizeof a->tunefarm_version, path, err) != 0 ||
+        attr_read_number(f, "/", "checkpoint", 0, H5T_INTEGER, H5T_NATIVE_UINT64,
+                         &a->checkpoint, path, err) < 0)
         return -1;
     return 0;
 }
@@ -2079,8 +2209,18 @@ struct tf_archive *tf_archive_read(const char *path, struct tf_error *err)
     table_free(&t);
     if (read_kernels(f, a, path, err) != 0)
         goto fail;
+    /* /plan came with `tunefarm status`: older archives lack it. */
+    htri_t has_plan = H5Lexists(f, "plan", H5P_DEFAULT);
+    if (has_plan > 0 && (plan_table(&t, path, err) != 0 ||
+                         table_read(f, "plan", &t, plan_sized, plan_unpack, &rc, err) != 0 ||
+                         plan_resolve(&rc, err) != 0))
+        goto fail;
+    H5Eclear2(H5E_DEFAULT);
     ok = 1;
 fail:
+    for (int i = 0; i < rc.nplan_names; i++)
+        free(rc.plan_names[i]);
+    free(rc.plan_names);
     table_free(&t);
     close_id(&f, H5Fclose);
     close_id(&fapl, H5Pclose);

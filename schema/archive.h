@@ -30,6 +30,17 @@ struct tf_archive_run {
     char tunefarm_version[32];
 };
 
+/* What a run set out to measure for one (kernel, problem, device class): the
+ * device is one of the class's devices. `tunefarm status` subtracts what the
+ * run has measured to say what remains. */
+struct tf_archive_plan {
+    uint32_t run;
+    uint32_t kernel;          /* index into kernels */
+    uint32_t problem;         /* the kernel's problem id */
+    uint32_t device;          /* index into devices */
+    uint64_t planned;         /* configurations (both phases; the second one estimated) */
+};
+
 struct tf_archive_problem {
     char name[64];
     int64_t *sizes;           /* one per kernel size name */
@@ -62,6 +73,8 @@ struct tf_archive_kernel {
 
 struct tf_archive {
     double created;           /* unix seconds */
+    uint64_t checkpoint;      /* bumped by each coordinator checkpoint: pairs the file
+                                 with its journal (coordinator/journal.h); 0 if never */
     char tunefarm_version[32];
     int ndevices;
     struct tf_device *devices;
@@ -69,6 +82,8 @@ struct tf_archive {
     struct tf_archive_run *runs;
     int nkernels;
     struct tf_archive_kernel *kernels;
+    int nplans;
+    struct tf_archive_plan *plans;   /* /plan: one row per run x kernel x problem x class */
 };
 
 /* New empty archive model. */
@@ -93,6 +108,8 @@ struct tf_archive_kernel *tf_archive_kernel_for(struct tf_archive *a, const stru
 uint32_t tf_archive_problem_for(struct tf_archive_kernel *ak, const struct tf_kernel *k, int p);
 /* Append one row. */
 void tf_archive_append(struct tf_archive_kernel *ak, const struct tf_archive_row *row);
+/* Record (or update) what run `p->run` plans to measure for its kernel, problem, device. */
+void tf_archive_set_plan(struct tf_archive *a, const struct tf_archive_plan *p);
 /* Find a kernel entry by name (NULL if none). */
 struct tf_archive_kernel *tf_archive_find_kernel(const struct tf_archive *a, const char *name);
 

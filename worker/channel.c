@@ -120,7 +120,13 @@ int tf_channel_read_frame(int fd, struct tf_buf *b, double deadline)
 
 int tf_channel_child_open(int *in, int *out)
 {
+    /* Only the worker ends a runner or compiler (SIGKILL): a Ctrl-C, or a
+     * checkpoint signal sent to a whole Slurm step, must not turn the variant
+     * in hand into a crash. Ignored dispositions also pass to the compilers
+     * this process starts. */
     signal(SIGINT, SIG_IGN);
+    signal(SIGTERM, SIG_IGN);
+    signal(SIGUSR1, SIG_IGN);
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() == 1)
         return -1;

@@ -94,6 +94,14 @@ static struct tf_archive *make_model(struct test_kernel *gemm, struct test_kerne
     if (vk == NULL)
         fail_msg("kernel_for vecadd: %s", err.message);
     assert_int_equal(tf_archive_problem_for(vk, &vecadd->k, 0), 0);
+    /* What run 1 planned, and a checkpoint number: both must come back. */
+    tf_archive_set_plan(a, &(struct tf_archive_plan){.run = 1, .kernel = 0, .problem = 1,
+                                                     .device = 1, .planned = 1000});
+    tf_archive_set_plan(a, &(struct tf_archive_plan){.run = 1, .kernel = 1, .problem = 0,
+                                                     .device = 0, .planned = 3});
+    tf_archive_set_plan(a, &(struct tf_archive_plan){.run = 1, .kernel = 0, .problem = 1,
+                                                     .device = 1, .planned = 1200});
+    a->checkpoint = 41;
     return a;
 }
 
@@ -222,6 +230,15 @@ static void assert_archives_equal(const struct tf_archive *a, const struct tf_ar
         assert_int_equal(x->ranks, y->ranks);
         assert_string_equal(x->tunefarm_version, y->tunefarm_version);
     }
+    assert_int_equal(a->checkpoint, b->checkpoint);
+    assert_int_equal(a->nplans, b->nplans);
+    for (int i = 0; i < a->nplans; i++) {
+        assert_int_equal(a->plans[i].run, b->plans[i].run);
+        assert_int_equal(a->plans[i].kernel, b->plans[i].kernel);
+        assert_int_equal(a->plans[i].problem, b->plans[i].problem);
+        assert_int_equal(a->plans[i].device, b->plans[i].device);
+        assert_int_equal(a->plans[i].planned, b->plans[i].planned);
+    }
     assert_int_equal(a->nkernels, b->nkernels);
     for (int k = 0; k < a->nkernels; k++) {
         const struct tf_archive_kernel *x = &a->kernels[k], *y = &b->kernels[k];
@@ -349,6 +366,10 @@ static void test_round_trip(void **state)
     assert_int_equal(b->kernels[0].rows[4].r.status, TF_STATUS_TIMEOUT);
     assert_string_equal(b->kernels[0].rows[2].r.message, "error: identifier x undefined");
     assert_true(b->kernels[0].rows[5].r.time_median == 1e-4 * 6);
+    assert_int_equal(b->checkpoint, 41);
+    assert_int_equal(b->nplans, 2); /* set_plan updated the first row in place */
+    assert_int_equal(b->plans[0].planned, 1200);
+    assert_int_equal(b->plans[1].kernel, 1);
 
     /* A model read back can be extended and rewritten over itself. */
     struct tf_error err = {0};
@@ -833,7 +854,7 @@ static void test_external_readers(void **state)
             "            d.attrs.create(k, [x.decode() for x in v], dtype=h5py.string_dtype())\n"
             "        else: d.attrs[k] = v\n"
             "attrs(src, dst)\n"
-            "for t in ('devices', 'runs'): dst.create_dataset(t, data=rev(src[t]))\n"
+            "for t in ('devices', 'runs', 'plan'): dst.create_dataset(t, data=rev(src[t]))\n"
             "for name in sorted(src['kernels'], reverse=True):\n"
             "    s = src['kernels'][name]; g = dst.create_group('kernels/' + name); attrs(s, g)\n"
             "    g.create_dataset('problems', data=rev(s['problems']))\n"

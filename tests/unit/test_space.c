@@ -327,6 +327,164 @@ static void test_random_sample(void **state)
     tf_bundle_destroy(b2);
 }
 
+/* Configurations of a slice, range or list, into out (returns how many). */
+static uint64_t slice_configs(struct tf_plan *plan, const struct tf_work *w, uint64_t *out)
+{
+    if (w->nlist > 0) {
+        memcpy(out, w->list, w->nlist * sizeof *out);
+        return w->nlist;
+    }
+    struct tf_task *task = tf_plan_find(plan, (int)w->kernel, (int)w->problem, 0);
+    struct tf_error err = {0};
+    uint64_t idx = w->lo, at, n = 0;
+    while (tf_space_next(task->space, idx, w->hi, &at, &err) == 1) {
+        out[n++] = at;
+        idx = at + 1;
+    }
+    return n;
+}
+
+/* A resumed plan hands out exactly what the interrupted run had not measured:
+ * results it had (with a duplicate and a configuration outside the space)
+ * are skipped by measured and compile-ahead slices alike. */
+static void test_resume_skips_measured(void **state)
+{
+    (void)state;
+    struct tf_bundle *b;
+    struct tf_job *job = load_job("name: resume\nkernels:\n  - kernel: KERNEL\n    problems: [p1, p2]\n",
+                                  &b);
+    struct tf_device d = fixture_device(8);
+    struct tf_error err = {0};
+    const uint64_t cart = tf_kernel_cartesian(job->kernels[0].kernel);
+    uint8_t *seen[2] = {tf_xcalloc(cart, 1), tf_xcalloc(cart, 1)};
+    uint64_t *configs = tf_xmalloc(cart * sizeof *configs);
+
+    /* The first run: a few slices, every other configuration of them measured. */
+    struct tf_plan *first = tf_plan_create(job, 1, &d, &err);
+    assert_non_null(first);
+    struct tf_result *done[2] = {tf_xcalloc(cart + 2, sizeof **done),
+                                 tf_xcalloc(cart + 2, sizeof **done)};
+    uint64_t ndone[2] = {0, 0}, total = first->total;
+    for (int i = 0; i < 5; i++) {
+        struct tf_work w;
+        assert_true(tf_plan_next_slice(first, 0, 7, &w, &err) > 0);
+        uint64_t n = slice_configs(first, &w, configs);
+        free(w.list);
+        for (uint64_t j = 0; j < n; j += 2) {
+            tf_result_init(&done[w.problem][ndone[w.problem]++], 0, w.problem, configs[j],
+                           TF_STATUS_OK);
+            seen[w.problem][configs[j]] = 1;
+        }
+    }
+    tf_plan_destroy(first);
+    uint64_t measured = ndone[0] + ndone[1];
+    assert_true(measured > 5);
+    done[0][ndone[0]] = done[0][0]; /* measured twice: counts once */
+    tf_result_init(&done[0][ndone[0] + 1], 0, 0, cart + 5, TF_STATUS_OK); /* not in the space */
+
+    /* The resumed run. */
+    struct tf_plan *plan = tf_plan_create(job, 1, &d, &err);
+    assert_non_null(plan);
+    for (int t = 0; t < plan->ntasks; t++) {
+        struct tf_task *task = &plan->tasks[t];
+        uint64_t n = ndone[task->problem] + (task->problem == 0 ? 2 : 0);
+        assert_int_equal(tf_plan_resume(plan, task, done[task->problem], n, &err),
+                         (int64_t)ndone[task->problem]);
+        assert_int_equal(task->done, ndone[task->problem]);
+    }
+    assert_int_equal(tf_plan_undispatched(plan, 0), total - measured);
+    uint64_t handed = 0, ahead = 0;
+    for (int step = 0;; step++) {
+        struct tf_work w;
+        int64_t c = tf_plan_next_compile_slice(plan, 0, 2 + step % 3, &w, &err);
+        assert_true(c >= 0);
+        if (c > 0) {
+            uint64_t n = slice_configs(plan, &w, configs);
+            assert_int_equal(n, (uint64_t)c);
+            for (uint64_t j = 0; j < n; j++)
+                assert_false(seen[w.problem][configs[j]] & 1); /* never one measured before */
+            ahead += n;
+            free(w.list);
+        }
+        int64_t n = tf_plan_next_slice(plan, 0, 1 + step % 5, &w, &err);
+        assert_true(n >= 0);
+        if (n == 0)
+            break;
+        assert_int_equal(slice_configs(plan, &w, configs), (uint64_t)n);
+        for (int64_t j = 0; j < n; j++) {
+            assert_int_equal(seen[w.problem][configs[j]], 0); /* each once, none measured */
+            seen[w.problem][configs[j]] = 2;
+        }
+        handed += (uint64_t)n;
+        free(w.list);
+    }
+    assert_int_equal(handed, total - measured);
+    assert_true(ahead > 0);
+    /* Together, the two parts are every valid configuration. */
+    for (int t = 0; t < plan->ntasks; t++) {
+        struct tf_task *task = &plan->tasks[t];
+        uint64_t count = 0;
+        for (uint64_t i = 0; i < cart; i++)
+            count += seen[task->problem][i] != 0;
+        assert_int_equal(count, task->valid);
+    }
+    tf_plan_destroy(plan);
+    free(done[0]);
+    free(done[1]);
+    free(seen[0]);
+    free(seen[1]);
+    free(configs);
+    tf_job_destroy(job);
+    tf_bundle_destroy(b);
+}
+
+/* A two-phase task whose screening pass was complete resumes in phase 2 with
+ * the top k of the screening results it had, minus those re-measured already. */
+static void test_resume_two_phase(void **state)
+{
+    (void)state;
+    struct tf_bundle *b;
+    struct tf_job *job = load_job("name: resume2\nkernels:\n  - kernel: KERNEL\n    problems: [p1]\n"
+                                  "search: {strategy: random, budget: 20, seed: 3, top_k: 4}\n",
+                                  &b);
+    struct tf_device d = fixture_device(8);
+    struct tf_error err = {0};
+    struct tf_plan *plan = tf_plan_create(job, 1, &d, &err);
+    assert_non_null(plan);
+    struct tf_task *t = &plan->tasks[0];
+    assert_int_equal(t->phase, 1);
+    assert_int_equal(t->total, 20);
+    /* Screening results: the median falls with the list position, so the top 4
+     * are the last four; plus the strict re-measurement of one of them. */
+    struct tf_result done[21];
+    for (int i = 0; i < 20; i++) {
+        tf_result_init(&done[i], 0, 0, t->list[i], TF_STATUS_OK);
+        done[i].phase = 1;
+        done[i].time_median = 1.0 - 0.01 * i;
+    }
+    const uint64_t top[4] = {t->list[16], t->list[17], t->list[18], t->list[19]};
+    tf_result_init(&done[20], 0, 0, top[2], TF_STATUS_OK);
+    done[20].phase = 2;
+    done[20].time_median = 0.5;
+    assert_int_equal(tf_plan_resume(plan, t, done, 21, &err), 21);
+    assert_int_equal(t->phase, 2);
+    assert_int_equal(t->total, 4);
+    assert_int_equal(t->done, 1);
+    /* The three top-k configurations not re-measured yet, and nothing else. */
+    struct tf_work w;
+    assert_int_equal(tf_plan_next_slice(plan, 0, 10, &w, &err), 3);
+    assert_int_equal(w.phase, 2);
+    for (uint32_t i = 0; i < w.nlist; i++) {
+        assert_true(w.list[i] != top[2]);
+        assert_true(w.list[i] == top[0] || w.list[i] == top[1] || w.list[i] == top[3]);
+    }
+    free(w.list);
+    assert_int_equal(tf_plan_next_slice(plan, 0, 10, &w, &err), 0);
+    tf_plan_destroy(plan);
+    tf_job_destroy(job);
+    tf_bundle_destroy(b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -336,6 +494,8 @@ int main(void)
         cmocka_unit_test(test_slices_cover_every_valid_configuration_once),
         cmocka_unit_test(test_random_sample),
         cmocka_unit_test(test_compile_slices_run_ahead),
+        cmocka_unit_test(test_resume_skips_measured),
+        cmocka_unit_test(test_resume_two_phase),
     };
     return cmocka_run_group_tests_name("space", tests, NULL, NULL);
 }

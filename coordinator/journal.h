@@ -1,0 +1,58 @@
+/* journal.h - the append-only result journal beside an archive (ARCHIVE.journal).
+ *
+ * Every result the coordinator receives is appended here, one write per batch,
+ * before it is counted done; the archive is only rewritten at checkpoints. A
+ * coordinator killed at any moment therefore loses nothing it had journaled:
+ * the next run replays the journal into the archive. The header carries the
+ * archive checkpoint the records follow, so a journal whose records were
+ * already folded into the archive is recognised and ignored. Layout in
+ * schema/archive.md ("Journal"). */
+#ifndef TF_JOURNAL_H
+#define TF_JOURNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "../schema/archive.h"
+#include "../schema/error.h"
+
+struct tf_journal;
+
+/* What a replay found. */
+struct tf_journal_replay {
+    bool present;          /* a journal file exists */
+    bool stale;            /* its records follow an older checkpoint: already in the archive */
+    uint64_t records;      /* results appended to the archive model */
+    uint64_t torn_bytes;   /* bytes dropped at the end (a record cut short by a crash) */
+};
+
+/* The journal's path for `archive_path` ("ARCHIVE.journal"), in out[cap]. */
+void tf_journal_path(const char *archive_path, char *out, size_t cap);
+
+/* Open (creating if needed) the journal of `archive_path` for a run and take
+ * an exclusive lock on it: a second run on the same archive is refused with an
+ * error naming the archive. NULL + err on failure. */
+struct tf_journal *tf_journal_open(const char *archive_path, struct tf_error *err);
+/* Close and unlock; accepts NULL. */
+void tf_journal_close(struct tf_journal *j);
+
+/* Append the records of the journal that follow checkpoint `a->checkpoint`
+ * to the archive model `a`; stops at the first torn or corrupt record (counted
+ * in *out). `j` may be NULL to read `archive_path`'s journal without a lock
+ * (tunefarm status). Records that name rows the archive does not have are an
+ * error: the journal belongs to another archive. */
+int tf_journal_replay(struct tf_journal *j, const char *archive_path, struct tf_archive *a,
+                      struct tf_journal_replay *out, struct tf_error *err);
+
+/* Start over after checkpoint `generation` was written: the file becomes a bare
+ * header naming it, synced to disk. */
+int tf_journal_reset(struct tf_journal *j, uint64_t generation, struct tf_error *err);
+
+/* Append a batch of `n` rows, row i of archive kernel kernels[i], with one write; synced
+ * to disk at most once a second (a process kill loses nothing written; a power
+ * cut at most that second). On failure the file is cut back to where the batch
+ * began and -1 + err is returned: the batch is not journaled. */
+int tf_journal_append(struct tf_journal *j, const uint32_t *kernels,
+                      const struct tf_archive_row *rows, uint32_t n, struct tf_error *err);
+
+#endif

@@ -1,0 +1,168 @@
+#!/bin/bash
+# tests/faults/run.sh - the fault matrix (`make check-faults`): real processes
+# killed or real faults triggered on the host backend, one line per scenario.
+# For each, the final archive (after a resume where there is one) must hold
+# exactly the rows of an uninterrupted run of the same job (compare.py: same
+# keys, same statuses, none twice, one run) and pass h5dump. Bad archives must
+# be refused with a clear error and left untouched.
+source "$(dirname "$0")/../lib.sh"
+JOB="$ROOT/tests/fixtures/matrix.yaml"
+COMPARE="$PY $ROOT/tests/faults/compare.py"
+cd "$TMP"
+
+# rank_pid N ARCHIVE: the pid of MPI rank N of the run writing ARCHIVE.
+rank_pid() {
+    local p
+    for p in $(pgrep -f -- "$2" || true); do
+        if tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=$1"; then
+            echo "$p"; return 0
+        fi
+    done
+    return 1
+}
+
+# wait_results ARCHIVE N: wait until the journal holds about N results (each
+# record is ~300 bytes after a 16-byte header); fails after 60 s.
+wait_results() {
+    local i
+    for i in $(seq 600); do
+        local size
+        size=$(stat -c %s "$1.journal" 2>/dev/null || echo 0)
+        [ "$size" -gt $((16 + 300 * $2)) ] && return 0
+        sleep 0.1
+    done
+    echo "no results in $1.journal after 60 s" >&2; return 1
+}
+
+# start ARCHIVE [ENV...]: start a run in the background; its pid in $RUN_PID,
+# its output in ARCHIVE.out.
+start() {
+    local a=$1; shift
+    env "$@" "$TF" run -n 1 "$JOB" -o "$a" >"$a.out" 2>&1 &
+    RUN_PID=$!
+}
+
+# finish_rc: wait for the background run, its exit code in $RUN_RC.
+finish_rc() { RUN_RC=0; wait "$RUN_PID" || RUN_RC=$?; }
+
+# verdict NAME ARCHIVE: the archive matches the reference and h5dump reads it.
+verdict() {
+    if $COMPARE ref.h5 "$2" >"$TMP/out" 2>&1 && h5dump -H "$2" >/dev/null 2>>"$TMP/out" &&
+       ! ls "$2".tmp.* >/dev/null 2>&1; then
+        pass "$1 ($(sed 's/^[^:]*: //' "$TMP/out"))"
+    else
+        cat "$2.out" >>"$TMP/out" 2>/dev/null || true
+        fail "$1" "$TMP/out"
+    fi
+}
+
+# resume NAME ARCHIVE: run the job again on ARCHIVE, expecting it to resume and finish.
+resume() {
+    if "$TF" run -n 1 "$JOB" -o "$2" >"$2.resume" 2>&1 &&
+       grep -q "resuming run 0 .*: [1-9][0-9]* of [0-9]* configurations are in the archive" "$2.resume"; then
+        verdict "$1" "$2"
+    else
+        fail "$1: the resumed run failed" "$2.resume"
+    fi
+}
+
+echo "-- the reference: one uninterrupted run"
+check "uninterrupted run of the matrix job" "$TF" run -q -n 1 "$JOB" -o ref.h5
+# Faults that are results: each MODE of the faulty kernel ends with its status.
+statuses() { $PY -c "
+import h5py, sys
+t = h5py.File('ref.h5')['kernels/faulty/results'][()]
+want = {0: 'ok', 1: 'compile_error', 2: 'crashed', 3: 'timeout', 4: 'wrong_result', 5: 'wrong_result'}
+names = {v: k for k, v in h5py.check_enum_dtype(t.dtype['status']).items()}
+for mode in [int(m) for m in sys.argv[1:]]:
+    got = {names[int(r['status'])] for r in t if int(r['config']) // 3 == mode}
+    assert got == {want[mode]}, (mode, got)
+" "$@"; }
+for scenario in "compile error:1" "runner segfault:2" "runner hang:3" "wrong result:4" "NaN output:5"; do
+    check "${scenario%%:*}: every MODE=${scenario##*:} variant has its status, the run went on" \
+        statuses "${scenario##*:}"
+done
+check "the reference passes h5dump" h5dump -H ref.h5
+
+echo "-- killed processes: resume makes the archive whole"
+start wkill.h5
+if wait_results wkill.h5 5 && pid=$(rank_pid 1 wkill.h5); then
+    kill -KILL "$pid"; finish_rc
+    if [ "$RUN_RC" -ne 0 ]; then resume "worker SIGKILL, then resume" wkill.h5
+    else fail "worker SIGKILL: the run did not notice (exit 0)" wkill.h5.out; fi
+else fail "worker SIGKILL: no worker rank found" wkill.h5.out; kill "$RUN_PID" 2>/dev/null || true; fi
+
+start ckill.h5
+if wait_results ckill.h5 8 && pid=$(rank_pid 0 ckill.h5); then
+    kill -KILL "$pid"; finish_rc
+    check "coordinator SIGKILL: its journal holds results" \
+        sh -c "[ \$(stat -c %s ckill.h5.journal) -gt 316 ]"
+    resume "coordinator SIGKILL mid-run, then resume" ckill.h5
+else fail "coordinator SIGKILL: no coordinator rank found" ckill.h5.out; kill "$RUN_PID" 2>/dev/null || true; fi
+
+# The checkpoint pauses 2 s with its temporary file half written (test hook).
+start cpkill.h5 TUNEFARM_TEST_CHECKPOINT_PAUSE=2
+found=0
+if wait_results cpkill.h5 3; then
+    for i in $(seq 100); do
+        if ls cpkill.h5.tmp.* >/dev/null 2>&1; then found=1; break; fi
+        sleep 0.1
+    done
+fi
+if [ "$found" = 1 ] && pid=$(rank_pid 0 cpkill.h5); then
+    kill -KILL "$pid"; finish_rc
+    check "SIGKILL during a checkpoint: the archive on disk is whole" h5dump -H cpkill.h5
+    resume "SIGKILL during a checkpoint, then resume" cpkill.h5
+else fail "SIGKILL during a checkpoint: no checkpoint caught" cpkill.h5.out; kill "$RUN_PID" 2>/dev/null || true; fi
+
+start term.h5
+if wait_results term.h5 5; then
+    kill -TERM "$RUN_PID"; finish_rc
+    if [ "$RUN_RC" -eq 75 ] && contains term.h5.out "run the same command again to resume"; then
+        check "SIGTERM: exit 75, status says what remains" sh -c \
+            "\"$TF\" status term.h5 | grep -q 'UNFINISHED' && \"$TF\" status term.h5 | grep -q 'remain'"
+        resume "SIGTERM, then resume" term.h5
+    else
+        echo "exit $RUN_RC" >>term.h5.out; fail "SIGTERM: expected exit 75" term.h5.out
+    fi
+fi
+
+echo "-- a full disk: the run stops cleanly, the journal keeps what it had"
+mkdir -p full
+if mount -t tmpfs -o size=4m tmpfs full 2>/dev/null; then
+    trap 'umount "$TMP/full" 2>/dev/null; rm -rf "$TMP"' EXIT
+    start full/disk.h5
+    if wait_results full/disk.h5 5; then
+        dd if=/dev/zero of=full/filler bs=64k 2>/dev/null || true   # until ENOSPC
+        finish_rc
+        if [ "$RUN_RC" -eq 1 ] && contains full/disk.h5.out "cannot write the journal"; then
+            check "full disk: exit 1, the archive left is whole" h5dump -H full/disk.h5
+            rm -f full/filler
+            resume "full disk, space freed, then resume" full/disk.h5
+        else
+            echo "exit $RUN_RC" >>full/disk.h5.out; fail "full disk: expected exit 1 naming the journal" full/disk.h5.out
+        fi
+    fi
+    umount full
+else
+    skip "full disk" "cannot mount a small tmpfs here (needs root with CAP_SYS_ADMIN)"
+fi
+
+echo "-- bad archives are refused with a clear error and left untouched"
+cp ref.h5 trunc.h5
+truncate -s $(($(stat -c %s ref.h5) / 2)) trunc.h5
+sum=$(md5sum <trunc.h5)
+expect_fail "truncated archive: run refuses it (exit 2)" 2 "$TF" run -q -n 1 "$JOB" -o trunc.h5
+check "  saying it is truncated or damaged" contains "$TMP/last" "truncated or damaged"
+expect_fail "  query refuses it (exit 2)" 2 "$TF" query trunc.h5
+expect_fail "  status refuses it (exit 2)" 2 "$TF" status trunc.h5
+check "  the file is untouched" sh -c "[ \"\$(md5sum <trunc.h5)\" = '$sum' ]"
+$PY -c "import h5py; f = h5py.File('foreign.h5', 'w'); f['x'] = [1, 2, 3]; f.attrs['format'] = 'other'"
+sum=$(md5sum <foreign.h5)
+expect_fail "foreign HDF5 file: run refuses it (exit 2)" 2 "$TF" run -q -n 1 "$JOB" -o foreign.h5
+check "  saying it is not a tunefarm archive" contains "$TMP/last" "not a tunefarm archive"
+expect_fail "  query refuses it (exit 2)" 2 "$TF" query foreign.h5
+expect_fail "  status refuses it (exit 2)" 2 "$TF" status foreign.h5
+check "  the file is untouched" sh -c "[ \"\$(md5sum <foreign.h5)\" = '$sum' ]"
+check "no process of the matrix is left" sh -c "! pgrep -f -- '[t]unefarm .*$TMP' >/dev/null"
+finish
