@@ -12,9 +12,11 @@
 #include <spawn.h>
 #include <sys/wait.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <mpi.h>
@@ -67,10 +69,10 @@ static const char usage_run[] =
     "time), running the same job on the same archive resumes it: the journal is\n"
     "folded in and finished configurations are not measured again.\n"
     "\n"
-    "SIGTERM, SIGINT or SIGUSR1 (to this process, to rank 0, or SIGUSR1 to\n"
-    "mpirun, which forwards it) stops handing out work, waits up to the grace\n"
-    "period for work in flight, checkpoints and exits with 75; a second signal\n"
-    "stops at once. Under Slurm: #SBATCH --signal=B:USR1@120 (see slurm/).\n"
+    "SIGTERM, SIGINT or SIGUSR1 to this process (passed on to rank 0) or to\n"
+    "rank 0 stops handing out work, waits up to the grace period for work in\n"
+    "flight, checkpoints and exits with 75; a second signal stops at once, a\n"
+    "third kills the job. Under Slurm: #SBATCH --signal=B:USR1@120 (slurm/).\n"
     "\n"
     "options:\n"
     "  -o, --output ARCHIVE   archive path (default: the job's `archive`)\n"
@@ -259,17 +261,38 @@ static int self_launch(const char *exe, int argc, char **argv, int workers)
                 strerror(rc));
         return TF_EXIT_FAILURE;
     }
+    /* A signal goes to the coordinator itself, as SIGUSR1, once it has said
+     * where it is: not every mpirun forwards SIGUSR1 (Open MPI 4 does). A
+     * third signal gives up on a clean stop and has mpirun kill the job. */
+    char pid_path[sizeof status_path + 8];
+    snprintf(pid_path, sizeof pid_path, "%s.pid", status_path);
     int status = 0, forwarded = 0;
+    bool killed = false;
     for (;;) {
-        if (waitpid(pid, &status, 0) == pid)
+        pid_t r = waitpid(pid, &status, WNOHANG);
+        if (r == pid || (r < 0 && errno != EINTR))
             break;
-        if (errno != EINTR)
-            break;
+        if (signals_received >= 3 && !killed) {
+            kill(pid, SIGTERM);
+            killed = true;
+        }
         while (forwarded < signals_received) {
-            kill(pid, SIGUSR1);
+            long coordinator = 0;
+            FILE *pf = fopen(pid_path, "r");
+            if (pf) {
+                if (fscanf(pf, "%ld", &coordinator) != 1)
+                    coordinator = 0;
+                fclose(pf);
+            }
+            if (coordinator <= 0)
+                break; /* not started yet: forwarded when it has */
+            kill((pid_t)coordinator, SIGUSR1);
             forwarded++;
         }
+        struct timespec nap = {0, 50000000};
+        nanosleep(&nap, NULL);
     }
+    unlink(pid_path);
     int code = -1;
     FILE *f = fopen(status_path, "r");
     if (f) {
@@ -380,6 +403,17 @@ static int cmd_run(int argc, char **argv, const char *exe)
     free(ranks);
     MPI_Comm_free(&node);
     install_run_signals();
+    /* Started by self_launch: tell the parent where to send signals. */
+    const char *status_file = getenv("TUNEFARM_STATUS_FILE");
+    if (rank == 0 && status_file != NULL) {
+        char pid_path[4200];
+        snprintf(pid_path, sizeof pid_path, "%s.pid", status_file);
+        FILE *pf = fopen(pid_path, "w");
+        if (pf) {
+            fprintf(pf, "%ld\n", (long)getpid());
+            fclose(pf);
+        }
+    }
 
     bool abort_others = false;
     int code = rank == 0 ? tf_coordinator_run(&opt, &abort_others)

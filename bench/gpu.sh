@@ -192,9 +192,13 @@ for s in $SECTIONS; do
         row "transpose + 9 bad variants" "$(grep -E '^good' "$LOG/faults-compare.txt")"
         row "  same best as without them" "$(sed -n 's/^same best configuration: //p' "$LOG/faults-compare.txt")"
         # Interrupted on the GPU: SIGTERM after 4 s, exit 75, then the same command resumes.
-        (cd "$WORK" && XDG_CACHE_HOME=$WORK/cache-clean "$TF" run "$ROOT/bench/faults/clean.yaml" \
-            -o "$WORK/resume.h5" >"$LOG/resume-1.log" 2>&1 & pid=$!; sleep 4; kill -TERM $pid
-            wait $pid; echo "-- interrupted run: exit $?")
+        (cd "$WORK" && XDG_CACHE_HOME=$WORK/cache-clean exec "$TF" run \
+            "$ROOT/bench/faults/clean.yaml" -o "$WORK/resume.h5" >"$LOG/resume-1.log" 2>&1) &
+        pid=$!
+        sleep 4
+        kill -TERM $pid
+        wait $pid
+        echo "-- interrupted run: exit $?"
         grep -E "signal|Interrupted" "$LOG/resume-1.log"
         "$TF" status "$WORK/resume.h5" | tail -2
         (cd "$WORK" && XDG_CACHE_HOME=$WORK/cache-clean "$TF" run "$ROOT/bench/faults/clean.yaml" \
