@@ -1,7 +1,8 @@
 # tunefarm - distributed GPU kernel tuning farm.
 #   make              build ./tunefarm
-#   make test         build and run every test (unit, integration, MPI, fault matrix)
+#   make test         build and run every test (unit, integration, MPI, fault matrix, Slurm)
 #   make check-faults the fault matrix: kills, hangs, full disk, bad archives, resume
+#   make slurm        sbatch templates on a one-node Slurm cluster started on localhost
 #   make install      install under $(PREFIX) (honours DESTDIR)
 #   make bench-space  build and run the enumeration benchmark
 # Dependencies come from the distribution through pkg-config (scripts/deps.sh installs them).
@@ -38,7 +39,7 @@ UNIT_TESTS  := expr loader space wire archive journal report measure verify host
                portability
 UNIT_BINS   := $(UNIT_TESTS:%=tests/unit/test_%)
 
-.PHONY: all test check unit integration check-faults install uninstall clean bench-space deps
+.PHONY: all test check unit integration check-faults slurm install uninstall clean bench-space deps
 all: tunefarm
 
 %.o: %.c
@@ -66,7 +67,10 @@ integration: tunefarm
 check-faults: tunefarm
 	@tests/faults/run.sh
 
-test check: unit integration check-faults
+slurm: tunefarm
+	@tests/slurm/run.sh
+
+test check: unit integration check-faults slurm
 
 bench-space: bench/space
 	bench/space bench/space-kernel/kernel.yaml
@@ -74,7 +78,7 @@ bench-space: bench/space
 install: tunefarm
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SHAREDIR)
 	install -m 755 tunefarm $(DESTDIR)$(BINDIR)/tunefarm
-	cp -R kernels jobs $(DESTDIR)$(SHAREDIR)/
+	cp -R kernels jobs slurm $(DESTDIR)$(SHAREDIR)/
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/tunefarm

@@ -46,6 +46,7 @@ static const char usage_main[] =
     "  compile JOB.yaml --arch A   compile a job's variants ahead, on CPUs, into the cache\n"
     "  query ARCHIVE               best configuration per kernel, problem and device\n"
     "  status ARCHIVE              what each run measured, what an unfinished one has left\n"
+    "  merge OUT IN...             add the runs of archives IN to archive OUT\n"
     "  devices                     the devices this node offers\n"
     "  header cuda|hip             print the portability header GPU kernels include\n"
     "  version                     print the version\n"
@@ -584,6 +585,46 @@ static int cmd_status(int argc, char **argv)
     return tf_coordinator_status(argv[2], stdout);
 }
 
+static const char usage_merge[] =
+    "usage: tunefarm merge OUT.h5 IN.h5 [IN.h5...] [-q]\n"
+    "\n"
+    "Add every run of the IN archives (with the results their journals hold) to\n"
+    "OUT, created if missing: devices are matched, kernels must have the same\n"
+    "parameters, sizes and metrics, runs OUT already has are skipped (merging\n"
+    "twice changes nothing). OUT is written once, atomically, after every input\n"
+    "was read; the inputs are only read. For job arrays and per-node archives.\n"
+    "\n"
+    "exit codes: 0 merged; 1 OUT could not be written (it is as it was); 2 bad\n"
+    "arguments, an unreadable input (truncated, foreign) or a kernel that does\n"
+    "not match: nothing written.\n";
+
+static int cmd_merge(int argc, char **argv)
+{
+    bool quiet = false;
+    char **paths = tf_xcalloc((size_t)argc + 1, sizeof *paths);
+    int n = 0;
+    for (int i = 2; i < argc; i++) {
+        if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
+            fputs(usage_merge, stdout);
+            free(paths);
+            return TF_EXIT_OK;
+        }
+        if (strcmp(argv[i], "-q") == 0 || strcmp(argv[i], "--quiet") == 0)
+            quiet = true;
+        else
+            paths[n++] = argv[i];
+    }
+    if (n < 2) {
+        fprintf(stderr, "tunefarm merge: expected an output and at least one input\n\n%s",
+                usage_merge);
+        free(paths);
+        return TF_EXIT_USAGE;
+    }
+    int code = tf_coordinator_merge(paths[0], paths + 1, n - 1, quiet);
+    free(paths);
+    return code;
+}
+
 static int cmd_devices(int argc, char **argv)
 {
     if (argc > 2 && (strcmp(argv[2], "-h") == 0 || strcmp(argv[2], "--help") == 0)) {
@@ -631,6 +672,8 @@ int main(int argc, char **argv)
         return cmd_devices(argc, argv);
     if (strcmp(cmd, "status") == 0)
         return cmd_status(argc, argv);
+    if (strcmp(cmd, "merge") == 0)
+        return cmd_merge(argc, argv);
     if (strcmp(cmd, "header") == 0) {
         const char *text = argc == 3 ? tf_portability_header(argv[2]) : NULL;
         if (text == NULL) {
@@ -652,6 +695,7 @@ int main(int argc, char **argv)
               : strcmp(topic, "compile") == 0 ? usage_compile
               : strcmp(topic, "query") == 0   ? usage_query
               : strcmp(topic, "status") == 0  ? usage_status
+              : strcmp(topic, "merge") == 0   ? usage_merge
               : strcmp(topic, "devices") == 0 ? usage_devices
                                               : usage_main,
               stdout);

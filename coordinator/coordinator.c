@@ -1090,3 +1090,68 @@ int tf_coordinator_status(const char *archive_path, FILE *out)
     tf_archive_destroy(a);
     return TF_EXIT_OK;
 }
+
+int tf_coordinator_merge(const char *out_path, char *const *inputs, int n, bool quiet)
+{
+    struct tf_error err = {0};
+    struct tf_archive *out = NULL, *in = NULL;
+    struct tf_journal_replay replay;
+    int code = TF_EXIT_USAGE;
+    /* The lock keeps a run (or another merge) from writing OUT meanwhile. */
+    struct tf_journal *journal = tf_journal_open(out_path, &err);
+    const bool is_new = !file_exists(out_path);
+    if (journal == NULL)
+        goto fail;
+    out = is_new ? tf_archive_create() : tf_archive_read(out_path, &err);
+    if (out == NULL || tf_journal_replay(journal, out_path, out, &replay, &err) != 0)
+        goto fail;
+    for (int i = 0; i < n; i++) {
+        if (strcmp(inputs[i], out_path) == 0) {
+            tf_error_set(&err, TF_ERR_SCHEMA, "%s is the output archive: it cannot be merged "
+                         "into itself", inputs[i]);
+            goto fail;
+        }
+        in = tf_archive_read(inputs[i], &err);
+        if (in == NULL || tf_journal_replay(NULL, inputs[i], in, &replay, &err) != 0)
+            goto fail;
+        struct tf_archive_merge_stats st;
+        if (tf_archive_merge(out, in, &st, &err) != 0) {
+            size_t len = strlen(err.message);
+            snprintf(err.message + len, sizeof err.message - len, " (merging %s into %s)",
+                     inputs[i], out_path);
+            goto fail;
+        }
+        if (!quiet)
+            printf("%s: %d run%s, %llu rows added%s\n", inputs[i], st.runs,
+                   st.runs == 1 ? "" : "s", (unsigned long long)st.rows,
+                   st.runs_present ? " (runs already in the output skipped)" : "");
+        tf_archive_destroy(in);
+        in = NULL;
+    }
+    out->checkpoint++;
+    if (tf_archive_write(out, out_path, &err) != 0 ||
+        tf_journal_reset(journal, out->checkpoint, &err) != 0) {
+        code = TF_EXIT_FAILURE;
+        goto fail;
+    }
+    if (!quiet)
+        printf("%s: %d runs, %d devices, %d kernels\n", out_path, out->nruns, out->ndevices,
+               out->nkernels);
+    char jpath[4200];
+    tf_journal_path(out_path, jpath, sizeof jpath);
+    unlink(jpath); /* everything is in the archive */
+    tf_journal_close(journal);
+    tf_archive_destroy(out);
+    return TF_EXIT_OK;
+fail:
+    tf_error_print(&err, "tunefarm merge", stderr);
+    if (journal != NULL && is_new) {
+        char jp[4200];
+        tf_journal_path(out_path, jp, sizeof jp);
+        unlink(jp);
+    }
+    tf_journal_close(journal);
+    tf_archive_destroy(in);
+    tf_archive_destroy(out);
+    return code;
+}

@@ -36,4 +36,10 @@ int tf_coordinator_run(const struct tf_run_options *opt, bool *abort_others);
  * Returns an enum tf_exit (TF_EXIT_USAGE for an unreadable archive). */
 int tf_coordinator_status(const char *archive_path, FILE *out);
 
+/* `tunefarm merge OUT IN...`: add every run of the archives `inputs[0..n)`
+ * (their journals included) to OUT, created if missing, written atomically
+ * once all inputs are read; runs OUT has already are skipped. Returns an enum
+ * tf_exit (TF_EXIT_USAGE for an unreadable or mismatched input: OUT untouched). */
+int tf_coordinator_merge(const char *out_path, char *const *inputs, int n, bool quiet);
+
 #endif

@@ -915,7 +915,19 @@ static int names_equal(char *const *x, int nx, char *const *y, int ny)
 }
 
 /* Same parameters (names, kinds, values), sizes and metrics, or an error naming the first difference. */
-static int kernel_compare(const struct tf_archive_kernel *ak, const struct tf_kernel *k,
+/* What must agree for rows of one kernel to share a table: parameters (names,
+ * kinds, values, order), size names and metric names. `k` is a view of a
+ * kernel file or of another archive's entry. */
+struct kernel_shape {
+    int nparams;
+    const struct tf_param *params;
+    int nsizes;
+    char *const *size_names;
+    int nmetrics;
+    char *const *metric_names;
+};
+
+static int kernel_compare(const struct tf_archive_kernel *ak, const struct kernel_shape *k,
                           struct tf_error *err)
 {
     char had[512], has[512];
@@ -967,6 +979,12 @@ static int kernel_compare(const struct tf_archive_kernel *ak, const struct tf_ke
     return 0;
 }
 
+static struct kernel_shape shape_of_kernel(const struct tf_kernel *k)
+{
+    return (struct kernel_shape){k->nparams, k->params, k->nsizes, k->size_names, k->nmetrics,
+                                 k->metric_names};
+}
+
 /* The parts a kernel file may change without invalidating archived rows. */
 static void kernel_take_provenance(struct tf_archive_kernel *ak, const struct tf_kernel *k)
 {
@@ -988,7 +1006,8 @@ struct tf_archive_kernel *tf_archive_kernel_for(struct tf_archive *a, const stru
 {
     struct tf_archive_kernel *ak = tf_archive_find_kernel(a, k->name);
     if (ak != NULL) {
-        if (kernel_compare(ak, k, err) != 0)
+        const struct kernel_shape shape = shape_of_kernel(k);
+        if (kernel_compare(ak, &shape, err) != 0)
             return NULL;
         kernel_take_provenance(ak, k);
         return ak;
@@ -1016,28 +1035,136 @@ struct tf_archive_kernel *tf_archive_kernel_for(struct tf_archive *a, const stru
 
 /* Problems are keyed by (name, sizes): a problem whose sizes changed under the
  * same name gets a new entry, so old rows keep meaning the sizes they ran with. */
-uint32_t tf_archive_problem_for(struct tf_archive_kernel *ak, const struct tf_kernel *k, int p)
+/* Index of a problem named `name` (truncated as stored) with `sizes` in `ak`,
+ * added if new. */
+static uint32_t problem_like(struct tf_archive_kernel *ak, const char *name, const int64_t *sizes)
 {
-    if (p < 0 || p >= k->nproblems || k->nsizes != ak->nsizes)
-        tf_die("tf_archive_problem_for: problem %d of kernel '%s' out of range", p, k->name);
-    char name[sizeof ak->problems[0].name];
-    tf_strlcpy(name, k->problems[p].name, sizeof name);
+    char stored[sizeof ak->problems[0].name];
+    tf_strlcpy(stored, name, sizeof stored);
     for (int i = 0; i < ak->nproblems; i++) {
-        if (strcmp(ak->problems[i].name, name) != 0)
-            continue;
-        int same = 1;
+        int same = strcmp(ak->problems[i].name, stored) == 0;
         for (int s = 0; same && s < ak->nsizes; s++)
-            same = ak->problems[i].sizes[s] == k->problems[p].sizes[s];
+            same = ak->problems[i].sizes[s] == sizes[s];
         if (same)
             return (uint32_t)i;
     }
     ak->problems = tf_xrealloc(ak->problems, (size_t)(ak->nproblems + 1) * sizeof *ak->problems);
     struct tf_archive_problem *np = &ak->problems[ak->nproblems];
-    memcpy(np->name, name, sizeof name);
+    memcpy(np->name, stored, sizeof stored);
     np->sizes = tf_xcalloc((size_t)(ak->nsizes > 0 ? ak->nsizes : 1), sizeof *np->sizes);
-    for (int s = 0; s < ak->nsizes; s++)
-        np->sizes[s] = k->problems[p].sizes[s];
+    memcpy(np->sizes, sizes, (size_t)ak->nsizes * sizeof *sizes);
     return (uint32_t)ak->nproblems++;
+}
+
+uint32_t tf_archive_problem_for(struct tf_archive_kernel *ak, const struct tf_kernel *k, int p)
+{
+    if (p < 0 || p >= k->nproblems || k->nsizes != ak->nsizes)
+        tf_die("tf_archive_problem_for: problem %d of kernel '%s' out of range", p, k->name);
+    return problem_like(ak, k->problems[p].name, k->problems[p].sizes);
+}
+
+/* The entry of `dst` for `src`'s kernel: the same shape, or a new copy (no rows). */
+static struct tf_archive_kernel *kernel_like(struct tf_archive *dst,
+                                             const struct tf_archive_kernel *src,
+                                             struct tf_error *err)
+{
+    struct tf_archive_kernel *ak = tf_archive_find_kernel(dst, src->name);
+    if (ak != NULL) {
+        const struct kernel_shape shape = {src->nparams, src->params, src->nsizes,
+                                           src->size_names, src->nmetrics, src->metric_names};
+        return kernel_compare(ak, &shape, err) != 0 ? NULL : ak;
+    }
+    struct tf_archive_kernel nk;
+    memset(&nk, 0, sizeof nk);
+    nk.name = tf_xstrdup(src->name);
+    tf_strlcpy(nk.source_hash, src->source_hash, sizeof nk.source_hash);
+    nk.nparams = src->nparams;
+    nk.params = tf_xcalloc((size_t)(src->nparams > 0 ? src->nparams : 1), sizeof *nk.params);
+    for (int i = 0; i < src->nparams; i++)
+        param_copy(&nk.params[i], &src->params[i]);
+    nk.nsizes = src->nsizes;
+    nk.size_names = strings_copy(src->size_names, src->nsizes);
+    nk.nconstraints = src->nconstraints;
+    nk.constraints = strings_copy(src->constraints, src->nconstraints);
+    nk.nmetrics = src->nmetrics;
+    nk.metric_names = strings_copy(src->metric_names, src->nmetrics);
+    nk.has_default = src->has_default;
+    nk.default_index = src->default_index;
+    dst->kernels = tf_xrealloc(dst->kernels, (size_t)(dst->nkernels + 1) * sizeof *dst->kernels);
+    dst->kernels[dst->nkernels] = nk;
+    return &dst->kernels[dst->nkernels++];
+}
+
+static bool same_run(const struct tf_archive_run *x, const struct tf_archive_run *y)
+{
+    return strcmp(x->job_hash, y->job_hash) == 0 && x->start == y->start &&
+           strcmp(x->command, y->command) == 0 && strcmp(x->slurm_job_id, y->slurm_job_id) == 0;
+}
+
+int tf_archive_merge(struct tf_archive *dst, const struct tf_archive *src,
+                     struct tf_archive_merge_stats *stats, struct tf_error *err)
+{
+    memset(stats, 0, sizeof *stats);
+    /* Check every kernel first: a mismatch leaves `dst` as it was. */
+    for (int k = 0; k < src->nkernels; k++) {
+        const struct tf_archive_kernel *ak = tf_archive_find_kernel(dst, src->kernels[k].name);
+        const struct tf_archive_kernel *sk = &src->kernels[k];
+        const struct kernel_shape shape = {sk->nparams, sk->params, sk->nsizes, sk->size_names,
+                                           sk->nmetrics, sk->metric_names};
+        if (ak != NULL && kernel_compare(ak, &shape, err) != 0)
+            return -1;
+    }
+    uint32_t *devices = tf_xcalloc((size_t)src->ndevices + 1, sizeof *devices);
+    int32_t *runs = tf_xcalloc((size_t)src->nruns + 1, sizeof *runs);
+    for (int d = 0; d < src->ndevices; d++)
+        devices[d] = tf_archive_add_device(dst, &src->devices[d]);
+    for (int r = 0; r < src->nruns; r++) {
+        runs[r] = -1; /* -2: already in dst, and so are its rows */
+        for (int q = 0; q < dst->nruns && runs[r] == -1; q++)
+            if (same_run(&dst->runs[q], &src->runs[r]))
+                runs[r] = -2;
+        if (runs[r] == -2) {
+            stats->runs_present++;
+        } else {
+            runs[r] = (int32_t)tf_archive_add_run(dst, &src->runs[r]);
+            stats->runs++;
+        }
+    }
+    for (int k = 0; k < src->nkernels; k++) {
+        const struct tf_archive_kernel *sk = &src->kernels[k];
+        struct tf_archive_kernel *ak = kernel_like(dst, sk, err);
+        if (ak == NULL) { /* checked above: cannot happen */
+            free(devices);
+            free(runs);
+            return -1;
+        }
+        const uint32_t kernel = (uint32_t)(ak - dst->kernels);
+        uint32_t *problems = tf_xcalloc((size_t)sk->nproblems + 1, sizeof *problems);
+        for (int p = 0; p < sk->nproblems; p++)
+            problems[p] = problem_like(ak, sk->problems[p].name, sk->problems[p].sizes);
+        for (uint64_t i = 0; i < sk->nrows; i++) {
+            struct tf_archive_row row = sk->rows[i];
+            if (runs[row.run] < 0)
+                continue;
+            row.run = (uint32_t)runs[row.run];
+            row.device = devices[row.device];
+            row.r.problem = problems[row.r.problem];
+            tf_archive_append(ak, &row);
+            stats->rows++;
+        }
+        for (int i = 0; i < src->nplans; i++) {
+            const struct tf_archive_plan *sp = &src->plans[i];
+            if (sp->kernel != (uint32_t)k || runs[sp->run] < 0)
+                continue;
+            struct tf_archive_plan np = {(uint32_t)runs[sp->run], kernel, problems[sp->problem],
+                                         devices[sp->device], sp->planned};
+            tf_archive_set_plan(dst, &np);
+        }
+        free(problems);
+    }
+    free(devices);
+    free(runs);
+    return 0;
 }
 
 void tf_archive_append(struct tf_archive_kernel *ak, const struct tf_archive_row *row)

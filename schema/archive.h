@@ -110,6 +110,18 @@ uint32_t tf_archive_problem_for(struct tf_archive_kernel *ak, const struct tf_ke
 void tf_archive_append(struct tf_archive_kernel *ak, const struct tf_archive_row *row);
 /* Record (or update) what run `p->run` plans to measure for its kernel, problem, device. */
 void tf_archive_set_plan(struct tf_archive *a, const struct tf_archive_plan *p);
+/* What tf_archive_merge did. */
+struct tf_archive_merge_stats {
+    int runs;            /* runs added */
+    int runs_present;    /* runs `dst` had already (same job hash, start, command, Slurm id) */
+    uint64_t rows;       /* rows added */
+};
+/* Add everything `src` holds to `dst`: devices (deduplicated), runs not in
+ * `dst` yet with their rows and plans, kernels and problems as needed. A
+ * kernel whose parameters, sizes or metrics differ between the two is an error
+ * naming the difference, and `dst` is left as it was. */
+int tf_archive_merge(struct tf_archive *dst, const struct tf_archive *src,
+                     struct tf_archive_merge_stats *stats, struct tf_error *err);
 /* Find a kernel entry by name (NULL if none). */
 struct tf_archive_kernel *tf_archive_find_kernel(const struct tf_archive *a, const char *name);
 

@@ -14,6 +14,11 @@ if [ "$mode" = test ]; then
   # the whole kernel library: not libamdhip64-dev (headers; tunefarm declares
   # what it uses), not rocm-device-libs, not libhiprtc-builtins5.
   pkgs="$pkgs libamdhip64-5"
+  # tests/slurm: a real one-node Slurm cluster on localhost (munged, slurmctld,
+  # slurmd, sbatch & co), started by the test with its own config, key, state
+  # and logs in a temporary folder. Installing may start the distribution's
+  # own services; they do not get in the way (other socket, other ports).
+  pkgs="$pkgs munge slurmctld slurmd slurm-client"
 fi
 missing=""
 for p in $pkgs; do

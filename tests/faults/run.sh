@@ -4,7 +4,7 @@
 # For each, the final archive (after a resume where there is one) must hold
 # exactly the rows of an uninterrupted run of the same job (compare.py: same
 # keys, same statuses, none twice, one run) and pass h5dump. Bad archives must
-# be refused with a clear error and left untouched.
+# be refused with a clear error (run, query, status, merge) and left untouched.
 source "$(dirname "$0")/../lib.sh"
 JOB="$ROOT/tests/fixtures/matrix.yaml"
 COMPARE="$PY $ROOT/tests/faults/compare.py"
@@ -130,7 +130,7 @@ fi
 echo "-- a full disk: the run stops cleanly, the journal keeps what it had"
 mkdir -p full
 if mount -t tmpfs -o size=4m tmpfs full 2>/dev/null; then
-    trap 'umount "$TMP/full" 2>/dev/null; rm -rf "$TMP"' EXIT
+    trap 'umount "$TMP/full" 2>/dev/null || true; rm -rf "$TMP"' EXIT
     start full/disk.h5
     if wait_results full/disk.h5 5; then
         dd if=/dev/zero of=full/filler bs=64k 2>/dev/null || true   # until ENOSPC
@@ -156,6 +156,8 @@ expect_fail "truncated archive: run refuses it (exit 2)" 2 "$TF" run -q -n 1 "$J
 check "  saying it is truncated or damaged" contains "$TMP/last" "truncated or damaged"
 expect_fail "  query refuses it (exit 2)" 2 "$TF" query trunc.h5
 expect_fail "  status refuses it (exit 2)" 2 "$TF" status trunc.h5
+expect_fail "  merge refuses it (exit 2)" 2 "$TF" merge merged.h5 ref.h5 trunc.h5
+check "  and writes nothing" sh -c "[ ! -e merged.h5 ] && [ ! -e merged.h5.journal ]"
 check "  the file is untouched" sh -c "[ \"\$(md5sum <trunc.h5)\" = '$sum' ]"
 $PY -c "import h5py; f = h5py.File('foreign.h5', 'w'); f['x'] = [1, 2, 3]; f.attrs['format'] = 'other'"
 sum=$(md5sum <foreign.h5)
@@ -163,6 +165,8 @@ expect_fail "foreign HDF5 file: run refuses it (exit 2)" 2 "$TF" run -q -n 1 "$J
 check "  saying it is not a tunefarm archive" contains "$TMP/last" "not a tunefarm archive"
 expect_fail "  query refuses it (exit 2)" 2 "$TF" query foreign.h5
 expect_fail "  status refuses it (exit 2)" 2 "$TF" status foreign.h5
+expect_fail "  merge refuses it (exit 2)" 2 "$TF" merge merged.h5 ref.h5 foreign.h5
+check "  and writes nothing" sh -c "[ ! -e merged.h5 ] && [ ! -e merged.h5.journal ]"
 check "  the file is untouched" sh -c "[ \"\$(md5sum <foreign.h5)\" = '$sum' ]"
 check "no process of the matrix is left" sh -c "! pgrep -f -- '[t]unefarm .*$TMP' >/dev/null"
 finish

@@ -173,11 +173,22 @@ sed -i 's/  X: \[0, 1, 2, 3, 4, 5\]/  X: [0, 1, 2, 3, 4, 5, 6]/' other/ranked/ke
 expect_fail "kernel with other parameters is refused" 2 "$TF" run -q other/ranked.yaml -o mpi.h5
 check "the refusal says why" contains "$TMP/last" "mpi.h5: error: archive kernel 'ranked' has parameter X"
 check "the archive is untouched" $CHECK mpi.h5 ranked --rows 76 --runs 2
+check "that kernel in an archive of its own" "$TF" run -q other/ranked.yaml -o other.h5
 $PY -c "import h5py; f=h5py.File('foreign.h5','w'); f['x']=[1,2,3]"
 expect_fail "foreign HDF5 file is refused" 2 "$TF" query foreign.h5
 check "foreign file error says so" contains "$TMP/last" "not a tunefarm archive"
 head -c 3000 mpi.h5 >truncated.h5
 expect_fail "truncated archive is refused" 2 "$TF" query truncated.h5
 expect_fail "truncated archive is not extended" 2 "$TF" run -q -n 1 "$FIX/ranked.yaml" -o truncated.h5
+
+echo "-- merge: archives of a job array into one"
+check "merge two archives into a new one" "$TF" merge -q merged.h5 mpi.h5 serial.h5
+check "  every run and row of both (76 + 38)" $CHECK merged.h5 ranked --rows 114 --runs 3
+check "  merging again adds nothing" sh -c "\"$TF\" merge merged.h5 serial.h5 | grep -q '0 runs, 0 rows added'"
+check "  still 114 rows" $CHECK merged.h5 ranked --rows 114 --runs 3
+check "  h5dump reads it" h5dump -H merged.h5
+check "  query reads it" sh -c "\"$TF\" query merged.h5 | grep -q 'X=2 Y=1 Z=a'"
+expect_fail "a kernel with other parameters is not merged" 2 "$TF" merge -q merged.h5 other.h5
+check "  saying which parameter" contains "$TMP/last" "parameter X"
 
 finish

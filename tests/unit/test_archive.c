@@ -876,6 +876,77 @@ static void test_external_readers(void **state)
     tk_free(&vecadd);
 }
 
+/* Merging: into an empty archive gives an equal one; twice adds nothing;
+ * a second archive's runs get new ids, shared devices and problems are
+ * matched; a kernel of another shape is refused and changes nothing. */
+static void test_merge(void **state)
+{
+    (void)state;
+    struct test_kernel gemm, vecadd;
+    make_gemm(&gemm);
+    make_vecadd(&vecadd);
+    struct tf_archive *a = make_model(&gemm, &vecadd);
+    struct tf_archive *m = tf_archive_create();
+    m->created = a->created;
+    struct tf_archive_merge_stats st;
+    struct tf_error err = {0};
+    assert_int_equal(tf_archive_merge(m, a, &st, &err), 0);
+    assert_int_equal(st.runs, 2);
+    assert_int_equal(st.rows, 6);
+    m->checkpoint = a->checkpoint;
+    assert_archives_equal(a, m);
+    assert_int_equal(tf_archive_merge(m, a, &st, &err), 0);
+    assert_int_equal(st.runs, 0);
+    assert_int_equal(st.runs_present, 2);
+    assert_int_equal(st.rows, 0);
+    assert_int_equal(m->kernels[0].nrows, 6);
+
+    /* Another archive: one run of its own on a known device and a new one. */
+    struct tf_archive *b = tf_archive_create();
+    struct tf_device known = make_device("hip", "AMD Instinct MI300X", "GPU-1111-xyz", "node2");
+    struct tf_device other = make_device("cuda", "NVIDIA A100", "GPU-2222", "node3");
+    tf_archive_add_device(b, &other);
+    tf_archive_add_device(b, &known);
+    struct tf_archive_run run = make_run("array-7", 1714700000.0, 1714700100.0);
+    tf_archive_add_run(b, &run);
+    struct tf_archive_kernel *bk = tf_archive_kernel_for(b, &gemm.k, &err);
+    assert_non_null(bk);
+    uint32_t large = tf_archive_problem_for(bk, &gemm.k, 1); /* problem 0 in b */
+    assert_int_equal(large, 0);
+    struct tf_archive_row row = {.run = 0, .device = 1};
+    tf_result_init(&row.r, 0, large, 3, TF_STATUS_OK);
+    row.r.time_median = 2e-4;
+    tf_archive_append(bk, &row);
+    assert_int_equal(tf_archive_merge(m, b, &st, &err), 0);
+    assert_int_equal(st.runs, 1);
+    assert_int_equal(m->nruns, 3);
+    assert_int_equal(m->ndevices, 3);       /* the MI300X matched, the A100 added */
+    const struct tf_archive_row *got = &m->kernels[0].rows[6];
+    assert_int_equal(got->run, 2);
+    assert_int_equal(got->device, 1);       /* the MI300X's id in m */
+    assert_int_equal(got->r.problem, 1);    /* "large" in m */
+    assert_int_equal(got->r.config, 3);
+
+    /* gemm with another value list: refused, nothing added. */
+    struct tf_archive *c = tf_archive_create();
+    struct test_kernel gemm2;
+    make_gemm(&gemm2);
+    gemm2.ints[0][2] = 128;
+    assert_non_null(tf_archive_kernel_for(c, &gemm2.k, &err));
+    tf_archive_add_run(c, &run);
+    assert_int_not_equal(tf_archive_merge(m, c, &st, &err), 0);
+    assert_non_null(strstr(err.message, "BM"));
+    assert_int_equal(m->nruns, 3);
+
+    tf_archive_destroy(c);
+    tf_archive_destroy(b);
+    tf_archive_destroy(m);
+    tf_archive_destroy(a);
+    tk_free(&gemm2);
+    tk_free(&gemm);
+    tk_free(&vecadd);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -894,6 +965,7 @@ int main(void)
         cmocka_unit_test(test_invalid_model_keeps_old_file),
         cmocka_unit_test(test_hand_edited_files),
         cmocka_unit_test(test_external_readers),
+        cmocka_unit_test(test_merge),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

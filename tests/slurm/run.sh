@@ -1,0 +1,207 @@
+#!/usr/bin/env bash
+# Slurm tests: a real one-node Slurm cluster on localhost (munged, slurmctld,
+# slurmd, all started here by slurm/local/cluster.sh with every file in $TMP),
+# real sbatch submissions of the templates in slurm/, real tunefarm runs inside
+# the jobs (mpirun under the Slurm allocation), real HDF5 archives.
+#   - tune.sbatch: a host job completes; the run row records the Slurm job id;
+#   - the checkpoint path: SIGUSR1 to the batch shell mid-run, tunefarm exits 75,
+#     the template requeues the job, the requeued job resumes the same run, and
+#     the archive ends with every configuration exactly once, in one run;
+#   - array.sbatch: one array task per job file, one archive each;
+#   - nightly.scrontab installs (scrontab accepts its options and schedule).
+# Without the packages or the rights to start the daemons, the cluster part
+# prints "skip  slurm: <why>" (scripts/deps.sh test installs the packages).
+. "$(dirname "$0")/../lib.sh"
+cd "$TMP"
+FIX="$ROOT/tests/fixtures"
+CHECK="$PY $ROOT/tests/integration/check_archive.py"
+SL="$ROOT/slurm"
+CLUSTER="$SL/local/cluster.sh"
+export SLURM_CONF="$TMP/slurm/slurm.conf"
+export TUNEFARM="$TF" # the templates run this binary (sbatch exports the environment)
+export PATH="$PATH:/usr/sbin:/sbin"
+
+echo "-- templates"
+for t in tune hetjob array; do
+    check "$t.sbatch is valid bash" bash -n "$SL/$t.sbatch"
+done
+# The checkpoint / requeue block is copied into every template (each stays
+# self-contained): the copies must not drift apart.
+block() { sed -n '/^# --- checkpoint, requeue, resume/,/^# ----------/p' "$SL/$1.sbatch"; }
+same_blocks() {
+    [ "$(block tune | wc -l)" -gt 20 ] &&
+        [ "$(block tune)" = "$(block hetjob)" ] && [ "$(block tune)" = "$(block array)" ]
+}
+check "the checkpoint block is the same in every template" same_blocks
+
+echo "-- a one-node Slurm cluster on localhost"
+trap '"$CLUSTER" stop "$TMP/slurm" >/dev/null 2>&1; rm -rf "$TMP"' EXIT
+start=$(date +%s)
+if ! "$CLUSTER" start "$TMP/slurm" >cluster.out 2>&1; then
+    why=$(grep '^cluster: ' cluster.out | tail -n 1 | sed 's/^cluster: //')
+    skip "slurm" "${why:-the local cluster did not start}"
+    sed 's/^/      /' cluster.out | tail -n 12
+    finish
+    exit
+fi
+pass "munged, slurmctld and slurmd start; the node is idle ($(($(date +%s) - start)) s)"
+
+# job_field ID FIELD: one field of `scontrol show job` (JobState, ExitCode, Restarts).
+job_field() { scontrol -o show job "$1" 2>/dev/null | tr ' ' '\n' | sed -n "s/^$2=//p" | head -n 1; }
+# wait_done ID SECONDS: wait until the job has ended; print its state.
+wait_done() {
+    local i state=""
+    for i in $(seq 1 $(($2 * 5))); do
+        state=$(job_field "$1" JobState)
+        case "$state" in
+        COMPLETED | FAILED | CANCELLED | TIMEOUT | NODE_FAIL | OUT_OF_MEMORY | BOOT_FAIL | DEADLINE | PREEMPTED)
+            echo "$state"
+            return 0
+            ;;
+        esac
+        sleep 0.2
+    done
+    echo "${state:-unknown}-after-${2}s"
+}
+# wait_until SECONDS CMD...: poll CMD (every 0.2 s) until it succeeds.
+wait_until() {
+    local i tries=$(($1 * 5))
+    shift
+    for i in $(seq 1 "$tries"); do
+        "$@" && return 0
+        sleep 0.2
+    done
+    return 1
+}
+# measured ARCHIVE: how many configurations `tunefarm status` counts (archive + journal).
+measured() { "$TF" status "$1" 2>/dev/null | sed -n 's/.* \([0-9][0-9]*\) of [0-9]* measured.*/\1/p' | head -n 1; }
+# runs_check ARCHIVE KERNEL ROWS JOBID: ROWS rows, no configuration twice, all in
+# the archive's only run, whose row records Slurm job JOBID.
+runs_check() {
+    $PY -c "
+import sys, h5py, numpy as np
+archive, kernel, rows, job = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+f = h5py.File(archive, 'r')
+runs = f['runs'][()]
+res = f['kernels/%s/results' % kernel][()]
+jobs = [v.decode() for v in runs['slurm_job_id']]
+run_ids = sorted(set(res['run'].tolist()))
+configs = len(np.unique(res['config']))
+print('runs: %d (Slurm job ids %s), rows: %d, distinct configurations: %d, run ids of the rows: %s'
+      % (len(runs), jobs, len(res), configs, run_ids))
+sys.exit(0 if len(runs) == 1 and jobs == [job] and len(res) == rows and configs == rows
+         and run_ids == [int(runs['id'][0])] else 1)" "$@"
+}
+# ended_ok ID LOG: the job is COMPLETED with exit 0:0 (else show its log).
+ended_ok() {
+    local state code
+    state=$(job_field "$1" JobState)
+    code=$(job_field "$1" ExitCode)
+    echo "job $1: $state, exit $code, restarts $(job_field "$1" Restarts)"
+    [ "$state" = COMPLETED ] && [ "$code" = 0:0 ] || { cat "$2"; false; }
+}
+SB=(sbatch --parsable --partition=local --gpus-per-node=0 --ntasks-per-node=2 --time=10)
+
+echo "-- slurm/tune.sbatch: a host job through sbatch"
+# The template as written, but for what this cluster lacks (on the command line:
+# the partition, no GPUs, two tasks for its two CPUs).
+mkdir -p a
+jid=$("${SB[@]}" --chdir="$TMP/a" --output="$TMP/a/job.out" "$SL/tune.sbatch" \
+    "$FIX/ranked.yaml" a.h5 2>a/sbatch.err) || true
+if [ -z "$jid" ]; then
+    fail "sbatch accepts tune.sbatch" a/sbatch.err
+else
+    pass "sbatch accepts tune.sbatch (job $jid)"
+    state=$(wait_done "$jid" 120)
+    check "the job completes ($state)" ended_ok "$jid" a/job.out
+    check "38 rows, each configuration once, all ok" $CHECK a/a.h5 ranked --rows 38 --unique --all-ok --runs 1
+    check "the run row records Slurm job $jid" runs_check a/a.h5 ranked 38 "$jid"
+    check "tunefarm status names the Slurm job" sh -c "\"$TF\" status a/a.h5 | grep -q 'Slurm job $jid'"
+fi
+
+echo "-- checkpoint signal mid-run: exit 75, requeue, resume"
+# Measuring is slowed (min_time 0.2 s: about 10 s for the 38 configurations) so
+# that the signal lands mid-run. It goes to the batch shell only, as
+# --signal=B:USR1@N does before the time limit; the template forwards it.
+mkdir -p b && cp -r "$FIX/ranked" b/ && sed \
+    -e 's/^name: ranked/name: ranked_requeue/' -e 's/min_time: 0.02/min_time: 0.2/' \
+    -e 's/max_time: 0.1/max_time: 0.3/' "$FIX/ranked.yaml" >b/job.yaml
+has_some() { n=$(measured b/b.h5); [ "${n:-0}" -ge 4 ]; }
+restarted() { [ "$(job_field "$jid" Restarts)" = 1 ]; }
+# The template says this only when tunefarm exited with 75.
+requeued() { wait_until 60 restarted && grep -q "interrupted; requeueing Slurm job $jid" b/job.out ||
+    { cat b/job.out; false; }; }
+partial() { echo "$left of 38 measured"; [ -n "$left" ] && [ "$left" -ge 4 ] && [ "$left" -lt 38 ]; }
+jid=$("${SB[@]}" --chdir="$TMP/b" --output="$TMP/b/job.out" "$SL/tune.sbatch" \
+    job.yaml b.h5 2>b/sbatch.err) || true
+if [ -z "$jid" ]; then
+    fail "sbatch accepts the requeue job" b/sbatch.err
+elif ! wait_until 90 has_some; then
+    fail "the run measures before the signal" b/job.out
+else
+    scancel --batch --signal=USR1 "$jid"
+    pass "the run measures ($n of 38 done): SIGUSR1 to the batch shell of job $jid"
+    check "the run checkpoints and exits 75; the template requeues the job" requeued
+    left=$(measured b/b.h5)
+    check "while requeued, the archive holds the unfinished run ($left of 38)" partial
+    state=$(wait_done "$jid" 120)
+    check "the requeued job completes ($state)" ended_ok "$jid" b/job.out
+    check "it resumed the run instead of starting over" contains b/job.out "resuming run"
+    check "38 rows, no configuration twice, all in one run of Slurm job $jid" \
+        runs_check b/b.h5 ranked 38 "$jid"
+    check "every row ok" $CHECK b/b.h5 ranked --rows 38 --unique --all-ok
+    check "tunefarm status: 38 of 38, nothing left" sh -c "\"$TF\" status b/b.h5 | grep -q '38 of 38 measured'"
+fi
+
+echo "-- slurm/array.sbatch: one array task per job file"
+mkdir -p c && cp -r "$FIX/ranked" c/
+for s in 1 2; do
+    sed -e "s/^name: ranked/name: ranked_array$s/" \
+        -e "s/^search: .*/search: {strategy: random, budget: 6, seed: $s}/" "$FIX/ranked.yaml" >c/task$s.yaml
+done
+jid=$(ARCHIVE_DIR="$TMP/c/results" sbatch --parsable --partition=local --gpus-per-node=0 \
+    --cpus-per-task=1 --time=10 --array=0-1 --chdir="$TMP/c" --output="$TMP/c/task-%a.out" \
+    "$SL/array.sbatch" task1.yaml task2.yaml 2>c/sbatch.err) || true
+if [ -z "$jid" ]; then
+    fail "sbatch accepts array.sbatch" c/sbatch.err
+else
+    pass "sbatch accepts array.sbatch (array job $jid, tasks 0 and 1)"
+    for i in 0 1; do
+        state=$(wait_done "${jid}_$i" 90)
+        tid=$(scontrol -o show job "${jid}_$i" 2>/dev/null | tr ' ' '\n' | sed -n 's/^JobId=//p' | head -n 1)
+        check "array task $i completes ($state)" ended_ok "${jid}_$i" "c/task-$i.out"
+        check "  its own archive c/results/task$((i + 1)).h5: 6 rows, one run, of job $tid" \
+            runs_check "c/results/task$((i + 1)).h5" ranked 6 "$tid"
+    done
+fi
+
+echo "-- slurm/nightly.scrontab"
+# As written but for what this cluster lacks (partition, folder). Where Slurm
+# has scrontab it installs the file (checking its options and schedule) and
+# queues the cron job; Debian's slurm-client has no scrontab, so there its
+# #SCRON options are checked by sbatch --test-only and its schedule by form.
+sed -e 's/--partition=cpu/--partition=local/' -e "s|/srv/tunefarm|$TMP|g" \
+    "$SL/nightly.scrontab" >nightly.scrontab
+scron_installs() {
+    scrontab nightly.scrontab && scrontab -l | grep -q '^30 1 \* \* \* sbatch ' &&
+        squeue -h -n tunefarm-nightly-submit -o '%T %r' | grep -q 'PENDING BeginTime'
+}
+scron_options() {
+    local opts
+    opts=$(sed -n 's/^#SCRON //p' nightly.scrontab | tr '\n' ' ')
+    echo "options: $opts"
+    # shellcheck disable=SC2086
+    sbatch --test-only $opts --wrap=true 2>&1 | tee /dev/stderr | grep -q 'to start at' &&
+        grep -Eq '^([0-9*/,-]+ ){5}sbatch .*slurm/tune\.sbatch jobs/nightly\.yaml' nightly.scrontab
+}
+if command -v scrontab >/dev/null 2>&1; then
+    check "scrontab installs it; its cron job waits for 01:30" scron_installs
+    scrontab -r >/dev/null 2>&1 || true
+else
+    check "its #SCRON options pass sbatch --test-only; one cron line (no scrontab here)" scron_options
+fi
+
+start=$(date +%s)
+check "the cluster stops (jobs cancelled, daemons ended)" "$CLUSTER" stop "$TMP/slurm"
+echo "      stopped in $(($(date +%s) - start)) s"
+finish
