@@ -985,6 +985,23 @@ static struct kernel_shape shape_of_kernel(const struct tf_kernel *k)
                                  k->metric_names};
 }
 
+/* A new entry named `name` with deep copies of `shape` (no provenance, no problems, no rows). */
+static struct tf_archive_kernel kernel_of_shape(const char *name, const struct kernel_shape *shape)
+{
+    struct tf_archive_kernel nk;
+    memset(&nk, 0, sizeof nk);
+    nk.name = tf_xstrdup(name);
+    nk.nparams = shape->nparams;
+    nk.params = tf_xcalloc((size_t)(shape->nparams > 0 ? shape->nparams : 1), sizeof *nk.params);
+    for (int i = 0; i < shape->nparams; i++)
+        param_copy(&nk.params[i], &shape->params[i]);
+    nk.nsizes = shape->nsizes;
+    nk.size_names = strings_copy(shape->size_names, shape->nsizes);
+    nk.nmetrics = shape->nmetrics;
+    nk.metric_names = strings_copy(shape->metric_names, shape->nmetrics);
+    return nk;
+}
+
 /* The parts a kernel file may change without invalidating archived rows. */
 static void kernel_take_provenance(struct tf_archive_kernel *ak, const struct tf_kernel *k)
 {
@@ -1012,17 +1029,8 @@ struct tf_archive_kernel *tf_archive_kernel_for(struct tf_archive *a, const stru
         kernel_take_provenance(ak, k);
         return ak;
     }
-    struct tf_archive_kernel nk;
-    memset(&nk, 0, sizeof nk);
-    nk.name = tf_xstrdup(k->name);
-    nk.nparams = k->nparams;
-    nk.params = tf_xcalloc((size_t)(k->nparams > 0 ? k->nparams : 1), sizeof *nk.params);
-    for (int i = 0; i < k->nparams; i++)
-        param_copy(&nk.params[i], &k->params[i]);
-    nk.nsizes = k->nsizes;
-    nk.size_names = strings_copy(k->size_names, k->nsizes);
-    nk.nmetrics = k->nmetrics;
-    nk.metric_names = strings_copy(k->metric_names, k->nmetrics);
+    const struct kernel_shape shape = shape_of_kernel(k);
+    struct tf_archive_kernel nk = kernel_of_shape(k->name, &shape);
     kernel_take_provenance(&nk, k);
     if (kernel_validate(&nk, "archive", err) != 0) {
         kernel_free(&nk);
@@ -1074,20 +1082,12 @@ static struct tf_archive_kernel *kernel_like(struct tf_archive *dst,
                                            src->size_names, src->nmetrics, src->metric_names};
         return kernel_compare(ak, &shape, err) != 0 ? NULL : ak;
     }
-    struct tf_archive_kernel nk;
-    memset(&nk, 0, sizeof nk);
-    nk.name = tf_xstrdup(src->name);
+    const struct kernel_shape shape = {src->nparams, src->params, src->nsizes, src->size_names,
+                                       src->nmetrics, src->metric_names};
+    struct tf_archive_kernel nk = kernel_of_shape(src->name, &shape);
     tf_strlcpy(nk.source_hash, src->source_hash, sizeof nk.source_hash);
-    nk.nparams = src->nparams;
-    nk.params = tf_xcalloc((size_t)(src->nparams > 0 ? src->nparams : 1), sizeof *nk.params);
-    for (int i = 0; i < src->nparams; i++)
-        param_copy(&nk.params[i], &src->params[i]);
-    nk.nsizes = src->nsizes;
-    nk.size_names = strings_copy(src->size_names, src->nsizes);
     nk.nconstraints = src->nconstraints;
     nk.constraints = strings_copy(src->constraints, src->nconstraints);
-    nk.nmetrics = src->nmetrics;
-    nk.metric_names = strings_copy(src->metric_names, src->nmetrics);
     nk.has_default = src->has_default;
     nk.default_index = src->default_index;
     dst->kernels = tf_xrealloc(dst->kernels, (size_t)(dst->nkernels + 1) * sizeof *dst->kernels);
