@@ -324,6 +324,14 @@ int tf_compiler_serve(const struct tf_backend *be)
     int in, out;
     if (tf_channel_child_open(&in, &out) != 0)
         return 1;
+    /* Compiling is background work beside the device's: at a lower priority
+     * the runner's CPU reference (all cores, while the pool starts on every
+     * core) and its launches get the CPU first. The compilers it starts
+     * inherit the niceness. */
+    errno = 0;
+    if (nice(5) == -1 && errno != 0)
+        fprintf(stderr, "tunefarm compiler: nice: %s (compiling at normal priority)\n",
+                strerror(errno));
 
     struct tf_buf req = {0}, rep = {0};
     int rc = 0;
