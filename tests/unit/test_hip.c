@@ -40,6 +40,7 @@
 #include "../../worker/compile.h"
 #include "../../worker/hip_api.h"
 #include "../../worker/runner.h"
+#include "gpu_fixture.h"
 
 /* From LLVM's llvm/BinaryFormat/ELF.h. */
 #define EM_AMDGPU_MACHINE 224
@@ -529,122 +530,12 @@ static void test_rocm_smi_loads_or_says_why(void **state)
     }
 }
 
-/* ---- on a device ---- */
-
-struct device_fixture {
-    char cache[64];
-    struct tf_device dev;
-    struct tf_bundle *bundle;
-    struct tf_job *job;
-    const struct tf_kernel *k;
-    uint32_t problem;
-    struct tf_compile_pool *pool;
-    char reference[4096];
-    struct tf_runner *runner;
-};
-
-static int have_device(void)
-{
-    static int said;
-    struct tf_error err = {0};
-    if (be->probe(&err) == 0)
-        return 1;
-    if (!said++)
-        printf("skipped: no device (%s)\n", err.message);
-    return 0;
-}
-
-static void remove_tree(const char *cache)
-{
-    const char *patterns[] = {"%s/*/*/*", "%s/*/*", "%s/*", "%s"};
-    for (int p = 0; p < 4; p++) {
-        char pattern[256];
-        glob_t g;
-        snprintf(pattern, sizeof pattern, patterns[p], cache);
-        if (glob(pattern, 0, NULL, &g) == 0)
-            for (size_t i = 0; i < g.gl_pathc; i++)
-                if (unlink(g.gl_pathv[i]) != 0)
-                    rmdir(g.gl_pathv[i]);
-        globfree(&g);
-    }
-}
-
-/* Load `job_path`, compile its first kernel's reference, start a hip runner on GPU 0. */
-static struct device_fixture *device_start(const char *job_path)
-{
-    struct device_fixture *f = calloc(1, sizeof *f);
-    struct tf_error err = {0};
-    strcpy(f->cache, "/tmp/tf-test-hip-XXXXXX");
-    assert_non_null(mkdtemp(f->cache));
-    assert_int_equal(be->describe(0, &f->dev, &err), 0);
-    f->bundle = tf_bundle_create();
-    f->job = tf_job_load(job_path, f->bundle, &err);
-    if (f->job == NULL)
-        tf_error_print(&err, "test_hip", stderr);
-    assert_non_null(f->job);
-    f->k = f->job->kernels[0].kernel;
-    f->problem = (uint32_t)f->job->kernels[0].problems[0];
-    f->pool = tf_compile_pool_create(NULL, be, f->dev.arch, f->cache, 2, &err);
-    if (f->pool == NULL ||
-        tf_compile_reference(f->pool, f->k, f->reference, sizeof f->reference, &err) != 0)
-        tf_error_print(&err, "test_hip", stderr);
-    assert_non_null(f->pool);
-    assert_true(f->reference[0] != '\0');
-    if (tf_runner_start("/proc/self/exe", f->bundle, "hip", 0, &f->runner, &err) != 0)
-        tf_error_print(&err, "test_hip", stderr);
-    assert_non_null(f->runner);
-    return f;
-}
-
-static void device_stop(struct device_fixture *f)
-{
-    tf_runner_destroy(f->runner);
-    /* every runner child was reaped */
-    const int leftover = waitpid(-1, NULL, WNOHANG);
-    const int wait_errno = errno;
-    tf_compile_pool_destroy(f->pool);
-    tf_job_destroy(f->job);
-    tf_bundle_destroy(f->bundle);
-    remove_tree(f->cache);
-    free(f);
-    assert_int_equal(leftover, -1);
-    assert_int_equal(wait_errno, ECHILD);
-}
-
-/* Compile (pool) and measure `config` like a worker does. */
-static void measure(struct device_fixture *f, uint32_t problem, uint64_t config,
-                    struct tf_result *out)
-{
-    struct tf_compiled c;
-    struct tf_error err = {0};
-    tf_compile_wait(f->pool, tf_compile_submit(f->pool, f->k, config), &c);
-    if (c.status != TF_STATUS_OK)
-        fprintf(stderr, "config %llu does not compile: %s\n", (unsigned long long)config,
-                c.message);
-    assert_int_equal(c.status, TF_STATUS_OK);
-    assert_int_equal(tf_runner_measure(f->runner, 0, problem, 0, config, c.binary_path,
-                                       f->reference, out, &err),
-                     0);
-    assert_int_equal(out->config, config);
-}
-
-static void expect_ok(struct device_fixture *f, uint32_t problem, uint64_t config)
-{
-    struct tf_result r;
-    measure(f, problem, config, &r);
-    if (r.status != TF_STATUS_OK)
-        fprintf(stderr, "config %llu: %s: %s\n", (unsigned long long)config,
-                tf_status_name(r.status), r.message);
-    assert_int_equal(r.status, TF_STATUS_OK);
-    assert_true(r.samples >= (uint32_t)f->job->measure.min_samples);
-    assert_true(r.time_median > 0.0 && r.time_median < 1.0);
-    assert_true(r.time_min <= r.time_median);
-}
+/* ---- on a device (gpu_fixture.h) ---- */
 
 static void test_device_describe(void **state)
 {
     (void)state;
-    if (!have_device()) {
+    if (!have_device(be)) {
         skip();
         return;
     }
@@ -678,11 +569,11 @@ static void test_device_describe(void **state)
 static void test_device_vecadd(void **state)
 {
     (void)state;
-    if (!have_device()) {
+    if (!have_device(be)) {
         skip();
         return;
     }
-    struct device_fixture *f = device_start("tests/fixtures/vecadd_hip.yaml");
+    struct device_fixture *f = device_start(be, "tests/fixtures/vecadd_hip.yaml");
     struct tf_error err = {0};
     struct tf_space *s = tf_space_create(f->k, (int)f->problem, &f->dev, &err);
     assert_non_null(s);
@@ -716,11 +607,11 @@ static uint64_t fault_config(const struct tf_kernel *k, int mode, int block)
 static void test_device_faults(void **state)
 {
     (void)state;
-    if (!have_device()) {
+    if (!have_device(be)) {
         skip();
         return;
     }
-    struct device_fixture *f = device_start("tests/fixtures/gpufaults.yaml");
+    struct device_fixture *f = device_start(be, "tests/fixtures/gpufaults.yaml");
     struct tf_result r;
     expect_ok(f, f->problem, fault_config(f->k, 0, 0));
     assert_int_equal(tf_runner_starts(f->runner), 1);
