@@ -127,6 +127,18 @@ if wait_results term.h5 5; then
     fi
 fi
 
+# A second signal: stop at once, abandoning what is in flight (the ranks are
+# ended with MPI_Abort after the checkpoint); resume measures the rest.
+start term2.h5
+if wait_results term2.h5 5; then
+    kill -TERM "$RUN_PID"; sleep 0.3; kill -TERM "$RUN_PID"; finish_rc
+    if [ "$RUN_RC" -eq 75 ] && contains term2.h5.out "signal again: stopping now"; then
+        resume "two signals: stop at once, exit 75, then resume" term2.h5
+    else
+        echo "exit $RUN_RC" >>term2.h5.out; fail "two signals: expected exit 75" term2.h5.out
+    fi
+fi
+
 echo "-- a full disk: the run stops cleanly, the journal keeps what it had"
 mkdir -p full
 if mount -t tmpfs -o size=4m tmpfs full 2>/dev/null; then
