@@ -97,6 +97,9 @@ if wait_results ckill.h5 8 && pid=$(rank_pid 0 ckill.h5); then
     kill -KILL "$pid"; finish_rc
     check "coordinator SIGKILL: its journal holds results" \
         sh -c "[ \$(stat -c %s ckill.h5.journal) -gt 316 ]"
+    check "  status counts them, and calls the run unfinished" sh -c \
+        "\"$TF\" status ckill.h5 | grep -q 'results not checkpointed yet' &&
+         \"$TF\" status ckill.h5 | grep -q UNFINISHED"
     resume "coordinator SIGKILL mid-run, then resume" ckill.h5
 else fail "coordinator SIGKILL: no coordinator rank found" ckill.h5.out; kill "$RUN_PID" 2>/dev/null || true; fi
 
@@ -125,6 +128,25 @@ if wait_results term.h5 5; then
     else
         echo "exit $RUN_RC" >>term.h5.out; fail "SIGTERM: expected exit 75" term.h5.out
     fi
+fi
+
+# --fresh after an interruption: a new run measures everything, the
+# interrupted one stays as it was (and status still calls it unfinished).
+start fresh.h5
+if wait_results fresh.h5 5; then
+    kill -TERM "$RUN_PID"; finish_rc
+    partial=$($PY -c "import h5py; print(sum(len(g['results']) for g in h5py.File('fresh.h5')['kernels'].values()))")
+    check "--fresh: a new run next to the interrupted one ($partial rows kept)" sh -c "
+        \"$TF\" run -q -n 1 --fresh \"$JOB\" -o fresh.h5 >fresh.h5.resume 2>&1 &&
+        ! grep -q resuming fresh.h5.resume &&
+        \"$TF\" status fresh.h5 | grep -q 'Run 0: .*UNFINISHED' &&
+        \"$TF\" status fresh.h5 | grep -q 'Run 1: .*finished' &&
+        $PY -c \"
+import h5py, collections
+rows = [r for g in h5py.File('fresh.h5')['kernels'].values() for r in g['results'][()]]
+runs = collections.Counter(int(r['run']) for r in rows)
+assert runs[0] == $partial and runs[1] == 56, runs
+\""
 fi
 
 # A second signal: stop at once, abandoning what is in flight (the ranks are
