@@ -950,7 +950,7 @@ fail:
         char jp[4200];
         tf_journal_path(c.archive_path, jp, sizeof jp);
         unlink(c.archive_path);
-        if (c.journal != NULL)
+        if (tf_journal_created(c.journal))
             unlink(jp);
     }
     /* A broken run ends in MPI_Abort (main.c): sending STOP could block on a
@@ -1145,7 +1145,7 @@ int tf_coordinator_merge(const char *out_path, char *const *inputs, int n, bool 
     return TF_EXIT_OK;
 fail:
     tf_error_print(&err, "tunefarm merge", stderr);
-    if (journal != NULL && is_new) {
+    if (tf_journal_created(journal)) {
         char jp[4200];
         tf_journal_path(out_path, jp, sizeof jp);
         unlink(jp);

@@ -36,6 +36,7 @@ struct tf_journal {
     int fd;
     char path[4096];
     bool ready;        /* reset at least once: appends may go */
+    bool created;      /* the file did not exist before tf_journal_open */
     off_t size;        /* bytes in the file */
     double last_sync;
     struct tf_buf buf;
@@ -94,7 +95,10 @@ struct tf_journal *tf_journal_open(const char *archive_path, struct tf_error *er
     struct tf_journal *j = tf_xcalloc(1, sizeof *j);
     tf_journal_path(archive_path, j->path, sizeof j->path);
     make_parents(j->path);
-    j->fd = open(j->path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+    j->fd = open(j->path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    j->created = j->fd >= 0;
+    if (j->fd < 0 && errno == EEXIST)
+        j->fd = open(j->path, O_RDWR | O_CLOEXEC);
     if (j->fd < 0) {
         tf_error_set(err, TF_ERR_IO, "cannot open the journal '%s': %s (the archive's folder "
                      "must be writable)", j->path, strerror(errno));
@@ -114,6 +118,11 @@ struct tf_journal *tf_journal_open(const char *archive_path, struct tf_error *er
 fail:
     tf_journal_close(j);
     return NULL;
+}
+
+bool tf_journal_created(const struct tf_journal *j)
+{
+    return j != NULL && j->created;
 }
 
 void tf_journal_close(struct tf_journal *j)
@@ -212,8 +221,8 @@ int tf_journal_replay(struct tf_journal *j, const char *archive_path, struct tf_
     if (generation > a->checkpoint) {
         tf_error_set(err, TF_ERR_SCHEMA,
                      "journal '%s' follows checkpoint %llu but archive '%s' is at checkpoint "
-                     "%llu: the archive was replaced by an older copy. Put the newer archive "
-                     "back, or move the journal away to go on from this archive (its results "
+                     "%llu: the archive was removed or replaced by an older copy. Put the newer "
+                     "archive back, or move the journal away to go on without it (its results "
                      "would be measured again)",
                      path, (unsigned long long)generation, archive_path,
                      (unsigned long long)a->checkpoint);

@@ -33,6 +33,9 @@ void tf_journal_path(const char *archive_path, char *out, size_t cap);
  * an exclusive lock on it: a second run on the same archive is refused with an
  * error naming the archive. NULL + err on failure. */
 struct tf_journal *tf_journal_open(const char *archive_path, struct tf_error *err);
+/* True if tf_journal_open created the file (a failed run may remove it then,
+ * never a journal that holds someone's results). False for NULL. */
+bool tf_journal_created(const struct tf_journal *j);
 /* Close and unlock; accepts NULL. */
 void tf_journal_close(struct tf_journal *j);
 

@@ -202,5 +202,13 @@ expect_fail "  status refuses it (exit 2)" 2 "$TF" status foreign.h5
 expect_fail "  merge refuses it (exit 2)" 2 "$TF" merge merged.h5 ref.h5 foreign.h5
 check "  and writes nothing" sh -c "[ ! -e merged.h5 ] && [ ! -e merged.h5.journal ]"
 check "  the file is untouched" sh -c "[ \"\$(md5sum <foreign.h5)\" = '$sum' ]"
+# A journal whose archive is gone: refused, and the journal (someone's results) kept.
+printf 'TFJRNL01\005\000\000\000\000\000\000\000' >gone.h5.journal
+sum=$(md5sum <gone.h5.journal)
+expect_fail "an archive removed, its journal left: run refuses (exit 2)" 2 "$TF" run -q -n 1 "$JOB" -o gone.h5
+check "  saying the archive was removed or replaced" contains "$TMP/last" "removed or replaced by an older copy"
+expect_fail "  merge refuses too (exit 2)" 2 "$TF" merge gone.h5 ref.h5
+check "  the journal is kept as it was, no archive made" sh -c \
+    "[ \"\$(md5sum <gone.h5.journal)\" = '$sum' ] && [ ! -e gone.h5 ]"
 check "no process of the matrix is left" sh -c "! pgrep -f -- '[t]unefarm .*$TMP' >/dev/null"
 finish

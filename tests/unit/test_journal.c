@@ -226,12 +226,14 @@ static void test_one_run_at_a_time(void **state)
     struct tf_error err = {0};
     struct tf_journal *j = tf_journal_open(archive, &err);
     assert_non_null(j);
+    assert_true(tf_journal_created(j));
     struct tf_journal *k = tf_journal_open(archive, &err);
     assert_null(k);
     assert_non_null(strstr(err.message, "in use by another run"));
     tf_journal_close(j);
     k = tf_journal_open(archive, &err);
     assert_non_null(k);
+    assert_false(tf_journal_created(k)); /* it was there: a failed run must not remove it */
     /* Appending before the first reset is a broken invariant, reported as an error. */
     struct tf_archive_row row = make_row(1, 1e-3);
     const uint32_t kernels[1] = {0};
