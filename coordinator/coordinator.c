@@ -130,7 +130,10 @@ static void coordinator_remove_stale(const struct coordinator *c)
         return;
     const size_t n = strlen(base);
     for (struct dirent *e; (e = readdir(d)) != NULL;) {
-        if (strncmp(e->d_name, base, n) != 0 || strncmp(e->d_name + n, ".tmp.", 5) != 0)
+        /* Exactly our name, "BASE.tmp." and a pid: never someone else's file. */
+        const char *pid = e->d_name + n + 5;
+        if (strncmp(e->d_name, base, n) != 0 || strncmp(e->d_name + n, ".tmp.", 5) != 0 ||
+            *pid == '\0' || strspn(pid, "0123456789") != strlen(pid))
             continue;
         char path[8192];
         snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
