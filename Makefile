@@ -3,6 +3,9 @@
 #   make test         build and run every test (unit, integration, MPI, fault matrix, Slurm)
 #   make check-faults the fault matrix: kills, hangs, full disk, bad archives, resume
 #   make slurm        sbatch templates on a one-node Slurm cluster started on localhost
+#   make fuzz-replay  every fuzz corpus through its target, built with ASan + UBSan (gcc)
+#   make sanitize     tunefarm and the unit tests built with ASan + UBSan, run
+#   make fuzz         the libFuzzer targets (clang); make fuzz-run FUZZ_SECONDS=N
 #   make install      install under $(PREFIX) (honours DESTDIR)
 #   make bench-space  build and run the enumeration benchmark
 # Dependencies come from the distribution through pkg-config (scripts/deps.sh installs them).
@@ -70,7 +73,7 @@ check-faults: tunefarm
 slurm: tunefarm
 	@tests/slurm/run.sh
 
-test check: unit integration check-faults slurm
+test check: unit integration check-faults slurm fuzz-replay sanitize
 
 bench-space: bench/space
 	bench/space bench/space-kernel/kernel.yaml
@@ -92,3 +95,6 @@ clean:
 	rm -rf build
 
 -include $(ALL_OBJS:.o=.d)
+
+# Fuzz targets, their corpora replayed, and the sanitizer build (tests/fuzz).
+include tests/fuzz/fuzz.mk

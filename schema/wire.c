@@ -381,6 +381,12 @@ struct tf_bundle *tf_wire_get_job(struct tf_buf *b, struct tf_error *err)
     bundle->kernel_path = tf_buf_get_strdup(b);
     if (bundle->kernel_path == NULL || tf_buf_get_u32(b, &count))
         goto fail;
+    /* Workers and runners load the job from files[0]: a bundle without it is no
+     * job (found by tests/fuzz/fuzz_wire.c; it crashed the worker). */
+    if (count == 0) {
+        tf_error_set(err, TF_ERR_MPI, "JOB message carries no files (the job file comes first)");
+        goto fail_quiet;
+    }
     for (uint32_t i = 0; i < count; i++) {
         uint64_t size;
         path = tf_buf_get_strdup(b);

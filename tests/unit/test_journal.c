@@ -153,7 +153,8 @@ static void test_torn_and_corrupt_tail(void **state)
     c ^= 0x40;
     assert_int_equal(pwrite(fd, &c, 1, 16 + 2 * record + 30), 1);
     close(fd);
-    struct tf_archive *b = make_archive(&gemm);
+    struct test_kernel gemm2;
+    struct tf_archive *b = make_archive(&gemm2);
     assert_int_equal(tf_journal_replay(NULL, archive, b, &rep, &err), 0);
     assert_int_equal(rep.records, 2);
     assert_int_equal(rep.torn_bytes, (uint64_t)(size - 16 - 2 * record));
@@ -165,6 +166,7 @@ static void test_torn_and_corrupt_tail(void **state)
     assert_int_equal(file_size(journal), 16);
     tf_archive_destroy(b);
     tf_archive_destroy(a);
+    tk_free(&gemm2);
     tk_free(&gemm);
 }
 
