@@ -131,6 +131,23 @@ if ldconfig -p 2>/dev/null | grep -q 'libnvrtc\.so' || ls /usr/local/cuda/lib64/
     check "under mpirun each rank compiles its share" sh -c \
         "mpirun -np 2 --oversubscribe \"$TF\" compile -q \"$FIX/vecadd_cuda.yaml\" --arch sm_90 >share.out &&
          grep -q '3 of them on rank 0 of 2' share.out && grep -q '2 of them on rank 1 of 2' share.out"
+    # Every shipped GPU kernel (default + a seeded sample) for NVIDIA and AMD, no GPU.
+    export XDG_CACHE_HOME="$TMP/gpu-sample-cache"
+    check "compile every GPU kernel's sample for sm_90 and gfx90a" sh -c \
+        "\"$TF\" compile -q \"$FIX/gpu_sample.yaml\" --arch sm_90,gfx90a >sample.out &&
+         grep -q 'sm_90: 20 variants of 5 kernel(s): 20 compiled now, 0 from the cache, 0 do not' sample.out &&
+         grep -q 'gfx90a: 20 variants of 5 kernel(s): 20 compiled now, 0 from the cache, 0 do not' sample.out"
+    check "  real cubins for sm_90" $PY "$ROOT/tests/integration/check_elf.py" "$XDG_CACHE_HOME" cuda sm_90 20
+    check "  real AMDGPU code objects for gfx90a" $PY "$ROOT/tests/integration/check_elf.py" "$XDG_CACHE_HOME" hip gfx90a 20
+    rc=0
+    "$TF" compile -q "$FIX/gpu_sample.yaml" --arch gfx942 >gfx942.out 2>&1 || rc=$?
+    if [ "$rc" -eq 0 ]; then
+        check "  real AMDGPU code objects for gfx942" $PY "$ROOT/tests/integration/check_elf.py" "$XDG_CACHE_HOME" hip gfx942 20
+    elif grep -q "cannot compile for gfx942" gfx942.out; then
+        skip "gfx942" "this hipRTC cannot compile for it ($(grep -o 'comgr [0-9.]*' gfx942.out | head -1); Debian bookworm ships ROCm 5.2.3)"
+    else
+        fail "gfx942: unexpected failure" gfx942.out
+    fi
     export XDG_CACHE_HOME="$TMP/cache"
 else
     skip "tunefarm compile for sm_90" "no NVRTC on this machine"
