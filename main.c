@@ -161,6 +161,16 @@ static void self_path(char *out, size_t cap, const char *argv0)
         tf_strlcpy(out, argv0, cap);
 }
 
+/* Best effort: `value` and a newline into the file `path` (self_launch reads it). */
+static void write_number(const char *path, long value)
+{
+    FILE *f = fopen(path, "w");
+    if (f) {
+        fprintf(f, "%ld\n", value);
+        fclose(f);
+    }
+}
+
 /* SIGTERM, SIGINT and SIGUSR1 received (the coordinator reads it). */
 static volatile sig_atomic_t signals_received;
 
@@ -409,11 +419,7 @@ static int cmd_run(int argc, char **argv, const char *exe)
     if (rank == 0 && status_file != NULL) {
         char pid_path[4200];
         snprintf(pid_path, sizeof pid_path, "%s.pid", status_file);
-        FILE *pf = fopen(pid_path, "w");
-        if (pf) {
-            fprintf(pf, "%ld\n", (long)getpid());
-            fclose(pf);
-        }
+        write_number(pid_path, (long)getpid());
     }
 
     bool abort_others = false;
@@ -426,11 +432,7 @@ static int cmd_run(int argc, char **argv, const char *exe)
     const char *status_path = getenv("TUNEFARM_STATUS_FILE");
     if ((rank != 0 && code != 0) || (rank == 0 && abort_others)) {
         if (rank == 0 && status_path != NULL) {
-            FILE *f = fopen(status_path, "w");
-            if (f) {
-                fprintf(f, "%d\n", code);
-                fclose(f);
-            }
+            write_number(status_path, code);
         }
         if (code != TF_EXIT_INTERRUPTED)
             fprintf(stderr, "tunefarm: rank %d ends the run (exit %d)\n", rank, code);
@@ -441,11 +443,7 @@ static int cmd_run(int argc, char **argv, const char *exe)
     /* Started by self_launch: hand the coordinator's code to the parent. */
     if (status_path != NULL) {
         if (rank == 0) {
-            FILE *f = fopen(status_path, "w");
-            if (f) {
-                fprintf(f, "%d\n", code);
-                fclose(f);
-            }
+            write_number(status_path, code);
         }
         return 0;
     }

@@ -98,6 +98,25 @@ struct coordinator {
 
 static void coordinator_begin_stop(struct coordinator *c, double grace);
 
+/* Keep `r` as task t's best if it is ok and faster (for the progress line). */
+static void task_offer_best(struct tf_task *t, const struct tf_result *r)
+{
+    if (r->status == TF_STATUS_OK && isfinite(r->time_median) &&
+        !(t->best_time <= r->time_median)) {
+        t->best_time = r->time_median;
+        t->best_config = r->config;
+    }
+}
+
+/* The class key of every device of `a` (new array, freed by the caller). */
+static char (*archive_class_keys(const struct tf_archive *a))[256]
+{
+    char (*keys)[256] = tf_xcalloc((size_t)a->ndevices + 1, sizeof *keys);
+    for (int d = 0; d < a->ndevices; d++)
+        tf_device_class_key(&a->devices[d], keys[d], sizeof keys[d]);
+    return keys;
+}
+
 static void coordinator_stop_all(int nranks)
 {
     struct tf_buf b = {0};
@@ -431,11 +450,7 @@ static int coordinator_on_results(struct coordinator *c, int src, struct tf_erro
         w->received++;
         if (!keep)
             continue;
-        if (r->status == TF_STATUS_OK && isfinite(r->time_median) &&
-            !(t->best_time <= r->time_median)) {
-            t->best_time = r->time_median;
-            t->best_config = r->config;
-        }
+        task_offer_best(t, r);
         tf_archive_append(&c->archive->kernels[kernels[i]], &rows[i]);
         tf_plan_record(c->plan, t, r);
         c->done++;
@@ -548,8 +563,9 @@ static int coordinator_check_signals(struct coordinator *c, int *seen)
     }
     if (c->stopping && tf_now() > c->stop_deadline) {
         tf_progress_finish(&c->progress);
-        fprintf(stderr, "tunefarm: grace period over: %llu configurations in flight are left "
-                        "for the next run\n",
+        fprintf(stderr, "tunefarm: %s: %llu configurations in flight are left for the next "
+                        "run\n",
+                c->journal_failed ? "results cannot be journaled" : "grace period over",
                 (unsigned long long)coordinator_in_flight(c));
         return 1;
     }
@@ -690,33 +706,39 @@ static int coordinator_find_resumable(const struct coordinator *c)
     return -1;
 }
 
-/* What a task sets out to measure: every configuration, plus the top k of a
- * screening pass (an estimate until the pass is in). */
-static uint64_t task_planned(const struct coordinator *c, const struct tf_task *t)
-{
-    if (t->phase != 1)
-        return t->total;
-    return t->total + (t->total < c->plan->top_k ? t->total : c->plan->top_k);
-}
-
-/* Record each task's plan in the archive (for `tunefarm status`); a resumed
- * run keeps the plan it started with. */
+/* Record in the archive what each task sets out to measure (for `tunefarm
+ * status`). Call before resuming; a resumed run keeps the plan rows it has,
+ * and gets rows for device classes it did not have before. */
 static void coordinator_record_plan(struct coordinator *c)
 {
+    char (*keys)[256] = archive_class_keys(c->archive);
     for (int i = 0; i < c->plan->ntasks; i++) {
         const struct tf_task *t = &c->plan->tasks[i];
+        const uint32_t kernel = (uint32_t)(c->akernels[t->kernel] - c->archive->kernels);
+        const uint32_t problem = c->aproblems[t->kernel][t->problem];
+        char key[256];
+        tf_device_class_key(&c->classes[t->klass], key, sizeof key);
+        bool planned = false;
+        for (int p = 0; p < c->archive->nplans && !planned; p++) {
+            const struct tf_archive_plan *q = &c->archive->plans[p];
+            planned = q->run == c->run_id && q->kernel == kernel && q->problem == problem &&
+                      strcmp(keys[q->device], key) == 0;
+        }
+        if (planned)
+            continue;
         int w = 1;
         while (w <= c->nworkers && c->workers[w].klass != t->klass)
             w++;
         struct tf_archive_plan p = {
             .run = c->run_id,
-            .kernel = (uint32_t)(c->akernels[t->kernel] - c->archive->kernels),
-            .problem = c->aproblems[t->kernel][t->problem],
+            .kernel = kernel,
+            .problem = problem,
             .device = c->workers[w].device_id,
-            .planned = task_planned(c, t),
+            .planned = tf_plan_task_planned(c->plan, t),
         };
         tf_archive_set_plan(c->archive, &p);
     }
+    free(keys);
 }
 
 /* Hand the plan what run c->run_id measured before it was interrupted: the
@@ -724,9 +746,7 @@ static void coordinator_record_plan(struct coordinator *c)
 static int coordinator_resume(struct coordinator *c, struct tf_error *err)
 {
     const struct tf_archive *a = c->archive;
-    char (*keys)[256] = tf_xcalloc((size_t)a->ndevices + 1, sizeof *keys);
-    for (int d = 0; d < a->ndevices; d++)
-        tf_device_class_key(&a->devices[d], keys[d], sizeof keys[d]);
+    char (*keys)[256] = archive_class_keys(a);
     int rc = 0;
     for (int i = 0; i < c->plan->ntasks && rc == 0; i++) {
         struct tf_task *t = &c->plan->tasks[i];
@@ -748,11 +768,7 @@ static int coordinator_resume(struct coordinator *c, struct tf_error *err)
         } else {
             c->resumed_results += (uint64_t)taken;
             for (uint64_t r = 0; r < n; r++)
-                if (done[r].status == TF_STATUS_OK && isfinite(done[r].time_median) &&
-                    !(t->best_time <= done[r].time_median)) {
-                    t->best_time = done[r].time_median;
-                    t->best_config = done[r].config;
-                }
+                task_offer_best(t, &done[r]);
         }
         free(done);
     }
@@ -869,6 +885,7 @@ int tf_coordinator_run(const struct tf_run_options *opt, bool *abort_others)
     if (resume >= 0) {
         c.run_id = (uint32_t)resume;
         c.resumed = true;
+        coordinator_record_plan(&c); /* classes the run did not have before */
         if (coordinator_resume(&c, &err))
             goto fail;
     } else {
@@ -1070,9 +1087,7 @@ int tf_coordinator_status(const char *archive_path, FILE *out)
     if (replay.torn_bytes > 0)
         fprintf(out, "Journal %s: a torn record of %llu bytes at its end (a crash mid-write; "
                      "dropped)\n", jpath, (unsigned long long)replay.torn_bytes);
-    char (*keys)[256] = tf_xcalloc((size_t)a->ndevices + 1, sizeof *keys);
-    for (int d = 0; d < a->ndevices; d++)
-        tf_device_class_key(&a->devices[d], keys[d], sizeof keys[d]);
+    char (*keys)[256] = archive_class_keys(a);
     for (int r = 0; r < a->nruns; r++) {
         const struct tf_archive_run *run = &a->runs[r];
         char start[32], end[32];

@@ -56,9 +56,7 @@ struct tf_plan *tf_plan_create(const struct tf_job *job, int nclasses,
                         goto fail;
                     t->total = t->nlist;
                 }
-                plan->total += t->total;
-                if (t->phase == 1) /* estimate: the top k follow */
-                    plan->total += t->total < job->top_k ? t->total : job->top_k;
+                plan->total += tf_plan_task_planned(plan, t);
             }
         }
     }
@@ -80,6 +78,13 @@ void tf_plan_destroy(struct tf_plan *plan)
     }
     free(plan->tasks);
     free(plan);
+}
+
+uint64_t tf_plan_task_planned(const struct tf_plan *plan, const struct tf_task *t)
+{
+    if (t->phase != 1)
+        return t->total;
+    return t->total + (t->total < plan->top_k ? t->total : plan->top_k);
 }
 
 uint64_t tf_plan_undispatched(const struct tf_plan *plan, int klass)

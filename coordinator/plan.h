@@ -52,6 +52,9 @@ struct tf_plan *tf_plan_create(const struct tf_job *job, int nclasses,
                                const struct tf_device *devices, struct tf_error *err);
 /* Free; accepts NULL. */
 void tf_plan_destroy(struct tf_plan *plan);
+/* What task `t` sets out to measure: every configuration, plus the top k of a
+ * screening pass (an estimate until the pass is in). */
+uint64_t tf_plan_task_planned(const struct tf_plan *plan, const struct tf_task *t);
 /* Cut the next slice of about `want` (>= 1) configurations for class `klass`
  * into *work (list owned by the caller afterwards). Returns the number of
  * configurations in it, 0 if the class has nothing left, -1 + err on failure. */
