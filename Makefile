@@ -32,8 +32,9 @@ COORD_OBJS  := coordinator/coordinator.o coordinator/plan.o coordinator/progress
                coordinator/report.o coordinator/journal.o
 WORKER_OBJS := worker/worker.o worker/backends.o worker/backend_host.o worker/cache.o \
                worker/compile.o worker/compiler.o worker/channel.o worker/runner.o \
-               worker/measure.o worker/verify.o worker/cuda_api.o worker/backend_cuda.o \
-               worker/hip_api.o worker/backend_hip.o worker/portability.o worker/precompile.o
+               worker/measure.o worker/verify.o worker/gpu_backend.o worker/cuda_api.o \
+               worker/backend_cuda.o worker/hip_api.o worker/backend_hip.o worker/portability.o \
+               worker/precompile.o
 MAIN_OBJS   := main.o
 LIB         := build/libtunefarm.a
 ALL_OBJS    := $(SCHEMA_OBJS) $(COORD_OBJS) $(WORKER_OBJS) $(MAIN_OBJS)

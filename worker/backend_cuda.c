@@ -5,21 +5,14 @@
  * binary and probe() says why this backend is unusable. Compiling needs no
  * device: NVRTC turns the variant's source (with the portability header handed
  * over in memory as "tunefarm.h") into a CUBIN for the exact sm_XX of the
- * target, written to the caller's path. Running happens in the runner process
- * only: open() retains the device's primary context, creates a non-blocking
- * stream, a start and an end event and an L2-sized buffer whose memset evicts
- * the cache. Each launch is checked against the device limits first, so an
- * oversized block is an `invalid` result rather than a driver error; a timed
- * launch is bracketed by the two events on the stream (the flush memset, when
- * asked, is queued before the start event, so it is never timed). Faults that
- * poison the context (illegal address, misaligned access, trap...) are
- * `runtime_error` and mark the context unhealthy: CUDA offers no recovery
- * short of a new process, so the runner replies and exits, and the worker
- * starts a fresh one for the next variant. Outputs are downloaded on a side
- * stream into page-locked memory, so the samples queued after a download run
- * while it lands. Telemetry comes from NVML when it is present (clock, power,
- * cumulative energy, temperature, throttling), read by a thread every 25 ms:
- * a reading costs milliseconds the GPU would otherwise wait through. */
+ * target, written to the caller's path. Running is gpu_backend.c's, the same
+ * code as for AMD: this file gives it the driver calls (the vendor table at
+ * the end). open() retains the device's primary context and makes it
+ * current; a variant asking for more dynamic shared memory than the default
+ * 48 KiB gets CUDA's opt-in; faults that poison the context (illegal address,
+ * misaligned access, trap...) are the sticky ones. Telemetry comes from NVML
+ * when it is present (clock, power, cumulative energy, temperature,
+ * throttling), matched to the device by UUID. */
 #include "backend.h"
 
 #include <errno.h>
@@ -28,57 +21,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "../schema/status.h"
 #include "cuda_api.h"
+#include "gpu_backend.h"
 #include "portability.h"
-
-/* A loaded variant. */
-struct cuda_function {
-    tf_cu_module module;
-    tf_cu_function fn;
-    int static_shared;      /* bytes, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES */
-    int dynamic_limit;      /* the MAX_DYNAMIC_SHARED_SIZE_BYTES we set, 0: default */
-};
-
-struct tf_backend_ctx {
-    const struct tf_cuda_driver *cu;
-    tf_cu_device dev;
-    tf_cu_context context;
-    tf_cu_stream stream;
-    tf_cu_event start, end;
-    tf_cu_event batch_start[TF_MAX_BATCH], batch_end[TF_MAX_BATCH]; /* created on first use */
-    int batch_events;       /* how many of each exist */
-    int batch_queued;       /* launches queued by enqueue, not yet collected */
-    tf_cu_deviceptr flush_buf;
-    size_t flush_words;
-    unsigned int flush_value;
-    int healthy;
-    /* limits checked before every launch */
-    int max_threads, max_block[3], max_grid[3], max_shared, max_shared_optin;
-    /* Downloads that overlap the samples: a side stream that waits for
-     * `copy_ready` (recorded on the main stream) and records `copy_done`. */
-    tf_cu_stream copy_stream;
-    tf_cu_event copy_ready, copy_done;
-    int copies_queued;
-    /* NVML, NULL where absent. A sampling thread reads it every
-     * TELEMETRY_PERIOD_NS into `telemetry`, under `lock`: NVML calls take
-     * milliseconds, which the measuring thread must not spend between configurations. */
-    const struct tf_nvml *nvml;
-    tf_nvml_device nvml_dev;
-    pthread_t sampler;
-    int sampler_running, sampler_stop;
-    pthread_mutex_t lock;
-    pthread_cond_t wake;
-    struct tf_telemetry telemetry;   /* the last NVML readings */
-};
 
 /* ---- errors ---- */
 
 /* Faults after which the context can run nothing more (CUDA's "sticky" errors). */
-static int is_sticky(tf_cu_result rc)
+static int is_sticky(int rc)
 {
     switch (rc) {
     case TF_CUDA_ERROR_ILLEGAL_ADDRESS:
@@ -100,21 +53,18 @@ static int is_sticky(tf_cu_result rc)
 
 /* Launch-time rejections of the configuration itself: the variant asks for
  * more than the device gives, nothing ran. */
-static int is_configuration_error(tf_cu_result rc)
+static int is_configuration_error(int rc)
 {
     return rc == TF_CUDA_ERROR_INVALID_VALUE || rc == TF_CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES ||
            rc == TF_CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE ||
            rc == TF_CUDA_ERROR_INVALID_CLUSTER_SIZE;
 }
 
-/* Fill err with "what: CUDA_ERROR_X (text)"; mark the context broken on a sticky error. */
-static int cuda_fail(struct tf_backend_ctx *ctx, tf_cu_result rc, struct tf_error *err,
-                     const char *what)
+/* Fill err with "what: CUDA_ERROR_X (text)"; returns -1. */
+static int cuda_fail(tf_cu_result rc, struct tf_error *err, const char *what)
 {
     char text[256];
     tf_cuda_error_text(rc, text, sizeof text);
-    if (ctx && is_sticky(rc))
-        ctx->healthy = 0;
     return tf_error_set(err, TF_ERR_BACKEND, "%s: %s", what, text);
 }
 
@@ -126,7 +76,7 @@ static const struct tf_cuda_driver *driver_ready(struct tf_error *err)
         return NULL;
     const tf_cu_result rc = cu->cuInit(0);
     if (rc != TF_CUDA_SUCCESS) {
-        cuda_fail(NULL, rc, err, "cuInit failed");
+        cuda_fail(rc, err, "cuInit failed");
         return NULL;
     }
     return cu;
@@ -142,7 +92,7 @@ static int cuda_probe(struct tf_error *err)
         return -1;
     tf_cu_result rc = cu->cuDeviceGetCount(&n);
     if (rc != TF_CUDA_SUCCESS)
-        return cuda_fail(NULL, rc, err, "cuDeviceGetCount failed");
+        return cuda_fail(rc, err, "cuDeviceGetCount failed");
     if (n <= 0)
         return tf_error_set(err, TF_ERR_BACKEND, "no NVIDIA GPU (the driver reports 0 devices)");
     return 0;
@@ -157,7 +107,7 @@ static int cuda_device_count(void)
     return n;
 }
 
-/* The attributes a context needs, read once into `ctx` or a tf_device. */
+/* One device attribute, for a tf_device or the limits of an opened device. */
 static int get_attr(const struct tf_cuda_driver *cu, tf_cu_device dev, int attr, int *out,
                     struct tf_error *err)
 {
@@ -165,7 +115,7 @@ static int get_attr(const struct tf_cuda_driver *cu, tf_cu_device dev, int attr,
     if (rc != TF_CUDA_SUCCESS) {
         char what[64];
         snprintf(what, sizeof what, "cuDeviceGetAttribute(%d)", attr);
-        return cuda_fail(NULL, rc, err, what);
+        return cuda_fail(rc, err, what);
     }
     return 0;
 }
@@ -202,12 +152,12 @@ static int cuda_describe(int ordinal, struct tf_device *out, struct tf_error *er
     if ((rc = cu->cuDeviceGet(&dev, ordinal)) != TF_CUDA_SUCCESS) {
         char what[64];
         snprintf(what, sizeof what, "cuDeviceGet(%d)", ordinal);
-        return cuda_fail(NULL, rc, err, what);
+        return cuda_fail(rc, err, what);
     }
     tf_strlcpy(out->backend, "cuda", sizeof out->backend);
     tf_strlcpy(out->vendor, "NVIDIA", sizeof out->vendor);
     if ((rc = cu->cuDeviceGetName(out->name, (int)sizeof out->name, dev)) != TF_CUDA_SUCCESS)
-        return cuda_fail(NULL, rc, err, "cuDeviceGetName");
+        return cuda_fail(rc, err, "cuDeviceGetName");
     if (get_attr(cu, dev, TF_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, &major, err) ||
         get_attr(cu, dev, TF_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, &minor, err))
         return -1;
@@ -215,22 +165,22 @@ static int cuda_describe(int ordinal, struct tf_device *out, struct tf_error *er
 
     tf_cu_uuid uuid;
     if ((rc = cu->cuDeviceGetUuid(&uuid, dev)) != TF_CUDA_SUCCESS)
-        return cuda_fail(NULL, rc, err, "cuDeviceGetUuid");
+        return cuda_fail(rc, err, "cuDeviceGetUuid");
     format_uuid(&uuid, out->uuid, sizeof out->uuid);
     if ((rc = cu->cuDeviceGetPCIBusId(out->pci_bus, (int)sizeof out->pci_bus, dev)) !=
         TF_CUDA_SUCCESS)
-        return cuda_fail(NULL, rc, err, "cuDeviceGetPCIBusId");
+        return cuda_fail(rc, err, "cuDeviceGetPCIBusId");
     gethostname(out->host, sizeof out->host - 1);
     size_t total = 0;
     if ((rc = cu->cuDeviceTotalMem(&total, dev)) != TF_CUDA_SUCCESS)
-        return cuda_fail(NULL, rc, err, "cuDeviceTotalMem");
+        return cuda_fail(rc, err, "cuDeviceTotalMem");
     out->memory_bytes = total;
 
     /* driver_version: the CUDA version the driver implements (13000 -> "13.0");
      * runtime_version: the driver release itself (NVML, "580.65.06"), which is
      * what changes under an operator's feet - there is no CUDA runtime here. */
     if ((rc = cu->cuDriverGetVersion(&version)) != TF_CUDA_SUCCESS)
-        return cuda_fail(NULL, rc, err, "cuDriverGetVersion");
+        return cuda_fail(rc, err, "cuDriverGetVersion");
     snprintf(out->driver_version, sizeof out->driver_version, "%d.%d", version / 1000,
              version % 1000 / 10);
     const struct tf_nvml *nvml = tf_nvml_load(NULL);
@@ -411,139 +361,45 @@ fail:
     return rc;
 }
 
-/* ---- running ---- */
+/* ---- the vendor calls gpu_backend.c runs variants with ---- */
 
-/* ---- telemetry ---- */
+/* An opened device: the driver, the device and its retained primary context. */
+struct cuda_device {
+    const struct tf_cuda_driver *cu;
+    tf_cu_device dev;
+    tf_cu_context context;
+};
 
-/* How often the sampling thread reads NVML. Its counters move every few tens
- * of milliseconds anyway; a reading costs about 1 ms of this thread's time. */
-#define TELEMETRY_PERIOD_NS 25000000L
-
-/* One reading of every NVML value into `t` (NaN / -1 where one fails: a board
- * without an energy counter still reports its clock). */
-static void telemetry_read(const struct tf_backend_ctx *ctx, struct tf_telemetry *t)
+static void cuda_error_text(int rc, char *out, size_t cap)
 {
-    const struct tf_nvml *nv = ctx->nvml;
-    unsigned int u = 0;
-    unsigned long long ull = 0;
-    t->sm_clock_mhz = t->power_w = t->energy_mj = t->temperature_c = NAN;
-    t->throttled = -1;
-    if (nv->nvmlDeviceGetClockInfo(ctx->nvml_dev, TF_NVML_CLOCK_SM, &u) == TF_NVML_SUCCESS)
-        t->sm_clock_mhz = u;
-    if (nv->nvmlDeviceGetPowerUsage(ctx->nvml_dev, &u) == TF_NVML_SUCCESS)
-        t->power_w = u * 1e-3;
-    if (nv->nvmlDeviceGetTotalEnergyConsumption(ctx->nvml_dev, &ull) == TF_NVML_SUCCESS)
-        t->energy_mj = (double)ull;
-    if (nv->nvmlDeviceGetTemperature(ctx->nvml_dev, TF_NVML_TEMPERATURE_GPU, &u) ==
-        TF_NVML_SUCCESS)
-        t->temperature_c = u;
-    if (nv->nvmlDeviceGetCurrentClocksEventReasons(ctx->nvml_dev, &ull) == TF_NVML_SUCCESS)
-        t->throttled = (ull & ~(TF_NVML_CLOCKS_EVENT_REASON_GPU_IDLE |
-                                TF_NVML_CLOCKS_EVENT_REASON_APPLICATIONS_CLOCKS)) != 0;
+    tf_cuda_error_text(rc, out, cap);
 }
 
-/* The sampling thread: a reading every period until telemetry_stop. */
-static void *telemetry_thread(void *arg)
+static void cuda_device_close(void *device)
 {
-    struct tf_backend_ctx *ctx = arg;
-    pthread_mutex_lock(&ctx->lock);
-    while (!ctx->sampler_stop) {
-        struct timespec until;
-        clock_gettime(CLOCK_REALTIME, &until);
-        until.tv_nsec += TELEMETRY_PERIOD_NS;
-        if (until.tv_nsec >= 1000000000L) {
-            until.tv_sec++;
-            until.tv_nsec -= 1000000000L;
-        }
-        pthread_cond_timedwait(&ctx->wake, &ctx->lock, &until);
-        if (ctx->sampler_stop)
-            break;
-        pthread_mutex_unlock(&ctx->lock);
-        struct tf_telemetry t;
-        telemetry_read(ctx, &t);
-        pthread_mutex_lock(&ctx->lock);
-        ctx->telemetry = t;
+    struct cuda_device *d = device;
+    if (d == NULL)
+        return;
+    if (d->context) {
+        d->cu->cuCtxSetCurrent(NULL);
+        d->cu->cuDevicePrimaryCtxRelease(d->dev);
     }
-    pthread_mutex_unlock(&ctx->lock);
-    return NULL;
+    free(d);
 }
 
-/* A first reading now, then the thread (without NVML: nothing). Without a
- * thread (pthread_create failed) the first reading just stays. */
-static void telemetry_start(struct tf_backend_ctx *ctx)
+static int cuda_device_open(int ordinal, void **device, struct tf_gpu_limits *lim,
+                            struct tf_error *err)
 {
-    if (ctx->nvml == NULL)
-        return;
-    telemetry_read(ctx, &ctx->telemetry);
-    ctx->sampler_running = pthread_create(&ctx->sampler, NULL, telemetry_thread, ctx) == 0;
-}
-
-static void telemetry_stop(struct tf_backend_ctx *ctx)
-{
-    if (!ctx->sampler_running)
-        return;
-    pthread_mutex_lock(&ctx->lock);
-    ctx->sampler_stop = 1;
-    pthread_cond_signal(&ctx->wake);
-    pthread_mutex_unlock(&ctx->lock);
-    pthread_join(ctx->sampler, NULL);
-    ctx->sampler_running = 0;
-}
-
-static void cuda_close(struct tf_backend_ctx *ctx)
-{
-    if (ctx == NULL)
-        return;
-    const struct tf_cuda_driver *cu = ctx->cu;
-    telemetry_stop(ctx);
-    if (ctx->context) {
-        /* On a broken context these fail; the process is about to exit anyway. */
-        if (ctx->stream)
-            cu->cuStreamSynchronize(ctx->stream);
-        if (ctx->copy_stream) {
-            cu->cuStreamSynchronize(ctx->copy_stream);
-            cu->cuStreamDestroy(ctx->copy_stream);
-        }
-        if (ctx->copy_ready)
-            cu->cuEventDestroy(ctx->copy_ready);
-        if (ctx->copy_done)
-            cu->cuEventDestroy(ctx->copy_done);
-        if (ctx->flush_buf)
-            cu->cuMemFree(ctx->flush_buf);
-        if (ctx->start)
-            cu->cuEventDestroy(ctx->start);
-        if (ctx->end)
-            cu->cuEventDestroy(ctx->end);
-        for (int i = 0; i < ctx->batch_events; i++) {
-            cu->cuEventDestroy(ctx->batch_start[i]);
-            cu->cuEventDestroy(ctx->batch_end[i]);
-        }
-        if (ctx->stream)
-            cu->cuStreamDestroy(ctx->stream);
-        cu->cuCtxSetCurrent(NULL);
-        cu->cuDevicePrimaryCtxRelease(ctx->dev);
-    }
-    pthread_cond_destroy(&ctx->wake);
-    pthread_mutex_destroy(&ctx->lock);
-    free(ctx);
-}
-
-static int cuda_open(int ordinal, struct tf_backend_ctx **out, struct tf_error *err)
-{
-    struct tf_backend_ctx *ctx = tf_xcalloc(1, sizeof *ctx);
+    struct cuda_device *d = tf_xcalloc(1, sizeof *d);
     tf_cu_result rc;
     int l2 = 0;
 
-    pthread_mutex_init(&ctx->lock, NULL);
-    pthread_cond_init(&ctx->wake, NULL);
-
-    *out = NULL;
-    ctx->healthy = 1;
-    if ((ctx->cu = driver_ready(err)) == NULL)
+    *device = NULL;
+    if ((d->cu = driver_ready(err)) == NULL)
         goto fail;
-    const struct tf_cuda_driver *cu = ctx->cu;
-    if ((rc = cu->cuDeviceGet(&ctx->dev, ordinal)) != TF_CUDA_SUCCESS) {
-        cuda_fail(NULL, rc, err, "cuDeviceGet");
+    const struct tf_cuda_driver *cu = d->cu;
+    if ((rc = cu->cuDeviceGet(&d->dev, ordinal)) != TF_CUDA_SUCCESS) {
+        cuda_fail(rc, err, "cuDeviceGet");
         goto fail;
     }
     static const int limit_attrs[] = {
@@ -556,504 +412,258 @@ static int cuda_open(int ordinal, struct tf_backend_ctx **out, struct tf_error *
         TF_CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE,
     };
     int *const limit_dst[] = {
-        &ctx->max_threads, &ctx->max_block[0], &ctx->max_block[1], &ctx->max_block[2],
-        &ctx->max_grid[0], &ctx->max_grid[1], &ctx->max_grid[2], &ctx->max_shared,
-        &ctx->max_shared_optin, &l2,
+        &lim->max_threads, &lim->max_block[0], &lim->max_block[1], &lim->max_block[2],
+        &lim->max_grid[0], &lim->max_grid[1], &lim->max_grid[2], &lim->max_shared,
+        &lim->max_shared_optin, &l2,
     };
     for (size_t i = 0; i < sizeof limit_attrs / sizeof limit_attrs[0]; i++)
-        if (get_attr(cu, ctx->dev, limit_attrs[i], limit_dst[i], err) != 0)
+        if (get_attr(cu, d->dev, limit_attrs[i], limit_dst[i], err) != 0)
             goto fail;
-    if ((rc = cu->cuDevicePrimaryCtxRetain(&ctx->context, ctx->dev)) != TF_CUDA_SUCCESS) {
-        ctx->context = NULL;
-        cuda_fail(NULL, rc, err, "cuDevicePrimaryCtxRetain");
+    lim->flush_bytes = l2 > 0 ? (size_t)l2 : (size_t)64 << 20;
+    if ((rc = cu->cuDevicePrimaryCtxRetain(&d->context, d->dev)) != TF_CUDA_SUCCESS) {
+        d->context = NULL;
+        cuda_fail(rc, err, "cuDevicePrimaryCtxRetain");
         goto fail;
     }
-    if ((rc = cu->cuCtxSetCurrent(ctx->context)) != TF_CUDA_SUCCESS) {
-        cuda_fail(NULL, rc, err, "cuCtxSetCurrent");
+    if ((rc = cu->cuCtxSetCurrent(d->context)) != TF_CUDA_SUCCESS) {
+        cuda_fail(rc, err, "cuCtxSetCurrent");
         goto fail;
     }
-    if ((rc = cu->cuStreamCreate(&ctx->stream, TF_CU_STREAM_NON_BLOCKING)) != TF_CUDA_SUCCESS) {
-        ctx->stream = NULL;
-        cuda_fail(NULL, rc, err, "cuStreamCreate");
-        goto fail;
-    }
-    if ((rc = cu->cuEventCreate(&ctx->start, TF_CU_EVENT_DEFAULT)) != TF_CUDA_SUCCESS) {
-        ctx->start = NULL;
-        cuda_fail(NULL, rc, err, "cuEventCreate");
-        goto fail;
-    }
-    if ((rc = cu->cuEventCreate(&ctx->end, TF_CU_EVENT_DEFAULT)) != TF_CUDA_SUCCESS) {
-        ctx->end = NULL;
-        cuda_fail(NULL, rc, err, "cuEventCreate");
-        goto fail;
-    }
-    if ((rc = cu->cuStreamCreate(&ctx->copy_stream, TF_CU_STREAM_NON_BLOCKING)) !=
-        TF_CUDA_SUCCESS) {
-        ctx->copy_stream = NULL;
-        cuda_fail(NULL, rc, err, "cuStreamCreate");
-        goto fail;
-    }
-    if ((rc = cu->cuEventCreate(&ctx->copy_ready, TF_CU_EVENT_DISABLE_TIMING)) !=
-        TF_CUDA_SUCCESS) {
-        ctx->copy_ready = NULL;
-        cuda_fail(NULL, rc, err, "cuEventCreate");
-        goto fail;
-    }
-    if ((rc = cu->cuEventCreate(&ctx->copy_done, TF_CU_EVENT_DISABLE_TIMING)) !=
-        TF_CUDA_SUCCESS) {
-        ctx->copy_done = NULL;
-        cuda_fail(NULL, rc, err, "cuEventCreate");
-        goto fail;
-    }
-    ctx->flush_words = (l2 > 0 ? (size_t)l2 : (size_t)64 << 20) / 4;
-    if ((rc = cu->cuMemAlloc(&ctx->flush_buf, ctx->flush_words * 4)) != TF_CUDA_SUCCESS) {
-        ctx->flush_buf = 0;
-        cuda_fail(NULL, rc, err, "cuMemAlloc (L2 flush buffer)");
-        goto fail;
-    }
-
-    /* NVML is optional: without it results carry no telemetry. */
-    ctx->nvml = tf_nvml_load(NULL);
-    if (ctx->nvml) {
-        tf_cu_uuid uuid;
-        char text[64];
-        if (cu->cuDeviceGetUuid(&uuid, ctx->dev) == TF_CUDA_SUCCESS) {
-            format_uuid(&uuid, text, sizeof text);
-            if (ctx->nvml->nvmlDeviceGetHandleByUUID(text, &ctx->nvml_dev) != TF_NVML_SUCCESS)
-                ctx->nvml_dev = NULL;
-        }
-        if (ctx->nvml_dev == NULL)
-            ctx->nvml = NULL;
-    }
-    telemetry_start(ctx);
-    *out = ctx;
+    *device = d;
     return 0;
 fail:
-    cuda_close(ctx);
+    cuda_device_close(d);
     return -1;
 }
 
-static int read_file(const char *path, char **data, struct tf_error *err)
+/* The handles gpu_backend.c holds are the driver's, cast. */
+#define CU(device) (((struct cuda_device *)(device))->cu)
+#define DPTR(p) ((tf_cu_deviceptr)(uintptr_t)(p))
+
+static int cuda_stream_create(void *device, tf_gpu_stream *stream)
 {
-    FILE *f = fopen(path, "rbe");
-    size_t len = 0, cap = 1 << 16;
-    char *buf = NULL;
-    if (f == NULL)
-        return tf_error_set(err, TF_ERR_IO, "cannot read '%s': %s", path, strerror(errno));
-    buf = tf_xmalloc(cap);
-    for (;;) {
-        size_t k = fread(buf + len, 1, cap - len, f);
-        len += k;
-        if (len < cap)
-            break;
-        cap *= 2;
-        buf = tf_xrealloc(buf, cap);
-    }
-    const int bad = ferror(f);
-    fclose(f);
-    if (bad || len == 0) {
-        free(buf);
-        return tf_error_set(err, TF_ERR_IO, "cannot read '%s': %s", path,
-                            bad ? strerror(errno) : "empty file");
-    }
-    *data = buf;
-    return 0;
+    return CU(device)->cuStreamCreate((tf_cu_stream *)stream, TF_CU_STREAM_NON_BLOCKING);
 }
 
-static int cuda_load(struct tf_backend_ctx *ctx, const char *binary_path, const char *entry,
-                     void **function, struct tf_error *err)
+static int cuda_stream_destroy(void *device, tf_gpu_stream stream)
 {
-    const struct tf_cuda_driver *cu = ctx->cu;
-    struct cuda_function *f = tf_xcalloc(1, sizeof *f);
-    char *image = NULL;
-    tf_cu_result rc;
-
-    if (!ctx->healthy) {
-        tf_error_set(err, TF_ERR_BACKEND, "the CUDA context is unusable after an earlier fault");
-        goto fail;
-    }
-    if (read_file(binary_path, &image, err) != 0)
-        goto fail;
-    if ((rc = cu->cuModuleLoadData(&f->module, image)) != TF_CUDA_SUCCESS) {
-        f->module = NULL;
-        cuda_fail(ctx, rc, err, "cuModuleLoadData");
-        goto fail;
-    }
-    if ((rc = cu->cuModuleGetFunction(&f->fn, f->module, entry)) != TF_CUDA_SUCCESS) {
-        char what[160];
-        snprintf(what, sizeof what, "entry point '%.100s' (declare it extern \"C\" __global__)",
-                 entry);
-        cuda_fail(ctx, rc, err, what);
-        goto fail;
-    }
-    if ((rc = cu->cuFuncGetAttribute(&f->static_shared, TF_CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES,
-                                     f->fn)) != TF_CUDA_SUCCESS) {
-        cuda_fail(ctx, rc, err, "cuFuncGetAttribute(SHARED_SIZE_BYTES)");
-        goto fail;
-    }
-    free(image);
-    *function = f;
-    return 0;
-fail:
-    if (f->module)
-        cu->cuModuleUnload(f->module);
-    free(f);
-    free(image);
-    *function = NULL;
-    return -1;
+    return CU(device)->cuStreamDestroy((tf_cu_stream)stream);
 }
 
-static void cuda_unload(struct tf_backend_ctx *ctx, void *function)
+static int cuda_stream_synchronize(void *device, tf_gpu_stream stream)
 {
-    struct cuda_function *f = function;
-    if (f == NULL)
-        return;
-    if (f->module)
-        ctx->cu->cuModuleUnload(f->module);
-    free(f);
+    return CU(device)->cuStreamSynchronize((tf_cu_stream)stream);
 }
 
-static int cuda_alloc(struct tf_backend_ctx *ctx, size_t bytes, void **ptr, struct tf_error *err)
+static int cuda_stream_wait_event(void *device, tf_gpu_stream stream, tf_gpu_event event)
+{
+    return CU(device)->cuStreamWaitEvent((tf_cu_stream)stream, (tf_cu_event)event, 0);
+}
+
+static int cuda_event_create(void *device, tf_gpu_event *event, int timing)
+{
+    return CU(device)->cuEventCreate((tf_cu_event *)event,
+                                     timing ? TF_CU_EVENT_DEFAULT : TF_CU_EVENT_DISABLE_TIMING);
+}
+
+static int cuda_event_destroy(void *device, tf_gpu_event event)
+{
+    return CU(device)->cuEventDestroy((tf_cu_event)event);
+}
+
+static int cuda_event_record(void *device, tf_gpu_event event, tf_gpu_stream stream)
+{
+    return CU(device)->cuEventRecord((tf_cu_event)event, (tf_cu_stream)stream);
+}
+
+static int cuda_event_synchronize(void *device, tf_gpu_event event)
+{
+    return CU(device)->cuEventSynchronize((tf_cu_event)event);
+}
+
+static int cuda_event_elapsed_ms(void *device, float *ms, tf_gpu_event start, tf_gpu_event end)
+{
+    return CU(device)->cuEventElapsedTime(ms, (tf_cu_event)start, (tf_cu_event)end);
+}
+
+static int cuda_module_load(void *device, tf_gpu_module *module, const void *image)
+{
+    return CU(device)->cuModuleLoadData((tf_cu_module *)module, image);
+}
+
+static int cuda_module_unload(void *device, tf_gpu_module module)
+{
+    return CU(device)->cuModuleUnload((tf_cu_module)module);
+}
+
+static int cuda_module_function(void *device, tf_gpu_function *function, tf_gpu_module module,
+                                const char *entry)
+{
+    return CU(device)->cuModuleGetFunction((tf_cu_function *)function, (tf_cu_module)module,
+                                           entry);
+}
+
+static int cuda_function_attribute(void *device, int *value, enum tf_gpu_function_attribute what,
+                                   tf_gpu_function function)
+{
+    static const int attr[] = {
+        [TF_GPU_FUNCTION_REGISTERS] = TF_CU_FUNC_ATTRIBUTE_NUM_REGS,
+        [TF_GPU_FUNCTION_STATIC_SHARED] = TF_CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES,
+        [TF_GPU_FUNCTION_LOCAL_BYTES] = TF_CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES,
+    };
+    return CU(device)->cuFuncGetAttribute(value, attr[what], (tf_cu_function)function);
+}
+
+/* Above 48 KiB a block's dynamic shared memory must be asked for, per function. */
+static int cuda_function_allow_shared(void *device, tf_gpu_function function, int bytes)
+{
+    return CU(device)->cuFuncSetAttribute(
+        (tf_cu_function)function, TF_CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, bytes);
+}
+
+static int cuda_launch(void *device, tf_gpu_function function, const struct tf_launch *g,
+                       tf_gpu_stream stream, void **args)
+{
+    return CU(device)->cuLaunchKernel((tf_cu_function)function, g->grid[0], g->grid[1],
+                                      g->grid[2], g->block[0], g->block[1], g->block[2],
+                                      (unsigned int)g->shared_bytes, (tf_cu_stream)stream, args,
+                                      NULL);
+}
+
+static int cuda_mem_alloc(void *device, void **ptr, size_t bytes)
 {
     tf_cu_deviceptr p = 0;
-    /* cuMemAlloc refuses 0 bytes; an empty buffer still needs a valid address */
-    tf_cu_result rc = ctx->cu->cuMemAlloc(&p, bytes ? bytes : 256);
-    if (rc != TF_CUDA_SUCCESS) {
-        char what[96];
-        snprintf(what, sizeof what, "cuMemAlloc(%zu bytes)", bytes);
-        return cuda_fail(ctx, rc, err, what);
-    }
-    /* The runner passes &ptr as the kernel parameter: the void * holds the
-     * CUdeviceptr's 64 bits, exactly what the kernel's pointer argument expects. */
+    tf_cu_result rc = CU(device)->cuMemAlloc(&p, bytes);
     *ptr = (void *)(uintptr_t)p;
-    return 0;
+    return rc;
 }
 
-static void cuda_release(struct tf_backend_ctx *ctx, void *ptr)
+static int cuda_mem_free(void *device, void *ptr)
 {
-    if (ptr)
-        ctx->cu->cuMemFree((tf_cu_deviceptr)(uintptr_t)ptr);
+    return CU(device)->cuMemFree(DPTR(ptr));
 }
 
-/* Copies go through our stream and wait for it. The synchronous cuMemcpy*
- * run on the legacy stream, which does not order with a non-blocking one,
- * and from pageable memory cuMemcpyHtoD may return before its DMA lands: a
- * kernel queued right after could read the previous variant's data. */
-static int cuda_upload(struct tf_backend_ctx *ctx, void *dst, const void *host, size_t bytes,
-                       struct tf_error *err)
+static int cuda_copy_to_device(void *device, void *dst, const void *src, size_t bytes,
+                               tf_gpu_stream stream)
 {
-    tf_cu_result rc =
-        ctx->cu->cuMemcpyHtoDAsync((tf_cu_deviceptr)(uintptr_t)dst, host, bytes, ctx->stream);
-    if (rc == TF_CUDA_SUCCESS)
-        rc = ctx->cu->cuStreamSynchronize(ctx->stream);
-    return rc == TF_CUDA_SUCCESS ? 0 : cuda_fail(ctx, rc, err, "cuMemcpyHtoDAsync");
+    return CU(device)->cuMemcpyHtoDAsync(DPTR(dst), src, bytes, (tf_cu_stream)stream);
 }
 
-static int cuda_download(struct tf_backend_ctx *ctx, void *host, const void *src, size_t bytes,
-                         struct tf_error *err)
+static int cuda_copy_to_host(void *device, void *dst, const void *src, size_t bytes,
+                             tf_gpu_stream stream)
 {
-    tf_cu_result rc =
-        ctx->cu->cuMemcpyDtoHAsync(host, (tf_cu_deviceptr)(uintptr_t)src, bytes, ctx->stream);
-    if (rc == TF_CUDA_SUCCESS)
-        rc = ctx->cu->cuStreamSynchronize(ctx->stream);
-    return rc == TF_CUDA_SUCCESS ? 0 : cuda_fail(ctx, rc, err, "cuMemcpyDtoHAsync");
+    return CU(device)->cuMemcpyDtoHAsync(dst, DPTR(src), bytes, (tf_cu_stream)stream);
 }
 
-/* TF_STATUS_INVALID + err if `g` exceeds a limit of the device for `f`, else OK. */
-static int check_geometry(const struct tf_backend_ctx *ctx, const struct cuda_function *f,
-                          const struct tf_launch *g, struct tf_error *err)
+static int cuda_copy_on_device(void *device, void *dst, const void *src, size_t bytes,
+                               tf_gpu_stream stream)
 {
-    static const char axis[] = "xyz";
-    const uint64_t threads = (uint64_t)g->block[0] * g->block[1] * g->block[2];
-    if (threads > (uint64_t)ctx->max_threads) {
-        tf_error_set(err, TF_ERR_BACKEND,
-                     "block of %llu threads exceeds the device's %d threads per block",
-                     (unsigned long long)threads, ctx->max_threads);
-        return TF_STATUS_INVALID;
-    }
-    for (int d = 0; d < 3; d++) {
-        if (g->block[d] > (uint32_t)ctx->max_block[d]) {
-            tf_error_set(err, TF_ERR_BACKEND, "block.%c = %u exceeds the device's %d", axis[d],
-                         g->block[d], ctx->max_block[d]);
-            return TF_STATUS_INVALID;
-        }
-        if (g->grid[d] > (uint32_t)ctx->max_grid[d]) {
-            tf_error_set(err, TF_ERR_BACKEND, "grid.%c = %u exceeds the device's %d", axis[d],
-                         g->grid[d], ctx->max_grid[d]);
-            return TF_STATUS_INVALID;
-        }
-    }
-    if (g->shared_bytes + (uint64_t)f->static_shared > (uint64_t)ctx->max_shared_optin) {
-        tf_error_set(err, TF_ERR_BACKEND,
-                     "%llu bytes of dynamic + %d of static shared memory exceed the device's "
-                     "%d per block",
-                     (unsigned long long)g->shared_bytes, f->static_shared,
-                     ctx->max_shared_optin);
-        return TF_STATUS_INVALID;
-    }
-    return TF_STATUS_OK;
+    return CU(device)->cuMemcpyDtoDAsync(DPTR(dst), DPTR(src), bytes, (tf_cu_stream)stream);
 }
 
-/* Geometry within the device's limits, and the opt-in above the default 48 KiB
- * of dynamic shared memory. Returns a status. */
-static int launch_prepare(struct tf_backend_ctx *ctx, struct cuda_function *f,
-                          const struct tf_launch *g, struct tf_error *err)
+static int cuda_fill_words(void *device, void *dst, unsigned value, size_t words,
+                           tf_gpu_stream stream)
 {
-    int status = check_geometry(ctx, f, g, err);
-    if (status != TF_STATUS_OK)
-        return status;
-    const int dynamic = (int)g->shared_bytes;
-    if (dynamic + f->static_shared > ctx->max_shared && dynamic > f->dynamic_limit) {
-        tf_cu_result rc = ctx->cu->cuFuncSetAttribute(
-            f->fn, TF_CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, dynamic);
-        if (rc != TF_CUDA_SUCCESS) {
-            cuda_fail(ctx, rc, err, "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)");
-            return is_sticky(rc) ? TF_STATUS_RUNTIME_ERROR : TF_STATUS_INVALID;
-        }
-        f->dynamic_limit = dynamic;
-    }
-    return TF_STATUS_OK;
+    return CU(device)->cuMemsetD32Async(DPTR(dst), value, words, (tf_cu_stream)stream);
 }
 
-/* The status of a failed cuLaunchKernel. */
-static int launch_failed(struct tf_backend_ctx *ctx, tf_cu_result rc, struct tf_error *err)
+static int cuda_host_alloc(void *device, void **ptr, size_t bytes)
 {
-    cuda_fail(ctx, rc, err, "cuLaunchKernel");
-    if (is_sticky(rc))
-        return TF_STATUS_RUNTIME_ERROR; /* an earlier fault surfaced */
-    return is_configuration_error(rc) ? TF_STATUS_INVALID : TF_STATUS_LAUNCH_ERROR;
+    return CU(device)->cuMemHostAlloc(ptr, bytes, 0);
 }
 
-static int cuda_launch(struct tf_backend_ctx *ctx, void *function, const struct tf_launch *g,
-                       void **args, double *seconds, struct tf_error *err)
+static int cuda_host_free(void *device, void *ptr)
 {
-    const struct tf_cuda_driver *cu = ctx->cu;
-    struct cuda_function *f = function;
-    tf_cu_result rc;
-
-    if (!ctx->healthy) {
-        tf_error_set(err, TF_ERR_BACKEND, "the CUDA context is unusable after an earlier fault");
-        return TF_STATUS_RUNTIME_ERROR;
-    }
-    int status = launch_prepare(ctx, f, g, err);
-    if (status != TF_STATUS_OK)
-        return status;
-    if (seconds && (rc = cu->cuEventRecord(ctx->start, ctx->stream)) != TF_CUDA_SUCCESS) {
-        cuda_fail(ctx, rc, err, "cuEventRecord");
-        return TF_STATUS_RUNTIME_ERROR;
-    }
-    rc = cu->cuLaunchKernel(f->fn, g->grid[0], g->grid[1], g->grid[2], g->block[0], g->block[1],
-                            g->block[2], (unsigned int)g->shared_bytes, ctx->stream, args, NULL);
-    if (rc != TF_CUDA_SUCCESS)
-        return launch_failed(ctx, rc, err);
-    if (seconds) {
-        float ms = 0;
-        if ((rc = cu->cuEventRecord(ctx->end, ctx->stream)) != TF_CUDA_SUCCESS ||
-            (rc = cu->cuEventSynchronize(ctx->end)) != TF_CUDA_SUCCESS ||
-            (rc = cu->cuEventElapsedTime(&ms, ctx->start, ctx->end)) != TF_CUDA_SUCCESS) {
-            /* whatever failed after the kernel was queued, it failed while running */
-            cuda_fail(ctx, rc, err, "kernel");
-            ctx->healthy = 0;
-            return TF_STATUS_RUNTIME_ERROR;
-        }
-        *seconds = (double)ms * 1e-3;
-    } else if ((rc = cu->cuStreamSynchronize(ctx->stream)) != TF_CUDA_SUCCESS) {
-        cuda_fail(ctx, rc, err, "kernel");
-        ctx->healthy = 0;
-        return TF_STATUS_RUNTIME_ERROR;
-    }
-    return TF_STATUS_OK;
+    return CU(device)->cuMemFreeHost(ptr);
 }
 
-/* A failure while queueing: drain what was queued, report, runtime_error. */
-static int batch_failed(struct tf_backend_ctx *ctx, tf_cu_result rc, struct tf_error *err,
-                        const char *what)
+/* NVML's handle for the device, found by UUID (NVML numbers devices its own way). */
+struct cuda_sensor {
+    const struct tf_nvml *nvml;
+    tf_nvml_device dev;
+};
+
+static void *cuda_sensor_open(void *device)
 {
-    ctx->batch_queued = 0;
-    ctx->cu->cuStreamSynchronize(ctx->stream);
-    cuda_fail(ctx, rc, err, what);
-    return TF_STATUS_RUNTIME_ERROR;
+    const struct cuda_device *d = device;
+    const struct tf_nvml *nvml = tf_nvml_load(NULL);
+    tf_nvml_device handle = NULL;
+    tf_cu_uuid uuid;
+    char text[64];
+    if (nvml == NULL || d->cu->cuDeviceGetUuid(&uuid, d->dev) != TF_CUDA_SUCCESS)
+        return NULL;
+    format_uuid(&uuid, text, sizeof text);
+    if (nvml->nvmlDeviceGetHandleByUUID(text, &handle) != TF_NVML_SUCCESS || handle == NULL)
+        return NULL;
+    struct cuda_sensor *s = tf_xcalloc(1, sizeof *s);
+    s->nvml = nvml;
+    s->dev = handle;
+    return s;
 }
 
-static int cuda_enqueue(struct tf_backend_ctx *ctx, void *function, const struct tf_launch *g,
-                        void **args, int count, int flush, struct tf_error *err)
+/* One reading of every NVML value into `t` (NaN / -1 where one fails: a board
+ * without an energy counter still reports its clock). */
+static void cuda_sensor_read(void *sensor, struct tf_telemetry *t)
 {
-    const struct tf_cuda_driver *cu = ctx->cu;
-    struct cuda_function *f = function;
-    tf_cu_result rc;
-    if (!ctx->healthy) {
-        tf_error_set(err, TF_ERR_BACKEND, "the CUDA context is unusable after an earlier fault");
-        return TF_STATUS_RUNTIME_ERROR;
-    }
-    if (count < 1 || count > TF_MAX_BATCH || ctx->batch_queued)
-        tf_die("cuda_enqueue: %d launches with %d queued", count, ctx->batch_queued);
-    int status = launch_prepare(ctx, f, g, err);
-    if (status != TF_STATUS_OK)
-        return status;
-    for (; ctx->batch_events < count; ctx->batch_events++) {
-        int i = ctx->batch_events;
-        if ((rc = cu->cuEventCreate(&ctx->batch_start[i], 0)) != TF_CUDA_SUCCESS)
-            return batch_failed(ctx, rc, err, "cuEventCreate");
-        if ((rc = cu->cuEventCreate(&ctx->batch_end[i], 0)) != TF_CUDA_SUCCESS) {
-            cu->cuEventDestroy(ctx->batch_start[i]);
-            return batch_failed(ctx, rc, err, "cuEventCreate");
-        }
-    }
-    for (int i = 0; i < count; i++) {
-        /* The flush runs between the samples, outside their events. */
-        if (flush && (rc = cu->cuMemsetD32Async(ctx->flush_buf, ++ctx->flush_value,
-                                                ctx->flush_words, ctx->stream)) != TF_CUDA_SUCCESS)
-            return batch_failed(ctx, rc, err, "cuMemsetD32Async (L2 flush)");
-        if ((rc = cu->cuEventRecord(ctx->batch_start[i], ctx->stream)) != TF_CUDA_SUCCESS)
-            return batch_failed(ctx, rc, err, "cuEventRecord");
-        rc = cu->cuLaunchKernel(f->fn, g->grid[0], g->grid[1], g->grid[2], g->block[0],
-                                g->block[1], g->block[2], (unsigned int)g->shared_bytes,
-                                ctx->stream, args, NULL);
-        if (rc != TF_CUDA_SUCCESS) {
-            ctx->batch_queued = 0;
-            cu->cuStreamSynchronize(ctx->stream);
-            return launch_failed(ctx, rc, err);
-        }
-        if ((rc = cu->cuEventRecord(ctx->batch_end[i], ctx->stream)) != TF_CUDA_SUCCESS)
-            return batch_failed(ctx, rc, err, "cuEventRecord");
-        ctx->batch_queued = i + 1;
-    }
-    return TF_STATUS_OK;
+    const struct cuda_sensor *s = sensor;
+    const struct tf_nvml *nv = s->nvml;
+    unsigned int u = 0;
+    unsigned long long ull = 0;
+    t->sm_clock_mhz = t->power_w = t->energy_mj = t->temperature_c = NAN;
+    t->throttled = -1;
+    if (nv->nvmlDeviceGetClockInfo(s->dev, TF_NVML_CLOCK_SM, &u) == TF_NVML_SUCCESS)
+        t->sm_clock_mhz = u;
+    if (nv->nvmlDeviceGetPowerUsage(s->dev, &u) == TF_NVML_SUCCESS)
+        t->power_w = u * 1e-3;
+    if (nv->nvmlDeviceGetTotalEnergyConsumption(s->dev, &ull) == TF_NVML_SUCCESS)
+        t->energy_mj = (double)ull;
+    if (nv->nvmlDeviceGetTemperature(s->dev, TF_NVML_TEMPERATURE_GPU, &u) == TF_NVML_SUCCESS)
+        t->temperature_c = u;
+    if (nv->nvmlDeviceGetCurrentClocksEventReasons(s->dev, &ull) == TF_NVML_SUCCESS)
+        t->throttled = (ull & ~(TF_NVML_CLOCKS_EVENT_REASON_GPU_IDLE |
+                                TF_NVML_CLOCKS_EVENT_REASON_APPLICATIONS_CLOCKS)) != 0;
 }
 
-static int cuda_collect(struct tf_backend_ctx *ctx, double *seconds, struct tf_error *err)
-{
-    const struct tf_cuda_driver *cu = ctx->cu;
-    const int n = ctx->batch_queued;
-    tf_cu_result rc;
-    ctx->batch_queued = 0;
-    if (n > 0 && (rc = cu->cuEventSynchronize(ctx->batch_end[n - 1])) != TF_CUDA_SUCCESS) {
-        cuda_fail(ctx, rc, err, "kernel");
-        ctx->healthy = 0;
-        return TF_STATUS_RUNTIME_ERROR;
-    }
-    for (int i = 0; i < n; i++) {
-        float ms = 0;
-        if ((rc = cu->cuEventElapsedTime(&ms, ctx->batch_start[i], ctx->batch_end[i])) !=
-            TF_CUDA_SUCCESS) {
-            cuda_fail(ctx, rc, err, "cuEventElapsedTime");
-            return TF_STATUS_RUNTIME_ERROR;
-        }
-        seconds[i] = (double)ms * 1e-3;
-    }
-    return TF_STATUS_OK;
-}
+static const struct tf_gpu_vendor cuda_vendor = {
+    .version = TF_GPU_VENDOR_VERSION,
+    .name = "CUDA",
+    .sensor_name = "NVML",
+    .error_text = cuda_error_text,
+    .is_sticky = is_sticky,
+    .is_configuration_error = is_configuration_error,
+    .device_open = cuda_device_open,
+    .device_close = cuda_device_close,
+    .stream_create = cuda_stream_create,
+    .stream_destroy = cuda_stream_destroy,
+    .stream_synchronize = cuda_stream_synchronize,
+    .stream_wait_event = cuda_stream_wait_event,
+    .event_create = cuda_event_create,
+    .event_destroy = cuda_event_destroy,
+    .event_record = cuda_event_record,
+    .event_synchronize = cuda_event_synchronize,
+    .event_elapsed_ms = cuda_event_elapsed_ms,
+    .module_load = cuda_module_load,
+    .module_unload = cuda_module_unload,
+    .module_function = cuda_module_function,
+    .function_attribute = cuda_function_attribute,
+    .function_allow_shared = cuda_function_allow_shared,
+    .launch = cuda_launch,
+    .mem_alloc = cuda_mem_alloc,
+    .mem_free = cuda_mem_free,
+    .copy_to_device = cuda_copy_to_device,
+    .copy_to_host = cuda_copy_to_host,
+    .copy_on_device = cuda_copy_on_device,
+    .fill_words = cuda_fill_words,
+    .host_alloc = cuda_host_alloc,
+    .host_free = cuda_host_free,
+    .sensor_open = cuda_sensor_open,
+    .sensor_read = cuda_sensor_read,
+    .sensor_close = free,
+};
 
-static int cuda_copy(struct tf_backend_ctx *ctx, void *dst, const void *src, size_t bytes,
-                     struct tf_error *err)
+static int cuda_open(int ordinal, struct tf_backend_ctx **ctx, struct tf_error *err)
 {
-    tf_cu_result rc = ctx->cu->cuMemcpyDtoDAsync((tf_cu_deviceptr)(uintptr_t)dst,
-                                                 (tf_cu_deviceptr)(uintptr_t)src, bytes,
-                                                 ctx->stream);
-    return rc == TF_CUDA_SUCCESS ? 0 : cuda_fail(ctx, rc, err, "cuMemcpyDtoDAsync");
-}
-
-/* Page-locked host memory: a download into pageable memory is a staged,
- * synchronous copy whatever the API's name says. */
-static int cuda_host_alloc(struct tf_backend_ctx *ctx, size_t bytes, void **ptr,
-                           struct tf_error *err)
-{
-    tf_cu_result rc = ctx->cu->cuMemHostAlloc(ptr, bytes ? bytes : 1, 0);
-    if (rc != TF_CUDA_SUCCESS) {
-        *ptr = NULL;
-        char what[96];
-        snprintf(what, sizeof what, "cuMemHostAlloc(%zu bytes)", bytes);
-        return cuda_fail(ctx, rc, err, what);
-    }
-    return 0;
-}
-
-static void cuda_host_free(struct tf_backend_ctx *ctx, void *ptr)
-{
-    if (ptr)
-        ctx->cu->cuMemFreeHost(ptr);
-}
-
-/* The copy stream waits for what the main stream has queued so far (an event
- * recorded there), then copies while the main stream goes on with the samples. */
-static int cuda_download_async(struct tf_backend_ctx *ctx, void *host, const void *src,
-                               size_t bytes, struct tf_error *err)
-{
-    const struct tf_cuda_driver *cu = ctx->cu;
-    tf_cu_result rc;
-    if ((rc = cu->cuEventRecord(ctx->copy_ready, ctx->stream)) != TF_CUDA_SUCCESS)
-        return cuda_fail(ctx, rc, err, "cuEventRecord");
-    if ((rc = cu->cuStreamWaitEvent(ctx->copy_stream, ctx->copy_ready, 0)) != TF_CUDA_SUCCESS)
-        return cuda_fail(ctx, rc, err, "cuStreamWaitEvent");
-    if ((rc = cu->cuMemcpyDtoHAsync(host, (tf_cu_deviceptr)(uintptr_t)src, bytes,
-                                    ctx->copy_stream)) != TF_CUDA_SUCCESS)
-        return cuda_fail(ctx, rc, err, "cuMemcpyDtoHAsync");
-    if ((rc = cu->cuEventRecord(ctx->copy_done, ctx->copy_stream)) != TF_CUDA_SUCCESS)
-        return cuda_fail(ctx, rc, err, "cuEventRecord");
-    ctx->copies_queued = 1;
-    return 0;
-}
-
-static int cuda_download_wait(struct tf_backend_ctx *ctx, struct tf_error *err)
-{
-    if (!ctx->copies_queued)
-        return 0;
-    ctx->copies_queued = 0;
-    tf_cu_result rc = ctx->cu->cuEventSynchronize(ctx->copy_done);
-    if (rc != TF_CUDA_SUCCESS) {
-        cuda_fail(ctx, rc, err, "cuMemcpyDtoHAsync");
-        ctx->healthy = 0; /* the copy waited on the kernel: its fault surfaced here */
-        return -1;
-    }
-    return 0;
-}
-
-static int cuda_flush_cache(struct tf_backend_ctx *ctx, struct tf_error *err)
-{
-    /* A new value each time, so no layer can skip a write as redundant. */
-    tf_cu_result rc = ctx->cu->cuMemsetD32Async(ctx->flush_buf, ++ctx->flush_value,
-                                                ctx->flush_words, ctx->stream);
-    return rc == TF_CUDA_SUCCESS ? 0 : cuda_fail(ctx, rc, err, "cuMemsetD32Async (L2 flush)");
-}
-
-static int cuda_function_info(struct tf_backend_ctx *ctx, void *function, int32_t *registers,
-                              int64_t *shared_bytes, int64_t *local_bytes, struct tf_error *err)
-{
-    const struct tf_cuda_driver *cu = ctx->cu;
-    struct cuda_function *f = function;
-    int regs = -1, shared = -1, local = -1;
-    tf_cu_result rc;
-    *registers = -1;
-    *shared_bytes = *local_bytes = -1;
-    if ((rc = cu->cuFuncGetAttribute(&regs, TF_CU_FUNC_ATTRIBUTE_NUM_REGS, f->fn)) !=
-            TF_CUDA_SUCCESS ||
-        (rc = cu->cuFuncGetAttribute(&shared, TF_CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, f->fn)) !=
-            TF_CUDA_SUCCESS ||
-        (rc = cu->cuFuncGetAttribute(&local, TF_CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, f->fn)) !=
-            TF_CUDA_SUCCESS)
-        return cuda_fail(ctx, rc, err, "cuFuncGetAttribute");
-    *registers = regs;
-    *shared_bytes = shared;
-    *local_bytes = local;
-    return 0;
-}
-
-static int cuda_telemetry(struct tf_backend_ctx *ctx, struct tf_telemetry *t, struct tf_error *err)
-{
-    if (ctx->nvml == NULL) {
-        t->sm_clock_mhz = t->power_w = t->energy_mj = t->temperature_c = NAN;
-        t->throttled = -1;
-        return tf_error_set(err, TF_ERR_BACKEND, "no NVML: telemetry unavailable");
-    }
-    pthread_mutex_lock(&ctx->lock);
-    *t = ctx->telemetry;
-    pthread_mutex_unlock(&ctx->lock);
-    return 0;
-}
-
-static int cuda_healthy(struct tf_backend_ctx *ctx)
-{
-    return ctx != NULL && ctx->healthy;
+    return tf_gpu_open(&cuda_vendor, ordinal, ctx, err);
 }
 
 const struct tf_backend tf_backend_cuda = {
@@ -1067,23 +677,5 @@ const struct tf_backend tf_backend_cuda = {
     .compile = cuda_compile,
     .compiler_probe = cuda_compiler_probe,
     .open = cuda_open,
-    .close = cuda_close,
-    .load = cuda_load,
-    .unload = cuda_unload,
-    .alloc = cuda_alloc,
-    .release = cuda_release,
-    .upload = cuda_upload,
-    .download = cuda_download,
-    .launch = cuda_launch,
-    .flush_cache = cuda_flush_cache,
-    .function_info = cuda_function_info,
-    .telemetry = cuda_telemetry,
-    .healthy = cuda_healthy,
-    .enqueue = cuda_enqueue,
-    .collect = cuda_collect,
-    .copy = cuda_copy,
-    .host_alloc = cuda_host_alloc,
-    .host_free = cuda_host_free,
-    .download_async = cuda_download_async,
-    .download_wait = cuda_download_wait,
+    TF_GPU_RUN_MEMBERS,
 };

@@ -429,9 +429,14 @@ int tf_compile_reference(struct tf_compile_pool *p, const struct tf_kernel *k, c
     /* References are plain C for the host whatever the pool's backend: the
      * kernel's flags may be nvcc-style, so only fixed, portable ones. OpenMP
      * lets a reference parallelise itself over the worker's cores: a 4096^3
-     * GEMM in double is seconds on 16 cores instead of half a minute on one. */
-    static char opt_o2[] = "-O2", opt_omp[] = "-fopenmp";
-    char *options[] = {opt_o2, opt_omp};
+     * GEMM in double is seconds on 16 cores instead of half a minute on one.
+     * -O3 -march=native vectorises it for this CPU (the host backend's cache
+     * key names the CPU): 2048^3 went from 1.83 s to 0.51 s on 2 cores, and a
+     * GPU waits for the reference at the start of every problem. No FMA
+     * contraction, so a reference is the same bits on every CPU. */
+    static char opt_o3[] = "-O3", opt_native[] = "-march=native",
+                opt_contract[] = "-ffp-contract=off", opt_omp[] = "-fopenmp";
+    char *options[] = {opt_o3, opt_native, opt_contract, opt_omp};
     struct variant v = {
         .be = &tf_backend_host,
         .cache_dir = p->cache_dir,
@@ -442,7 +447,7 @@ int tf_compile_reference(struct tf_compile_pool *p, const struct tf_kernel *k, c
                .arch = "reference",
                .ndefines = 0,
                .defines = NULL,
-               .noptions = 2,
+               .noptions = (int)(sizeof options / sizeof options[0]),
                .options = options},
     };
     struct tf_compiled out;

@@ -1,0 +1,664 @@
+/* gpu_backend.c - running variants on a GPU, once for every vendor (see gpu_backend.h).
+ *
+ * This is the runner-side half of the cuda and hip backends; the vendor's
+ * table (backend_cuda.c, backend_hip.c) supplies the calls. open() has the
+ * vendor make the device current and report its limits, then creates a
+ * non-blocking stream, a start and an end event and a buffer whose memset
+ * evicts the last-level cache. Each launch is checked against the limits
+ * first, so an oversized block is an `invalid` result rather than a driver
+ * error; where the vendor has a shared-memory opt-in (CUDA) it is raised as a
+ * variant needs it. A timed launch is bracketed by the two events on the
+ * stream, and a flush, when asked, is queued before the start event, so it is
+ * never timed. Faults that poison the context (illegal address, trap...) are
+ * `runtime_error` and mark the instance unhealthy: neither vendor offers a
+ * recovery short of a new process, so the runner replies and exits, and the
+ * worker starts a fresh one for the next variant. Outputs are downloaded on a
+ * side stream into page-locked memory, so the samples queued after a download
+ * run while it lands. Telemetry comes from the vendor's sensor (NVML, ROCm
+ * SMI) when there is one, read by a thread every 25 ms: a reading costs
+ * milliseconds the GPU would otherwise wait through. */
+#include "gpu_backend.h"
+
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../schema/status.h"
+
+/* A loaded variant. */
+struct gpu_function {
+    tf_gpu_module module;
+    tf_gpu_function fn;
+    int static_shared;      /* bytes; 0 where the vendor cannot say */
+    int dynamic_limit;      /* the dynamic shared memory opted in so far, 0: default */
+};
+
+struct tf_backend_ctx {
+    const struct tf_gpu_vendor *v;
+    void *device;           /* the vendor's, from device_open; NULL until it succeeded */
+    struct tf_gpu_limits limits;
+    tf_gpu_stream stream;
+    tf_gpu_event start, end;
+    tf_gpu_event batch_start[TF_MAX_BATCH], batch_end[TF_MAX_BATCH]; /* created on first use */
+    int batch_events;       /* how many of each exist */
+    int batch_queued;       /* launches queued by enqueue, not yet collected */
+    void *flush_buf;
+    size_t flush_words;
+    unsigned int flush_value;
+    int healthy;
+    /* Downloads that overlap the samples: a side stream that waits for
+     * `copy_ready` (recorded on the main stream) and records `copy_done`. */
+    tf_gpu_stream copy_stream;
+    tf_gpu_event copy_ready, copy_done;
+    int copies_queued;
+    /* The vendor's sensor, NULL where there is none. A sampling thread reads
+     * it every TELEMETRY_PERIOD_NS into `telemetry`, under `lock`: a reading
+     * takes milliseconds, which the measuring thread must not spend between
+     * configurations. */
+    void *sensor;
+    pthread_t sampler;
+    int sampler_running, sampler_stop;
+    pthread_mutex_t lock;
+    pthread_cond_t wake;
+    struct tf_telemetry telemetry;   /* the last readings */
+};
+
+/* ---- errors ---- */
+
+/* Fill err with "what: <vendor's error>"; mark the instance broken on a sticky error. */
+static int gpu_fail(struct tf_backend_ctx *ctx, int rc, struct tf_error *err, const char *what)
+{
+    char text[256];
+    ctx->v->error_text(rc, text, sizeof text);
+    if (ctx->v->is_sticky(rc))
+        ctx->healthy = 0;
+    return tf_error_set(err, TF_ERR_BACKEND, "%s: %s", what, text);
+}
+
+/* A fault that surfaced once the kernel was queued: it failed while running. */
+static int gpu_fault(struct tf_backend_ctx *ctx, int rc, struct tf_error *err, const char *what)
+{
+    gpu_fail(ctx, rc, err, what);
+    ctx->healthy = 0;
+    return TF_STATUS_RUNTIME_ERROR;
+}
+
+/* runtime_error + err if an earlier fault left the instance unusable, else OK. */
+static int check_healthy(const struct tf_backend_ctx *ctx, struct tf_error *err)
+{
+    if (ctx->healthy)
+        return TF_STATUS_OK;
+    tf_error_set(err, TF_ERR_BACKEND, "the %s device is unusable after an earlier fault",
+                 ctx->v->name);
+    return TF_STATUS_RUNTIME_ERROR;
+}
+
+/* ---- telemetry ---- */
+
+/* How often the sampling thread reads the sensor. Its counters move every few
+ * tens of milliseconds anyway; a reading costs about 1 ms of this thread's time. */
+#define TELEMETRY_PERIOD_NS 25000000L
+
+/* The sampling thread: a reading every period until telemetry_stop. */
+static void *telemetry_thread(void *arg)
+{
+    struct tf_backend_ctx *ctx = arg;
+    pthread_mutex_lock(&ctx->lock);
+    while (!ctx->sampler_stop) {
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_nsec += TELEMETRY_PERIOD_NS;
+        if (until.tv_nsec >= 1000000000L) {
+            until.tv_sec++;
+            until.tv_nsec -= 1000000000L;
+        }
+        pthread_cond_timedwait(&ctx->wake, &ctx->lock, &until);
+        if (ctx->sampler_stop)
+            break;
+        pthread_mutex_unlock(&ctx->lock);
+        struct tf_telemetry t;
+        ctx->v->sensor_read(ctx->sensor, &t);
+        pthread_mutex_lock(&ctx->lock);
+        ctx->telemetry = t;
+    }
+    pthread_mutex_unlock(&ctx->lock);
+    return NULL;
+}
+
+/* A first reading now, then the thread (without a sensor: nothing). Without a
+ * thread (pthread_create failed) the first reading just stays. */
+static void telemetry_start(struct tf_backend_ctx *ctx)
+{
+    if (ctx->sensor == NULL)
+        return;
+    ctx->v->sensor_read(ctx->sensor, &ctx->telemetry);
+    ctx->sampler_running = pthread_create(&ctx->sampler, NULL, telemetry_thread, ctx) == 0;
+}
+
+static void telemetry_stop(struct tf_backend_ctx *ctx)
+{
+    if (!ctx->sampler_running)
+        return;
+    pthread_mutex_lock(&ctx->lock);
+    ctx->sampler_stop = 1;
+    pthread_cond_signal(&ctx->wake);
+    pthread_mutex_unlock(&ctx->lock);
+    pthread_join(ctx->sampler, NULL);
+    ctx->sampler_running = 0;
+}
+
+/* ---- the instance ---- */
+
+void tf_gpu_close(struct tf_backend_ctx *ctx)
+{
+    if (ctx == NULL)
+        return;
+    const struct tf_gpu_vendor *v = ctx->v;
+    void *d = ctx->device;
+    telemetry_stop(ctx);
+    if (ctx->sensor && v->sensor_close)
+        v->sensor_close(ctx->sensor);
+    if (d) {
+        /* On a broken context these fail; the process is about to exit anyway. */
+        if (ctx->stream)
+            v->stream_synchronize(d, ctx->stream);
+        if (ctx->copy_stream) {
+            v->stream_synchronize(d, ctx->copy_stream);
+            v->stream_destroy(d, ctx->copy_stream);
+        }
+        if (ctx->copy_ready)
+            v->event_destroy(d, ctx->copy_ready);
+        if (ctx->copy_done)
+            v->event_destroy(d, ctx->copy_done);
+        if (ctx->flush_buf)
+            v->mem_free(d, ctx->flush_buf);
+        if (ctx->start)
+            v->event_destroy(d, ctx->start);
+        if (ctx->end)
+            v->event_destroy(d, ctx->end);
+        for (int i = 0; i < ctx->batch_events; i++) {
+            v->event_destroy(d, ctx->batch_start[i]);
+            v->event_destroy(d, ctx->batch_end[i]);
+        }
+        if (ctx->stream)
+            v->stream_destroy(d, ctx->stream);
+        v->device_close(d);
+    }
+    pthread_cond_destroy(&ctx->wake);
+    pthread_mutex_destroy(&ctx->lock);
+    free(ctx);
+}
+
+int tf_gpu_open(const struct tf_gpu_vendor *v, int ordinal, struct tf_backend_ctx **out,
+                struct tf_error *err)
+{
+    struct tf_backend_ctx *ctx = tf_xcalloc(1, sizeof *ctx);
+    int rc;
+
+    if (v->version != TF_GPU_VENDOR_VERSION)
+        tf_die("GPU vendor table '%s' has version %d, not %d", v->name, v->version,
+               TF_GPU_VENDOR_VERSION);
+    pthread_mutex_init(&ctx->lock, NULL);
+    pthread_cond_init(&ctx->wake, NULL);
+    ctx->v = v;
+    ctx->healthy = 1;
+    *out = NULL;
+    if (v->device_open(ordinal, &ctx->device, &ctx->limits, err) != 0) {
+        ctx->device = NULL;
+        goto fail;
+    }
+    void *d = ctx->device;
+    /* Each handle stays NULL unless its creation succeeded, so close() can
+     * release exactly what exists. */
+    struct {
+        tf_gpu_stream *stream;
+        tf_gpu_event *event;
+        int timing;
+    } const make[] = {
+        {&ctx->stream, NULL, 0},       {NULL, &ctx->start, 1},
+        {NULL, &ctx->end, 1},          {&ctx->copy_stream, NULL, 0},
+        {NULL, &ctx->copy_ready, 0},   {NULL, &ctx->copy_done, 0},
+    };
+    for (size_t i = 0; i < sizeof make / sizeof make[0]; i++) {
+        if (make[i].stream)
+            rc = v->stream_create(d, make[i].stream);
+        else
+            rc = v->event_create(d, make[i].event, make[i].timing);
+        if (rc != 0) {
+            if (make[i].stream)
+                *make[i].stream = NULL;
+            else
+                *make[i].event = NULL;
+            gpu_fail(ctx, rc, err, make[i].stream ? "stream creation" : "event creation");
+            goto fail;
+        }
+    }
+    ctx->flush_words = ctx->limits.flush_bytes / 4;
+    if ((rc = v->mem_alloc(d, &ctx->flush_buf, ctx->flush_words * 4)) != 0) {
+        ctx->flush_buf = NULL;
+        gpu_fail(ctx, rc, err, "allocating the cache flush buffer");
+        goto fail;
+    }
+    /* Telemetry is optional: without a sensor results carry none. */
+    ctx->sensor = v->sensor_open ? v->sensor_open(d) : NULL;
+    telemetry_start(ctx);
+    *out = ctx;
+    return 0;
+fail:
+    tf_gpu_close(ctx);
+    return -1;
+}
+
+static int read_file(const char *path, char **data, struct tf_error *err)
+{
+    FILE *f = fopen(path, "rbe");
+    size_t len = 0, cap = 1 << 16;
+    char *buf = NULL;
+    if (f == NULL)
+        return tf_error_set(err, TF_ERR_IO, "cannot read '%s': %s", path, strerror(errno));
+    buf = tf_xmalloc(cap);
+    for (;;) {
+        size_t k = fread(buf + len, 1, cap - len, f);
+        len += k;
+        if (len < cap)
+            break;
+        cap *= 2;
+        buf = tf_xrealloc(buf, cap);
+    }
+    const int bad = ferror(f);
+    fclose(f);
+    if (bad || len == 0) {
+        free(buf);
+        return tf_error_set(err, TF_ERR_IO, "cannot read '%s': %s", path,
+                            bad ? strerror(errno) : "empty file");
+    }
+    *data = buf;
+    return 0;
+}
+
+int tf_gpu_load(struct tf_backend_ctx *ctx, const char *binary_path, const char *entry,
+                void **function, struct tf_error *err)
+{
+    const struct tf_gpu_vendor *v = ctx->v;
+    struct gpu_function *f = tf_xcalloc(1, sizeof *f);
+    char *image = NULL;
+    int rc;
+
+    if (check_healthy(ctx, err) != TF_STATUS_OK)
+        goto fail;
+    if (read_file(binary_path, &image, err) != 0)
+        goto fail;
+    if ((rc = v->module_load(ctx->device, &f->module, image)) != 0) {
+        f->module = NULL;
+        gpu_fail(ctx, rc, err, "loading the module");
+        goto fail;
+    }
+    if ((rc = v->module_function(ctx->device, &f->fn, f->module, entry)) != 0) {
+        char what[160];
+        snprintf(what, sizeof what, "entry point '%.100s' (declare it extern \"C\" __global__)",
+                 entry);
+        gpu_fail(ctx, rc, err, what);
+        goto fail;
+    }
+    /* Some HIP runtimes cannot say: the geometry check then counts the dynamic
+     * shared memory only, and the runtime still refuses a launch over the
+     * limit (an `invalid` result too). */
+    if (v->function_attribute(ctx->device, &f->static_shared, TF_GPU_FUNCTION_STATIC_SHARED,
+                              f->fn) != 0 ||
+        f->static_shared < 0)
+        f->static_shared = 0;
+    free(image);
+    *function = f;
+    return 0;
+fail:
+    if (f->module)
+        v->module_unload(ctx->device, f->module);
+    free(f);
+    free(image);
+    *function = NULL;
+    return -1;
+}
+
+void tf_gpu_unload(struct tf_backend_ctx *ctx, void *function)
+{
+    struct gpu_function *f = function;
+    if (f == NULL)
+        return;
+    if (f->module)
+        ctx->v->module_unload(ctx->device, f->module);
+    free(f);
+}
+
+int tf_gpu_alloc(struct tf_backend_ctx *ctx, size_t bytes, void **ptr, struct tf_error *err)
+{
+    /* The runtimes refuse 0 bytes; an empty buffer still needs a valid,
+     * distinct address. The runner passes &ptr as the kernel parameter: the
+     * device pointer's 64 bits, exactly what the kernel's argument expects. */
+    int rc = ctx->v->mem_alloc(ctx->device, ptr, bytes ? bytes : 256);
+    if (rc != 0) {
+        *ptr = NULL;
+        char what[96];
+        snprintf(what, sizeof what, "allocating %zu bytes of device memory", bytes);
+        return gpu_fail(ctx, rc, err, what);
+    }
+    return 0;
+}
+
+void tf_gpu_release(struct tf_backend_ctx *ctx, void *ptr)
+{
+    if (ptr)
+        ctx->v->mem_free(ctx->device, ptr);
+}
+
+/* Copies go through our stream and wait for it. The synchronous copies run
+ * on the legacy / null stream, which does not order with a non-blocking one,
+ * and from pageable memory a copy to the device may return before its DMA
+ * lands: a kernel queued right after could read the previous variant's data. */
+int tf_gpu_upload(struct tf_backend_ctx *ctx, void *dst, const void *host, size_t bytes,
+                  struct tf_error *err)
+{
+    int rc = ctx->v->copy_to_device(ctx->device, dst, host, bytes, ctx->stream);
+    if (rc == 0)
+        rc = ctx->v->stream_synchronize(ctx->device, ctx->stream);
+    return rc == 0 ? 0 : gpu_fail(ctx, rc, err, "upload");
+}
+
+int tf_gpu_download(struct tf_backend_ctx *ctx, void *host, const void *src, size_t bytes,
+                    struct tf_error *err)
+{
+    int rc = ctx->v->copy_to_host(ctx->device, host, src, bytes, ctx->stream);
+    if (rc == 0)
+        rc = ctx->v->stream_synchronize(ctx->device, ctx->stream);
+    return rc == 0 ? 0 : gpu_fail(ctx, rc, err, "download");
+}
+
+/* ---- launching ---- */
+
+/* TF_STATUS_INVALID + err if `g` exceeds a limit of the device for `f`, else OK. */
+static int check_geometry(const struct tf_backend_ctx *ctx, const struct gpu_function *f,
+                          const struct tf_launch *g, struct tf_error *err)
+{
+    static const char axis[] = "xyz";
+    const struct tf_gpu_limits *lim = &ctx->limits;
+    const uint64_t threads = (uint64_t)g->block[0] * g->block[1] * g->block[2];
+    if (threads > (uint64_t)lim->max_threads) {
+        tf_error_set(err, TF_ERR_BACKEND,
+                     "block of %llu threads exceeds the device's %d threads per block",
+                     (unsigned long long)threads, lim->max_threads);
+        return TF_STATUS_INVALID;
+    }
+    for (int d = 0; d < 3; d++) {
+        if (g->block[d] > (uint32_t)lim->max_block[d]) {
+            tf_error_set(err, TF_ERR_BACKEND, "block.%c = %u exceeds the device's %d", axis[d],
+                         g->block[d], lim->max_block[d]);
+            return TF_STATUS_INVALID;
+        }
+        if (g->grid[d] > (uint32_t)lim->max_grid[d]) {
+            tf_error_set(err, TF_ERR_BACKEND, "grid.%c = %u exceeds the device's %d", axis[d],
+                         g->grid[d], lim->max_grid[d]);
+            return TF_STATUS_INVALID;
+        }
+    }
+    if (g->shared_bytes + (uint64_t)f->static_shared > (uint64_t)lim->max_shared_optin) {
+        tf_error_set(err, TF_ERR_BACKEND,
+                     "%llu bytes of dynamic + %d of static shared memory exceed the device's "
+                     "%d per block",
+                     (unsigned long long)g->shared_bytes, f->static_shared,
+                     lim->max_shared_optin);
+        return TF_STATUS_INVALID;
+    }
+    return TF_STATUS_OK;
+}
+
+/* Healthy, geometry within the device's limits, and (where the vendor has
+ * one) the opt-in above the default dynamic shared memory. Returns a status. */
+static int launch_prepare(struct tf_backend_ctx *ctx, struct gpu_function *f,
+                          const struct tf_launch *g, struct tf_error *err)
+{
+    int status = check_healthy(ctx, err);
+    if (status == TF_STATUS_OK)
+        status = check_geometry(ctx, f, g, err);
+    if (status != TF_STATUS_OK)
+        return status;
+    const int dynamic = (int)g->shared_bytes;
+    if (ctx->v->function_allow_shared && dynamic + f->static_shared > ctx->limits.max_shared &&
+        dynamic > f->dynamic_limit) {
+        int rc = ctx->v->function_allow_shared(ctx->device, f->fn, dynamic);
+        if (rc != 0) {
+            gpu_fail(ctx, rc, err, "opting in to more dynamic shared memory");
+            return ctx->v->is_sticky(rc) ? TF_STATUS_RUNTIME_ERROR : TF_STATUS_INVALID;
+        }
+        f->dynamic_limit = dynamic;
+    }
+    return TF_STATUS_OK;
+}
+
+/* The status of a failed launch call. */
+static int launch_failed(struct tf_backend_ctx *ctx, int rc, struct tf_error *err)
+{
+    gpu_fail(ctx, rc, err, "kernel launch");
+    if (ctx->v->is_sticky(rc))
+        return TF_STATUS_RUNTIME_ERROR; /* an earlier fault surfaced */
+    return ctx->v->is_configuration_error(rc) ? TF_STATUS_INVALID : TF_STATUS_LAUNCH_ERROR;
+}
+
+int tf_gpu_launch(struct tf_backend_ctx *ctx, void *function, const struct tf_launch *g,
+                  void **args, double *seconds, struct tf_error *err)
+{
+    const struct tf_gpu_vendor *v = ctx->v;
+    void *d = ctx->device;
+    struct gpu_function *f = function;
+    int rc;
+
+    int status = launch_prepare(ctx, f, g, err);
+    if (status != TF_STATUS_OK)
+        return status;
+    if (seconds && (rc = v->event_record(d, ctx->start, ctx->stream)) != 0) {
+        gpu_fail(ctx, rc, err, "recording an event");
+        return TF_STATUS_RUNTIME_ERROR;
+    }
+    if ((rc = v->launch(d, f->fn, g, ctx->stream, args)) != 0)
+        return launch_failed(ctx, rc, err);
+    if (seconds) {
+        float ms = 0;
+        if ((rc = v->event_record(d, ctx->end, ctx->stream)) != 0 ||
+            (rc = v->event_synchronize(d, ctx->end)) != 0 ||
+            (rc = v->event_elapsed_ms(d, &ms, ctx->start, ctx->end)) != 0)
+            return gpu_fault(ctx, rc, err, "kernel");
+        *seconds = (double)ms * 1e-3;
+    } else if ((rc = v->stream_synchronize(d, ctx->stream)) != 0) {
+        return gpu_fault(ctx, rc, err, "kernel");
+    }
+    return TF_STATUS_OK;
+}
+
+/* A failure while queueing: drain what was queued, report, runtime_error. */
+static int batch_failed(struct tf_backend_ctx *ctx, int rc, struct tf_error *err,
+                        const char *what)
+{
+    ctx->batch_queued = 0;
+    ctx->v->stream_synchronize(ctx->device, ctx->stream);
+    gpu_fail(ctx, rc, err, what);
+    return TF_STATUS_RUNTIME_ERROR;
+}
+
+int tf_gpu_enqueue(struct tf_backend_ctx *ctx, void *function, const struct tf_launch *g,
+                   void **args, int count, int flush, struct tf_error *err)
+{
+    const struct tf_gpu_vendor *v = ctx->v;
+    void *d = ctx->device;
+    struct gpu_function *f = function;
+    int rc;
+
+    if (count < 1 || count > TF_MAX_BATCH || ctx->batch_queued)
+        tf_die("tf_gpu_enqueue: %d launches with %d queued", count, ctx->batch_queued);
+    int status = launch_prepare(ctx, f, g, err);
+    if (status != TF_STATUS_OK)
+        return status;
+    for (; ctx->batch_events < count; ctx->batch_events++) {
+        int i = ctx->batch_events;
+        if ((rc = v->event_create(d, &ctx->batch_start[i], 1)) != 0)
+            return batch_failed(ctx, rc, err, "event creation");
+        if ((rc = v->event_create(d, &ctx->batch_end[i], 1)) != 0) {
+            v->event_destroy(d, ctx->batch_start[i]);
+            return batch_failed(ctx, rc, err, "event creation");
+        }
+    }
+    for (int i = 0; i < count; i++) {
+        /* The flush runs between the samples, outside their events. */
+        if (flush && (rc = v->fill_words(d, ctx->flush_buf, ++ctx->flush_value,
+                                         ctx->flush_words, ctx->stream)) != 0)
+            return batch_failed(ctx, rc, err, "cache flush");
+        if ((rc = v->event_record(d, ctx->batch_start[i], ctx->stream)) != 0)
+            return batch_failed(ctx, rc, err, "recording an event");
+        if ((rc = v->launch(d, f->fn, g, ctx->stream, args)) != 0) {
+            ctx->batch_queued = 0;
+            v->stream_synchronize(d, ctx->stream);
+            return launch_failed(ctx, rc, err);
+        }
+        if ((rc = v->event_record(d, ctx->batch_end[i], ctx->stream)) != 0)
+            return batch_failed(ctx, rc, err, "recording an event");
+        ctx->batch_queued = i + 1;
+    }
+    return TF_STATUS_OK;
+}
+
+int tf_gpu_collect(struct tf_backend_ctx *ctx, double *seconds, struct tf_error *err)
+{
+    const struct tf_gpu_vendor *v = ctx->v;
+    const int n = ctx->batch_queued;
+    int rc;
+    ctx->batch_queued = 0;
+    if (n > 0 && (rc = v->event_synchronize(ctx->device, ctx->batch_end[n - 1])) != 0)
+        return gpu_fault(ctx, rc, err, "kernel");
+    for (int i = 0; i < n; i++) {
+        float ms = 0;
+        if ((rc = v->event_elapsed_ms(ctx->device, &ms, ctx->batch_start[i],
+                                      ctx->batch_end[i])) != 0) {
+            gpu_fail(ctx, rc, err, "reading a sample's time");
+            return TF_STATUS_RUNTIME_ERROR;
+        }
+        seconds[i] = (double)ms * 1e-3;
+    }
+    return TF_STATUS_OK;
+}
+
+int tf_gpu_flush_cache(struct tf_backend_ctx *ctx, struct tf_error *err)
+{
+    /* A new value each time, so no layer can skip a write as redundant. */
+    int rc = ctx->v->fill_words(ctx->device, ctx->flush_buf, ++ctx->flush_value,
+                                ctx->flush_words, ctx->stream);
+    return rc == 0 ? 0 : gpu_fail(ctx, rc, err, "cache flush");
+}
+
+/* ---- copies ---- */
+
+int tf_gpu_copy(struct tf_backend_ctx *ctx, void *dst, const void *src, size_t bytes,
+                struct tf_error *err)
+{
+    int rc = ctx->v->copy_on_device(ctx->device, dst, src, bytes, ctx->stream);
+    return rc == 0 ? 0 : gpu_fail(ctx, rc, err, "device-to-device copy");
+}
+
+/* Page-locked host memory: a download into pageable memory is a staged,
+ * synchronous copy whatever the API's name says. */
+int tf_gpu_host_alloc(struct tf_backend_ctx *ctx, size_t bytes, void **ptr,
+                      struct tf_error *err)
+{
+    int rc = ctx->v->host_alloc(ctx->device, ptr, bytes ? bytes : 1);
+    if (rc != 0) {
+        *ptr = NULL;
+        char what[96];
+        snprintf(what, sizeof what, "allocating %zu bytes of page-locked memory", bytes);
+        return gpu_fail(ctx, rc, err, what);
+    }
+    return 0;
+}
+
+void tf_gpu_host_free(struct tf_backend_ctx *ctx, void *ptr)
+{
+    if (ptr)
+        ctx->v->host_free(ctx->device, ptr);
+}
+
+/* The copy stream waits for what the main stream has queued so far (an event
+ * recorded there), then copies while the main stream goes on with the samples.
+ * The copy stream runs in order: its last `copy_done` covers every copy. */
+int tf_gpu_download_async(struct tf_backend_ctx *ctx, void *host, const void *src, size_t bytes,
+                          struct tf_error *err)
+{
+    const struct tf_gpu_vendor *v = ctx->v;
+    void *d = ctx->device;
+    int rc;
+    if ((rc = v->event_record(d, ctx->copy_ready, ctx->stream)) != 0)
+        return gpu_fail(ctx, rc, err, "recording an event");
+    if ((rc = v->stream_wait_event(d, ctx->copy_stream, ctx->copy_ready)) != 0)
+        return gpu_fail(ctx, rc, err, "ordering the copy stream");
+    if ((rc = v->copy_to_host(d, host, src, bytes, ctx->copy_stream)) != 0)
+        return gpu_fail(ctx, rc, err, "download");
+    if ((rc = v->event_record(d, ctx->copy_done, ctx->copy_stream)) != 0)
+        return gpu_fail(ctx, rc, err, "recording an event");
+    ctx->copies_queued = 1;
+    return 0;
+}
+
+int tf_gpu_download_wait(struct tf_backend_ctx *ctx, struct tf_error *err)
+{
+    if (!ctx->copies_queued)
+        return 0;
+    ctx->copies_queued = 0;
+    int rc = ctx->v->event_synchronize(ctx->device, ctx->copy_done);
+    if (rc != 0) {
+        /* the copy waited on the kernel: its fault surfaced here */
+        gpu_fault(ctx, rc, err, "download");
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- what a variant uses, and the device's state ---- */
+
+int tf_gpu_function_info(struct tf_backend_ctx *ctx, void *function, int32_t *registers,
+                         int64_t *shared_bytes, int64_t *local_bytes, struct tf_error *err)
+{
+    const struct tf_gpu_vendor *v = ctx->v;
+    struct gpu_function *f = function;
+    int regs = -1, shared = -1, local = -1, rc;
+    *registers = -1;
+    *shared_bytes = *local_bytes = -1;
+    if ((rc = v->function_attribute(ctx->device, &regs, TF_GPU_FUNCTION_REGISTERS, f->fn)) != 0 ||
+        (rc = v->function_attribute(ctx->device, &shared, TF_GPU_FUNCTION_STATIC_SHARED,
+                                    f->fn)) != 0 ||
+        (rc = v->function_attribute(ctx->device, &local, TF_GPU_FUNCTION_LOCAL_BYTES, f->fn)) !=
+            0)
+        return gpu_fail(ctx, rc, err, "reading the function's attributes");
+    *registers = regs;
+    *shared_bytes = shared;
+    *local_bytes = local;
+    return 0;
+}
+
+int tf_gpu_telemetry(struct tf_backend_ctx *ctx, struct tf_telemetry *t, struct tf_error *err)
+{
+    if (ctx->sensor == NULL) {
+        t->sm_clock_mhz = t->power_w = t->energy_mj = t->temperature_c = NAN;
+        t->throttled = -1;
+        return tf_error_set(err, TF_ERR_BACKEND, "no %s: telemetry unavailable",
+                            ctx->v->sensor_name);
+    }
+    pthread_mutex_lock(&ctx->lock);
+    *t = ctx->telemetry;
+    pthread_mutex_unlock(&ctx->lock);
+    return 0;
+}
+
+int tf_gpu_healthy(struct tf_backend_ctx *ctx)
+{
+    return ctx != NULL && ctx->healthy;
+}
