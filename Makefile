@@ -2,7 +2,7 @@
 #   make              build ./tunefarm
 #   make test         build and run every test (unit, integration, MPI, fault matrix, Slurm)
 #   make check-faults the fault matrix: kills, hangs, full disk, bad archives, resume
-#   make slurm        sbatch templates on a one-node Slurm cluster started on localhost
+#   make slurm        sbatch templates (hetjob included) on a Slurm cluster of two nodes on localhost
 #   make fuzz-replay  every fuzz corpus through its target, built with ASan + UBSan (gcc)
 #   make sanitize     tunefarm and the unit tests built with ASan + UBSan, run
 #   make fuzz         the libFuzzer targets (clang); make fuzz-run FUZZ_SECONDS=N

@@ -14,8 +14,8 @@ if [ "$mode" = test ]; then
   # the whole kernel library: not libamdhip64-dev (headers; tunefarm declares
   # what it uses), not rocm-device-libs, not libhiprtc-builtins5.
   pkgs="$pkgs libamdhip64-5"
-  # tests/slurm: a real one-node Slurm cluster on localhost (munged, slurmctld,
-  # slurmd, sbatch & co), started by the test with its own config, key, state
+  # tests/slurm: a real Slurm cluster on localhost, two nodes (munged, slurmctld,
+  # two slurmd, sbatch & co), started by the test with its own config, key, state
   # and logs in a temporary folder. Installing may start the distribution's
   # own services; they do not get in the way (other socket, other ports).
   pkgs="$pkgs munge slurmctld slurmd slurm-client"

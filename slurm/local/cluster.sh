@@ -1,18 +1,22 @@
 #!/usr/bin/env bash
-# A one-node Slurm cluster on localhost, for tests and for trying the sbatch
-# templates without a real cluster: munged + slurmctld + slurmd, with every
-# file they write (munge key and socket, slurm.conf, state, spool, logs, pid
-# files) inside DIR. Nothing system-wide is read or written except the
+# A Slurm cluster on localhost, for tests and for trying the sbatch templates
+# without a real cluster: munged + slurmctld + two slurmd, that is two Slurm
+# nodes on this one host (see slurm.conf.in): NODE0, named as the host, in
+# partitions local (the default) and nvidia; NODE1 (the host's name with "-1")
+# in partition amd, its slurmd in a UTS namespace of its own whose host name is
+# NODE1 where the kernel allows it (`unshare --uts`, root). Every file they
+# write (munge key and socket, slurm.conf, state, spool, temporary files, logs,
+# pid files) is inside DIR. Nothing system-wide is read or written except the
 # installed packages (Debian/Ubuntu: munge slurmctld slurmd slurm-client;
 # scripts/deps.sh test installs them). Run as root (slurmd must be root to start
 # jobs as their user); no systemd, no cgroups needed.
 #
-#   slurm/local/cluster.sh start DIR   start the daemons, wait until the node is idle
+#   slurm/local/cluster.sh start DIR   start the daemons, wait until the nodes are idle
 #   slurm/local/cluster.sh stop DIR    cancel every job, stop the daemons
 #   slurm/local/cluster.sh env DIR     print the export line for the clients:
 #                                      eval "$(slurm/local/cluster.sh env DIR)"; sinfo
 #
-# `start` exits 0 once `sinfo` shows the node idle; otherwise it prints why and
+# `start` exits 0 once `sinfo` shows both nodes idle; otherwise it prints why and
 # the end of the daemons' logs, stops what it started and exits 1 (a missing
 # package: exit 3). Daemon logs: DIR/log/.
 set -u
@@ -29,16 +33,17 @@ export SLURM_CONF=$conf
 
 say() { echo "cluster: $*" >&2; }
 
-# A TCP port nobody listens on, with the next one free too (slurmctld, slurmd).
-# Listening sockets from /proc/net/tcp{,6} (state 0A), no tools needed.
-free_port_pair() {
+# A TCP port nobody listens on, with the next two free too (slurmctld and the
+# two slurmd). Listening sockets from /proc/net/tcp{,6} (state 0A), no tools needed.
+free_ports() {
     local used p i
     used=$(cat /proc/net/tcp /proc/net/tcp6 2>/dev/null | while read -r _ local _ state _; do
         [ "$state" = 0A ] && echo $((16#${local##*:}))
     done | sort -u)
     for i in $(seq 1 200); do
-        p=$((20000 + (RANDOM % 6000) * 2)) # below the ephemeral range (32768-)
-        if ! grep -qx "$p" <<<"$used" && ! grep -qx "$((p + 1))" <<<"$used"; then
+        p=$((20000 + (RANDOM % 4000) * 3)) # below the ephemeral range (32768-)
+        if ! grep -qx "$p" <<<"$used" && ! grep -qx "$((p + 1))" <<<"$used" &&
+            ! grep -qx "$((p + 2))" <<<"$used"; then
             echo "$p"
             return 0
         fi
@@ -46,22 +51,31 @@ free_port_pair() {
     return 1
 }
 
-# stop_pid FILE: end the daemon whose pid FILE holds (TERM, then KILL after 10 s).
-stop_pid() {
-    local pid i
-    [ -s "$1" ] || return 0
-    pid=$(cat "$1")
-    if kill "$pid" 2>/dev/null; then
-        for i in $(seq 1 100); do
-            kill -0 "$pid" 2>/dev/null || break
-            sleep 0.1
+# stop_pids FILE...: end the daemons whose pid FILEs hold (TERM to all at once,
+# then KILL to those left after 10 s).
+stop_pids() {
+    local f pid pids="" i left
+    for f in "$@"; do
+        [ -s "$f" ] && pid=$(cat "$f") && kill "$pid" 2>/dev/null && pids="$pids $pid"
+        rm -f "$f"
+    done
+    for i in $(seq 1 100); do
+        left=""
+        for pid in $pids; do
+            kill -0 "$pid" 2>/dev/null && left="$left $pid"
         done
-        kill -0 "$pid" 2>/dev/null && kill -KILL "$pid" 2>/dev/null
-    fi
-    rm -f "$1"
+        pids=$left
+        [ -z "$pids" ] && return 0
+        sleep 0.1
+    done
+    for pid in $pids; do
+        kill -KILL "$pid" 2>/dev/null
+    done
+    return 0
 }
 
-node_state() { sinfo -h -N -o '%T' 2>/dev/null | head -n 1; }
+# The nodes' states, e.g. "idle" once both are, "idle unknown" before.
+node_state() { sinfo -h -N -o '%T' 2>/dev/null | sort -u | tr '\n' ' ' | sed 's/ $//'; }
 
 # do_stop [fresh]: "fresh" when start failed (no job can exist: only the daemons).
 do_stop() {
@@ -77,13 +91,13 @@ do_stop() {
             sleep 0.1
         done
     fi
-    stop_pid "$dir/slurmd.pid"
-    stop_pid "$dir/slurmctld.pid"
-    stop_pid "$dir/munge/munged.pid"
+    stop_pids "$dir"/slurmd-*.pid
+    stop_pids "$dir/slurmctld.pid"
+    stop_pids "$dir/munge/munged.pid"
 }
 
 do_start() {
-    local p missing="" host node_line port i state
+    local p missing="" host node_line node_hw nodes port i state n launch
     PATH=$PATH:/usr/sbin:/sbin
     for p in munged mungekey slurmctld slurmd sinfo sbatch scontrol; do
         command -v "$p" >/dev/null 2>&1 || missing="$missing $p"
@@ -116,7 +130,7 @@ do_start() {
         exit 1
     fi
 
-    # slurm.conf: this host, two free ports, the node as slurmd -C sees it.
+    # slurm.conf: this host, three free ports, the nodes as slurmd -C sees it.
     host=$(hostname -s)
     node_line=$(slurmd -C 2>/dev/null | grep '^NodeName=') || true
     if [ -z "$node_line" ]; then
@@ -124,11 +138,13 @@ do_start() {
         do_stop fresh
         exit 1
     fi
-    node_line="NodeName=$host ${node_line#NodeName=* }"
-    port=$(free_port_pair) || { say "no free TCP port pair"; do_stop fresh; exit 1; }
-    sed -e "s|@HOST@|$host|g" -e "s|@DIR@|$dir|g" -e "s|@CTLD_PORT@|$port|g" \
-        -e "s|@SLURMD_PORT@|$((port + 1))|g" -e "s|@USER@|$(id -un)|g" \
-        -e "s|@NODE_LINE@|$node_line|" "$here/slurm.conf.in" >"$conf"
+    node_hw=${node_line#NodeName=* }
+    nodes="$host $host-1"
+    port=$(free_ports) || { say "no three free TCP ports"; do_stop fresh; exit 1; }
+    sed -e "s|@HOST@|$host|g" -e "s|@NODE0@|$host|g" -e "s|@NODE1@|$host-1|g" \
+        -e "s|@DIR@|$dir|g" -e "s|@CTLD_PORT@|$port|g" -e "s|@SLURMD_PORT0@|$((port + 1))|g" \
+        -e "s|@SLURMD_PORT1@|$((port + 2))|g" -e "s|@USER@|$(id -un)|g" \
+        -e "s|@NODE_HW@|$node_hw|" "$here/slurm.conf.in" >"$conf"
     : >"$dir/plugstack.conf"
 
     # -c: start from a clean state (no jobs of an earlier cluster in DIR/state).
@@ -138,25 +154,44 @@ do_start() {
         do_stop fresh
         exit 1
     fi
-    if ! slurmd -f "$conf" -N "$host" 2>>"$dir/log/slurmd.log"; then
-        say "slurmd did not start"
-        tail -n 5 "$dir/log/slurmd.log" >&2
-        do_stop fresh
-        exit 1
-    fi
+    # Node 0 is this host. Node 1's slurmd (and so every job step on node 1)
+    # runs in a UTS namespace of its own whose host name is the node's name:
+    # the PMIx library in Slurm's step daemon and Open MPI in the ranks tell
+    # nodes apart by host name, and with one name for two nodes a step over
+    # both (slurm/hetjob.sbatch) gets node 0's list of local ranks on node 1
+    # and clashing shared-memory segments. Where namespaces are not allowed,
+    # node 1 keeps this host's name (jobs on one node are not affected).
+    for n in $nodes; do
+        mkdir -p "$dir/tmp/$n" "$dir/spool/$n" || exit 1
+        launch=(slurmd -f "$conf" -N "$n")
+        if [ "$n" != "$host" ]; then
+            if unshare --uts true 2>"$dir/log/unshare.log"; then
+                # shellcheck disable=SC2016 # expanded by that sh
+                launch=(unshare --uts sh -c 'hostname "$0" && exec "$@"' "$n" "${launch[@]}")
+            else
+                say "node $n shares this host's name: unshare --uts: $(tail -n 1 "$dir/log/unshare.log")"
+            fi
+        fi
+        if ! "${launch[@]}" 2>>"$dir/log/slurmd-$n.log"; then
+            say "slurmd of node $n did not start"
+            tail -n 5 "$dir/log/slurmd-$n.log" >&2
+            do_stop fresh
+            exit 1
+        fi
+    done
 
-    # Wait (30 s at most) until the node registered and is idle.
+    # Wait (30 s at most) until both nodes registered and are idle.
     state=""
     for i in $(seq 1 300); do
         state=$(node_state)
         case "$state" in
-        idle) say "node $host idle (slurmctld port $port, $dir)"; return 0 ;;
-        down* | drain* | fail*) [ "$i" -gt 50 ] && break ;;
+        idle) say "nodes $host and $host-1 idle (slurmctld port $port, $dir)"; return 0 ;;
+        *down* | *drain* | *fail*) [ "$i" -gt 50 ] && break ;;
         esac
         sleep 0.1
     done
-    say "the node did not become idle (state: ${state:-none}); $(sinfo -h -N -o '%E' 2>/dev/null | head -n 1)"
-    for f in slurmctld slurmd munged; do
+    say "the nodes did not become idle (states: ${state:-none}); $(sinfo -h -N -o '%E' 2>/dev/null | grep -v '^none$' | head -n 1)"
+    for f in slurmctld slurmd-$host slurmd-$host-1 munged; do
         echo "--- $dir/log/$f.log" >&2
         tail -n 8 "$dir/log/$f.log" >&2 2>/dev/null
     done

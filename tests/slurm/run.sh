@@ -1,13 +1,18 @@
 #!/usr/bin/env bash
-# Slurm tests: a real one-node Slurm cluster on localhost (munged, slurmctld,
-# slurmd, all started here by slurm/local/cluster.sh with every file in $TMP),
-# real sbatch submissions of the templates in slurm/, real tunefarm runs inside
-# the jobs (mpirun under the Slurm allocation), real HDF5 archives.
+# Slurm tests: a real Slurm cluster on localhost (munged, slurmctld and two
+# slurmd, two nodes on this host, all started here by slurm/local/cluster.sh
+# with every file in $TMP), real sbatch submissions of the templates in slurm/,
+# real tunefarm runs inside the jobs (mpirun under the Slurm allocation, or
+# srun --mpi=pmix), real HDF5 archives.
 #   - tune.sbatch: a host job completes; the run row records the Slurm job id;
 #   - the checkpoint path: SIGUSR1 to the batch shell mid-run, tunefarm exits 75,
 #     the template requeues the job, the requeued job resumes the same run, and
 #     the archive ends with every configuration exactly once, in one run;
 #   - array.sbatch: one array task per job file, one archive each;
+#   - hetjob.sbatch: a heterogeneous job, component 0 on one node (partition
+#     nvidia), component 1 on the other (amd), one MPI job over both through
+#     srun --het-group=0,1 --mpi=pmix: the run has every rank, and the workers
+#     of both components measured;
 #   - nightly.scrontab installs (scrontab accepts its options and schedule).
 # Without the packages or the rights to start the daemons, the cluster part
 # prints "skip  slurm: <why>" (scripts/deps.sh test installs the packages).
@@ -34,7 +39,7 @@ same_blocks() {
 }
 check "the checkpoint block is the same in every template" same_blocks
 
-echo "-- a one-node Slurm cluster on localhost"
+echo "-- a two-node Slurm cluster on localhost"
 trap '"$CLUSTER" stop "$TMP/slurm" >/dev/null 2>&1; rm -rf "$TMP"' EXIT
 start=$(date +%s)
 if ! "$CLUSTER" start "$TMP/slurm" >cluster.out 2>&1; then
@@ -44,7 +49,7 @@ if ! "$CLUSTER" start "$TMP/slurm" >cluster.out 2>&1; then
     finish
     exit
 fi
-pass "munged, slurmctld and slurmd start; the node is idle ($(($(date +%s) - start)) s)"
+pass "munged, slurmctld and two slurmd start; the nodes are idle ($(($(date +%s) - start)) s)"
 
 # job_field ID FIELD: one field of `scontrol show job` (JobState, ExitCode, Restarts).
 job_field() { scontrol -o show job "$1" 2>/dev/null | tr ' ' '\n' | sed -n "s/^$2=//p" | head -n 1; }
@@ -173,6 +178,55 @@ else
         check "  its own archive c/results/task$((i + 1)).h5: 6 rows, one run, of job $tid" \
             runs_check "c/results/task$((i + 1)).h5" ranked 6 "$tid"
     done
+fi
+
+echo "-- slurm/hetjob.sbatch: one MPI job over two components' nodes"
+# The template as written (its partitions nvidia and amd are this cluster's two
+# nodes; launcher srun --het-group=0,1 --mpi=pmix) but for what the cluster
+# lacks, per component on the command line: options before ':' override
+# component 0's #SBATCH lines, those after it component 1's (without ':' they
+# would apply to both). No GPUs; component 0 two tasks (the coordinator and a
+# worker), component 1 one (a worker); 10 minutes.
+node0=$(sinfo -h -p nvidia -o %N)
+node1=$(sinfo -h -p amd -o %N)
+# het_check ARCHIVE: the run has 3 ranks (only both components together have
+# 3 tasks), and the workers on both nodes measured: each device row names the
+# host its worker ran on, node 1's its own (cluster.sh gives it its name).
+het_check() {
+    $PY -c "
+import sys, h5py
+archive, node0, node1 = sys.argv[1:4]
+f = h5py.File(archive, 'r')
+runs, devices = f['runs'][()], f['devices'][()]
+res = f['kernels/ranked/results'][()]
+host = {int(d['id']): d['host'].decode() for d in devices}
+rows = {}
+for d in res['device'].tolist():
+    rows[host[d]] = rows.get(host[d], 0) + 1
+print('ranks: %s, rows per worker host: %s' % ([int(r) for r in runs['ranks']], rows))
+sys.exit(0 if [int(r) for r in runs['ranks']] == [3] and set(rows) == {node0, node1} else 1)" "$1" "$node0" "$node1"
+}
+if [ "$(srun --partition=amd --time=1 hostname 2>&1)" != "$node1" ]; then
+    # Without its own host name, node 1's PMIx server and Open MPI take it for
+    # node 0 (wrong local ranks, clashing shared memory): no run to check.
+    skip "slurm/hetjob.sbatch" "node $node1 does not have its own host name (no UTS namespace: see slurm/local/cluster.sh)"
+else
+    mkdir -p h && cp -r "$FIX/ranked" "$FIX/ranked.yaml" h/
+    jid=$(sbatch --parsable --chdir="$TMP/h" --output="$TMP/h/job.out" --gpus-per-node=0 \
+        --ntasks-per-node=2 --time=10 : --gpus-per-node=0 --ntasks-per-node=1 --time=10 \
+        "$SL/hetjob.sbatch" ranked.yaml h.h5 2>h/sbatch.err) || true
+    if [ -z "$jid" ]; then
+        fail "sbatch accepts hetjob.sbatch" h/sbatch.err
+    else
+        pass "sbatch accepts hetjob.sbatch (heterogeneous job $jid: ${jid}+0 in nvidia, ${jid}+1 in amd)"
+        state=$(wait_done "$jid" 120)
+        check "the job completes ($state)" ended_ok "$jid" h/job.out
+        check "  component 1 completes too" ended_ok "${jid}+1" h/job.out
+        check "  the template ran on both components' nodes" contains h/job.out "NVIDIA: $node0, AMD: $node1"
+        check "38 rows, each configuration once, all ok" $CHECK h/h.h5 ranked --rows 38 --unique --all-ok --runs 1
+        check "  one run, of Slurm job $jid" runs_check h/h.h5 ranked 38 "$jid"
+        check "one MPI job of 3 ranks; the workers on $node0 and on $node1 both measured" het_check h/h.h5
+    fi
 fi
 
 echo "-- slurm/nightly.scrontab"
