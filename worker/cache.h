@@ -3,7 +3,9 @@
  * Layout: <dir>/<backend>/<key[0:2]>/<key>.<ext>, where ext is the binary's
  * (so, cubin, hsaco) or one of: meta (registers/shared/spills of a good
  * binary), err (the one-line message of a rejected variant), log (the full
- * compiler log of a rejected variant). Every file appears atomically. */
+ * compiler log of a rejected variant), busy (the in-progress mark "host pid" of
+ * a variant some process is compiling now; see compile.c). Every file but the
+ * mark appears atomically. */
 #ifndef TF_CACHE_H
 #define TF_CACHE_H
 

@@ -8,7 +8,12 @@
  * with .log holding the full compiler output) is answered without compiling.
  * On a miss the backend compiles into a temporary name in the cache folder and
  * the binary is renamed into place only when complete, so concurrent ranks on
- * a shared filesystem never load half a file. Machinery failures (the compiler
+ * a shared filesystem never load half a file. Before compiling, a job makes
+ * the variant's in-progress mark (<key>.busy, O_EXCL); a job that finds a mark
+ * waits for that compile's answer instead of repeating it - a compile rank
+ * ahead of this one, or a rank on another node of a shared cache, is then
+ * never paid twice - and takes a mark over whose owner died or that outlived
+ * the compile deadline. Machinery failures (the compiler
  * cannot be spawned, crashed or timed out) are reported as compile_error but never
  * cached: they say nothing about the variant. The compiling itself happens
  * in compiler processes (compiler.h), because in-process compilers such as
@@ -26,12 +31,15 @@
 #include "compile.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <time.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "../schema/status.h"
@@ -125,6 +133,7 @@ struct variant {
     const char *cache_dir;
     struct tf_compile_input in;
     struct slot *slot; /* compile in its child; NULL: in-process */
+    double deadline;   /* seconds a compile may take: an older in-progress mark is stale */
 };
 
 /* Compile `in` in the slot's child, started first if needed, publishing its
@@ -152,10 +161,102 @@ static int slot_compile(struct slot *s, const struct tf_compile_input *in,
     return rc;
 }
 
+/* A cached answer for the variant whose files are `binary`, `meta` and `errf`:
+ * a good binary (with its metadata) or a known-bad variant's message into
+ * `out`; 0 if the cache has neither. */
+static int cache_answer(const char *binary, const char *meta, const char *errf,
+                        struct tf_compiled *out)
+{
+    if (access(binary, R_OK) == 0) {
+        out->status = TF_STATUS_OK;
+        out->cached = 1;
+        tf_cache_read_meta(meta, &out->registers, &out->shared_bytes, &out->spill_bytes);
+        return 1;
+    }
+    if (tf_cache_read_text(errf, out->message, sizeof out->message) == 0) {
+        out->message[strcspn(out->message, "\n")] = '\0';
+        out->cached = 1;
+        out->binary_path[0] = '\0';
+        return 1;
+    }
+    return 0;
+}
+
+/* 1 if the in-progress mark `busy` is stale: older than `stale_after`
+ * seconds, or left by a process of this host that no longer exists. */
+static int busy_stale(const char *busy, double stale_after)
+{
+    struct stat st;
+    char text[320], host[256], owner[256];
+    long pid = 0;
+    if (stat(busy, &st) != 0)
+        return 0; /* gone: not stale, just done */
+    if (difftime(time(NULL), st.st_mtime) > stale_after)
+        return 1;
+    if (tf_cache_read_text(busy, text, sizeof text) != 0 ||
+        sscanf(text, "%255s %ld", owner, &pid) != 2 || pid <= 0)
+        return 0; /* being written, or not ours to judge: wait for the age limit */
+    host[0] = '\0';
+    gethostname(host, sizeof host - 1);
+    host[sizeof host - 1] = '\0';
+    return strcmp(owner, host) == 0 && kill((pid_t)pid, 0) != 0 && errno == ESRCH;
+}
+
+enum claim {
+    CLAIM_OWNED,    /* we made the mark: compile, then remove it */
+    CLAIM_ANSWERED, /* another process compiled it meanwhile: `out` holds its answer */
+    CLAIM_UNMARKED  /* the cache cannot hold a mark (read-only, say): compile anyway */
+};
+
+/* Make the in-progress mark `busy` ("host pid") for a variant about to be
+ * compiled, or, while another process holds it (a compile rank ahead of this
+ * one, a rank on another node sharing the cache), wait for that compile's
+ * answer instead of paying for the same compile twice. A mark whose owner
+ * died, or that outlived any compile, is removed and the claim retried; so is
+ * a mark removed without an answer (its compile failed for a machinery reason). */
+static enum claim claim_variant(const char *busy, double stale_after, const char *binary,
+                                const char *meta, const char *errf, struct tf_compiled *out)
+{
+    static const struct timespec poll = {0, 5000000}; /* 5 ms against compiles of 0.1-1 s */
+    for (;;) {
+        int fd = open(busy, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+        if (fd >= 0) {
+            char host[256] = "", line[320];
+            gethostname(host, sizeof host - 1);
+            int n = snprintf(line, sizeof line, "%s %ld\n", host, (long)getpid());
+            const int bad = write(fd, line, (size_t)n) != n;
+            close(fd);
+            if (bad) { /* a full disk: no mark, but no reason not to compile */
+                unlink(busy);
+                return CLAIM_UNMARKED;
+            }
+            /* It may have been answered between our lookup and the mark. */
+            if (cache_answer(binary, meta, errf, out)) {
+                unlink(busy);
+                return CLAIM_ANSWERED;
+            }
+            return CLAIM_OWNED;
+        }
+        if (errno != EEXIST)
+            return CLAIM_UNMARKED;
+        while (access(busy, F_OK) == 0) {
+            if (cache_answer(binary, meta, errf, out))
+                return CLAIM_ANSWERED;
+            if (busy_stale(busy, stale_after)) {
+                unlink(busy);
+                break;
+            }
+            nanosleep(&poll, NULL);
+        }
+        if (cache_answer(binary, meta, errf, out))
+            return CLAIM_ANSWERED;
+    }
+}
+
 /* Compile `v` through the cache into `out`. *ran_compiler tells the stats apart. */
 static void compile_variant(const struct variant *v, struct tf_compiled *out, int *ran_compiler)
 {
-    char key[65], meta[4200], errf[4200], logf[4200], tmp[4300];
+    char key[65], meta[4200], errf[4200], logf[4200], busy[4200], tmp[4300];
     struct tf_error err = {0};
     struct tf_compile_output co = {0};
     struct tf_compile_input in = v->in;
@@ -171,23 +272,20 @@ static void compile_variant(const struct variant *v, struct tf_compiled *out, in
                       out->binary_path, sizeof out->binary_path, &err) != 0 ||
         tf_cache_path(v->cache_dir, v->be->name, key, "meta", meta, sizeof meta, &err) != 0 ||
         tf_cache_path(v->cache_dir, v->be->name, key, "err", errf, sizeof errf, &err) != 0 ||
-        tf_cache_path(v->cache_dir, v->be->name, key, "log", logf, sizeof logf, &err) != 0) {
+        tf_cache_path(v->cache_dir, v->be->name, key, "log", logf, sizeof logf, &err) != 0 ||
+        tf_cache_path(v->cache_dir, v->be->name, key, "busy", busy, sizeof busy, &err) != 0) {
         snprintf(out->message, sizeof out->message, "compile cache: %.140s", err.message);
         out->binary_path[0] = '\0';
         return;
     }
-    if (access(out->binary_path, R_OK) == 0) {
-        out->status = TF_STATUS_OK;
-        out->cached = 1;
-        tf_cache_read_meta(meta, &out->registers, &out->shared_bytes, &out->spill_bytes);
+    if (cache_answer(out->binary_path, meta, errf, out))
         return;
-    }
-    if (tf_cache_read_text(errf, out->message, sizeof out->message) == 0) {
-        out->message[strcspn(out->message, "\n")] = '\0';
-        out->cached = 1;
-        out->binary_path[0] = '\0';
+    const enum claim claim =
+        claim_variant(busy, v->deadline + 30.0, out->binary_path, meta, errf, out);
+    if (claim == CLAIM_ANSWERED)
         return;
-    }
+    if (claim != CLAIM_OWNED)
+        busy[0] = '\0'; /* nothing of ours to remove */
 
     tf_cache_temp_name(out->binary_path, tmp, sizeof tmp);
     in.output_path = tmp;
@@ -221,6 +319,8 @@ static void compile_variant(const struct variant *v, struct tf_compiled *out, in
             goto fail;
         }
         out->status = TF_STATUS_OK;
+        if (busy[0])
+            unlink(busy); /* after the rename: a waiter finds the binary */
         free(co.log);
         return;
     }
@@ -234,8 +334,19 @@ static void compile_variant(const struct variant *v, struct tf_compiled *out, in
     tf_cache_write_file(errf, line, strlen(line), NULL);
 fail:
     unlink(tmp);
+    if (busy[0])
+        unlink(busy); /* after the .err, if any: a waiter finds it, else compiles itself */
     out->binary_path[0] = '\0';
     free(co.log);
+}
+
+/* The pool's compile deadline now (tf_compile_pool_set_deadline may change it). */
+static double pool_deadline(struct tf_compile_pool *p)
+{
+    pthread_mutex_lock(&p->mu);
+    const double seconds = p->deadline;
+    pthread_mutex_unlock(&p->mu);
+    return seconds;
 }
 
 /* Compile configuration `config` of kernel `k` with the pool's backend on slot `s`. */
@@ -258,6 +369,7 @@ static void compile_config(struct slot *s, const struct tf_kernel *k, uint64_t c
                .noptions = k->option_count,
                .options = k->options},
         .slot = s->compiler ? s : NULL,
+        .deadline = pool_deadline(p),
     };
     compile_variant(&v, out, ran_compiler);
     for (int i = 0; i < ndefines; i++)
@@ -449,6 +561,7 @@ int tf_compile_reference(struct tf_compile_pool *p, const struct tf_kernel *k, c
                .defines = NULL,
                .noptions = (int)(sizeof options / sizeof options[0]),
                .options = options},
+        .deadline = pool_deadline(p),
     };
     struct tf_compiled out;
     int ran = 0;

@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <glob.h>
 #include <signal.h>
 #include <spawn.h>
@@ -21,6 +22,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -477,6 +480,121 @@ static void test_bad_executables(void **state)
     tf_compile_pool_destroy(p);
 }
 
+/* The in-progress mark beside `binary` (the cache's "<key>.busy"). */
+static void busy_path(const char *binary, char *out, size_t cap)
+{
+    snprintf(out, cap, "%s", binary);
+    char *dot = strrchr(out, '.');
+    assert_non_null(dot);
+    snprintf(dot, cap - (size_t)(dot - out), ".busy");
+}
+
+static void write_mark(const char *path, const char *host, long pid)
+{
+    FILE *fp = fopen(path, "w");
+    assert_non_null(fp);
+    fprintf(fp, "%s %ld\n", host, pid);
+    assert_int_equal(fclose(fp), 0);
+}
+
+/* Two pools on one cache (two ranks) asked for the same slow variant at once:
+ * one compiles it, the other waits for that compile instead of repeating it. */
+static void test_same_variant_compiled_once(void **state)
+{
+    struct fixture *f = *state;
+    struct tf_compile_pool *a = pool(f, &fault_backend, 1), *b = pool(f, &fault_backend, 1);
+    f->variant.source = "/* @slow 2 */ void gemm(void **a) { (void)a; }\n";
+    const uint64_t ta = tf_compile_submit(a, &f->variant, f->gemm->default_index);
+    const uint64_t tb = tf_compile_submit(b, &f->variant, f->gemm->default_index);
+    struct tf_compiled ca, cb;
+    tf_compile_wait(a, ta, &ca);
+    tf_compile_wait(b, tb, &cb);
+    assert_int_equal(ca.status, TF_STATUS_OK);
+    assert_int_equal(cb.status, TF_STATUS_OK);
+    assert_string_equal(ca.binary_path, cb.binary_path);
+    struct tf_compile_stats sa, sb;
+    tf_compile_get_stats(a, &sa);
+    tf_compile_get_stats(b, &sb);
+    assert_int_equal(sa.compiled + sb.compiled, 1);
+    assert_int_equal(sa.cached + sb.cached, 1);
+    assert_int_equal(ca.cached + cb.cached, 1);
+    assert_int_equal(count_files(f->cache, "busy"), 0);
+    tf_compile_pool_destroy(a);
+    tf_compile_pool_destroy(b);
+}
+
+/* A mark whose owner lives holds a compile back until it goes; a mark removed
+ * without an answer (the owner's compile failed) leaves the compile to us. */
+static void test_live_mark_waits(void **state)
+{
+    struct fixture *f = *state;
+    struct tf_compile_pool *p = pool(f, &tf_backend_host, 1);
+    struct tf_compiled c;
+    compile_source(p, f, NULL, &c); /* learn the cache paths, then forget the answer */
+    assert_int_equal(c.status, TF_STATUS_OK);
+    char busy[4200], meta[4200], host[256] = "";
+    busy_path(c.binary_path, busy, sizeof busy);
+    snprintf(meta, sizeof meta, "%s", busy);
+    memcpy(meta + strlen(meta) - 4, "meta", 4);
+    assert_int_equal(unlink(c.binary_path), 0);
+    unlink(meta);
+    gethostname(host, sizeof host - 1);
+    write_mark(busy, host, (long)getpid()); /* we are alive: a live owner */
+
+    const double t0 = now();
+    const uint64_t ticket = tf_compile_submit(p, &f->variant, f->gemm->default_index);
+    struct timespec hold = {1, 0};
+    nanosleep(&hold, NULL);
+    assert_int_equal(access(c.binary_path, F_OK), -1); /* it waited, did not compile */
+    assert_int_equal(unlink(busy), 0);
+    tf_compile_wait(p, ticket, &c);
+    assert_true(now() - t0 >= 1.0);
+    assert_int_equal(c.status, TF_STATUS_OK);
+    assert_int_equal(c.cached, 0); /* compiled here once the mark went */
+    assert_int_equal(access(c.binary_path, R_OK), 0);
+    assert_int_equal(count_files(f->cache, "busy"), 0);
+    tf_compile_pool_destroy(p);
+}
+
+/* Marks nobody will remove: one of a process of this host that is gone, one
+ * older than any compile may take. Both are taken over at once. */
+static void test_stale_marks_taken_over(void **state)
+{
+    struct fixture *f = *state;
+    struct tf_compile_pool *p = pool(f, &tf_backend_host, 1);
+    char busy[4200], host[256] = "";
+    gethostname(host, sizeof host - 1);
+    pid_t dead = fork();
+    assert_true(dead >= 0);
+    if (dead == 0)
+        _exit(0);
+    assert_int_equal(waitpid(dead, NULL, 0), dead);
+
+    for (int round = 0; round < 2; round++) {
+        struct tf_compiled c;
+        f->variant.source = round == 0 ? "void gemm(void **a) { (void)a; }\n"
+                                       : "void gemm(void **a) { (void)a; /* 2 */ }\n";
+        compile_source(p, f, f->variant.source, &c);
+        assert_int_equal(c.status, TF_STATUS_OK);
+        busy_path(c.binary_path, busy, sizeof busy);
+        assert_int_equal(unlink(c.binary_path), 0);
+        if (round == 0) {
+            write_mark(busy, host, (long)dead);
+        } else {
+            write_mark(busy, "another-host", 1);
+            struct timespec old[2] = {{time(NULL) - 3600, 0}, {time(NULL) - 3600, 0}};
+            assert_int_equal(utimensat(AT_FDCWD, busy, old, 0), 0);
+        }
+        const double t0 = now();
+        compile_source(p, f, f->variant.source, &c);
+        assert_true(now() - t0 < 60.0); /* not the age limit's 150 s */
+        assert_int_equal(c.status, TF_STATUS_OK);
+        assert_int_equal(c.cached, 0);
+        assert_int_equal(access(busy, F_OK), -1);
+    }
+    tf_compile_pool_destroy(p);
+}
+
 static void test_compiler_main_arguments(void **state)
 {
     (void)state;
@@ -502,6 +620,9 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_sigkill_mid_compile, setup, teardown),
         cmocka_unit_test_setup_teardown(test_timeout_kills_child_and_tools, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bad_executables, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_same_variant_compiled_once, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_live_mark_waits, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_stale_marks_taken_over, setup, teardown),
         cmocka_unit_test(test_compiler_main_arguments),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
