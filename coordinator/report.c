@@ -6,7 +6,9 @@
  * is exactly what the file holds. Rows are grouped by kernel, problem and
  * device class (backend/arch/name: all H100s together); the best is the lowest
  * median time among `ok` rows, and the speedup compares it with the default
- * configuration's best median in the same group. */
+ * configuration's best median in the same group. The default is the problem's
+ * own (a kernel's default may follow the problem sizes), as the archive's
+ * problems table records it. */
 #include "report.h"
 
 #include <math.h>
@@ -83,6 +85,7 @@ int tf_report_best(const struct tf_archive *a, int run, const char *kernel, FILE
         for (int p = 0; p < ak->nproblems; p++) {
             char keys[64][256];
             int nclasses = collect_classes(a, ak, (uint32_t)p, run, keys, 64);
+            const struct tf_archive_problem *pr = &ak->problems[p];
             for (int c = 0; c < nclasses; c++) {
                 uint64_t counts[TF_STATUS_COUNT] = {0}, total = 0;
                 const struct tf_archive_row *best = NULL;
@@ -111,14 +114,14 @@ int tf_report_best(const struct tf_archive *a, int run, const char *kernel, FILE
                     if (row->r.status != TF_STATUS_OK || !isfinite(row->r.time_median))
                         continue;
                     if (has_strict && row->r.phase == 1) {
-                        if (ak->has_default && row->r.config == ak->default_index &&
+                        if (pr->has_default && row->r.config == pr->default_index &&
                             !(default_screened <= row->r.time_median))
                             default_screened = row->r.time_median;
                         continue;
                     }
                     if (best == NULL || row->r.time_median < best->r.time_median)
                         best = row;
-                    if (ak->has_default && row->r.config == ak->default_index &&
+                    if (pr->has_default && row->r.config == pr->default_index &&
                         !(default_time <= row->r.time_median))
                         default_time = row->r.time_median;
                 }

@@ -572,6 +572,21 @@ static H5T_class_t kind_class(enum col_kind k)
     }
 }
 
+/* 1 if dataset `name` under `loc` is a table with a column `column`, else 0 (a
+ * missing or odd dataset is table_read's to report). For optional columns. */
+static int dataset_has_column(hid_t loc, const char *name, const char *column)
+{
+    int found = 0;
+    hid_t dset = H5I_INVALID_HID, ftype = H5I_INVALID_HID;
+    if (H5Lexists(loc, name, H5P_DEFAULT) > 0 && (dset = H5Dopen2(loc, name, H5P_DEFAULT)) >= 0 &&
+        (ftype = H5Dget_type(dset)) >= 0 && H5Tget_class(ftype) == H5T_COMPOUND)
+        found = H5Tget_member_index(ftype, column) >= 0;
+    H5Eclear2(H5E_DEFAULT);
+    close_id(&ftype, H5Tclose);
+    close_id(&dset, H5Dclose);
+    return found;
+}
+
 /* Read dataset `name` under `loc`: check that every column of `t` exists (by name)
  * with the right class, call `sized` with the row count, then `unpack` per block. */
 static int table_read(hid_t loc, const char *name, const struct table *t, sized_fn sized,
@@ -729,9 +744,16 @@ static int plan_table(struct table *t, const char *file, struct tf_error *err)
     return 0;
 }
 
-/* Problems: id, name, then one int64 column per size (size i is column 2 + i). */
+/* A problem without a default: no configuration has this index, since a space
+ * must have fewer than 2^64 - 1 configurations (schema/kernel.md). */
+#define NO_DEFAULT UINT64_MAX
+
+/* Problems: id, name, one int64 column per size (size i is column 2 + i), then
+ * `default_config` (column 2 + nsizes) unless `with_default` is 0: archives
+ * written before per-problem defaults lack it, and the reader asks for it only
+ * where it is. */
 static int problems_table(struct table *t, const struct tf_archive_kernel *ak, const char *file,
-                          struct tf_error *err)
+                          int with_default, struct tf_error *err)
 {
     char what[320];
     snprintf(what, sizeof what, "/kernels/%s/problems", ak->name);
@@ -742,6 +764,8 @@ static int problems_table(struct table *t, const struct tf_archive_kernel *ak, c
     for (int i = 0; i < ak->nsizes; i++)
         if (table_add(t, ak->size_names[i], COL_I64, 0, err) < 0)
             return -1;
+    if (with_default && table_add(t, "default_config", COL_U64, 0, err) < 0)
+        return -1;
     return 0;
 }
 
@@ -837,7 +861,7 @@ static int kernel_validate(const struct tf_archive_kernel *ak, const char *file,
     int rc = results_table(&t, &c, ak, file, err);
     table_free(&t);
     if (rc == 0) {
-        rc = problems_table(&t, ak, file, err);
+        rc = problems_table(&t, ak, file, 1, err);
         table_free(&t);
     }
     return rc;
@@ -862,6 +886,13 @@ static int model_validate(const struct tf_archive *a, const char *path, struct t
                 return tf_error_set(err, TF_ERR_SCHEMA, "%s: two archive kernels named '%s'",
                                     path, ak->name);
         uint64_t cart = kernel_cartesian(ak);
+        for (int p = 0; p < ak->nproblems; p++)
+            if (ak->problems[p].has_default && ak->problems[p].default_index >= cart)
+                return tf_error_set(err, TF_ERR_SCHEMA,
+                                    "%s: kernel '%s' problem %d has an out-of-range default "
+                                    "%llu (not written; the archive model is inconsistent)",
+                                    path, ak->name, p,
+                                    (unsigned long long)ak->problems[p].default_index);
         for (uint64_t i = 0; i < ak->nrows; i++) {
             const struct tf_archive_row *r = &ak->rows[i];
             const char *bad = r->run >= (uint32_t)a->nruns           ? "run"
@@ -1058,17 +1089,25 @@ static uint32_t problem_like(struct tf_archive_kernel *ak, const char *name, con
     }
     ak->problems = tf_xrealloc(ak->problems, (size_t)(ak->nproblems + 1) * sizeof *ak->problems);
     struct tf_archive_problem *np = &ak->problems[ak->nproblems];
+    memset(np, 0, sizeof *np); /* no default until the caller gives one */
     memcpy(np->name, stored, sizeof stored);
     np->sizes = tf_xcalloc((size_t)(ak->nsizes > 0 ? ak->nsizes : 1), sizeof *np->sizes);
     memcpy(np->sizes, sizes, (size_t)ak->nsizes * sizeof *sizes);
     return (uint32_t)ak->nproblems++;
 }
 
+/* Like the source hash, a problem's default follows the newest kernel file that
+ * has the problem; rows of problems it no longer lists keep theirs. */
 uint32_t tf_archive_problem_for(struct tf_archive_kernel *ak, const struct tf_kernel *k, int p)
 {
     if (p < 0 || p >= k->nproblems || k->nsizes != ak->nsizes)
         tf_die("tf_archive_problem_for: problem %d of kernel '%s' out of range", p, k->name);
-    return problem_like(ak, k->problems[p].name, k->problems[p].sizes);
+    uint32_t i = problem_like(ak, k->problems[p].name, k->problems[p].sizes);
+    struct tf_archive_problem *ap = &ak->problems[i];
+    uint64_t def = 0;
+    ap->has_default = tf_kernel_default_for(k, p, &def);
+    ap->default_index = ap->has_default ? def : 0;
+    return i;
 }
 
 /* The entry of `dst` for `src`'s kernel: the same shape, or a new copy (no rows). */
@@ -1140,8 +1179,16 @@ int tf_archive_merge(struct tf_archive *dst, const struct tf_archive *src,
         }
         const uint32_t kernel = (uint32_t)(ak - dst->kernels);
         uint32_t *problems = tf_xcalloc((size_t)sk->nproblems + 1, sizeof *problems);
-        for (int p = 0; p < sk->nproblems; p++)
+        for (int p = 0; p < sk->nproblems; p++) {
             problems[p] = problem_like(ak, sk->problems[p].name, sk->problems[p].sizes);
+            /* `dst` keeps its own default for a problem it has; one it lacks comes
+             * from `src` (kernel shapes agree, so the index means the same). */
+            struct tf_archive_problem *dp = &ak->problems[problems[p]];
+            if (!dp->has_default && sk->problems[p].has_default) {
+                dp->has_default = 1;
+                dp->default_index = sk->problems[p].default_index;
+            }
+        }
         for (uint64_t i = 0; i < sk->nrows; i++) {
             struct tf_archive_row row = sk->rows[i];
             if (runs[row.run] < 0)
@@ -1531,6 +1578,8 @@ static int problems_pack(void *ctx, const struct table *t, unsigned char *buf, u
         put_str(t, buf, i - lo, 1, p->name);
         for (int s = 0; s < ak->nsizes; s++)
             PUT(t, buf, i - lo, 2 + s, int64_t, p->sizes[s]);
+        PUT(t, buf, i - lo, 2 + ak->nsizes, uint64_t,
+            p->has_default ? p->default_index : NO_DEFAULT);
     }
     return 0;
 }
@@ -1633,7 +1682,7 @@ static int write_kernel(hid_t kernels, const struct tf_archive_kernel *ak, const
         hdf5_error(err, "%s: cannot write attribute '%s' of /kernels/%s", path, failed, ak->name);
         goto fail;
     }
-    if (problems_table(&t, ak, path, err) != 0 ||
+    if (problems_table(&t, ak, path, 1, err) != 0 ||
         table_write(g, "problems", &t, (uint64_t)ak->nproblems, 0, problems_pack, (void *)ak,
                     err) != 0)
         goto fail;
@@ -1849,6 +1898,7 @@ struct read_ctx {
     uint64_t cartesian;
     char **plan_names;   /* /plan's kernel column until plan_resolve */
     int nplan_names;
+    int default_col;     /* problems' `default_config` column; -1: absent (older archive) */
 };
 
 static int check_id(const struct table *t, const unsigned char *buf, uint64_t o, uint64_t i,
@@ -2009,6 +2059,23 @@ static int problems_unpack(void *ctx, const struct table *t, const unsigned char
         get_str(t, buf, i - lo, 1, p->name, sizeof p->name);
         for (int s = 0; s < rc->ak->nsizes; s++)
             GET(t, buf, i - lo, 2 + s, p->sizes[s]);
+        if (rc->default_col < 0) {
+            /* An older archive: its one default held for every problem. */
+            p->has_default = rc->ak->has_default;
+            p->default_index = rc->ak->has_default ? rc->ak->default_index : 0;
+            continue;
+        }
+        uint64_t def;
+        GET(t, buf, i - lo, rc->default_col, def);
+        if (def != NO_DEFAULT && def >= rc->cartesian)
+            return tf_error_set(err, TF_ERR_SCHEMA,
+                                "%s: dataset %s row %llu: column 'default_config' (%llu) is out "
+                                "of range: the space has %llu configurations, and %llu means "
+                                "none", t->file, t->what, (unsigned long long)i,
+                                (unsigned long long)def, (unsigned long long)rc->cartesian,
+                                (unsigned long long)NO_DEFAULT);
+        p->has_default = def != NO_DEFAULT;
+        p->default_index = p->has_default ? def : 0;
     }
     return 0;
 }
@@ -2190,8 +2257,11 @@ static int read_kernel(hid_t kernels, const char *name, struct tf_archive *a, co
     rc.path = path;
     rc.cartesian = kernel_cartesian(ak);
     rc.digits = tf_xcalloc((size_t)ak->nparams + 1, sizeof *rc.digits);
-    if (problems_table(&t, ak, path, err) != 0 ||
-        table_read(g, "problems", &t, problems_sized, problems_unpack, &rc, err) != 0)
+    int with_default = dataset_has_column(g, "problems", "default_config");
+    if (problems_table(&t, ak, path, with_default, err) != 0)
+        goto fail;
+    rc.default_col = with_default ? 2 + ak->nsizes : -1;
+    if (table_read(g, "problems", &t, problems_sized, problems_unpack, &rc, err) != 0)
         goto fail;
     table_free(&t);
     if (results_table(&t, &rc.c, ak, path, err) != 0 ||

@@ -44,6 +44,8 @@ struct tf_archive_plan {
 struct tf_archive_problem {
     char name[64];
     int64_t *sizes;           /* one per kernel size name */
+    int has_default;          /* the kernel's default for this problem is known */
+    uint64_t default_index;   /* that configuration (the `default_config` column) */
 };
 
 struct tf_archive_row {
@@ -63,8 +65,8 @@ struct tf_archive_kernel {
     char **constraints;       /* constraint texts */
     int nmetrics;
     char **metric_names;
-    int has_default;
-    uint64_t default_index;
+    int has_default;          /* a default that is the same for every problem (the */
+    uint64_t default_index;   /* `default_index` attribute); per problem: problems[] */
     int nproblems;
     struct tf_archive_problem *problems;
     uint64_t nrows, cap;
@@ -104,7 +106,8 @@ uint32_t tf_archive_add_run(struct tf_archive *a, const struct tf_archive_run *r
  * parameters, sizes or metrics is an error (NULL + err naming the difference). */
 struct tf_archive_kernel *tf_archive_kernel_for(struct tf_archive *a, const struct tf_kernel *k,
                                                 struct tf_error *err);
-/* Index of problem `p` of `k` in `ak`, added if new. */
+/* Index of problem `p` of `k` in `ak`, added if new; its default becomes `k`'s
+ * default for `p` (tf_kernel_default_for), none if `k` has none. */
 uint32_t tf_archive_problem_for(struct tf_archive_kernel *ak, const struct tf_kernel *k, int p);
 /* Append one row. */
 void tf_archive_append(struct tf_archive_kernel *ak, const struct tf_archive_row *row);
@@ -117,7 +120,8 @@ struct tf_archive_merge_stats {
     uint64_t rows;       /* rows added */
 };
 /* Add everything `src` holds to `dst`: devices (deduplicated), runs not in
- * `dst` yet with their rows and plans, kernels and problems as needed. A
+ * `dst` yet with their rows and plans, kernels and problems as needed (a
+ * problem's default from `src` where `dst` has none for it). A
  * kernel whose parameters, sizes or metrics differ between the two is an error
  * naming the difference, and `dst` is left as it was. */
 int tf_archive_merge(struct tf_archive *dst, const struct tf_archive *src,

@@ -8,9 +8,11 @@
  * a fixed order whatever the document order, because later ones depend on
  * earlier ones: problem sizes (constants, evaluated now) fix the size names,
  * parameters fix the symbol table, and only then are constraints, launch
- * geometry, arguments and metrics compiled. `time_s` is the last slot, so the
- * symbol table without it (for everything but metrics) is simply the same
- * array one shorter, and using `time_s` in a constraint is "undefined name".
+ * geometry, arguments and metrics compiled and the default resolved for every
+ * problem (its values may be expressions over the sizes). `time_s` is the last
+ * slot, so the symbol table without it (for everything but metrics) is simply
+ * the same array one shorter, and using `time_s` in a constraint is "undefined
+ * name".
  * Every error is placed at file:line:column of the offending node; expression
  * errors add the expression's own column to the scalar's start.
  *
@@ -439,11 +441,74 @@ static int load_constraints(struct kload *L, yaml_node_t *root, const struct tf_
     return 0;
 }
 
+/* "64, 128" or "ikj, kij": the values of `pa`, for messages. */
+static void format_values(const struct tf_param *pa, char *list, size_t cap)
+{
+    size_t used = 0;
+    list[0] = '\0';
+    for (int j = 0; j < pa->count && used < cap; j++) {
+        if (pa->kind == TF_PARAM_INT)
+            used += (size_t)snprintf(list + used, cap - used, "%s%" PRId64, j ? ", " : "",
+                                     pa->ints[j]);
+        else
+            used += (size_t)snprintf(list + used, cap - used, "%s%s", j ? ", " : "",
+                                     pa->strings[j]);
+    }
+}
+
+/* Problem `p`'s value of the default expression `x` (at node `v`) as an index
+ * into the values of int parameter `pa`, with the problem's sizes in `slots`.
+ * -1 + an error at `v` naming the problem, what the expression gave and the
+ * values allowed. */
+static int default_digit(struct kload *L, const yaml_node_t *v, const struct tf_param *pa,
+                         const struct tf_expr *x, int p, const struct tf_value *slots,
+                         int *digit)
+{
+    const char *pname = L->k->problems[p].name;
+    char list[512], got[64];
+    struct tf_value r;
+    struct tf_error e;
+    tf_error_clear(&e);
+    if (tf_expr_eval(x, slots, &r, &e) != 0)
+        return tf_ydoc_fail(&L->d, v, L->err, TF_ERR_EVAL,
+                            "default for '%s' (%s) cannot be evaluated for problem '%s': %s",
+                            pa->name, tf_expr_text(x), pname, e.message);
+    /* `/` divides as real numbers: D / 2 gives 64.0, which means 64. The range
+     * test comes first so that NaN and huge values are never cast. */
+    bool whole = !r.is_float || (r.u.f >= -9007199254740992.0 && r.u.f <= 9007199254740992.0 &&
+                                 r.u.f == (double)(int64_t)r.u.f);
+    int64_t iv = !r.is_float ? r.u.i : whole ? (int64_t)r.u.f : 0;
+    for (int j = 0; whole && j < pa->count; j++)
+        if (pa->ints[j] == iv) {
+            *digit = j;
+            return 0;
+        }
+    if (r.is_float)
+        snprintf(got, sizeof got, "%g", r.u.f);
+    else
+        snprintf(got, sizeof got, "%" PRId64, r.u.i);
+    format_values(pa, list, sizeof list);
+    return tf_ydoc_fail(&L->d, v, L->err, TF_ERR_SCHEMA,
+                        "default for '%s' is %s, which gives %s for problem '%s', not one of "
+                        "its values (%s)",
+                        pa->name, tf_expr_text(x), got, pname, list);
+}
+
+/* The default configuration, resolved for every problem. A literal is the value
+ * itself: a YAML integer for an int parameter, one of its names (plain or
+ * quoted) for an enum parameter. Any other scalar given to an int parameter (a
+ * name, an expression, a quoted or float scalar) is an expression over the
+ * problem sizes, evaluated per problem, that must give one of the parameter's
+ * values. An enum default is always a name, never an expression: a name like
+ * `fast` would otherwise read as an undefined size, and expressions have no
+ * string values to give. Sizes only, because the default is what a user would
+ * write for a problem before any device is known, and other parameters' values
+ * are themselves being chosen here. */
 static int load_default(struct kload *L, yaml_node_t *root)
 {
     struct tf_ydoc *d = &L->d;
     struct tf_kernel *k = L->k;
-    char buf[96];
+    char buf[96], list[512];
     yaml_node_t *n = tf_ydoc_get(d, root, "default");
     if (n == NULL)
         return 0;
@@ -456,20 +521,40 @@ static int load_default(struct kload *L, yaml_node_t *root)
     free(names);
     if (rc != 0)
         return -1;
+    rc = -1;
     int *digits = tf_xcalloc((size_t)k->nparams, sizeof *digits);
+    struct tf_expr **exprs = tf_xcalloc((size_t)k->nparams, sizeof *exprs);
+    yaml_node_t **nodes = tf_xcalloc((size_t)k->nparams, sizeof *nodes);
+    struct tf_value *slots = NULL;
+    /* The kernel's own size symbols, so their slots are the kernel's and
+     * tf_kernel_bind fills them for each problem. */
+    const struct tf_symtab sizes_only = {k->symbols + k->nparams, k->nsizes};
     for (int i = 0; i < k->nparams; i++) {
         const struct tf_param *pa = &k->params[i];
         if (tf_ydoc_require(d, n, pa->name, "'default'",
                             "when 'default' is given it must set every parameter",
                             L->err) != 0)
             goto fail;
-        yaml_node_t *v = tf_ydoc_get(d, n, pa->name);
+        yaml_node_t *v = nodes[i] = tf_ydoc_get(d, n, pa->name);
         const char *text = tf_ydoc_text(v);
+        int kind = tf_ydoc_kind(v);
+        if (pa->kind == TF_PARAM_INT && (kind == TF_YS_STRING || kind == TF_YS_FLOAT)) {
+            char what[160];
+            snprintf(what, sizeof what, "default for '%s'", pa->name);
+            if ((exprs[i] = compile_node(L, v, what, &sizes_only)) == NULL) {
+                size_t len = strlen(L->err->message);
+                if (strstr(L->err->message, "undefined name"))
+                    snprintf(L->err->message + len, sizeof L->err->message - len,
+                             "; a default may read only the problem sizes");
+                goto fail;
+            }
+            continue;
+        }
         int found = -1;
         for (int j = 0; text && j < pa->count && found < 0; j++) {
             if (pa->kind == TF_PARAM_INT) {
                 int64_t iv;
-                if (tf_ydoc_kind(v) == TF_YS_INT && tf_ydoc_int(d, v, pa->name, &iv, NULL) == 0 &&
+                if (kind == TF_YS_INT && tf_ydoc_int(d, v, pa->name, &iv, NULL) == 0 &&
                     iv == pa->ints[j])
                     found = j;
             } else if (strcmp(text, pa->strings[j]) == 0) {
@@ -477,30 +562,42 @@ static int load_default(struct kload *L, yaml_node_t *root)
             }
         }
         if (found < 0) {
-            char list[512] = "";
-            size_t used = 0;
-            for (int j = 0; j < pa->count && used < sizeof list; j++) {
-                if (pa->kind == TF_PARAM_INT)
-                    used += (size_t)snprintf(list + used, sizeof list - used, "%s%" PRId64,
-                                             j ? ", " : "", pa->ints[j]);
-                else
-                    used += (size_t)snprintf(list + used, sizeof list - used, "%s%s",
-                                             j ? ", " : "", pa->strings[j]);
-            }
+            format_values(pa, list, sizeof list);
             tf_ydoc_fail(d, v, L->err, TF_ERR_SCHEMA,
-                         "default for '%s' is %s, which is not one of its values (%s)",
-                         pa->name, tf_ydoc_describe(v, buf, sizeof buf), list);
+                         "default for '%s' is %s, which is not one of its values (%s)%s",
+                         pa->name, tf_ydoc_describe(v, buf, sizeof buf), list,
+                         pa->kind == TF_PARAM_INT && kind != TF_YS_INT
+                             ? " nor an expression over the problem sizes"
+                             : "");
             goto fail;
         }
         digits[i] = found;
     }
+    k->problem_defaults = tf_xcalloc((size_t)k->nproblems, sizeof *k->problem_defaults);
+    slots = tf_xcalloc((size_t)k->nslots, sizeof *slots);
+    for (int p = 0; p < k->nproblems; p++) {
+        tf_kernel_bind(k, 0, p, NULL, slots);
+        for (int i = 0; i < k->nparams; i++)
+            if (exprs[i] && default_digit(L, nodes[i], &k->params[i], exprs[i], p, slots,
+                                          &digits[i]) != 0)
+                goto fail;
+        k->problem_defaults[p] = tf_kernel_encode(k, digits);
+    }
+    /* Kernel-wide only when no problem differs: see tf_kernel.has_default. */
     k->has_default = true;
-    k->default_index = tf_kernel_encode(k, digits);
-    free(digits);
-    return 0;
+    for (int p = 1; p < k->nproblems; p++)
+        if (k->problem_defaults[p] != k->problem_defaults[0])
+            k->has_default = false;
+    k->default_index = k->has_default ? k->problem_defaults[0] : 0;
+    rc = 0;
 fail:
+    for (int i = 0; i < k->nparams; i++)
+        tf_expr_destroy(exprs[i]);
+    free(exprs);
+    free(nodes);
+    free(slots);
     free(digits);
-    return -1;
+    return rc;
 }
 
 static int load_dims(struct kload *L, yaml_node_t *launch, const char *key, struct tf_expr **out,
@@ -844,6 +941,7 @@ void tf_kernel_destroy(struct tf_kernel *k)
     }
     free(k->metric_names);
     free(k->metrics);
+    free(k->problem_defaults);
     free(k->symbols);
     free(k);
 }
@@ -879,6 +977,19 @@ uint64_t tf_kernel_encode(const struct tf_kernel *k, const int *digits)
     for (int i = 0; i < k->nparams; i++)
         index = index * (uint64_t)k->params[i].count + (uint64_t)digits[i];
     return index;
+}
+
+bool tf_kernel_default_for(const struct tf_kernel *k, int problem, uint64_t *index)
+{
+    if (problem < 0 || problem >= k->nproblems)
+        return false;
+    if (k->problem_defaults != NULL) {
+        *index = k->problem_defaults[problem];
+        return true;
+    }
+    if (k->has_default)
+        *index = k->default_index;
+    return k->has_default;
 }
 
 /* Digits on the stack for the usual handful of parameters, the heap beyond. */

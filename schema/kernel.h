@@ -78,8 +78,16 @@ struct tf_kernel {
     int nmetrics;
     char **metric_names;
     struct tf_expr **metrics;
+    /* The configuration a user would write untuned (`default:`). A default value
+     * may be an expression over the problem sizes (HEAD_DIM: D), so each problem
+     * has its own: problem_defaults[p] is problem p's (nproblems entries, owned;
+     * NULL when the file has no default). has_default is true, and default_index
+     * that configuration, only when it is the same for every problem, so code
+     * that ignores the problem never uses another problem's default. Read it
+     * with tf_kernel_default_for. */
     bool has_default;
-    uint64_t default_index; /* the configuration a user would write untuned */
+    uint64_t default_index;
+    uint64_t *problem_defaults;
 
     int nslots;             /* nparams + nsizes + TF_DEVPROP_COUNT + 1 */
     struct tf_symbol *symbols;
@@ -97,6 +105,10 @@ static inline int tf_kernel_size_slot(const struct tf_kernel *k, int i) { return
 static inline int tf_kernel_devprop_slot(const struct tf_kernel *k, int p) { return k->nparams + k->nsizes + p; }
 static inline int tf_kernel_time_slot(const struct tf_kernel *k) { return k->nparams + k->nsizes + TF_DEVPROP_COUNT; }
 
+/* The default configuration of problem `problem` into *index; false if it has none
+ * (no `default:`, or `problem` out of range). A kernel built by hand without
+ * problem_defaults falls back to has_default / default_index. */
+bool tf_kernel_default_for(const struct tf_kernel *k, int problem, uint64_t *index);
 /* Number of configurations in the Cartesian product (saturates at UINT64_MAX). */
 uint64_t tf_kernel_cartesian(const struct tf_kernel *k);
 /* Split `index` into one value index per parameter (mixed radix, parameter 0 most significant). */

@@ -346,12 +346,15 @@ int tf_space_sample(struct tf_space *s, uint64_t valid_count, uint64_t budget, u
                      (unsigned long long)budget, (unsigned long long)valid_count);
         goto fail;
     }
-    if (k->has_default) {
-        if (tf_space_is_valid(s, k->default_index, &valid, err))
+    /* This problem's default: with a default that follows the sizes, another
+     * problem's may well be invalid here. */
+    uint64_t def;
+    if (tf_kernel_default_for(k, s->problem, &def)) {
+        if (tf_space_is_valid(s, def, &valid, err))
             goto fail;
         if (valid) {
-            set_insert(&set, k->default_index);
-            list[nlist++] = k->default_index;
+            set_insert(&set, def);
+            list[nlist++] = def;
         }
     }
     if ((double)valid_count / (double)cart >= 1e-3) {

@@ -37,8 +37,9 @@ int tf_space_is_valid(struct tf_space *s, uint64_t index, bool *valid, struct tf
 /* Draw `budget` distinct valid configurations (`valid` > budget of them exist)
  * into a new ascending array *out of *n: a stream seeded by `seed` and the
  * kernel and problem names (not the device, so every GPU model samples alike
- * where it can), the kernel's default first when it is valid. Dense spaces are
- * sampled by rejection, sparse ones by drawing ranks and walking once. */
+ * where it can), this problem's default (tf_kernel_default_for) first when it
+ * is valid. Dense spaces are sampled by rejection, sparse ones by drawing ranks
+ * and walking once. */
 int tf_space_sample(struct tf_space *s, uint64_t valid, uint64_t budget, uint64_t seed,
                     uint64_t **out, uint64_t *n, struct tf_error *err);
 /* The Cartesian size (product of the value counts). */

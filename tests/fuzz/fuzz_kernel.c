@@ -7,7 +7,9 @@
  * that loads is then enumerated (schema/space.h) on a nominal GPU: counts over
  * a bounded prefix are checked against a brute-force filter with
  * tf_kernel_check (the two must agree whenever both evaluate without error),
- * and its configurations are formatted, encoded and turned into defines. */
+ * every problem's default is inside the space and is the kernel-wide one when
+ * there is one, and its configurations are formatted, encoded and turned into
+ * defines. */
 #include <inttypes.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -76,7 +78,14 @@ static void use_kernel(const struct tf_kernel *k)
     for (int p = 0; p < k->nproblems && p < 3; p++)
         use_space(k, p, &dev);
     const uint64_t cart = tf_kernel_cartesian(k);
-    uint64_t idx[3] = {0, cart ? cart - 1 : 0, k->has_default ? k->default_index : 0};
+    for (int p = 0; p < k->nproblems; p++) {
+        uint64_t def;
+        if (tf_kernel_default_for(k, p, &def) &&
+            (def >= cart || (k->has_default && def != k->default_index)))
+            FUZZ_ABORT(); /* a resolved default is a configuration, the same one if kernel-wide */
+    }
+    uint64_t idx[3] = {0, cart ? cart - 1 : 0, 0};
+    tf_kernel_default_for(k, k->nproblems - 1, &idx[2]);
     int *digits = tf_xcalloc((size_t)k->nparams + 1, sizeof *digits);
     for (int j = 0; j < 3; j++) {
         if (cart == 0)

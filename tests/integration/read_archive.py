@@ -106,6 +106,15 @@ def read_kernel(g, devices, runs):
 
     problems = frame(table(g, "problems", ["id", "name"] + sizes))
     check_ids(problems, g.name + "/problems")
+    # Each problem's default configuration (optional: older archives have only
+    # the kernel's default_index); 2**64 - 1 means none.
+    cartesian = int(np.prod([len(v) for v in values.values()], dtype=object))
+    if "default_config" in problems.columns:
+        bad = [int(d) for d in problems["default_config"]
+               if int(d) != 2**64 - 1 and int(d) >= cartesian]
+        if bad:
+            raise LayoutError("%s/problems: default_config %d is outside the %d configurations"
+                              % (g.name, bad[0], cartesian))
 
     ds = table(g, "results", RESULT_COLUMNS + params + metrics)
     mapping = h5py.check_enum_dtype(ds.dtype["status"])

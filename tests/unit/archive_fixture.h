@@ -22,6 +22,7 @@ struct test_kernel {
     int64_t sizes[4][4];
     struct tf_expr *constraints[4];
     char *metric_names[4];
+    uint64_t defaults[4];
 };
 
 static inline void tk_param_int(struct test_kernel *t, const char *name, int n, const int64_t *v)
@@ -71,6 +72,19 @@ static inline void tk_constraint(struct test_kernel *t, const char *text)
         fail_msg("constraint '%s': %s", text, err.message);
     t->constraints[t->k.nconstraints++] = e;
     t->k.constraints = t->constraints;
+}
+
+/* A default per problem, as a loaded kernel whose default follows the sizes has
+ * it: kernel-wide (has_default) only when every problem's is the same. */
+static inline void tk_defaults(struct test_kernel *t, const uint64_t *per_problem)
+{
+    memcpy(t->defaults, per_problem, (size_t)t->k.nproblems * sizeof *per_problem);
+    t->k.problem_defaults = t->defaults;
+    t->k.has_default = true;
+    for (int p = 1; p < t->k.nproblems; p++)
+        if (per_problem[p] != per_problem[0])
+            t->k.has_default = false;
+    t->k.default_index = t->k.has_default ? per_problem[0] : 0;
 }
 
 static inline void tk_free(struct test_kernel *t)

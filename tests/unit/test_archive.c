@@ -3,7 +3,9 @@
  * Real HDF5 files in a private temporary folder: a full model is written and
  * read back field by field (NaNs included), then the reader is fed truncated,
  * foreign, non-HDF5 and hand-edited files, and the writer unwritable paths and
- * a rename that fails after the temporary file exists. Kernels are built by
+ * a rename that fails after the temporary file exists; per-problem defaults
+ * round-trip, and an archive written before them (no `default_config` column)
+ * still reads. Kernels are built by
  * hand (constraints compiled with the real expression compiler) so the tests
  * do not depend on the kernel.yaml loader. h5dump and read_archive.py, when
  * present, must accept the written file. */
@@ -274,6 +276,9 @@ static void assert_archives_equal(const struct tf_archive *a, const struct tf_ar
             assert_string_equal(x->problems[i].name, y->problems[i].name);
             for (int s = 0; s < x->nsizes; s++)
                 assert_int_equal(x->problems[i].sizes[s], y->problems[i].sizes[s]);
+            assert_int_equal(x->problems[i].has_default, y->problems[i].has_default);
+            if (x->problems[i].has_default)
+                assert_int_equal(x->problems[i].default_index, y->problems[i].default_index);
         }
         assert_int_equal(x->nrows, y->nrows);
         for (uint64_t i = 0; i < x->nrows; i++) {
@@ -734,13 +739,13 @@ static void test_invalid_model_keeps_old_file(void **state)
     tk_free(&vecadd);
 }
 
-/* Overwrite one member of one results row in place (HDF5 partial compound write). */
-static void poke_results(const char *path, const char *column, hid_t mtype, const void *value,
-                         hsize_t row)
+/* Overwrite one member of one row of `dataset` in place (HDF5 partial compound write). */
+static void poke_table(const char *path, const char *dataset, const char *column, hid_t mtype,
+                       const void *value, hsize_t row)
 {
     hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
     assert_true(f >= 0);
-    hid_t ds = H5Dopen2(f, "/kernels/gemm/results", H5P_DEFAULT);
+    hid_t ds = H5Dopen2(f, dataset, H5P_DEFAULT);
     assert_true(ds >= 0);
     hid_t ct = H5Tcreate(H5T_COMPOUND, H5Tget_size(mtype));
     H5Tinsert(ct, column, 0, mtype);
@@ -754,6 +759,12 @@ static void poke_results(const char *path, const char *column, hid_t mtype, cons
     H5Tclose(ct);
     H5Dclose(ds);
     H5Fclose(f);
+}
+
+static void poke_results(const char *path, const char *column, hid_t mtype, const void *value,
+                         hsize_t row)
+{
+    poke_table(path, "/kernels/gemm/results", column, mtype, value, row);
 }
 
 static void test_hand_edited_files(void **state)
@@ -876,6 +887,286 @@ static void test_external_readers(void **state)
     tk_free(&vecadd);
 }
 
+/* ---------------------------------------------------------------- per-problem defaults */
+
+/* The `default_config` column of /kernels/NAME/problems as written, into out[]
+ * (at most `max` rows); the number of rows. */
+static int problem_default_column(const char *path, const char *kernel, uint64_t *out, int max)
+{
+    char name[256];
+    snprintf(name, sizeof name, "/kernels/%s/problems", kernel);
+    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    assert_true(f >= 0);
+    hid_t ds = H5Dopen2(f, name, H5P_DEFAULT);
+    assert_true(ds >= 0);
+    hid_t sp = H5Dget_space(ds);
+    hsize_t n = 0;
+    H5Sget_simple_extent_dims(sp, &n, NULL);
+    assert_true(n <= (hsize_t)max);
+    hid_t ct = H5Tcreate(H5T_COMPOUND, sizeof(uint64_t));
+    H5Tinsert(ct, "default_config", 0, H5T_NATIVE_UINT64);
+    assert_true(H5Dread(ds, ct, H5S_ALL, H5S_ALL, H5P_DEFAULT, out) >= 0);
+    H5Tclose(ct);
+    H5Sclose(sp);
+    H5Dclose(ds);
+    H5Fclose(f);
+    return (int)n;
+}
+
+/* Rewrite /kernels/NAME/problems without its `default_config` column, as an
+ * archive written before per-problem defaults has it. */
+static void drop_problem_defaults(const char *path, const char *kernel)
+{
+    char name[256];
+    snprintf(name, sizeof name, "/kernels/%s/problems", kernel);
+    hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
+    assert_true(f >= 0);
+    hid_t ds = H5Dopen2(f, name, H5P_DEFAULT);
+    assert_true(ds >= 0);
+    hid_t ft = H5Dget_type(ds), sp = H5Dget_space(ds);
+    hsize_t n = 0;
+    H5Sget_simple_extent_dims(sp, &n, NULL);
+    /* The old row type: every member but default_config, packed. */
+    int members = H5Tget_nmembers(ft);
+    size_t size = 0;
+    for (int i = 0; i < members; i++) {
+        char *m = H5Tget_member_name(ft, (unsigned)i);
+        hid_t mt = H5Tget_member_type(ft, (unsigned)i);
+        if (strcmp(m, "default_config") != 0)
+            size += H5Tget_size(mt);
+        H5Tclose(mt);
+        H5free_memory(m);
+    }
+    hid_t old = H5Tcreate(H5T_COMPOUND, size);
+    size = 0;
+    for (int i = 0; i < members; i++) {
+        char *m = H5Tget_member_name(ft, (unsigned)i);
+        hid_t mt = H5Tget_member_type(ft, (unsigned)i);
+        if (strcmp(m, "default_config") != 0) {
+            H5Tinsert(old, m, size, mt);
+            size += H5Tget_size(mt);
+        }
+        H5Tclose(mt);
+        H5free_memory(m);
+    }
+    assert_int_equal(H5Tget_nmembers(old), members - 1); /* it had the column */
+    unsigned char *rows = calloc((size_t)n + 1, size);
+    assert_true(H5Dread(ds, old, H5S_ALL, H5S_ALL, H5P_DEFAULT, rows) >= 0);
+    H5Dclose(ds);
+    assert_true(H5Ldelete(f, name, H5P_DEFAULT) >= 0);
+    ds = H5Dcreate2(f, name, old, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    assert_true(ds >= 0);
+    assert_true(H5Dwrite(ds, old, H5S_ALL, H5S_ALL, H5P_DEFAULT, rows) >= 0);
+    free(rows);
+    H5Dclose(ds);
+    H5Tclose(old);
+    H5Sclose(sp);
+    H5Tclose(ft);
+    H5Fclose(f);
+}
+
+/* True if the group of `kernel` has attribute `attr`. */
+static int kernel_has_attr(const char *path, const char *kernel, const char *attr)
+{
+    char name[256];
+    snprintf(name, sizeof name, "/kernels/%s", kernel);
+    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    assert_true(f >= 0);
+    hid_t g = H5Gopen2(f, name, H5P_DEFAULT);
+    assert_true(g >= 0);
+    int has = H5Aexists(g, attr) > 0;
+    H5Gclose(g);
+    H5Fclose(f);
+    return has;
+}
+
+/* gemm whose default follows the problem: small -> config 2, large -> config 9. */
+static const uint64_t gemm_defaults[] = {2, 9};
+
+static void test_problem_defaults_round_trip(void **state)
+{
+    (void)state;
+    struct test_kernel gemm, vecadd;
+    make_gemm(&gemm);
+    tk_defaults(&gemm, gemm_defaults);
+    assert_false(gemm.k.has_default); /* no kernel-wide default */
+    make_vecadd(&vecadd);
+    struct tf_archive *a = make_model(&gemm, &vecadd);
+    const struct tf_archive_kernel *ak = &a->kernels[0];
+    /* problem_for took each problem's own default from the kernel */
+    assert_true(ak->problems[0].has_default);
+    assert_int_equal(ak->problems[0].default_index, 2);
+    assert_true(ak->problems[1].has_default);
+    assert_int_equal(ak->problems[1].default_index, 9);
+    assert_false(ak->has_default);
+    assert_false(a->kernels[1].problems[0].has_default);
+
+    char path[512];
+    path_in_tmp(path, sizeof path, "per-problem.h5");
+    write_ok(a, path);
+    /* In the file: the column, UINT64_MAX for none, and no kernel-wide attribute. */
+    uint64_t col[4];
+    assert_int_equal(problem_default_column(path, "gemm", col, 4), 2);
+    assert_int_equal(col[0], 2);
+    assert_int_equal(col[1], 9);
+    assert_int_equal(problem_default_column(path, "vecadd", col, 4), 1);
+    assert_true(col[0] == UINT64_MAX);
+    assert_false(kernel_has_attr(path, "gemm", "default_index"));
+    struct tf_archive *b = read_ok(path);
+    assert_archives_equal(a, b);
+    assert_int_equal(b->kernels[0].problems[1].default_index, 9);
+    assert_false(b->kernels[1].problems[0].has_default);
+
+    /* A literal default is still kernel-wide: attribute and column agree. */
+    struct test_kernel lit;
+    make_gemm(&lit);
+    struct tf_archive *c = make_model(&lit, &vecadd);
+    write_ok(c, path);
+    assert_true(kernel_has_attr(path, "gemm", "default_index"));
+    assert_int_equal(problem_default_column(path, "gemm", col, 4), 2);
+    assert_int_equal(col[0], 5);
+    assert_int_equal(col[1], 5);
+
+    tf_archive_destroy(c);
+    tf_archive_destroy(b);
+    tf_archive_destroy(a);
+    tk_free(&lit);
+    tk_free(&gemm);
+    tk_free(&vecadd);
+}
+
+/* An archive written before per-problem defaults: the kernel's one
+ * `default_index` holds for every problem; without it, none has a default. */
+static void test_archive_without_problem_defaults(void **state)
+{
+    (void)state;
+    struct test_kernel gemm, vecadd;
+    make_gemm(&gemm); /* literal default: config 5 */
+    make_vecadd(&vecadd);
+    struct tf_archive *a = make_model(&gemm, &vecadd);
+    char path[512];
+    path_in_tmp(path, sizeof path, "old-layout.h5");
+    write_ok(a, path);
+    drop_problem_defaults(path, "gemm");
+    drop_problem_defaults(path, "vecadd");
+    struct tf_archive *b = read_ok(path);
+    assert_true(b->kernels[0].has_default);
+    for (int p = 0; p < 2; p++) {
+        assert_true(b->kernels[0].problems[p].has_default);
+        assert_int_equal(b->kernels[0].problems[p].default_index, 5);
+    }
+    assert_false(b->kernels[1].problems[0].has_default);
+    assert_archives_equal(a, b);
+    /* Rewritten by this version, it gains the column. */
+    write_ok(b, path);
+    uint64_t col[4];
+    assert_int_equal(problem_default_column(path, "gemm", col, 4), 2);
+    assert_int_equal(col[1], 5);
+
+    /* Old and without the kernel's attribute: no problem has a default. */
+    drop_problem_defaults(path, "gemm");
+    hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
+    hid_t g = H5Gopen2(f, "/kernels/gemm", H5P_DEFAULT);
+    assert_true(H5Adelete(g, "default_index") >= 0);
+    H5Gclose(g);
+    H5Fclose(f);
+    struct tf_archive *c = read_ok(path);
+    assert_false(c->kernels[0].has_default);
+    assert_false(c->kernels[0].problems[0].has_default);
+    assert_false(c->kernels[0].problems[1].has_default);
+
+    tf_archive_destroy(c);
+    tf_archive_destroy(b);
+    tf_archive_destroy(a);
+    tk_free(&gemm);
+    tk_free(&vecadd);
+}
+
+/* A per-problem default outside the space: refused on read (a hand-edited
+ * file) and before writing (an inconsistent model). */
+static void test_bad_problem_default(void **state)
+{
+    (void)state;
+    struct test_kernel gemm, vecadd;
+    make_gemm(&gemm);
+    tk_defaults(&gemm, gemm_defaults);
+    make_vecadd(&vecadd);
+    struct tf_archive *a = make_model(&gemm, &vecadd);
+    char path[512];
+    path_in_tmp(path, sizeof path, "bad-default.h5");
+    write_ok(a, path);
+    uint64_t config = 12; /* gemm has 12 configurations: 0..11 */
+    poke_table(path, "/kernels/gemm/problems", "default_config", H5T_NATIVE_UINT64, &config, 1);
+    read_fails(path, "dataset /kernels/gemm/problems row 1: column 'default_config' (12) is out "
+                     "of range");
+    config = 11; /* the last configuration is fine */
+    poke_table(path, "/kernels/gemm/problems", "default_config", H5T_NATIVE_UINT64, &config, 1);
+    struct tf_archive *b = read_ok(path);
+    assert_int_equal(b->kernels[0].problems[1].default_index, 11);
+    tf_archive_destroy(b);
+
+    a->kernels[0].problems[0].default_index = 12;
+    struct tf_error err = {0};
+    assert_int_equal(tf_archive_write(a, path, &err), -1);
+    assert_non_null(strstr(err.message, "problem 0 has an out-of-range default 12"));
+    assert_int_equal(count_temp_files(tmpdir), 0);
+    tf_archive_destroy(a);
+    tk_free(&gemm);
+    tk_free(&vecadd);
+}
+
+/* A problem's default follows the newest kernel file that has the problem;
+ * merging keeps `dst`'s and fills in what it lacks from `src`. */
+static void test_problem_defaults_update_and_merge(void **state)
+{
+    (void)state;
+    struct test_kernel lit, per, vecadd;
+    make_gemm(&lit); /* kernel-wide 5 */
+    make_gemm(&per);
+    tk_defaults(&per, gemm_defaults);
+    make_vecadd(&vecadd);
+    struct tf_error err = {0};
+    struct tf_archive *a = tf_archive_create();
+    struct tf_archive_kernel *ak = tf_archive_kernel_for(a, &lit.k, &err);
+    assert_non_null(ak);
+    assert_int_equal(tf_archive_problem_for(ak, &lit.k, 0), 0);
+    assert_int_equal(tf_archive_problem_for(ak, &lit.k, 1), 1);
+    assert_int_equal(ak->problems[1].default_index, 5);
+    /* The kernel file now follows the sizes; a run of "large" only. */
+    assert_ptr_equal(tf_archive_kernel_for(a, &per.k, &err), ak);
+    assert_false(ak->has_default);
+    assert_int_equal(tf_archive_problem_for(ak, &per.k, 1), 1);
+    assert_int_equal(ak->problems[1].default_index, 9);
+    assert_int_equal(ak->problems[0].default_index, 5); /* not run: keeps its own */
+
+    /* Merge into an archive that has "small" without a default and "large" with 3. */
+    struct tf_archive *m = tf_archive_create();
+    struct tf_archive_kernel *mk = tf_archive_kernel_for(m, &vecadd.k, &err);
+    assert_non_null(mk);
+    struct test_kernel none;
+    make_gemm(&none);
+    none.k.has_default = false;
+    mk = tf_archive_kernel_for(m, &none.k, &err);
+    assert_non_null(mk);
+    tf_archive_problem_for(mk, &none.k, 0);
+    tf_archive_problem_for(mk, &none.k, 1);
+    mk->problems[1].has_default = 1;
+    mk->problems[1].default_index = 3;
+    struct tf_archive_merge_stats st;
+    assert_int_equal(tf_archive_merge(m, a, &st, &err), 0);
+    mk = tf_archive_find_kernel(m, "gemm");
+    assert_true(mk->problems[0].has_default);
+    assert_int_equal(mk->problems[0].default_index, 5); /* filled in from a */
+    assert_int_equal(mk->problems[1].default_index, 3); /* m's own */
+
+    tf_archive_destroy(m);
+    tf_archive_destroy(a);
+    tk_free(&none);
+    tk_free(&lit);
+    tk_free(&per);
+    tk_free(&vecadd);
+}
+
 /* Merging: into an empty archive gives an equal one; twice adds nothing;
  * a second archive's runs get new ids, shared devices and problems are
  * matched; a kernel of another shape is refused and changes nothing. */
@@ -966,6 +1257,10 @@ int main(void)
         cmocka_unit_test(test_hand_edited_files),
         cmocka_unit_test(test_external_readers),
         cmocka_unit_test(test_merge),
+        cmocka_unit_test(test_problem_defaults_round_trip),
+        cmocka_unit_test(test_archive_without_problem_defaults),
+        cmocka_unit_test(test_bad_problem_default),
+        cmocka_unit_test(test_problem_defaults_update_and_merge),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

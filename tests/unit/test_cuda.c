@@ -303,14 +303,15 @@ static void test_every_cuda_kernel_compiles(void **state)
         saw_vecadd |= strcmp(k->name, "vecadd_cuda") == 0;
         uint64_t configs[MAX_SAMPLED + 1];
         int n = 0;
-        if (k->has_default)
-            configs[n++] = k->default_index;
+        /* problem 0's default: the space sampled below is problem 0's */
+        const bool has_default = tf_kernel_default_for(k, 0, &configs[0]);
+        n += has_default;
         /* seeded: the same variants every run, so a failure reproduces */
         struct tf_space *s = tf_space_create(k, 0, &dev, &err);
         assert_non_null(s);
         const uint64_t total = tf_space_cartesian(s);
         uint64_t seed = 20261121;
-        for (int tries = 0; tries < 64 && n < MAX_SAMPLED + (k->has_default ? 1 : 0); tries++) {
+        for (int tries = 0; tries < 64 && n < MAX_SAMPLED + (has_default ? 1 : 0); tries++) {
             uint64_t next;
             const uint64_t from = splitmix(&seed) % total;
             int found = tf_space_next(s, from, total, &next, &err);

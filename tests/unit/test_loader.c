@@ -3,7 +3,10 @@
  * Real files through real libyaml: the shipped gemm kernel and the fixtures in
  * tests/unit/fixtures must load with the expected model; every file in the
  * broken-file table (tests/unit/broken) must fail with the expected
- * file:line:column and message. Also: the configuration helpers (mixed-radix
+ * file:line:column and message. Defaults: a default that follows the problem
+ * sizes resolves per problem, literals behave as before, and a default that
+ * gives an unlisted value for some problem is refused naming it. Also: the
+ * configuration helpers (mixed-radix
  * round trip, saturation, defines, binding), the sealed-bundle reload that
  * workers do, target matching, and a truncation sweep for crash-freedom.
  * Run from the repository root. */
@@ -459,6 +462,142 @@ static void test_cartesian_saturates(void **state)
     assert_int_equal(tf_kernel_cartesian(&k), 1);
 }
 
+/* ---- defaults ------------------------------------------------------------------------- */
+
+/* The default of problem `p` as "P1=v1 P2=v2 ..." (a static buffer), or fail. */
+static const char *default_text(const struct tf_kernel *k, int p)
+{
+    static char buf[256];
+    uint64_t def = UINT64_MAX;
+    if (!tf_kernel_default_for(k, p, &def))
+        fail_msg("%s: problem %d has no default", k->name, p);
+    assert_true(def < tf_kernel_cartesian(k));
+    tf_kernel_format_config(k, def, buf, sizeof buf);
+    return buf;
+}
+
+static void test_default_per_problem(void **state)
+{
+    (void)state;
+    struct tf_bundle *b;
+    struct tf_error err;
+    struct tf_kernel *k = load_kernel(FIX "kernels/perproblem/kernel.yaml", &b, &err);
+    assert_non_null(k);
+    /* UNROLL = N / 512: 2 for one (N 1024), 8 for two (N 4096), 4 for three (N 2048). */
+    assert_string_equal(default_text(k, 0), "UNROLL=2 BLOCK=64 VEC=4 MODE=fused");
+    assert_string_equal(default_text(k, 1), "UNROLL=8 BLOCK=64 VEC=4 MODE=fused");
+    assert_string_equal(default_text(k, 2), "UNROLL=4 BLOCK=64 VEC=4 MODE=fused");
+    /* It differs between problems: no kernel-wide default for code that ignores them. */
+    assert_false(k->has_default);
+    uint64_t def;
+    assert_false(tf_kernel_default_for(k, 3, &def));
+    assert_false(tf_kernel_default_for(k, -1, &def));
+    /* Each problem's default satisfies the constraint N % UNROLL == 0 there. */
+    struct tf_value slots[64];
+    for (int p = 0; p < k->nproblems; p++) {
+        bool valid = false;
+        assert_true(tf_kernel_default_for(k, p, &def));
+        tf_kernel_bind(k, def, p, NULL, slots);
+        assert_int_equal(tf_kernel_check(k, slots, &valid, &err), 0);
+        assert_true(valid);
+    }
+    tf_kernel_destroy(k);
+    tf_bundle_destroy(b);
+}
+
+/* The tiny fixture with `default_line` for its default (empty: none), loaded
+ * from memory next to tiny's sources. NULL + err if it does not load. */
+static struct tf_kernel *load_tiny_with(const char *default_line, struct tf_bundle **bout,
+                                        struct tf_error *err)
+{
+    char text[1024];
+    snprintf(text, sizeof text,
+             "name: tiny\nlanguage: c\nsource: tiny.c\nentry: saxpy\n"
+             "reference: {source: reference.c, entry: saxpy_reference}\n"
+             "problems:\n  one: {N: 1024}\n  two: {N: 2 ** 12}\n"
+             "parameters:\n  UNROLL: [1, 2, 4, 8]\n  MODE: [plain, fused]\n"
+             "%s\n"
+             "arguments:\n  - {name: N, scalar: int32, value: N}\n"
+             "  - {name: y, buffer: float32, size: N, output: true}\n",
+             default_line);
+    struct tf_bundle *b = tf_bundle_create();
+    tf_bundle_add(b, FIX "kernels/tiny/variant.yaml", text, strlen(text));
+    tf_error_clear(err);
+    *bout = b;
+    return tf_kernel_load(FIX "kernels/tiny/variant.yaml", b, err);
+}
+
+static void test_default_literals_and_agreement(void **state)
+{
+    (void)state;
+    struct tf_bundle *b;
+    struct tf_error err;
+    uint64_t def;
+    /* Literals, as before: kernel-wide, and every problem's default is that one. */
+    struct tf_kernel *k = load_kernel(FIX "kernels/tiny/kernel.yaml", &b, &err);
+    assert_non_null(k);
+    assert_true(k->has_default);
+    assert_int_equal(k->default_index, 3); /* UNROLL 2 (digit 1), MODE fused (digit 1) */
+    for (int p = 0; p < k->nproblems; p++) {
+        assert_true(tf_kernel_default_for(k, p, &def));
+        assert_int_equal(def, 3);
+    }
+    tf_kernel_destroy(k);
+    tf_bundle_destroy(b);
+
+    /* Expressions that agree on every problem are a kernel-wide default too
+     * (quoted: a comma would end the value in a flow mapping). */
+    k = load_tiny_with("default: {UNROLL: \"min(N, 2)\", MODE: fused}", &b, &err);
+    assert_non_null(k);
+    assert_true(k->has_default);
+    assert_int_equal(k->default_index, 3);
+    assert_true(tf_kernel_default_for(k, 1, &def));
+    assert_int_equal(def, 3);
+    tf_kernel_destroy(k);
+    tf_bundle_destroy(b);
+
+    /* No default at all: none for any problem. */
+    k = load_tiny_with("", &b, &err);
+    assert_non_null(k);
+    assert_false(k->has_default);
+    assert_null(k->problem_defaults);
+    assert_false(tf_kernel_default_for(k, 0, &def));
+    tf_kernel_destroy(k);
+    tf_bundle_destroy(b);
+
+    /* An enum default is a name, never an expression. */
+    k = load_tiny_with("default: {UNROLL: 2, MODE: \"N > 1\"}", &b, &err);
+    assert_null(k);
+    assert_int_equal(err.line, 12);
+    assert_non_null(strstr(err.message, "default for 'MODE' is string 'N > 1', which is not "
+                                        "one of its values (plain, fused)"));
+    tf_bundle_destroy(b);
+
+    /* An integer literal is a literal: an unlisted one is not read as an expression. */
+    k = load_tiny_with("default: {UNROLL: 3, MODE: fused}", &b, &err);
+    assert_null(k);
+    assert_non_null(strstr(err.message, "default for 'UNROLL' is integer 3, which is not one "
+                                        "of its values (1, 2, 4, 8)"));
+    tf_bundle_destroy(b);
+
+    /* Expressions read sizes only, not other parameters. */
+    k = load_tiny_with("default: {UNROLL: MODE + 1, MODE: fused}", &b, &err);
+    assert_null(k);
+    assert_non_null(strstr(err.message, "undefined name 'MODE' (known: N); a default may read "
+                                        "only the problem sizes"));
+    tf_bundle_destroy(b);
+
+    /* A value that is not whole is never a listed integer (1.024 is not 1); the
+     * problem is named. */
+    k = load_tiny_with("default: {UNROLL: N / 1000, MODE: fused}", &b, &err);
+    assert_null(k);
+    assert_non_null(strstr(err.message, "default for 'UNROLL' is N / 1000, which gives 1.024 "
+                                        "for problem 'one', not one of its values (1, 2, 4, 8)"));
+    assert_int_equal(err.line, 12);
+    assert_int_equal(err.column, 19);
+    tf_bundle_destroy(b);
+}
+
 /* ---- the broken-file table -------------------------------------------------------------- */
 
 struct broken_case {
@@ -521,6 +660,17 @@ static const struct broken_case broken_cases[] = {
     {K("kernel_no_output"), K("kernel_no_output") ":11:3", "no argument is an output buffer"},
     {K("kernel_bad_default"), K("kernel_bad_default") ":11:20",
      "default for 'L' is string 'jik', which is not one of its values (ikj, kij)"},
+    {K("kernel_default_not_listed"), K("kernel_default_not_listed") ":12:14",
+     "default for 'B' is N // 32, which gives 3 for problem 'odd', not one of its values "
+     "(1, 2, 4)"},
+    {K("kernel_default_reads_devprop"), K("kernel_default_reads_devprop") ":12:13",
+     "in default for 'B': undefined name 'max_threads' (known: N); a default may read only "
+     "the problem sizes"},
+    {K("kernel_default_eval_error"), K("kernel_default_eval_error") ":12:22",
+     "default for 'B' (128 // (N - 64)) cannot be evaluated for problem 'exact': "},
+    {K("kernel_default_null"), K("kernel_default_null") ":11:14",
+     "default for 'B' is an empty value, which is not one of its values (1, 2, 4) nor an "
+     "expression over the problem sizes"},
     {K("kernel_param_reserved"), K("kernel_param_reserved") ":10:3",
      "parameter name 'warp_size' is reserved"},
     {K("kernel_param_is_size"), K("kernel_param_is_size") ":9:3",
@@ -788,6 +938,8 @@ int main(void)
         cmocka_unit_test(test_gemm_bind_check_metric),
         cmocka_unit_test(test_tiny_kernel),
         cmocka_unit_test(test_tiny_job),
+        cmocka_unit_test(test_default_per_problem),
+        cmocka_unit_test(test_default_literals_and_agreement),
         cmocka_unit_test(test_minimal_job_defaults),
         cmocka_unit_test(test_sealed_reload),
         cmocka_unit_test(test_kernel_path_resolution),

@@ -7,7 +7,9 @@
  * `wrong_result` where the configuration failed on a class and `not
  * measured` where a class never ran it, and print nothing for a kernel that
  * only one class measured. The per-class summary must count the two H200s
- * as one class. Output is captured with open_memstream and searched. */
+ * as one class. The speedup over the default is over each problem's own
+ * default, in the model and in an archive written and read back (what
+ * `tunefarm query` shows). Output is captured with open_memstream and searched. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -18,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../../coordinator/report.h"
 #include "../../schema/result.h"
@@ -170,11 +173,86 @@ static void test_best_groups_classes(void **state)
     destroy_model(&m);
 }
 
+/* gemm on one H200 with each problem's default measured: small's default
+ * (config `small_default`) 2 ms, large's (config `large_default`) 40 ms; the
+ * best is 1 ms on small and 10 ms on large. Each problem also has the other's
+ * default measured, at other times, so a speedup taken over the wrong
+ * problem's default shows. */
+static struct tf_archive *make_default_model(struct test_kernel *gemm)
+{
+    struct tf_error err = {0};
+    struct tf_archive *a = tf_archive_create();
+    struct tf_device h0 = make_device("cuda", "NVIDIA H200", "GPU-0", "node1");
+    tf_archive_add_device(a, &h0);
+    struct tf_archive_run run = make_run("defaults", 1714560000.0, 1714560100.0);
+    tf_archive_add_run(a, &run);
+    struct tf_archive_kernel *ak = tf_archive_kernel_for(a, &gemm->k, &err);
+    assert_non_null(ak);
+    assert_int_equal(tf_archive_problem_for(ak, &gemm->k, 0), 0);
+    assert_int_equal(tf_archive_problem_for(ak, &gemm->k, 1), 1);
+    add_row(ak, 0, 0, 1, TF_STATUS_OK, 2.0);  /* small: config 1 */
+    add_row(ak, 0, 0, 3, TF_STATUS_OK, 1.0);  /* small: best */
+    add_row(ak, 0, 0, 5, TF_STATUS_OK, 8.0);  /* small: config 5 */
+    add_row(ak, 0, 1, 1, TF_STATUS_OK, 10.0); /* large: best, config 1 */
+    add_row(ak, 0, 1, 5, TF_STATUS_OK, 40.0); /* large: config 5 */
+    return a;
+}
+
+static void test_best_vs_problem_default(void **state)
+{
+    (void)state;
+    struct test_kernel gemm;
+    make_gemm(&gemm);
+    static const uint64_t per_problem[] = {1, 5}; /* small -> 1, large -> 5 */
+    tk_defaults(&gemm, per_problem);
+    struct tf_archive *a = make_default_model(&gemm);
+    int lines = 0;
+    char *text = capture(tf_report_best, a, "gemm", &lines);
+    assert_int_equal(lines, 2);
+    /* small: best 1 ms, its default (config 1) 2 ms; not config 5's 8 ms */
+    assert_non_null(strstr(line_starting(text, "gemm       small"), " 2.00x "));
+    /* large: best 10 ms, its default (config 5) 40 ms; not config 1, the best itself */
+    assert_non_null(strstr(line_starting(text, "gemm       large"), " 4.00x "));
+    free(text);
+
+    /* The same through the archive file, as `tunefarm query` reads it. */
+    char dir[] = "/tmp/tf_test_report_XXXXXX", path[64];
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/query.h5", dir);
+    struct tf_error err = {0};
+    if (tf_archive_write(a, path, &err) != 0)
+        fail_msg("write: %s", err.message);
+    struct tf_archive *b = tf_archive_read(path, &err);
+    if (b == NULL)
+        fail_msg("read: %s", err.message);
+    text = capture(tf_report_best, b, NULL, &lines);
+    assert_int_equal(lines, 2);
+    assert_non_null(strstr(line_starting(text, "gemm       small"), " 2.00x "));
+    assert_non_null(strstr(line_starting(text, "gemm       large"), " 4.00x "));
+    free(text);
+    tf_archive_destroy(b);
+    unlink(path);
+    rmdir(dir);
+    tf_archive_destroy(a);
+    tk_free(&gemm);
+
+    /* A literal (kernel-wide) default, config 5: the speedup over it on both. */
+    make_gemm(&gemm);
+    a = make_default_model(&gemm);
+    text = capture(tf_report_best, a, "gemm", &lines);
+    assert_non_null(strstr(line_starting(text, "gemm       small"), " 8.00x "));
+    assert_non_null(strstr(line_starting(text, "gemm       large"), " 4.00x "));
+    free(text);
+    tf_archive_destroy(a);
+    tk_free(&gemm);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_cross_table),
         cmocka_unit_test(test_best_groups_classes),
+        cmocka_unit_test(test_best_vs_problem_default),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

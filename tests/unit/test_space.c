@@ -1,7 +1,8 @@
 /* Tests for schema/space.c and coordinator/plan.c: counting and enumeration of
  * constrained spaces against a brute-force filter of the Cartesian product,
  * range bounds, slices covering every valid configuration exactly once, and
- * random samples (distinct, valid, default included, reproducible). */
+ * random samples (distinct, valid, default included, reproducible), and with
+ * a default that follows the problem, each problem's own default sampled. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -327,6 +328,47 @@ static void test_random_sample(void **state)
     tf_bundle_destroy(b2);
 }
 
+/* A default that follows the problem (space/per_problem: A is N // 32): each
+ * problem's sample holds that problem's own default, never only problem 0's. */
+static void test_random_sample_per_problem_default(void **state)
+{
+    (void)state;
+    const char *text = "name: sample\nkernels:\n  - kernel: KERNEL/per_problem\n"
+                       "    problems: [p1, p2]\n"
+                       "search: {strategy: random, budget: 25, seed: 7}\n";
+    struct tf_bundle *b;
+    struct tf_job *job = load_job(text, &b);
+    struct tf_device d = fixture_device(8);
+    struct tf_error err = {0};
+    struct tf_plan *plan = tf_plan_create(job, 1, &d, &err);
+    assert_non_null(plan);
+    const struct tf_kernel *k = job->kernels[0].kernel;
+    assert_false(k->has_default); /* A=2 for p1, A=3 for p2 */
+    assert_int_equal(plan->ntasks, 2);
+    uint64_t defaults[2];
+    for (int t = 0; t < plan->ntasks; t++) {
+        struct tf_task *task = &plan->tasks[t];
+        assert_int_equal(task->total, 25);
+        assert_true(tf_kernel_default_for(k, task->problem, &defaults[t]));
+        bool valid = false;
+        assert_int_equal(tf_space_is_valid(task->space, defaults[t], &valid, &err), 0);
+        assert_true(valid);
+        bool found = false;
+        for (uint64_t i = 0; i < task->nlist; i++)
+            found |= task->list[i] == defaults[t];
+        if (!found)
+            fail_msg("problem %s: its default %llu is not in the sample",
+                     k->problems[task->problem].name, (unsigned long long)defaults[t]);
+    }
+    assert_true(defaults[0] != defaults[1]);
+    int digits[6];
+    tf_kernel_decode(k, defaults[1], digits);
+    assert_int_equal(k->params[0].ints[digits[0]], 3); /* p2: A = 96 // 32 */
+    tf_plan_destroy(plan);
+    tf_job_destroy(job);
+    tf_bundle_destroy(b);
+}
+
 /* Configurations of a slice, range or list, into out (returns how many). */
 static uint64_t slice_configs(struct tf_plan *plan, const struct tf_work *w, uint64_t *out)
 {
@@ -493,6 +535,7 @@ int main(void)
         cmocka_unit_test(test_globally_empty_space),
         cmocka_unit_test(test_slices_cover_every_valid_configuration_once),
         cmocka_unit_test(test_random_sample),
+        cmocka_unit_test(test_random_sample_per_problem_default),
         cmocka_unit_test(test_compile_slices_run_ahead),
         cmocka_unit_test(test_resume_skips_measured),
         cmocka_unit_test(test_resume_two_phase),
