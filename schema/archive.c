@@ -2257,7 +2257,12 @@ static int read_kernel(hid_t kernels, const char *name, struct tf_archive *a, co
     rc.path = path;
     rc.cartesian = kernel_cartesian(ak);
     rc.digits = tf_xcalloc((size_t)ak->nparams + 1, sizeof *rc.digits);
+    /* An older archive whose kernel has a size named default_config has that
+     * column without the per-problem defaults: it is theirs, read as a size. */
     int with_default = dataset_has_column(g, "problems", "default_config");
+    for (int z = 0; z < ak->nsizes && with_default; z++)
+        if (strcmp(ak->size_names[z], "default_config") == 0)
+            with_default = 0;
     if (problems_table(&t, ak, path, with_default, err) != 0)
         goto fail;
     rc.default_col = with_default ? 2 + ak->nsizes : -1;

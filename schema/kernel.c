@@ -251,6 +251,12 @@ static int load_problems(struct kload *L, yaml_node_t *root)
                                 "size name '%s' is reserved (a device property or time_s); "
                                 "rename it",
                                 s);
+        /* the archive's problems table has these columns besides the sizes */
+        if (strcmp(s, "id") == 0 || strcmp(s, "name") == 0 || strcmp(s, "default_config") == 0)
+            return tf_ydoc_fail(d, kn, L->err, TF_ERR_SCHEMA,
+                                "size name '%s' is reserved (a column of the archive's problems "
+                                "table); rename it",
+                                s);
         k->size_names[k->nsizes++] = tf_xstrdup(s);
         if (used < sizeof list)
             used += (size_t)snprintf(list + used, sizeof list - used, "%s%s", i ? ", " : "", s);

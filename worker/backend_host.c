@@ -34,6 +34,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../schema/hash.h"
 #include "../schema/status.h"
 
 extern char **environ;
@@ -185,7 +186,7 @@ fail:
 
 static pthread_once_t ident_once = PTHREAD_ONCE_INIT;
 static char ident_version[96];  /* first line of `$CC --version` */
-static char ident_id[PATH_MAX + 256];     /* resolved path | version | cpu */
+static char ident_id[PATH_MAX + 256];     /* path | version | cpu | features */
 static char ident_cpu[128];
 
 static void read_cpuinfo_model(char *out, size_t cap)
@@ -208,6 +209,34 @@ static void read_cpuinfo_model(char *out, size_t cap)
             break;
         }
     }
+    fclose(f);
+}
+
+/* The CPU's instruction-set features as 16 hex digits (a hash of /proc/cpuinfo's
+ * "flags" line, "Features" on Arm), or "" if there is none: the model name alone
+ * does not tell CPUs apart whose -march=native code differs (a VM that hides
+ * AVX-512, an Arm core without a "model name" line). */
+static void read_cpuinfo_features(char *out, size_t cap)
+{
+    FILE *f = fopen("/proc/cpuinfo", "re");
+    char *line = NULL;
+    size_t len = 0;
+    out[0] = '\0';
+    if (f == NULL)
+        return;
+    while (getline(&line, &len, f) > 0) {
+        if (strncmp(line, "flags", 5) == 0 || strncmp(line, "Features", 8) == 0) {
+            struct tf_sha256 h;
+            char hex[65];
+            tf_sha256_init(&h);
+            tf_sha256_update_str(&h, line);
+            tf_sha256_hex(&h, hex);
+            hex[16] = '\0';
+            tf_strlcpy(out, hex, cap);
+            break;
+        }
+    }
+    free(line);
     fclose(f);
 }
 
@@ -254,10 +283,13 @@ static void ident_init(void)
     }
     free(log);
     read_cpuinfo_model(ident_cpu, sizeof ident_cpu);
+    char features[24];
+    read_cpuinfo_features(features, sizeof features);
     char path[PATH_MAX];
     resolve_program(cc, path, sizeof path);
     /* Kernels may be built with -march=native: the CPU belongs in the cache key. */
-    snprintf(ident_id, sizeof ident_id, "%s | %s | cpu %s", path, ident_version, ident_cpu);
+    snprintf(ident_id, sizeof ident_id, "%s | %s | cpu %s | features %s", path, ident_version,
+             ident_cpu, features);
 }
 
 static const char *host_compiler_id(void)

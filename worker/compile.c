@@ -57,11 +57,20 @@ struct compile_job {
 };
 
 /* One thread and its compiler process (NULL when compiling in-process). */
+/* An in-progress mark a compile owns (see "in-progress marks" below). */
+struct mark {
+    char path[4200];
+    dev_t dev;
+    ino_t ino;
+};
+
 struct slot {
     struct tf_compile_pool *pool;
     pthread_t thread;
     struct tf_compiler *compiler; /* touched by the slot's thread only */
     pid_t pid;                    /* its child's pid or -1, under the pool's mutex */
+    struct mark mark;             /* the mark its compile owns, if marked (pool's mutex) */
+    int marked;
 };
 
 struct tf_compile_pool {
@@ -82,6 +91,9 @@ struct tf_compile_pool {
     int active;         /* compiles running now */
     double busy_since;  /* when active went 0 -> 1 */
     struct tf_compile_stats stats;
+    pthread_t keeper;   /* mark_keeper */
+    int keeper_running, keeper_stop;
+    pthread_cond_t keeper_wake;
 };
 
 static double now_seconds(void)
@@ -133,7 +145,7 @@ struct variant {
     const char *cache_dir;
     struct tf_compile_input in;
     struct slot *slot; /* compile in its child; NULL: in-process */
-    double deadline;   /* seconds a compile may take: an older in-progress mark is stale */
+    struct slot *home; /* the pool slot compiling it, whose keeper keeps its mark fresh */
 };
 
 /* Compile `in` in the slot's child, started first if needed, publishing its
@@ -182,54 +194,97 @@ static int cache_answer(const char *binary, const char *meta, const char *errf,
     return 0;
 }
 
-/* 1 if the in-progress mark `busy` is stale: older than `stale_after`
- * seconds, or left by a process of this host that no longer exists. */
-static int busy_stale(const char *busy, double stale_after)
+/* ---- in-progress marks ----
+ *
+ * <key>.busy says "host pid" is compiling the variant now. Its owner's pool
+ * touches it every MARK_REFRESH_SECONDS (mark_keeper), so a mark left
+ * untouched for MARK_STALE_SECONDS has lost its owner (killed, its node down)
+ * and is taken over; so is one whose owner, on this host, no longer exists.
+ * A compile that fails for a machinery reason (crash, timeout) rewrites the
+ * mark as "failed MESSAGE" and stops touching it: ranks waiting meanwhile take
+ * that as their answer rather than each running into the same timeout in
+ * turn, and the note ages out, so a later run tries again. */
+#define MARK_REFRESH_SECONDS 5
+#define MARK_STALE_SECONDS 30.0
+#define MARK_POLL_MAX_NS 50000000L /* waiting polls back off from 5 ms to this */
+
+/* 1 if the mark `busy` (as lstat saw it in `st`) has lost its owner. */
+static int mark_stale(const char *busy, const struct stat *st)
 {
-    struct stat st;
-    char text[320], host[256], owner[256];
+    char text[320], host[256] = "", owner[256];
     long pid = 0;
-    if (stat(busy, &st) != 0)
-        return 0; /* gone: not stale, just done */
-    if (difftime(time(NULL), st.st_mtime) > stale_after)
+    if (!S_ISREG(st->st_mode))
+        return 1; /* not a mark of ours at all (a directory, a link) */
+    if (difftime(time(NULL), st->st_mtime) > MARK_STALE_SECONDS)
         return 1;
     if (tf_cache_read_text(busy, text, sizeof text) != 0 ||
         sscanf(text, "%255s %ld", owner, &pid) != 2 || pid <= 0)
-        return 0; /* being written, or not ours to judge: wait for the age limit */
-    host[0] = '\0';
+        return 0; /* being written, or a failure note: only its age counts */
     gethostname(host, sizeof host - 1);
-    host[sizeof host - 1] = '\0';
     return strcmp(owner, host) == 0 && kill((pid_t)pid, 0) != 0 && errno == ESRCH;
 }
 
+/* Remove the stale mark `busy` that lstat saw as `st`. It is first moved aside
+ * under a name of our own: if what moved is not that mark (another waiter
+ * took it over first and made a fresh one), the fresh one is put back.
+ * 0: the path is free now; -1: the mark cannot be removed (a read-only cache). */
+static int mark_take_over(const char *busy, const struct stat *st)
+{
+    char aside[4300];
+    struct stat moved;
+    tf_cache_temp_name(busy, aside, sizeof aside);
+    if (rename(busy, aside) != 0)
+        return errno == ENOENT ? 0 : -1;
+    if (lstat(aside, &moved) == 0 && (moved.st_dev != st->st_dev || moved.st_ino != st->st_ino))
+        (void)link(aside, busy); /* fails harmlessly if a newer mark exists */
+    if (remove(aside) != 0 && errno != ENOENT)
+        return -1;
+    return 0;
+}
+
+/* A failure note in the mark `busy` as a compile_error answer in `out`; 0 if
+ * the mark is an owner's "host pid" instead. */
+static int mark_failure(const char *busy, struct tf_compiled *out)
+{
+    char text[TF_MESSAGE_LEN + 16];
+    if (tf_cache_read_text(busy, text, sizeof text) != 0 || strncmp(text, "failed ", 7) != 0)
+        return 0;
+    text[strcspn(text, "\n")] = '\0';
+    out->status = TF_STATUS_COMPILE_ERROR;
+    out->binary_path[0] = '\0';
+    tf_strlcpy(out->message, text + 7, sizeof out->message);
+    return 1;
+}
+
 enum claim {
-    CLAIM_OWNED,    /* we made the mark: compile, then remove it */
-    CLAIM_ANSWERED, /* another process compiled it meanwhile: `out` holds its answer */
-    CLAIM_UNMARKED  /* the cache cannot hold a mark (read-only, say): compile anyway */
+    CLAIM_OWNED,    /* we made the mark: compile, then release it */
+    CLAIM_ANSWERED, /* another process compiled it (or failed to) meanwhile: `out` says */
+    CLAIM_UNMARKED  /* no mark can be made (read-only or full cache): compile anyway */
 };
 
 /* Make the in-progress mark `busy` ("host pid") for a variant about to be
  * compiled, or, while another process holds it (a compile rank ahead of this
  * one, a rank on another node sharing the cache), wait for that compile's
- * answer instead of paying for the same compile twice. A mark whose owner
- * died, or that outlived any compile, is removed and the claim retried; so is
- * a mark removed without an answer (its compile failed for a machinery reason). */
-static enum claim claim_variant(const char *busy, double stale_after, const char *binary,
-                                const char *meta, const char *errf, struct tf_compiled *out)
+ * answer instead of paying for the same compile twice. */
+static enum claim claim_variant(const char *busy, const char *binary, const char *meta,
+                                const char *errf, struct tf_compiled *out, struct mark *mine)
 {
-    static const struct timespec poll = {0, 5000000}; /* 5 ms against compiles of 0.1-1 s */
-    for (;;) {
+    for (int attempt = 0; attempt < 8; attempt++) {
         int fd = open(busy, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
         if (fd >= 0) {
             char host[256] = "", line[320];
+            struct stat st;
             gethostname(host, sizeof host - 1);
             int n = snprintf(line, sizeof line, "%s %ld\n", host, (long)getpid());
-            const int bad = write(fd, line, (size_t)n) != n;
-            close(fd);
+            int bad = write(fd, line, (size_t)n) != n || fstat(fd, &st) != 0;
+            bad |= close(fd) != 0;
             if (bad) { /* a full disk: no mark, but no reason not to compile */
                 unlink(busy);
                 return CLAIM_UNMARKED;
             }
+            tf_strlcpy(mine->path, busy, sizeof mine->path);
+            mine->dev = st.st_dev;
+            mine->ino = st.st_ino;
             /* It may have been answered between our lookup and the mark. */
             if (cache_answer(binary, meta, errf, out)) {
                 unlink(busy);
@@ -239,18 +294,96 @@ static enum claim claim_variant(const char *busy, double stale_after, const char
         }
         if (errno != EEXIST)
             return CLAIM_UNMARKED;
-        while (access(busy, F_OK) == 0) {
+        struct timespec pause = {0, 5000000};
+        struct stat st;
+        while (lstat(busy, &st) == 0) {
             if (cache_answer(binary, meta, errf, out))
                 return CLAIM_ANSWERED;
-            if (busy_stale(busy, stale_after)) {
-                unlink(busy);
+            if (mark_stale(busy, &st)) {
+                if (mark_take_over(busy, &st) != 0)
+                    return CLAIM_UNMARKED;
                 break;
             }
-            nanosleep(&poll, NULL);
+            if (mark_failure(busy, out))
+                return CLAIM_ANSWERED;
+            nanosleep(&pause, NULL);
+            if ((pause.tv_nsec *= 2) > MARK_POLL_MAX_NS)
+                pause.tv_nsec = MARK_POLL_MAX_NS;
         }
         if (cache_answer(binary, meta, errf, out))
             return CLAIM_ANSWERED;
     }
+    return CLAIM_UNMARKED; /* contended past reason: compiling twice is only slower */
+}
+
+/* Remove our mark, if it is still ours (one taken over as stale is not). */
+static void mark_release(const struct mark *mine)
+{
+    struct stat st;
+    if (lstat(mine->path, &st) == 0 && st.st_dev == mine->dev && st.st_ino == mine->ino)
+        unlink(mine->path);
+}
+
+/* Replace our mark by the failure note "failed MESSAGE" (tf_cache_write_file
+ * renames it over the mark: a waiter reads either the mark or the whole note). */
+static void mark_fail(const struct mark *mine, const char *message)
+{
+    char text[TF_MESSAGE_LEN + 16];
+    struct stat st;
+    if (lstat(mine->path, &st) != 0 || st.st_dev != mine->dev || st.st_ino != mine->ino)
+        return;
+    snprintf(text, sizeof text, "failed %s\n", message);
+    if (tf_cache_write_file(mine->path, text, strlen(text), NULL) != 0)
+        unlink(mine->path);
+}
+
+/* Have the pool's keeper touch `mine` while `home`'s compile runs (NULL: a
+ * compile outside the slots, whose mark is not kept fresh). */
+static void mark_keep(struct slot *home, const struct mark *mine)
+{
+    if (home == NULL)
+        return;
+    pthread_mutex_lock(&home->pool->mu);
+    home->mark = *mine;
+    home->marked = 1;
+    pthread_mutex_unlock(&home->pool->mu);
+}
+
+static void mark_unkeep(struct slot *home)
+{
+    if (home == NULL)
+        return;
+    pthread_mutex_lock(&home->pool->mu);
+    home->marked = 0;
+    pthread_mutex_unlock(&home->pool->mu);
+}
+
+/* The pool's keeper thread: every MARK_REFRESH_SECONDS, touch the marks its
+ * slots own, so other ranks know these compiles are alive. */
+static void *mark_keeper(void *arg)
+{
+    struct tf_compile_pool *p = arg;
+    struct mark *due = tf_xcalloc((size_t)p->nslots, sizeof *due);
+    pthread_mutex_lock(&p->mu);
+    while (!p->keeper_stop) {
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_sec += MARK_REFRESH_SECONDS;
+        pthread_cond_timedwait(&p->keeper_wake, &p->mu, &until);
+        if (p->keeper_stop)
+            break;
+        int n = 0;
+        for (int i = 0; i < p->nslots; i++)
+            if (p->slots[i].marked)
+                due[n++] = p->slots[i].mark;
+        pthread_mutex_unlock(&p->mu); /* file system calls outside the lock */
+        for (int i = 0; i < n; i++)
+            utimensat(AT_FDCWD, due[i].path, NULL, AT_SYMLINK_NOFOLLOW);
+        pthread_mutex_lock(&p->mu);
+    }
+    pthread_mutex_unlock(&p->mu);
+    free(due);
+    return NULL;
 }
 
 /* Compile `v` through the cache into `out`. *ran_compiler tells the stats apart. */
@@ -280,12 +413,13 @@ static void compile_variant(const struct variant *v, struct tf_compiled *out, in
     }
     if (cache_answer(out->binary_path, meta, errf, out))
         return;
-    const enum claim claim =
-        claim_variant(busy, v->deadline + 30.0, out->binary_path, meta, errf, out);
+    struct mark mine;
+    const enum claim claim = claim_variant(busy, out->binary_path, meta, errf, out, &mine);
     if (claim == CLAIM_ANSWERED)
         return;
-    if (claim != CLAIM_OWNED)
-        busy[0] = '\0'; /* nothing of ours to remove */
+    int owned = claim == CLAIM_OWNED;
+    if (owned)
+        mark_keep(v->home, &mine);
 
     tf_cache_temp_name(out->binary_path, tmp, sizeof tmp);
     in.output_path = tmp;
@@ -303,6 +437,11 @@ static void compile_variant(const struct variant *v, struct tf_compiled *out, in
     }
     if (rc != 0) {
         tf_compile_log_summary(err.message, out->message, sizeof out->message);
+        if (owned) { /* tell the ranks waiting for it, then let the note age out */
+            mark_unkeep(v->home);
+            mark_fail(&mine, out->message);
+            owned = 0;
+        }
         goto fail;
     }
     if (co.ok) {
@@ -319,8 +458,10 @@ static void compile_variant(const struct variant *v, struct tf_compiled *out, in
             goto fail;
         }
         out->status = TF_STATUS_OK;
-        if (busy[0])
-            unlink(busy); /* after the rename: a waiter finds the binary */
+        if (owned) { /* after the rename: a waiter finds the binary */
+            mark_unkeep(v->home);
+            mark_release(&mine);
+        }
         free(co.log);
         return;
     }
@@ -334,19 +475,12 @@ static void compile_variant(const struct variant *v, struct tf_compiled *out, in
     tf_cache_write_file(errf, line, strlen(line), NULL);
 fail:
     unlink(tmp);
-    if (busy[0])
-        unlink(busy); /* after the .err, if any: a waiter finds it, else compiles itself */
+    if (owned) { /* after the .err, if any: a waiter finds it, else compiles itself */
+        mark_unkeep(v->home);
+        mark_release(&mine);
+    }
     out->binary_path[0] = '\0';
     free(co.log);
-}
-
-/* The pool's compile deadline now (tf_compile_pool_set_deadline may change it). */
-static double pool_deadline(struct tf_compile_pool *p)
-{
-    pthread_mutex_lock(&p->mu);
-    const double seconds = p->deadline;
-    pthread_mutex_unlock(&p->mu);
-    return seconds;
 }
 
 /* Compile configuration `config` of kernel `k` with the pool's backend on slot `s`. */
@@ -369,7 +503,7 @@ static void compile_config(struct slot *s, const struct tf_kernel *k, uint64_t c
                .noptions = k->option_count,
                .options = k->options},
         .slot = s->compiler ? s : NULL,
-        .deadline = pool_deadline(p),
+        .home = s,
     };
     compile_variant(&v, out, ran_compiler);
     for (int i = 0; i < ndefines; i++)
@@ -452,6 +586,7 @@ struct tf_compile_pool *tf_compile_pool_create(const char *exe, const struct tf_
     pthread_mutex_init(&p->mu, NULL);
     pthread_cond_init(&p->work, NULL);
     pthread_cond_init(&p->done, NULL);
+    pthread_cond_init(&p->keeper_wake, NULL);
     p->slots = tf_xcalloc((size_t)nprocs, sizeof *p->slots);
     for (int i = 0; i < nprocs; i++) {
         struct slot *s = &p->slots[i];
@@ -468,6 +603,8 @@ struct tf_compile_pool *tf_compile_pool_create(const char *exe, const struct tf_
         }
         p->nslots++;
     }
+    if (pthread_create(&p->keeper, NULL, mark_keeper, p) == 0)
+        p->keeper_running = 1; /* else marks go stale after MARK_STALE_SECONDS: only slower */
     return p;
 fail:
     tf_compile_pool_destroy(p);
@@ -484,12 +621,20 @@ void tf_compile_pool_destroy(struct tf_compile_pool *p)
     pthread_mutex_unlock(&p->mu);
     for (int i = 0; i < p->nslots; i++)
         pthread_join(p->slots[i].thread, NULL);
+    if (p->keeper_running) {
+        pthread_mutex_lock(&p->mu);
+        p->keeper_stop = 1;
+        pthread_cond_signal(&p->keeper_wake);
+        pthread_mutex_unlock(&p->mu);
+        pthread_join(p->keeper, NULL);
+    }
     for (struct compile_job *j = p->all, *next; j != NULL; j = next) {
         next = j->next_all;
         free(j);
     }
     pthread_cond_destroy(&p->done);
     pthread_cond_destroy(&p->work);
+    pthread_cond_destroy(&p->keeper_wake);
     pthread_mutex_destroy(&p->mu);
     free(p->slots);
     free(p->exe);
@@ -561,7 +706,6 @@ int tf_compile_reference(struct tf_compile_pool *p, const struct tf_kernel *k, c
                .defines = NULL,
                .noptions = (int)(sizeof options / sizeof options[0]),
                .options = options},
-        .deadline = pool_deadline(p),
     };
     struct tf_compiled out;
     int ran = 0;

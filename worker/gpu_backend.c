@@ -308,10 +308,14 @@ int tf_gpu_load(struct tf_backend_ctx *ctx, const char *binary_path, const char 
     }
     /* Some HIP runtimes cannot say: the geometry check then counts the dynamic
      * shared memory only, and the runtime still refuses a launch over the
-     * limit (an `invalid` result too). */
-    if (v->function_attribute(ctx->device, &f->static_shared, TF_GPU_FUNCTION_STATIC_SHARED,
-                              f->fn) != 0 ||
-        f->static_shared < 0)
+     * limit (an `invalid` result too). A sticky fault surfacing here is one. */
+    if ((rc = v->function_attribute(ctx->device, &f->static_shared,
+                                    TF_GPU_FUNCTION_STATIC_SHARED, f->fn)) != 0 &&
+        v->is_sticky(rc)) {
+        gpu_fail(ctx, rc, err, "reading the function's static shared memory");
+        goto fail;
+    }
+    if (rc != 0 || f->static_shared < 0)
         f->static_shared = 0;
     free(image);
     *function = f;

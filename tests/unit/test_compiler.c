@@ -4,7 +4,7 @@
  * tf_compiler_main (the real host backend, real cc) or, for the backend named
  * "testfault", to tf_compiler_serve with a table whose compile() misbehaves on
  * a marker in the source: @crash segfaults, @hang spawns a grandchild and
- * never answers, @slow sleeps first, @print writes to stdout, @machinery
+ * never answers, @slow sleeps first (@long longer), @print writes to stdout, @machinery
  * fails like a compiler that cannot be spawned; anything else is compiled by
  * the host backend. Each test gets a fresh cache folder. */
 #include <stdarg.h>
@@ -68,6 +68,10 @@ static int fault_compile(const struct tf_compile_input *in, struct tf_compile_ou
         }
         for (;;)
             pause();
+    }
+    if (strstr(in->source, "@long")) { /* longer than a mark's refresh period */
+        struct timespec ts = {6, 500 * 1000 * 1000};
+        nanosleep(&ts, NULL);
     }
     if (strstr(in->source, "@slow")) {
         struct timespec ts = {0, 500 * 1000 * 1000};
@@ -587,11 +591,98 @@ static void test_stale_marks_taken_over(void **state)
         }
         const double t0 = now();
         compile_source(p, f, f->variant.source, &c);
-        assert_true(now() - t0 < 60.0); /* not the age limit's 150 s */
+        assert_true(now() - t0 < 20.0); /* at once, not after waiting */
         assert_int_equal(c.status, TF_STATUS_OK);
         assert_int_equal(c.cached, 0);
         assert_int_equal(access(busy, F_OK), -1);
     }
+    tf_compile_pool_destroy(p);
+}
+
+/* What cannot be a mark (a directory that cannot even be removed) or a mark
+ * that cannot be taken over never holds a compile back: it compiles unmarked. */
+static void test_unremovable_mark_compiles_anyway(void **state)
+{
+    struct fixture *f = *state;
+    struct tf_compile_pool *p = pool(f, &tf_backend_host, 1);
+    struct tf_compiled c;
+    char busy[4200], inside[4300];
+    compile_source(p, f, NULL, &c);
+    assert_int_equal(c.status, TF_STATUS_OK);
+    busy_path(c.binary_path, busy, sizeof busy);
+    assert_int_equal(unlink(c.binary_path), 0);
+    assert_int_equal(mkdir(busy, 0777), 0);
+    snprintf(inside, sizeof inside, "%s/x", busy);
+    write_mark(inside, "x", 1);
+    const double t0 = now();
+    compile_source(p, f, NULL, &c);
+    assert_true(now() - t0 < 20.0);
+    assert_int_equal(c.status, TF_STATUS_OK);
+    assert_int_equal(c.cached, 0);
+    tf_compile_pool_destroy(p);
+    remove(inside);
+    char pattern[4400];
+    glob_t g; /* the directory was moved aside, not removed: clean it up */
+    snprintf(pattern, sizeof pattern, "%s.tmp.*", busy);
+    if (glob(pattern, 0, NULL, &g) == 0)
+        for (size_t i = 0; i < g.gl_pathc; i++) {
+            snprintf(inside, sizeof inside, "%s/x", g.gl_pathv[i]);
+            remove(inside);
+            rmdir(g.gl_pathv[i]);
+        }
+    globfree(&g);
+    rmdir(busy);
+}
+
+/* A fresh failure note (the owner's compile crashed or timed out) answers the
+ * ranks waiting for it: compile_error with its message, nothing compiled. */
+static void test_failure_note_answers(void **state)
+{
+    struct fixture *f = *state;
+    struct tf_compile_pool *p = pool(f, &tf_backend_host, 1);
+    struct tf_compiled c;
+    char busy[4200];
+    compile_source(p, f, NULL, &c);
+    busy_path(c.binary_path, busy, sizeof busy);
+    assert_int_equal(unlink(c.binary_path), 0);
+    FILE *fp = fopen(busy, "w");
+    assert_non_null(fp);
+    fprintf(fp, "failed compiler process timed out after 120 s\n");
+    assert_int_equal(fclose(fp), 0);
+    compile_source(p, f, NULL, &c);
+    assert_int_equal(c.status, TF_STATUS_COMPILE_ERROR);
+    assert_string_equal(c.message, "compiler process timed out after 120 s");
+    struct tf_compile_stats st;
+    tf_compile_get_stats(p, &st);
+    assert_int_equal(st.compiled, 1); /* the first compile only */
+    assert_int_equal(access(busy, F_OK), 0); /* the note stays until it ages out */
+    tf_compile_pool_destroy(p);
+}
+
+/* A compile longer than the refresh period keeps its mark fresh, so nobody
+ * takes a live compile for a dead one. */
+static void test_long_compile_keeps_mark_fresh(void **state)
+{
+    struct fixture *f = *state;
+    struct tf_compile_pool *p = pool(f, &fault_backend, 1);
+    f->variant.source = "/* @long */ void gemm(void **a) { (void)a; }\n";
+    const time_t started = time(NULL);
+    const uint64_t ticket = tf_compile_submit(p, &f->variant, f->gemm->default_index);
+    struct timespec wait = {6, 0};
+    nanosleep(&wait, NULL);
+    char pattern[256];
+    glob_t g;
+    snprintf(pattern, sizeof pattern, "%s/*/*/*.busy", f->cache);
+    assert_int_equal(glob(pattern, 0, NULL, &g), 0);
+    assert_int_equal(g.gl_pathc, 1);
+    struct stat st;
+    assert_int_equal(stat(g.gl_pathv[0], &st), 0);
+    globfree(&g);
+    assert_true(st.st_mtime >= started + 4); /* touched since it was made */
+    struct tf_compiled c;
+    tf_compile_wait(p, ticket, &c);
+    assert_int_equal(c.status, TF_STATUS_OK);
+    assert_int_equal(count_files(f->cache, "busy"), 0);
     tf_compile_pool_destroy(p);
 }
 
@@ -623,6 +714,9 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_same_variant_compiled_once, setup, teardown),
         cmocka_unit_test_setup_teardown(test_live_mark_waits, setup, teardown),
         cmocka_unit_test_setup_teardown(test_stale_marks_taken_over, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_unremovable_mark_compiles_anyway, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_failure_note_answers, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_long_compile_keeps_mark_fresh, setup, teardown),
         cmocka_unit_test(test_compiler_main_arguments),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

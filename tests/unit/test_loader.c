@@ -673,6 +673,8 @@ static const struct broken_case broken_cases[] = {
      "expression over the problem sizes"},
     {K("kernel_param_reserved"), K("kernel_param_reserved") ":10:3",
      "parameter name 'warp_size' is reserved"},
+    {K("kernel_size_reserved"), K("kernel_size_reserved") ":7:16",
+     "size name 'default_config' is reserved (a column of the archive's problems table)"},
     {K("kernel_param_is_size"), K("kernel_param_is_size") ":9:3",
      "parameter 'N' has the name of a problem size"},
     {K("kernel_too_many_metrics"), K("kernel_too_many_metrics") ":13:35",
