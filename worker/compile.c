@@ -12,8 +12,8 @@
  * the variant's in-progress mark (<key>.busy, O_EXCL); a job that finds a mark
  * waits for that compile's answer instead of repeating it - a compile rank
  * ahead of this one, or a rank on another node of a shared cache, is then
- * never paid twice - and takes a mark over whose owner died or that outlived
- * the compile deadline. Machinery failures (the compiler
+ * never paid twice (marks are kept fresh while their compile runs; see
+ * "in-progress marks" below for staleness and failures). Machinery failures (the compiler
  * cannot be spawned, crashed or timed out) are reported as compile_error but never
  * cached: they say nothing about the variant. The compiling itself happens
  * in compiler processes (compiler.h), because in-process compilers such as
