@@ -167,7 +167,7 @@ else
     fail "a run with a compile rank completes" ahead.out
 fi
 check "  one row per valid configuration, none twice" $CHECK ahead.h5 ranked --rows 38 --unique --all-ok
-check "  the summary counts what it compiled ahead" contains ahead.out "1 rank compiled"
+check "  the summary counts what it compiled ahead" contains ahead.out "Compile ranks: 1 rank got"
 check "  the compile rank says what it did" contains ahead.out "configurations compiled ahead"
 check "  the measuring worker found some in the cache" $PY -c "
 import h5py, sys
