@@ -334,6 +334,18 @@ static int coordinator_send_compile(struct coordinator *c, int src, struct tf_er
     return 0;
 }
 
+/* Rank `src` has nothing of its own class left: a COMPILE slice for another
+ * class if any needs one, else STOP. 0, or -1 + err if sending failed. */
+static int coordinator_compile_or_stop(struct coordinator *c, int src, struct tf_error *err)
+{
+    int sent = coordinator_send_compile(c, src, err);
+    if (sent < 0)
+        return -1;
+    if (sent == 0)
+        coordinator_send_stop(c, src);
+    return 0;
+}
+
 static int coordinator_on_request(struct coordinator *c, int src, struct tf_error *err)
 {
     struct worker_state *w = &c->workers[src];
@@ -343,14 +355,8 @@ static int coordinator_on_request(struct coordinator *c, int src, struct tf_erro
         coordinator_send_stop(c, src);
         return 0;
     }
-    if (w->klass < 0) {
-        int sent = coordinator_send_compile(c, src, err);
-        if (sent < 0)
-            return -1;
-        if (sent == 0)
-            coordinator_send_stop(c, src);
-        return 0;
-    }
+    if (w->klass < 0) /* a compile rank */
+        return coordinator_compile_or_stop(c, src, err);
     struct tf_work work;
     int64_t n = tf_plan_next_slice(c->plan, w->klass, slice_size(c, w), &work, err);
     if (n < 0)
@@ -362,12 +368,7 @@ static int coordinator_on_request(struct coordinator *c, int src, struct tf_erro
             w->parked = true;
             return 0;
         }
-        int sent = coordinator_send_compile(c, src, err);
-        if (sent < 0)
-            return -1;
-        if (sent == 0)
-            coordinator_send_stop(c, src);
-        return 0;
+        return coordinator_compile_or_stop(c, src, err);
     }
     w->parked = false;
     if (w->outstanding == 0 && w->received == 0)

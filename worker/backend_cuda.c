@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "../schema/status.h"
+#include "cache.h"
 #include "cuda_api.h"
 #include "gpu_backend.h"
 #include "portability.h"
@@ -254,19 +255,6 @@ static int valid_arch(const char *arch)
     return p[0] == '\0' || ((p[0] == 'a' || p[0] == 'f') && p[1] == '\0');
 }
 
-static int write_file(const char *path, const void *data, size_t n, struct tf_error *err)
-{
-    FILE *f = fopen(path, "wbe");
-    if (f == NULL)
-        return tf_error_set(err, TF_ERR_IO, "cannot write '%s': %s", path, strerror(errno));
-    const int bad = fwrite(data, 1, n, f) != n;
-    if (fclose(f) != 0 || bad) {
-        unlink(path);
-        return tf_error_set(err, TF_ERR_IO, "cannot write '%s': %s", path, strerror(errno));
-    }
-    return 0;
-}
-
 static int cuda_compile(const struct tf_compile_input *in, struct tf_compile_output *out,
                         struct tf_error *err)
 {
@@ -346,7 +334,7 @@ static int cuda_compile(const struct tf_compile_input *in, struct tf_compile_out
         tf_error_set(err, TF_ERR_BACKEND, "nvrtcGetCUBIN: %s", nv->nvrtcGetErrorString(nrc));
         goto fail;
     }
-    if (write_file(in->output_path, cubin, cubin_size, err) != 0)
+    if (tf_cache_write_file(in->output_path, cubin, cubin_size, err) != 0)
         goto fail;
     out->ok = 1;
     out->log = log; /* warnings, if any */

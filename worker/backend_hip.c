@@ -39,6 +39,7 @@
 #include <unistd.h>
 
 #include "../schema/status.h"
+#include "cache.h"
 #include "gpu_backend.h"
 #include "hip_api.h"
 #include "portability.h"
@@ -416,19 +417,6 @@ static char *name_source(char *log, const char *name)
     return out;
 }
 
-static int write_file(const char *path, const void *data, size_t n, struct tf_error *err)
-{
-    FILE *f = fopen(path, "wbe");
-    if (f == NULL)
-        return tf_error_set(err, TF_ERR_IO, "cannot write '%s': %s", path, strerror(errno));
-    const int bad = fwrite(data, 1, n, f) != n;
-    if (fclose(f) != 0 || bad) {
-        unlink(path);
-        return tf_error_set(err, TF_ERR_IO, "cannot write '%s': %s", path, strerror(errno));
-    }
-    return 0;
-}
-
 static int hip_compile(const struct tf_compile_input *in, struct tf_compile_output *out,
                        struct tf_error *err)
 {
@@ -513,7 +501,7 @@ static int hip_compile(const struct tf_compile_input *in, struct tf_compile_outp
         tf_error_set(err, TF_ERR_BACKEND, "hiprtcGetCode: %s", rt->hiprtcGetErrorString(hrc));
         goto fail;
     }
-    if (write_file(in->output_path, code, code_size, err) != 0)
+    if (tf_cache_write_file(in->output_path, code, code_size, err) != 0)
         goto fail;
     out->ok = 1;
     out->log = log; /* warnings, if any */

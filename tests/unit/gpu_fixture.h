@@ -3,6 +3,8 @@
  * pool and a runner of the backend started; measure() compiles and times one
  * configuration as a worker does. Tests that need a device call have_device()
  * first, which prints "skipped: no device (why)" once where there is none.
+ * compile_library() compiles every CUDA-language kernel of the library for an
+ * architecture, no device needed.
  * Include after cmocka.h and the worker headers. */
 #ifndef TF_TEST_GPU_FIXTURE_H
 #define TF_TEST_GPU_FIXTURE_H
@@ -14,6 +16,9 @@
 #include <string.h>
 #include <sys/wait.h>
 
+#include "tree.h"
+
+#define MAX_SAMPLED 8 /* sampled configurations per kernel, besides the default */
 
 struct device_fixture {
     const struct tf_backend *be;
@@ -39,19 +44,72 @@ static int have_device(const struct tf_backend *be)
     return 0;
 }
 
-static void remove_tree(const char *cache)
+static uint64_t splitmix(uint64_t *s)
 {
-    const char *patterns[] = {"%s/*/*/*", "%s/*/*", "%s/*", "%s"};
-    for (int p = 0; p < 4; p++) {
-        char pattern[256];
-        glob_t g;
-        snprintf(pattern, sizeof pattern, patterns[p], cache);
-        if (glob(pattern, 0, NULL, &g) == 0)
-            for (size_t i = 0; i < g.gl_pathc; i++)
-                if (unlink(g.gl_pathv[i]) != 0)
-                    rmdir(g.gl_pathv[i]);
-        globfree(&g);
+    uint64_t z = (*s += UINT64_C(0x9E3779B97F4A7C15));
+    z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
+    z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
+    return z ^ (z >> 31);
+}
+
+/* The default and a seeded sample of valid configurations of every CUDA-language
+ * kernel of the library on `dev`, each compiled for `arch` by `compile`, which
+ * must return `expect` (the target the test reads back from the binary). */
+static void compile_library(const struct tf_device *dev, const char *arch, int expect,
+                            int (*compile)(const struct tf_kernel *, uint64_t, const char *))
+{
+    glob_t g;
+    assert_int_equal(glob("kernels/*/kernel.yaml", 0, NULL, &g), 0);
+    int cuda_kernels = 0, saw_vecadd = 0;
+    for (size_t i = 0; i < g.gl_pathc; i++) {
+        struct tf_error err = {0};
+        struct tf_bundle *b = tf_bundle_create();
+        struct tf_kernel *k = tf_kernel_load(g.gl_pathv[i], b, &err);
+        if (k == NULL)
+            tf_error_print(&err, g.gl_pathv[i], stderr);
+        assert_non_null(k); /* every library kernel loads */
+        if (strcmp(k->language, "cuda") != 0) {
+            tf_kernel_destroy(k);
+            tf_bundle_destroy(b);
+            continue;
+        }
+        cuda_kernels++;
+        saw_vecadd |= strcmp(k->name, "vecadd_cuda") == 0;
+        uint64_t configs[MAX_SAMPLED + 1];
+        int n = 0;
+        /* problem 0's default: the space sampled below is problem 0's */
+        const bool has_default = tf_kernel_default_for(k, 0, &configs[0]);
+        n += has_default;
+        /* seeded: the same variants every run, so a failure reproduces */
+        struct tf_space *s = tf_space_create(k, 0, dev, &err);
+        assert_non_null(s);
+        const uint64_t total = tf_space_cartesian(s);
+        uint64_t seed = 20261121;
+        for (int tries = 0; tries < 64 && n < MAX_SAMPLED + (has_default ? 1 : 0); tries++) {
+            uint64_t next;
+            const uint64_t from = splitmix(&seed) % total;
+            int found = tf_space_next(s, from, total, &next, &err);
+            if (found == 0)
+                found = tf_space_next(s, 0, from, &next, &err); /* wrap around */
+            assert_true(found >= 0);
+            if (found == 0)
+                break; /* no valid configuration on this device at all */
+            int dup = 0;
+            for (int j = 0; j < n; j++)
+                dup |= configs[j] == next;
+            if (!dup)
+                configs[n++] = next;
+        }
+        tf_space_destroy(s);
+        for (int j = 0; j < n; j++)
+            assert_int_equal(compile(k, configs[j], arch), expect);
+        printf("note: %s: %d configuration(s) compiled for %s\n", k->name, n, arch);
+        tf_kernel_destroy(k);
+        tf_bundle_destroy(b);
     }
+    globfree(&g);
+    assert_true(cuda_kernels >= 1);
+    assert_true(saw_vecadd);
 }
 
 /* Load `job_path`, compile its first kernel's reference, start a runner of

@@ -33,6 +33,7 @@
 #include "../../worker/backend.h"
 #include "../../worker/compile.h"
 #include "../../worker/compiler.h"
+#include "tree.h"
 
 #define SELF "/proc/self/exe"
 #define GRANDCHILD_ENV "TF_TEST_GRANDCHILD_FILE"
@@ -112,21 +113,6 @@ static int count_files(const char *cache, const char *ext)
     int n = glob(pattern, 0, NULL, &g) == 0 ? (int)g.gl_pathc : 0;
     globfree(&g);
     return n;
-}
-
-static void remove_tree(const char *cache)
-{
-    const char *patterns[] = {"%s/*/*/*", "%s/*/*", "%s/*", "%s"};
-    for (int p = 0; p < 4; p++) {
-        char pattern[256];
-        glob_t g;
-        snprintf(pattern, sizeof pattern, patterns[p], cache);
-        if (glob(pattern, 0, NULL, &g) == 0)
-            for (size_t i = 0; i < g.gl_pathc; i++)
-                if (unlink(g.gl_pathv[i]) != 0)
-                    rmdir(g.gl_pathv[i]);
-        globfree(&g);
-    }
 }
 
 static int setup(void **state)
@@ -619,19 +605,7 @@ static void test_unremovable_mark_compiles_anyway(void **state)
     assert_true(now() - t0 < 20.0);
     assert_int_equal(c.status, TF_STATUS_OK);
     assert_int_equal(c.cached, 0);
-    tf_compile_pool_destroy(p);
-    remove(inside);
-    char pattern[4400];
-    glob_t g; /* the directory was moved aside, not removed: clean it up */
-    snprintf(pattern, sizeof pattern, "%s.tmp.*", busy);
-    if (glob(pattern, 0, NULL, &g) == 0)
-        for (size_t i = 0; i < g.gl_pathc; i++) {
-            snprintf(inside, sizeof inside, "%s/x", g.gl_pathv[i]);
-            remove(inside);
-            rmdir(g.gl_pathv[i]);
-        }
-    globfree(&g);
-    rmdir(busy);
+    tf_compile_pool_destroy(p); /* teardown removes the directory, moved aside or not */
 }
 
 /* A fresh failure note (the owner's compile crashed or timed out) answers the

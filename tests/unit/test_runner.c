@@ -27,6 +27,7 @@
 #include "../../worker/backend.h"
 #include "../../worker/compile.h"
 #include "../../worker/runner.h"
+#include "tree.h"
 
 struct fixture {
     char cache[64];
@@ -44,21 +45,6 @@ static double now(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return ts.tv_sec + 1e-9 * ts.tv_nsec;
-}
-
-static void remove_tree(const char *cache)
-{
-    const char *patterns[] = {"%s/host/*/*", "%s/host/*", "%s/host", "%s"};
-    for (int p = 0; p < 4; p++) {
-        char pattern[256];
-        glob_t g;
-        snprintf(pattern, sizeof pattern, patterns[p], cache);
-        if (glob(pattern, 0, NULL, &g) == 0)
-            for (size_t i = 0; i < g.gl_pathc; i++)
-                if (unlink(g.gl_pathv[i]) != 0)
-                    rmdir(g.gl_pathv[i]);
-        globfree(&g);
-    }
 }
 
 static int setup(void **state)
