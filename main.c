@@ -100,7 +100,12 @@ static const char usage_run[] =
     "     that cannot be written); nothing was measured\n"
     "  3  no worker offers a device the job targets\n"
     "  75 interrupted by a signal after a checkpoint: run the same command again\n"
-    "     to resume (a requeue script resubmits on 75)\n";
+    "     to resume (a requeue script resubmits on 75)\n"
+    "\n"
+    "environment:\n"
+    "  TUNEFARM_FINALIZE_TIMEOUT   seconds a rank waits in MPI_Finalize, once its\n"
+    "                              work is saved, before it exits without it\n"
+    "                              (default 60; 0 waits for ever)\n";
 
 static const char usage_status[] =
     "usage: tunefarm status ARCHIVE\n"
@@ -192,6 +197,55 @@ static void install_run_signals(void)
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGUSR1, &sa, NULL);
     signal(SIGXFSZ, SIG_IGN);
+}
+
+/* ---- a bounded MPI_Finalize ----
+ * By the time a rank finalizes, its work is saved (a run's archive is written
+ * and every result delivered; a compile's binaries are in the cache), so
+ * nothing is lost if it leaves without finalizing. MPI_Finalize can still hang for reasons outside
+ * tunefarm: its closing barrier goes through the launcher's PMIx server (a lost
+ * collective between Slurm step daemons) or a fabric that stalls on teardown. A
+ * hung rank would hold its node allocation until the job's time limit, and a
+ * nightly retune would miss its window; so SIGALRM ends the rank after a grace
+ * period, saying why, with the exit code it would have had. */
+static char finalize_message[160];
+static size_t finalize_message_len;
+static volatile sig_atomic_t finalize_exit_code;
+
+static void on_finalize_timeout(int sig)
+{
+    (void)sig;
+    ssize_t ignored = write(STDERR_FILENO, finalize_message, finalize_message_len);
+    (void)ignored;
+    _exit(finalize_exit_code);
+}
+
+/* MPI_Finalize, or _exit(exit_code) if it has not returned after
+ * TUNEFARM_FINALIZE_TIMEOUT seconds (default 60; 0: no limit). */
+static void finalize_bounded(int rank, int exit_code)
+{
+    const char *env = getenv("TUNEFARM_FINALIZE_TIMEOUT");
+    char *end;
+    long seconds = env && *env ? strtol(env, &end, 10) : 60;
+    if (env && *env && (*end != '\0' || seconds < 0)) {
+        if (rank == 0)
+            fprintf(stderr, "tunefarm: TUNEFARM_FINALIZE_TIMEOUT='%s' is not a number of "
+                            "seconds (0 or more); using 60\n", env);
+        seconds = 60;
+    }
+    if (seconds > 0) {
+        int n = snprintf(finalize_message, sizeof finalize_message,
+                         "tunefarm: rank %d: MPI_Finalize has not returned after %ld s; "
+                         "exiting without it (everything is saved)\n", rank, seconds);
+        finalize_message_len = n > 0 ? (size_t)n : 0;
+        finalize_exit_code = exit_code;
+        struct sigaction sa = {.sa_handler = on_finalize_timeout};
+        sigemptyset(&sa.sa_mask);
+        sigaction(SIGALRM, &sa, NULL);
+        alarm((unsigned)(seconds > 86400 ? 86400 : seconds));
+    }
+    MPI_Finalize();
+    alarm(0);
 }
 
 static bool under_launcher(void)
@@ -439,15 +493,13 @@ static int cmd_run(int argc, char **argv, const char *exe)
         fflush(NULL);
         MPI_Abort(MPI_COMM_WORLD, rank == 0 ? code : TF_EXIT_FAILURE);
     }
-    MPI_Finalize();
-    /* Started by self_launch: hand the coordinator's code to the parent. */
-    if (status_path != NULL) {
-        if (rank == 0) {
-            write_number(status_path, code);
-        }
-        return 0;
-    }
-    return rank == 0 ? code : 0;
+    /* Started by self_launch: hand the coordinator's code to the parent (before
+     * finalizing, so that a rank ended by the finalize timeout has said it). */
+    if (status_path != NULL && rank == 0)
+        write_number(status_path, code);
+    const int exit_code = status_path != NULL ? 0 : rank == 0 ? code : 0;
+    finalize_bounded(rank, exit_code);
+    return exit_code;
 }
 
 static int cmd_compile(int argc, char **argv, const char *exe)
@@ -504,7 +556,7 @@ static int cmd_compile(int argc, char **argv, const char *exe)
     MPI_Comm_free(&node);
     int code = tf_precompile(&opt), worst = code;
     MPI_Allreduce(&code, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-    MPI_Finalize();
+    finalize_bounded(opt.rank, worst);
     return worst;
 }
 

@@ -215,10 +215,14 @@ bool tf_plan_has_future(const struct tf_plan *plan, int klass)
     return false;
 }
 
+/* Fastest first; equal medians (whole nanoseconds) in configuration order, so
+ * the top k do not depend on the order results arrived in. */
 static int cmp_screened(const void *a, const void *b)
 {
     const struct tf_screened *x = a, *y = b;
-    return x->median < y->median ? -1 : x->median > y->median;
+    if (x->median != y->median)
+        return x->median < y->median ? -1 : 1;
+    return x->config < y->config ? -1 : x->config > y->config;
 }
 
 void tf_plan_record(struct tf_plan *plan, struct tf_task *t, const struct tf_result *r)

@@ -5,6 +5,9 @@
 # $TMP/last for later checks), and `finish`, which prints
 # the closing line "N passed, N failed" and exits non-zero on any failure.
 set -eu
+# No test reads input: a closed standard input (a CI runner's) would hand fd 0
+# to the first file or socket a test or the daemons it starts open.
+exec </dev/null
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 TF="$ROOT/tunefarm"
 TMP=$(mktemp -d /tmp/tunefarm-test.XXXXXX)

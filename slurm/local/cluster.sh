@@ -112,6 +112,10 @@ do_start() {
     fi
     mkdir -p "$dir/munge" "$dir/state" "$dir/spool" "$dir/log" || exit 1
     chmod 700 "$dir/munge"
+    # The daemons read nothing, but started with standard input closed (a CI
+    # runner's) their first socket becomes fd 0 and slurmd's job launches fail
+    # (the job is requeued and held): give them /dev/null.
+    exec </dev/null
 
     # munge: a fresh key, the daemon's socket, pid, log and seed in DIR/munge.
     rm -f "$dir/munge/munge.key"

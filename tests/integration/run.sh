@@ -181,6 +181,27 @@ expect_fail "--compile-rank without a launcher is refused" 2 "$TF" run --compile
 expect_fail "an unknown architecture is refused" 2 "$TF" compile "$FIX/vecadd_cuda.yaml" --arch sm_1
 check "  naming the known ones" contains "$TMP/last" "known: sm_70"
 
+echo "-- a rank that never gets through MPI_Finalize"
+# The coordinator's MPI_Finalize sleeps for ever (LD_PRELOAD shim), as on a rank
+# whose closing barrier was lost. Its work is saved by then: the finalize
+# timeout (TUNEFARM_FINALIZE_TIMEOUT, here 3 s) ends it with the run's exit code.
+if mpicc -shared -fPIC -o hang_finalize.so "$ROOT/tests/integration/hang_finalize.c" 2>hang.err; then
+    start=$(date +%s)
+    rc=0
+    TUNEFARM_FINALIZE_TIMEOUT=3 TF_TEST_HANG_RANK=0 LD_PRELOAD="$TMP/hang_finalize.so" \
+        timeout 120 "$TF" run -q -n 2 "$FIX/ranked.yaml" -o hang.h5 >hang.out 2>&1 || rc=$?
+    took=$(($(date +%s) - start))
+    echo "exit $rc after $took s" >>hang.out
+    check "the run ends with exit 0 (in $took s)" test "$rc" -eq 0
+    check "  rank 0 says it left without finalizing" \
+        contains hang.out "rank 0: MPI_Finalize has not returned after 3 s; exiting without it"
+    check "  the archive is whole: 38 rows, the run finished" sh -c \
+        "$CHECK hang.h5 ranked --rows 38 --unique --all-ok --runs 1 &&
+         \"$TF\" status hang.h5 | grep -q ', finished 2'"
+else
+    fail "the finalize shim builds" hang.err
+fi
+
 echo "-- archives grow, and refuse what does not fit"
 check "a second run extends the archive" "$TF" run -q -n 1 "$FIX/ranked.yaml" -o mpi.h5
 check "two runs, 76 rows" $CHECK mpi.h5 ranked --rows 76 --runs 2

@@ -24,6 +24,9 @@ SL="$ROOT/slurm"
 CLUSTER="$SL/local/cluster.sh"
 export SLURM_CONF="$TMP/slurm/slurm.conf"
 export TUNEFARM="$TF" # the templates run this binary (sbatch exports the environment)
+# A rank whose MPI_Finalize hangs leaves after 20 s (main.c), well inside the
+# waits below; the hetjob check says so when it happened.
+export TUNEFARM_FINALIZE_TIMEOUT=20
 export PATH="$PATH:/usr/sbin:/sbin"
 
 echo "-- templates"
@@ -105,6 +108,42 @@ ended_ok() {
     echo "job $1: $state, exit $code, restarts $(job_field "$1" Restarts)"
     [ "$state" = COMPLETED ] && [ "$code" = 0:0 ] || { cat "$2"; false; }
 }
+# stuck JOB: what a job still running past its test's wait is doing, to read
+# in the test log: its steps, every process of the job's with the kernel
+# function it sleeps in, the stack of each tunefarm process (gdb, where
+# installed), and the slurmd log lines of its steps; then cancel it.
+stuck() {
+    local pid ids
+    echo "--- job $1 is still running; its steps:"
+    squeue -h -s -j "$1" -o '%i %M %N' 2>&1 | head -n 6
+    echo "--- its processes (pid ppid state wchan elapsed command):"
+    ps -eo pid=,ppid=,stat=,wchan:24=,etime=,args= |
+        grep -E 'slurmstepd|srun|tunefarm' | grep -v -E 'grep|ps -eo' | cut -c1-160 | head -n 20
+    for pid in $(pgrep -f "tunefarm run" | head -n 6); do
+        if command -v gdb >/dev/null 2>&1; then
+            echo "--- tunefarm pid $pid: its main thread's stack, then its threads:"
+            timeout 20 gdb -p "$pid" -batch -ex 'bt 15' -ex 'info threads' 2>/dev/null |
+                grep -E '^(#|[* ] +[0-9]+ +Thread)' | cut -c1-150 | head -n 30
+        else
+            echo "--- tunefarm pid $pid sleeps in $(cat "/proc/$pid/wchan" 2>/dev/null)"
+        fi
+    done
+    # A heterogeneous job's components have job ids of their own.
+    ids=$(scontrol -o show job "$1" 2>/dev/null | grep -o 'JobId=[0-9]*' | cut -d= -f2 |
+        sort -u | paste -sd'|')
+    for node in "$TMP"/slurm/log/slurmd-*.log; do
+        echo "--- $(basename "$node"), this job's lines:"
+        grep -E "\[(${ids:-$1})(\.|\])|job (${ids:-$1})\b|StepId=(${ids:-$1})\." "$node" | tail -n 12
+    done
+    scancel "$1" 2>/dev/null || true
+}
+# job_ends NAME ID LOG [JOB]: check that job ID ended well (else show LOG);
+# one still running past its wait ($state says so) is shown by `stuck` (JOB,
+# the job id of an array task ID) and cancelled.
+job_ends() {
+    check "$1" ended_ok "$2" "$3"
+    case "$state" in *-after-*) stuck "${4:-$2}" | sed 's/^/      /' ;; esac
+}
 SB=(sbatch --parsable --partition=local --gpus-per-node=0 --ntasks-per-node=2 --time=10)
 
 echo "-- slurm/tune.sbatch: a host job through sbatch"
@@ -118,7 +157,7 @@ if [ -z "$jid" ]; then
 else
     pass "sbatch accepts tune.sbatch (job $jid)"
     state=$(wait_done "$jid" 120)
-    check "the job completes ($state)" ended_ok "$jid" a/job.out
+    job_ends "the job completes ($state)" "$jid" a/job.out
     check "38 rows, each configuration once, all ok" $CHECK a/a.h5 ranked --rows 38 --unique --all-ok --runs 1
     check "the run row records Slurm job $jid" runs_check a/a.h5 ranked 38 "$jid"
     check "tunefarm status names the Slurm job" sh -c "\"$TF\" status a/a.h5 | grep -q 'Slurm job $jid'"
@@ -150,7 +189,7 @@ else
     left=$(measured b/b.h5)
     check "while requeued, the archive holds the unfinished run ($left of 38)" partial
     state=$(wait_done "$jid" 120)
-    check "the requeued job completes ($state)" ended_ok "$jid" b/job.out
+    job_ends "the requeued job completes ($state)" "$jid" b/job.out
     check "it resumed the run instead of starting over" contains b/job.out "resuming run"
     check "38 rows, no configuration twice, all in one run of Slurm job $jid" \
         runs_check b/b.h5 ranked 38 "$jid"
@@ -174,7 +213,7 @@ else
     for i in 0 1; do
         state=$(wait_done "${jid}_$i" 90)
         tid=$(scontrol -o show job "${jid}_$i" 2>/dev/null | tr ' ' '\n' | sed -n 's/^JobId=//p' | head -n 1)
-        check "array task $i completes ($state)" ended_ok "${jid}_$i" "c/task-$i.out"
+        job_ends "array task $i completes ($state)" "${jid}_$i" "c/task-$i.out" "$tid"
         check "  its own archive c/results/task$((i + 1)).h5: 6 rows, one run, of job $tid" \
             runs_check "c/results/task$((i + 1)).h5" ranked 6 "$tid"
     done
@@ -220,7 +259,11 @@ else
     else
         pass "sbatch accepts hetjob.sbatch (heterogeneous job $jid: ${jid}+0 in nvidia, ${jid}+1 in amd)"
         state=$(wait_done "$jid" 120)
-        check "the job completes ($state)" ended_ok "$jid" h/job.out
+        job_ends "the job completes ($state)" "$jid" h/job.out
+        if grep -q "MPI_Finalize has not returned" h/job.out; then
+            echo "note  some ranks' MPI_Finalize hung; the finalize timeout ended them:"
+            grep "MPI_Finalize has not returned" h/job.out | sed 's/^/      /'
+        fi
         check "  component 1 completes too" ended_ok "${jid}+1" h/job.out
         check "  the template ran on both components' nodes" contains h/job.out "NVIDIA: $node0, AMD: $node1"
         check "38 rows, each configuration once, all ok" $CHECK h/h.h5 ranked --rows 38 --unique --all-ok --runs 1

@@ -527,6 +527,42 @@ static void test_resume_two_phase(void **state)
     tf_bundle_destroy(b);
 }
 
+/* Screening ties at the k-th place go to the lower configuration index,
+ * whatever order the results arrived in (the top k must not depend on which
+ * worker reported first). */
+static void test_top_k_ties_by_configuration(void **state)
+{
+    (void)state;
+    struct tf_bundle *b;
+    struct tf_job *job = load_job("name: ties\nkernels:\n  - kernel: KERNEL\n    problems: [p1]\n"
+                                  "search: {strategy: random, budget: 10, seed: 3, top_k: 3}\n",
+                                  &b);
+    struct tf_device d = fixture_device(8);
+    struct tf_error err = {0};
+    struct tf_plan *plan = tf_plan_create(job, 1, &d, &err);
+    assert_non_null(plan);
+    struct tf_task *t = &plan->tasks[0];
+    assert_int_equal(t->nlist, 10);
+    uint64_t configs[10];
+    memcpy(configs, t->list, sizeof configs);
+    /* The list is ascending. Medians: configs[0] fastest, then configs[1..9] all
+     * equal: the top 3 are configs[0], configs[1] and configs[2]. */
+    for (int i = 9; i >= 0; i--) { /* in reverse order, as a slow worker might */
+        struct tf_result r;
+        tf_result_init(&r, 0, 0, configs[i], TF_STATUS_OK);
+        r.phase = 1;
+        r.time_median = i == 0 ? 1e-6 : 2e-6;
+        tf_plan_record(plan, t, &r);
+    }
+    assert_int_equal(t->phase, 2);
+    assert_int_equal(t->nlist, 3);
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(t->list[i], configs[i]);
+    tf_plan_destroy(plan);
+    tf_job_destroy(job);
+    tf_bundle_destroy(b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -539,6 +575,7 @@ int main(void)
         cmocka_unit_test(test_compile_slices_run_ahead),
         cmocka_unit_test(test_resume_skips_measured),
         cmocka_unit_test(test_resume_two_phase),
+        cmocka_unit_test(test_top_k_ties_by_configuration),
     };
     return cmocka_run_group_tests_name("space", tests, NULL, NULL);
 }
