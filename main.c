@@ -202,12 +202,13 @@ static void install_run_signals(void)
 /* ---- a bounded MPI_Finalize ----
  * By the time a rank finalizes, its work is saved (a run's archive is written
  * and every result delivered; a compile's binaries are in the cache), so
- * nothing is lost if it leaves without finalizing. MPI_Finalize can still hang for reasons outside
- * tunefarm: its closing barrier goes through the launcher's PMIx server (a lost
- * collective between Slurm step daemons) or a fabric that stalls on teardown. A
- * hung rank would hold its node allocation until the job's time limit, and a
- * nightly retune would miss its window; so SIGALRM ends the rank after a grace
- * period, saying why, with the exit code it would have had. */
+ * nothing is lost if it leaves without finalizing. MPI_Finalize can still hang
+ * for reasons outside tunefarm: its closing barrier goes through the
+ * launcher's PMIx server (a collective lost between Slurm step daemons) or a
+ * fabric that stalls on teardown. A hung rank would hold its nodes until the
+ * job's time limit, and a nightly retune would miss its window; so SIGALRM
+ * ends the rank after a grace period, saying why, with the exit code it would
+ * have had. Output is flushed first: _exit does not. */
 static char finalize_message[160];
 static size_t finalize_message_len;
 static volatile sig_atomic_t finalize_exit_code;
@@ -242,6 +243,7 @@ static void finalize_bounded(int rank, int exit_code)
         struct sigaction sa = {.sa_handler = on_finalize_timeout};
         sigemptyset(&sa.sa_mask);
         sigaction(SIGALRM, &sa, NULL);
+        fflush(NULL);
         alarm((unsigned)(seconds > 86400 ? 86400 : seconds));
     }
     MPI_Finalize();

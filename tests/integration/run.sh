@@ -195,6 +195,7 @@ if mpicc -shared -fPIC -o hang_finalize.so "$ROOT/tests/integration/hang_finaliz
     check "the run ends with exit 0 (in $took s)" test "$rc" -eq 0
     check "  rank 0 says it left without finalizing" \
         contains hang.out "rank 0: MPI_Finalize has not returned after 3 s; exiting without it"
+    check "  after printing its summary" contains hang.out "Job 'ranked': 38 configurations"
     check "  the archive is whole: 38 rows, the run finished" sh -c \
         "$CHECK hang.h5 ranked --rows 38 --unique --all-ok --runs 1 &&
          \"$TF\" status hang.h5 | grep -q ', finished 2'"

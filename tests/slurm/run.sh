@@ -270,6 +270,30 @@ else
         check "  one run, of Slurm job $jid" runs_check h/h.h5 ranked 38 "$jid"
         check "one MPI job of 3 ranks; the workers on $node0 and on $node1 both measured" het_check h/h.h5
     fi
+
+    # The same job, but rank 2 (on node 1) never gets through MPI_Finalize (an
+    # LD_PRELOAD shim sleeps there, as a rank whose closing barrier was lost):
+    # the finalize timeout must end it, and the job, instead of the time limit.
+    mkdir -p h2 && cp -r "$FIX/ranked" "$FIX/ranked.yaml" h2/
+    if mpicc -shared -fPIC -o h2/hang_finalize.so "$ROOT/tests/integration/hang_finalize.c" 2>h2/cc.err; then
+        printf '#!/bin/sh\nLD_PRELOAD=%s exec %s "$@"\n' "$TMP/h2/hang_finalize.so" "$TF" >h2/tunefarm
+        chmod +x h2/tunefarm
+        jid=$(TUNEFARM="$TMP/h2/tunefarm" TF_TEST_HANG_RANK=2 TUNEFARM_FINALIZE_TIMEOUT=5 \
+            sbatch --parsable --chdir="$TMP/h2" --output="$TMP/h2/job.out" --gpus-per-node=0 \
+            --ntasks-per-node=2 --time=10 : --gpus-per-node=0 --ntasks-per-node=1 --time=10 \
+            "$SL/hetjob.sbatch" ranked.yaml h.h5 2>h2/sbatch.err) || true
+        if [ -z "$jid" ]; then
+            fail "sbatch accepts the hung-finalize hetjob" h2/sbatch.err
+        else
+            state=$(wait_done "$jid" 120)
+            job_ends "rank 2 hangs in MPI_Finalize on $node1: the job still completes ($state)" "$jid" h2/job.out
+            check "  rank 2 says the finalize timeout ended it" \
+                contains h2/job.out "rank 2: MPI_Finalize has not returned after 5 s; exiting without it"
+            check "  38 rows, each configuration once, all ok" $CHECK h2/h.h5 ranked --rows 38 --unique --all-ok --runs 1
+        fi
+    else
+        fail "the finalize shim builds" h2/cc.err
+    fi
 fi
 
 echo "-- slurm/nightly.scrontab"
