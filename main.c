@@ -10,6 +10,7 @@
 #include <getopt.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <limits.h>
 #include <stdbool.h>
@@ -105,7 +106,9 @@ static const char usage_run[] =
     "environment:\n"
     "  TUNEFARM_FINALIZE_TIMEOUT   seconds a rank waits in MPI_Finalize, once its\n"
     "                              work is saved, before it exits without it\n"
-    "                              (default 60; 0 waits for ever)\n";
+    "                              (default 60; 0 waits for ever); without a\n"
+    "                              launcher, an mpirun still running 10 s after\n"
+    "                              that is stopped\n";
 
 static const char usage_status[] =
     "usage: tunefarm status ARCHIVE\n"
@@ -176,6 +179,13 @@ static void write_number(const char *path, long value)
     }
 }
 
+static double monotonic_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
 /* SIGTERM, SIGINT and SIGUSR1 received (the coordinator reads it). */
 static volatile sig_atomic_t signals_received;
 
@@ -221,19 +231,27 @@ static void on_finalize_timeout(int sig)
     _exit(finalize_exit_code);
 }
 
-/* MPI_Finalize, or _exit(exit_code) if it has not returned after
- * TUNEFARM_FINALIZE_TIMEOUT seconds (default 60; 0: no limit). */
-static void finalize_bounded(int rank, int exit_code)
+/* TUNEFARM_FINALIZE_TIMEOUT in seconds: default 60, 0 for no limit; a value
+ * that is not a number is said (if `warn`) and replaced by the default. */
+static long finalize_timeout(bool warn)
 {
     const char *env = getenv("TUNEFARM_FINALIZE_TIMEOUT");
     char *end;
     long seconds = env && *env ? strtol(env, &end, 10) : 60;
     if (env && *env && (*end != '\0' || seconds < 0)) {
-        if (rank == 0)
+        if (warn)
             fprintf(stderr, "tunefarm: TUNEFARM_FINALIZE_TIMEOUT='%s' is not a number of "
                             "seconds (0 or more); using 60\n", env);
         seconds = 60;
     }
+    return seconds > 86400 ? 86400 : seconds;
+}
+
+/* MPI_Finalize, or _exit(exit_code) if it has not returned after
+ * TUNEFARM_FINALIZE_TIMEOUT seconds. */
+static void finalize_bounded(int rank, int exit_code)
+{
+    long seconds = finalize_timeout(rank == 0);
     if (seconds > 0) {
         int n = snprintf(finalize_message, sizeof finalize_message,
                          "tunefarm: rank %d: MPI_Finalize has not returned after %ld s; "
@@ -244,7 +262,7 @@ static void finalize_bounded(int rank, int exit_code)
         sigemptyset(&sa.sa_mask);
         sigaction(SIGALRM, &sa, NULL);
         fflush(NULL);
-        alarm((unsigned)(seconds > 86400 ? 86400 : seconds));
+        alarm((unsigned)seconds);
     }
     MPI_Finalize();
     alarm(0);
@@ -333,6 +351,13 @@ static int self_launch(const char *exe, int argc, char **argv, int workers)
      * third signal gives up on a clean stop and has mpirun kill the job. */
     char pid_path[sizeof status_path + 8];
     snprintf(pid_path, sizeof pid_path, "%s.pid", status_path);
+    /* The coordinator writes its exit code once the run is saved, just before
+     * it finalizes; the ranks leave by their finalize timeout at the latest. An
+     * mpirun still running well after that is stuck itself (Open MPI 4.1's
+     * mpirun can deadlock in its PMIx server's finalize when ranks left without
+     * finalizing): it is stopped rather than waited for, the code is known. */
+    const long grace = finalize_timeout(false);
+    double saved_at = 0, stop_sent_at = 0;
     int status = 0, forwarded = 0;
     bool killed = false;
     for (;;) {
@@ -342,6 +367,19 @@ static int self_launch(const char *exe, int argc, char **argv, int workers)
         if (signals_received >= 3 && !killed) {
             kill(pid, SIGTERM);
             killed = true;
+        }
+        struct stat saved;
+        if (grace > 0 && saved_at == 0 && stat(status_path, &saved) == 0 && saved.st_size > 0)
+            saved_at = monotonic_seconds();
+        if (saved_at > 0 && stop_sent_at == 0 && monotonic_seconds() - saved_at > grace + 10) {
+            fprintf(stderr, "tunefarm: mpirun has not exited %ld s after the run was saved; "
+                            "stopping it\n", grace + 10);
+            kill(-pid, SIGTERM); /* its process group: mpirun and the ranks it started */
+            stop_sent_at = monotonic_seconds();
+        }
+        if (stop_sent_at > 0 && monotonic_seconds() - stop_sent_at > 5) {
+            kill(-pid, SIGKILL);
+            stop_sent_at = monotonic_seconds() + 1e9; /* once */
         }
         while (forwarded < signals_received) {
             long coordinator = 0;

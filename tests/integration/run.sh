@@ -181,7 +181,7 @@ expect_fail "--compile-rank without a launcher is refused" 2 "$TF" run --compile
 expect_fail "an unknown architecture is refused" 2 "$TF" compile "$FIX/vecadd_cuda.yaml" --arch sm_1
 check "  naming the known ones" contains "$TMP/last" "known: sm_70"
 
-echo "-- a rank that never gets through MPI_Finalize"
+echo "-- a rank that never gets through MPI_Finalize, an mpirun that never exits"
 # The coordinator's MPI_Finalize sleeps for ever (LD_PRELOAD shim), as on a rank
 # whose closing barrier was lost. Its work is saved by then: the finalize
 # timeout (TUNEFARM_FINALIZE_TIMEOUT, here 3 s) ends it with the run's exit code.
@@ -189,7 +189,7 @@ if mpicc -shared -fPIC -o hang_finalize.so "$ROOT/tests/integration/hang_finaliz
     start=$(date +%s)
     rc=0
     TUNEFARM_FINALIZE_TIMEOUT=3 TF_TEST_HANG_RANK=0 LD_PRELOAD="$TMP/hang_finalize.so" \
-        timeout 120 "$TF" run -q -n 2 "$FIX/ranked.yaml" -o hang.h5 >hang.out 2>&1 || rc=$?
+        timeout -k 10 120 "$TF" run -q -n 2 "$FIX/ranked.yaml" -o hang.h5 >hang.out 2>&1 || rc=$?
     took=$(($(date +%s) - start))
     echo "exit $rc after $took s" >>hang.out
     check "the run ends with exit 0 (in $took s)" test "$rc" -eq 0
@@ -202,6 +202,23 @@ if mpicc -shared -fPIC -o hang_finalize.so "$ROOT/tests/integration/hang_finaliz
 else
     fail "the finalize shim builds" hang.err
 fi
+# An mpirun that does not exit once the run is saved (Open MPI 4.1's can
+# deadlock in its PMIx server after ranks left without finalizing; here a
+# wrapper sleeps after the real one): tunefarm stops it after the finalize
+# timeout and 10 s more, and exits with the coordinator's code.
+mkdir -p stuckbin
+printf '#!/bin/sh\n%s "$@"\nexec sleep 600\n' "$(command -v mpirun)" >stuckbin/mpirun
+chmod +x stuckbin/mpirun
+start=$(date +%s)
+rc=0
+TUNEFARM_FINALIZE_TIMEOUT=2 PATH="$TMP/stuckbin:$PATH" \
+    timeout -k 10 120 "$TF" run -q -n 1 "$FIX/ranked.yaml" -o stuck.h5 >stuck.out 2>&1 || rc=$?
+took=$(($(date +%s) - start))
+echo "exit $rc after $took s" >>stuck.out
+check "an mpirun that never exits: the run still ends, exit 0 (in $took s)" test "$rc" -eq 0
+check "  tunefarm says it stopped mpirun" \
+    contains stuck.out "mpirun has not exited 12 s after the run was saved; stopping it"
+check "  the archive is whole" $CHECK stuck.h5 ranked --rows 38 --unique --all-ok --runs 1
 
 echo "-- archives grow, and refuse what does not fit"
 check "a second run extends the archive" "$TF" run -q -n 1 "$FIX/ranked.yaml" -o mpi.h5
