@@ -119,7 +119,7 @@ stuck() {
     echo "--- its processes (pid ppid state wchan elapsed command):"
     ps -eo pid=,ppid=,stat=,wchan:24=,etime=,args= |
         grep -E 'slurmstepd|srun|tunefarm' | grep -v -E 'grep|ps -eo' | cut -c1-160 | head -n 20
-    for pid in $(pgrep -f "tunefarm run" | head -n 6); do
+    for pid in $(pgrep -f "^[^ ]*tunefarm run" | head -n 6); do
         if command -v gdb >/dev/null 2>&1; then
             echo "--- tunefarm pid $pid: its main thread's stack, then its threads:"
             timeout 20 gdb -p "$pid" -batch -ex 'bt 15' -ex 'info threads' 2>/dev/null |
@@ -250,15 +250,47 @@ if [ "$(srun --partition=amd --time=1 hostname 2>&1)" != "$node1" ]; then
     # node 0 (wrong local ranks, clashing shared memory): no run to check.
     skip "slurm/hetjob.sbatch" "node $node1 does not have its own host name (no UTS namespace: see slurm/local/cluster.sh)"
 else
-    mkdir -p h && cp -r "$FIX/ranked" "$FIX/ranked.yaml" h/
-    jid=$(sbatch --parsable --chdir="$TMP/h" --output="$TMP/h/job.out" --gpus-per-node=0 \
-        --ntasks-per-node=2 --time=10 : --gpus-per-node=0 --ntasks-per-node=1 --time=10 \
-        "$SL/hetjob.sbatch" ranked.yaml h.h5 2>h/sbatch.err) || true
+    # het_submit DIR: submit the template in DIR (a fresh copy of the job); its id.
+    het_submit() {
+        rm -rf "$1" && mkdir -p "$1" && cp -r "$FIX/ranked" "$FIX/ranked.yaml" "$1"/
+        sbatch --parsable --chdir="$TMP/$1" --output="$TMP/$1/job.out" --gpus-per-node=0 \
+            --ntasks-per-node=2 --time=10 : --gpus-per-node=0 --ntasks-per-node=1 --time=10 \
+            "$SL/hetjob.sbatch" ranked.yaml h.h5 2>"$1"/sbatch.err
+    }
+    # srun_left_behind JOB: every task of the job's step has exited and each
+    # component's step daemon is done ("done with job" in both slurmd logs,
+    # no tunefarm process left), yet srun still waits. Slurm 22.05.8's srun did
+    # this here twice in about 90 heterogeneous steps (the first CI run of this
+    # test among them; stacks in the session notes of 2026-11-21): a defect of
+    # srun's, not of the template or of tunefarm, so the job is run once more.
+    srun_left_behind() {
+        local c steps=0
+        pgrep -f "^[^ ]*tunefarm run" >/dev/null && return 1
+        pgrep -f "srun --het-group=0,1" >/dev/null || return 1
+        for c in $(scontrol -o show job "$1" 2>/dev/null | grep -o 'JobId=[0-9]*' | cut -d= -f2 | sort -u); do
+            grep -qh "\[$c\.0\] done with job" "$TMP"/slurm/log/slurmd-*.log && steps=$((steps + 1))
+        done
+        [ "$steps" -eq 2 ]
+    }
+    jid=$(het_submit h) || true
+    if [ -n "$jid" ]; then
+        state=$(wait_done "$jid" 120)
+        case "$state" in *-after-*)
+            if srun_left_behind "$jid"; then
+                echo "note  job $jid: every task and both step daemons ended, but srun did not" \
+                    "(a Slurm defect, see srun_left_behind); what it looked like:"
+                stuck "$jid" | sed 's/^/      /'
+                echo "note  the same job again"
+                jid=$(het_submit h) || true
+                state=$([ -n "$jid" ] && wait_done "$jid" 120)
+            fi
+            ;;
+        esac
+    fi
     if [ -z "$jid" ]; then
         fail "sbatch accepts hetjob.sbatch" h/sbatch.err
     else
         pass "sbatch accepts hetjob.sbatch (heterogeneous job $jid: ${jid}+0 in nvidia, ${jid}+1 in amd)"
-        state=$(wait_done "$jid" 120)
         job_ends "the job completes ($state)" "$jid" h/job.out
         if grep -q "MPI_Finalize has not returned" h/job.out; then
             echo "note  some ranks' MPI_Finalize hung; the finalize timeout ended them:"
@@ -269,30 +301,6 @@ else
         check "38 rows, each configuration once, all ok" $CHECK h/h.h5 ranked --rows 38 --unique --all-ok --runs 1
         check "  one run, of Slurm job $jid" runs_check h/h.h5 ranked 38 "$jid"
         check "one MPI job of 3 ranks; the workers on $node0 and on $node1 both measured" het_check h/h.h5
-    fi
-
-    # The same job, but rank 2 (on node 1) never gets through MPI_Finalize (an
-    # LD_PRELOAD shim sleeps there, as a rank whose closing barrier was lost):
-    # the finalize timeout must end it, and the job, instead of the time limit.
-    mkdir -p h2 && cp -r "$FIX/ranked" "$FIX/ranked.yaml" h2/
-    if mpicc -shared -fPIC -o h2/hang_finalize.so "$ROOT/tests/integration/hang_finalize.c" 2>h2/cc.err; then
-        printf '#!/bin/sh\nLD_PRELOAD=%s exec %s "$@"\n' "$TMP/h2/hang_finalize.so" "$TF" >h2/tunefarm
-        chmod +x h2/tunefarm
-        jid=$(TUNEFARM="$TMP/h2/tunefarm" TF_TEST_HANG_RANK=2 TUNEFARM_FINALIZE_TIMEOUT=5 \
-            sbatch --parsable --chdir="$TMP/h2" --output="$TMP/h2/job.out" --gpus-per-node=0 \
-            --ntasks-per-node=2 --time=10 : --gpus-per-node=0 --ntasks-per-node=1 --time=10 \
-            "$SL/hetjob.sbatch" ranked.yaml h.h5 2>h2/sbatch.err) || true
-        if [ -z "$jid" ]; then
-            fail "sbatch accepts the hung-finalize hetjob" h2/sbatch.err
-        else
-            state=$(wait_done "$jid" 120)
-            job_ends "rank 2 hangs in MPI_Finalize on $node1: the job still completes ($state)" "$jid" h2/job.out
-            check "  rank 2 says the finalize timeout ended it" \
-                contains h2/job.out "rank 2: MPI_Finalize has not returned after 5 s; exiting without it"
-            check "  38 rows, each configuration once, all ok" $CHECK h2/h.h5 ranked --rows 38 --unique --all-ok --runs 1
-        fi
-    else
-        fail "the finalize shim builds" h2/cc.err
     fi
 fi
 
