@@ -25,6 +25,7 @@
 extern char **environ;
 
 #include "coordinator/coordinator.h"
+#include "coordinator/progress.h"
 #include "coordinator/report.h"
 #include "schema/archive.h"
 #include "worker/compiler.h"
@@ -177,13 +178,6 @@ static void write_number(const char *path, long value)
         fprintf(f, "%ld\n", value);
         fclose(f);
     }
-}
-
-static double monotonic_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
 /* SIGTERM, SIGINT and SIGUSR1 received (the coordinator reads it). */
@@ -357,9 +351,9 @@ static int self_launch(const char *exe, int argc, char **argv, int workers)
      * mpirun can deadlock in its PMIx server's finalize when ranks left without
      * finalizing): it is stopped rather than waited for, the code is known. */
     const long grace = finalize_timeout(false);
-    double saved_at = 0, stop_sent_at = 0;
+    double saved_at = 0, stopped_at = 0;
     int status = 0, forwarded = 0;
-    bool killed = false;
+    bool killed = false, stop_forced = false;
     for (;;) {
         pid_t r = waitpid(pid, &status, WNOHANG);
         if (r == pid || (r < 0 && errno != EINTR))
@@ -370,16 +364,16 @@ static int self_launch(const char *exe, int argc, char **argv, int workers)
         }
         struct stat saved;
         if (grace > 0 && saved_at == 0 && stat(status_path, &saved) == 0 && saved.st_size > 0)
-            saved_at = monotonic_seconds();
-        if (saved_at > 0 && stop_sent_at == 0 && monotonic_seconds() - saved_at > grace + 10) {
+            saved_at = tf_now();
+        if (saved_at > 0 && stopped_at == 0 && tf_now() - saved_at > grace + 10) {
             fprintf(stderr, "tunefarm: mpirun has not exited %ld s after the run was saved; "
                             "stopping it\n", grace + 10);
             kill(-pid, SIGTERM); /* its process group: mpirun and the ranks it started */
-            stop_sent_at = monotonic_seconds();
+            stopped_at = tf_now();
         }
-        if (stop_sent_at > 0 && monotonic_seconds() - stop_sent_at > 5) {
+        if (stopped_at > 0 && !stop_forced && tf_now() - stopped_at > 5) {
             kill(-pid, SIGKILL);
-            stop_sent_at = monotonic_seconds() + 1e9; /* once */
+            stop_forced = true;
         }
         while (forwarded < signals_received) {
             long coordinator = 0;
@@ -537,7 +531,7 @@ static int cmd_run(int argc, char **argv, const char *exe)
      * finalizing, so that a rank ended by the finalize timeout has said it). */
     if (status_path != NULL && rank == 0)
         write_number(status_path, code);
-    const int exit_code = status_path != NULL ? 0 : rank == 0 ? code : 0;
+    const int exit_code = status_path == NULL && rank == 0 ? code : 0;
     finalize_bounded(rank, exit_code);
     return exit_code;
 }

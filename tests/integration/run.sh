@@ -185,13 +185,20 @@ echo "-- a rank that never gets through MPI_Finalize, an mpirun that never exits
 # The coordinator's MPI_Finalize sleeps for ever (LD_PRELOAD shim), as on a rank
 # whose closing barrier was lost. Its work is saved by then: the finalize
 # timeout (TUNEFARM_FINALIZE_TIMEOUT, here 3 s) ends it with the run's exit code.
-if mpicc -shared -fPIC -o hang_finalize.so "$ROOT/tests/integration/hang_finalize.c" 2>hang.err; then
+# timed OUT CMD...: run CMD (at most 120 s, then killed) with its output in OUT;
+# its exit status in $rc, its seconds in $took (both also appended to OUT).
+timed() {
+    local out=$1 start
+    shift
     start=$(date +%s)
     rc=0
-    TUNEFARM_FINALIZE_TIMEOUT=3 TF_TEST_HANG_RANK=0 LD_PRELOAD="$TMP/hang_finalize.so" \
-        timeout -k 10 120 "$TF" run -q -n 2 "$FIX/ranked.yaml" -o hang.h5 >hang.out 2>&1 || rc=$?
+    timeout -k 10 120 "$@" >"$out" 2>&1 || rc=$?
     took=$(($(date +%s) - start))
-    echo "exit $rc after $took s" >>hang.out
+    echo "exit $rc after $took s" >>"$out"
+}
+if mpicc -shared -fPIC -o hang_finalize.so "$ROOT/tests/integration/hang_finalize.c" 2>hang.err; then
+    timed hang.out env TUNEFARM_FINALIZE_TIMEOUT=3 TF_TEST_HANG_RANK=0 \
+        LD_PRELOAD="$TMP/hang_finalize.so" "$TF" run -q -n 2 "$FIX/ranked.yaml" -o hang.h5
     check "the run ends with exit 0 (in $took s)" test "$rc" -eq 0
     check "  rank 0 says it left without finalizing" \
         contains hang.out "rank 0: MPI_Finalize has not returned after 3 s; exiting without it"
@@ -209,12 +216,8 @@ fi
 mkdir -p stuckbin
 printf '#!/bin/sh\n%s "$@"\nexec sleep 600\n' "$(command -v mpirun)" >stuckbin/mpirun
 chmod +x stuckbin/mpirun
-start=$(date +%s)
-rc=0
-TUNEFARM_FINALIZE_TIMEOUT=2 PATH="$TMP/stuckbin:$PATH" \
-    timeout -k 10 120 "$TF" run -q -n 1 "$FIX/ranked.yaml" -o stuck.h5 >stuck.out 2>&1 || rc=$?
-took=$(($(date +%s) - start))
-echo "exit $rc after $took s" >>stuck.out
+timed stuck.out env TUNEFARM_FINALIZE_TIMEOUT=2 PATH="$TMP/stuckbin:$PATH" \
+    "$TF" run -q -n 1 "$FIX/ranked.yaml" -o stuck.h5
 check "an mpirun that never exits: the run still ends, exit 0 (in $took s)" test "$rc" -eq 0
 check "  tunefarm says it stopped mpirun" \
     contains stuck.out "mpirun has not exited 12 s after the run was saved; stopping it"

@@ -108,12 +108,14 @@ ended_ok() {
     echo "job $1: $state, exit $code, restarts $(job_field "$1" Restarts)"
     [ "$state" = COMPLETED ] && [ "$code" = 0:0 ] || { cat "$2"; false; }
 }
+# job_ids JOB: the job id of JOB and of each of its heterogeneous components.
+job_ids() { scontrol -o show job "$1" 2>/dev/null | grep -o 'JobId=[0-9]*' | cut -d= -f2 | sort -u; }
 # stuck JOB: what a job still running past its test's wait is doing, to read
 # in the test log: its steps, every process of the job's with the kernel
 # function it sleeps in, the stack of each tunefarm process (gdb, where
 # installed), and the slurmd log lines of its steps; then cancel it.
 stuck() {
-    local pid ids
+    local pid ids node
     echo "--- job $1 is still running; its steps:"
     squeue -h -s -j "$1" -o '%i %M %N' 2>&1 | head -n 6
     echo "--- its processes (pid ppid state wchan elapsed command):"
@@ -129,8 +131,7 @@ stuck() {
         fi
     done
     # A heterogeneous job's components have job ids of their own.
-    ids=$(scontrol -o show job "$1" 2>/dev/null | grep -o 'JobId=[0-9]*' | cut -d= -f2 |
-        sort -u | paste -sd'|')
+    ids=$(job_ids "$1" | paste -sd'|')
     for node in "$TMP"/slurm/log/slurmd-*.log; do
         echo "--- $(basename "$node"), this job's lines:"
         grep -E "\[(${ids:-$1})(\.|\])|job (${ids:-$1})\b|StepId=(${ids:-$1})\." "$node" | tail -n 12
@@ -250,13 +251,6 @@ if [ "$(srun --partition=amd --time=1 hostname 2>&1)" != "$node1" ]; then
     # node 0 (wrong local ranks, clashing shared memory): no run to check.
     skip "slurm/hetjob.sbatch" "node $node1 does not have its own host name (no UTS namespace: see slurm/local/cluster.sh)"
 else
-    # het_submit DIR: submit the template in DIR (a fresh copy of the job); its id.
-    het_submit() {
-        rm -rf "$1" && mkdir -p "$1" && cp -r "$FIX/ranked" "$FIX/ranked.yaml" "$1"/
-        sbatch --parsable --chdir="$TMP/$1" --output="$TMP/$1/job.out" --gpus-per-node=0 \
-            --ntasks-per-node=2 --time=10 : --gpus-per-node=0 --ntasks-per-node=1 --time=10 \
-            "$SL/hetjob.sbatch" ranked.yaml h.h5 2>"$1"/sbatch.err
-    }
     # srun_left_behind JOB: every task of the job's step has exited and each
     # component's step daemon is done ("done with job" in both slurmd logs,
     # no tunefarm rank left), yet srun still waits. Slurm 22.05.8's srun did
@@ -269,19 +263,21 @@ else
         local c steps=0
         pgrep -f "^[^ ]*tunefarm run" >/dev/null && return 1
         pgrep -f "srun --het-group=0,1" >/dev/null || return 1
-        for c in $(scontrol -o show job "$1" 2>/dev/null | grep -o 'JobId=[0-9]*' | cut -d= -f2 | sort -u); do
+        for c in $(job_ids "$1"); do
             grep -qh "\[$c\.0\] done with job" "$TMP"/slurm/log/slurmd-*.log && steps=$((steps + 1))
         done
         [ "$steps" -eq 2 ]
     }
-    jid=$(het_submit h) || true
+    mkdir -p h && cp -r "$FIX/ranked" "$FIX/ranked.yaml" h/
+    jid=$(sbatch --parsable --chdir="$TMP/h" --output="$TMP/h/job.out" --gpus-per-node=0 \
+        --ntasks-per-node=2 --time=10 : --gpus-per-node=0 --ntasks-per-node=1 --time=10 \
+        "$SL/hetjob.sbatch" ranked.yaml h.h5 2>h/sbatch.err) || true
     if [ -z "$jid" ]; then
         fail "sbatch accepts hetjob.sbatch" h/sbatch.err
     else
         pass "sbatch accepts hetjob.sbatch (heterogeneous job $jid: ${jid}+0 in nvidia, ${jid}+1 in amd)"
         state=$(wait_done "$jid" 120)
-        case "$state" in *-after-*) left_behind=$(srun_left_behind "$jid" && echo yes) || true ;; esac
-        if [ "${left_behind:-}" = yes ]; then
+        if [[ $state == *-after-* ]] && srun_left_behind "$jid"; then
             skip "the job completes" "every rank and both step daemons ended, but srun did not (Slurm 22.05.8; see srun_left_behind); what it looked like:"
             stuck "$jid" | sed 's/^/      /'
         else
