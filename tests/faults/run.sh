@@ -210,5 +210,14 @@ check "  saying the archive was removed or replaced" contains "$TMP/last" "remov
 expect_fail "  merge refuses too (exit 2)" 2 "$TF" merge gone.h5 ref.h5
 check "  the journal is kept as it was, no archive made" sh -c \
     "[ \"\$(md5sum <gone.h5.journal)\" = '$sum' ] && [ ! -e gone.h5 ]"
+# More scenarios, one file per area (runner isolation, journal identity, space
+# counting, compile cache, ...): each is sourced here, in name order, with
+# everything above (ref.h5, start, verdict, resume, wait_results) at hand.
+for more in "$ROOT"/tests/faults/scenarios/*.sh; do
+    [ -e "$more" ] || continue
+    cd "$TMP"
+    source "$more"
+done
+cd "$TMP"
 check "no process of the matrix is left" sh -c "! pgrep -f -- '[t]unefarm .*$TMP' >/dev/null"
 finish
