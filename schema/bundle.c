@@ -10,6 +10,11 @@
  * tf_bundle_hash feeds the files in that order, and the job file is always
  * first because tf_job_load reads it first.
  *
+ * Besides files, a bundle holds one entry per kernel with include paths
+ * (TF_INCLUDE_ENTRY + the kernel file's path): the manifest of the headers its
+ * compiles may read, made on the coordinator (see "include paths" below), so
+ * that the job hash changes when a header does.
+ *
  * Lifetimes: each file's `data` is allocated separately, so the data pointer
  * returned through tf_bundle_read stays valid as long as the bundle does
  * (unless tf_bundle_add replaces that very path). The struct tf_bundle_file
@@ -17,9 +22,13 @@
  * next read or add, and keep only its `data` / `size`. */
 #include "bundle.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -216,4 +225,309 @@ char *tf_path_join(const char *dir, const char *rel)
     if (strcmp(dir, "/") == 0)
         return tf_xasprintf("/%s", rel);
     return tf_xasprintf("%s/%s", dir, rel);
+}
+
+/* ---- include paths ----
+ *
+ * A compile reads more than the kernel's source: the headers under the
+ * include paths its options name, and for NVRTC / hipRTC the headers beside
+ * the source (they resolve #include "x.h" against the folder of the program's
+ * name; the host compiler compiles a copy in a private folder, so there a
+ * sibling header is only found through -I). Those files are part of what was
+ * measured, so the job hash and the compile cache key must change when one
+ * does (issue 11, item 6). We cannot know which of them a compile will read
+ * before compiling, and the job hash is fixed before anything compiles, so we
+ * hash every regular file under each such path: the manifest is a text, one
+ * line per path and per file (name and SHA-256 of the contents), deterministic
+ * (entries sorted by name, symbolic links followed as the compiler would).
+ * Reading a whole tree at every run must stay cheap, hence the bounds: a tree
+ * past TF_INCLUDE_MAX_FILES files or TF_INCLUDE_MAX_BYTES bytes is refused with
+ * a message asking for a narrower folder, rather than slowly hashed or
+ * silently skipped. A folder that does not exist is refused too: the compiler
+ * would skip it silently, and a header found there on some rank would then be
+ * covered by nothing. Options whose files cannot be known from the option
+ * alone (-iprefix, -iwithprefix*) are refused. System headers (the compiler's
+ * own search path, CPATH and friends) are not covered: the compiler identity
+ * in the cache key is what stands for them. */
+
+#define INCLUDE_MAX_DEPTH 32
+
+struct manifest {
+    char *text;
+    size_t len, cap;
+    int files;
+    uint64_t bytes;
+    const char *what; /* the option (or the source folder) being walked, for messages */
+};
+
+static void manifest_printf(struct manifest *m, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void manifest_printf(struct manifest *m, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        tf_die("vsnprintf failed");
+    if (m->len + (size_t)n + 1 > m->cap) {
+        while (m->len + (size_t)n + 1 > m->cap)
+            m->cap = m->cap ? 2 * m->cap : 1024;
+        m->text = tf_xrealloc(m->text, m->cap);
+    }
+    va_start(ap, fmt);
+    vsnprintf(m->text + m->len, m->cap - m->len, fmt, ap);
+    va_end(ap);
+    m->len += (size_t)n;
+}
+
+static int manifest_too_big(const struct manifest *m, const char *root, struct tf_error *err)
+{
+    return tf_error_set(err, TF_ERR_SCHEMA,
+                        "%s: '%s' holds more than %d files or %u MiB: every file under a "
+                        "kernel's include paths is hashed into the job and the compile cache "
+                        "key at every run; name a narrower folder that holds only the headers",
+                        m->what, root, TF_INCLUDE_MAX_FILES, TF_INCLUDE_MAX_BYTES >> 20);
+}
+
+/* Hash the regular file `path` into a "file" line. */
+static int manifest_file(struct manifest *m, const char *root, const char *path,
+                         struct tf_error *err)
+{
+    /* O_NONBLOCK: a FIFO that stat() saw as a file by a race must not hang us. */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0)
+        return tf_error_set(err, TF_ERR_IO, "%s: cannot read '%s': %s", m->what, path,
+                            strerror(errno));
+    struct tf_sha256 h;
+    char buf[65536], hex[65];
+    uint64_t size = 0;
+    tf_sha256_init(&h);
+    if (++m->files > TF_INCLUDE_MAX_FILES) {
+        close(fd);
+        return manifest_too_big(m, root, err);
+    }
+    for (;;) {
+        ssize_t n = read(fd, buf, sizeof buf);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            int e = errno;
+            close(fd);
+            return tf_error_set(err, TF_ERR_IO, "%s: cannot read '%s': %s", m->what, path,
+                                strerror(e));
+        }
+        if (n == 0)
+            break;
+        size += (uint64_t)n;
+        m->bytes += (uint64_t)n;
+        if (m->bytes > TF_INCLUDE_MAX_BYTES) {
+            close(fd);
+            return manifest_too_big(m, root, err);
+        }
+        tf_sha256_update(&h, buf, (size_t)n);
+    }
+    close(fd);
+    tf_sha256_hex(&h, hex);
+    /* the name's length first: no file name can fake the next line */
+    manifest_printf(m, "file %s %" PRIu64 " %zu %s\n", hex, size, strlen(path), path);
+    return 0;
+}
+
+static int compare_names(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Every regular file under the folder `dir`, recursively, in name order. */
+static int manifest_dir(struct manifest *m, const char *root, const char *dir, int depth,
+                        struct tf_error *err)
+{
+    char **names = NULL;
+    int count = 0, cap = 0, rc = -1;
+    DIR *d = opendir(dir);
+    if (d == NULL)
+        return tf_error_set(err, TF_ERR_IO,
+                            "%s: cannot open the folder '%s': %s (a relative include path is "
+                            "relative to the working directory tunefarm runs in, on every rank)",
+                            m->what, dir, strerror(errno));
+    for (struct dirent *e; (e = readdir(d)) != NULL;) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+            continue;
+        if (count + m->files >= TF_INCLUDE_MAX_FILES) { /* bound the listing too */
+            closedir(d);
+            for (int i = 0; i < count; i++)
+                free(names[i]);
+            free(names);
+            return manifest_too_big(m, root, err);
+        }
+        if (count == cap) {
+            cap = cap ? 2 * cap : 16;
+            names = tf_xrealloc(names, (size_t)cap * sizeof *names);
+        }
+        names[count++] = tf_xstrdup(e->d_name);
+    }
+    closedir(d);
+    if (count > 1)
+        qsort(names, (size_t)count, sizeof *names, compare_names);
+    for (int i = 0; i < count; i++) {
+        char *path = tf_path_join(dir, names[i]);
+        struct stat st;
+        int bad = 0;
+        if (stat(path, &st) != 0) {
+            bad = errno != ENOENT; /* a dangling link is no file the compiler can read */
+            if (bad)
+                tf_error_set(err, TF_ERR_IO, "%s: cannot stat '%s': %s", m->what, path,
+                             strerror(errno));
+        } else if (S_ISDIR(st.st_mode)) {
+            if (depth >= INCLUDE_MAX_DEPTH)
+                bad = tf_error_set(err, TF_ERR_SCHEMA,
+                                   "%s: '%s' is nested deeper than %d folders (a symbolic link "
+                                   "loop?); name a narrower folder that holds only the headers",
+                                   m->what, path, INCLUDE_MAX_DEPTH) != 0;
+            else
+                bad = manifest_dir(m, root, path, depth + 1, err) != 0;
+        } else if (S_ISREG(st.st_mode)) {
+            bad = manifest_file(m, root, path, err) != 0;
+        } /* FIFOs, sockets, devices: nothing an #include reads */
+        free(path);
+        if (bad)
+            goto out;
+    }
+    rc = 0;
+out:
+    for (int i = 0; i < count; i++)
+        free(names[i]);
+    free(names);
+    return rc;
+}
+
+enum include_kind { INCLUDE_NONE, INCLUDE_DIR, INCLUDE_FILE, INCLUDE_REFUSED };
+
+/* What `opt` makes the compiler read: a folder, a file (its argument in *arg),
+ * or something we refuse. gcc, clang, NVRTC and hipRTC spellings; a kernel's
+ * options are single words starting with '-', so the argument is joined. */
+static enum include_kind include_option(const char *opt, const char **arg)
+{
+    static const struct {
+        const char *prefix;
+        enum include_kind kind;
+    } table[] = {
+        /* longest first where one prefix begins another */
+        {"-iwithprefixbefore", INCLUDE_REFUSED}, {"-iwithprefix", INCLUDE_REFUSED},
+        {"-iprefix", INCLUDE_REFUSED},           {"-isystem", INCLUDE_DIR},
+        {"-isysroot", INCLUDE_DIR},              {"-iquote", INCLUDE_DIR},
+        {"-idirafter", INCLUDE_DIR},             {"-include", INCLUDE_FILE},
+        {"-imacros", INCLUDE_FILE},              {"--include-path=", INCLUDE_DIR},
+        {"--include-directory=", INCLUDE_DIR},   {"--include-directory-after=", INCLUDE_DIR},
+        {"--sysroot=", INCLUDE_DIR},             {"--pre-include=", INCLUDE_FILE},
+        {"-I", INCLUDE_DIR},
+    };
+    static const char *const bare[] = {"--include-path", "--include-directory",
+                                       "--include-directory-after", "--sysroot",
+                                       "--pre-include"};
+    for (size_t i = 0; i < sizeof bare / sizeof bare[0]; i++)
+        if (strcmp(opt, bare[i]) == 0)
+            return INCLUDE_REFUSED;
+    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {
+        const size_t n = strlen(table[i].prefix);
+        if (strncmp(opt, table[i].prefix, n) == 0) {
+            *arg = opt + n;
+            if (table[i].kind != INCLUDE_REFUSED && **arg == '\0')
+                return INCLUDE_REFUSED; /* its argument would be the next option */
+            return table[i].kind;
+        }
+    }
+    return INCLUDE_NONE;
+}
+
+/* The folder (or file) `path` of option `what` into the manifest. */
+static int manifest_path(struct manifest *m, const char *path, enum include_kind kind,
+                         struct tf_error *err)
+{
+    struct stat st;
+    if (kind == INCLUDE_FILE) {
+        /* -include searches the include chain when the file is not where named;
+         * that chain is hashed by its own options. */
+        if (stat(path, &st) != 0 || !S_ISREG(st.st_mode)) {
+            manifest_printf(m, "absent %zu %s\n", strlen(path), path);
+            return 0;
+        }
+        return manifest_file(m, path, path, err);
+    }
+    if (stat(path, &st) != 0)
+        return tf_error_set(err, TF_ERR_IO,
+                            "%s: cannot open the folder '%s': %s (a relative include path is "
+                            "relative to the working directory tunefarm runs in, on every rank)",
+                            m->what, path, strerror(errno));
+    if (!S_ISDIR(st.st_mode))
+        return tf_error_set(err, TF_ERR_IO, "%s: '%s' is not a folder", m->what, path);
+    return manifest_dir(m, path, path, 0, err);
+}
+
+int tf_include_manifest(char *const *options, int noptions, const char *language,
+                        const char *source_path, char **text, int *bad, struct tf_error *err)
+{
+    struct manifest m = {0};
+    char what[320];
+    *text = NULL;
+    *bad = -1;
+    m.what = what;
+    for (int i = 0; i < noptions; i++) {
+        const char *arg = NULL;
+        const enum include_kind kind = include_option(options[i], &arg);
+        if (kind == INCLUDE_NONE)
+            continue;
+        *bad = i;
+        if (kind == INCLUDE_REFUSED) {
+            tf_error_set(err, TF_ERR_SCHEMA,
+                         "compiler option '%.200s': the files it makes the compiler read "
+                         "cannot be hashed into the job and the compile cache key; give the "
+                         "path in the option itself (-I/path/to/headers, "
+                         "--include-path=/path), without -iprefix / -iwithprefix",
+                         options[i]);
+            goto fail;
+        }
+        snprintf(what, sizeof what, "compiler option '%.200s'", options[i]);
+        manifest_printf(&m, "option %zu %s\n", strlen(options[i]), options[i]);
+        if (manifest_path(&m, arg, kind, err) != 0)
+            goto fail;
+    }
+    *bad = -1;
+    if (language != NULL && strcmp(language, "cuda") == 0 && source_path != NULL) {
+        char *dir = tf_path_dir(source_path);
+        snprintf(what, sizeof what,
+                 "the kernel source's folder (NVRTC and hipRTC look for #include \"...\" "
+                 "headers there; keep a kernel in a folder of its own)");
+        manifest_printf(&m, "source-folder %zu %s\n", strlen(dir), dir);
+        const int rc = manifest_path(&m, dir, INCLUDE_DIR, err);
+        free(dir);
+        if (rc != 0)
+            goto fail;
+    }
+    *text = m.text;
+    return 0;
+fail:
+    free(m.text);
+    return -1;
+}
+
+int tf_bundle_add_includes(struct tf_bundle *b, const char *kernel_file, char *const *options,
+                           int noptions, const char *language, const char *source_path,
+                           int *bad, struct tf_error *err)
+{
+    char *text = NULL;
+    *bad = -1;
+    if (b->sealed)
+        return 0; /* the coordinator's manifest came with the job */
+    if (tf_include_manifest(options, noptions, language, source_path, &text, bad, err) != 0)
+        return -1;
+    if (text != NULL) {
+        char *entry = tf_xasprintf("%s%s", TF_INCLUDE_ENTRY, kernel_file);
+        tf_bundle_add(b, entry, text, strlen(text));
+        free(entry);
+        free(text);
+    }
+    return 0;
 }

@@ -47,4 +47,35 @@ char *tf_path_join(const char *dir, const char *rel);
 /* SHA-256 (hex, 64 chars + NUL) over every path and content, in insertion order. */
 void tf_bundle_hash(const struct tf_bundle *b, char out[65]);
 
+/* ---- files a compile reads besides its source (see bundle.c, "include paths") ---- */
+
+/* What the include paths of one kernel may hold: every file under them is read
+ * (hashed) at every run, by the coordinator and by every compiling rank. */
+#define TF_INCLUDE_MAX_FILES 1000
+#define TF_INCLUDE_MAX_BYTES (16u * 1024u * 1024u)
+/* Prefix of the bundle entry holding a kernel's include manifest. */
+#define TF_INCLUDE_ENTRY "tunefarm:includes:"
+
+/* The manifest of every file a compile of a kernel may read besides its source
+ * and the farm's own header: each include path its `options` name (-I, -isystem,
+ * -iquote, -idirafter, --include-path=, -include, -imacros, --pre-include=,
+ * --sysroot=, -isysroot), walked recursively, and for `language` "cuda" the
+ * source's own folder (NVRTC and hipRTC resolve #include "x.h" there). Text,
+ * one line per option and per file ("file SHA256 SIZE PATH"), files sorted, so
+ * equal trees give equal text on every rank. *text is malloc'd, or NULL when
+ * the kernel has no such paths (its cache key and job hash then stay as they
+ * were). -1 + err naming the option (its index in *bad, -1 for the source
+ * folder) for a folder that is missing, unreadable, or past the limits above,
+ * and for include options whose files cannot be known (-iprefix, -iwithprefix,
+ * a bare -I whose folder would be the next option). */
+int tf_include_manifest(char *const *options, int noptions, const char *language,
+                        const char *source_path, char **text, int *bad, struct tf_error *err);
+/* Put the manifest of a kernel (loaded from `kernel_file`) into an unsealed
+ * bundle, as the entry TF_INCLUDE_ENTRY + kernel_file, so the job hash covers
+ * the headers and the JOB message carries the list. A sealed bundle already
+ * holds it (the coordinator's): nothing is read. Same errors as above. */
+int tf_bundle_add_includes(struct tf_bundle *b, const char *kernel_file, char *const *options,
+                           int noptions, const char *language, const char *source_path,
+                           int *bad, struct tf_error *err);
+
 #endif

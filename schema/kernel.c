@@ -167,6 +167,14 @@ static int load_header(struct kload *L, yaml_node_t *root)
             k->options[k->option_count++] = tf_xstrdup(s);
         }
     }
+    /* Headers under include paths are part of the job hash (bundle.c, "include paths"). */
+    int bad;
+    struct tf_error e = {0};
+    if (tf_bundle_add_includes(L->bundle, k->file, k->options, k->option_count, k->language,
+                               k->source_path, &bad, &e) != 0)
+        return tf_ydoc_fail(d, bad >= 0 ? tf_ydoc_seq_item(d, n, bad)
+                                        : tf_ydoc_get(d, root, "source"),
+                            L->err, e.code, "%s", e.message);
 
     n = tf_ydoc_get(d, root, "reference");
     static const char *const ref_keys[] = {"source", "entry", NULL};

@@ -4,7 +4,10 @@
  * backend, compiler identity (path + version, so an upgrade misses instead of
  * reusing stale code), target arch, flags, defines, the source text, the
  * portability header "tunefarm.h" the GPU backends hand the compiler (a new
- * tunefarm.h is new code) and the entry point. Files are named by key under a
+ * tunefarm.h is new code), the entry point and the digest of every file under
+ * the kernel's include paths (and, for GPU kernels, the source's folder) as
+ * this node sees them: an edited header is a new key, not a stale binary
+ * (schema/bundle.c, "include paths", says which files and why). Files are named by key under a
  * two-hex-digit fan-out folder so no directory grows huge. Every file is
  * written to a unique temporary name in its final folder and renamed into
  * place, so ranks sharing the cache over a network filesystem see either
@@ -25,7 +28,8 @@
 #include "../schema/hash.h"
 #include "portability.h"
 
-void tf_cache_key(const struct tf_backend *be, const struct tf_compile_input *in, char key[65])
+void tf_cache_key(const struct tf_backend *be, const struct tf_compile_input *in,
+                  const char *includes, char key[65])
 {
     struct tf_sha256 h;
     char count[32];
@@ -47,6 +51,12 @@ void tf_cache_key(const struct tf_backend *be, const struct tf_compile_input *in
     const char *header = tf_portability_header(be->name); /* NULL for host C */
     tf_sha256_update_str(&h, header ? header : "");
     tf_sha256_update_str(&h, in->entry);
+    /* Only when there are include paths: every other key stays what it was, so
+     * existing caches keep their hits. */
+    if (includes != NULL && includes[0] != '\0') {
+        tf_sha256_update_str(&h, "includes");
+        tf_sha256_update_str(&h, includes);
+    }
     tf_sha256_hex(&h, key);
 }
 

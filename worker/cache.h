@@ -16,8 +16,11 @@
 #include "backend.h"
 
 /* The cache key (64 hex digits) of compiling `in` with `be`: SHA-256 over backend
- * name, compiler id, arch, options, defines, source text and entry point. */
-void tf_cache_key(const struct tf_backend *be, const struct tf_compile_input *in, char key[65]);
+ * name, compiler id, arch, options, defines, source text, entry point and, if
+ * `includes` is neither NULL nor "", the digest of the files under the kernel's
+ * include paths (tf_include_manifest), read on this node. */
+void tf_cache_key(const struct tf_backend *be, const struct tf_compile_input *in,
+                  const char *includes, char key[65]);
 /* File extension of `backend`'s binaries ("so" for host). */
 const char *tf_cache_binary_ext(const char *backend);
 /* Write "<dir>/<backend>/<key[0:2]>/<key>.<ext>" into `out` and create its folder.

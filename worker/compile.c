@@ -42,6 +42,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../schema/bundle.h"
+#include "../schema/hash.h"
 #include "../schema/status.h"
 #include "cache.h"
 #include "compiler.h"
@@ -56,7 +58,14 @@ struct compile_job {
     struct compile_job *next_all;
 };
 
-/* One thread and its compiler process (NULL when compiling in-process). */
+/* The digest of the files under a kernel's include paths, read on this node
+ * when the pool first compiles the kernel (see "include paths" below). */
+struct includes_memo {
+    const struct tf_kernel *kernel;
+    char digest[65]; /* "" when the kernel has no include paths */
+    char *error;     /* why they cannot be read; NULL if they could */
+};
+
 /* An in-progress mark a compile owns (see "in-progress marks" below). */
 struct mark {
     char path[4200];
@@ -64,6 +73,7 @@ struct mark {
     ino_t ino;
 };
 
+/* One thread and its compiler process (NULL when compiling in-process). */
 struct slot {
     struct tf_compile_pool *pool;
     pthread_t thread;
@@ -94,6 +104,8 @@ struct tf_compile_pool {
     pthread_t keeper;   /* mark_keeper */
     int keeper_running, keeper_stop;
     pthread_cond_t keeper_wake;
+    struct includes_memo *includes; /* one per kernel compiled so far (under mu) */
+    int nincludes;
 };
 
 static double now_seconds(void)
@@ -146,6 +158,8 @@ struct variant {
     struct tf_compile_input in;
     struct slot *slot; /* compile in its child; NULL: in-process */
     struct slot *home; /* the pool slot compiling it, whose keeper keeps its mark fresh */
+    const struct tf_kernel *kernel; /* whose include paths it reads; NULL: none */
+    const char *includes;           /* their digest ("" none), part of the cache key */
 };
 
 /* Compile `in` in the slot's child, started first if needed, publishing its
@@ -386,6 +400,90 @@ static void *mark_keeper(void *arg)
     return NULL;
 }
 
+/* ---- include paths ----
+ *
+ * A kernel's compiles also read the files under its include paths (and, for
+ * GPU kernels, its source's folder): schema/bundle.c's tf_include_manifest
+ * lists them with their content hashes. Its digest is part of every cache key
+ * of the kernel, read here, on the compiling node (the coordinator's copy of
+ * the manifest is in the job hash; a node whose headers differ compiles, and
+ * caches, under its own key). A pool reads a kernel's tree once, on its first
+ * compile, and again after each compile that ran, so a header edited during a
+ * run is noticed: that compile is not cached (includes_changed). */
+
+/* The digest of `k`'s include files now ("" when it has none) into `digest`;
+ * -1 + a message into `why` when they cannot be read. */
+static int includes_digest(const struct tf_kernel *k, char digest[65], char *why, size_t cap)
+{
+    char *text = NULL;
+    int bad = -1;
+    struct tf_error err = {0};
+    digest[0] = '\0';
+    if (tf_include_manifest(k->options, k->option_count, k->language, k->source_path, &text,
+                            &bad, &err) != 0) {
+        /* the loader's message without its folder prefix: it names option and folder */
+        tf_strlcpy(why, err.message, cap);
+        return -1;
+    }
+    if (text != NULL) {
+        struct tf_sha256 h;
+        tf_sha256_init(&h);
+        tf_sha256_update_str(&h, text);
+        tf_sha256_hex(&h, digest);
+        free(text);
+    }
+    return 0;
+}
+
+/* `k`'s include digest as the pool first read it; if its files cannot be
+ * read, every variant of the kernel is a compile_error saying why. */
+static int kernel_includes(struct tf_compile_pool *p, const struct tf_kernel *k, char digest[65],
+                           struct tf_compiled *out)
+{
+    pthread_mutex_lock(&p->mu);
+    for (int i = 0; i < p->nincludes; i++)
+        if (p->includes[i].kernel == k) {
+            tf_strlcpy(digest, p->includes[i].digest, 65);
+            const char *error = p->includes[i].error;
+            if (error != NULL) {
+                memset(out, 0, sizeof *out);
+                out->status = TF_STATUS_COMPILE_ERROR;
+                out->registers = -1;
+                out->shared_bytes = out->spill_bytes = -1;
+                tf_strlcpy(out->message, error, sizeof out->message);
+            }
+            pthread_mutex_unlock(&p->mu);
+            return error != NULL ? -1 : 0;
+        }
+    pthread_mutex_unlock(&p->mu);
+    /* Read outside the lock; two threads may both read, the first one kept wins. */
+    char why[TF_MESSAGE_LEN] = "", mine[65];
+    const int rc = includes_digest(k, mine, why, sizeof why);
+    pthread_mutex_lock(&p->mu);
+    int found = 0;
+    for (int i = 0; i < p->nincludes; i++)
+        found |= p->includes[i].kernel == k;
+    if (!found) {
+        p->includes = tf_xrealloc(p->includes, (size_t)(p->nincludes + 1) * sizeof *p->includes);
+        struct includes_memo *m = &p->includes[p->nincludes++];
+        m->kernel = k;
+        tf_strlcpy(m->digest, mine, sizeof m->digest);
+        m->error = rc != 0 ? tf_xstrdup(why) : NULL;
+    }
+    pthread_mutex_unlock(&p->mu);
+    return kernel_includes(p, k, digest, out);
+}
+
+/* 1 if `v`'s include files no longer match the digest its key was made with. */
+static int includes_changed(const struct variant *v)
+{
+    char now[65], why[TF_MESSAGE_LEN];
+    if (v->kernel == NULL || v->includes == NULL || v->includes[0] == '\0')
+        return 0;
+    return includes_digest(v->kernel, now, why, sizeof why) != 0 ||
+           strcmp(now, v->includes) != 0;
+}
+
 /* Compile `v` through the cache into `out`. *ran_compiler tells the stats apart. */
 static void compile_variant(const struct variant *v, struct tf_compiled *out, int *ran_compiler)
 {
@@ -400,7 +498,7 @@ static void compile_variant(const struct variant *v, struct tf_compiled *out, in
     out->shared_bytes = out->spill_bytes = -1;
     *ran_compiler = 0;
 
-    tf_cache_key(v->be, &in, key);
+    tf_cache_key(v->be, &in, v->includes, key);
     if (tf_cache_path(v->cache_dir, v->be->name, key, tf_cache_binary_ext(v->be->name),
                       out->binary_path, sizeof out->binary_path, &err) != 0 ||
         tf_cache_path(v->cache_dir, v->be->name, key, "meta", meta, sizeof meta, &err) != 0 ||
@@ -442,6 +540,15 @@ static void compile_variant(const struct variant *v, struct tf_compiled *out, in
             mark_fail(&mine, out->message);
             owned = 0;
         }
+        goto fail;
+    }
+    if (includes_changed(v)) {
+        /* The compiler may have read headers the key does not describe: keep
+         * neither the binary nor a verdict under that key. */
+        snprintf(out->message, sizeof out->message,
+                 "the headers under kernel '%.60s''s include paths changed during the run "
+                 "(not cached); run the job again",
+                 v->kernel->name);
         goto fail;
     }
     if (co.ok) {
@@ -488,7 +595,11 @@ static void compile_config(struct slot *s, const struct tf_kernel *k, uint64_t c
                            struct tf_compiled *out, int *ran_compiler)
 {
     struct tf_compile_pool *p = s->pool;
-    char *defines[TF_MAX_DEFINES];
+    char *defines[TF_MAX_DEFINES], includes[65];
+    if (kernel_includes(p, k, includes, out) != 0) {
+        *ran_compiler = 0;
+        return;
+    }
     int ndefines = tf_kernel_defines(k, config, defines, TF_MAX_DEFINES);
     struct variant v = {
         .be = p->be,
@@ -504,6 +615,8 @@ static void compile_config(struct slot *s, const struct tf_kernel *k, uint64_t c
                .options = k->options},
         .slot = s->compiler ? s : NULL,
         .home = s,
+        .kernel = k,
+        .includes = includes,
     };
     compile_variant(&v, out, ran_compiler);
     for (int i = 0; i < ndefines; i++)
@@ -632,6 +745,9 @@ void tf_compile_pool_destroy(struct tf_compile_pool *p)
         next = j->next_all;
         free(j);
     }
+    for (int i = 0; i < p->nincludes; i++)
+        free(p->includes[i].error);
+    free(p->includes);
     pthread_cond_destroy(&p->done);
     pthread_cond_destroy(&p->work);
     pthread_cond_destroy(&p->keeper_wake);
