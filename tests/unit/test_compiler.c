@@ -13,6 +13,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <glob.h>
@@ -31,6 +32,7 @@
 #include "../../schema/kernel.h"
 #include "../../schema/status.h"
 #include "../../worker/backend.h"
+#include "../../worker/cache.h"
 #include "../../worker/compile.h"
 #include "../../worker/compiler.h"
 #include "tree.h"
@@ -660,6 +662,239 @@ static void test_long_compile_keeps_mark_fresh(void **state)
     tf_compile_pool_destroy(p);
 }
 
+/* ---- include paths (issue 11, item 6) ---- */
+
+static void write_text(const char *path, const char *text)
+{
+    FILE *fp = fopen(path, "w");
+    assert_non_null(fp);
+    fputs(text, fp);
+    assert_int_equal(fclose(fp), 0);
+}
+
+/* A host kernel in `dir` whose output is x * INCL_SCALE, INCL_SCALE coming from
+ * `dir`/include/incl_value.h through -I (absolute, so any working directory will do). */
+static void write_include_kernel(const char *dir, const char *scale)
+{
+    char path[256], text[2048], header[128];
+    snprintf(path, sizeof path, "%s/include", dir);
+    assert_int_equal(mkdir(path, 0777), 0);
+    snprintf(path, sizeof path, "%s/incl.c", dir);
+    write_text(path, "#include <incl_value.h>\n"
+                     "void incl(void **args);\n"
+                     "void incl(void **args)\n{\n"
+                     "    const int n = *(const int *)args[0];\n"
+                     "    const float *x = *(const float *const *)args[1];\n"
+                     "    float *y = *(float *const *)args[2];\n"
+                     "    for (int i = 0; i < n; i++)\n        y[i] = x[i] * INCL_SCALE;\n}\n");
+    snprintf(path, sizeof path, "%s/kernel.yaml", dir);
+    snprintf(text, sizeof text,
+             "name: incl\nlanguage: c\nsource: incl.c\nentry: incl\n"
+             "options: [-O1, -I%s/include]\n"
+             "reference: {source: incl.c, entry: incl}\n"
+             "problems:\n  small: {N: 4}\nparameters:\n  U: [1, 2]\ndefault: {U: 1}\n"
+             "arguments:\n  - {name: N, scalar: int32, value: N}\n"
+             "  - {name: x, buffer: float32, size: N}\n"
+             "  - {name: y, buffer: float32, size: N, output: true}\n",
+             dir);
+    write_text(path, text);
+    snprintf(header, sizeof header, "#define INCL_SCALE %s\n", scale);
+    snprintf(path, sizeof path, "%s/include/incl_value.h", dir);
+    write_text(path, header);
+}
+
+static void set_scale(const char *dir, const char *scale)
+{
+    char path[256], header[128];
+    snprintf(header, sizeof header, "#define INCL_SCALE %s\n", scale);
+    snprintf(path, sizeof path, "%s/include/incl_value.h", dir);
+    write_text(path, header);
+}
+
+/* Run the compiled kernel at `binary` on x = 3 and return y[0]. */
+static float run_incl(const char *binary)
+{
+    void *h = dlopen(binary, RTLD_NOW | RTLD_LOCAL);
+    if (h == NULL)
+        fail_msg("dlopen %s: %s", binary, dlerror());
+    void (*fn)(void **);
+    *(void **)&fn = dlsym(h, "incl"); /* POSIX's way round ISO C's object/function split */
+    assert_non_null(fn);
+    int n = 1;
+    float x = 3.0f, y = 0.0f, *xp = &x, *yp = &y;
+    void *args[] = {&n, &xp, &yp};
+    fn(args);
+    dlclose(h);
+    return y;
+}
+
+static struct tf_kernel *load_incl(const char *dir, struct tf_bundle *b, char hash[65])
+{
+    char path[256];
+    struct tf_error err = {0};
+    snprintf(path, sizeof path, "%s/kernel.yaml", dir);
+    struct tf_kernel *k = tf_kernel_load(path, b, &err);
+    if (k == NULL)
+        fail_msg("load %s: %s", path, err.message);
+    tf_bundle_hash(b, hash);
+    return k;
+}
+
+/* The issue's edit-and-rerun, in the unit: a new header value means a new
+ * bundle (job) hash, a cache miss and a binary that computes the new value. */
+static void test_header_edit_changes_hash_and_key(void **state)
+{
+    struct fixture *f = *state;
+    char dir[128], hash1[65], hash2[65], hash3[65];
+    snprintf(dir, sizeof dir, "%s/kernel", f->cache);
+    assert_int_equal(mkdir(dir, 0777), 0);
+    write_include_kernel(dir, "1.0f");
+
+    struct tf_bundle *b1 = tf_bundle_create(), *b2 = tf_bundle_create(),
+                     *b3 = tf_bundle_create();
+    struct tf_kernel *k1 = load_incl(dir, b1, hash1);
+    struct tf_compile_pool *p = pool(f, &tf_backend_host, 1);
+    struct tf_compiled out1, out2, again;
+    tf_compile_wait(p, tf_compile_submit(p, k1, k1->default_index), &out1);
+    assert_int_equal(out1.status, TF_STATUS_OK);
+    assert_true(run_incl(out1.binary_path) == 3.0f);
+    tf_compile_pool_destroy(p);
+
+    set_scale(dir, "2.0f");
+    struct tf_kernel *k2 = load_incl(dir, b2, hash2);
+    assert_string_not_equal(hash1, hash2); /* the job hash follows the header */
+    p = pool(f, &tf_backend_host, 1);      /* a new run */
+    tf_compile_wait(p, tf_compile_submit(p, k2, k2->default_index), &out2);
+    assert_int_equal(out2.status, TF_STATUS_OK);
+    assert_int_equal(out2.cached, 0); /* not the stale binary */
+    assert_string_not_equal(out1.binary_path, out2.binary_path);
+    assert_true(run_incl(out2.binary_path) == 6.0f);
+    tf_compile_pool_destroy(p);
+
+    /* and back: the first binary is still right for the first header */
+    set_scale(dir, "1.0f");
+    struct tf_kernel *k3 = load_incl(dir, b3, hash3);
+    assert_string_equal(hash1, hash3);
+    p = pool(f, &tf_backend_host, 1);
+    tf_compile_wait(p, tf_compile_submit(p, k3, k3->default_index), &again);
+    assert_int_equal(again.cached, 1);
+    assert_string_equal(again.binary_path, out1.binary_path);
+    tf_compile_pool_destroy(p);
+
+    /* a kernel without include paths keeps the key it always had */
+    char key_null[65], key_empty[65], key_inc[65];
+    char *opts[] = {"-O2"};
+    struct tf_compile_input in = {.source = "x", .entry = "e", .arch = "a", .noptions = 1,
+                                  .options = opts};
+    tf_cache_key(&tf_backend_host, &in, NULL, key_null);
+    tf_cache_key(&tf_backend_host, &in, "", key_empty);
+    tf_cache_key(&tf_backend_host, &in, "0123", key_inc);
+    assert_string_equal(key_null, key_empty);
+    assert_string_not_equal(key_null, key_inc);
+    char *text = NULL;
+    int bad = 7;
+    struct tf_error err = {0};
+    assert_int_equal(tf_include_manifest(opts, 1, "c", "k/incl.c", &text, &bad, &err), 0);
+    assert_null(text);
+    assert_int_equal(bad, -1);
+
+    tf_kernel_destroy(k1);
+    tf_kernel_destroy(k2);
+    tf_kernel_destroy(k3);
+    tf_bundle_destroy(b1);
+    tf_bundle_destroy(b2);
+    tf_bundle_destroy(b3);
+}
+
+/* A header edited while a run compiles: what the pool compiles after the edit
+ * is not cached under the key of the header it started with. */
+static void test_header_edit_during_run_not_cached(void **state)
+{
+    struct fixture *f = *state;
+    char dir[128], hash[65];
+    snprintf(dir, sizeof dir, "%s/kernel", f->cache);
+    assert_int_equal(mkdir(dir, 0777), 0);
+    write_include_kernel(dir, "1.0f");
+    struct tf_bundle *b = tf_bundle_create();
+    struct tf_kernel *k = load_incl(dir, b, hash);
+    struct tf_compile_pool *p = pool(f, &tf_backend_host, 1);
+    struct tf_compiled first, second;
+    tf_compile_wait(p, tf_compile_submit(p, k, 0), &first);
+    assert_int_equal(first.status, TF_STATUS_OK);
+    set_scale(dir, "5.0f");
+    tf_compile_wait(p, tf_compile_submit(p, k, 1), &second);
+    assert_int_equal(second.status, TF_STATUS_COMPILE_ERROR);
+    assert_non_null(strstr(second.message, "changed during the run"));
+    assert_int_equal(count_files(f->cache, "so"), 1);
+    assert_int_equal(count_files(f->cache, "err"), 0);
+    tf_compile_pool_destroy(p);
+    tf_kernel_destroy(k);
+    tf_bundle_destroy(b);
+}
+
+/* What tf_include_manifest covers and what it refuses, naming the option. */
+static void test_include_manifest(void **state)
+{
+    struct fixture *f = *state;
+    char dir[128], path[256], opt_dir[160], opt_missing[160], opt_file[300], src[200];
+    char *text = NULL, *again = NULL;
+    int bad = -1;
+    struct tf_error err = {0};
+    snprintf(dir, sizeof dir, "%s/inc", f->cache);
+    assert_int_equal(mkdir(dir, 0777), 0);
+    snprintf(path, sizeof path, "%s/sub", dir);
+    assert_int_equal(mkdir(path, 0777), 0);
+    snprintf(path, sizeof path, "%s/sub/deep.h", dir);
+    write_text(path, "#define DEEP 1\n");
+    snprintf(opt_dir, sizeof opt_dir, "-isystem%s", dir);
+    char *opts[] = {"-O2", opt_dir};
+    assert_int_equal(tf_include_manifest(opts, 2, "c", "x.c", &text, &bad, &err), 0);
+    assert_non_null(text);
+    assert_non_null(strstr(text, "sub/deep.h")); /* recursive */
+    write_text(path, "#define DEEP 2\n");
+    assert_int_equal(tf_include_manifest(opts, 2, "c", "x.c", &again, &bad, &err), 0);
+    assert_string_not_equal(text, again);
+    free(text);
+    free(again);
+
+    /* -include FILE is hashed too */
+    snprintf(opt_file, sizeof opt_file, "-include%s", path);
+    char *fopts[] = {opt_file};
+    assert_int_equal(tf_include_manifest(fopts, 1, "c", "x.c", &text, &bad, &err), 0);
+    assert_non_null(strstr(text, "deep.h"));
+    free(text);
+
+    /* GPU kernels: NVRTC reads #include "x.h" beside the source */
+    snprintf(src, sizeof src, "%s/sub/k.cu", dir);
+    assert_int_equal(tf_include_manifest(NULL, 0, "cuda", src, &text, &bad, &err), 0);
+    assert_non_null(text);
+    assert_non_null(strstr(text, "deep.h"));
+    free(text);
+    assert_int_equal(tf_include_manifest(NULL, 0, "c", src, &text, &bad, &err), 0);
+    assert_null(text);
+
+    /* refused, each naming its option */
+    snprintf(opt_missing, sizeof opt_missing, "-I%s/missing", dir);
+    char *missing[] = {"-O2", opt_missing};
+    assert_int_equal(tf_include_manifest(missing, 2, "c", "x.c", &text, &bad, &err), -1);
+    assert_int_equal(bad, 1);
+    assert_non_null(strstr(err.message, opt_missing));
+    char *bare[] = {"-I"};
+    assert_int_equal(tf_include_manifest(bare, 1, "c", "x.c", &text, &bad, &err), -1);
+    assert_int_equal(bad, 0);
+    char *prefix[] = {"-iprefix/usr", "-O1"};
+    assert_int_equal(tf_include_manifest(prefix, 2, "c", "x.c", &text, &bad, &err), -1);
+    assert_int_equal(bad, 0);
+    for (int i = 0; i <= TF_INCLUDE_MAX_FILES; i++) {
+        snprintf(path, sizeof path, "%s/h%04d.h", dir, i);
+        write_text(path, "\n");
+    }
+    assert_int_equal(tf_include_manifest(opts, 2, "c", "x.c", &text, &bad, &err), -1);
+    assert_int_equal(bad, 1);
+    assert_non_null(strstr(err.message, "narrower folder"));
+    assert_non_null(strstr(err.message, opt_dir));
+}
+
 static void test_compiler_main_arguments(void **state)
 {
     (void)state;
@@ -691,6 +926,9 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_unremovable_mark_compiles_anyway, setup, teardown),
         cmocka_unit_test_setup_teardown(test_failure_note_answers, setup, teardown),
         cmocka_unit_test_setup_teardown(test_long_compile_keeps_mark_fresh, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_header_edit_changes_hash_and_key, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_header_edit_during_run_not_cached, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_include_manifest, setup, teardown),
         cmocka_unit_test(test_compiler_main_arguments),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
