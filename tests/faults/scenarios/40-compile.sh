@@ -1,0 +1,51 @@
+# tests/faults/scenarios/40-compile.sh - the compile cache (sourced by run.sh).
+#
+# Issue 11, item 6: a header under a kernel's include path (-I) is part of
+# what is measured. Edit it between two runs and the second run must measure
+# the new code (wrong_result here, the header scales the output), under a new
+# job hash - not reuse the cached binary of the old header.
+
+echo "-- compile cache: headers under include paths"
+cp -R "$ROOT/tests/fixtures/compile_includes" "$TMP/compile_inc"
+INC_JOB="$TMP/compile_inc/job.yaml"
+# -I as an absolute path: the runs below start from $TMP, not the repository.
+sed -i "s#-Itests/fixtures/compile_includes/include#-I$TMP/compile_inc/include#" \
+    "$TMP/compile_inc/kernel.yaml"
+inc_header() { printf '#define INCL_SCALE %s\n' "$1" >"$TMP/compile_inc/include/incl_value.h"; }
+
+# inc_status ARCHIVE RUN: what status says that run measured, e.g. "ok 3".
+inc_status() { "$TF" status "$1" | sed -n "/^Run $2:/,/^Run /s/.*measured (\(.*\))\$/\1/p" | head -n 1; }
+inc_hash() { "$TF" status "$1" | sed -n "s/^Run $2: job '[^']*' (\([0-9a-f]*\)).*/\1/p"; }
+
+inc_header 1.0f
+if "$TF" run -q -n 1 "$INC_JOB" -o inc.h5 >inc.h5.out 2>&1 && [ "$(inc_status inc.h5 0)" = "ok 3" ]; then
+    inc_header 2.0f
+    if "$TF" run -q -n 1 "$INC_JOB" -o inc.h5 >>inc.h5.out 2>&1 &&
+       [ "$(inc_status inc.h5 1)" = "wrong_result 3" ] &&
+       [ -n "$(inc_hash inc.h5 1)" ] && [ "$(inc_hash inc.h5 0)" != "$(inc_hash inc.h5 1)" ]; then
+        pass "header edited between runs: a new job hash, the new code measured (wrong_result 3)"
+    else
+        "$TF" status inc.h5 >>inc.h5.out 2>&1 || true
+        fail "header edited between runs: the stale binary or the old job hash was used" inc.h5.out
+    fi
+    # --fresh on a new archive with the same (warm) cache: still the new header.
+    check "header edited, --fresh run on a warm cache measures the new code" sh -c "
+        \"$TF\" run -q -n 1 --fresh \"$INC_JOB\" -o inc2.h5 &&
+        \"$TF\" status inc2.h5 | grep -q 'measured (wrong_result 3)'"
+    # Back to the first header: the first binary is reused, and right again.
+    inc_header 1.0f
+    check "header restored: ok again, under the first job hash" sh -c "
+        \"$TF\" run -q -n 1 --fresh \"$INC_JOB\" -o inc3.h5 &&
+        \"$TF\" status inc3.h5 | grep -q 'measured (ok 3)' &&
+        \"$TF\" status inc3.h5 | grep -q '($(inc_hash inc.h5 0))'"
+else
+    fail "include fixture: the first run did not measure ok 3" inc.h5.out
+fi
+
+# An include path that does not exist is refused at load, naming the option.
+cp -R "$TMP/compile_inc" "$TMP/compile_missing"
+sed -i "s#-I$TMP/compile_inc/include#-I$TMP/compile_missing/nowhere#" "$TMP/compile_missing/kernel.yaml"
+expect_fail "a missing include folder is refused (exit 2)" 2 \
+    "$TF" run -q -n 1 "$TMP/compile_missing/job.yaml" -o missing.h5
+check "  the message names kernel.yaml:line:col and the option" \
+    grep -q "kernel.yaml:[0-9]*:[0-9]*: error: compiler option '-I$TMP/compile_missing/nowhere'" "$TMP/last"
