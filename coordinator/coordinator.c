@@ -163,12 +163,29 @@ static void coordinator_remove_stale(const struct coordinator *c)
     closedir(d);
 }
 
+/* A journal beside an archive that does not exist holds results of an
+ * archive that was removed or moved (a bare or torn header, under 8 bytes,
+ * is only the start of a run that died before its first checkpoint). */
+static int journal_without_archive(const char *archive_path, struct tf_error *err)
+{
+    char jpath[4200];
+    struct stat st;
+    tf_journal_path(archive_path, jpath, sizeof jpath);
+    if (file_exists(archive_path) || stat(jpath, &st) != 0 || st.st_size < 8)
+        return 0;
+    return tf_error_set(err, TF_ERR_SCHEMA,
+                        "journal '%s' is there but its archive '%s' is not: the archive was "
+                        "removed or moved away. Put it back, or move the journal away to go on "
+                        "without it (its results would be measured again)",
+                        jpath, archive_path);
+}
+
 /* Lock the archive's journal, load the archive to extend (or start one), fold
  * in the results its journal holds, and match the job's kernels to it. */
 static int coordinator_open_archive(struct coordinator *c, struct tf_error *err)
 {
     c->journal = tf_journal_open(c->archive_path, err);
-    if (c->journal == NULL)
+    if (c->journal == NULL || journal_without_archive(c->archive_path, err) != 0)
         return -1;
     coordinator_remove_stale(c);
     if (file_exists(c->archive_path)) {
@@ -186,6 +203,15 @@ static int coordinator_open_archive(struct coordinator *c, struct tf_error *err)
     struct tf_journal_replay replay;
     if (tf_journal_replay(c->journal, c->archive_path, c->archive, &replay, err))
         return -1;
+    /* An archive written before ids gets one now; its first checkpoint (in a
+     * moment) stores it, and every journal from then on names it. */
+    tf_archive_ensure_id(c->archive);
+    if (replay.damaged_header && !c->opt->quiet)
+        fprintf(stderr, "tunefarm: the journal of %s had a damaged header and no results "
+                        "after it: ignored\n", c->archive_path);
+    if (replay.old_format && !c->opt->quiet)
+        fprintf(stderr, "tunefarm: read the journal of %s in the format of an older tunefarm "
+                        "(no archive id); the archive gets an id now\n", c->archive_path);
     if (replay.records > 0)
         fprintf(stderr, "tunefarm: %llu results recovered from the journal of %s (a run was "
                         "stopped before its checkpoint)\n",
@@ -502,7 +528,7 @@ static int coordinator_save(struct coordinator *c, struct tf_error *err)
         c->archive->checkpoint--;
         return -1;
     }
-    return tf_journal_reset(c->journal, c->archive->checkpoint, err);
+    return tf_journal_reset(c->journal, c->archive, c->job->hash, err);
 }
 
 /* Checkpoint the run; a `complete` one gets its end time (an unfinished run,
@@ -971,12 +997,15 @@ fail_stop:
 fail:
     tf_error_print(&err, "tunefarm", stderr);
     /* Refused before measuring anything: leave no empty archive behind. */
-    if (c.archive_is_new && c.done == 0 && code != TF_EXIT_FAILURE) {
+    if (c.archive_is_new && c.done == 0 && code != TF_EXIT_FAILURE)
+        unlink(c.archive_path);
+    /* Nor a journal this run created and appended nothing to (an archive
+     * path that is not writable, say): one that was there before, or that
+     * holds a result, stays. */
+    if (tf_journal_created(c.journal)) {
         char jp[4200];
         tf_journal_path(c.archive_path, jp, sizeof jp);
-        unlink(c.archive_path);
-        if (tf_journal_created(c.journal))
-            unlink(jp);
+        unlink(jp);
     }
     /* A broken run ends in MPI_Abort (main.c): sending STOP could block on a
      * worker that is itself blocked sending to us. Otherwise say goodbye. */
@@ -1114,29 +1143,88 @@ int tf_coordinator_status(const char *archive_path, FILE *out)
     return TF_EXIT_OK;
 }
 
+/* Rows per run of `a` (new array of a->nruns + 1). */
+static uint64_t *rows_per_run(const struct tf_archive *a)
+{
+    uint64_t *n = tf_xcalloc((size_t)a->nruns + 1, sizeof *n);
+    for (int k = 0; k < a->nkernels; k++)
+        for (uint64_t i = 0; i < a->kernels[k].nrows; i++)
+            n[a->kernels[k].rows[i].run]++;
+    return n;
+}
+
+/* What merging `in_path` did to `out`, runs 0..nbefore-1 of which it had
+ * before with before[r] rows and ended[r] set: runs added, rows added to runs
+ * it had, and what is still unfinished (merge again once it is finished). */
+static void merge_report(const char *in_path, const struct tf_archive *in,
+                         const struct tf_archive *out, int nbefore, const uint64_t *before,
+                         const bool *ended, const struct tf_archive_merge_stats *st, bool live)
+{
+    printf("%s: %d run%s, %llu rows added", in_path, st->runs, st->runs == 1 ? "" : "s",
+           (unsigned long long)(st->rows - st->rows_to_present));
+    if (st->runs_present > st->runs_finished && st->rows_to_present == 0)
+        printf(" (runs already in the output skipped)");
+    printf("\n");
+    uint64_t *after = rows_per_run(out);
+    for (int r = 0; r < nbefore; r++) {
+        const bool finished = !ended[r] && out->runs[r].end > 0;
+        if (after[r] == before[r] && !finished)
+            continue;
+        printf("%s: %llu rows added to run %d (job '%s'), %s\n", in_path,
+               (unsigned long long)(after[r] - before[r]), r, out->runs[r].job_name,
+               finished ? "now finished" : "still unfinished");
+    }
+    /* Runs that were not finished in the input: say what the output has of them. */
+    for (int r = 0; r < in->nruns; r++) {
+        if (in->runs[r].end > 0)
+            continue;
+        printf("%s: run %d (job '%s') is %s: the output has what it measured so far; merge "
+               "again once it %s to add the rest\n",
+               in_path, r, in->runs[r].job_name,
+               live ? "STILL RUNNING (its journal is locked by the run)" : "unfinished",
+               live ? "has ended" : "is resumed and finished");
+    }
+    free(after);
+}
+
 int tf_coordinator_merge(const char *out_path, char *const *inputs, int n, bool quiet)
 {
     struct tf_error err = {0};
     struct tf_archive *out = NULL, *in = NULL;
+    struct tf_journal *in_journal = NULL;
     struct tf_journal_replay replay;
+    uint64_t *before = NULL;
+    bool *ended = NULL;
     int code = TF_EXIT_USAGE;
     /* The lock keeps a run (or another merge) from writing OUT meanwhile. */
     struct tf_journal *journal = tf_journal_open(out_path, &err);
     const bool is_new = !file_exists(out_path);
-    if (journal == NULL)
+    if (journal == NULL || journal_without_archive(out_path, &err) != 0)
         goto fail;
     out = is_new ? tf_archive_create() : tf_archive_read(out_path, &err);
     if (out == NULL || tf_journal_replay(journal, out_path, out, &replay, &err) != 0)
         goto fail;
+    tf_archive_ensure_id(out);
     for (int i = 0; i < n; i++) {
         if (strcmp(inputs[i], out_path) == 0) {
             tf_error_set(&err, TF_ERR_SCHEMA, "%s is the output archive: it cannot be merged "
                          "into itself", inputs[i]);
             goto fail;
         }
-        in = tf_archive_read(inputs[i], &err);
-        if (in == NULL || tf_journal_replay(NULL, inputs[i], in, &replay, &err) != 0)
+        /* A shared lock on the input's journal: no run starts on it while it is
+         * read. A run that holds it is live: what it has so far is merged. */
+        bool live = false;
+        if (tf_journal_open_read(inputs[i], &in_journal, &live, &err) != 0)
             goto fail;
+        in = tf_archive_read(inputs[i], &err);
+        if (in == NULL || (in_journal != NULL &&
+                           tf_journal_replay(in_journal, inputs[i], in, &replay, &err) != 0))
+            goto fail;
+        const int nbefore = out->nruns;
+        before = rows_per_run(out);
+        ended = tf_xcalloc((size_t)nbefore + 1, sizeof *ended);
+        for (int r = 0; r < nbefore; r++)
+            ended[r] = out->runs[r].end > 0;
         struct tf_archive_merge_stats st;
         if (tf_archive_merge(out, in, &st, &err) != 0) {
             size_t len = strlen(err.message);
@@ -1145,15 +1233,20 @@ int tf_coordinator_merge(const char *out_path, char *const *inputs, int n, bool 
             goto fail;
         }
         if (!quiet)
-            printf("%s: %d run%s, %llu rows added%s\n", inputs[i], st.runs,
-                   st.runs == 1 ? "" : "s", (unsigned long long)st.rows,
-                   st.runs_present ? " (runs already in the output skipped)" : "");
+            merge_report(inputs[i], in, out, nbefore, before, ended, &st, live);
+        free(before);
+        free(ended);
+        before = NULL;
+        ended = NULL;
         tf_archive_destroy(in);
         in = NULL;
+        /* What was read is in `out` now: a run may go on with the input. */
+        tf_journal_close(in_journal);
+        in_journal = NULL;
     }
     out->checkpoint++;
     if (tf_archive_write(out, out_path, &err) != 0 ||
-        tf_journal_reset(journal, out->checkpoint, &err) != 0) {
+        tf_journal_reset(journal, out, NULL, &err) != 0) {
         code = TF_EXIT_FAILURE;
         goto fail;
     }
@@ -1173,6 +1266,9 @@ fail:
         tf_journal_path(out_path, jp, sizeof jp);
         unlink(jp);
     }
+    free(before);
+    free(ended);
+    tf_journal_close(in_journal);
     tf_journal_close(journal);
     tf_archive_destroy(in);
     tf_archive_destroy(out);
