@@ -49,6 +49,23 @@
 #define SLICE_TARGET_SECONDS 4.0
 #define SLICE_FIRST 4
 
+/* A WORK message a worker was given and has not answered in full: kept so
+ * that its results can be matched to it and, if the worker stalls, it can be
+ * handed to another worker of the class. */
+struct slice {
+    struct tf_work work;    /* work.list owned */
+    int klass;
+    uint64_t n;             /* configurations in it */
+    uint64_t left;          /* results still owed by the worker holding it */
+    int from;               /* re-queued: the stalled rank it was taken from */
+    uint64_t from_left;     /* re-queued: what that rank still owed of it */
+};
+
+struct slices {
+    struct slice *v;
+    size_t n, cap;
+};
+
 struct worker_state {
     struct tf_device dev;
     bool has_device;
@@ -64,6 +81,19 @@ struct worker_state {
     char compilers[128];    /* backends it can compile for ("host,cuda"), from HELLO */
     uint64_t compiled_ahead; /* configurations handed to it as COMPILE slices */
     struct tf_wire_outbox outbox; /* WORK and STOP go out without blocking */
+    struct slices held;     /* slices given, results still owed (sum of left = outstanding) */
+    struct slices taken;    /* slices taken away when it stalled: late answers are matched
+                               against these, and dropped if another worker answered first */
+    double last_heard;      /* when it last sent anything (tf_now) */
+    bool stalled;           /* silent past its bound: its slices went to other workers */
+};
+
+/* Results recorded this run, by (task, configuration, phase): the first
+ * answer for a configuration is kept, a second one (a stalled worker's
+ * late answer, or the answer of the worker its slice went to) is dropped. */
+struct done_set {
+    struct done_key { uint64_t key; uint32_t task; uint32_t used; } *v;
+    size_t n, cap;
 };
 
 struct coordinator {
@@ -94,10 +124,89 @@ struct coordinator {
     double compile_seconds;
     double last_checkpoint;
     struct tf_buf buf;
+    struct slices requeue;               /* slices of stalled workers, for their classes */
+    struct done_set recorded;
+    uint64_t dropped;                    /* duplicate answers dropped */
+    uint64_t requeued;                   /* configurations handed to another worker */
 };
 
 static void coordinator_begin_stop(struct coordinator *c, double grace);
 
+/* Seconds a worker may stay silent while it owes results, on top of a
+ * per-configuration timeout for each configuration it holds: a live worker
+ * sends its results at least once a second while it measures, and one
+ * configuration takes at most its timeout to measure plus its compile. */
+#define STALL_MARGIN 10.0
+
+static void slices_push(struct slices *s, const struct slice *x)
+{
+    if (s->n == s->cap) {
+        s->cap = s->cap ? 2 * s->cap : 8;
+        s->v = tf_xrealloc(s->v, s->cap * sizeof *s->v);
+    }
+    s->v[s->n++] = *x;
+}
+
+/* Remove element i (order is not kept). */
+static void slices_take(struct slices *s, size_t i, struct slice *out)
+{
+    *out = s->v[i];
+    s->v[i] = s->v[--s->n];
+}
+
+static void slices_free(struct slices *s)
+{
+    for (size_t i = 0; i < s->n; i++)
+        free(s->v[i].work.list);
+    free(s->v);
+    memset(s, 0, sizeof *s);
+}
+
+/* True if slice `s` holds the configuration of result `r`. */
+static bool slice_has(const struct slice *s, const struct tf_result *r)
+{
+    const struct tf_work *w = &s->work;
+    if (w->kernel != r->kernel || w->problem != r->problem || w->phase != r->phase)
+        return false;
+    if (w->nlist == 0)
+        return r->config >= w->lo && r->config < w->hi;
+    for (uint32_t i = 0; i < w->nlist; i++)
+        if (w->list[i] == r->config)
+            return true;
+    return false;
+}
+
+static size_t done_slot(const struct done_set *d, uint32_t task, uint64_t key)
+{
+    uint64_t h = (key ^ (uint64_t)task << 40) * 0x9E3779B97F4A7C15u;
+    size_t i = (size_t)(h >> 20) & (d->cap - 1);
+    while (d->v[i].used && (d->v[i].key != key || d->v[i].task != task))
+        i = (i + 1) & (d->cap - 1);
+    return i;
+}
+
+/* Add (task, config, phase); false if it was there already. */
+static bool done_add(struct done_set *d, uint32_t task, uint64_t config, uint8_t phase)
+{
+    const uint64_t key = config * 3 + phase;
+    if (2 * (d->n + 1) > d->cap) {
+        struct done_set g = {tf_xcalloc(d->cap ? 2 * d->cap : 1024, sizeof *g.v), 0,
+                             d->cap ? 2 * d->cap : 1024};
+        for (size_t i = 0; i < d->cap; i++)
+            if (d->v[i].used) {
+                g.v[done_slot(&g, d->v[i].task, d->v[i].key)] = d->v[i];
+                g.n++;
+            }
+        free(d->v);
+        *d = g;
+    }
+    size_t i = done_slot(d, task, key);
+    if (d->v[i].used)
+        return false;
+    d->v[i] = (struct done_key){key, task, 1};
+    d->n++;
+    return true;
+}
 /* Keep `r` as task t's best if it is ok and faster (for the progress line). */
 static void task_offer_best(struct tf_task *t, const struct tf_result *r)
 {
@@ -260,6 +369,7 @@ static int coordinator_gather(struct coordinator *c, struct tf_error *err)
         struct worker_state *w = &c->workers[src];
         if (tf_wire_get_hello(&c->buf, &w->dev, w->compilers, sizeof w->compilers, err))
             goto fail;
+        w->last_heard = tf_now();
         w->klass = -1;
         w->has_device = w->dev.backend[0] != '\0';
         if (!w->has_device) {
@@ -372,6 +482,45 @@ static int coordinator_compile_or_stop(struct coordinator *c, int src, struct tf
     return 0;
 }
 
+/* True if a worker of class `klass` other than `except` still owes results
+ * (a slice it holds may yet have to be re-queued). */
+static bool class_owes(const struct coordinator *c, int klass, int except)
+{
+    for (int i = 1; i <= c->nworkers; i++)
+        if (i != except && c->workers[i].klass == klass && c->workers[i].held.n > 0)
+            return true;
+    return false;
+}
+
+/* Send slice `sl` (taken over: its list too) to rank `src` as WORK. */
+static int coordinator_give(struct coordinator *c, int src, struct slice *sl, struct tf_error *err)
+{
+    struct worker_state *w = &c->workers[src];
+    w->parked = false;
+    if (w->outstanding == 0 && w->received == 0)
+        w->first_work = tf_now();
+    tf_wire_work(&c->buf, &sl->work);
+    sl->left = sl->n;
+    w->outstanding += sl->n;
+    slices_push(&w->held, sl);
+    return tf_wire_post(&w->outbox, src, &c->buf, err);
+}
+
+/* A re-queued slice of class `klass` from a rank other than `src`, if any
+ * (its list cut down to what is not recorded yet). */
+static bool coordinator_take_requeued(struct coordinator *c, int klass, int src,
+                                      struct slice *out)
+{
+    for (size_t i = 0; i < c->requeue.n; i++) {
+        struct slice *sl = &c->requeue.v[i];
+        if (sl->klass != klass || sl->from == src)
+            continue;
+        slices_take(&c->requeue, i, out);
+        return true;
+    }
+    return false;
+}
+
 static int coordinator_on_request(struct coordinator *c, int src, struct tf_error *err)
 {
     struct worker_state *w = &c->workers[src];
@@ -383,26 +532,121 @@ static int coordinator_on_request(struct coordinator *c, int src, struct tf_erro
     }
     if (w->klass < 0) /* a compile rank */
         return coordinator_compile_or_stop(c, src, err);
+    /* Work a stalled worker of this class held goes out first. */
+    struct slice sl;
+    if (coordinator_take_requeued(c, w->klass, src, &sl)) {
+        c->requeued += sl.n;
+        if (!c->opt->quiet)
+            fprintf(stderr, "tunefarm: rank %d takes over %llu configurations of stalled rank "
+                            "%d\n", src, (unsigned long long)sl.n, sl.from);
+        return coordinator_give(c, src, &sl, err);
+    }
     struct tf_work work;
     int64_t n = tf_plan_next_slice(c->plan, w->klass, slice_size(c, w), &work, err);
     if (n < 0)
         return -1;
     if (n == 0) {
         /* A screening pass still running elsewhere will queue its top k: wait.
-         * Done for good: compile ahead for the other classes, if any need it. */
+         * Done for good: compile ahead for the other classes, if any need it;
+         * else wait while a peer owes results (its slices may be re-queued). */
         if (tf_plan_has_future(c->plan, w->klass)) {
             w->parked = true;
             return 0;
         }
-        return coordinator_compile_or_stop(c, src, err);
+        int sent = coordinator_send_compile(c, src, err);
+        if (sent != 0)
+            return sent < 0 ? -1 : 0;
+        if (class_owes(c, w->klass, src)) {
+            w->parked = true;
+            return 0;
+        }
+        coordinator_send_stop(c, src);
+        return 0;
     }
-    w->parked = false;
-    if (w->outstanding == 0 && w->received == 0)
-        w->first_work = tf_now();
-    tf_wire_work(&c->buf, &work);
-    free(work.list);
-    w->outstanding += (uint64_t)n;
-    return tf_wire_post(&w->outbox, src, &c->buf, err);
+    sl = (struct slice){.work = work, .klass = w->klass, .n = (uint64_t)n, .from = 0};
+    return coordinator_give(c, src, &sl, err);
+}
+
+/* Rank `src` has been silent past its bound while owing results (SIGSTOP, a
+ * hung node): its slices go to the other workers of its class. It is not
+ * given up on: if it answers after all, what it has not handed over is its
+ * own again, and its late answers are kept where no other came first. */
+static int coordinator_check_stalls(struct coordinator *c, struct tf_error *err)
+{
+    const double now = tf_now();
+    bool moved = false;
+    for (int i = 1; i <= c->nworkers; i++) {
+        struct worker_state *w = &c->workers[i];
+        if (w->stalled || w->held.n == 0 || w->stopped)
+            continue;
+        /* The longer of the two protocols' timeouts: a slice may be either. */
+        const double timeout = c->job->top_k > 0 && c->job->screen.timeout > c->job->measure.timeout
+                                   ? c->job->screen.timeout
+                                   : c->job->measure.timeout;
+        const double bound = (double)w->outstanding * timeout + STALL_MARGIN;
+        if (now - w->last_heard <= bound)
+            continue;
+        bool peers = false;
+        for (int k = 1; k <= c->nworkers && !peers; k++)
+            peers = k != i && c->workers[k].klass == w->klass && !c->workers[k].stalled;
+        tf_progress_finish(&c->progress);
+        fprintf(stderr, "tunefarm: rank %d has sent nothing for %.0f s while it owes %llu "
+                        "results (bound: %g s timeout each + %g s): %s; a late answer from it "
+                        "is kept only where no other came first\n",
+                i, now - w->last_heard, (unsigned long long)w->outstanding, timeout,
+                STALL_MARGIN,
+                peers ? "its work goes to the other workers of its class"
+                      : "no other worker of its class can take its work: waiting for it");
+        w->stalled = true;
+        while (w->held.n > 0) {
+            struct slice sl, copy;
+            slices_take(&w->held, w->held.n - 1, &sl);
+            copy = sl;
+            if (sl.work.nlist > 0) {
+                copy.work.list = tf_xmalloc(sizeof *copy.work.list * sl.work.nlist);
+                memcpy(copy.work.list, sl.work.list, sizeof *copy.work.list * sl.work.nlist);
+            }
+            slices_push(&w->taken, &copy);
+            sl.from = i;
+            sl.from_left = sl.left;
+            slices_push(&c->requeue, &sl);
+        }
+        w->outstanding = 0;
+        moved = true;
+    }
+    if (moved)
+        for (int i = 1; i <= c->nworkers; i++)
+            if (c->workers[i].parked && coordinator_on_request(c, i, err))
+                return -1;
+    return 0;
+}
+
+/* A stalled rank spoke again: the slices of it no one has taken yet are its
+ * own again (it still holds them). */
+static void coordinator_unstall(struct coordinator *c, int src)
+{
+    struct worker_state *w = &c->workers[src];
+    w->last_heard = tf_now();
+    if (!w->stalled)
+        return;
+    w->stalled = false;
+    uint64_t back = 0;
+    for (size_t i = 0; i < c->requeue.n;) {
+        if (c->requeue.v[i].from != src) {
+            i++;
+            continue;
+        }
+        struct slice sl;
+        slices_take(&c->requeue, i, &sl);
+        sl.left = sl.from_left;
+        sl.from = 0;
+        w->outstanding += sl.left;
+        back += sl.left;
+        slices_push(&w->held, &sl);
+    }
+    tf_progress_finish(&c->progress);
+    fprintf(stderr, "tunefarm: rank %d answers again; %llu configurations no other rank took "
+                    "are its own again\n", src, (unsigned long long)back);
 }
 
 /* Derived metrics of an ok result, from its median time. */
@@ -421,6 +665,15 @@ static void coordinator_metrics(struct coordinator *c, const struct tf_kernel *k
     (void)c;
 }
 
+/* The slice of `held` that holds `r`'s configuration, or -1. */
+static ssize_t slice_find(const struct slices *held, const struct tf_result *r)
+{
+    for (size_t i = 0; i < held->n; i++)
+        if (slice_has(&held->v[i], r))
+            return (ssize_t)i;
+    return -1;
+}
+
 static int coordinator_on_results(struct coordinator *c, int src, struct tf_error *err)
 {
     struct worker_state *w = &c->workers[src];
@@ -428,40 +681,80 @@ static int coordinator_on_results(struct coordinator *c, int src, struct tf_erro
     uint32_t n;
     if (tf_wire_get_results(&c->buf, &rs, &n, err))
         return -1;
+    coordinator_unstall(c, src);
     struct tf_task **tasks = tf_xcalloc(n ? n : 1, sizeof *tasks);
     struct tf_archive_row *rows = tf_xcalloc(n ? n : 1, sizeof *rows);
     uint32_t *kernels = tf_xcalloc(n ? n : 1, sizeof *kernels);
-    for (uint32_t i = 0; i < n; i++) {
+    struct tf_result **kept = tf_xcalloc(n ? n : 1, sizeof *kept);
+    uint32_t m = 0, late = 0, again = 0;
+    int rc = 0;
+    for (uint32_t i = 0; i < n && rc == 0; i++) {
         struct tf_result *r = &rs[i];
         struct tf_task *t = r->kernel < (uint32_t)c->job->nkernels
                                 ? tf_plan_find(c->plan, (int)r->kernel, (int)r->problem, w->klass)
                                 : NULL;
-        /* A result must belong to work this class was given: its task, in the
-         * task's current phase (phase 2 starts only once phase 1 is all in). */
-        if (t == NULL || r->config >= tf_space_cartesian(t->space) || w->outstanding < n ||
-            r->phase != t->phase) {
-            free(rs);
-            free(tasks);
-            free(rows);
-            free(kernels);
-            return tf_error_set(err, TF_ERR_MPI,
-                                "rank %d sent a result for a configuration it was not given "
-                                "(kernel %u, problem %u, configuration %llu, phase %u)",
-                                src, r->kernel, r->problem, (unsigned long long)r->config,
-                                r->phase);
+        /* A result must belong to work this rank was given: a slice it holds,
+         * or one taken from it when it stalled (a late answer). */
+        ssize_t h = t != NULL && r->config < tf_space_cartesian(t->space) ? slice_find(&w->held, r)
+                                                                          : -1;
+        bool was_taken = h < 0 && t != NULL && slice_find(&w->taken, r) >= 0;
+        if (h < 0 && !was_taken) {
+            rc = tf_error_set(err, TF_ERR_MPI,
+                              "rank %d sent a result for a configuration it was not given "
+                              "(kernel %u, problem %u, configuration %llu, phase %u)",
+                              src, r->kernel, r->problem, (unsigned long long)r->config,
+                              r->phase);
+            break;
+        }
+        if (h >= 0) {
+            struct slice *sl = &w->held.v[h];
+            w->outstanding--;
+            w->received++;
+            if (--sl->left == 0) {
+                struct slice gone;
+                slices_take(&w->held, (size_t)h, &gone);
+                free(gone.work.list);
+            }
+        }
+        /* The first answer for a configuration is the one kept. */
+        if (!done_add(&c->recorded, (uint32_t)(t - c->plan->tasks), r->config, r->phase)) {
+            late += was_taken;
+            again += !was_taken;
+            continue;
+        }
+        /* Phase 2 starts only once phase 1 is all in. */
+        if (r->phase != t->phase) {
+            rc = tf_error_set(err, TF_ERR_MPI,
+                              "rank %d sent a result of phase %u for kernel %u, problem %u, "
+                              "configuration %llu, whose task is in phase %d",
+                              src, r->phase, r->kernel, r->problem, (unsigned long long)r->config,
+                              t->phase);
+            break;
         }
         if (r->status == TF_STATUS_OK && isfinite(r->time_median))
             coordinator_metrics(c, c->job->kernels[r->kernel].kernel, &c->classes[w->klass], r);
-        tasks[i] = t;
-        rows[i] = (struct tf_archive_row){.run = c->run_id, .device = w->device_id, .r = *r};
-        rows[i].r.problem = c->aproblems[r->kernel][r->problem];
-        rows[i].r.kernel = 0;
-        kernels[i] = (uint32_t)(c->akernels[r->kernel] - c->archive->kernels);
+        tasks[m] = t;
+        kept[m] = r;
+        rows[m] = (struct tf_archive_row){.run = c->run_id, .device = w->device_id, .r = *r};
+        rows[m].r.problem = c->aproblems[r->kernel][r->problem];
+        rows[m].r.kernel = 0;
+        kernels[m] = (uint32_t)(c->akernels[r->kernel] - c->archive->kernels);
+        m++;
+    }
+    if (rc == 0 && late + again > 0) {
+        c->dropped += late + again;
+        tf_progress_finish(&c->progress);
+        fprintf(stderr, "tunefarm: rank %d answered for %u configuration%s that %s answered "
+                        "first: dropped (the first answer is kept, never two rows)\n",
+                src, late + again, late + again == 1 ? "" : "s",
+                late ? "another rank (it was late: its work had gone to others)"
+                     : "the rank it was taken from");
     }
     /* Journaled before counted: a batch the journal refuses (disk full) is not
      * recorded at all, and the run stops; a rerun measures it again. */
-    bool keep = !c->journal_failed;
-    if (keep && tf_journal_append(c->journal, kernels, rows, n, &c->journal_err) != 0) {
+    bool keep = rc == 0 && !c->journal_failed;
+    if (keep && m > 0 &&
+        tf_journal_append(c->journal, kernels, rows, m, &c->journal_err) != 0) {
         c->journal_failed = true;
         keep = false;
         tf_error_print(&c->journal_err, "tunefarm", stderr);
@@ -470,13 +763,9 @@ static int coordinator_on_results(struct coordinator *c, int src, struct tf_erro
                         "can be written\n");
         coordinator_begin_stop(c, 0);
     }
-    for (uint32_t i = 0; i < n; i++) {
-        struct tf_result *r = &rs[i];
+    for (uint32_t i = 0; i < m && keep; i++) {
+        const struct tf_result *r = kept[i];
         struct tf_task *t = tasks[i];
-        w->outstanding--;
-        w->received++;
-        if (!keep)
-            continue;
         task_offer_best(t, r);
         tf_archive_append(&c->archive->kernels[kernels[i]], &rows[i]);
         tf_plan_record(c->plan, t, r);
@@ -492,9 +781,13 @@ static int coordinator_on_results(struct coordinator *c, int src, struct tf_erro
     free(tasks);
     free(rows);
     free(kernels);
+    free(kept);
+    if (rc != 0)
+        return rc;
     if (w->stopped && w->outstanding == 0)
         w->finished = true;
-    /* These results may have completed a screening pass: serve whoever waits. */
+    /* These results may have completed a screening pass, or the work a parked
+     * rank waited on: serve whoever waits. */
     for (int i = 1; i <= c->nworkers; i++)
         if (c->workers[i].parked && coordinator_on_request(c, i, err))
             return -1;
@@ -608,6 +901,21 @@ static int coordinator_loop(struct coordinator *c, struct tf_error *err)
     for (;;) {
         if (coordinator_check_signals(c, &seen))
             return 1;
+        if (coordinator_check_stalls(c, err))
+            return -1;
+        /* A rank still silent once every other one is done and none of its
+         * work waits for a taker owes nothing: STOP goes out to it (without
+         * blocking), and the run ends without it. */
+        bool others_done = c->requeue.n == 0;
+        for (int i = 1; i <= c->nworkers && others_done; i++)
+            others_done = c->workers[i].finished || c->workers[i].stalled;
+        for (int i = 1; i <= c->nworkers && others_done; i++)
+            if (c->workers[i].stalled && !c->workers[i].stopped) {
+                tf_progress_finish(&c->progress);
+                fprintf(stderr, "tunefarm: rank %d is still silent and owes nothing: the run "
+                                "ends without it\n", i);
+                coordinator_send_stop(c, i);
+            }
         int active = 0;
         for (int i = 1; i <= c->nworkers; i++)
             active += !c->workers[i].finished;
@@ -639,6 +947,7 @@ static int coordinator_loop(struct coordinator *c, struct tf_error *err)
             return -1;
         switch (type) {
         case TF_MSG_REQUEST:
+            coordinator_unstall(c, src);
             if (coordinator_on_request(c, src, err))
                 return -1;
             break;
@@ -662,6 +971,12 @@ static void coordinator_destroy(struct coordinator *c, bool broken)
         if (tf_wire_outbox_close(&c->workers[i].outbox, &err) == 0)
             tf_buf_free(&c->workers[i].outbox.buf);
     }
+    for (int i = 1; c->workers && i <= c->nworkers; i++) {
+        slices_free(&c->workers[i].held);
+        slices_free(&c->workers[i].taken);
+    }
+    slices_free(&c->requeue);
+    free(c->recorded.v);
     if (c->aproblems)
         for (int i = 0; c->job && i < c->job->nkernels; i++)
             free(c->aproblems[i]);

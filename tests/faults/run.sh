@@ -10,11 +10,15 @@ JOB="$ROOT/tests/fixtures/matrix.yaml"
 COMPARE="$PY $ROOT/tests/faults/compare.py"
 cd "$TMP"
 
-# rank_pid N ARCHIVE: the pid of MPI rank N of the run writing ARCHIVE.
+# rank_pid N ARCHIVE: the pid of MPI rank N of the run writing ARCHIVE (the
+# rank itself, not one of its runner children, which inherit its environment).
+rank_of() { tr '\0' '\n' <"/proc/$1/environ" 2>/dev/null | grep -x "OMPI_COMM_WORLD_RANK=[0-9]*"; }
 rank_pid() {
-    local p
+    local p parent
     for p in $(pgrep -f -- "$2" || true); do
-        if tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=$1"; then
+        if [ "$(rank_of "$p")" = "OMPI_COMM_WORLD_RANK=$1" ]; then
+            parent=$(awk '{print $4}' "/proc/$p/stat" 2>/dev/null || echo 1)
+            [ "$(rank_of "$parent")" = "OMPI_COMM_WORLD_RANK=$1" ] && continue
             echo "$p"; return 0
         fi
     done

@@ -68,3 +68,30 @@ echo "-- a refused run leaves nothing behind"
 mkdir dir.h5
 expect_fail "an archive path that is a folder: refused (exit 2)" 2 "$TF" run -q -n 1 "$JOB" -o dir.h5
 check "  and no empty dir.h5.journal is left" sh -c "[ ! -e dir.h5.journal ]"
+
+echo "-- a stalled worker: its work goes to another worker, no duplicate rows"
+# Rank 1 of two is stopped (SIGSTOP) early; once it is overdue (its
+# configurations' timeouts + 10 s) its slices go to rank 2, which measures
+# everything while rank 1 stays stopped. Then rank 1 may go on; the archive
+# holds each configuration once, and the run exits 0.
+"$TF" run -n 2 "$JOB" -o stall.h5 >stall.h5.out 2>&1 &
+RUN_PID=$!
+if wait_results stall.h5 3 && pid=$(rank_pid 1 stall.h5); then
+    kill -STOP "$pid"
+    done_while_stopped=0
+    for i in $(seq 90); do
+        if "$TF" status stall.h5 2>/dev/null | grep -q "Run 0: .*finished"; then done_while_stopped=1; break; fi
+        sleep 1
+    done
+    kill -CONT "$pid" 2>/dev/null || true; finish_rc
+    if [ "$done_while_stopped" = 1 ]; then
+        pass "stalled worker: the other worker measured everything while it was stopped"
+    else
+        echo "exit $RUN_RC" >>stall.h5.out; fail "stalled worker: the run did not finish while rank 1 was stopped" stall.h5.out
+    fi
+    check "  saying which rank stalled and who took its work" sh -c "
+        grep -q 'rank 1 has sent nothing for .* its work goes to the other workers of its class' stall.h5.out &&
+        grep -q 'rank 2 takes over [0-9]* configurations of stalled rank 1' stall.h5.out"
+    check "  exit 0" test "$RUN_RC" -eq 0
+    verdict "  every configuration once, statuses as uninterrupted" stall.h5
+else fail "stalled worker: no results or no rank 1" stall.h5.out; kill "$RUN_PID" 2>/dev/null || true; fi
