@@ -13,6 +13,13 @@
  * and delivered every result it owed. The loop polls and naps instead of
  * blocking so it never competes for the cores the workers measure on.
  *
+ * A stalled worker (SIGSTOP, a hung node): every WORK slice is kept until
+ * its results are in; a worker silent for longer than the timeouts of the
+ * configurations it owes plus STALL_MARGIN has its slices handed to the
+ * other workers of its class. The first answer for a configuration is the
+ * one recorded (a set of what this run recorded): a late or repeated answer
+ * is dropped, and said so, so the archive never holds a configuration twice.
+ *
  * Never losing a result: a rerun of the same job on the same archive first
  * replays the journal (what a killed coordinator had not checkpointed), then
  * resumes the job's last run if it is unfinished: the plan leaves out every
