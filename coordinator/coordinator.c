@@ -13,6 +13,13 @@
  * and delivered every result it owed. The loop polls and naps instead of
  * blocking so it never competes for the cores the workers measure on.
  *
+ * A stalled worker (SIGSTOP, a hung node): every WORK slice is kept until
+ * its results are in; a worker silent for longer than the timeouts of the
+ * configurations it owes plus STALL_MARGIN has its slices handed to the
+ * other workers of its class. The first answer for a configuration is the
+ * one recorded (a set of what this run recorded): a late or repeated answer
+ * is dropped, and said so, so the archive never holds a configuration twice.
+ *
  * Never losing a result: a rerun of the same job on the same archive first
  * replays the journal (what a killed coordinator had not checkpointed), then
  * resumes the job's last run if it is unfinished: the plan leaves out every
@@ -49,6 +56,23 @@
 #define SLICE_TARGET_SECONDS 4.0
 #define SLICE_FIRST 4
 
+/* A WORK message a worker was given and has not answered in full: kept so
+ * that its results can be matched to it and, if the worker stalls, it can be
+ * handed to another worker of the class. */
+struct slice {
+    struct tf_work work;    /* work.list owned */
+    int klass;
+    uint64_t n;             /* configurations in it */
+    uint64_t left;          /* results still owed by the worker holding it */
+    int from;               /* re-queued: the stalled rank it was taken from */
+    uint64_t from_left;     /* re-queued: what that rank still owed of it */
+};
+
+struct slices {
+    struct slice *v;
+    size_t n, cap;
+};
+
 struct worker_state {
     struct tf_device dev;
     bool has_device;
@@ -64,6 +88,19 @@ struct worker_state {
     char compilers[128];    /* backends it can compile for ("host,cuda"), from HELLO */
     uint64_t compiled_ahead; /* configurations handed to it as COMPILE slices */
     struct tf_wire_outbox outbox; /* WORK and STOP go out without blocking */
+    struct slices held;     /* slices given, results still owed (sum of left = outstanding) */
+    struct slices taken;    /* slices taken away when it stalled: late answers are matched
+                               against these, and dropped if another worker answered first */
+    double last_heard;      /* when it last sent anything (tf_now) */
+    bool stalled;           /* silent past its bound: its slices went to other workers */
+};
+
+/* Results recorded this run, by (task, configuration, phase): the first
+ * answer for a configuration is kept, a second one (a stalled worker's
+ * late answer, or the answer of the worker its slice went to) is dropped. */
+struct done_set {
+    struct done_key { uint64_t key; uint32_t task; uint32_t used; } *v;
+    size_t n, cap;
 };
 
 struct coordinator {
@@ -94,10 +131,89 @@ struct coordinator {
     double compile_seconds;
     double last_checkpoint;
     struct tf_buf buf;
+    struct slices requeue;               /* slices of stalled workers, for their classes */
+    struct done_set recorded;
+    uint64_t dropped;                    /* duplicate answers dropped */
+    uint64_t requeued;                   /* configurations handed to another worker */
 };
 
 static void coordinator_begin_stop(struct coordinator *c, double grace);
 
+/* Seconds a worker may stay silent while it owes results, on top of a
+ * per-configuration timeout for each configuration it holds: a live worker
+ * sends its results at least once a second while it measures, and one
+ * configuration takes at most its timeout to measure plus its compile. */
+#define STALL_MARGIN 10.0
+
+static void slices_push(struct slices *s, const struct slice *x)
+{
+    if (s->n == s->cap) {
+        s->cap = s->cap ? 2 * s->cap : 8;
+        s->v = tf_xrealloc(s->v, s->cap * sizeof *s->v);
+    }
+    s->v[s->n++] = *x;
+}
+
+/* Remove element i (order is not kept). */
+static void slices_take(struct slices *s, size_t i, struct slice *out)
+{
+    *out = s->v[i];
+    s->v[i] = s->v[--s->n];
+}
+
+static void slices_free(struct slices *s)
+{
+    for (size_t i = 0; i < s->n; i++)
+        free(s->v[i].work.list);
+    free(s->v);
+    memset(s, 0, sizeof *s);
+}
+
+/* True if slice `s` holds the configuration of result `r`. */
+static bool slice_has(const struct slice *s, const struct tf_result *r)
+{
+    const struct tf_work *w = &s->work;
+    if (w->kernel != r->kernel || w->problem != r->problem || w->phase != r->phase)
+        return false;
+    if (w->nlist == 0)
+        return r->config >= w->lo && r->config < w->hi;
+    for (uint32_t i = 0; i < w->nlist; i++)
+        if (w->list[i] == r->config)
+            return true;
+    return false;
+}
+
+static size_t done_slot(const struct done_set *d, uint32_t task, uint64_t key)
+{
+    uint64_t h = (key ^ (uint64_t)task << 40) * 0x9E3779B97F4A7C15u;
+    size_t i = (size_t)(h >> 20) & (d->cap - 1);
+    while (d->v[i].used && (d->v[i].key != key || d->v[i].task != task))
+        i = (i + 1) & (d->cap - 1);
+    return i;
+}
+
+/* Add (task, config, phase); false if it was there already. */
+static bool done_add(struct done_set *d, uint32_t task, uint64_t config, uint8_t phase)
+{
+    const uint64_t key = config * 3 + phase;
+    if (2 * (d->n + 1) > d->cap) {
+        struct done_set g = {tf_xcalloc(d->cap ? 2 * d->cap : 1024, sizeof *g.v), 0,
+                             d->cap ? 2 * d->cap : 1024};
+        for (size_t i = 0; i < d->cap; i++)
+            if (d->v[i].used) {
+                g.v[done_slot(&g, d->v[i].task, d->v[i].key)] = d->v[i];
+                g.n++;
+            }
+        free(d->v);
+        *d = g;
+    }
+    size_t i = done_slot(d, task, key);
+    if (d->v[i].used)
+        return false;
+    d->v[i] = (struct done_key){key, task, 1};
+    d->n++;
+    return true;
+}
 /* Keep `r` as task t's best if it is ok and faster (for the progress line). */
 static void task_offer_best(struct tf_task *t, const struct tf_result *r)
 {
@@ -163,12 +279,29 @@ static void coordinator_remove_stale(const struct coordinator *c)
     closedir(d);
 }
 
+/* A journal beside an archive that does not exist holds results of an
+ * archive that was removed or moved (a bare or torn header, under 8 bytes,
+ * is only the start of a run that died before its first checkpoint). */
+static int journal_without_archive(const char *archive_path, struct tf_error *err)
+{
+    char jpath[4200];
+    struct stat st;
+    tf_journal_path(archive_path, jpath, sizeof jpath);
+    if (file_exists(archive_path) || stat(jpath, &st) != 0 || st.st_size < 8)
+        return 0;
+    return tf_error_set(err, TF_ERR_SCHEMA,
+                        "journal '%s' is there but its archive '%s' is not: the archive was "
+                        "removed or moved away. Put it back, or move the journal away to go on "
+                        "without it (its results would be measured again)",
+                        jpath, archive_path);
+}
+
 /* Lock the archive's journal, load the archive to extend (or start one), fold
  * in the results its journal holds, and match the job's kernels to it. */
 static int coordinator_open_archive(struct coordinator *c, struct tf_error *err)
 {
     c->journal = tf_journal_open(c->archive_path, err);
-    if (c->journal == NULL)
+    if (c->journal == NULL || journal_without_archive(c->archive_path, err) != 0)
         return -1;
     coordinator_remove_stale(c);
     if (file_exists(c->archive_path)) {
@@ -186,6 +319,15 @@ static int coordinator_open_archive(struct coordinator *c, struct tf_error *err)
     struct tf_journal_replay replay;
     if (tf_journal_replay(c->journal, c->archive_path, c->archive, &replay, err))
         return -1;
+    /* An archive written before ids gets one now; its first checkpoint (in a
+     * moment) stores it, and every journal from then on names it. */
+    tf_archive_ensure_id(c->archive);
+    if (replay.damaged_header && !c->opt->quiet)
+        fprintf(stderr, "tunefarm: the journal of %s had a damaged header and no results "
+                        "after it: ignored\n", c->archive_path);
+    if (replay.old_format && !c->opt->quiet)
+        fprintf(stderr, "tunefarm: read the journal of %s in the format of an older tunefarm "
+                        "(no archive id); the archive gets an id now\n", c->archive_path);
     if (replay.records > 0)
         fprintf(stderr, "tunefarm: %llu results recovered from the journal of %s (a run was "
                         "stopped before its checkpoint)\n",
@@ -234,6 +376,7 @@ static int coordinator_gather(struct coordinator *c, struct tf_error *err)
         struct worker_state *w = &c->workers[src];
         if (tf_wire_get_hello(&c->buf, &w->dev, w->compilers, sizeof w->compilers, err))
             goto fail;
+        w->last_heard = tf_now();
         w->klass = -1;
         w->has_device = w->dev.backend[0] != '\0';
         if (!w->has_device) {
@@ -346,6 +489,45 @@ static int coordinator_compile_or_stop(struct coordinator *c, int src, struct tf
     return 0;
 }
 
+/* True if a worker of class `klass` other than `except` still owes results
+ * (a slice it holds may yet have to be re-queued). */
+static bool class_owes(const struct coordinator *c, int klass, int except)
+{
+    for (int i = 1; i <= c->nworkers; i++)
+        if (i != except && c->workers[i].klass == klass && c->workers[i].held.n > 0)
+            return true;
+    return false;
+}
+
+/* Send slice `sl` (taken over: its list too) to rank `src` as WORK. */
+static int coordinator_give(struct coordinator *c, int src, struct slice *sl, struct tf_error *err)
+{
+    struct worker_state *w = &c->workers[src];
+    w->parked = false;
+    if (w->outstanding == 0 && w->received == 0)
+        w->first_work = tf_now();
+    tf_wire_work(&c->buf, &sl->work);
+    sl->left = sl->n;
+    w->outstanding += sl->n;
+    slices_push(&w->held, sl);
+    return tf_wire_post(&w->outbox, src, &c->buf, err);
+}
+
+/* A re-queued slice of class `klass` from a rank other than `src`, if any
+ * (its list cut down to what is not recorded yet). */
+static bool coordinator_take_requeued(struct coordinator *c, int klass, int src,
+                                      struct slice *out)
+{
+    for (size_t i = 0; i < c->requeue.n; i++) {
+        struct slice *sl = &c->requeue.v[i];
+        if (sl->klass != klass || sl->from == src)
+            continue;
+        slices_take(&c->requeue, i, out);
+        return true;
+    }
+    return false;
+}
+
 static int coordinator_on_request(struct coordinator *c, int src, struct tf_error *err)
 {
     struct worker_state *w = &c->workers[src];
@@ -357,26 +539,121 @@ static int coordinator_on_request(struct coordinator *c, int src, struct tf_erro
     }
     if (w->klass < 0) /* a compile rank */
         return coordinator_compile_or_stop(c, src, err);
+    /* Work a stalled worker of this class held goes out first. */
+    struct slice sl;
+    if (coordinator_take_requeued(c, w->klass, src, &sl)) {
+        c->requeued += sl.n;
+        if (!c->opt->quiet)
+            fprintf(stderr, "tunefarm: rank %d takes over %llu configurations of stalled rank "
+                            "%d\n", src, (unsigned long long)sl.n, sl.from);
+        return coordinator_give(c, src, &sl, err);
+    }
     struct tf_work work;
     int64_t n = tf_plan_next_slice(c->plan, w->klass, slice_size(c, w), &work, err);
     if (n < 0)
         return -1;
     if (n == 0) {
         /* A screening pass still running elsewhere will queue its top k: wait.
-         * Done for good: compile ahead for the other classes, if any need it. */
+         * Done for good: compile ahead for the other classes, if any need it;
+         * else wait while a peer owes results (its slices may be re-queued). */
         if (tf_plan_has_future(c->plan, w->klass)) {
             w->parked = true;
             return 0;
         }
-        return coordinator_compile_or_stop(c, src, err);
+        int sent = coordinator_send_compile(c, src, err);
+        if (sent != 0)
+            return sent < 0 ? -1 : 0;
+        if (class_owes(c, w->klass, src)) {
+            w->parked = true;
+            return 0;
+        }
+        coordinator_send_stop(c, src);
+        return 0;
     }
-    w->parked = false;
-    if (w->outstanding == 0 && w->received == 0)
-        w->first_work = tf_now();
-    tf_wire_work(&c->buf, &work);
-    free(work.list);
-    w->outstanding += (uint64_t)n;
-    return tf_wire_post(&w->outbox, src, &c->buf, err);
+    sl = (struct slice){.work = work, .klass = w->klass, .n = (uint64_t)n, .from = 0};
+    return coordinator_give(c, src, &sl, err);
+}
+
+/* Rank `src` has been silent past its bound while owing results (SIGSTOP, a
+ * hung node): its slices go to the other workers of its class. It is not
+ * given up on: if it answers after all, what it has not handed over is its
+ * own again, and its late answers are kept where no other came first. */
+static int coordinator_check_stalls(struct coordinator *c, struct tf_error *err)
+{
+    const double now = tf_now();
+    bool moved = false;
+    for (int i = 1; i <= c->nworkers; i++) {
+        struct worker_state *w = &c->workers[i];
+        if (w->stalled || w->held.n == 0 || w->stopped)
+            continue;
+        /* The longer of the two protocols' timeouts: a slice may be either. */
+        const double timeout = c->job->top_k > 0 && c->job->screen.timeout > c->job->measure.timeout
+                                   ? c->job->screen.timeout
+                                   : c->job->measure.timeout;
+        const double bound = (double)w->outstanding * timeout + STALL_MARGIN;
+        if (now - w->last_heard <= bound)
+            continue;
+        bool peers = false;
+        for (int k = 1; k <= c->nworkers && !peers; k++)
+            peers = k != i && c->workers[k].klass == w->klass && !c->workers[k].stalled;
+        tf_progress_finish(&c->progress);
+        fprintf(stderr, "tunefarm: rank %d has sent nothing for %.0f s while it owes %llu "
+                        "results (bound: %g s timeout each + %g s): %s; a late answer from it "
+                        "is kept only where no other came first\n",
+                i, now - w->last_heard, (unsigned long long)w->outstanding, timeout,
+                STALL_MARGIN,
+                peers ? "its work goes to the other workers of its class"
+                      : "no other worker of its class can take its work: waiting for it");
+        w->stalled = true;
+        while (w->held.n > 0) {
+            struct slice sl, copy;
+            slices_take(&w->held, w->held.n - 1, &sl);
+            copy = sl;
+            if (sl.work.nlist > 0) {
+                copy.work.list = tf_xmalloc(sizeof *copy.work.list * sl.work.nlist);
+                memcpy(copy.work.list, sl.work.list, sizeof *copy.work.list * sl.work.nlist);
+            }
+            slices_push(&w->taken, &copy);
+            sl.from = i;
+            sl.from_left = sl.left;
+            slices_push(&c->requeue, &sl);
+        }
+        w->outstanding = 0;
+        moved = true;
+    }
+    if (moved)
+        for (int i = 1; i <= c->nworkers; i++)
+            if (c->workers[i].parked && coordinator_on_request(c, i, err))
+                return -1;
+    return 0;
+}
+
+/* A stalled rank spoke again: the slices of it no one has taken yet are its
+ * own again (it still holds them). */
+static void coordinator_unstall(struct coordinator *c, int src)
+{
+    struct worker_state *w = &c->workers[src];
+    w->last_heard = tf_now();
+    if (!w->stalled)
+        return;
+    w->stalled = false;
+    uint64_t back = 0;
+    for (size_t i = 0; i < c->requeue.n;) {
+        if (c->requeue.v[i].from != src) {
+            i++;
+            continue;
+        }
+        struct slice sl;
+        slices_take(&c->requeue, i, &sl);
+        sl.left = sl.from_left;
+        sl.from = 0;
+        w->outstanding += sl.left;
+        back += sl.left;
+        slices_push(&w->held, &sl);
+    }
+    tf_progress_finish(&c->progress);
+    fprintf(stderr, "tunefarm: rank %d answers again; %llu configurations no other rank took "
+                    "are its own again\n", src, (unsigned long long)back);
 }
 
 /* Derived metrics of an ok result, from its median time. */
@@ -395,6 +672,15 @@ static void coordinator_metrics(struct coordinator *c, const struct tf_kernel *k
     (void)c;
 }
 
+/* The slice of `held` that holds `r`'s configuration, or -1. */
+static ssize_t slice_find(const struct slices *held, const struct tf_result *r)
+{
+    for (size_t i = 0; i < held->n; i++)
+        if (slice_has(&held->v[i], r))
+            return (ssize_t)i;
+    return -1;
+}
+
 static int coordinator_on_results(struct coordinator *c, int src, struct tf_error *err)
 {
     struct worker_state *w = &c->workers[src];
@@ -402,40 +688,80 @@ static int coordinator_on_results(struct coordinator *c, int src, struct tf_erro
     uint32_t n;
     if (tf_wire_get_results(&c->buf, &rs, &n, err))
         return -1;
+    coordinator_unstall(c, src);
     struct tf_task **tasks = tf_xcalloc(n ? n : 1, sizeof *tasks);
     struct tf_archive_row *rows = tf_xcalloc(n ? n : 1, sizeof *rows);
     uint32_t *kernels = tf_xcalloc(n ? n : 1, sizeof *kernels);
-    for (uint32_t i = 0; i < n; i++) {
+    struct tf_result **kept = tf_xcalloc(n ? n : 1, sizeof *kept);
+    uint32_t m = 0, late = 0, again = 0;
+    int rc = 0;
+    for (uint32_t i = 0; i < n && rc == 0; i++) {
         struct tf_result *r = &rs[i];
         struct tf_task *t = r->kernel < (uint32_t)c->job->nkernels
                                 ? tf_plan_find(c->plan, (int)r->kernel, (int)r->problem, w->klass)
                                 : NULL;
-        /* A result must belong to work this class was given: its task, in the
-         * task's current phase (phase 2 starts only once phase 1 is all in). */
-        if (t == NULL || r->config >= tf_space_cartesian(t->space) || w->outstanding < n ||
-            r->phase != t->phase) {
-            free(rs);
-            free(tasks);
-            free(rows);
-            free(kernels);
-            return tf_error_set(err, TF_ERR_MPI,
-                                "rank %d sent a result for a configuration it was not given "
-                                "(kernel %u, problem %u, configuration %llu, phase %u)",
-                                src, r->kernel, r->problem, (unsigned long long)r->config,
-                                r->phase);
+        /* A result must belong to work this rank was given: a slice it holds,
+         * or one taken from it when it stalled (a late answer). */
+        ssize_t h = t != NULL && r->config < tf_space_cartesian(t->space) ? slice_find(&w->held, r)
+                                                                          : -1;
+        bool was_taken = h < 0 && t != NULL && slice_find(&w->taken, r) >= 0;
+        if (h < 0 && !was_taken) {
+            rc = tf_error_set(err, TF_ERR_MPI,
+                              "rank %d sent a result for a configuration it was not given "
+                              "(kernel %u, problem %u, configuration %llu, phase %u)",
+                              src, r->kernel, r->problem, (unsigned long long)r->config,
+                              r->phase);
+            break;
+        }
+        if (h >= 0) {
+            struct slice *sl = &w->held.v[h];
+            w->outstanding--;
+            w->received++;
+            if (--sl->left == 0) {
+                struct slice gone;
+                slices_take(&w->held, (size_t)h, &gone);
+                free(gone.work.list);
+            }
+        }
+        /* The first answer for a configuration is the one kept. */
+        if (!done_add(&c->recorded, (uint32_t)(t - c->plan->tasks), r->config, r->phase)) {
+            late += was_taken;
+            again += !was_taken;
+            continue;
+        }
+        /* Phase 2 starts only once phase 1 is all in. */
+        if (r->phase != t->phase) {
+            rc = tf_error_set(err, TF_ERR_MPI,
+                              "rank %d sent a result of phase %u for kernel %u, problem %u, "
+                              "configuration %llu, whose task is in phase %d",
+                              src, r->phase, r->kernel, r->problem, (unsigned long long)r->config,
+                              t->phase);
+            break;
         }
         if (r->status == TF_STATUS_OK && isfinite(r->time_median))
             coordinator_metrics(c, c->job->kernels[r->kernel].kernel, &c->classes[w->klass], r);
-        tasks[i] = t;
-        rows[i] = (struct tf_archive_row){.run = c->run_id, .device = w->device_id, .r = *r};
-        rows[i].r.problem = c->aproblems[r->kernel][r->problem];
-        rows[i].r.kernel = 0;
-        kernels[i] = (uint32_t)(c->akernels[r->kernel] - c->archive->kernels);
+        tasks[m] = t;
+        kept[m] = r;
+        rows[m] = (struct tf_archive_row){.run = c->run_id, .device = w->device_id, .r = *r};
+        rows[m].r.problem = c->aproblems[r->kernel][r->problem];
+        rows[m].r.kernel = 0;
+        kernels[m] = (uint32_t)(c->akernels[r->kernel] - c->archive->kernels);
+        m++;
+    }
+    if (rc == 0 && late + again > 0) {
+        c->dropped += late + again;
+        tf_progress_finish(&c->progress);
+        fprintf(stderr, "tunefarm: rank %d answered for %u configuration%s that %s answered "
+                        "first: dropped (the first answer is kept, never two rows)\n",
+                src, late + again, late + again == 1 ? "" : "s",
+                late ? "another rank (it was late: its work had gone to others)"
+                     : "the rank it was taken from");
     }
     /* Journaled before counted: a batch the journal refuses (disk full) is not
      * recorded at all, and the run stops; a rerun measures it again. */
-    bool keep = !c->journal_failed;
-    if (keep && tf_journal_append(c->journal, kernels, rows, n, &c->journal_err) != 0) {
+    bool keep = rc == 0 && !c->journal_failed;
+    if (keep && m > 0 &&
+        tf_journal_append(c->journal, kernels, rows, m, &c->journal_err) != 0) {
         c->journal_failed = true;
         keep = false;
         tf_error_print(&c->journal_err, "tunefarm", stderr);
@@ -444,13 +770,9 @@ static int coordinator_on_results(struct coordinator *c, int src, struct tf_erro
                         "can be written\n");
         coordinator_begin_stop(c, 0);
     }
-    for (uint32_t i = 0; i < n; i++) {
-        struct tf_result *r = &rs[i];
+    for (uint32_t i = 0; i < m && keep; i++) {
+        const struct tf_result *r = kept[i];
         struct tf_task *t = tasks[i];
-        w->outstanding--;
-        w->received++;
-        if (!keep)
-            continue;
         task_offer_best(t, r);
         tf_archive_append(&c->archive->kernels[kernels[i]], &rows[i]);
         tf_plan_record(c->plan, t, r);
@@ -466,9 +788,13 @@ static int coordinator_on_results(struct coordinator *c, int src, struct tf_erro
     free(tasks);
     free(rows);
     free(kernels);
+    free(kept);
+    if (rc != 0)
+        return rc;
     if (w->stopped && w->outstanding == 0)
         w->finished = true;
-    /* These results may have completed a screening pass: serve whoever waits. */
+    /* These results may have completed a screening pass, or the work a parked
+     * rank waited on: serve whoever waits. */
     for (int i = 1; i <= c->nworkers; i++)
         if (c->workers[i].parked && coordinator_on_request(c, i, err))
             return -1;
@@ -502,7 +828,7 @@ static int coordinator_save(struct coordinator *c, struct tf_error *err)
         c->archive->checkpoint--;
         return -1;
     }
-    return tf_journal_reset(c->journal, c->archive->checkpoint, err);
+    return tf_journal_reset(c->journal, c->archive, c->job->hash, err);
 }
 
 /* Checkpoint the run; a `complete` one gets its end time (an unfinished run,
@@ -582,6 +908,21 @@ static int coordinator_loop(struct coordinator *c, struct tf_error *err)
     for (;;) {
         if (coordinator_check_signals(c, &seen))
             return 1;
+        if (coordinator_check_stalls(c, err))
+            return -1;
+        /* A rank still silent once every other one is done and none of its
+         * work waits for a taker owes nothing: STOP goes out to it (without
+         * blocking), and the run ends without it. */
+        bool others_done = c->requeue.n == 0;
+        for (int i = 1; i <= c->nworkers && others_done; i++)
+            others_done = c->workers[i].finished || c->workers[i].stalled;
+        for (int i = 1; i <= c->nworkers && others_done; i++)
+            if (c->workers[i].stalled && !c->workers[i].stopped) {
+                tf_progress_finish(&c->progress);
+                fprintf(stderr, "tunefarm: rank %d is still silent and owes nothing: the run "
+                                "ends without it\n", i);
+                coordinator_send_stop(c, i);
+            }
         int active = 0;
         for (int i = 1; i <= c->nworkers; i++)
             active += !c->workers[i].finished;
@@ -613,6 +954,7 @@ static int coordinator_loop(struct coordinator *c, struct tf_error *err)
             return -1;
         switch (type) {
         case TF_MSG_REQUEST:
+            coordinator_unstall(c, src);
             if (coordinator_on_request(c, src, err))
                 return -1;
             break;
@@ -636,6 +978,12 @@ static void coordinator_destroy(struct coordinator *c, bool broken)
         if (tf_wire_outbox_close(&c->workers[i].outbox, &err) == 0)
             tf_buf_free(&c->workers[i].outbox.buf);
     }
+    for (int i = 1; c->workers && i <= c->nworkers; i++) {
+        slices_free(&c->workers[i].held);
+        slices_free(&c->workers[i].taken);
+    }
+    slices_free(&c->requeue);
+    free(c->recorded.v);
     if (c->aproblems)
         for (int i = 0; c->job && i < c->job->nkernels; i++)
             free(c->aproblems[i]);
@@ -971,12 +1319,15 @@ fail_stop:
 fail:
     tf_error_print(&err, "tunefarm", stderr);
     /* Refused before measuring anything: leave no empty archive behind. */
-    if (c.archive_is_new && c.done == 0 && code != TF_EXIT_FAILURE) {
+    if (c.archive_is_new && c.done == 0 && code != TF_EXIT_FAILURE)
+        unlink(c.archive_path);
+    /* Nor a journal this run created and appended nothing to (an archive
+     * path that is not writable, say): one that was there before, or that
+     * holds a result, stays. */
+    if (tf_journal_created(c.journal)) {
         char jp[4200];
         tf_journal_path(c.archive_path, jp, sizeof jp);
-        unlink(c.archive_path);
-        if (tf_journal_created(c.journal))
-            unlink(jp);
+        unlink(jp);
     }
     /* A broken run ends in MPI_Abort (main.c): sending STOP could block on a
      * worker that is itself blocked sending to us. Otherwise say goodbye. */
@@ -1114,29 +1465,88 @@ int tf_coordinator_status(const char *archive_path, FILE *out)
     return TF_EXIT_OK;
 }
 
+/* Rows per run of `a` (new array of a->nruns + 1). */
+static uint64_t *rows_per_run(const struct tf_archive *a)
+{
+    uint64_t *n = tf_xcalloc((size_t)a->nruns + 1, sizeof *n);
+    for (int k = 0; k < a->nkernels; k++)
+        for (uint64_t i = 0; i < a->kernels[k].nrows; i++)
+            n[a->kernels[k].rows[i].run]++;
+    return n;
+}
+
+/* What merging `in_path` did to `out`, runs 0..nbefore-1 of which it had
+ * before with before[r] rows and ended[r] set: runs added, rows added to runs
+ * it had, and what is still unfinished (merge again once it is finished). */
+static void merge_report(const char *in_path, const struct tf_archive *in,
+                         const struct tf_archive *out, int nbefore, const uint64_t *before,
+                         const bool *ended, const struct tf_archive_merge_stats *st, bool live)
+{
+    printf("%s: %d run%s, %llu rows added", in_path, st->runs, st->runs == 1 ? "" : "s",
+           (unsigned long long)(st->rows - st->rows_to_present));
+    if (st->runs_present > st->runs_finished && st->rows_to_present == 0)
+        printf(" (runs already in the output skipped)");
+    printf("\n");
+    uint64_t *after = rows_per_run(out);
+    for (int r = 0; r < nbefore; r++) {
+        const bool finished = !ended[r] && out->runs[r].end > 0;
+        if (after[r] == before[r] && !finished)
+            continue;
+        printf("%s: %llu rows added to run %d (job '%s'), %s\n", in_path,
+               (unsigned long long)(after[r] - before[r]), r, out->runs[r].job_name,
+               finished ? "now finished" : "still unfinished");
+    }
+    /* Runs that were not finished in the input: say what the output has of them. */
+    for (int r = 0; r < in->nruns; r++) {
+        if (in->runs[r].end > 0)
+            continue;
+        printf("%s: run %d (job '%s') is %s: the output has what it measured so far; merge "
+               "again once it %s to add the rest\n",
+               in_path, r, in->runs[r].job_name,
+               live ? "STILL RUNNING (its journal is locked by the run)" : "unfinished",
+               live ? "has ended" : "is resumed and finished");
+    }
+    free(after);
+}
+
 int tf_coordinator_merge(const char *out_path, char *const *inputs, int n, bool quiet)
 {
     struct tf_error err = {0};
     struct tf_archive *out = NULL, *in = NULL;
+    struct tf_journal *in_journal = NULL;
     struct tf_journal_replay replay;
+    uint64_t *before = NULL;
+    bool *ended = NULL;
     int code = TF_EXIT_USAGE;
     /* The lock keeps a run (or another merge) from writing OUT meanwhile. */
     struct tf_journal *journal = tf_journal_open(out_path, &err);
     const bool is_new = !file_exists(out_path);
-    if (journal == NULL)
+    if (journal == NULL || journal_without_archive(out_path, &err) != 0)
         goto fail;
     out = is_new ? tf_archive_create() : tf_archive_read(out_path, &err);
     if (out == NULL || tf_journal_replay(journal, out_path, out, &replay, &err) != 0)
         goto fail;
+    tf_archive_ensure_id(out);
     for (int i = 0; i < n; i++) {
         if (strcmp(inputs[i], out_path) == 0) {
             tf_error_set(&err, TF_ERR_SCHEMA, "%s is the output archive: it cannot be merged "
                          "into itself", inputs[i]);
             goto fail;
         }
-        in = tf_archive_read(inputs[i], &err);
-        if (in == NULL || tf_journal_replay(NULL, inputs[i], in, &replay, &err) != 0)
+        /* A shared lock on the input's journal: no run starts on it while it is
+         * read. A run that holds it is live: what it has so far is merged. */
+        bool live = false;
+        if (tf_journal_open_read(inputs[i], &in_journal, &live, &err) != 0)
             goto fail;
+        in = tf_archive_read(inputs[i], &err);
+        if (in == NULL || (in_journal != NULL &&
+                           tf_journal_replay(in_journal, inputs[i], in, &replay, &err) != 0))
+            goto fail;
+        const int nbefore = out->nruns;
+        before = rows_per_run(out);
+        ended = tf_xcalloc((size_t)nbefore + 1, sizeof *ended);
+        for (int r = 0; r < nbefore; r++)
+            ended[r] = out->runs[r].end > 0;
         struct tf_archive_merge_stats st;
         if (tf_archive_merge(out, in, &st, &err) != 0) {
             size_t len = strlen(err.message);
@@ -1145,15 +1555,20 @@ int tf_coordinator_merge(const char *out_path, char *const *inputs, int n, bool 
             goto fail;
         }
         if (!quiet)
-            printf("%s: %d run%s, %llu rows added%s\n", inputs[i], st.runs,
-                   st.runs == 1 ? "" : "s", (unsigned long long)st.rows,
-                   st.runs_present ? " (runs already in the output skipped)" : "");
+            merge_report(inputs[i], in, out, nbefore, before, ended, &st, live);
+        free(before);
+        free(ended);
+        before = NULL;
+        ended = NULL;
         tf_archive_destroy(in);
         in = NULL;
+        /* What was read is in `out` now: a run may go on with the input. */
+        tf_journal_close(in_journal);
+        in_journal = NULL;
     }
     out->checkpoint++;
     if (tf_archive_write(out, out_path, &err) != 0 ||
-        tf_journal_reset(journal, out->checkpoint, &err) != 0) {
+        tf_journal_reset(journal, out, NULL, &err) != 0) {
         code = TF_EXIT_FAILURE;
         goto fail;
     }
@@ -1173,6 +1588,9 @@ fail:
         tf_journal_path(out_path, jp, sizeof jp);
         unlink(jp);
     }
+    free(before);
+    free(ended);
+    tf_journal_close(in_journal);
     tf_journal_close(journal);
     tf_archive_destroy(in);
     tf_archive_destroy(out);

@@ -38,8 +38,11 @@ int tf_coordinator_status(const char *archive_path, FILE *out);
 
 /* `tunefarm merge OUT IN...`: add every run of the archives `inputs[0..n)`
  * (their journals included) to OUT, created if missing, written atomically
- * once all inputs are read; runs OUT has already are skipped. Returns an enum
- * tf_exit (TF_EXIT_USAGE for an unreadable or mismatched input: OUT untouched). */
+ * once all inputs are read. A run OUT has already gets the rows it lacks and
+ * its end ("N rows added to run K"); a run unfinished in its input, or still
+ * running there (its journal locked), is merged as far as it got and said to
+ * be so. Returns an enum tf_exit (TF_EXIT_USAGE for an unreadable or
+ * mismatched input: OUT untouched). */
 int tf_coordinator_merge(const char *out_path, char *const *inputs, int n, bool quiet);
 
 #endif

@@ -1,16 +1,25 @@
 /* journal.c - the append-only, checksummed result journal beside an archive.
  *
- * The file is a 16-byte header ("TFJRNL01" and the archive checkpoint it
- * follows, u64 little-endian) and then records: u32 payload length, u32 CRC-32
- * of the payload, payload (archive kernel index, run index and device index as
- * u32, then the result in the wire's encoding). A batch of results is one
- * write(2), so a killed coordinator leaves whole batches and at most one torn
- * record at the end, which the CRC or the length gives away. After a checkpoint
- * the coordinator resets the file to a bare header naming the new checkpoint;
- * a crash between the archive's rename and that reset leaves records naming
- * the previous checkpoint, which replay recognises as already folded in. The
- * run holds an exclusive flock(2) on the journal, which also keeps a second
- * run off the same archive. */
+ * The file is a 116-byte header and then records. The header says whose
+ * journal it is: magic "TFJRNL02", the archive's id (32 hex digits, the
+ * archive's `archive_id`), the archive checkpoint the records follow (u64
+ * little-endian), the job hash of the run that writes it (64 hex digits, or
+ * zeros for a merge), and a CRC-32 of those 112 bytes. A record is u32 payload
+ * length, u32 CRC-32 of the payload, payload (archive kernel index, run index
+ * and device index as u32, then the result in the wire's encoding). A batch of
+ * results is one write(2), so a killed coordinator leaves whole batches and at
+ * most one torn record at the end, which the CRC or the length gives away.
+ * After a checkpoint the coordinator resets the file to a bare header naming
+ * the new checkpoint; a crash between the archive's rename and that reset
+ * leaves records naming the previous checkpoint, which replay recognises as
+ * already folded in. A journal naming another archive id, or whose header
+ * fails its CRC, is refused, never folded in. Replay decodes and checks every
+ * record before it appends any, so a refused journal changes nothing. The run
+ * holds an exclusive flock(2) on the journal, which also keeps a second run
+ * off the same archive; `tunefarm merge` holds a shared one on each input's
+ * journal while it reads it. Format TFJRNL01 (16-byte header: magic and
+ * checkpoint, no id, no CRC) is read only beside an archive that has no id
+ * either (both written by a tunefarm before ids); schema/archive.md. */
 #include "journal.h"
 
 #include <errno.h>
@@ -25,8 +34,15 @@
 #include "../schema/wire.h"
 #include "progress.h"
 
-#define JOURNAL_MAGIC "TFJRNL01"
-#define JOURNAL_HEADER 16
+#define JOURNAL_MAGIC "TFJRNL02"
+#define JOURNAL_MAGIC_V1 "TFJRNL01"
+#define JOURNAL_HEADER_V1 16
+/* Header layout (format 2). */
+#define H_ID 8
+#define H_CHECKPOINT (H_ID + TF_ARCHIVE_ID_LEN - 1)  /* 40 */
+#define H_JOB (H_CHECKPOINT + 8)                     /* 48 */
+#define H_CRC (H_JOB + 64)                           /* 112 */
+#define JOURNAL_HEADER (H_CRC + 4)                   /* 116 */
 /* A record larger than this is garbage, not a result. */
 #define JOURNAL_RECORD_MAX 65536
 /* At most one fdatasync per this many seconds while appending. */
@@ -37,6 +53,7 @@ struct tf_journal {
     char path[4096];
     bool ready;        /* reset at least once: appends may go */
     bool created;      /* the file did not exist before tf_journal_open */
+    bool appended;     /* a record was appended through this handle */
     off_t size;        /* bytes in the file */
     double last_sync;
     struct tf_buf buf;
@@ -122,7 +139,37 @@ fail:
 
 bool tf_journal_created(const struct tf_journal *j)
 {
-    return j != NULL && j->created;
+    return j != NULL && j->created && !j->appended;
+}
+
+int tf_journal_open_read(const char *archive_path, struct tf_journal **out, bool *live,
+                         struct tf_error *err)
+{
+    *live = false;
+    *out = NULL;
+    struct tf_journal *j = tf_xcalloc(1, sizeof *j);
+    tf_journal_path(archive_path, j->path, sizeof j->path);
+    j->fd = open(j->path, O_RDONLY | O_CLOEXEC);
+    if (j->fd < 0) {
+        const int e = errno;
+        tf_journal_close(j);
+        return e == ENOENT ? 0 : tf_error_set(err, TF_ERR_IO, "cannot open the journal '%s': %s",
+                                               j->path, strerror(e));
+    }
+    /* Shared: other readers may read along; a run (exclusive) cannot start. */
+    if (flock(j->fd, LOCK_SH | LOCK_NB) != 0) {
+        if (errno != EWOULDBLOCK) {
+            tf_error_set(err, TF_ERR_IO, "cannot lock the journal '%s': %s", j->path,
+                         strerror(errno));
+            goto fail;
+        }
+        *live = true; /* a run holds it: read what is there, without the lock */
+    }
+    *out = j;
+    return 0;
+fail:
+    tf_journal_close(j);
+    return -1;
 }
 
 void tf_journal_close(struct tf_journal *j)
@@ -161,7 +208,9 @@ static int read_whole(int fd, const char *path, unsigned char **out, size_t *len
     return 0;
 }
 
-/* Decode one record's payload into (kernel, row) and check it names rows that exist in `a`. */
+/* Decode one record's payload into (kernel, row): -1 if it does not decode
+ * (garbage: the torn end of the file), 1 if it names a kernel, run, device or
+ * problem that `a` does not have, 0 if it is a row of `a`. */
 static int decode_record(const unsigned char *p, size_t n, const struct tf_archive *a,
                          uint32_t *kernel, struct tf_archive_row *row)
 {
@@ -173,6 +222,149 @@ static int decode_record(const unsigned char *p, size_t n, const struct tf_archi
         row->device >= (uint32_t)a->ndevices ||
         row->r.problem >= (uint32_t)a->kernels[*kernel].nproblems)
         return 1;
+    return 0;
+}
+
+/* The records of data[at..len): every one is decoded and checked against `a`
+ * first, and only if all of them are rows of `a` are they appended, so a
+ * journal refused for a bad record changes nothing. A record cut short or
+ * failing its CRC ends the records there (counted in out->torn_bytes). If
+ * `job` is not empty, the journal was written by a run of that job, which
+ * `a` must have. */
+static int replay_records(const unsigned char *data, size_t len, size_t at,
+                          struct tf_archive *a, const char *job, const char *path,
+                          const char *archive_path, struct tf_journal_replay *out,
+                          struct tf_error *err)
+{
+    uint64_t n = 0, cap = 0;
+    uint32_t *kernels = NULL;
+    struct tf_archive_row *rows = NULL;
+    int rc = -1;
+    while (at < len) {
+        if (len - at < 8)
+            break;
+        uint32_t size = get_u32le(data + at), crc = get_u32le(data + at + 4);
+        if (size > JOURNAL_RECORD_MAX || size > len - at - 8 || crc32(data + at + 8, size) != crc)
+            break;
+        if (n == cap) {
+            cap = cap ? 2 * cap : 64;
+            kernels = tf_xrealloc(kernels, cap * sizeof *kernels);
+            rows = tf_xrealloc(rows, cap * sizeof *rows);
+        }
+        int bad = decode_record(data + at + 8, size, a, &kernels[n], &rows[n]);
+        if (bad < 0)
+            break;
+        if (bad > 0) {
+            tf_error_set(err, TF_ERR_SCHEMA,
+                         "journal '%s' names a kernel, run, device or problem that archive "
+                         "'%s' does not have (record at byte %zu): it belongs to another "
+                         "archive, and nothing of it was folded in; move it away",
+                         path, archive_path, at);
+            goto done;
+        }
+        n++;
+        at += 8 + (size_t)size;
+    }
+    if (n > 0 && job[0] != '\0') {
+        bool found = false;
+        for (int r = 0; r < a->nruns && !found; r++)
+            found = strcmp(a->runs[r].job_hash, job) == 0;
+        if (!found) {
+            tf_error_set(err, TF_ERR_SCHEMA,
+                         "journal '%s' was written by a run of job %.12s, which archive '%s' "
+                         "has no run of: it belongs to another copy of this archive, and "
+                         "nothing of it was folded in; move it away (or beside that copy)",
+                         path, job, archive_path);
+            goto done;
+        }
+    }
+    for (uint64_t i = 0; i < n; i++)
+        tf_archive_append(&a->kernels[kernels[i]], &rows[i]);
+    out->records = n;
+    out->torn_bytes = len - at;
+    rc = 0;
+done:
+    free(kernels);
+    free(rows);
+    return rc;
+}
+
+/* Records following checkpoint `generation`, against `a`'s checkpoint:
+ * equal, replay them; older, they are in the archive already; newer, the
+ * archive is an older copy (refused). */
+static int replay_generation(uint64_t generation, const unsigned char *data, size_t len,
+                             size_t header, struct tf_archive *a, const char *job,
+                             const char *path, const char *archive_path,
+                             struct tf_journal_replay *out, struct tf_error *err)
+{
+    if (generation < a->checkpoint) {
+        out->stale = true;
+        return 0;
+    }
+    if (generation > a->checkpoint)
+        return tf_error_set(err, TF_ERR_SCHEMA,
+                            "journal '%s' follows checkpoint %llu but archive '%s' is at "
+                            "checkpoint %llu: the archive was removed or replaced by an older "
+                            "copy. Put the newer archive back, or move the journal away to go "
+                            "on without it (its results would be measured again)",
+                            path, (unsigned long long)generation, archive_path,
+                            (unsigned long long)a->checkpoint);
+    return replay_records(data, len, header, a, job, path, archive_path, out, err);
+}
+
+/* A journal of format 1 (no archive id, no header CRC): only an archive
+ * without an id (written by the same older tunefarm) may be its archive. */
+static int replay_v1(const unsigned char *data, size_t len, struct tf_archive *a,
+                     const char *path, const char *archive_path, struct tf_journal_replay *out,
+                     struct tf_error *err)
+{
+    out->old_format = true;
+    if (a->id[0] != '\0')
+        return tf_error_set(err, TF_ERR_SCHEMA,
+                            "journal '%s' has the older format TFJRNL01, which does not name "
+                            "its archive, but archive '%s' has an id (%s) and is written with "
+                            "journals that name it: this journal is not its own, and nothing "
+                            "of it was folded in. Move the journal away (if a run of an older "
+                            "tunefarm was killed on this archive, let that version resume it "
+                            "first)",
+                            path, archive_path, a->id);
+    if (len < JOURNAL_HEADER_V1) {
+        out->torn_bytes = len;
+        return 0;
+    }
+    uint64_t generation = (uint64_t)get_u32le(data + 8) | (uint64_t)get_u32le(data + 12) << 32;
+    return replay_generation(generation, data, len, JOURNAL_HEADER_V1, a, "", path,
+                             archive_path, out, err);
+}
+
+/* The header of a format-2 journal: id and job as strings. 0, or -1 + err. */
+static int check_header(const unsigned char *data, size_t len, const struct tf_archive *a,
+                        const char *path, const char *archive_path, char *id, char *job,
+                        struct tf_journal_replay *out, struct tf_error *err)
+{
+    if (crc32(data, H_CRC) != get_u32le(data + H_CRC)) {
+        out->damaged_header = true;
+        if (len == JOURNAL_HEADER)
+            return 0; /* no records: nothing is lost by ignoring it */
+        return tf_error_set(err, TF_ERR_SCHEMA,
+                            "journal '%s' has a damaged header (its checksum does not match): "
+                            "whose archive and checkpoint its %zu bytes of results follow "
+                            "cannot be told, so nothing of it was folded into '%s'. Restore "
+                            "the journal from a copy, or move it away to go on without it (its "
+                            "results would be measured again)",
+                            path, len - JOURNAL_HEADER, archive_path);
+    }
+    memcpy(id, data + H_ID, TF_ARCHIVE_ID_LEN - 1);
+    id[TF_ARCHIVE_ID_LEN - 1] = '\0';
+    memcpy(job, data + H_JOB, 64);
+    job[64] = '\0';
+    if (strcmp(id, a->id) != 0)
+        return tf_error_set(err, TF_ERR_SCHEMA,
+                            "journal '%s' belongs to another archive (id %s, written by job "
+                            "%.12s), not to '%s' (id %s): nothing of it was folded in. Move "
+                            "the journal away, or put it beside the archive it belongs to",
+                            path, id, job[0] ? job : "(a merge)", archive_path,
+                            a->id[0] ? a->id : "none: written by a tunefarm before ids");
     return 0;
 }
 
@@ -200,6 +392,16 @@ int tf_journal_replay(struct tf_journal *j, const char *archive_path, struct tf_
     if (read_whole(fd, path, &data, &len, err) != 0)
         goto done;
     out->present = j == NULL || len > 0;
+    const bool v1 = len >= 8 && memcmp(data, JOURNAL_MAGIC_V1, 8) == 0;
+    if (!v1 && len >= 8 && memcmp(data, JOURNAL_MAGIC, 8) != 0) {
+        tf_error_set(err, TF_ERR_SCHEMA, "'%s' is not a tunefarm journal (bad magic): move it "
+                     "away; the archive '%s' itself is unaffected", path, archive_path);
+        goto done;
+    }
+    if (v1) {
+        rc = replay_v1(data, len, a, path, archive_path, out, err);
+        goto done;
+    }
     if (len < JOURNAL_HEADER) {
         /* Empty, or cut while its header was rewritten after a checkpoint (the
          * archive already holds everything): nothing to replay. */
@@ -207,53 +409,17 @@ int tf_journal_replay(struct tf_journal *j, const char *archive_path, struct tf_
         rc = 0;
         goto done;
     }
-    if (memcmp(data, JOURNAL_MAGIC, 8) != 0) {
-        tf_error_set(err, TF_ERR_SCHEMA, "'%s' is not a tunefarm journal (bad magic): move it "
-                     "away; the archive '%s' itself is unaffected", path, archive_path);
+    char id[TF_ARCHIVE_ID_LEN], job[65];
+    if (check_header(data, len, a, path, archive_path, id, job, out, err) != 0)
         goto done;
-    }
-    uint64_t generation = (uint64_t)get_u32le(data + 8) | (uint64_t)get_u32le(data + 12) << 32;
-    if (generation < a->checkpoint) {
-        out->stale = true;
+    if (out->damaged_header) {
         rc = 0;
         goto done;
     }
-    if (generation > a->checkpoint) {
-        tf_error_set(err, TF_ERR_SCHEMA,
-                     "journal '%s' follows checkpoint %llu but archive '%s' is at checkpoint "
-                     "%llu: the archive was removed or replaced by an older copy. Put the newer "
-                     "archive back, or move the journal away to go on without it (its results "
-                     "would be measured again)",
-                     path, (unsigned long long)generation, archive_path,
-                     (unsigned long long)a->checkpoint);
-        goto done;
-    }
-    size_t at = JOURNAL_HEADER;
-    while (at < len) {
-        if (len - at < 8)
-            break;
-        uint32_t n = get_u32le(data + at), crc = get_u32le(data + at + 4);
-        if (n > JOURNAL_RECORD_MAX || n > len - at - 8 || crc32(data + at + 8, n) != crc)
-            break;
-        uint32_t kernel;
-        struct tf_archive_row row;
-        int bad = decode_record(data + at + 8, n, a, &kernel, &row);
-        if (bad < 0)
-            break;
-        if (bad > 0) {
-            tf_error_set(err, TF_ERR_SCHEMA,
-                         "journal '%s' names a kernel, run, device or problem that archive "
-                         "'%s' does not have (record at byte %zu): it belongs to another "
-                         "archive; move it away",
-                         path, archive_path, at);
-            goto done;
-        }
-        tf_archive_append(&a->kernels[kernel], &row);
-        out->records++;
-        at += 8 + (size_t)n;
-    }
-    out->torn_bytes = len - at;
-    rc = 0;
+    uint64_t generation = (uint64_t)get_u32le(data + H_CHECKPOINT) |
+                          (uint64_t)get_u32le(data + H_CHECKPOINT + 4) << 32;
+    rc = replay_generation(generation, data, len, JOURNAL_HEADER, a, job, path, archive_path,
+                           out, err);
 done:
     free(data);
     if (j == NULL && fd >= 0)
@@ -285,12 +451,23 @@ static int append_all(struct tf_journal *j, const unsigned char *p, size_t n,
     return 0;
 }
 
-int tf_journal_reset(struct tf_journal *j, uint64_t generation, struct tf_error *err)
+int tf_journal_reset(struct tf_journal *j, const struct tf_archive *a, const char *job_hash,
+                     struct tf_error *err)
 {
+    if (strlen(a->id) != TF_ARCHIVE_ID_LEN - 1)
+        return tf_error_set(err, TF_ERR_IO, "internal: journal '%s' reset for an archive "
+                            "without an id", j->path);
     unsigned char hdr[JOURNAL_HEADER];
+    memset(hdr, 0, sizeof hdr);
     memcpy(hdr, JOURNAL_MAGIC, 8);
+    memcpy(hdr + H_ID, a->id, TF_ARCHIVE_ID_LEN - 1);
     for (int i = 0; i < 8; i++)
-        hdr[8 + i] = (unsigned char)(generation >> (8 * i));
+        hdr[H_CHECKPOINT + i] = (unsigned char)(a->checkpoint >> (8 * i));
+    if (job_hash != NULL)
+        memcpy(hdr + H_JOB, job_hash, strnlen(job_hash, 64));
+    const uint32_t crc = crc32(hdr, H_CRC);
+    for (int i = 0; i < 4; i++)
+        hdr[H_CRC + i] = (unsigned char)(crc >> (8 * i));
     if (ftruncate(j->fd, 0) != 0)
         return tf_error_set(err, TF_ERR_IO, "cannot truncate the journal '%s': %s", j->path,
                             strerror(errno));
@@ -331,6 +508,7 @@ int tf_journal_append(struct tf_journal *j, const uint32_t *kernels,
     }
     if (append_all(j, b->data, b->len, err) != 0)
         return -1;
+    j->appended = j->appended || n > 0;
     if (tf_now() - j->last_sync >= JOURNAL_SYNC_INTERVAL) {
         if (fdatasync(j->fd) != 0)
             return tf_error_set(err, TF_ERR_IO, "cannot sync the journal '%s': %s", j->path,

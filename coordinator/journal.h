@@ -3,10 +3,12 @@
  * Every result the coordinator receives is appended here, one write per batch,
  * before it is counted done; the archive is only rewritten at checkpoints. A
  * coordinator killed at any moment therefore loses nothing it had journaled:
- * the next run replays the journal into the archive. The header carries the
- * archive checkpoint the records follow, so a journal whose records were
- * already folded into the archive is recognised and ignored. Layout in
- * schema/archive.md ("Journal"). */
+ * the next run replays the journal into the archive. The header names the
+ * archive (its id), the checkpoint the records follow and the job of the run
+ * writing it, under a CRC: a journal whose records were already folded into
+ * the archive is recognised and ignored, one of another archive or with a
+ * damaged header is refused, never folded in. Layout in schema/archive.md
+ * ("Journal"). */
 #ifndef TF_JOURNAL_H
 #define TF_JOURNAL_H
 
@@ -22,6 +24,8 @@ struct tf_journal;
 struct tf_journal_replay {
     bool present;          /* a journal file exists */
     bool stale;            /* its records follow an older checkpoint: already in the archive */
+    bool old_format;       /* format 1 (no archive id), read beside an archive without one */
+    bool damaged_header;   /* a header failing its CRC with no records after it: ignored */
     uint64_t records;      /* results appended to the archive model */
     uint64_t torn_bytes;   /* bytes dropped at the end (a record cut short by a crash) */
 };
@@ -33,23 +37,36 @@ void tf_journal_path(const char *archive_path, char *out, size_t cap);
  * an exclusive lock on it: a second run on the same archive is refused with an
  * error naming the archive. NULL + err on failure. */
 struct tf_journal *tf_journal_open(const char *archive_path, struct tf_error *err);
-/* True if tf_journal_open created the file (a failed run may remove it then,
- * never a journal that holds someone's results). False for NULL. */
+/* True if tf_journal_open created the file and no record was appended through
+ * `j` since: a failed run may remove it then, never a journal that holds
+ * someone's results. False for NULL. */
 bool tf_journal_created(const struct tf_journal *j);
+/* For reading `archive_path` with its journal without running on it (tunefarm
+ * merge): open the journal, if any, and take a shared lock, so that no run can
+ * start on the archive while it is read. *out is NULL if there is no journal.
+ * If a run holds the journal, *live is set and *out holds no lock (what the
+ * archive and journal hold so far can still be read). 0, or -1 + err. */
+int tf_journal_open_read(const char *archive_path, struct tf_journal **out, bool *live,
+                         struct tf_error *err);
 /* Close and unlock; accepts NULL. */
 void tf_journal_close(struct tf_journal *j);
 
 /* Append the records of the journal that follow checkpoint `a->checkpoint`
  * to the archive model `a`; stops at the first torn or corrupt record (counted
  * in *out). `j` may be NULL to read `archive_path`'s journal without a lock
- * (tunefarm status). Records that name rows the archive does not have are an
- * error: the journal belongs to another archive. */
+ * (tunefarm status). Refused (-1 + err, `a` unchanged): a journal naming
+ * another archive id, one whose header fails its CRC while records follow it,
+ * a format-1 journal beside an archive with an id, records that name rows the
+ * archive does not have, and records of a job the archive has no run of. */
 int tf_journal_replay(struct tf_journal *j, const char *archive_path, struct tf_archive *a,
                       struct tf_journal_replay *out, struct tf_error *err);
 
-/* Start over after checkpoint `generation` was written: the file becomes a bare
- * header naming it, synced to disk. */
-int tf_journal_reset(struct tf_journal *j, uint64_t generation, struct tf_error *err);
+/* Start over after checkpoint `a->checkpoint` of archive `a` was written: the
+ * file becomes a bare header naming `a`'s id, that checkpoint and `job_hash`
+ * (the job of the run that will append; NULL for none), synced to disk. `a`
+ * must have an id (tf_archive_ensure_id). */
+int tf_journal_reset(struct tf_journal *j, const struct tf_archive *a, const char *job_hash,
+                     struct tf_error *err);
 
 /* Append a batch of `n` rows, row i of archive kernel kernels[i], with one write; synced
  * to disk at most once a second (a process kill loses nothing written; a power

@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -218,6 +219,50 @@ static void kernel_free(struct tf_archive_kernel *k)
     memset(k, 0, sizeof *k);
 }
 
+/* 128 random bits as 32 hex digits. getrandom(2) first; if the kernel lacks
+ * it, /dev/urandom; failing both, time, pid and address bits (an id needs to
+ * be unique between archives, not secret). */
+static void new_id(char out[TF_ARCHIVE_ID_LEN])
+{
+    unsigned char bits[16];
+    size_t got = 0;
+    while (got < sizeof bits) {
+        ssize_t k = getrandom(bits + got, sizeof bits - got, 0);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0)
+            break;
+        got += (size_t)k;
+    }
+    if (got < sizeof bits) {
+        int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+        ssize_t k = fd >= 0 ? read(fd, bits, sizeof bits) : -1;
+        if (fd >= 0)
+            close(fd);
+        if (k != (ssize_t)sizeof bits) {
+            struct timespec ts;
+            clock_gettime(CLOCK_REALTIME, &ts);
+            uint64_t x = (uint64_t)ts.tv_sec * 1000000007u ^ (uint64_t)ts.tv_nsec ^
+                         (uint64_t)getpid() << 40 ^ (uint64_t)(uintptr_t)out;
+            for (size_t i = 0; i < sizeof bits; i++) {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                bits[i] = (unsigned char)x;
+            }
+        }
+    }
+    for (size_t i = 0; i < sizeof bits; i++)
+        snprintf(out + 2 * i, 3, "%02x", bits[i]);
+}
+
+/* True if `s` is an archive id: exactly 32 lowercase hex digits. */
+static bool valid_id(const char *s)
+{
+    return strlen(s) == TF_ARCHIVE_ID_LEN - 1 &&
+           strspn(s, "0123456789abcdef") == TF_ARCHIVE_ID_LEN - 1;
+}
+
 struct tf_archive *tf_archive_create(void)
 {
     struct tf_archive *a = tf_xcalloc(1, sizeof *a);
@@ -225,7 +270,16 @@ struct tf_archive *tf_archive_create(void)
     clock_gettime(CLOCK_REALTIME, &ts);
     a->created = (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
     tf_strlcpy(a->tunefarm_version, TF_VERSION, sizeof a->tunefarm_version);
+    new_id(a->id);
     return a;
+}
+
+int tf_archive_ensure_id(struct tf_archive *a)
+{
+    if (a->id[0] != '\0')
+        return 0;
+    new_id(a->id);
+    return 1;
 }
 
 void tf_archive_destroy(struct tf_archive *a)
@@ -1140,6 +1194,29 @@ static bool same_run(const struct tf_archive_run *x, const struct tf_archive_run
            strcmp(x->command, y->command) == 0 && strcmp(x->slurm_job_id, y->slurm_job_id) == 0;
 }
 
+/* A result row's identity within an archive: a run measures a configuration
+ * (in a phase) for a problem on a device once. */
+struct row_key {
+    uint32_t run, device, problem, phase;
+    uint64_t config;
+};
+
+static int row_key_cmp(const void *x, const void *y)
+{
+    const struct row_key *a = x, *b = y;
+#define CMP(f)                                                                                 \
+    if (a->f != b->f)                                                                          \
+        return a->f < b->f ? -1 : 1;
+    CMP(run) CMP(device) CMP(problem) CMP(config) CMP(phase)
+#undef CMP
+    return 0;
+}
+
+static struct row_key key_of(const struct tf_archive_row *row)
+{
+    return (struct row_key){row->run, row->device, row->r.problem, row->r.phase, row->r.config};
+}
+
 int tf_archive_merge(struct tf_archive *dst, const struct tf_archive *src,
                      struct tf_archive_merge_stats *stats, struct tf_error *err)
 {
@@ -1154,18 +1231,27 @@ int tf_archive_merge(struct tf_archive *dst, const struct tf_archive *src,
             return -1;
     }
     uint32_t *devices = tf_xcalloc((size_t)src->ndevices + 1, sizeof *devices);
-    int32_t *runs = tf_xcalloc((size_t)src->nruns + 1, sizeof *runs);
+    uint32_t *runs = tf_xcalloc((size_t)src->nruns + 1, sizeof *runs);
+    /* A run `dst` has already (the same run merged before, maybe while it was
+     * unfinished): it gets the rows it lacks, and the end src has for it. */
+    bool *present = tf_xcalloc((size_t)src->nruns + 1, sizeof *present);
     for (int d = 0; d < src->ndevices; d++)
         devices[d] = tf_archive_add_device(dst, &src->devices[d]);
     for (int r = 0; r < src->nruns; r++) {
-        runs[r] = -1; /* -2: already in dst, and so are its rows */
-        for (int q = 0; q < dst->nruns && runs[r] == -1; q++)
-            if (same_run(&dst->runs[q], &src->runs[r]))
-                runs[r] = -2;
-        if (runs[r] == -2) {
+        for (int q = 0; q < dst->nruns && !present[r]; q++)
+            if (same_run(&dst->runs[q], &src->runs[r])) {
+                present[r] = true;
+                runs[r] = (uint32_t)q;
+            }
+        if (present[r]) {
             stats->runs_present++;
+            struct tf_archive_run *dr = &dst->runs[runs[r]];
+            if (dr->end == 0 && src->runs[r].end > 0) {
+                dr->end = src->runs[r].end;
+                stats->runs_finished++;
+            }
         } else {
-            runs[r] = (int32_t)tf_archive_add_run(dst, &src->runs[r]);
+            runs[r] = tf_archive_add_run(dst, &src->runs[r]);
             stats->runs++;
         }
     }
@@ -1175,6 +1261,7 @@ int tf_archive_merge(struct tf_archive *dst, const struct tf_archive *src,
         if (ak == NULL) { /* checked above: cannot happen */
             free(devices);
             free(runs);
+            free(present);
             return -1;
         }
         const uint32_t kernel = (uint32_t)(ak - dst->kernels);
@@ -1189,21 +1276,39 @@ int tf_archive_merge(struct tf_archive *dst, const struct tf_archive *src,
                 dp->default_index = sk->problems[p].default_index;
             }
         }
+        /* The rows `dst` has of the runs it shares with `src`, sorted, to look
+         * up which rows of those runs it lacks. */
+        bool *shared = tf_xcalloc((size_t)dst->nruns + 1, sizeof *shared);
+        for (int r = 0; r < src->nruns; r++)
+            shared[runs[r]] = present[r];
+        struct row_key *have = tf_xmalloc(sizeof *have * (ak->nrows ? ak->nrows : 1));
+        uint64_t nhave = 0;
+        for (uint64_t i = 0; i < ak->nrows; i++)
+            if (shared[ak->rows[i].run])
+                have[nhave++] = key_of(&ak->rows[i]);
+        qsort(have, nhave, sizeof *have, row_key_cmp);
+        free(shared);
         for (uint64_t i = 0; i < sk->nrows; i++) {
             struct tf_archive_row row = sk->rows[i];
-            if (runs[row.run] < 0)
-                continue;
-            row.run = (uint32_t)runs[row.run];
+            const bool extends = present[row.run];
+            row.run = runs[row.run];
             row.device = devices[row.device];
             row.r.problem = problems[row.r.problem];
+            if (extends) {
+                const struct row_key key = key_of(&row);
+                if (bsearch(&key, have, nhave, sizeof *have, row_key_cmp) != NULL)
+                    continue;
+                stats->rows_to_present++;
+            }
             tf_archive_append(ak, &row);
             stats->rows++;
         }
+        free(have);
         for (int i = 0; i < src->nplans; i++) {
             const struct tf_archive_plan *sp = &src->plans[i];
-            if (sp->kernel != (uint32_t)k || runs[sp->run] < 0)
+            if (sp->kernel != (uint32_t)k)
                 continue;
-            struct tf_archive_plan np = {(uint32_t)runs[sp->run], kernel, problems[sp->problem],
+            struct tf_archive_plan np = {runs[sp->run], kernel, problems[sp->problem],
                                          devices[sp->device], sp->planned};
             tf_archive_set_plan(dst, &np);
         }
@@ -1211,6 +1316,7 @@ int tf_archive_merge(struct tf_archive *dst, const struct tf_archive *src,
     }
     free(devices);
     free(runs);
+    free(present);
     return 0;
 }
 
@@ -1716,7 +1822,8 @@ static int write_contents(hid_t f, const struct tf_archive *a, const char *path,
         attr_write_string(f, "created", iso) != 0 ||
         attr_write_scalar(f, "created_unix", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, &a->created) != 0 ||
         attr_write_string(f, "tunefarm_version", a->tunefarm_version) != 0 ||
-        attr_write_scalar(f, "checkpoint", H5T_STD_U64LE, H5T_NATIVE_UINT64, &a->checkpoint) != 0) {
+        attr_write_scalar(f, "checkpoint", H5T_STD_U64LE, H5T_NATIVE_UINT64, &a->checkpoint) != 0 ||
+        (a->id[0] != '\0' && attr_write_string(f, "archive_id", a->id) != 0)) {
         hdf5_error(err, "%s: cannot write the root attributes", path);
         goto fail;
     }
@@ -2355,6 +2462,20 @@ static int read_root(hid_t f, struct tf_archive *a, const char *path, struct tf_
         attr_read_number(f, "/", "checkpoint", 0, H5T_INTEGER, H5T_NATIVE_UINT64,
                          &a->checkpoint, path, err) < 0)
         return -1;
+    /* Optional: archives written before ids have none (a->id stays ""). */
+    htri_t has_id = H5Aexists(f, "archive_id");
+    if (has_id < 0)
+        return hdf5_error(err, "%s: cannot read the root attributes (damaged file?)", path);
+    if (has_id > 0) {
+        char id[64];
+        if (attr_read_string(f, "/", "archive_id", id, sizeof id, path, err) != 0)
+            return -1;
+        if (!valid_id(id))
+            return tf_error_set(err, TF_ERR_SCHEMA, "%s: root attribute 'archive_id' is '%s', "
+                                "expected 32 lowercase hex digits (a damaged or hand-edited "
+                                "file)", path, id);
+        tf_strlcpy(a->id, id, sizeof a->id);
+    }
     return 0;
 }
 

@@ -10,6 +10,7 @@
 #ifndef TF_ARCHIVE_H
 #define TF_ARCHIVE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "device.h"
@@ -73,7 +74,13 @@ struct tf_archive_kernel {
     struct tf_archive_row *rows;
 };
 
+/* An archive id: 32 lowercase hex digits (128 random bits) and a NUL. */
+#define TF_ARCHIVE_ID_LEN 33
+
 struct tf_archive {
+    char id[TF_ARCHIVE_ID_LEN]; /* random, given at creation, never changes: the journal
+                                   names it (coordinator/journal.h). "" for an archive
+                                   written before ids, until tf_archive_ensure_id */
     double created;           /* unix seconds */
     uint64_t checkpoint;      /* bumped by each coordinator checkpoint: pairs the file
                                  with its journal (coordinator/journal.h); 0 if never */
@@ -88,8 +95,11 @@ struct tf_archive {
     struct tf_archive_plan *plans;   /* /plan: one row per run x kernel x problem x class */
 };
 
-/* New empty archive model. */
+/* New empty archive model, with a new id. */
 struct tf_archive *tf_archive_create(void);
+/* Give `a` a new random id if it has none (read from an archive written before
+ * ids): the next write stores it. Returns 1 if it made one, 0 if `a` had one. */
+int tf_archive_ensure_id(struct tf_archive *a);
 /* Free; accepts NULL. */
 void tf_archive_destroy(struct tf_archive *a);
 /* Read the whole file `path`. A missing, truncated or foreign file is an error
@@ -117,11 +127,17 @@ void tf_archive_set_plan(struct tf_archive *a, const struct tf_archive_plan *p);
 struct tf_archive_merge_stats {
     int runs;            /* runs added */
     int runs_present;    /* runs `dst` had already (same job hash, start, command, Slurm id) */
-    uint64_t rows;       /* rows added */
+    int runs_finished;   /* of those, runs unfinished in `dst` that `src` has finished */
+    uint64_t rows;       /* rows added, in all */
+    uint64_t rows_to_present; /* of those, rows added to runs `dst` had already */
 };
 /* Add everything `src` holds to `dst`: devices (deduplicated), runs not in
  * `dst` yet with their rows and plans, kernels and problems as needed (a
- * problem's default from `src` where `dst` has none for it). A
+ * problem's default from `src` where `dst` has none for it). A run `dst` has
+ * already (same identity: job hash, start, command, Slurm id) gets the rows of
+ * `src` it lacks (keyed by device, problem, configuration and phase), `src`'s
+ * plan rows, and `src`'s end time if `dst` has it unfinished: merging a run
+ * again after it was resumed completes it, and merging twice adds nothing. A
  * kernel whose parameters, sizes or metrics differ between the two is an error
  * naming the difference, and `dst` is left as it was. */
 int tf_archive_merge(struct tf_archive *dst, const struct tf_archive *src,

@@ -10,11 +10,15 @@ JOB="$ROOT/tests/fixtures/matrix.yaml"
 COMPARE="$PY $ROOT/tests/faults/compare.py"
 cd "$TMP"
 
-# rank_pid N ARCHIVE: the pid of MPI rank N of the run writing ARCHIVE.
+# rank_pid N ARCHIVE: the pid of MPI rank N of the run writing ARCHIVE (the
+# rank itself, not one of its runner children, which inherit its environment).
+rank_of() { tr '\0' '\n' <"/proc/$1/environ" 2>/dev/null | grep -x "OMPI_COMM_WORLD_RANK=[0-9]*"; }
 rank_pid() {
-    local p
+    local p parent
     for p in $(pgrep -f -- "$2" || true); do
-        if tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=$1"; then
+        if [ "$(rank_of "$p")" = "OMPI_COMM_WORLD_RANK=$1" ]; then
+            parent=$(awk '{print $4}' "/proc/$p/stat" 2>/dev/null || echo 1)
+            [ "$(rank_of "$parent")" = "OMPI_COMM_WORLD_RANK=$1" ] && continue
             echo "$p"; return 0
         fi
     done
@@ -22,13 +26,13 @@ rank_pid() {
 }
 
 # wait_results ARCHIVE N: wait until the journal holds about N results (each
-# record is ~300 bytes after a 16-byte header); fails after 60 s.
+# record is ~300 bytes after a 116-byte header); fails after 60 s.
 wait_results() {
     local i
     for i in $(seq 600); do
         local size
         size=$(stat -c %s "$1.journal" 2>/dev/null || echo 0)
-        [ "$size" -gt $((16 + 300 * $2)) ] && return 0
+        [ "$size" -gt $((116 + 300 * $2)) ] && return 0
         sleep 0.1
     done
     echo "no results in $1.journal after 60 s" >&2; return 1
@@ -96,7 +100,7 @@ start ckill.h5
 if wait_results ckill.h5 8 && pid=$(rank_pid 0 ckill.h5); then
     kill -KILL "$pid"; finish_rc
     check "coordinator SIGKILL: its journal holds results" \
-        sh -c "[ \$(stat -c %s ckill.h5.journal) -gt 316 ]"
+        sh -c "[ \$(stat -c %s ckill.h5.journal) -gt 416 ]"
     check "  status counts them, and calls the run unfinished" sh -c \
         "\"$TF\" status ckill.h5 | grep -q 'results not checkpointed yet' &&
          \"$TF\" status ckill.h5 | grep -q UNFINISHED"
@@ -128,7 +132,7 @@ if wait_results term.h5 5; then
     else
         echo "exit $RUN_RC" >>term.h5.out; fail "SIGTERM: expected exit 75" term.h5.out
     fi
-fi
+else fail "SIGTERM: no results reached the journal" term.h5.out; kill "$RUN_PID" 2>/dev/null || true; fi
 
 # --fresh after an interruption: a new run measures everything, the
 # interrupted one stays as it was (and status still calls it unfinished).
@@ -147,7 +151,7 @@ rows = [r for g in h5py.File('fresh.h5')['kernels'].values() for r in g['results
 runs = collections.Counter(int(r['run']) for r in rows)
 assert runs[0] == $partial and runs[1] == 56, runs
 \""
-fi
+else fail "--fresh: no results reached the journal" fresh.h5.out; kill "$RUN_PID" 2>/dev/null || true; fi
 
 # A second signal: stop at once, abandoning what is in flight (the ranks are
 # ended with MPI_Abort after the checkpoint); resume measures the rest.
@@ -159,7 +163,7 @@ if wait_results term2.h5 5; then
     else
         echo "exit $RUN_RC" >>term2.h5.out; fail "two signals: expected exit 75" term2.h5.out
     fi
-fi
+else fail "two signals: no results reached the journal" term2.h5.out; kill "$RUN_PID" 2>/dev/null || true; fi
 
 echo "-- a full disk: the run stops cleanly, the journal keeps what it had"
 mkdir -p full
@@ -176,6 +180,9 @@ if mount -t tmpfs -o size=4m tmpfs full 2>/dev/null; then
         else
             echo "exit $RUN_RC" >>full/disk.h5.out; fail "full disk: expected exit 1 naming the journal" full/disk.h5.out
         fi
+    else
+        fail "full disk: no results reached the journal" full/disk.h5.out
+        kill "$RUN_PID" 2>/dev/null || true; wait "$RUN_PID" 2>/dev/null || true
     fi
     umount full
 else
@@ -203,10 +210,10 @@ expect_fail "  merge refuses it (exit 2)" 2 "$TF" merge merged.h5 ref.h5 foreign
 check "  and writes nothing" sh -c "[ ! -e merged.h5 ] && [ ! -e merged.h5.journal ]"
 check "  the file is untouched" sh -c "[ \"\$(md5sum <foreign.h5)\" = '$sum' ]"
 # A journal whose archive is gone: refused, and the journal (someone's results) kept.
-printf 'TFJRNL01\005\000\000\000\000\000\000\000' >gone.h5.journal
+printf 'TFJRNL01\005\000\000\000\000\000\000\000' >gone.h5.journal  # any format: refused
 sum=$(md5sum <gone.h5.journal)
 expect_fail "an archive removed, its journal left: run refuses (exit 2)" 2 "$TF" run -q -n 1 "$JOB" -o gone.h5
-check "  saying the archive was removed or replaced" contains "$TMP/last" "removed or replaced by an older copy"
+check "  saying the archive was removed or moved" contains "$TMP/last" "the archive was removed or moved away"
 expect_fail "  merge refuses too (exit 2)" 2 "$TF" merge gone.h5 ref.h5
 check "  the journal is kept as it was, no archive made" sh -c \
     "[ \"\$(md5sum <gone.h5.journal)\" = '$sum' ] && [ ! -e gone.h5 ]"

@@ -200,6 +200,7 @@ static int same_double(double x, double y)
 
 static void assert_archives_equal(const struct tf_archive *a, const struct tf_archive *b)
 {
+    assert_string_equal(a->id, b->id);
     assert_same_double(a->created, b->created);
     assert_string_equal(a->tunefarm_version, b->tunefarm_version);
     assert_int_equal(a->ndevices, b->ndevices);
@@ -372,6 +373,7 @@ static void test_round_trip(void **state)
     assert_string_equal(b->kernels[0].rows[2].r.message, "error: identifier x undefined");
     assert_true(b->kernels[0].rows[5].r.time_median == 1e-4 * 6);
     assert_int_equal(b->checkpoint, 41);
+    assert_int_equal(strlen(b->id), 32);
     assert_int_equal(b->nplans, 2); /* set_plan updated the first row in place */
     assert_int_equal(b->plans[0].planned, 1200);
     assert_int_equal(b->plans[1].kernel, 1);
@@ -801,6 +803,30 @@ static void test_hand_edited_files(void **state)
     H5Fclose(f);
     read_fails(path, "schema version 2");
 
+    /* Version 0 never existed: refused as unknown, like any version but 1. */
+    write_ok(a, path);
+    f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
+    at = H5Aopen(f, "schema_version", H5P_DEFAULT);
+    v = 0;
+    assert_true(H5Awrite(at, H5T_NATIVE_INT32, &v) >= 0);
+    H5Aclose(at);
+    H5Fclose(f);
+    read_fails(path, "has archive schema version 0; this tunefarm reads version 1");
+
+    /* An archive id that is not 32 hex digits. */
+    write_ok(a, path);
+    f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
+    assert_true(H5Adelete(f, "archive_id") >= 0);
+    hid_t st = H5Tcopy(H5T_C_S1), sp = H5Screate(H5S_SCALAR);
+    assert_true(H5Tset_size(st, 8) >= 0);
+    at = H5Acreate2(f, "archive_id", st, sp, H5P_DEFAULT, H5P_DEFAULT);
+    assert_true(at >= 0 && H5Awrite(at, st, "NOTHEX!!") >= 0);
+    H5Aclose(at);
+    H5Sclose(sp);
+    H5Tclose(st);
+    H5Fclose(f);
+    read_fails(path, "root attribute 'archive_id' is 'NOTHEX!!', expected 32 lowercase hex digits");
+
     write_ok(a, path);
     f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
     assert_true(H5Ldelete(f, "/kernels/gemm/problems", H5P_DEFAULT) >= 0);
@@ -1178,10 +1204,12 @@ static void test_merge(void **state)
     make_vecadd(&vecadd);
     struct tf_archive *a = make_model(&gemm, &vecadd);
     struct tf_archive *m = tf_archive_create();
+    assert_string_not_equal(m->id, a->id); /* every archive its own */
     m->created = a->created;
     struct tf_archive_merge_stats st;
     struct tf_error err = {0};
     assert_int_equal(tf_archive_merge(m, a, &st, &err), 0);
+    tf_strlcpy(m->id, a->id, sizeof m->id);
     assert_int_equal(st.runs, 2);
     assert_int_equal(st.rows, 6);
     m->checkpoint = a->checkpoint;
@@ -1218,16 +1246,28 @@ static void test_merge(void **state)
     assert_int_equal(got->r.problem, 1);    /* "large" in m */
     assert_int_equal(got->r.config, 3);
 
-    /* gemm with another value list: refused, nothing added. */
+    /* gemm with another value list: refused, nothing added. Its run and
+     * device are its own (m has neither), so 'nothing added' holds only if
+     * the kernels are checked before anything is added. */
     struct tf_archive *c = tf_archive_create();
     struct test_kernel gemm2;
     make_gemm(&gemm2);
     gemm2.ints[0][2] = 128;
-    assert_non_null(tf_archive_kernel_for(c, &gemm2.k, &err));
-    tf_archive_add_run(c, &run);
+    struct tf_archive_kernel *ck = tf_archive_kernel_for(c, &gemm2.k, &err);
+    assert_non_null(ck);
+    struct tf_device third = make_device("cuda", "NVIDIA L40S", "GPU-3333", "node4");
+    tf_archive_add_device(c, &third);
+    struct tf_archive_run crun = make_run("refused", 1714800000.0, 1714800100.0);
+    tf_archive_add_run(c, &crun);
+    struct tf_archive_row crow = {.run = 0, .device = 0};
+    tf_result_init(&crow.r, 0, tf_archive_problem_for(ck, &gemm2.k, 0), 1, TF_STATUS_OK);
+    tf_archive_append(ck, &crow);
+    const uint64_t mrows = m->kernels[0].nrows;
     assert_int_not_equal(tf_archive_merge(m, c, &st, &err), 0);
     assert_non_null(strstr(err.message, "BM"));
     assert_int_equal(m->nruns, 3);
+    assert_int_equal(m->ndevices, 3);
+    assert_int_equal(m->kernels[0].nrows, mrows);
 
     tf_archive_destroy(c);
     tf_archive_destroy(b);
@@ -1236,6 +1276,94 @@ static void test_merge(void **state)
     tk_free(&gemm2);
     tk_free(&gemm);
     tk_free(&vecadd);
+}
+
+/* Ids: every new archive gets its own, it survives a round trip; an archive
+ * written before ids reads back without one, and gets one when asked. */
+static void test_archive_ids(void **state)
+{
+    (void)state;
+    struct tf_archive *a = tf_archive_create(), *b = tf_archive_create();
+    assert_int_equal(strlen(a->id), 32);
+    assert_int_equal(strspn(a->id, "0123456789abcdef"), 32);
+    assert_string_not_equal(a->id, b->id);
+    char path[512];
+    path_in_tmp(path, sizeof path, "ids.h5");
+    a->id[0] = '\0'; /* as written by a tunefarm before ids */
+    write_ok(a, path);
+    struct tf_archive *c = read_ok(path);
+    assert_string_equal(c->id, "");
+    assert_int_equal(tf_archive_ensure_id(c), 1);
+    assert_int_equal(strlen(c->id), 32);
+    char id[TF_ARCHIVE_ID_LEN];
+    tf_strlcpy(id, c->id, sizeof id);
+    assert_int_equal(tf_archive_ensure_id(c), 0);
+    assert_string_equal(c->id, id);
+    write_ok(c, path);
+    struct tf_archive *d = read_ok(path);
+    assert_string_equal(d->id, id);
+    tf_archive_destroy(d);
+    tf_archive_destroy(c);
+    tf_archive_destroy(b);
+    tf_archive_destroy(a);
+}
+
+/* A run merged while unfinished, merged again after it went on: the rows the
+ * output lacks are added to that run (not a new one), its end is taken, and
+ * a third merge adds nothing. */
+static void test_merge_extends_run(void **state)
+{
+    (void)state;
+    struct test_kernel gemm;
+    make_gemm(&gemm);
+    struct tf_error err = {0};
+    struct tf_archive *src = tf_archive_create();
+    struct tf_device d = make_device("host", "CPU", "cpu-0", "node1");
+    tf_archive_add_device(src, &d);
+    struct tf_archive_run run = make_run("demo", 1714560000.0, 0);
+    tf_archive_add_run(src, &run);
+    struct tf_archive_kernel *sk = tf_archive_kernel_for(src, &gemm.k, &err);
+    assert_non_null(sk);
+    tf_archive_problem_for(sk, &gemm.k, 0);
+    for (uint64_t i = 0; i < 5; i++) {
+        struct tf_archive_row row = {.run = 0, .device = 0};
+        tf_result_init(&row.r, 0, 0, i, TF_STATUS_OK);
+        row.r.phase = (uint8_t)(i == 4); /* config 4 in phase 1 ... */
+        tf_archive_append(sk, &row);
+    }
+    sk->nrows = 3; /* interrupted after 3 rows */
+    struct tf_archive *m = tf_archive_create();
+    struct tf_archive_merge_stats st;
+    assert_int_equal(tf_archive_merge(m, src, &st, &err), 0);
+    assert_int_equal(st.runs, 1);
+    assert_int_equal(st.rows, 3);
+    assert_true(m->runs[0].end == 0);
+
+    /* Resumed in the source: two more rows, and finished. */
+    sk->nrows = 5;
+    src->runs[0].end = 1714563600.0;
+    struct tf_archive_row again = {.run = 0, .device = 0};
+    tf_result_init(&again.r, 0, 0, 4, TF_STATUS_OK); /* ... and again in phase 0: its own row */
+    tf_archive_append(sk, &again);
+    assert_int_equal(tf_archive_merge(m, src, &st, &err), 0);
+    assert_int_equal(st.runs, 0);
+    assert_int_equal(st.runs_present, 1);
+    assert_int_equal(st.runs_finished, 1);
+    assert_int_equal(st.rows, 3);
+    assert_int_equal(st.rows_to_present, 3);
+    assert_int_equal(m->nruns, 1);
+    assert_true(m->runs[0].end == 1714563600.0);
+    assert_int_equal(m->kernels[0].nrows, 6);
+    for (uint64_t i = 0; i < 6; i++)
+        assert_int_equal(m->kernels[0].rows[i].run, 0);
+
+    assert_int_equal(tf_archive_merge(m, src, &st, &err), 0);
+    assert_int_equal(st.rows, 0);
+    assert_int_equal(st.runs_finished, 0);
+    assert_int_equal(m->kernels[0].nrows, 6);
+    tf_archive_destroy(m);
+    tf_archive_destroy(src);
+    tk_free(&gemm);
 }
 
 int main(void)
@@ -1257,6 +1385,8 @@ int main(void)
         cmocka_unit_test(test_hand_edited_files),
         cmocka_unit_test(test_external_readers),
         cmocka_unit_test(test_merge),
+        cmocka_unit_test(test_archive_ids),
+        cmocka_unit_test(test_merge_extends_run),
         cmocka_unit_test(test_problem_defaults_round_trip),
         cmocka_unit_test(test_archive_without_problem_defaults),
         cmocka_unit_test(test_bad_problem_default),

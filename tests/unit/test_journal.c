@@ -1,9 +1,11 @@
 /* test_journal.c - the result journal (coordinator/journal.c) against real
  * files: appended batches come back on replay, a torn or corrupt tail is
  * dropped and counted, a journal already folded into its archive is ignored,
- * one from a newer checkpoint or another archive is refused, a second run is
- * locked out, and a write that fails (file size limit) leaves no partial
- * record behind. */
+ * one from a newer checkpoint or another archive (by id, by its records'
+ * ranges, by its job) is refused with nothing folded in, a flipped bit
+ * anywhere in the header is caught, the older format is read only beside an
+ * archive without an id, a second run is locked out, and a write that fails
+ * (file size limit) leaves no partial record behind. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -22,6 +24,12 @@
 
 #include "../../coordinator/journal.h"
 #include "archive_fixture.h"
+
+/* The header's size and where its fields are (schema/archive.md, "Journal"). */
+#define HEADER 116
+#define AT_CHECKPOINT 40
+/* The archive id every journal of these tests names (make_archive's). */
+#define TEST_ID "0123456789abcdef0123456789abcdef"
 
 static char tmpdir[256];
 static char archive[512];
@@ -53,6 +61,7 @@ static struct tf_archive *make_archive(struct test_kernel *gemm)
     struct tf_error err = {0};
     make_gemm(gemm);
     struct tf_archive *a = tf_archive_create();
+    tf_strlcpy(a->id, TEST_ID, sizeof a->id);
     struct tf_device d = make_device("host", "CPU", "cpu-0", "node1");
     tf_archive_add_device(a, &d);
     struct tf_archive_run run = make_run("demo", 1714560000.0, 0);
@@ -74,6 +83,22 @@ static struct tf_archive_row make_row(uint64_t config, double median)
     return row;
 }
 
+
+/* Reset `j` after checkpoint `generation` of an archive with id TEST_ID, for job "demo". */
+static void reset_to(struct tf_journal *j, uint64_t generation)
+{
+    struct tf_error err = {0};
+    struct tf_archive *a = tf_archive_create();
+    tf_strlcpy(a->id, TEST_ID, sizeof a->id);
+    a->checkpoint = generation;
+    char job[65];
+    memset(job, 'f', 64); /* make_run's job hash */
+    job[64] = '\0';
+    if (tf_journal_reset(j, a, job, &err) != 0)
+        fail_msg("reset: %s", err.message);
+    tf_archive_destroy(a);
+}
+
 /* Append batches of 3 and 2 rows after checkpoint `generation`. */
 static void append_two_batches(uint64_t generation)
 {
@@ -81,7 +106,7 @@ static void append_two_batches(uint64_t generation)
     struct tf_journal *j = tf_journal_open(archive, &err);
     if (j == NULL)
         fail_msg("open: %s", err.message);
-    assert_int_equal(tf_journal_reset(j, generation, &err), 0);
+    reset_to(j, generation);
     const uint32_t kernels[3] = {0, 0, 0};
     struct tf_archive_row rows[3] = {make_row(1, 1e-3), make_row(2, 2e-3), make_row(3, 3e-3)};
     assert_int_equal(tf_journal_append(j, kernels, rows, 3, &err), 0);
@@ -147,23 +172,23 @@ static void test_torn_and_corrupt_tail(void **state)
     size = file_size(journal);
     int fd = open(journal, O_RDWR);
     assert_true(fd >= 0);
-    const off_t record = (size - 16) / 5;
+    const off_t record = (size - HEADER) / 5;
     unsigned char c;
-    assert_int_equal(pread(fd, &c, 1, 16 + 2 * record + 30), 1);
+    assert_int_equal(pread(fd, &c, 1, HEADER + 2 * record + 30), 1);
     c ^= 0x40;
-    assert_int_equal(pwrite(fd, &c, 1, 16 + 2 * record + 30), 1);
+    assert_int_equal(pwrite(fd, &c, 1, HEADER + 2 * record + 30), 1);
     close(fd);
     struct test_kernel gemm2;
     struct tf_archive *b = make_archive(&gemm2);
     assert_int_equal(tf_journal_replay(NULL, archive, b, &rep, &err), 0);
     assert_int_equal(rep.records, 2);
-    assert_int_equal(rep.torn_bytes, (uint64_t)(size - 16 - 2 * record));
+    assert_int_equal(rep.torn_bytes, (uint64_t)(size - HEADER - 2 * record));
     /* A lock holder that replays then resets starts clean. */
     struct tf_journal *j = tf_journal_open(archive, &err);
     assert_non_null(j);
-    assert_int_equal(tf_journal_reset(j, 1, &err), 0);
+    reset_to(j, 1);
     tf_journal_close(j);
-    assert_int_equal(file_size(journal), 16);
+    assert_int_equal(file_size(journal), HEADER);
     tf_archive_destroy(b);
     tf_archive_destroy(a);
     tk_free(&gemm2);
@@ -210,7 +235,7 @@ static void test_foreign_journals(void **state)
     /* Well-formed records naming a kernel this archive does not have. */
     struct tf_journal *j = tf_journal_open(archive, &err);
     assert_non_null(j);
-    assert_int_equal(tf_journal_reset(j, 0, &err), 0);
+    reset_to(j, 0);
     const uint32_t kernels[1] = {3};
     struct tf_archive_row row = make_row(1, 1e-3);
     assert_int_equal(tf_journal_append(j, kernels, &row, 1, &err), 0);
@@ -253,7 +278,7 @@ static void test_failed_write_leaves_whole_records(void **state)
     struct tf_error err = {0};
     struct tf_journal *j = tf_journal_open(archive, &err);
     assert_non_null(j);
-    assert_int_equal(tf_journal_reset(j, 0, &err), 0);
+    reset_to(j, 0);
     const uint32_t kernels[40] = {0};
     struct tf_archive_row rows[40];
     for (int i = 0; i < 40; i++)
@@ -286,6 +311,239 @@ static void test_failed_write_leaves_whole_records(void **state)
     tk_free(&gemm);
 }
 
+static void read_file(const char *path, unsigned char **data, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    assert_int_equal(fseek(f, 0, SEEK_END), 0);
+    *len = (size_t)ftell(f);
+    rewind(f);
+    *data = malloc(*len + 1);
+    assert_int_equal(fread(*data, 1, *len, f), *len);
+    fclose(f);
+}
+
+static void write_file(const char *path, const unsigned char *data, size_t len)
+{
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(data, 1, len, f), len);
+    fclose(f);
+}
+
+/* One flipped bit anywhere in the header is caught: with results after it the
+ * journal is refused, saying its header is damaged, and nothing is folded in
+ * (before the header had a CRC, a flipped checkpoint bit made the journal look
+ * already folded in and its results were silently measured again). With no
+ * results after it, it is ignored and said to be damaged. */
+static void test_header_bit_flips(void **state)
+{
+    (void)state;
+    struct test_kernel gemm;
+    struct tf_error err = {0};
+    struct tf_journal_replay rep;
+    append_two_batches(5);
+    unsigned char *data;
+    size_t len;
+    read_file(journal, &data, &len);
+    assert_true(len > HEADER);
+    for (size_t i = 0; i < HEADER; i++) {
+        for (int bit = 0; bit < 8; bit++) {
+            data[i] ^= (unsigned char)(1u << bit);
+            write_file(journal, data, len);
+            data[i] ^= (unsigned char)(1u << bit);
+            struct tf_archive *a = make_archive(&gemm);
+            a->checkpoint = 5;
+            if (tf_journal_replay(NULL, archive, a, &rep, &err) == 0)
+                fail_msg("byte %zu bit %d flipped: replayed (%llu records, stale %d)", i, bit,
+                         (unsigned long long)rep.records, rep.stale);
+            const char *want = i < 8 ? "not a tunefarm journal" : "has a damaged header";
+            if (strstr(err.message, want) == NULL)
+                fail_msg("byte %zu bit %d flipped: '%s' does not say '%s'", i, bit, err.message,
+                         want);
+            assert_int_equal(a->kernels[0].nrows, 0);
+            tf_archive_destroy(a);
+            tk_free(&gemm);
+        }
+    }
+    /* The header intact: all five come back. */
+    write_file(journal, data, len);
+    struct tf_archive *a = make_archive(&gemm);
+    a->checkpoint = 5;
+    assert_int_equal(tf_journal_replay(NULL, archive, a, &rep, &err), 0);
+    assert_int_equal(rep.records, 5);
+    tf_archive_destroy(a);
+    tk_free(&gemm);
+    /* A bare header, damaged: nothing after it to lose, ignored and said so. */
+    data[AT_CHECKPOINT] ^= 1;
+    write_file(journal, data, HEADER);
+    a = make_archive(&gemm);
+    a->checkpoint = 5;
+    assert_int_equal(tf_journal_replay(NULL, archive, a, &rep, &err), 0);
+    assert_true(rep.damaged_header);
+    assert_int_equal(rep.records, 0);
+    tf_archive_destroy(a);
+    tk_free(&gemm);
+    free(data);
+}
+
+/* Append `row` of kernel `kernel` after two good rows, at checkpoint 0. */
+static void journal_with_bad_row(uint32_t kernel, struct tf_archive_row row)
+{
+    struct tf_error err = {0};
+    unlink(journal);
+    struct tf_journal *j = tf_journal_open(archive, &err);
+    assert_non_null(j);
+    reset_to(j, 0);
+    const uint32_t kernels[3] = {0, 0, kernel};
+    struct tf_archive_row rows[3] = {make_row(1, 1e-3), make_row(2, 2e-3), row};
+    assert_int_equal(tf_journal_append(j, kernels, rows, 3, &err), 0);
+    tf_journal_close(j);
+}
+
+/* A record naming a problem, run, device or kernel the archive does not have
+ * fails the replay, and nothing of the journal is folded in, not even the
+ * good records before it. */
+static void test_out_of_range_records(void **state)
+{
+    (void)state;
+    struct test_kernel gemm;
+    struct tf_error err = {0};
+    struct tf_journal_replay rep;
+    for (int what = 0; what < 4; what++) {
+        struct tf_archive_row row = make_row(3, 3e-3);
+        uint32_t kernel = 0;
+        const char *name = what == 0 ? "problem" : what == 1 ? "run" : what == 2 ? "device" : "kernel";
+        if (what == 0)
+            row.r.problem = 2; /* gemm has problems 0 and 1 */
+        else if (what == 1)
+            row.run = 1;       /* one run: 0 */
+        else if (what == 2)
+            row.device = 1;    /* one device: 0 */
+        else
+            kernel = 1;        /* one kernel: 0 */
+        journal_with_bad_row(kernel, row);
+        struct tf_archive *a = make_archive(&gemm);
+        if (tf_journal_replay(NULL, archive, a, &rep, &err) == 0)
+            fail_msg("a record with an out-of-range %s was replayed", name);
+        assert_non_null(strstr(err.message, "belongs to another archive"));
+        if (a->kernels[0].nrows != 0)
+            fail_msg("out-of-range %s: %llu rows folded in before it", name,
+                     (unsigned long long)a->kernels[0].nrows);
+        tf_archive_destroy(a);
+        tk_free(&gemm);
+    }
+}
+
+/* The journal names its archive: one of another archive (by id), of an
+ * archive without an id, or of a job the archive has no run of, is refused
+ * with a message naming both files, and nothing is folded in. */
+static void test_identity(void **state)
+{
+    (void)state;
+    struct test_kernel gemm;
+    struct tf_error err = {0};
+    struct tf_journal_replay rep;
+    append_two_batches(3);
+    struct tf_archive *a = make_archive(&gemm);
+    a->checkpoint = 3; /* the checkpoint counters match, as small integers do */
+    a->id[0] = 'f';    /* but it is another archive */
+    assert_int_not_equal(tf_journal_replay(NULL, archive, a, &rep, &err), 0);
+    assert_non_null(strstr(err.message, "belongs to another archive (id " TEST_ID));
+    assert_non_null(strstr(err.message, journal));
+    assert_non_null(strstr(err.message, "not to '"));
+    assert_non_null(strstr(err.message, archive));
+    assert_non_null(strstr(err.message, "Move the journal away"));
+    assert_int_equal(a->kernels[0].nrows, 0);
+    /* An archive written before ids, beside a journal that names one. */
+    a->id[0] = '\0';
+    assert_int_not_equal(tf_journal_replay(NULL, archive, a, &rep, &err), 0);
+    assert_non_null(strstr(err.message, "belongs to another archive"));
+    assert_int_equal(a->kernels[0].nrows, 0);
+    /* Its own id, but no run of the job that wrote it: another copy's journal. */
+    tf_strlcpy(a->id, TEST_ID, sizeof a->id);
+    a->runs[0].job_hash[0] = 'e';
+    assert_int_not_equal(tf_journal_replay(NULL, archive, a, &rep, &err), 0);
+    assert_non_null(strstr(err.message, "has no run of"));
+    assert_int_equal(a->kernels[0].nrows, 0);
+    a->runs[0].job_hash[0] = 'f';
+    assert_int_equal(tf_journal_replay(NULL, archive, a, &rep, &err), 0);
+    assert_int_equal(rep.records, 5);
+    /* An archive without an id cannot have its journal reset. */
+    struct tf_journal *j = tf_journal_open(archive, &err);
+    assert_non_null(j);
+    a->id[0] = '\0';
+    assert_int_not_equal(tf_journal_reset(j, a, NULL, &err), 0);
+    tf_journal_close(j);
+    tf_archive_destroy(a);
+    tk_free(&gemm);
+}
+
+/* Format 1 (16-byte header "TFJRNL01" + checkpoint, no id): read beside an
+ * archive without an id (both written before ids), refused beside one with. */
+static void test_old_format(void **state)
+{
+    (void)state;
+    struct test_kernel gemm;
+    struct tf_error err = {0};
+    struct tf_journal_replay rep;
+    append_two_batches(2);
+    unsigned char *data;
+    size_t len;
+    read_file(journal, &data, &len);
+    unsigned char *old = malloc(len);
+    memcpy(old, "TFJRNL01", 8);
+    memcpy(old + 8, data + AT_CHECKPOINT, 8);
+    memcpy(old + 16, data + HEADER, len - HEADER);
+    write_file(journal, old, 16 + len - HEADER);
+    struct tf_archive *a = make_archive(&gemm);
+    a->checkpoint = 2;
+    assert_int_not_equal(tf_journal_replay(NULL, archive, a, &rep, &err), 0);
+    assert_non_null(strstr(err.message, "older format TFJRNL01"));
+    assert_int_equal(a->kernels[0].nrows, 0);
+    a->id[0] = '\0';
+    assert_int_equal(tf_journal_replay(NULL, archive, a, &rep, &err), 0);
+    assert_true(rep.old_format);
+    assert_int_equal(rep.records, 5);
+    assert_int_equal(a->kernels[0].nrows, 5);
+    /* Its records are checked the same way. */
+    a->checkpoint = 1;
+    assert_int_not_equal(tf_journal_replay(NULL, archive, a, &rep, &err), 0);
+    assert_non_null(strstr(err.message, "older copy"));
+    tf_archive_destroy(a);
+    tk_free(&gemm);
+    free(old);
+    free(data);
+}
+
+/* tunefarm merge reads an input under a shared lock: no run starts on it
+ * meanwhile; if a run holds it, the input is live (read without a lock). */
+static void test_open_read(void **state)
+{
+    (void)state;
+    struct tf_error err = {0};
+    struct tf_journal *r = NULL;
+    bool live = true;
+    assert_int_equal(tf_journal_open_read(archive, &r, &live, &err), 0);
+    assert_null(r); /* no journal: nothing to lock */
+    assert_false(live);
+    struct tf_journal *run = tf_journal_open(archive, &err);
+    assert_non_null(run);
+    assert_int_equal(tf_journal_open_read(archive, &r, &live, &err), 0);
+    assert_non_null(r);
+    assert_true(live);
+    tf_journal_close(r);
+    tf_journal_close(run);
+    assert_int_equal(tf_journal_open_read(archive, &r, &live, &err), 0);
+    assert_false(live);
+    assert_null(tf_journal_open(archive, &err));
+    assert_non_null(strstr(err.message, "in use by another run"));
+    tf_journal_close(r);
+    run = tf_journal_open(archive, &err);
+    assert_non_null(run);
+    tf_journal_close(run);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -295,6 +553,11 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_foreign_journals, setup, teardown),
         cmocka_unit_test_setup_teardown(test_one_run_at_a_time, setup, teardown),
         cmocka_unit_test_setup_teardown(test_failed_write_leaves_whole_records, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_header_bit_flips, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_out_of_range_records, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_identity, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_old_format, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_open_read, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
