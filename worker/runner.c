@@ -25,7 +25,25 @@
  * outputs are poisoned (NaN / 0x7fffffff) before the verified launch so that
  * an element a kernel forgets to write can never pass. The child keeps
  * private copies of its protocol descriptors and points fd 1 at stderr, so a
- * kernel that printf()s cannot corrupt the protocol stream. */
+ * kernel that printf()s cannot corrupt the protocol stream.
+ *
+ * A variant is hostile until proven otherwise. Every buffer it sees sits
+ * between two 4 KiB canaries (checked after the verified launch where launches
+ * do not queue, and after the samples everywhere: a changed byte is that
+ * variant's runtime_error naming the buffer, and the runner exits after
+ * replying so that a clean one takes the next configuration); on the host each
+ * buffer also ends at a PROT_NONE guard page, and a fault there while a
+ * variant runs comes back (siglongjmp) as the same error. The inputs' initial
+ * images and the reference's outputs live in their own read-only mappings.
+ * The worker sends absolute paths, and the child returns to its folder after
+ * every variant (a chdir() changes nothing for the next). The child leads its
+ * own process group (the worker kills the group with it) and is a child
+ * subreaper: after every variant it kills what the variant forked, setsid()
+ * or not. What a variant can still do: write into the runner's own heap or
+ * stack far from its buffers (a canary or guard page sees only contiguous
+ * overflows), change other process state (signal handlers, fds, limits), or
+ * leave a setsid() process behind when it is itself killed (timeout/crash)
+ * before the runner can end it. */
 #include "runner.h"
 
 #include "channel.h"
@@ -1128,8 +1146,9 @@ static void child_measure(struct child *c, uint32_t kernel, uint32_t problem, ui
         goto done;
     }
     /* An overflow is this variant's failure, found before its output is
-     * judged: what it wrote past its end is not a wrong result. */
-    if ((status = guard_check(c, &err)) != TF_STATUS_OK) {
+     * judged: what it wrote past its end is not a wrong result. Where launches
+     * queue (GPUs) the check after the samples does it, and saves a round trip. */
+    if (c->be->enqueue == NULL && (status = guard_check(c, &err)) != TF_STATUS_OK) {
         res->status = (uint8_t)status;
         goto done;
     }
