@@ -9,7 +9,11 @@
  * stalls on a full pipe); a compiler still running after 120 s is killed.
  * Running means dlopen + dlsym of the entry point, calling it with the farm's
  * `void **args` ABI, and timing it with CLOCK_MONOTONIC. "Device memory" is
- * 64-byte aligned host memory. Discovery uses hwloc for the cache hierarchy
+ * 64-byte aligned host memory in its own mapping, ending (to within 63 bytes)
+ * at a PROT_NONE guard page: a variant that runs past the end of a buffer
+ * faults at once instead of writing over the runner's heap (the runner turns
+ * that fault into the variant's error, and checks canaries for the bytes in
+ * between). Discovery uses hwloc for the cache hierarchy
  * and core count of the node. Every pipe is O_CLOEXEC: compile threads spawn
  * concurrently, and a write end leaked into a sibling compiler would hold off
  * our EOF until that sibling exits. */
@@ -28,6 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
@@ -44,9 +49,18 @@ extern char **environ;
 #define HOST_DEFAULT_L1D (32 * 1024)
 #define HOST_DEFAULT_L2 (1024 * 1024)
 
+/* One buffer's mapping: the data, then the guard page. */
+struct host_mapping {
+    void *ptr;  /* what alloc returned */
+    void *map;  /* the mapping, `len` bytes, its last page PROT_NONE */
+    size_t len;
+    struct host_mapping *next;
+};
+
 struct tf_backend_ctx {
     size_t llc_bytes;
     unsigned char *flush_buf; /* 2 x llc_bytes, allocated on the first flush */
+    struct host_mapping *mappings;
 };
 
 /* A loaded kernel: the handle is kept so unload can dlclose it. */
@@ -567,6 +581,12 @@ static void host_close(struct tf_backend_ctx *ctx)
 {
     if (ctx == NULL)
         return;
+    while (ctx->mappings) {
+        struct host_mapping *m = ctx->mappings;
+        ctx->mappings = m->next;
+        munmap(m->map, m->len);
+        free(m);
+    }
     free(ctx->flush_buf);
     free(ctx);
 }
@@ -608,21 +628,53 @@ static void host_unload(struct tf_backend_ctx *ctx, void *function)
 
 static int host_alloc(struct tf_backend_ctx *ctx, size_t bytes, void **ptr, struct tf_error *err)
 {
-    (void)ctx;
+    const size_t page = (size_t)sysconf(_SC_PAGESIZE);
     size_t rounded = (bytes + 63) & ~(size_t)63;
-    if (rounded < bytes)
+    if (rounded < bytes || rounded > SIZE_MAX - 2 * page)
         return tf_error_set(err, TF_ERR_NOMEM, "allocation of %zu bytes overflows", bytes);
-    void *p = aligned_alloc(64, rounded ? rounded : 64);
-    if (p == NULL)
-        return tf_error_set(err, TF_ERR_NOMEM, "cannot allocate %zu bytes", bytes);
-    *ptr = p;
+    if (rounded == 0)
+        rounded = 64;
+    if (ctx == NULL) { /* no instance to remember a mapping in: plain memory */
+        void *p = aligned_alloc(64, rounded);
+        if (p == NULL)
+            return tf_error_set(err, TF_ERR_NOMEM, "cannot allocate %zu bytes", bytes);
+        *ptr = p;
+        return 0;
+    }
+    const size_t len = (rounded + page - 1) / page * page + page;
+    void *map = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (map == MAP_FAILED)
+        return tf_error_set(err, TF_ERR_NOMEM, "cannot allocate %zu bytes: %s", bytes,
+                            strerror(errno));
+    if (mprotect((char *)map + len - page, page, PROT_NONE) != 0) {
+        munmap(map, len);
+        return tf_error_set(err, TF_ERR_SYSTEM, "cannot protect a guard page: %s",
+                            strerror(errno));
+    }
+    struct host_mapping *m = tf_xmalloc(sizeof *m);
+    m->map = map;
+    m->len = len;
+    m->ptr = (char *)map + len - page - rounded;
+    m->next = ctx->mappings;
+    ctx->mappings = m;
+    *ptr = m->ptr;
     return 0;
 }
 
 static void host_release(struct tf_backend_ctx *ctx, void *ptr)
 {
-    (void)ctx;
-    free(ptr);
+    if (ctx == NULL) {
+        free(ptr);
+        return;
+    }
+    for (struct host_mapping **at = &ctx->mappings; *at; at = &(*at)->next)
+        if ((*at)->ptr == ptr) {
+            struct host_mapping *m = *at;
+            *at = m->next;
+            munmap(m->map, m->len);
+            free(m);
+            return;
+        }
 }
 
 static int host_upload(struct tf_backend_ctx *ctx, void *dst, const void *host, size_t bytes,

@@ -4,7 +4,12 @@
  * pair: each message is a u32 length and that many bytes (encoded with the
  * tf_buf helpers of schema/wire.h). Every read and write waits with poll()
  * against an absolute deadline, so a hung child turns into a -2 the caller
- * can act on (kill it, record a timeout) instead of a blocked worker; writes
+ * can act on (kill it, record a timeout) instead of a blocked worker. A
+ * deadline measures the time this process was running: a worker stopped
+ * (SIGSTOP, a suspended job) and continued past it looks at the channel once
+ * more before it calls it passed, and the time it spent stopped is added to
+ * the deadline, so a child that answered, or was stopped as long, is never
+ * recorded as a timeout for it. Writes
  * use MSG_NOSIGNAL so a dead child is an error, not a SIGPIPE. Frames are read
  * in chunks, so a hostile length costs no allocation beyond what arrives. */
 #include "channel.h"
@@ -25,28 +30,47 @@ double tf_channel_now(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-/* Wait until `fd` is ready for `events` or `deadline` (< 0: none) passes.
- * Returns 1 ready, 0 timed out, -1 error. */
-static int wait_fd(int fd, short events, double deadline)
+/* Waits with a deadline poll in slices this long: a slice that took much
+ * longer than asked measures how long this process was not running. */
+#define CHANNEL_SLICE_MS 100
+/* Lost time below this is scheduling noise, not a stop. */
+#define CHANNEL_STOPPED_SLACK 0.25
+
+/* Wait until `fd` is ready for `events` or *deadline (< 0: none) passes.
+ * Returns 1 ready, 0 timed out, -1 error. The fd is always polled at least
+ * once, even past the deadline, and time this process spent stopped (SIGSTOP,
+ * a suspended job) moves *deadline later by as much. */
+static int wait_fd(int fd, short events, double *deadline)
 {
     for (;;) {
         int ms = -1;
-        if (deadline >= 0) {
-            const double left = deadline - tf_channel_now();
-            if (left <= 0)
-                return 0;
-            ms = left > 1e6 ? 1000000000 : (int)(left * 1000.0) + 1;
+        double left = 0;
+        if (*deadline >= 0) {
+            left = *deadline - tf_channel_now();
+            ms = left <= 0                         ? 0
+                 : left * 1000.0 > CHANNEL_SLICE_MS ? CHANNEL_SLICE_MS
+                                                    : (int)(left * 1000.0) + 1;
         }
+        const double before = tf_channel_now();
         struct pollfd p = {.fd = fd, .events = events};
         int rc = poll(&p, 1, ms);
         if (rc > 0)
             return 1;
         if (rc < 0 && errno != EINTR)
             return -1;
+        if (*deadline < 0)
+            continue;
+        const double lost = tf_channel_now() - before - ms * 1e-3;
+        if (lost > CHANNEL_STOPPED_SLACK) {
+            *deadline += lost;
+            continue;
+        }
+        if (rc == 0 && left <= 0)
+            return 0;
     }
 }
 
-static int write_all(int fd, const void *data, size_t n, double deadline)
+static int write_all(int fd, const void *data, size_t n, double *deadline)
 {
     const unsigned char *p = data;
     while (n > 0) {
@@ -72,12 +96,12 @@ int tf_channel_write_frame(int fd, const struct tf_buf *b, double deadline)
     const uint32_t n = (uint32_t)b->len;
     for (int i = 0; i < 4; i++)
         hdr[i] = (unsigned char)(n >> (8 * i));
-    int rc = write_all(fd, hdr, 4, deadline);
-    return rc ? rc : write_all(fd, b->data, b->len, deadline);
+    int rc = write_all(fd, hdr, 4, &deadline);
+    return rc ? rc : write_all(fd, b->data, b->len, &deadline);
 }
 
 /* Read exactly n bytes; 0 ok, -1 EOF or error, -2 deadline. */
-static int read_all(int fd, void *data, size_t n, double deadline)
+static int read_all(int fd, void *data, size_t n, double *deadline)
 {
     unsigned char *p = data;
     while (n > 0) {
@@ -98,7 +122,7 @@ static int read_all(int fd, void *data, size_t n, double deadline)
 int tf_channel_read_frame(int fd, struct tf_buf *b, double deadline)
 {
     unsigned char hdr[4];
-    int rc = read_all(fd, hdr, 4, deadline);
+    int rc = read_all(fd, hdr, 4, &deadline);
     if (rc)
         return rc;
     const uint32_t n = (uint32_t)hdr[0] | (uint32_t)hdr[1] << 8 | (uint32_t)hdr[2] << 16 |
@@ -109,7 +133,7 @@ int tf_channel_read_frame(int fd, struct tf_buf *b, double deadline)
     unsigned char chunk[65536];
     for (uint32_t got = 0; got < n;) {
         const size_t want = n - got < sizeof chunk ? n - got : sizeof chunk;
-        rc = read_all(fd, chunk, want, deadline);
+        rc = read_all(fd, chunk, want, &deadline);
         if (rc)
             return rc;
         tf_buf_put_bytes(b, chunk, want);

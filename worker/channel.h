@@ -14,7 +14,10 @@ double tf_channel_now(void);
  * 0 ok, -1 error or peer gone (never SIGPIPE), -2 `deadline` passed (< 0: none). */
 int tf_channel_write_frame(int fd, const struct tf_buf *b, double deadline);
 /* Read one frame into `b` (reset first). 0 ok, -1 EOF, error or an oversized
- * length, -2 `deadline` passed (< 0: none). */
+ * length, -2 `deadline` passed (< 0: none). Deadlines count only the time
+ * this process was running: time spent stopped (SIGSTOP, a suspended job)
+ * moves them later, and the channel is always looked at once more before a
+ * deadline is called passed. */
 int tf_channel_read_frame(int fd, struct tf_buf *b, double deadline);
 
 /* In a worker's child process: ignore SIGINT (the worker's business), die

@@ -9,7 +9,9 @@
  * because the median needs them. Time is the sum of the samples the device
  * reported, not wall time: the limits bound device work, the runner's deadline
  * bounds the rest. Launch failures in the middle end the protocol with the
- * launch's status: a variant that fails on its 40th launch is not "ok".
+ * launch's status: a variant that fails on its 40th launch is not "ok", and a
+ * sample the timer reports as NaN, infinite or negative is runtime_error with
+ * the timer named (a broken clock must never become a time).
  * Where the backend can queue launches (enqueue/collect), samples go in
  * batches: the warm-ups and the first min_samples in one queue, the caller's
  * overlap work (the runner's verification) done while the device runs them,
@@ -85,11 +87,14 @@ struct sample_set {
     double total, mean, m2;
 };
 
-/* Add one sample; -1 + err if the device clock returned nonsense. */
-static int sample_add(struct sample_set *s, double t, struct tf_error *err)
+/* Add one sample; -1 + err (naming `timer`) if the clock returned nonsense. */
+static int sample_add(struct sample_set *s, double t, const char *timer, struct tf_error *err)
 {
     if (!(t >= 0.0) || isinf(t)) /* a broken clock would poison every statistic */
-        return tf_error_set(err, TF_ERR_BACKEND, "device timer returned %g seconds", t);
+        return tf_error_set(err, TF_ERR_BACKEND,
+                            "the %s returned %g seconds for sample %u: not a time, the "
+                            "configuration is not measured",
+                            timer ? timer : "device timer", t, s->n + 1);
     if (s->n == s->cap)
         return 0;
     s->v[s->n++] = t;
@@ -160,7 +165,7 @@ static int measure_batched(const struct tf_measure *m, const struct tf_sampler *
     }
     for (int i = 0; i < warm + first; i++) {
         *busy += times[i];
-        if (i >= warm && sample_add(set, times[i], err) != 0)
+        if (i >= warm && sample_add(set, times[i], s->timer, err) != 0)
             return TF_STATUS_RUNTIME_ERROR;
     }
     while (!sample_done(m, set)) {
@@ -170,7 +175,7 @@ static int measure_batched(const struct tf_measure *m, const struct tf_sampler *
             return status;
         for (int i = 0; i < n; i++) {
             *busy += times[i];
-            if (sample_add(set, times[i], err) != 0)
+            if (sample_add(set, times[i], s->timer, err) != 0)
                 return TF_STATUS_RUNTIME_ERROR;
         }
     }
@@ -206,7 +211,7 @@ int tf_measure_run(const struct tf_measure *m, const struct tf_sampler *s, struc
         status = s->launch(s->ctx, &t, err);
         if (status != TF_STATUS_OK)
             goto done;
-        if (sample_add(&set, t, err) != 0) {
+        if (sample_add(&set, t, s->timer, err) != 0) {
             status = TF_STATUS_RUNTIME_ERROR;
             goto done;
         }

@@ -38,6 +38,10 @@ struct tf_sampler {
     /* Seconds one launch takes, if known (the verified launch's), else 0: the
      * first batch of a slow kernel then stays within max_time. */
     double estimate;
+    /* What times the samples, for messages ("host timer (CLOCK_MONOTONIC)",
+     * "cuda device timer"); NULL: "device timer". A sample that is NaN,
+     * infinite or negative ends the protocol with runtime_error naming it. */
+    const char *timer;
 };
 
 /* Compute the statistics of `n` samples into `out` (sorts a private copy). */

@@ -25,20 +25,42 @@
  * outputs are poisoned (NaN / 0x7fffffff) before the verified launch so that
  * an element a kernel forgets to write can never pass. The child keeps
  * private copies of its protocol descriptors and points fd 1 at stderr, so a
- * kernel that printf()s cannot corrupt the protocol stream. */
+ * kernel that printf()s cannot corrupt the protocol stream.
+ *
+ * A variant is hostile until proven otherwise. Every buffer it sees sits
+ * between two 4 KiB canaries (checked after the verified launch where launches
+ * do not queue, and after the samples everywhere: a changed byte is that
+ * variant's runtime_error naming the buffer, and the runner exits after
+ * replying so that a clean one takes the next configuration); on the host each
+ * buffer also ends at a PROT_NONE guard page, and a fault there while a
+ * variant runs comes back (siglongjmp) as the same error. The inputs' initial
+ * images and the reference's outputs live in their own read-only mappings.
+ * The worker sends absolute paths, and the child returns to its folder after
+ * every variant (a chdir() changes nothing for the next). The child leads its
+ * own process group (the worker kills the group with it) and is a child
+ * subreaper: after every variant it kills what the variant forked, setsid()
+ * or not. What a variant can still do: write into the runner's own heap or
+ * stack far from its buffers (a canary or guard page sees only contiguous
+ * overflows), change other process state (signal handlers, fds, limits), or
+ * leave a setsid() process behind when it is itself killed (timeout/crash)
+ * before the runner can end it. */
 #include "runner.h"
 
 #include "channel.h"
 
 #include <errno.h>
+#include <dirent.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <math.h>
 #include <poll.h>
+#include <setjmp.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -98,8 +120,11 @@ static void reap_child(struct tf_runner *r, int kill_first, char *msg, size_t ca
 {
     int st = 0;
     if (r->pid > 0) {
+        /* The runner leads its own process group (spawn_child): killing the
+         * group ends whatever a variant forked too, which would otherwise
+         * outlive it, hold the run's output open and ignore SIGTERM. */
         if (kill_first)
-            kill(r->pid, SIGKILL);
+            kill(-r->pid, SIGKILL);
         /* EOF: the child is exiting; a short grace, then no mercy. */
         const double deadline = tf_channel_now() + QUIT_GRACE;
         pid_t w;
@@ -111,6 +136,8 @@ static void reap_child(struct tf_runner *r, int kill_first, char *msg, size_t ca
             kill(r->pid, SIGKILL);
             w = waitpid(r->pid, &st, 0);
         }
+        /* A runner that exited by itself may leave group members behind. */
+        kill(-r->pid, SIGKILL);
         if (msg) {
             if (w == r->pid && WIFSIGNALED(st))
                 snprintf(msg, cap, "runner killed by signal %d (%s)", WTERMSIG(st),
@@ -146,7 +173,10 @@ static int spawn_child(struct tf_runner *r, struct tf_error *err)
     posix_spawnattr_init(&attr);
     sigemptyset(&none);
     posix_spawnattr_setsigmask(&attr, &none);
-    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK);
+    /* Its own process group, set before it runs anything (no race with a
+     * setpgid in the child): see reap_child. */
+    posix_spawnattr_setpgroup(&attr, 0);
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETPGROUP);
     pid_t pid;
     int rc = posix_spawn(&pid, r->exe, &fa, &attr, argv, environ);
     posix_spawnattr_destroy(&attr);
@@ -209,6 +239,12 @@ fail:
     return -1;
 }
 
+static int prepare(struct tf_runner *r, uint32_t kernel, uint32_t problem, uint64_t config,
+                   const char *reference, struct tf_result *out, struct tf_error *err);
+static int measure(struct tf_runner *r, uint32_t kernel, uint32_t problem, uint32_t phase,
+                   uint64_t config, const char *binary, const char *reference,
+                   struct tf_result *out, struct tf_error *err);
+
 /* After a failed exchange: timeout (kill) or crash (reap), into `out`. */
 static void exchange_failed(struct tf_runner *r, int rc, const char *what, struct tf_result *out)
 {
@@ -226,6 +262,17 @@ static void exchange_failed(struct tf_runner *r, int rc, const char *what, struc
     }
 }
 
+/* `path` as an absolute path (malloc'd): relative ones are taken from the
+ * worker's folder, which never changes, so that a variant that chdir()s in
+ * the runner cannot make the next binary or reference unreachable. */
+static char *absolute_path(const char *path)
+{
+    char cwd[PATH_MAX];
+    if (path[0] == '/' || path[0] == '\0' || getcwd(cwd, sizeof cwd) == NULL)
+        return tf_xstrdup(path);
+    return tf_xasprintf("%s/%s", cwd, path);
+}
+
 /* Spawn the child if there is none; -1 + err (and `out` says why) if it cannot be. */
 static int ensure_child(struct tf_runner *r, struct tf_result *out, struct tf_error *err)
 {
@@ -238,7 +285,16 @@ static int ensure_child(struct tf_runner *r, struct tf_result *out, struct tf_er
 }
 
 int tf_runner_prepare(struct tf_runner *r, uint32_t kernel, uint32_t problem, uint64_t config,
-                      const char *reference, struct tf_result *out, struct tf_error *err)
+                      const char *reference_path, struct tf_result *out, struct tf_error *err)
+{
+    char *reference = absolute_path(reference_path);
+    const int rc = prepare(r, kernel, problem, config, reference, out, err);
+    free(reference);
+    return rc;
+}
+
+static int prepare(struct tf_runner *r, uint32_t kernel, uint32_t problem, uint64_t config,
+                   const char *reference, struct tf_result *out, struct tf_error *err)
 {
     tf_result_init(out, kernel, problem, config, TF_STATUS_OK);
     if (r->setup_valid && r->setup_kernel == kernel && r->setup_problem == problem &&
@@ -281,8 +337,18 @@ int tf_runner_prepare(struct tf_runner *r, uint32_t kernel, uint32_t problem, ui
 }
 
 int tf_runner_measure(struct tf_runner *r, uint32_t kernel, uint32_t problem, uint32_t phase,
-                      uint64_t config, const char *binary, const char *reference,
+                      uint64_t config, const char *binary_path, const char *reference,
                       struct tf_result *out, struct tf_error *err)
+{
+    char *binary = absolute_path(binary_path);
+    const int rc = measure(r, kernel, problem, phase, config, binary, reference, out, err);
+    free(binary);
+    return rc;
+}
+
+static int measure(struct tf_runner *r, uint32_t kernel, uint32_t problem, uint32_t phase,
+                   uint64_t config, const char *binary, const char *reference,
+                   struct tf_result *out, struct tf_error *err)
 {
     if (tf_runner_prepare(r, kernel, problem, config, reference, out, err) != 0)
         return -1;
@@ -330,6 +396,11 @@ int tf_runner_starts(const struct tf_runner *r)
     return r->starts;
 }
 
+pid_t tf_runner_pid(const struct tf_runner *r)
+{
+    return r->pid;
+}
+
 void tf_runner_destroy(struct tf_runner *r)
 {
     if (r == NULL)
@@ -362,14 +433,20 @@ union scalar {
     double f64;
 };
 
+/* Bytes of canary before and after every buffer a variant sees (a multiple
+ * of 256, so the buffer keeps the allocation's alignment on every device). */
+#define GUARD_BYTES 4096
+
 struct buffer {
     int64_t count;
     size_t bytes;
-    void *init;      /* what the device buffer starts with (inputs: data; outputs: poison or init) */
-    void *expected;  /* outputs: the reference's result */
+    void *init;      /* what the device buffer starts with (inputs: data; outputs: poison or
+                        init); sealed: read-only once filled, no variant can change it */
+    void *expected;  /* outputs: the reference's result, sealed likewise */
     void *got;       /* outputs: downloaded after the verified launch */
     int got_pinned;  /* got came from the backend's host_alloc */
-    void *dev;
+    void *dev_base;  /* the allocation: GUARD_BYTES of canary, dev, GUARD_BYTES of canary */
+    void *dev;       /* what the variant gets: dev_base + GUARD_BYTES, `bytes` long */
     void *dev_init;  /* a device-side copy of `init`, where the backend can copy (restores) */
     void *dev_snap;  /* outputs: the verified launch's result, copied on the device so the
                         download overlaps the samples (which overwrite dev) */
@@ -392,7 +469,157 @@ struct child {
     void **args;             /* nargs: &scalars[i] or &bufs[i].dev */
     struct tf_value *slots;
     int downloads_queued;    /* download_async queued, download_wait still due */
+    int damaged;             /* a variant wrote outside its buffers: end after replying */
+    int cwd_fd;              /* the runner's folder, restored after every variant (-1: none) */
 };
+
+/* ---- sealed memory: what no variant may change ---------------------------- */
+
+/* Private anonymous pages for `bytes` (at least one page): the reference's
+ * outputs and the buffers' initial images live there, away from the heap the
+ * variants' buffers share, and are made read-only once filled (seal), so a
+ * variant writing wild cannot turn them into every later variant's failure. */
+static void *sealed_alloc(size_t bytes)
+{
+    void *p = mmap(NULL, bytes ? bytes : 1, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                   -1, 0);
+    if (p == MAP_FAILED)
+        tf_die("cannot map %zu bytes: %s", bytes, strerror(errno));
+    return p;
+}
+
+static void sealed_seal(void *p, size_t bytes)
+{
+    if (p && mprotect(p, bytes ? bytes : 1, PROT_READ) != 0)
+        tf_die("cannot seal %zu bytes: %s", bytes, strerror(errno));
+}
+
+static void sealed_free(void *p, size_t bytes)
+{
+    if (p)
+        munmap(p, bytes ? bytes : 1);
+}
+
+/* ---- guards: canaries around every buffer, a fault handler for the pages ---- */
+
+static unsigned char canary[GUARD_BYTES];  /* what every guard region holds */
+static unsigned char guard_scratch[2 * GUARD_BYTES];
+
+/* What the fault handler knows: the child whose buffers are guarded, whether
+ * a variant is running, and where to go back to. */
+static struct child *guard_child;
+static volatile sig_atomic_t guard_armed;
+static sigjmp_buf guard_jmp;
+static volatile sig_atomic_t guard_arg;   /* the buffer whose guard was hit */
+static volatile sig_atomic_t guard_after; /* 1 past the end, 0 before the start */
+static volatile uintptr_t guard_distance; /* bytes between the buffer and the fault */
+static uintptr_t guard_page_bytes;
+
+/* SIGSEGV / SIGBUS while a variant runs: a fault just past (or before) one of
+ * its buffers is an overflow into a guard page (the host backend puts one
+ * after every buffer): go back to the runner with the buffer's name. Any other
+ * fault is the variant's crash: the default action, and the worker records
+ * `crashed` with the signal. */
+static void guard_signal(int sig, siginfo_t *si, void *uc)
+{
+    (void)uc;
+    const struct child *c = guard_child;
+    if (guard_armed && c != NULL && c->bufs != NULL && c->k != NULL) {
+        const uintptr_t a = (uintptr_t)si->si_addr;
+        const uintptr_t reach = GUARD_BYTES + 2 * guard_page_bytes;
+        for (int i = 0; i < c->k->nargs; i++) {
+            const struct buffer *b = &c->bufs[i];
+            if (b->dev == NULL)
+                continue;
+            const uintptr_t start = (uintptr_t)b->dev, end = start + b->bytes;
+            if ((a >= end && a - end < reach) || (a < start && start - a <= reach)) {
+                guard_arg = i;
+                guard_after = a >= end;
+                guard_distance = a >= end ? a - end : start - a;
+                guard_armed = 0;
+                siglongjmp(guard_jmp, 1);
+            }
+        }
+    }
+    signal(sig, SIG_DFL); /* the faulting access runs again and ends the runner */
+}
+
+static void guard_install(struct child *c)
+{
+    static unsigned char altstack[64 * 1024];
+    uint64_t st = UINT64_C(0x6775617264); /* "guard" */
+    for (size_t i = 0; i < sizeof canary; i += 8) {
+        st += UINT64_C(0x9E3779B97F4A7C15);
+        uint64_t z = st;
+        z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
+        z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
+        z ^= z >> 31;
+        memcpy(canary + i, &z, 8);
+    }
+    long page = sysconf(_SC_PAGESIZE);
+    guard_page_bytes = page > 0 ? (uintptr_t)page : 4096;
+    guard_child = c;
+    /* An alternate stack: the handler must run even if the variant's stack is gone. */
+    stack_t ss = {.ss_sp = altstack, .ss_size = sizeof altstack, .ss_flags = 0};
+    sigaltstack(&ss, NULL);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = guard_signal;
+    sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGSEGV, &sa, NULL);
+    sigaction(SIGBUS, &sa, NULL);
+}
+
+/* Fill the guard regions of `b` with the canary; 0 or -1 + err. */
+static int guard_fill(const struct child *c, const struct buffer *b, struct tf_error *err)
+{
+    return c->be->upload(c->ctx, b->dev_base, canary, GUARD_BYTES, err) != 0 ||
+                   c->be->upload(c->ctx, (char *)b->dev + b->bytes, canary, GUARD_BYTES, err) != 0
+               ? -1
+               : 0;
+}
+
+/* Check every buffer's guard regions after the variant ran. TF_STATUS_OK if
+ * all still hold the canary; else runtime_error with err naming the buffer and
+ * how far from it the first changed byte is (and c->damaged set: the variant
+ * may have written further, into memory no canary watches, so this runner ends
+ * after replying and a clean one takes the next configuration). */
+static int guard_check(struct child *c, struct tf_error *err)
+{
+    const struct tf_kernel *k = c->k;
+    for (int i = 0; i < k->nargs; i++) {
+        const struct buffer *b = &c->bufs[i];
+        if (k->args[i].kind != TF_ARG_BUFFER || b->dev == NULL)
+            continue;
+        if (c->be->download(c->ctx, guard_scratch, b->dev_base, GUARD_BYTES, err) != 0 ||
+            c->be->download(c->ctx, guard_scratch + GUARD_BYTES, (char *)b->dev + b->bytes,
+                            GUARD_BYTES, err) != 0)
+            return TF_STATUS_RUNTIME_ERROR;
+        size_t before = GUARD_BYTES, after = 0;
+        while (before > 0 && guard_scratch[before - 1] == canary[before - 1])
+            before--;
+        while (after < GUARD_BYTES && guard_scratch[GUARD_BYTES + after] == canary[after])
+            after++;
+        if (after < GUARD_BYTES) {
+            c->damaged = 1;
+            tf_error_set(err, TF_ERR_EVAL,
+                         "%s: wrote past its end (byte %zu after its %zu bytes changed; the "
+                         "runner restarts)",
+                         k->args[i].name, after + 1, b->bytes);
+            return TF_STATUS_RUNTIME_ERROR;
+        }
+        if (before > 0) {
+            c->damaged = 1;
+            tf_error_set(err, TF_ERR_EVAL,
+                         "%s: wrote before its start (byte %zu before it changed; the runner "
+                         "restarts)",
+                         k->args[i].name, GUARD_BYTES - before + 1);
+            return TF_STATUS_RUNTIME_ERROR;
+        }
+    }
+    return TF_STATUS_OK;
+}
 
 static uint64_t mix64(uint64_t z)
 {
@@ -459,14 +686,14 @@ static void free_buffers(struct child *c)
         return;
     for (int i = 0; i < c->k->nargs; i++) {
         struct buffer *b = &c->bufs[i];
-        if (b->dev)
-            c->be->release(c->ctx, b->dev);
+        if (b->dev_base)
+            c->be->release(c->ctx, b->dev_base);
         if (b->dev_init)
             c->be->release(c->ctx, b->dev_init);
         if (b->dev_snap)
             c->be->release(c->ctx, b->dev_snap);
-        free(b->init);
-        free(b->expected);
+        sealed_free(b->init, b->bytes);
+        sealed_free(b->expected, b->bytes);
         if (b->got_pinned)
             c->be->host_free(c->ctx, b->got);
         else
@@ -580,7 +807,7 @@ static int build_buffers(struct child *c, uint64_t config, const int64_t *counts
         }
         b->count = counts[i];
         b->bytes = (size_t)counts[i] * tf_elem_size(a->type);
-        b->init = tf_xmalloc(b->bytes);
+        b->init = sealed_alloc(b->bytes);
         const uint64_t seed = mix64(mix64(mix64(mix64(c->job->seed) ^ c->kernel) ^ c->problem) ^
                                     (uint64_t)i);
         switch (a->init) {
@@ -589,7 +816,16 @@ static int build_buffers(struct child *c, uint64_t config, const int64_t *counts
         case TF_INIT_ONES: fill_const(a->type, b->init, b->count, 1); break;
         case TF_INIT_POISON: fill_poison(a->type, b->init, b->count); break;
         }
-        if (c->be->alloc(c->ctx, b->bytes, &b->dev, err) != 0)
+        sealed_seal(b->init, b->bytes);
+        if (b->bytes > SIZE_MAX - 2 * GUARD_BYTES) {
+            tf_error_set(err, TF_ERR_NOMEM, "buffer '%s' of %zu bytes is too large", a->name,
+                         b->bytes);
+            goto fail;
+        }
+        if (c->be->alloc(c->ctx, b->bytes + 2 * GUARD_BYTES, &b->dev_base, err) != 0)
+            goto fail;
+        b->dev = (char *)b->dev_base + GUARD_BYTES;
+        if (guard_fill(c, b, err) != 0)
             goto fail;
         /* Each configuration starts from `init`: keep it on the device when a
          * device-side copy is possible (much faster than uploading it again). */
@@ -602,7 +838,7 @@ static int build_buffers(struct child *c, uint64_t config, const int64_t *counts
         }
         c->args[i] = &b->dev;
         /* The reference gets private copies: it may write any of them. */
-        ref_ptrs[i] = tf_xmalloc(b->bytes);
+        ref_ptrs[i] = sealed_alloc(b->bytes);
         memcpy(ref_ptrs[i], b->init, b->bytes);
         ref_args[i] = &ref_ptrs[i];
         if (a->output && can_overlap_downloads(c)) {
@@ -632,6 +868,7 @@ static int build_buffers(struct child *c, uint64_t config, const int64_t *counts
     for (int i = 0; i < k->nargs; i++)
         if (k->args[i].kind == TF_ARG_BUFFER && k->args[i].output) {
             c->bufs[i].expected = ref_ptrs[i];
+            sealed_seal(ref_ptrs[i], c->bufs[i].bytes);
             ref_ptrs[i] = NULL;
         }
     status = TF_STATUS_OK;
@@ -641,7 +878,7 @@ fail:
      * brought libgomp in would pull the code from under those threads. */
     (void)ref_fn;
     for (int i = 0; i < k->nargs; i++)
-        free(ref_ptrs[i]);
+        sealed_free(ref_ptrs[i], c->bufs[i].bytes);
     free(ref_ptrs);
     free(ref_args);
     if (status != TF_STATUS_OK)
@@ -908,6 +1145,13 @@ static void child_measure(struct child *c, uint32_t kernel, uint32_t problem, ui
         res->status = (uint8_t)status;
         goto done;
     }
+    /* An overflow is this variant's failure, found before its output is
+     * judged: what it wrote past its end is not a wrong result. Where launches
+     * queue (GPUs) the check after the samples does it, and saves a round trip. */
+    if (c->be->enqueue == NULL && (status = guard_check(c, &err)) != TF_STATUS_OK) {
+        res->status = (uint8_t)status;
+        goto done;
+    }
     for (int i = 0; i < k->nargs; i++) {
         const struct tf_arg *a = &k->args[i];
         struct buffer *b = &c->bufs[i];
@@ -930,8 +1174,11 @@ static void child_measure(struct child *c, uint32_t kernel, uint32_t problem, ui
     /* The outputs are compared (sample_verify) while the device runs the first
      * samples, where the backend can queue them; a wrong result discards them. */
     struct sample_ctx sc = {c, fn, &geo, res};
-    struct tf_sampler sampler = {sample_launch, sample_flush, &sc, NULL, NULL, sample_verify,
-                                 verified_seconds};
+    char timer[64];
+    snprintf(timer, sizeof timer, "%s timer%s", c->be->name,
+             strcmp(c->be->name, "host") == 0 ? " (CLOCK_MONOTONIC)" : " (device events)");
+    struct tf_sampler sampler = {sample_launch, sample_flush, &sc,          NULL,
+                                 NULL,          sample_verify, verified_seconds, timer};
     if (c->be->enqueue && c->be->collect) {
         sampler.enqueue = sample_enqueue;
         sampler.collect = sample_collect;
@@ -945,6 +1192,17 @@ static void child_measure(struct child *c, uint32_t kernel, uint32_t problem, ui
     /* Verification waited for the downloads, unless the samples failed first:
      * `got` and the snapshots are reused, so nothing may still be landing. */
     wait_downloads(c, &(struct tf_error){0});
+    /* The samples ran the variant again: the guards once more (an overflow
+     * that only some launches make). A failed launch may have broken the
+     * device context, where nothing can be read back: not then. */
+    if (status == TF_STATUS_OK || status == TF_STATUS_WRONG_RESULT) {
+        struct tf_error guard_err = {0};
+        if (guard_check(c, &guard_err) != TF_STATUS_OK) {
+            status = TF_STATUS_RUNTIME_ERROR;
+            err = guard_err;
+            tf_strlcpy(res->message, guard_err.message, sizeof res->message);
+        }
+    }
     profile_lap(&profile.measure, &mark);
     if (status == TF_STATUS_WRONG_RESULT) {
         res->status = (uint8_t)status;
@@ -977,6 +1235,77 @@ done:
     if (res->status != TF_STATUS_OK && res->message[0] == '\0')
         tf_strlcpy(res->message, err.message[0] ? err.message : tf_status_name(res->status),
                    sizeof res->message);
+}
+
+/* The pids of this process's children (every thread's), at most `cap`; -1 if
+ * the kernel cannot list them (no /proc/PID/task/TID/children). */
+static int list_children(pid_t *out, int cap)
+{
+    DIR *tasks = opendir("/proc/self/task");
+    if (tasks == NULL)
+        return -1;
+    int n = 0, listed = 0;
+    struct dirent *e;
+    while ((e = readdir(tasks)) != NULL && n < cap) {
+        if (e->d_name[0] < '0' || e->d_name[0] > '9')
+            continue;
+        char path[64];
+        snprintf(path, sizeof path, "/proc/self/task/%.20s/children", e->d_name);
+        FILE *f = fopen(path, "re");
+        if (f == NULL)
+            continue;
+        listed = 1;
+        long pid;
+        while (n < cap && fscanf(f, "%ld", &pid) == 1)
+            out[n++] = (pid_t)pid;
+        fclose(f);
+    }
+    closedir(tasks);
+    return listed ? n : -1;
+}
+
+/* End every process a variant left behind. The runner starts no process of
+ * its own, so each child is a variant's; as a child subreaper (set at start)
+ * the runner also inherits what those children started, setsid() or not, once
+ * its parent is gone. Kill and reap until none is left (bounded: a fork bomb
+ * still ends with the runner's process group when the worker ends it). */
+static void end_strays(void)
+{
+    pid_t pids[256];
+    for (int round = 0; round < 64; round++) {
+        const int n = list_children(pids, 256);
+        if (n <= 0)
+            break;
+        for (int i = 0; i < n; i++)
+            kill(pids[i], SIGKILL);
+        for (int i = 0; i < n; i++)
+            waitpid(pids[i], NULL, 0);
+    }
+    while (waitpid(-1, NULL, WNOHANG) > 0)
+        ;
+}
+
+/* MEASURE with the guard pages armed: a fault in one is the variant's
+ * runtime_error naming the buffer (the runner then ends: see guard_check). */
+static void guarded_measure(struct child *c, uint32_t kernel, uint32_t problem, uint32_t phase,
+                            uint64_t config, const char *binary, struct tf_result *res)
+{
+    if (sigsetjmp(guard_jmp, 1) == 0) {
+        guard_armed = 1;
+        child_measure(c, kernel, problem, phase, config, binary, res);
+        guard_armed = 0;
+        return;
+    }
+    /* Back from guard_signal: the variant was stopped in the middle. */
+    const struct tf_arg *a = &c->k->args[guard_arg];
+    tf_result_init(res, kernel, problem, config, TF_STATUS_RUNTIME_ERROR);
+    snprintf(res->message, sizeof res->message,
+             "%s: %s (a fault %zu bytes %s it, in the guard page beyond its canary; the "
+             "runner restarts)",
+             a->name, guard_after ? "wrote past its end" : "wrote before its start",
+             (size_t)guard_distance, guard_after ? "after" : "before");
+    res->timestamp = unix_now();
+    c->damaged = 1;
 }
 
 /* INIT: load the job from the bundle message, open the device. */
@@ -1031,10 +1360,14 @@ int tf_runner_main(int argc, char **argv)
     if (tf_channel_child_open(&in, &out) != 0)
         return 1;
     profile.on = getenv("TUNEFARM_PROFILE") != NULL;
+    /* Orphans of a variant's children come to us (end_strays). */
+    prctl(PR_SET_CHILD_SUBREAPER, 1);
 
     const char *backend = argv[2];
     const int ordinal = atoi(argv[3]);
     struct child c = {0};
+    c.cwd_fd = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    guard_install(&c);
     struct tf_buf req = {0}, rep = {0};
     int initialized = 0, rc = 0, exit_after_reply = 0;
 
@@ -1087,9 +1420,17 @@ int tf_runner_main(int argc, char **argv)
                 rc = 1;
                 break;
             }
-            child_measure(&c, kernel, problem, phase, config, binary, &res);
+            guarded_measure(&c, kernel, problem, phase, config, binary, &res);
             res.phase = (uint8_t)phase;
             free(binary);
+            /* What a variant may have changed of the process, put back: its
+             * folder (a chdir() must not break the next load), its children. */
+            if (c.cwd_fd >= 0 && fchdir(c.cwd_fd) != 0)
+                fprintf(stderr, "tunefarm runner: cannot return to its folder: %s\n",
+                        strerror(errno));
+            end_strays();
+            if (c.damaged)
+                exit_after_reply = 1;
             tf_buf_put_result(&rep, &res);
             /* A fault that broke the device context (CUDA's sticky errors) leaves
              * nothing usable in this process: say so, reply, exit. */
@@ -1108,6 +1449,10 @@ int tf_runner_main(int argc, char **argv)
             break;
         }
     }
+    guard_child = NULL;
+    end_strays();
+    if (c.cwd_fd >= 0)
+        close(c.cwd_fd);
     if (c.k)
         reset_problem(&c);
     if (c.ctx)

@@ -7,6 +7,7 @@
 #define TF_RUNNER_H
 
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "../schema/bundle.h"
 #include "../schema/error.h"
@@ -41,6 +42,9 @@ int tf_runner_prepare(struct tf_runner *r, uint32_t kernel, uint32_t problem, ui
 double tf_runner_device_seconds(const struct tf_runner *r);
 /* Number of runner processes started so far (1 + restarts). */
 int tf_runner_starts(const struct tf_runner *r);
+/* The current runner process (the leader of its own process group), -1 if
+ * none is running (tests stop and continue it). */
+pid_t tf_runner_pid(const struct tf_runner *r);
 /* Stop the child cleanly, SIGKILL it if it lingers, free; accepts NULL. */
 void tf_runner_destroy(struct tf_runner *r);
 /* The hidden subcommand: argv = {exe, "__runner", BACKEND, ORDINAL}. Serves

@@ -5,6 +5,10 @@ and pandas only (no tunefarm code), the way a user's notebook would.
 usage: check_archive.py ARCHIVE KERNEL [--rows N] [--run R] [--phase P] [--unique]
                         [--best P=V ...] [--status-where P=V:STATUS ...]
                         [--all-ok] [--runs N] [--two-phase K] [--print-best]
+Always: every ok row has time_min <= time_median, and where at least five ok
+rows have three samples or more, time_min < time_median in one of them at
+least (a median that is really the minimum, or the other way round, would
+pass every other check).
 Exits 1 with a message on the first failed assertion."""
 import argparse
 import sys
@@ -60,6 +64,15 @@ def main():
         df = df[df["run"] == a.run]
     if a.phase is not None:
         df = df[df["phase"] == a.phase]
+    ok = df[df["status"] == "ok"]
+    upside_down = ok[ok["time_min"] > ok["time_median"]]
+    if not upside_down.empty:
+        fail("time_min > time_median in %d ok rows (configs %s)"
+             % (len(upside_down), upside_down["config"].tolist()[:5]))
+    sampled = ok[ok["samples"] >= 3]
+    if len(sampled) >= 5 and not (sampled["time_min"] < sampled["time_median"]).any():
+        fail("time_min == time_median in all %d ok rows of 3+ samples: the median is not "
+             "a median (or the minimum not a minimum)" % len(sampled))
     if a.rows is not None and len(df) != a.rows:
         fail("expected %d rows, found %d" % (a.rows, len(df)))
     if a.unique:

@@ -7,6 +7,7 @@
 #include <cmocka.h>
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "../../worker/measure.h"
@@ -273,7 +274,7 @@ static void test_batched_same_rule(void **state)
     (void)state;
     const double v[] = {0.001};
     struct batches b = {.s = {.values = v, .count = 1}};
-    struct tf_sampler sm = {no_launch, NULL, &b, batch_enqueue, batch_collect, batch_overlap, 0};
+    struct tf_sampler sm = {no_launch, NULL, &b, batch_enqueue, batch_collect, batch_overlap, 0, NULL};
     struct tf_measure m = settings();
     struct tf_stats st;
     struct tf_error err = {0};
@@ -302,7 +303,7 @@ static void test_batched_slow_kernel(void **state)
     (void)state;
     const double v[] = {0.4};
     struct batches b = {.s = {.values = v, .count = 1}};
-    struct tf_sampler sm = {no_launch, NULL, &b, batch_enqueue, batch_collect, batch_overlap, 0.4};
+    struct tf_sampler sm = {no_launch, NULL, &b, batch_enqueue, batch_collect, batch_overlap, 0.4, NULL};
     struct tf_measure m = settings();
     struct tf_stats st;
     struct tf_error err = {0};
@@ -319,7 +320,7 @@ static void test_batched_limits_and_wrong_result(void **state)
     (void)state;
     const double v[] = {0x1p-20}; /* ~1 us, and sums of it are exact */
     struct batches b = {.s = {.values = v, .count = 1}};
-    struct tf_sampler sm = {no_launch, NULL, &b, batch_enqueue, batch_collect, batch_overlap, 0};
+    struct tf_sampler sm = {no_launch, NULL, &b, batch_enqueue, batch_collect, batch_overlap, 0, NULL};
     struct tf_measure m = settings(); /* min_time 0.02 needs ceil(0.02 * 2^20) = 20972 */
     m.max_samples = 100000;
     struct tf_stats st;
@@ -338,6 +339,62 @@ static void test_batched_limits_and_wrong_result(void **state)
     assert_non_null(strstr(err.message, "scripted wrong result"));
 }
 
+/* A timer that returns NaN (a broken event pair, say) is runtime_error naming
+ * the timer, one launch at a time and batched; never a time. */
+static void test_nan_timer(void **state)
+{
+    (void)state;
+    const double v[] = {0.001, 0.001, NAN};
+    struct script s = {.values = v, .count = 3};
+    struct tf_sampler sm = {.launch = script_launch, .ctx = &s, .timer = "scripted timer"};
+    struct tf_measure m = settings();
+    struct tf_stats st;
+    struct tf_error err = {0};
+    assert_int_equal(tf_measure_run(&m, &sm, &st, &err), TF_STATUS_RUNTIME_ERROR);
+    assert_non_null(strstr(err.message, "the scripted timer returned nan seconds for sample 3"));
+    assert_int_equal(st.n, 2);
+
+    struct batches *b = calloc(1, sizeof *b);
+    b->s = (struct script){.values = v, .count = 3};
+    struct tf_sampler bm = {.launch = no_launch, .ctx = b, .enqueue = batch_enqueue,
+                            .collect = batch_collect, .timer = "scripted timer"};
+    m.warmup = 0;
+    memset(&err, 0, sizeof err);
+    assert_int_equal(tf_measure_run(&m, &bm, &st, &err), TF_STATUS_RUNTIME_ERROR);
+    assert_non_null(strstr(err.message, "scripted timer returned nan"));
+    /* unnamed, it is the device timer */
+    b->s = (struct script){.values = v, .count = 3};
+    bm.timer = NULL;
+    assert_int_equal(tf_measure_run(&m, &bm, &st, &err), TF_STATUS_RUNTIME_ERROR);
+    assert_non_null(strstr(err.message, "device timer returned nan"));
+    free(b);
+}
+
+/* Samples of 1, 3, 2 ms through the whole protocol: the median is the middle
+ * one (2), the minimum the smallest (1), the mean neither. */
+static void test_median_and_min_of_protocol(void **state)
+{
+    (void)state;
+    const double v[] = {0.001, 0.003, 0.002};
+    struct script s = {.values = v, .count = 3};
+    struct tf_sampler sm = {.launch = script_launch, .ctx = &s};
+    struct tf_measure m = settings();
+    m.min_samples = 3;
+    m.max_samples = 3;
+    m.min_time = 1e-6;
+    struct tf_stats st;
+    struct tf_error err = {0};
+    assert_int_equal(tf_measure_run(&m, &sm, &st, &err), TF_STATUS_OK);
+    assert_int_equal(st.n, 3);
+    assert_true(st.median == 0.002);
+    assert_true(st.min == 0.001);
+    assert_true(fabs(st.mean - 0.002) < 1e-15);
+    const double w[] = {0.001, 0.005, 0.002}; /* mean 2.67 ms: median is not the mean */
+    s = (struct script){.values = w, .count = 3};
+    assert_int_equal(tf_measure_run(&m, &sm, &st, &err), TF_STATUS_OK);
+    assert_true(st.median == 0.002 && st.min == 0.001 && st.mean > 0.0026);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -352,6 +409,8 @@ int main(void)
         cmocka_unit_test(test_batched_same_rule),
         cmocka_unit_test(test_batched_slow_kernel),
         cmocka_unit_test(test_batched_limits_and_wrong_result),
+        cmocka_unit_test(test_nan_timer),
+        cmocka_unit_test(test_median_and_min_of_protocol),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

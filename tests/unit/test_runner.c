@@ -4,14 +4,20 @@
  * tf_runner_main, and the tests spawn /proc/self/exe. Every MODE of
  * tests/fixtures/faulty is compiled with the real compiler and measured in a
  * real child process; after each fault a correct configuration must still
- * measure ok (the runner was restarted). */
+ * measure ok (the runner was restarted). A second group does the same with the
+ * hostile variants of tests/fixtures/runner_hostile (writes past and before a
+ * buffer, chdir(), forked children, scripted times, a stop in the middle),
+ * compiled into a cache given by a relative path. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <glob.h>
 #include <math.h>
 #include <stdio.h>
@@ -273,6 +279,285 @@ static void test_start_failures(void **state)
     tf_runner_destroy(NULL);
 }
 
+/* ---- the hostile fixture ------------------------------------------------- */
+
+static int hostile_cwd = -1; /* the folder the tests started in */
+static char hostile_mark[64]; /* TF_TEST_HOSTILE=<our pid>: in every descendant's environment */
+
+static int setup_hostile(void **state)
+{
+    struct fixture *f = calloc(1, sizeof *f);
+    struct tf_error err = {0};
+    f->bundle = tf_bundle_create();
+    f->job = tf_job_load("tests/fixtures/runner_hostile/job.yaml", f->bundle, &err);
+    if (f->job == NULL) {
+        tf_error_print(&err, "test_runner", stderr);
+        return -1;
+    }
+    f->k = f->job->kernels[0].kernel;
+    f->problem = (uint32_t)f->job->kernels[0].problems[0];
+    /* A relative cache, as `cache: relcache` gives: binaries are relative paths. */
+    hostile_cwd = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (hostile_cwd < 0 || chdir("/tmp") != 0)
+        return -1;
+    strcpy(f->cache, "tf-test-hostile-XXXXXX");
+    if (mkdtemp(f->cache) == NULL)
+        return -1;
+    snprintf(hostile_mark, sizeof hostile_mark, "%ld", (long)getpid());
+    setenv("TF_TEST_HOSTILE", hostile_mark, 1);
+    struct tf_device dev;
+    if (tf_backend_host.describe(0, &dev, &err) != 0)
+        return -1;
+    f->pool = tf_compile_pool_create(NULL, &tf_backend_host, dev.arch, f->cache, 2, &err);
+    if (f->pool == NULL ||
+        tf_compile_reference(f->pool, f->k, f->reference, sizeof f->reference, &err) != 0 ||
+        tf_runner_start("/proc/self/exe", f->bundle, "host", 0, &f->runner, &err) != 0) {
+        tf_error_print(&err, "test_runner", stderr);
+        return -1;
+    }
+    assert_true(f->reference[0] != '/'); /* the point of the relative cache */
+    *state = f;
+    return 0;
+}
+
+static int teardown_hostile(void **state)
+{
+    struct fixture *f = *state;
+    const int rc = teardown(state);
+    if (hostile_cwd >= 0) {
+        if (fchdir(hostile_cwd) != 0)
+            return -1;
+        close(hostile_cwd);
+    }
+    (void)f;
+    return rc;
+}
+
+static uint64_t hostile_config(const struct tf_kernel *k, int mode)
+{
+    int digits[2] = {0, mode};
+    return tf_kernel_encode(k, digits);
+}
+
+/* Processes other than us and `runner` with our mark in their environment:
+ * what a variant forked and left behind. */
+static int strays(pid_t runner)
+{
+    char want[96];
+    snprintf(want, sizeof want, "TF_TEST_HOSTILE=%s", hostile_mark);
+    DIR *d = opendir("/proc");
+    int n = 0;
+    struct dirent *e;
+    while (d && (e = readdir(d)) != NULL) {
+        const long pid = strtol(e->d_name, NULL, 10);
+        if (pid <= 0 || pid == (long)getpid() || pid == (long)runner)
+            continue;
+        char path[64], env[65536];
+        snprintf(path, sizeof path, "/proc/%ld/environ", pid);
+        FILE *fp = fopen(path, "re");
+        if (fp == NULL)
+            continue;
+        const size_t len = fread(env, 1, sizeof env - 1, fp);
+        fclose(fp);
+        for (size_t at = 0; at < len; at += strlen(env + at) + 1) {
+            env[len] = '\0';
+            if (strcmp(env + at, want) == 0) {
+                /* a zombie still has an entry, but nothing runs: not a stray */
+                char stat[512] = "";
+                snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+                FILE *sf = fopen(path, "re");
+                if (sf) {
+                    if (fgets(stat, sizeof stat, sf) == NULL)
+                        stat[0] = '\0';
+                    fclose(sf);
+                }
+                const char *paren = strrchr(stat, ')');
+                if (paren == NULL || paren[2] != 'Z')
+                    n++;
+                break;
+            }
+        }
+    }
+    if (d)
+        closedir(d);
+    return n;
+}
+
+/* strays(), given up to 2 s for killed processes to be gone. */
+static int strays_settled(pid_t runner)
+{
+    int n = strays(runner);
+    for (int i = 0; i < 200 && n > 0; i++) {
+        struct timespec ts = {0, 10 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+        n = strays(runner);
+    }
+    return n;
+}
+
+/* Writes past (16, 1, 4 floats) and before a buffer: that variant's
+ * runtime_error naming the buffer, and the next configurations are ok (before
+ * the fix they became wrong_result: the overflow reached the reference's copy). */
+static void test_overflow_is_the_variants_failure(void **state)
+{
+    struct fixture *f = *state;
+    static const struct {
+        int mode;
+        const char *says;
+    } cases[] = {
+        {1, "y: wrote past its end (byte 1 after its 4000 bytes changed"},
+        {2, "y: wrote past its end (byte 1 after its 4000 bytes changed"},
+        {3, "y: wrote past its end (byte 1 after its 4000 bytes changed"},
+        {4, "y: wrote before its start (byte 1 before it changed"},
+        {5, "y: wrote past its end (a fault"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct tf_result r;
+        const int starts = tf_runner_starts(f->runner);
+        run_config(f, hostile_config(f->k, cases[i].mode), &r);
+        if (r.status != TF_STATUS_RUNTIME_ERROR || !strstr(r.message, cases[i].says))
+            fprintf(stderr, "MODE %d: %s: %s\n", cases[i].mode, tf_status_name(r.status),
+                    r.message);
+        assert_int_equal(r.status, TF_STATUS_RUNTIME_ERROR);
+        assert_non_null(strstr(r.message, cases[i].says));
+        assert_true(isnan(r.time_median));
+        /* every innocent variant after it is ok, in a fresh runner */
+        for (int again = 0; again < 2; again++)
+            expect_ok(f, hostile_config(f->k, again ? 7 : 0));
+        assert_int_equal(tf_runner_starts(f->runner), starts + 1);
+    }
+    /* the guard page is behind the runaway loop's fault */
+    struct tf_result r;
+    run_config(f, hostile_config(f->k, 5), &r);
+    assert_non_null(strstr(r.message, "in the guard page"));
+}
+
+/* A variant that chdir()s: it is ok, and so is every variant after it that
+ * needs the runner's folder (MODE 7) or its binary found by path (MODE 8). */
+static void test_chdir_changes_nothing(void **state)
+{
+    struct fixture *f = *state;
+    expect_ok(f, hostile_config(f->k, 0)); /* a runner ended by the last test restarts here */
+    const int starts = tf_runner_starts(f->runner);
+    for (int rep = 0; rep < 2; rep++) {
+        expect_ok(f, hostile_config(f->k, 6));
+        expect_ok(f, hostile_config(f->k, 7));
+        expect_ok(f, hostile_config(f->k, 0));
+    }
+    assert_int_equal(tf_runner_starts(f->runner), starts);
+}
+
+/* Binaries from a relative cache are loaded by absolute path. */
+static void test_binaries_loaded_by_absolute_path(void **state)
+{
+    struct fixture *f = *state;
+    expect_ok(f, hostile_config(f->k, 8));
+}
+
+/* A variant that forks a sleeping child at every launch, directly or through
+ * setsid() and a grandchild: ok, quickly, and nothing it started outlives it. */
+static void test_forked_children_end_with_the_variant(void **state)
+{
+    struct fixture *f = *state;
+    for (int mode = 9; mode <= 10; mode++) {
+        const double t0 = now();
+        expect_ok(f, hostile_config(f->k, mode));
+        assert_true(now() - t0 < 20.0);
+        const int left = strays_settled(tf_runner_pid(f->runner));
+        if (left)
+            fprintf(stderr, "MODE %d left %d processes running\n", mode, left);
+        assert_int_equal(left, 0);
+        expect_ok(f, hostile_config(f->k, 0));
+    }
+}
+
+/* A variant that forks a sleeping child and then hangs: timeout, and the
+ * child ends with the runner the worker killed (the runner's process group). */
+static void test_hang_with_a_child(void **state)
+{
+    struct fixture *f = *state;
+    int digits[2] = {0, 13};
+    const uint64_t config = tf_kernel_encode(f->k, digits);
+    struct tf_compiled c;
+    struct tf_error err = {0};
+    struct tf_result r;
+    tf_compile_wait(f->pool, tf_compile_submit(f->pool, f->k, config), &c);
+    assert_int_equal(c.status, TF_STATUS_OK);
+    assert_int_equal(tf_runner_measure(f->runner, 0, 2 /* hang */, 0, config, c.binary_path,
+                                       f->reference, &r, &err),
+                     0);
+    assert_int_equal(r.status, TF_STATUS_TIMEOUT);
+    assert_int_equal(strays_settled(-1), 0);
+    expect_ok(f, hostile_config(f->k, 0));
+}
+
+/* Samples of 2, 10 and 4 ms (MODE 11): the result's median is the middle one,
+ * its min the smallest. A busy machine can only make a sample longer, so the
+ * bounds are one-sided with room, and a disturbed attempt is measured again. */
+static void test_median_and_min_reach_the_result(void **state)
+{
+    struct fixture *f = *state;
+    struct tf_result r;
+    int good = 0;
+    for (int attempt = 0; attempt < 3 && !good; attempt++) {
+        run_config(f, hostile_config(f->k, 11), &r);
+        assert_int_equal(r.status, TF_STATUS_OK);
+        assert_int_equal(r.samples, 3);
+        good = r.time_min >= 0.0019 && r.time_min < 0.0035 && r.time_median >= 0.0039 &&
+               r.time_median < 0.0095 && r.time_mean > r.time_median;
+        if (!good)
+            fprintf(stderr, "attempt %d: min %g median %g mean %g\n", attempt, r.time_min,
+                    r.time_median, r.time_mean);
+    }
+    assert_true(good);
+}
+
+/* Stop the test (the worker) and the runner for 3 s in the middle of a
+ * configuration that needs 1 s of a 2 s timeout (a suspended job): once
+ * continued it is ok, not a timeout - its deadline counts running time. */
+static void test_stopped_and_continued(void **state)
+{
+    struct fixture *f = *state;
+    int digits[2] = {0, 12};
+    const uint64_t config = tf_kernel_encode(f->k, digits);
+    const uint32_t slow = 1; /* the kernel's `slow` problem */
+    struct tf_compiled c;
+    struct tf_error err = {0};
+    struct tf_result r;
+    tf_compile_wait(f->pool, tf_compile_submit(f->pool, f->k, config), &c);
+    assert_int_equal(c.status, TF_STATUS_OK);
+    /* set the problem up first: the stop must fall on the measurement */
+    assert_int_equal(tf_runner_prepare(f->runner, 0, slow, config, f->reference, &r, &err), 0);
+    assert_int_equal(r.status, TF_STATUS_OK);
+    const pid_t runner = tf_runner_pid(f->runner), me = getpid();
+    const pid_t stopper = fork();
+    assert_true(stopper >= 0);
+    if (stopper == 0) {
+        struct timespec at = {0, 400 * 1000 * 1000}, stop = {3, 0};
+        nanosleep(&at, NULL);
+        kill(-runner, SIGSTOP);
+        kill(me, SIGSTOP);
+        nanosleep(&stop, NULL);
+        kill(-runner, SIGCONT);
+        kill(me, SIGCONT);
+        _exit(0);
+    }
+    const double t0 = now();
+    assert_int_equal(tf_runner_measure(f->runner, 0, slow, 0, config, c.binary_path,
+                                       f->reference, &r, &err),
+                     0);
+    const double took = now() - t0;
+    int st;
+    assert_int_equal(waitpid(stopper, &st, 0), stopper);
+    if (r.status != TF_STATUS_OK)
+        fprintf(stderr, "stopped configuration: %s: %s\n", tf_status_name(r.status), r.message);
+    assert_int_equal(r.status, TF_STATUS_OK);
+    assert_true(took > 3.0); /* it really was stopped in the middle */
+    /* (a sample the stop fell in is long: measuring through a stop is the
+     * suspender's business, the status is ours) */
+    assert_true(r.samples >= 1 && r.time_min >= 0.19);
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], "__runner") == 0)
@@ -288,5 +573,16 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_start_failures),
         cmocka_unit_test(test_every_config),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    const struct CMUnitTest hostile[] = {
+        cmocka_unit_test(test_overflow_is_the_variants_failure),
+        cmocka_unit_test(test_chdir_changes_nothing),
+        cmocka_unit_test(test_binaries_loaded_by_absolute_path),
+        cmocka_unit_test(test_forked_children_end_with_the_variant),
+        cmocka_unit_test(test_hang_with_a_child),
+        cmocka_unit_test(test_median_and_min_reach_the_result),
+        cmocka_unit_test(test_stopped_and_continued),
+    };
+    const int failed = cmocka_run_group_tests(tests, setup, teardown);
+    return failed + cmocka_run_group_tests_name("hostile variants", hostile, setup_hostile,
+                                                teardown_hostile);
 }

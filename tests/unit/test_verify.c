@@ -60,6 +60,33 @@ static void test_nan_inf_never_pass(void **state)
                      TF_STATUS_WRONG_RESULT);
 }
 
+/* An infinite reference is never met: with rtol > 0 the bound atol + rtol*|ref|
+ * is infinite too, so only the |ref| <= max term rejects a finite output. */
+static void test_infinite_reference(void **state)
+{
+    (void)state;
+    char msg[160];
+    const double dref[] = {2.0, INFINITY}, dgot[] = {2.0, 1.0};
+    assert_int_equal(tf_verify("C", TF_ELEM_F64, dgot, dref, 2, 1e-6, 1e-6, msg, sizeof msg),
+                     TF_STATUS_WRONG_RESULT);
+    assert_non_null(strstr(msg, "C[1] = 1, expected inf (1 of 2 wrong)"));
+    const float fref[] = {INFINITY}, fgot[] = {1.0f};
+    assert_int_equal(tf_verify("C", TF_ELEM_F32, fgot, fref, 1, 1e-6, 1e-6, msg, sizeof msg),
+                     TF_STATUS_WRONG_RESULT);
+    /* -INFINITY against 0, both ways round */
+    const double dninf[] = {-INFINITY}, dzero[] = {0.0};
+    assert_int_equal(tf_verify("C", TF_ELEM_F64, dzero, dninf, 1, 1e-6, 1e-6, msg, sizeof msg),
+                     TF_STATUS_WRONG_RESULT);
+    assert_non_null(strstr(msg, "expected -inf"));
+    assert_int_equal(tf_verify("C", TF_ELEM_F64, dninf, dzero, 1, 1e-6, 1e-6, msg, sizeof msg),
+                     TF_STATUS_WRONG_RESULT);
+    const float fninf[] = {-INFINITY}, fzero[] = {0.0f};
+    assert_int_equal(tf_verify("C", TF_ELEM_F32, fzero, fninf, 1, 1e-6, 1e-6, msg, sizeof msg),
+                     TF_STATUS_WRONG_RESULT);
+    assert_int_equal(tf_verify("C", TF_ELEM_F32, fninf, fzero, 1, 1e-6, 1e-6, msg, sizeof msg),
+                     TF_STATUS_WRONG_RESULT);
+}
+
 static void test_ints_exact(void **state)
 {
     (void)state;
@@ -116,6 +143,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_tolerances),
         cmocka_unit_test(test_nan_inf_never_pass),
+        cmocka_unit_test(test_infinite_reference),
         cmocka_unit_test(test_ints_exact),
         cmocka_unit_test(test_first_bad_index_message),
         cmocka_unit_test(test_elem_size),

@@ -1,0 +1,99 @@
+# tests/faults/scenarios/10-runner.sh - runner isolation (sourced by
+# tests/faults/run.sh, in $TMP, with its helpers): hostile variants among
+# innocent ones (tests/fixtures/runner_hostile) cost their own configuration
+# and nothing else, and a worker rank stopped and continued records no
+# healthy configuration as a timeout.
+HOSTILE="$ROOT/tests/fixtures/runner_hostile"
+echo "-- hostile variants: each costs its own configuration, never the next ones"
+
+# hostile_rows ARCHIVE PYTHON: run PYTHON with `rows` = {(REP, MODE): (status,
+# message, min, median)} of the hostile kernel.
+hostile_rows() { $PY -c "
+import h5py, sys
+t = h5py.File(sys.argv[1])['kernels/hostile/results'][()]
+names = {v: k for k, v in h5py.check_enum_dtype(t.dtype['status']).items()}
+rows = {(int(r['REP']), int(r['MODE'])): (names[int(r['status'])], r['message'].decode(),
+        float(r['time_min']), float(r['time_median'])) for r in t}
+$2" "$1"; }
+
+# strays MARK: processes whose environment holds TF_FAULTS_RUNNER=MARK (what a
+# variant forked and left running; zombies are not counted).
+strays() {
+    local p n=0
+    for p in /proc/[0-9]*; do
+        { tr "\0" "\n" <"$p/environ"; } 2>/dev/null | grep -qx "TF_FAULTS_RUNNER=$1" || continue
+        [ "$(sed 's/.*) \(.\).*/\1/' "$p/stat" 2>/dev/null)" = Z ] && continue
+        n=$((n + 1))
+    done
+    echo "$n"
+}
+
+# The job's cache is `relcache`: relative to the folder the run starts in.
+mkdir -p hostile && cd hostile
+t0=$(date +%s)
+rc=0
+env TF_FAULTS_RUNNER=hostile timeout -k 5 120 "$TF" run -n 1 "$HOSTILE/job.yaml" -o hostile.h5 \
+    >hostile.out 2>&1 || rc=$?
+took=$(($(date +%s) - t0))
+if [ "$rc" -eq 0 ]; then
+    pass "hostile job: the run ends (exit 0, $took s)"
+else
+    echo "exit $rc after $took s" >>hostile.out; fail "hostile job: the run ends" hostile.out
+fi
+check "  the relative cache is where the run started" test -d relcache/host
+check "  writes past y (16, 1, 4 floats) and before it: runtime_error naming y, every time" \
+    hostile_rows hostile.h5 "
+for rep in range(3):
+    for mode, says in [(1, 'y: wrote past its end'), (2, 'y: wrote past its end'),
+                       (3, 'y: wrote past its end'), (4, 'y: wrote before its start')]:
+        s, m = rows[rep, mode][:2]
+        assert s == 'runtime_error' and m.startswith(says), (rep, mode, s, m)"
+check "  a runaway loop past y: runtime_error, caught by the guard page" hostile_rows hostile.h5 "
+for rep in range(3):
+    s, m = rows[rep, 5][:2]
+    assert s == 'runtime_error' and 'in the guard page' in m, (rep, s, m)"
+check "  every innocent configuration after them is ok (MODE 0, 7, 8, 11 x 3)" \
+    hostile_rows hostile.h5 "
+bad = {k: v[:2] for k, v in rows.items() if k[1] in (0, 7, 8, 11) and v[0] != 'ok'}
+assert not bad and len(rows) == 36, bad"
+check "  chdir(), forked children, setsid(): each ok, and so is what follows" \
+    hostile_rows hostile.h5 "
+bad = {k: v[:2] for k, v in rows.items() if k[1] in (6, 9, 10) and v[0] != 'ok'}
+assert not bad, bad"
+check "  forked sleepers (60 s) hold nothing up: the run took less than 40 s" test "$took" -lt 40
+check "  and none is left running" test "$(strays hostile)" -eq 0
+check "  MODE 11 (samples of 2, 10, 4 ms): median above min" hostile_rows hostile.h5 "
+assert all(rows[rep, 11][2] < rows[rep, 11][3] for rep in range(3)), [rows[r, 11] for r in range(3)]"
+check "  the archive passes the integration checks (min < median somewhere)" \
+    $PY "$ROOT/tests/integration/check_archive.py" hostile.h5 hostile --rows 36 --unique
+cd "$TMP"
+
+echo "-- a worker rank stopped and continued: the configuration in flight is ok"
+# measuring WORKER: its runner is inside a variant (MODE 12 sleeps in each launch).
+measuring() {
+    local r
+    for r in $(pgrep -P "$1" -f -- __runner || true); do
+        grep -q nanosleep "/proc/$r/wchan" 2>/dev/null && return 0
+    done
+    return 1
+}
+"$TF" run -n 1 "$HOSTILE/stall.yaml" -o stall.h5 >stall.h5.out 2>&1 &
+RUN_PID=$!
+caught=0
+for i in $(seq 300); do
+    if pid=$(rank_pid 1 stall.h5) && measuring "$pid"; then caught=1; break; fi
+    sleep 0.05
+done
+if [ "$caught" = 1 ]; then
+    kill -STOP "$pid"; sleep 5; kill -CONT "$pid"
+    finish_rc
+    if [ "$RUN_RC" -eq 0 ]; then
+        check "SIGSTOP the worker mid-configuration 5 s (timeout 2 s), SIGCONT: no timeout" \
+            $PY "$ROOT/tests/integration/check_archive.py" stall.h5 hostile --rows 3 --unique --all-ok
+    else
+        echo "exit $RUN_RC" >>stall.h5.out; fail "SIGSTOP the worker: the run failed" stall.h5.out
+    fi
+else
+    fail "SIGSTOP the worker: no worker rank caught measuring in 15 s" stall.h5.out
+    kill "$RUN_PID" 2>/dev/null || true; wait "$RUN_PID" 2>/dev/null || true
+fi
