@@ -28,6 +28,7 @@ extern char **environ;
 #include "coordinator/progress.h"
 #include "coordinator/report.h"
 #include "schema/archive.h"
+#include "schema/space.h"
 #include "worker/compiler.h"
 #include "worker/portability.h"
 #include "worker/precompile.h"
@@ -96,13 +97,15 @@ static const char usage_run[] =
     "\n"
     "exit codes:\n"
     "  0  the job ran; every configuration has a status (failed variants included)\n"
-    "  1  the run broke (a rank failed, the archive became unwritable): the job is\n"
-    "     aborted; the archive keeps what its last checkpoint held\n"
+    "  1  the run broke (a rank failed or was killed, the archive became\n"
+    "     unwritable): the job is aborted; the archive keeps what its last\n"
+    "     checkpoint held, the journal the results after it\n"
     "  2  bad command line, job file, kernel file or archive (or an archive path\n"
     "     that cannot be written); nothing was measured\n"
     "  3  no worker offers a device the job targets\n"
-    "  75 interrupted by a signal after a checkpoint: run the same command again\n"
-    "     to resume (a requeue script resubmits on 75)\n"
+    "  75 interrupted by a signal after a checkpoint, or while the spaces were\n"
+    "     counted (nothing measured yet): run the same command again to resume (a\n"
+    "     requeue script resubmits on 75)\n"
     "\n"
     "environment:\n"
     "  TUNEFARM_FINALIZE_TIMEOUT   seconds a rank waits in MPI_Finalize, once its\n"
@@ -182,6 +185,37 @@ static void write_number(const char *path, long value)
 
 /* SIGTERM, SIGINT and SIGUSR1 received (the coordinator reads it). */
 static volatile sig_atomic_t signals_received;
+
+/* ---- long counts and samples (rank 0, while the run is planned) ----
+ * Counting a huge space can take minutes: schema/space calls this hook every
+ * 65536 steps. A signal stops the planning (the run exits 75 with nothing
+ * measured), and past a second a progress line says what is going on. */
+struct space_progress {
+    bool quiet;
+    bool interrupted;      /* the hook stopped a count or sample */
+    double next_at;        /* elapsed seconds of the next progress line */
+    double last_elapsed;
+};
+
+static bool space_poll(void *ctx, const char *kernel, const char *problem, const char *activity,
+                       double fraction, double elapsed)
+{
+    struct space_progress *p = ctx;
+    if (signals_received > 0) {
+        p->interrupted = true;
+        return true;
+    }
+    if (elapsed < p->last_elapsed || p->next_at == 0) /* a new count or sample */
+        p->next_at = 1.0;
+    p->last_elapsed = elapsed;
+    if (!p->quiet && elapsed >= p->next_at) {
+        fprintf(stderr, "tunefarm: %s of %s/%s: %.3g%% after %.0f s (SIGTERM or Ctrl-C "
+                        "stops the run)\n",
+                activity, kernel, problem, 100 * fraction, elapsed);
+        p->next_at = elapsed < 10 ? elapsed + 2 : elapsed + 10;
+    }
+    return false;
+}
 
 static void on_signal(int sig)
 {
@@ -402,8 +436,22 @@ static int self_launch(const char *exe, int argc, char **argv, int workers)
     unlink(status_path);
     if (code >= 0)
         return code;
-    if (WIFEXITED(status) && WEXITSTATUS(status) != 0)
-        return WEXITSTATUS(status);
+    /* No code from the coordinator: it did not get to the end of the run, so
+     * the run broke (exit 1 as documented), whatever mpirun exits with: 137
+     * when it saw a rank die of SIGKILL (128 + 9), the OOM killer's included. */
+    char how[96];
+    if (WIFSIGNALED(status))
+        snprintf(how, sizeof how, "mpirun was killed by signal %d", WTERMSIG(status));
+    else if (WIFEXITED(status) && WEXITSTATUS(status) > 128)
+        snprintf(how, sizeof how, "mpirun exited with %d: a rank died of signal %d",
+                 WEXITSTATUS(status), WEXITSTATUS(status) - 128);
+    else
+        snprintf(how, sizeof how, "mpirun exited with %d",
+                 WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+    fprintf(stderr, "tunefarm: the run ended before its coordinator finished (%s); exit %d: "
+                    "the archive keeps its last checkpoint and its journal the results after "
+                    "it; run the same command again to resume\n",
+            how, TF_EXIT_FAILURE);
     return TF_EXIT_FAILURE;
 }
 
@@ -511,8 +559,20 @@ static int cmd_run(int argc, char **argv, const char *exe)
     }
 
     bool abort_others = false;
+    struct space_progress progress = {.quiet = opt.quiet};
+    if (rank == 0)
+        tf_space_set_poll(space_poll, &progress);
     int code = rank == 0 ? tf_coordinator_run(&opt, &abort_others)
                          : tf_worker_run(exe, local_index, compile_rank);
+    tf_space_set_poll(NULL, NULL);
+    /* A signal stopped the planning (the coordinator refused the job with
+     * the stop's message): nothing was measured, and running the same
+     * command again starts or resumes the run, as for any interruption. */
+    if (rank == 0 && progress.interrupted && code == TF_EXIT_USAGE && !abort_others) {
+        fprintf(stderr, "tunefarm: interrupted while planning: nothing was measured; run the "
+                        "same command again to resume (exit %d)\n", TF_EXIT_INTERRUPTED);
+        code = TF_EXIT_INTERRUPTED;
+    }
     /* A worker that cannot go on, or a coordinator whose run broke or was cut
      * short with work in flight, would leave the others waiting for messages
      * that never come: end the whole job (the archive keeps its last

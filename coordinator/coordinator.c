@@ -1036,10 +1036,11 @@ static void coordinator_print_plan(const struct coordinator *c)
     for (int i = 0; i < c->plan->ntasks; i++) {
         const struct tf_task *t = &c->plan->tasks[i];
         const struct tf_kernel *k = c->job->kernels[t->kernel].kernel;
-        fprintf(stderr, "  %-10s %-8s %-28.28s %10llu of %llu valid (%llu in the Cartesian "
+        fprintf(stderr, "  %-10s %-8s %-28.28s %10llu of %s%llu valid (%llu in the Cartesian "
                         "product)\n",
                 k->name, k->problems[t->problem].name, c->classes[t->klass].name,
-                (unsigned long long)t->total, (unsigned long long)t->valid,
+                (unsigned long long)t->total, t->valid_estimated ? "about " : "",
+                (unsigned long long)t->valid,
                 (unsigned long long)tf_space_cartesian(t->space));
     }
 }

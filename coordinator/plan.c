@@ -7,6 +7,9 @@
  * valid configurations per (kernel, problem) (tf_space_sample: seeded by the
  * job's seed and the kernel and problem names, not the device class, so every
  * GPU model measures the same sample where it can; the default always in).
+ * A space larger than TF_SPACE_EXACT_LIMIT is sampled by rejection without
+ * an exact count (its number of valid configurations is then an estimate).
+ * Counting and sampling poll the hook main.c sets (progress, signals).
  * A resumed run leaves out what its earlier part measured: brute-force slices
  * then become explicit lists that skip those configurations, and a sampled
  * list is reordered so that its finished configurations come first. */
@@ -44,17 +47,21 @@ struct tf_plan *tf_plan_create(const struct tf_job *job, int nclasses,
                 t->problem = jk->problems[j];
                 t->klass = c;
                 t->space = tf_space_create(jk->kernel, t->problem, &devices[c], err);
-                if (t->space == NULL ||
-                    tf_space_count(t->space, 0, UINT64_MAX, &t->valid, err))
+                if (t->space == NULL)
                     goto fail;
-                t->total = t->valid;
                 t->best_time = NAN;
                 t->phase = job->top_k > 0 ? 1 : 0;
-                if (job->strategy == TF_STRATEGY_RANDOM && t->valid > job->budget) {
-                    if (tf_space_sample(t->space, t->valid, job->budget, job->seed, &t->list,
-                                        &t->nlist, err))
+                /* A random search of a huge space samples it without counting
+                 * it (tf_space_random); brute force needs the exact count. */
+                if (job->strategy == TF_STRATEGY_RANDOM) {
+                    if (tf_space_random(t->space, job->budget, job->seed, &t->list, &t->nlist,
+                                        &t->valid, &t->valid_estimated, err))
                         goto fail;
-                    t->total = t->nlist;
+                    t->total = t->list != NULL ? t->nlist : t->valid;
+                } else {
+                    if (tf_space_count(t->space, 0, UINT64_MAX, &t->valid, err))
+                        goto fail;
+                    t->total = t->valid;
                 }
                 plan->total += tf_plan_task_planned(plan, t);
             }

@@ -31,6 +31,8 @@ struct tf_task {
                               this phase, ascending; slices leave them out */
     uint64_t nskip;
     uint64_t valid;        /* valid configurations in the whole space */
+    bool valid_estimated;  /* `valid` is an estimate (random search of a huge space,
+                              sampled without a count) */
     double best_time;      /* lowest median so far (NaN: none yet), for progress */
     uint64_t best_config;
     int phase;             /* 0 only pass, 1 screening, 2 strict re-measure of the top k */
@@ -46,8 +48,11 @@ struct tf_plan {
 };
 
 /* Plan `job` for `nclasses` device classes, class i represented by devices[i]
- * (its properties feed the constraints). Counts every space exactly; samples
- * the random strategy's configurations (the default configuration first). */
+ * (its properties feed the constraints). Counts every space exactly for brute
+ * force; samples the random strategy's configurations (the default
+ * configuration first), counting only spaces up to TF_SPACE_EXACT_LIMIT
+ * (tf_space_random). A stop requested through the space poll hook fails it
+ * with TF_ERR_INTERRUPTED. */
 struct tf_plan *tf_plan_create(const struct tf_job *job, int nclasses,
                                const struct tf_device *devices, struct tf_error *err);
 /* Free; accepts NULL. */

@@ -19,7 +19,8 @@ enum tf_error_code {
     TF_ERR_MPI,       /* an MPI call failed or a peer sent garbage */
     TF_ERR_BACKEND,   /* a vendor runtime or compiler failed */
     TF_ERR_SYSTEM,    /* fork/spawn/pipe/signal and friends */
-    TF_ERR_NOMEM
+    TF_ERR_NOMEM,
+    TF_ERR_INTERRUPTED /* stopped on request (a signal) before it finished */
 };
 
 struct tf_error {

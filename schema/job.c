@@ -20,7 +20,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "archive.h"
 #include "yamldoc.h"
+
+_Static_assert(sizeof ((struct tf_archive_run *)0)->job_name == TF_JOB_NAME_MAX + 1,
+               "TF_JOB_NAME_MAX must follow the archive's job_name field");
 
 #ifndef TF_KERNEL_DIR
 #define TF_KERNEL_DIR "/usr/local/share/tunefarm/kernels"
@@ -499,9 +503,20 @@ static int load_paths(struct jload *L, yaml_node_t *root)
         read_seconds(L, v, "checkpoint", &job->checkpoint) != 0)
         return -1;
     job->compile_jobs = 0;
-    if ((v = tf_ydoc_get(d, root, "compile_jobs")) &&
-        read_int(L, v, "compile_jobs", 0, &job->compile_jobs) != 0)
-        return -1;
+    if ((v = tf_ydoc_get(d, root, "compile_jobs")) != NULL) {
+        int64_t i;
+        if (tf_ydoc_int(d, v, "compile_jobs", &i, L->err) != 0)
+            return -1;
+        /* Each job is a thread and a compiler process per worker rank: tens of
+         * thousands exhaust the process table long before they compile faster. */
+        if (i < 0 || i > TF_JOB_MAX_COMPILE_JOBS)
+            return tf_ydoc_fail(d, v, L->err, TF_ERR_SCHEMA,
+                                "'compile_jobs' (compiler processes per worker) must be between "
+                                "0 and %d, found %" PRId64 "; use 0 for one per core near the "
+                                "device, or a number up to the cores you have",
+                                TF_JOB_MAX_COMPILE_JOBS, i);
+        job->compile_jobs = (int)i;
+    }
     return 0;
 }
 
@@ -531,6 +546,14 @@ struct tf_job *tf_job_load(const char *path, struct tf_bundle *bundle, struct tf
     const char *s;
     if (tf_ydoc_ident(&L.d, tf_ydoc_get(&L.d, root, "name"), "name", &s, err) != 0)
         goto fail;
+    /* The archive's /runs table keeps the job name in a fixed-size field. */
+    if (strlen(s) > TF_JOB_NAME_MAX) {
+        tf_ydoc_fail(&L.d, tf_ydoc_get(&L.d, root, "name"), err, TF_ERR_SCHEMA,
+                     "job name '%.40s...' is %zu bytes long; at most %d fit the archive's "
+                     "job_name column (/runs): shorten it",
+                     s, strlen(s), TF_JOB_NAME_MAX);
+        goto fail;
+    }
     job->name = tf_xstrdup(s);
     yaml_node_t *desc = tf_ydoc_get(&L.d, root, "description");
     if (desc && tf_ydoc_string(&L.d, desc, "description", &s, err) != 0)

@@ -16,6 +16,13 @@
 #include "error.h"
 #include "kernel.h"
 
+/* The longest job name: the archive's /runs job_name field is 64 bytes with its NUL. */
+#define TF_JOB_NAME_MAX 63
+
+/* compile_jobs above this is refused at load: a compile job is a thread and a
+ * compiler process per worker, and no machine has this many cores to feed. */
+#define TF_JOB_MAX_COMPILE_JOBS 1024
+
 enum tf_strategy { TF_STRATEGY_BRUTE_FORCE, TF_STRATEGY_RANDOM };
 
 struct tf_measure {
@@ -52,7 +59,8 @@ struct tf_job {
     char *archive;       /* default "results/<name>.h5", relative to the working directory */
     char *cache;         /* compile cache folder; default $XDG_CACHE_HOME/tunefarm */
     double checkpoint;   /* seconds between archive rewrites (default 10) */
-    int compile_jobs;    /* compile pool size; 0 = the cores near the device */
+    int compile_jobs;    /* compile pool size; 0 = the cores near the device;
+                            at most TF_JOB_MAX_COMPILE_JOBS */
     char hash[65];       /* SHA-256 of the bundle: job identity */
 };
 

@@ -21,15 +21,22 @@
  * that one convention. */
 #include "kernel.h"
 
+#include <float.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "archive.h"
 #include "hash.h"
 #include "result.h"
 #include "yamldoc.h"
+
+/* The limits of kernel.h are the archive's field widths; these two are visible. */
+_Static_assert(sizeof ((struct tf_archive_problem *)0)->name == TF_PROBLEM_NAME_MAX + 1,
+               "TF_PROBLEM_NAME_MAX must follow the archive's problem name field");
 
 #define KERNEL_MAX_OPTIONS 64
 
@@ -48,6 +55,37 @@ struct kload {
 
 /* ---- small helpers ---------------------------------------------------------- */
 
+
+/* The built-in columns of the archive's results table (schema/archive.md):
+ * parameters and metrics are columns of the same table, so they may not take
+ * these names (the archive would refuse to be written, after the run). */
+static const char *const result_columns[] = {
+    "run",          "device",       "problem",    "config",      "status",     "samples",
+    "time_median",  "time_min",     "time_mean",  "time_rsd",    "compile_time",
+    "device_time",  "registers",    "shared_bytes", "spill_bytes", "sm_clock_mhz",
+    "power_w",      "temperature_c", "energy_j",  "flushed_l2",  "throttled",  "phase",
+    "timestamp",    "message",      NULL};
+
+static bool is_result_column(const char *s)
+{
+    for (int i = 0; result_columns[i]; i++)
+        if (strcmp(s, result_columns[i]) == 0)
+            return true;
+    return false;
+}
+
+/* -1 + an error at `n` if `s` is longer than `max` bytes, the width of the
+ * archive field `field` that stores it. */
+static int check_length(struct kload *L, const yaml_node_t *n, const char *what, const char *s,
+                        size_t max, const char *field)
+{
+    size_t len = strlen(s);
+    if (len <= max)
+        return 0;
+    return tf_ydoc_fail(&L->d, n, L->err, TF_ERR_SCHEMA,
+                        "%s '%.40s...' is %zu bytes long; at most %zu fit %s: shorten it",
+                        what, s, len, max, field);
+}
 
 static bool is_reserved_name(const char *s)
 {
@@ -122,7 +160,9 @@ static int load_header(struct kload *L, yaml_node_t *root)
     const char *s;
     yaml_node_t *n;
 
-    if (tf_ydoc_ident(d, tf_ydoc_get(d, root, "name"), "name", &s, L->err) != 0)
+    if (tf_ydoc_ident(d, tf_ydoc_get(d, root, "name"), "name", &s, L->err) != 0 ||
+        check_length(L, tf_ydoc_get(d, root, "name"), "kernel name", s, TF_KERNEL_NAME_MAX,
+                     "the archive's kernel column (/plan)") != 0)
         return -1;
     k->name = tf_xstrdup(s);
     if ((n = tf_ydoc_get(d, root, "description")) != NULL) {
@@ -274,7 +314,9 @@ static int load_problems(struct kload *L, yaml_node_t *root)
         yaml_node_t *kn = tf_ydoc_map_key(d, probs, p);
         yaml_node_t *sizes = tf_ydoc_map_value(d, probs, p);
         const char *pname;
-        if (tf_ydoc_ident(d, kn, "problem name", &pname, L->err) != 0)
+        if (tf_ydoc_ident(d, kn, "problem name", &pname, L->err) != 0 ||
+            check_length(L, kn, "problem name", pname, TF_PROBLEM_NAME_MAX,
+                         "the archive's problem name column") != 0)
             return -1;
         snprintf(what, sizeof what, "problem '%s'", pname);
         if (tf_ydoc_expect_map(d, sizes, what, L->err) != 0 ||
@@ -337,6 +379,11 @@ static int load_parameters(struct kload *L, yaml_node_t *root)
                                 "parameter name '%s' is reserved (a device property or "
                                 "time_s); rename it",
                                 name);
+        if (is_result_column(name))
+            return tf_ydoc_fail(d, kn, L->err, TF_ERR_SCHEMA,
+                                "parameter name '%s' is reserved (a column of the archive's "
+                                "results table); rename it",
+                                name);
         for (int s = 0; s < k->nsizes; s++)
             if (strcmp(k->size_names[s], name) == 0)
                 return tf_ydoc_fail(d, kn, L->err, TF_ERR_SCHEMA,
@@ -387,6 +434,11 @@ static int load_parameters(struct kload *L, yaml_node_t *root)
                                         "values of parameter '%s' must be all integers or all "
                                         "identifiers (like ikj or fast_path), found %s",
                                         name, tf_ydoc_describe(item, buf, sizeof buf));
+                char vwhat[160];
+                snprintf(vwhat, sizeof vwhat, "value of parameter '%s'", name);
+                if (check_length(L, item, vwhat, s, TF_ENUM_VALUE_MAX,
+                                 "the parameter's column of the archive's results table") != 0)
+                    return -1;
                 for (int j = 0; j < pa->count; j++)
                     if (strcmp(pa->strings[j], s) == 0)
                         return tf_ydoc_fail(d, item, L->err, TF_ERR_SCHEMA,
@@ -445,11 +497,17 @@ static int load_constraints(struct kload *L, yaml_node_t *root, const struct tf_
     if (tf_ydoc_expect_seq(d, n, "constraints", L->err) != 0)
         return -1;
     int count = tf_ydoc_seq_size(n);
-    k->constraints = tf_xcalloc((size_t)count, sizeof *k->constraints);
+    k->constraints = tf_xcalloc((size_t)(count ? count : 1), sizeof *k->constraints);
+    k->constraint_lines = tf_xcalloc((size_t)(count ? count : 1), sizeof *k->constraint_lines);
+    k->constraint_columns = tf_xcalloc((size_t)(count ? count : 1), sizeof *k->constraint_columns);
     for (int i = 0; i < count; i++) {
-        struct tf_expr *x = compile_node(L, tf_ydoc_seq_item(d, n, i), "constraint", syms);
+        const yaml_node_t *item = tf_ydoc_seq_item(d, n, i);
+        struct tf_expr *x = compile_node(L, item, "constraint", syms);
         if (x == NULL)
             return -1;
+        /* Kept so that an evaluation error (while counting) points here. */
+        k->constraint_lines[k->nconstraints] = tf_ydoc_line(item);
+        k->constraint_columns[k->nconstraints] = tf_ydoc_column(item);
         k->constraints[k->nconstraints++] = x;
     }
     return 0;
@@ -672,6 +730,50 @@ static int parse_elem_type(struct kload *L, const yaml_node_t *n, const char *ke
                         "'%s' must be int32, int64, float32 or float64, found '%s'", key, s);
 }
 
+static const char *elem_type_name(enum tf_elem_type t)
+{
+    static const char *const names[] = {"int32", "int64", "float32", "float64"};
+    return names[t];
+}
+
+/* A scalar whose value follows from the problem sizes alone (N, M * K) is
+ * known now for every problem: one the type cannot hold (3e9 for an int32)
+ * would reach the kernel wrapped or rounded, and every configuration would
+ * fail verification for a reason nobody sees. Values that read parameters or
+ * device properties are known only per configuration (the runner's
+ * business). */
+static int check_scalar(struct kload *L, const yaml_node_t *v, const struct tf_arg *a)
+{
+    const struct tf_kernel *k = L->k;
+    for (int s = 0; s < k->nslots; s++)
+        if (tf_expr_uses_slot(a->value, s) &&
+            (s < k->nparams || s >= k->nparams + k->nsizes))
+            return 0;
+    struct tf_value *slots = tf_xcalloc((size_t)k->nslots, sizeof *slots);
+    int rc = 0;
+    for (int p = 0; p < k->nproblems && rc == 0; p++) {
+        struct tf_value r;
+        struct tf_error e;
+        char why[160];
+        tf_error_clear(&e);
+        tf_kernel_bind(k, 0, p, NULL, slots);
+        if (tf_expr_eval(a->value, slots, &r, &e) != 0)
+            rc = tf_ydoc_fail(&L->d, v, L->err, TF_ERR_EVAL,
+                              "value of argument '%s' (%s) cannot be evaluated for problem "
+                              "'%s': %s",
+                              a->name, tf_expr_text(a->value), k->problems[p].name, e.message);
+        else if (!tf_scalar_fits(a->type, r, why, sizeof why))
+            rc = tf_ydoc_fail(&L->d, v, L->err, TF_ERR_SCHEMA,
+                              "value of argument '%s' (%s) for problem '%s': %s; declare it "
+                              "'scalar: %s' (and the kernel's parameter to match) or use "
+                              "smaller sizes",
+                              a->name, tf_expr_text(a->value), k->problems[p].name, why,
+                              a->type == TF_ELEM_I32 ? "int64" : "float64");
+    }
+    free(slots);
+    return rc;
+}
+
 static int load_argument(struct kload *L, yaml_node_t *n, struct tf_arg *a,
                          const struct tf_symtab *syms)
 {
@@ -711,7 +813,7 @@ static int load_argument(struct kload *L, yaml_node_t *n, struct tf_arg *a,
         snprintf(xwhat, sizeof xwhat, "value of argument '%s'", name);
         if ((a->value = compile_node(L, tf_ydoc_get(d, n, "value"), xwhat, syms)) == NULL)
             return -1;
-        return 0;
+        return check_scalar(L, tf_ydoc_get(d, n, "value"), a);
     }
     a->kind = TF_ARG_BUFFER;
     if (parse_elem_type(L, tf_ydoc_get(d, n, "buffer"), "buffer", &a->type) != 0 ||
@@ -815,8 +917,21 @@ static int load_metrics(struct kload *L, yaml_node_t *root)
     k->metrics = tf_xcalloc((size_t)(count ? count : 1), sizeof *k->metrics);
     for (int i = 0; i < count; i++) {
         const char *name;
-        if (tf_ydoc_ident(d, tf_ydoc_map_key(d, n, i), "metric name", &name, L->err) != 0)
+        yaml_node_t *kn = tf_ydoc_map_key(d, n, i);
+        if (tf_ydoc_ident(d, kn, "metric name", &name, L->err) != 0)
             return -1;
+        /* Metrics are columns of the results table, beside the parameters. */
+        if (is_result_column(name))
+            return tf_ydoc_fail(d, kn, L->err, TF_ERR_SCHEMA,
+                                "metric name '%s' is reserved (a column of the archive's "
+                                "results table); rename it",
+                                name);
+        for (int p = 0; p < k->nparams; p++)
+            if (strcmp(k->params[p].name, name) == 0)
+                return tf_ydoc_fail(d, kn, L->err, TF_ERR_SCHEMA,
+                                    "metric '%s' has the name of a parameter (both are columns "
+                                    "of the archive's results table); rename one of them",
+                                    name);
         char what[160];
         snprintf(what, sizeof what, "metric '%s'", name);
         struct tf_expr *x = compile_node(L, tf_ydoc_map_value(d, n, i), what, &k->symtab);
@@ -938,6 +1053,8 @@ void tf_kernel_destroy(struct tf_kernel *k)
     for (int i = 0; i < k->nconstraints; i++)
         tf_expr_destroy(k->constraints[i]);
     free(k->constraints);
+    free(k->constraint_lines);
+    free(k->constraint_columns);
     for (int i = 0; i < 3; i++) {
         tf_expr_destroy(k->grid[i]);
         tf_expr_destroy(k->block[i]);
@@ -1051,8 +1168,7 @@ int tf_kernel_check(const struct tf_kernel *k, const struct tf_value *slots, boo
         struct tf_error e;
         tf_error_clear(&e);
         if (tf_expr_eval_bool(k->constraints[i], slots, &ok, &e) != 0)
-            return tf_error_at(err, TF_ERR_EVAL, k->file, 0, 0, "constraint '%s': %s",
-                               tf_expr_text(k->constraints[i]), e.message);
+            return tf_kernel_constraint_error(k, i, -1, slots, &e, err);
         if (!ok) {
             *valid = false;
             return 0;
@@ -1103,4 +1219,95 @@ int tf_kernel_defines(const struct tf_kernel *k, uint64_t index, char **out, int
     }
     digits_free(digits, stack);
     return n;
+}
+
+int tf_kernel_constraint_error(const struct tf_kernel *k, int c, int problem,
+                               const struct tf_value *slots, const struct tf_error *cause,
+                               struct tf_error *err)
+{
+    /* The configuration as the slots hold it (values, not an index: the
+     * slots may hold a partly bound configuration, as while counting). */
+    char config[512] = "";
+    size_t used = 0;
+    for (int i = 0; i < k->nparams && used < sizeof config; i++) {
+        if (!tf_expr_uses_slot(k->constraints[c], i))
+            continue;
+        const struct tf_param *pa = &k->params[i];
+        int64_t v = slots[i].u.i;
+        if (pa->kind == TF_PARAM_ENUM && v >= 0 && v < pa->count)
+            used += (size_t)snprintf(config + used, sizeof config - used, "%s%s=%s",
+                                     used ? " " : "", pa->name, pa->strings[v]);
+        else
+            used += (size_t)snprintf(config + used, sizeof config - used, "%s%s=%" PRId64,
+                                     used ? " " : "", pa->name, v);
+    }
+    char where[200] = "";
+    if (problem >= 0 && problem < k->nproblems)
+        snprintf(where, sizeof where, " for problem '%.63s'", k->problems[problem].name);
+    int line = k->constraint_lines ? k->constraint_lines[c] : 0;
+    int column = k->constraint_columns ? k->constraint_columns[c] : 0;
+    return tf_error_at(err, TF_ERR_EVAL, k->file, line, column,
+                       "constraint '%.200s' cannot be evaluated%s%s%s: %.300s; guard the "
+                       "failing part (e.g. 'D != 0 && N %% D == 0': && and || stop early)",
+                       tf_expr_text(k->constraints[c]), where, config[0] ? " at " : "", config,
+                       cause->message);
+}
+
+bool tf_scalar_fits(enum tf_elem_type type, struct tf_value v, char *why, size_t cap)
+{
+    char text[64];
+    if (v.is_float)
+        snprintf(text, sizeof text, "%.17g", v.u.f);
+    else
+        snprintf(text, sizeof text, "%" PRId64, v.u.i);
+    const char *name = elem_type_name(type);
+    if (v.is_float && !isfinite(v.u.f)) {
+        snprintf(why, cap, "%s is not a finite number", text);
+        return false;
+    }
+    switch (type) {
+    case TF_ELEM_I32:
+    case TF_ELEM_I64: {
+        const double lo = type == TF_ELEM_I32 ? (double)INT32_MIN : -9223372036854775808.0;
+        const double hi_excl = type == TF_ELEM_I32 ? 2147483648.0 : 9223372036854775808.0;
+        if (v.is_float && v.u.f != floor(v.u.f)) {
+            snprintf(why, cap, "%s is not a whole number, which %s needs", text, name);
+            return false;
+        }
+        bool in = v.is_float ? v.u.f >= lo && v.u.f < hi_excl
+                             : type == TF_ELEM_I64 || (v.u.i >= INT32_MIN && v.u.i <= INT32_MAX);
+        if (!in) {
+            snprintf(why, cap, "%s is outside %s's range %s", text, name,
+                     type == TF_ELEM_I32 ? "-2147483648..2147483647"
+                                         : "-9223372036854775808..9223372036854775807");
+            return false;
+        }
+        return true;
+    }
+    case TF_ELEM_F32:
+    case TF_ELEM_F64: {
+        const double max = type == TF_ELEM_F32 ? (double)FLT_MAX : DBL_MAX;
+        double x = tf_value_as_double(v);
+        if (fabs(x) > max) {
+            snprintf(why, cap, "%s is outside %s's range", text, name);
+            return false;
+        }
+        /* An integer (a size, usually) must arrive as itself, not its
+         * neighbour: exact when its odd part fits the significand. */
+        if (!v.is_float) {
+            uint64_t m = v.u.i < 0 ? 0 - (uint64_t)v.u.i : (uint64_t)v.u.i;
+            while (m != 0 && (m & 1) == 0)
+                m >>= 1;
+            const int bits = type == TF_ELEM_F32 ? 24 : 53;
+            if (m >= (UINT64_C(1) << bits)) {
+                snprintf(why, cap, "%s is an integer %s cannot hold exactly (%d-bit significand)",
+                         text, name, bits);
+                return false;
+            }
+        }
+        return true;
+    }
+    }
+    snprintf(why, cap, "unknown type");
+    return false;
 }

@@ -12,12 +12,22 @@
 #define TF_KERNEL_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "bundle.h"
 #include "device.h"
 #include "error.h"
 #include "expr.h"
+
+/* Names the archive stores in fixed-size fields (schema/archive.h, archive.c),
+ * checked at load so that what is archived is what was written: the kernel
+ * name in the /plan table's 128-byte column, a problem name in the problems
+ * table's 64-byte column (63 and the NUL), an enum value in its parameter's
+ * 32-byte results column. */
+#define TF_KERNEL_NAME_MAX 128
+#define TF_PROBLEM_NAME_MAX 63
+#define TF_ENUM_VALUE_MAX 32
 
 enum tf_param_kind { TF_PARAM_INT, TF_PARAM_ENUM };
 
@@ -71,6 +81,7 @@ struct tf_kernel {
     struct tf_problem *problems;
     int nconstraints;
     struct tf_expr **constraints;
+    int *constraint_lines, *constraint_columns; /* where each is in `file` (1-based) */
     struct tf_expr *grid[3], *block[3], *shared; /* NULL: 1 (grid/block) or 0 (shared) */
     int nargs;
     struct tf_arg *args;
@@ -123,6 +134,17 @@ void tf_kernel_bind(const struct tf_kernel *k, uint64_t index, int problem,
  * -1 with `err` if a constraint cannot be evaluated. */
 int tf_kernel_check(const struct tf_kernel *k, const struct tf_value *slots, bool *valid,
                     struct tf_error *err);
+/* Fill `err` for constraint `c` of `k` that failed to evaluate (`cause`) on the
+ * configuration bound in `slots` for `problem`: file:line:col of the
+ * constraint, the configuration, and what to do. Returns -1. */
+int tf_kernel_constraint_error(const struct tf_kernel *k, int c, int problem,
+                               const struct tf_value *slots, const struct tf_error *cause,
+                               struct tf_error *err);
+/* True if `v` converts to a scalar argument of type `type` without changing
+ * (int32 and int64: a whole number in range; float32 and float64: finite, in
+ * range, and an integer exactly representable). Otherwise false and why into
+ * `why` ("3000000000 is outside int32's range -2147483648..2147483647"). */
+bool tf_scalar_fits(enum tf_elem_type type, struct tf_value v, char *why, size_t cap);
 /* Write "P1=v1 P2=v2 ..." for configuration `index` into `out`. */
 void tf_kernel_format_config(const struct tf_kernel *k, uint64_t index, char *out, int cap);
 /* Write the compiler defines of configuration `index` as "-DNAME=VALUE" strings

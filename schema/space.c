@@ -9,18 +9,43 @@
  * evaluated once. For counting, once the walk is past every constrained level
  * and strictly inside the [lo, hi) bounds, the rest of the subtree is all
  * valid and is counted by multiplication. Random samples (tf_space_sample)
- * draw from it with a splitmix64 stream. */
+ * draw from it with a splitmix64 stream; tf_space_random decides whether a
+ * space is small enough to count first (TF_SPACE_EXACT_LIMIT) or is sampled
+ * by rejection from the Cartesian product without a count.
+ *
+ * Counting and sampling step a counter at every node (or draw) and, every
+ * 65536 steps, call the process's poll hook with the fraction done, so that a
+ * long count shows progress and a signal can stop it (TF_ERR_INTERRUPTED).
+ * An evaluation error names the constraint's file:line:col, the problem and
+ * the parameter values (tf_kernel_constraint_error). */
 #include "space.h"
 
 #include "hash.h"
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 struct space_level {
     int nconstraints;
-    const struct tf_expr **constraints;
+    int *constraints;           /* indices into k->constraints */
 };
+
+static tf_space_poll_fn poll_fn;
+static void *poll_ctx;
+
+void tf_space_set_poll(tf_space_poll_fn fn, void *ctx)
+{
+    poll_fn = fn;
+    poll_ctx = ctx;
+}
+
+static double monotonic_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
 
 struct tf_space {
     const struct tf_kernel *k;
@@ -36,7 +61,57 @@ struct tf_space {
     struct tf_value *slots;
     int *lo_digits, *hi_digits; /* bounds of the current walk (hi inclusive) */
     struct tf_error *err;       /* where the walk reports an evaluation error */
+    int *cur;                   /* the digit bound at each level, for progress */
+    int depth;                  /* the deepest level bound */
+    uint64_t steps;             /* nodes visited or draws made while polling */
+    const char *activity;       /* non-NULL while polling: what is being done */
+    double started;             /* when that began (monotonic seconds) */
 };
+
+/* Start polling for `activity` unless a caller already is; returns whether
+ * this call started it (pass to poll_end). */
+static bool poll_begin(struct tf_space *s, const char *activity)
+{
+    if (s->activity != NULL)
+        return false;
+    s->activity = activity;
+    s->started = monotonic_now();
+    s->steps = 0;
+    return true;
+}
+
+static void poll_end(struct tf_space *s, bool began)
+{
+    if (began)
+        s->activity = NULL;
+}
+
+/* The share of the index space before the configuration being visited. */
+static double walk_fraction(const struct tf_space *s)
+{
+    double at = 0;
+    for (int i = 0; i <= s->depth && i < s->n; i++)
+        at += (double)s->cur[i] * (double)s->stride[i];
+    return s->cartesian ? at / (double)s->cartesian : 1;
+}
+
+/* One step of a polled walk: every 65536 steps, ask the hook. -1 + err
+ * (TF_ERR_INTERRUPTED) if it says stop. `fraction` < 0: from the walk. */
+static int poll_step(struct tf_space *s, double fraction)
+{
+    if (s->activity == NULL || poll_fn == NULL || (++s->steps & 0xffff) != 0)
+        return 0;
+    double f = fraction >= 0 ? fraction : walk_fraction(s);
+    double elapsed = monotonic_now() - s->started;
+    if (!poll_fn(poll_ctx, s->k->name, s->k->problems[s->problem].name, s->activity, f,
+                 elapsed))
+        return 0;
+    return tf_error_set(s->err, TF_ERR_INTERRUPTED,
+                        "stopped by a signal while %s of kernel '%s', problem '%s' (%.0f%% "
+                        "done after %.0f s); nothing of it was measured",
+                        s->activity, s->k->name, s->k->problems[s->problem].name, 100 * f,
+                        elapsed);
+}
 
 /* Deepest parameter `e` reads, or -1 if it reads none. */
 static int constraint_level(const struct tf_kernel *k, const struct tf_expr *e)
@@ -50,6 +125,8 @@ static int constraint_level(const struct tf_kernel *k, const struct tf_expr *e)
 static void space_bind(struct tf_space *s, int level, int digit)
 {
     const struct tf_param *p = &s->k->params[level];
+    s->cur[level] = digit;
+    s->depth = level;
     s->slots[level] = tf_int(p->kind == TF_PARAM_INT ? p->ints[digit] : digit);
 }
 
@@ -59,8 +136,11 @@ static int level_holds(struct tf_space *s, int level)
     const struct space_level *l = &s->levels[level];
     for (int i = 0; i < l->nconstraints; i++) {
         bool ok;
-        if (tf_expr_eval_bool(l->constraints[i], s->slots, &ok, s->err))
-            return -1;
+        struct tf_error e;
+        tf_error_clear(&e);
+        if (tf_expr_eval_bool(s->k->constraints[l->constraints[i]], s->slots, &ok, &e))
+            return tf_kernel_constraint_error(s->k, l->constraints[i], s->problem, s->slots, &e,
+                                              s->err);
         if (!ok)
             return 0;
     }
@@ -88,6 +168,7 @@ struct tf_space *tf_space_create(const struct tf_kernel *k, int problem,
     s->slots = tf_xcalloc((size_t)k->nslots, sizeof *s->slots);
     s->lo_digits = tf_xcalloc((size_t)n + 1, sizeof *s->lo_digits);
     s->hi_digits = tf_xcalloc((size_t)n + 1, sizeof *s->hi_digits);
+    s->cur = tf_xcalloc((size_t)n + 1, sizeof *s->cur);
 
     s->suffix_product[n] = 1;
     for (int i = n - 1; i >= 0; i--) {
@@ -111,15 +192,19 @@ struct tf_space *tf_space_create(const struct tf_kernel *k, int problem,
         int level = constraint_level(k, e);
         if (level < 0) {
             bool ok;
-            if (tf_expr_eval_bool(e, s->slots, &ok, err))
+            struct tf_error e2;
+            tf_error_clear(&e2);
+            if (tf_expr_eval_bool(e, s->slots, &ok, &e2)) {
+                tf_kernel_constraint_error(k, c, problem, s->slots, &e2, err);
                 goto fail;
+            }
             s->globally_valid = s->globally_valid && ok;
             continue;
         }
         struct space_level *l = &s->levels[level];
         l->constraints = tf_xrealloc(l->constraints, sizeof *l->constraints *
                                                          (size_t)(l->nconstraints + 1));
-        l->constraints[l->nconstraints++] = e;
+        l->constraints[l->nconstraints++] = c;
     }
     s->suffix_free[n] = true;
     for (int i = n - 1; i >= 0; i--)
@@ -144,6 +229,7 @@ void tf_space_destroy(struct tf_space *s)
     free(s->slots);
     free(s->lo_digits);
     free(s->hi_digits);
+    free(s->cur);
     free(s);
 }
 
@@ -165,6 +251,8 @@ static int64_t count_walk(struct tf_space *s, int level, bool tight_lo, bool tig
     int64_t total = 0;
     for (int v = vmin; v <= vmax; v++) {
         space_bind(s, level, v);
+        if (poll_step(s, -1))
+            return -1;
         int holds = level_holds(s, level);
         if (holds < 0)
             return -1;
@@ -202,7 +290,9 @@ int tf_space_count(struct tf_space *s, uint64_t lo, uint64_t hi, uint64_t *count
     }
     space_digits(s, lo, s->lo_digits);
     space_digits(s, hi - 1, s->hi_digits);
+    bool began = poll_begin(s, "counting the valid configurations");
     int64_t c = count_walk(s, 0, true, true);
+    poll_end(s, began);
     if (c < 0)
         return -1;
     *count = (uint64_t)c;
@@ -219,6 +309,8 @@ static int next_walk(struct tf_space *s, int level, bool tight, uint64_t prefix,
         if (base >= hi)
             return 0; /* every later index is past the range */
         space_bind(s, level, v);
+        if (poll_step(s, -1))
+            return -1;
         int holds = level_holds(s, level);
         if (holds < 0)
             return -1;
@@ -339,6 +431,8 @@ int tf_space_sample(struct tf_space *s, uint64_t valid_count, uint64_t budget, u
     struct u64_set set = {tf_xcalloc(cap, sizeof *set.slots), cap - 1};
     uint64_t *list = tf_xmalloc(sizeof *list * (budget ? budget : 1));
     bool valid;
+    bool began = poll_begin(s, "sampling the valid configurations");
+    s->err = err;
     *out = NULL;
     *n = 0;
     if (budget >= valid_count) {
@@ -361,7 +455,8 @@ int tf_space_sample(struct tf_space *s, uint64_t valid_count, uint64_t budget, u
         /* Dense: rejection sampling, about budget * cart / valid draws. */
         while (nlist < budget) {
             uint64_t idx = rng_below(&rng, cart);
-            if (tf_space_is_valid(s, idx, &valid, err))
+            if (poll_step(s, (double)nlist / (double)budget) ||
+                tf_space_is_valid(s, idx, &valid, err))
                 goto fail;
             if (valid && set_insert(&set, idx))
                 list[nlist++] = idx;
@@ -403,11 +498,107 @@ int tf_space_sample(struct tf_space *s, uint64_t valid_count, uint64_t budget, u
     }
     free(set.slots);
     qsort(list, nlist, sizeof *list, cmp_u64);
+    poll_end(s, began);
     *out = list;
     *n = nlist;
     return 0;
 fail:
+    poll_end(s, began);
     free(set.slots);
     free(list);
     return -1;
+}
+
+/* Rejection draws from a huge space, before the caller would count it. */
+#define SPACE_DRAW_LIMIT (UINT64_C(1) << 22)
+/* Draws made at least, for the estimate of the valid fraction. */
+#define SPACE_ESTIMATE_DRAWS 1024
+
+/* Draw `budget` distinct valid configurations of a huge space by rejection
+ * from its Cartesian product (uniform over the valid ones), this problem's
+ * default first when valid, with no count. Returns 0 with *out, *n and the
+ * estimate *valid; 1 if SPACE_DRAW_LIMIT + 16 * budget draws did not fill the
+ * budget (valid configurations are too rare: the caller counts them); -1 on
+ * an evaluation error or a stop. */
+static int sample_huge(struct tf_space *s, uint64_t budget, uint64_t seed, uint64_t **out,
+                       uint64_t *n, uint64_t *valid_out, struct tf_error *err)
+{
+    const struct tf_kernel *k = s->k;
+    uint64_t rng = sample_seed(seed, k, s->problem), nlist = 0, draws = 0, hits = 0;
+    uint64_t cap = 1;
+    while (cap < 2 * budget + 2)
+        cap <<= 1;
+    struct u64_set set = {tf_xcalloc(cap, sizeof *set.slots), cap - 1};
+    uint64_t *list = tf_xmalloc(sizeof *list * (budget ? budget : 1));
+    const uint64_t limit = SPACE_DRAW_LIMIT + 16 * budget;
+    bool valid, began = poll_begin(s, "sampling the valid configurations");
+    int rc = -1;
+    uint64_t def;
+    if (tf_kernel_default_for(k, s->problem, &def)) {
+        if (tf_space_is_valid(s, def, &valid, err))
+            goto out;
+        if (valid) {
+            set_insert(&set, def);
+            list[nlist++] = def;
+        }
+    }
+    while ((nlist < budget || draws < SPACE_ESTIMATE_DRAWS) && draws < limit) {
+        uint64_t idx = rng_below(&rng, s->cartesian);
+        draws++;
+        if (poll_step(s, (double)nlist / (double)budget) ||
+            tf_space_is_valid(s, idx, &valid, err))
+            goto out;
+        if (!valid)
+            continue;
+        hits++;
+        if (nlist < budget && set_insert(&set, idx))
+            list[nlist++] = idx;
+    }
+    if (nlist < budget) {
+        rc = 1;
+        goto out;
+    }
+    qsort(list, nlist, sizeof *list, cmp_u64);
+    double estimate = (double)hits / (double)draws * (double)s->cartesian;
+    *valid_out = estimate < (double)nlist ? nlist : estimate >= 1.8e19 ? s->cartesian
+                                                                       : (uint64_t)estimate;
+    *out = list;
+    *n = nlist;
+    list = NULL;
+    rc = 0;
+out:
+    poll_end(s, began);
+    free(set.slots);
+    free(list);
+    return rc;
+}
+
+int tf_space_random(struct tf_space *s, uint64_t budget, uint64_t seed, uint64_t **out,
+                    uint64_t *n, uint64_t *valid, bool *estimated, struct tf_error *err)
+{
+    *out = NULL;
+    *n = 0;
+    *valid = 0;
+    *estimated = false;
+    s->err = err;
+    if (budget == 0)
+        return tf_error_set(err, TF_ERR_SCHEMA, "internal: a random search with budget 0");
+    /* A huge space is not counted first: counting can take hours where the
+     * constraints prune little, and a sample of a few configurations does not
+     * need the count. Only a space whose valid configurations are too rare
+     * for rejection is counted after all (with progress, and stoppable). */
+    if (s->cartesian > TF_SPACE_EXACT_LIMIT && s->globally_valid) {
+        int rc = sample_huge(s, budget, seed, out, n, valid, err);
+        if (rc <= 0) {
+            *estimated = rc == 0;
+            return rc;
+        }
+    }
+    if (tf_space_count(s, 0, UINT64_MAX, valid, err))
+        return -1;
+    if (*valid <= budget) {
+        *n = *valid; /* every valid configuration: the caller enumerates them */
+        return 0;
+    }
+    return tf_space_sample(s, *valid, budget, seed, out, n, err);
 }

@@ -338,6 +338,43 @@ static void test_comparisons_logic_short_circuit(void **state)
     expect_eval_error("N == 0 && M / N > 1", s, "division by zero");
 }
 
+/* Comparisons exactly at the boundary, where real operands meet: shipped
+ * constraints compare floats (`BK*BN*4 <= l2_bytes / 2`), and a `<=` that
+ * behaved like `<` would drop every boundary configuration without a word.
+ * Each case runs with slots and folded, and through tf_expr_eval_bool as the
+ * space does. Base values: F=2.5 M=1024 BM=64 BN=32. */
+static void test_float_comparison_boundaries(void **state)
+{
+    (void)state;
+    static const struct value_case cases[] = {
+        /* a float slot against a float literal, equal */
+        I("F <= 2.5", 1), I("F < 2.5", 0), I("F >= 2.5", 1), I("F > 2.5", 0),
+        I("F == 2.5", 1), I("F != 2.5", 0),
+        I("2.5 >= F", 1), I("2.5 > F", 0), I("2.5 <= F", 1), I("2.5 < F", 0),
+        /* real division giving a whole number, against an integer */
+        I("M / 2 <= 512", 1), I("M / 2 < 512", 0), I("M / 2 >= 512", 1), I("M / 2 > 512", 0),
+        I("512 >= M / 2", 1), I("512 < M / 2", 0),
+        /* one step either side stays right */
+        I("M / 2 <= 511", 0), I("M / 2 < 513", 1), I("F <= 2.4999999", 0), I("F >= 2.5000001", 0),
+        /* the shipped shape: integer product against real half of a size */
+        I("BM * BN * 4 <= 16384 / 2", 1), I("BM * BN * 4 < 16384 / 2", 0),
+        I("BM * BN * 4 >= 16384 / 2", 1), I("BM * BN * 4 > 16384 / 2", 0),
+    };
+    run_table(cases, sizeof cases / sizeof cases[0]);
+    struct tf_value s[S_COUNT];
+    base_slots(s);
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        struct tf_error err = {0};
+        struct tf_expr *e = tf_expr_compile(cases[k].text, &symtab, &err);
+        assert_non_null(e);
+        bool b = !cases[k].i;
+        assert_int_equal(tf_expr_eval_bool(e, s, &b, &err), 0);
+        if (b != (cases[k].i != 0))
+            fail_msg("'%s' as a constraint: got %s", cases[k].text, b ? "true" : "false");
+        tf_expr_destroy(e);
+    }
+}
+
 static void test_ternary(void **state)
 {
     (void)state;
@@ -678,6 +715,7 @@ int main(void)
         cmocka_unit_test(test_overflow_errors),
         cmocka_unit_test(test_division_by_zero_errors),
         cmocka_unit_test(test_comparisons_logic_short_circuit),
+        cmocka_unit_test(test_float_comparison_boundaries),
         cmocka_unit_test(test_ternary),
         cmocka_unit_test(test_functions),
         cmocka_unit_test(test_enum_strings),

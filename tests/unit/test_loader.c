@@ -22,6 +22,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../../schema/archive.h"
 #include "../../schema/bundle.h"
 #include "../../schema/job.h"
 #include "../../schema/kernel.h"
@@ -598,6 +599,278 @@ static void test_default_literals_and_agreement(void **state)
     tf_bundle_destroy(b);
 }
 
+/* ---- names and values the archive must hold whole ------------------------------------- */
+
+/* Load `text` as a kernel file next to tiny's sources (in memory). */
+static struct tf_kernel *load_text(const char *text, struct tf_bundle **bout,
+                                   struct tf_error *err)
+{
+    struct tf_bundle *b = tf_bundle_create();
+    tf_bundle_add(b, FIX "kernels/tiny/variant.yaml", text, strlen(text));
+    tf_error_clear(err);
+    *bout = b;
+    return tf_kernel_load(FIX "kernels/tiny/variant.yaml", b, err);
+}
+
+/* A tiny kernel with the given name, problem name, enum value, extra
+ * parameter line, N, argument type and value, metric line. */
+static char *tiny_text(const char *name, const char *problem, const char *value,
+                       const char *param_line, const char *n, const char *type,
+                       const char *arg_value, const char *metric_line)
+{
+    return tf_xasprintf("name: %s\nlanguage: c\nsource: tiny.c\nentry: saxpy\n"
+                        "reference: {source: reference.c, entry: saxpy_reference}\n"
+                        "problems:\n  %s: {N: %s}\n"
+                        "parameters:\n  UNROLL: [1, 2]\n  MODE: [plain, %s]\n%s"
+                        "arguments:\n  - {name: N, scalar: %s, value: %s}\n"
+                        "  - {name: y, buffer: float32, size: 64, output: true}\n"
+                        "metrics:\n%s",
+                        name, problem, n, value, param_line, type, arg_value, metric_line);
+}
+
+static char *repeat(char c, int n)
+{
+    char *s = tf_xmalloc((size_t)n + 1);
+    memset(s, c, (size_t)n);
+    s[n] = '\0';
+    return s;
+}
+
+/* Load must fail at line:col with `needle` in the message. */
+static void expect_kernel_error(char *text, int line, int col, const char *needle)
+{
+    struct tf_bundle *b;
+    struct tf_error err;
+    struct tf_kernel *k = load_text(text, &b, &err);
+    if (k != NULL)
+        fail_msg("loaded, expected '%s' at %d:%d", needle, line, col);
+    if (err.line != line || err.column != col || strstr(err.message, needle) == NULL)
+        fail_msg("got %d:%d '%s', expected %d:%d '...%s...'", err.line, err.column,
+                 err.message, line, col, needle);
+    assert_string_equal(err.file, FIX "kernels/tiny/variant.yaml");
+    tf_bundle_destroy(b);
+    free(text);
+}
+
+static struct tf_kernel *expect_kernel_loads(char *text, struct tf_bundle **b)
+{
+    struct tf_error err;
+    struct tf_kernel *k = load_text(text, b, &err);
+    if (k == NULL)
+        fail_msg("did not load: %d:%d %s", err.line, err.column, err.message);
+    free(text);
+    return k;
+}
+
+/* Write an archive with kernel `k` and a plan row for it, read it back: the
+ * kernel the plan row names must come back as the kernel, whole. Returns 0,
+ * or -1 (+ err) where the archive cannot be written or read. */
+static int archive_round_trip(const struct tf_kernel *k, struct tf_error *err)
+{
+    char path[] = "/tmp/tf_test_loader_XXXXXX.h5";
+    int fd = mkstemps(path, 3);
+    assert_true(fd >= 0);
+    close(fd);
+    unlink(path);
+    struct tf_archive *a = tf_archive_create();
+    struct tf_device dev = {0};
+    strcpy(dev.backend, "host");
+    strcpy(dev.name, "test cpu");
+    uint32_t d = tf_archive_add_device(a, &dev);
+    struct tf_archive_run run = {.start = 1, .ranks = 2};
+    strcpy(run.job_name, "names");
+    uint32_t r = tf_archive_add_run(a, &run);
+    struct tf_archive_kernel *ak = tf_archive_kernel_for(a, k, err);
+    int rc = -1;
+    if (ak == NULL)
+        goto out;
+    uint32_t p = tf_archive_problem_for(ak, k, 0);
+    struct tf_archive_plan plan = {.run = r, .kernel = 0, .problem = p, .device = d, .planned = 4};
+    tf_archive_set_plan(a, &plan);
+    if (tf_archive_write(a, path, err) != 0)
+        goto out;
+    struct tf_archive *back = tf_archive_read(path, err);
+    if (back == NULL)
+        goto out;
+    assert_int_equal(back->nkernels, 1);
+    assert_string_equal(back->kernels[0].name, k->name);
+    assert_string_equal(back->kernels[0].problems[0].name, k->problems[0].name);
+    assert_int_equal(back->nplans, 1);
+    assert_int_equal(back->plans[0].kernel, 0);
+    tf_archive_destroy(back);
+    rc = 0;
+out:
+    tf_archive_destroy(a);
+    unlink(path);
+    return rc;
+}
+
+/* Issue 11 item 5: a 129-character kernel name loaded, and the archive's
+ * 128-byte /plan column cut it: the file could no longer be read (query,
+ * status and run exit 2). Every name that lands in a fixed-size archive
+ * field is checked at load, with its place and its limit; the longest
+ * accepted names survive an archive round trip whole. */
+static void test_archived_name_limits(void **state)
+{
+    (void)state;
+    char *k128 = repeat('k', 128), *k129 = repeat('k', 129);
+    char *p63 = repeat('p', 63), *p64 = repeat('p', 64);
+    char *v32 = repeat('v', 32), *v33 = repeat('v', 33);
+    const char *m = "  gbs: N / time_s\n";
+    struct tf_bundle *b;
+    struct tf_error err;
+
+    /* At the limits: loads, and the archive holds every name whole. */
+    struct tf_kernel *k = expect_kernel_loads(tiny_text(k128, p63, v32, "", "64", "int32", "N", m), &b);
+    if (archive_round_trip(k, &err) != 0)
+        fail_msg("round trip at the limits: %s", err.message);
+    /* One past the kernel name's limit is what the archive cannot hold: the
+     * check is what keeps such a kernel out of it. */
+    free(k->name);
+    k->name = tf_xstrdup(k129);
+    tf_error_clear(&err);
+    assert_int_equal(archive_round_trip(k, &err), -1);
+    tf_kernel_destroy(k);
+    tf_bundle_destroy(b);
+
+    /* One past: refused where the name is written. */
+    expect_kernel_error(tiny_text(k129, "one", "fused", "", "64", "int32", "N", m), 1, 7,
+                        "kernel name 'kkkk");
+    expect_kernel_error(tiny_text(k129, "one", "fused", "", "64", "int32", "N", m), 1, 7,
+                        "is 129 bytes long; at most 128 fit the archive's kernel column "
+                        "(/plan): shorten it");
+    expect_kernel_error(tiny_text("tiny", p64, "fused", "", "64", "int32", "N", m), 7, 3,
+                        "is 64 bytes long; at most 63 fit the archive's problem name column");
+    expect_kernel_error(tiny_text("tiny", "one", v33, "", "64", "int32", "N", m), 10, 17,
+                        "value of parameter 'MODE' 'vvvv");
+    expect_kernel_error(tiny_text("tiny", "one", v33, "", "64", "int32", "N", m), 10, 17,
+                        "is 33 bytes long; at most 32 fit the parameter's column");
+    /* Parameters and metrics are columns of the results table: no built-in names. */
+    expect_kernel_error(tiny_text("tiny", "one", "fused", "  status: [1, 2]\n", "64", "int32",
+                                  "N", m),
+                        11, 3, "parameter name 'status' is reserved (a column of the archive's "
+                               "results table)");
+    expect_kernel_error(tiny_text("tiny", "one", "fused", "", "64", "int32", "N",
+                                  "  samples: N / time_s\n"),
+                        15, 3, "metric name 'samples' is reserved");
+    expect_kernel_error(tiny_text("tiny", "one", "fused", "", "64", "int32", "N",
+                                  "  UNROLL: N / time_s\n"),
+                        15, 3, "metric 'UNROLL' has the name of a parameter");
+
+    /* The job name goes into /runs.job_name (64 bytes). */
+    char *job = tf_xasprintf("name: %s\nkernels: [tiny]\n", p63);
+    b = tf_bundle_create();
+    tf_bundle_add(b, FIX "jobs/names.yaml", job, strlen(job));
+    struct tf_job *j = tf_job_load(FIX "jobs/names.yaml", b, &err);
+    assert_non_null(j);
+    tf_job_destroy(j);
+    tf_bundle_destroy(b);
+    free(job);
+    job = tf_xasprintf("name: %s\nkernels: [tiny]\n", p64);
+    b = tf_bundle_create();
+    tf_bundle_add(b, FIX "jobs/names.yaml", job, strlen(job));
+    tf_error_clear(&err);
+    assert_null(tf_job_load(FIX "jobs/names.yaml", b, &err));
+    assert_int_equal(err.line, 1);
+    assert_int_equal(err.column, 7);
+    assert_non_null(strstr(err.message, "is 64 bytes long; at most 63 fit the archive's "
+                                        "job_name column"));
+    tf_bundle_destroy(b);
+    free(job);
+    free(k128); free(k129); free(p63); free(p64); free(v32); free(v33);
+}
+
+/* Issue 11 item 12: a size of 3e9 passed as an int32 scalar wrapped silently
+ * and every configuration failed verification. A scalar that follows from
+ * the sizes is checked for every problem at load, at its value. */
+static void test_scalar_ranges(void **state)
+{
+    (void)state;
+    const char *m = "  gbs: N / time_s\n";
+    struct tf_bundle *b;
+    /* value: N is at line 13, column 38 of tiny_text's file. */
+    expect_kernel_error(tiny_text("tiny", "big", "fused", "", "3e9", "int32", "N", m), 12, 37,
+                        "value of argument 'N' (N) for problem 'big': 3000000000 is outside "
+                        "int32's range -2147483648..2147483647; declare it 'scalar: int64'");
+    expect_kernel_error(tiny_text("tiny", "big", "fused", "", "2 ** 31", "int32", "N", m), 12,
+                        37, "2147483648 is outside int32's range");
+    expect_kernel_error(tiny_text("tiny", "big", "fused", "", "64", "int32", "-N * 2 ** 25 - 1",
+                                  m),
+                        12, 37, "-2147483649 is outside int32's range");
+    struct tf_kernel *k = expect_kernel_loads(
+        tiny_text("tiny", "edge", "fused", "", "2147483647", "int32", "N", m), &b);
+    tf_kernel_destroy(k);
+    tf_bundle_destroy(b);
+    k = expect_kernel_loads(tiny_text("tiny", "big", "fused", "", "3e9", "int64", "N", m), &b);
+    tf_kernel_destroy(k);
+    tf_bundle_destroy(b);
+    /* Other narrowing: a fraction to an integer, int64 from a huge real,
+     * integers a float cannot hold exactly. */
+    expect_kernel_error(tiny_text("tiny", "one", "fused", "", "64", "int32", "N / 3", m), 12,
+                        37, "21.333333333333332 is not a whole number, which int32 needs");
+    expect_kernel_error(tiny_text("tiny", "one", "fused", "", "64", "int64", "N * 1e18", m),
+                        12, 37, "is outside int64's range");
+    expect_kernel_error(tiny_text("tiny", "one", "fused", "", "2 ** 24 + 1", "float32", "N", m),
+                        12, 39, "16777217 is an integer float32 cannot hold exactly");
+    expect_kernel_error(tiny_text("tiny", "one", "fused", "", "64", "float32", "N * 1e38", m),
+                        12, 39, "is outside float32's range");
+    k = expect_kernel_loads(tiny_text("tiny", "one", "fused", "", "2 ** 30", "float32", "N", m),
+                            &b);
+    tf_kernel_destroy(k);
+    tf_bundle_destroy(b);
+    /* An evaluation error of a sizes-only scalar is a load error too. */
+    expect_kernel_error(tiny_text("tiny", "one", "fused", "", "64", "int32", "N // (N - 64)",
+                                  m),
+                        12, 37, "value of argument 'N' (N // (N - 64)) cannot be evaluated for "
+                                "problem 'one': division by zero");
+    /* A value that reads a parameter is known per configuration only. */
+    k = expect_kernel_loads(
+        tiny_text("tiny", "one", "fused", "", "64", "int32", "UNROLL * 2 ** 31", m), &b);
+    tf_kernel_destroy(k);
+    tf_bundle_destroy(b);
+
+    char why[160];
+    assert_true(tf_scalar_fits(TF_ELEM_I32, tf_int(INT32_MIN), why, sizeof why));
+    assert_false(tf_scalar_fits(TF_ELEM_I32, tf_int((int64_t)INT32_MIN - 1), why, sizeof why));
+    assert_true(tf_scalar_fits(TF_ELEM_I32, tf_float(512.0), why, sizeof why));
+    assert_false(tf_scalar_fits(TF_ELEM_I64, tf_float(9223372036854775808.0), why, sizeof why));
+    assert_true(tf_scalar_fits(TF_ELEM_I64, tf_float(-9223372036854775808.0), why, sizeof why));
+    assert_true(tf_scalar_fits(TF_ELEM_I64, tf_int(INT64_MIN), why, sizeof why));
+    assert_false(tf_scalar_fits(TF_ELEM_F64, tf_float(NAN), why, sizeof why));
+    assert_true(tf_scalar_fits(TF_ELEM_F64, tf_int(INT64_MIN), why, sizeof why)); /* -2^63 */
+    assert_false(tf_scalar_fits(TF_ELEM_F64, tf_int(INT64_MAX), why, sizeof why));
+    assert_true(tf_scalar_fits(TF_ELEM_F32, tf_float(2.5), why, sizeof why));
+}
+
+/* Issue 11 item 13: compile_jobs: 100000 tried ~32k threads per worker and
+ * ended in "no worker offers a device"; it is refused at load, at its value. */
+static void test_compile_jobs_cap(void **state)
+{
+    (void)state;
+    const char *texts[] = {"name: cj\nkernels: [tiny]\ncompile_jobs: 100000\n",
+                           "name: cj\nkernels: [tiny]\ncompile_jobs: 1024\n",
+                           "name: cj\nkernels: [tiny]\ncompile_jobs: -1\n"};
+    for (int i = 0; i < 3; i++) {
+        struct tf_bundle *b = tf_bundle_create();
+        struct tf_error err;
+        tf_error_clear(&err);
+        tf_bundle_add(b, FIX "jobs/cj.yaml", texts[i], strlen(texts[i]));
+        struct tf_job *j = tf_job_load(FIX "jobs/cj.yaml", b, &err);
+        if (i == 1) {
+            assert_non_null(j);
+            assert_int_equal(j->compile_jobs, 1024);
+        } else {
+            assert_null(j);
+            assert_int_equal(err.line, 3);
+            assert_int_equal(err.column, 15);
+            assert_non_null(strstr(err.message, "'compile_jobs' (compiler processes per worker) "
+                                                "must be between 0 and 1024"));
+        }
+        tf_job_destroy(j);
+        tf_bundle_destroy(b);
+    }
+}
+
 /* ---- the broken-file table -------------------------------------------------------------- */
 
 struct broken_case {
@@ -948,6 +1221,9 @@ int main(void)
         cmocka_unit_test(test_targets_by_name),
         cmocka_unit_test(test_encode_decode_roundtrip),
         cmocka_unit_test(test_cartesian_saturates),
+        cmocka_unit_test(test_archived_name_limits),
+        cmocka_unit_test(test_scalar_ranges),
+        cmocka_unit_test(test_compile_jobs_cap),
         cmocka_unit_test(test_broken_files),
         cmocka_unit_test(test_truncation_sweep),
         cmocka_unit_test(test_ydoc_scalars),

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -369,6 +370,239 @@ static void test_random_sample_per_problem_default(void **state)
     tf_bundle_destroy(b);
 }
 
+/* Issue 11 item 22: the sparse branch of tf_space_sample (valid fraction
+ * below 1e-3) had no test. space/sparse: 32 valid (A == B == C) of 32768,
+ * budget 10: the sample is valid, distinct, holds the default, is not the
+ * first ten valid configurations, and is the same for the same seed. */
+static void test_random_sample_sparse(void **state)
+{
+    (void)state;
+    const char *text = "name: sparse\nkernels:\n  - kernel: KERNEL/sparse\n"
+                       "search: {strategy: random, budget: 10, seed: 11}\n";
+    struct tf_bundle *b1, *b2;
+    struct tf_job *j1 = load_job(text, &b1), *j2 = load_job(text, &b2);
+    struct tf_device d = fixture_device(8);
+    struct tf_error err = {0};
+    struct tf_plan *p1 = tf_plan_create(j1, 1, &d, &err), *p2 = tf_plan_create(j2, 1, &d, &err);
+    assert_non_null(p1);
+    assert_non_null(p2);
+    const struct tf_kernel *k = j1->kernels[0].kernel;
+    struct tf_task *t = &p1->tasks[0];
+    assert_int_equal(tf_kernel_cartesian(k), 32768);
+    assert_int_equal(t->valid, 32);
+    assert_false(t->valid_estimated);
+    assert_true((double)t->valid / 32768.0 < 1e-3); /* the sparse branch */
+    assert_int_equal(t->total, 10);
+    assert_int_equal(t->nlist, 10);
+    uint64_t def, first_ten[10], idx = 0;
+    assert_true(tf_kernel_default_for(k, 0, &def));
+    for (int i = 0; i < 10; i++) {
+        assert_int_equal(tf_space_next(t->space, idx, UINT64_MAX, &first_ten[i], &err), 1);
+        idx = first_ten[i] + 1;
+    }
+    bool has_default = false;
+    for (uint64_t i = 0; i < t->nlist; i++) {
+        int digits[3];
+        tf_kernel_decode(k, t->list[i], digits);
+        assert_int_equal(digits[0], digits[1]); /* valid: A == B == C */
+        assert_int_equal(digits[1], digits[2]);
+        if (i > 0)
+            assert_true(t->list[i] > t->list[i - 1]); /* sorted, hence distinct */
+        has_default |= t->list[i] == def;
+        assert_int_equal(t->list[i], p2->tasks[0].list[i]); /* reproducible */
+    }
+    assert_true(has_default);
+    assert_memory_not_equal(t->list, first_ten, sizeof first_ten);
+    tf_plan_destroy(p1);
+    tf_plan_destroy(p2);
+    tf_job_destroy(j1);
+    tf_job_destroy(j2);
+    tf_bundle_destroy(b1);
+    tf_bundle_destroy(b2);
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Issue 11 item 7: a random search of 10^11 configurations (budget 10)
+ * counted the whole space first: ten minutes at 99% CPU. Now it is sampled by
+ * rejection without a count, in well under a second, uniform over the valid
+ * configurations (about half here), the default included, reproducible. */
+static void test_random_huge_space_without_count(void **state)
+{
+    (void)state;
+    const char *text = "name: huge\nkernels:\n  - kernel: KERNEL/huge\n    problems: [near]\n"
+                       "search: {strategy: random, budget: 10, seed: 3}\n";
+    struct tf_bundle *b1, *b2;
+    struct tf_job *j1 = load_job(text, &b1), *j2 = load_job(text, &b2);
+    struct tf_device d = fixture_device(8);
+    struct tf_error err = {0};
+    double t0 = now_s();
+    struct tf_plan *p1 = tf_plan_create(j1, 1, &d, &err);
+    double took = now_s() - t0;
+    if (p1 == NULL)
+        fail_msg("plan: %s", err.message);
+    struct tf_plan *p2 = tf_plan_create(j2, 1, &d, &err);
+    assert_non_null(p2);
+    assert_true(took < 5.0);
+    struct tf_task *t = &p1->tasks[0];
+    const struct tf_kernel *k = j1->kernels[0].kernel;
+    assert_true(tf_space_cartesian(t->space) == UINT64_C(100000000000));
+    assert_true(t->valid_estimated);
+    assert_true(t->valid > UINT64_C(40000000000) && t->valid < UINT64_C(60000000000));
+    assert_int_equal(t->total, 10);
+    assert_int_equal(t->nlist, 10);
+    uint64_t def;
+    assert_true(tf_kernel_default_for(k, t->problem, &def));
+    bool has_default = false;
+    for (uint64_t i = 0; i < t->nlist; i++) {
+        bool valid;
+        assert_int_equal(tf_space_is_valid(t->space, t->list[i], &valid, &err), 0);
+        assert_true(valid);
+        if (i > 0)
+            assert_true(t->list[i] > t->list[i - 1]);
+        has_default |= t->list[i] == def;
+        assert_int_equal(t->list[i], p2->tasks[0].list[i]);
+    }
+    assert_true(has_default);
+    tf_plan_destroy(p1);
+    tf_plan_destroy(p2);
+    tf_job_destroy(j1);
+    tf_job_destroy(j2);
+    tf_bundle_destroy(b1);
+    tf_bundle_destroy(b2);
+}
+
+struct poll_record {
+    int calls, stop_at;
+    double last_fraction;
+    bool monotonic;
+    char activity[128];
+};
+
+static bool record_poll(void *ctx, const char *kernel, const char *problem, const char *activity,
+                        double fraction, double elapsed)
+{
+    struct poll_record *r = ctx;
+    (void)kernel;
+    (void)problem;
+    (void)elapsed;
+    r->monotonic &= fraction >= r->last_fraction && fraction <= 1;
+    r->last_fraction = fraction;
+    snprintf(r->activity, sizeof r->activity, "%s", activity);
+    return ++r->calls >= r->stop_at;
+}
+
+/* Issue 11 item 7: counting polls a hook (main.c's shows progress and stops
+ * on a signal): the count of a huge space stops when the hook says so, with
+ * TF_ERR_INTERRUPTED, and a random search whose valid configurations are too
+ * rare for rejection falls back to a count that stops the same way. */
+static void test_count_polls_and_stops(void **state)
+{
+    (void)state;
+    struct tf_bundle *b;
+    struct tf_job *job = load_job("name: huge\nkernels:\n  - kernel: KERNEL/huge\n", &b);
+    const struct tf_kernel *k = job->kernels[0].kernel;
+    struct tf_device d = fixture_device(8);
+    struct tf_error err = {0};
+    struct poll_record rec = {.stop_at = 5, .monotonic = true};
+    tf_space_set_poll(record_poll, &rec);
+    struct tf_space *s = tf_space_create(k, 0, &d, &err);
+    assert_non_null(s);
+    uint64_t count = 0;
+    double t0 = now_s();
+    assert_int_equal(tf_space_count(s, 0, UINT64_MAX, &count, &err), -1);
+    assert_true(now_s() - t0 < 5.0);
+    assert_int_equal(err.code, TF_ERR_INTERRUPTED);
+    assert_non_null(strstr(err.message, "stopped by a signal while counting the valid "
+                                        "configurations of kernel 'spacetest_huge', problem "
+                                        "'near'"));
+    assert_int_equal(rec.calls, 5);
+    assert_true(rec.monotonic);
+    assert_true(rec.last_fraction > 0);
+    tf_space_destroy(s);
+
+    /* Brute force counts: the plan fails with the stop, nothing planned. */
+    rec = (struct poll_record){.stop_at = 3, .monotonic = true};
+    assert_null(tf_plan_create(job, 1, &d, &err));
+    assert_int_equal(err.code, TF_ERR_INTERRUPTED);
+    tf_job_destroy(job);
+    tf_bundle_destroy(b);
+
+    /* Random, one valid configuration in 10^11: rejection gives up, the count
+     * that follows is stopped too. */
+    job = load_job("name: rare\nkernels:\n  - kernel: KERNEL/huge\n    problems: [rare]\n"
+                   "search: {strategy: random, budget: 10}\n", &b);
+    rec = (struct poll_record){.stop_at = 1000000, .monotonic = true};
+    tf_space_set_poll(record_poll, &rec);
+    rec.stop_at = 4194304 / 65536 + 16 + 4; /* past the rejection draws, into the count */
+    t0 = now_s();
+    assert_null(tf_plan_create(job, 1, &d, &err));
+    assert_true(now_s() - t0 < 30.0);
+    assert_int_equal(err.code, TF_ERR_INTERRUPTED);
+    assert_string_equal(rec.activity, "counting the valid configurations");
+    tf_space_set_poll(NULL, NULL);
+    tf_job_destroy(job);
+    tf_bundle_destroy(b);
+}
+
+/* Issue 11 item 15: a constraint that divides by zero while the space is
+ * counted said only "division by zero"; it now names the constraint's
+ * file:line:col, the problem and the parameter values. */
+static void test_constraint_error_location(void **state)
+{
+    (void)state;
+    const char *text = "name: divzero\nlanguage: c\nsource: space.c\nentry: space_kernel\n"
+                       "reference: {source: space.c, entry: space_reference}\n"
+                       "problems:\n  p1: {N: 64}\n"
+                       "parameters:\n  A: [1, 2, 3]\n  B: [4, 8]\n"
+                       "constraints:\n  - A <= 3\n  - N % (A - 2) == 0 || B == 8\n"
+                       "arguments:\n  - {name: N, scalar: int32, value: N}\n"
+                       "  - {name: out, buffer: float32, size: N, output: true}\n";
+    struct tf_bundle *b = tf_bundle_create();
+    tf_bundle_add(b, "tests/unit/space/divzero.yaml", text, strlen(text));
+    struct tf_error err = {0};
+    struct tf_kernel *k = tf_kernel_load("tests/unit/space/divzero.yaml", b, &err);
+    if (k == NULL)
+        fail_msg("%s", err.message);
+    struct tf_device d = fixture_device(8);
+    struct tf_space *s = tf_space_create(k, 0, &d, &err);
+    assert_non_null(s);
+    uint64_t count;
+    tf_error_clear(&err);
+    assert_int_equal(tf_space_count(s, 0, UINT64_MAX, &count, &err), -1);
+    assert_int_equal(err.code, TF_ERR_EVAL);
+    assert_string_equal(err.file, "tests/unit/space/divzero.yaml");
+    assert_int_equal(err.line, 13);
+    assert_int_equal(err.column, 5);
+    if (!strstr(err.message, "constraint 'N % (A - 2) == 0 || B == 8' cannot be evaluated for "
+                             "problem 'p1' at A=2 B=4: division by zero"))
+        fail_msg("message: %s", err.message);
+    /* The same from a full check of one configuration, and from enumeration. */
+    bool valid;
+    tf_error_clear(&err);
+    assert_int_equal(tf_space_is_valid(s, 2, &valid, &err), -1); /* A=2 B=4 */
+    assert_int_equal(err.line, 13);
+    uint64_t next;
+    tf_error_clear(&err);
+    assert_int_equal(tf_space_next(s, 0, UINT64_MAX, &next, &err), 1); /* A=1 is fine */
+    assert_int_equal(tf_space_next(s, 2, UINT64_MAX, &next, &err), -1); /* A=2 B=4 */
+    assert_int_equal(err.line, 13);
+    struct tf_value slots[k->nslots];
+    tf_kernel_bind(k, 2, 0, &d, slots);
+    tf_error_clear(&err);
+    assert_int_equal(tf_kernel_check(k, slots, &valid, &err), -1);
+    assert_int_equal(err.line, 13);
+    assert_int_equal(err.column, 5);
+    tf_space_destroy(s);
+    tf_kernel_destroy(k);
+    tf_bundle_destroy(b);
+}
+
 /* Configurations of a slice, range or list, into out (returns how many). */
 static uint64_t slice_configs(struct tf_plan *plan, const struct tf_work *w, uint64_t *out)
 {
@@ -572,6 +806,10 @@ int main(void)
         cmocka_unit_test(test_slices_cover_every_valid_configuration_once),
         cmocka_unit_test(test_random_sample),
         cmocka_unit_test(test_random_sample_per_problem_default),
+        cmocka_unit_test(test_random_sample_sparse),
+        cmocka_unit_test(test_random_huge_space_without_count),
+        cmocka_unit_test(test_count_polls_and_stops),
+        cmocka_unit_test(test_constraint_error_location),
         cmocka_unit_test(test_compile_slices_run_ahead),
         cmocka_unit_test(test_resume_skips_measured),
         cmocka_unit_test(test_resume_two_phase),
