@@ -275,10 +275,36 @@ static long finalize_timeout(bool warn)
     return seconds > 86400 ? 86400 : seconds;
 }
 
-/* MPI_Finalize, or _exit(exit_code) if it has not returned after
- * TUNEFARM_FINALIZE_TIMEOUT seconds. */
-static void finalize_bounded(int rank, int exit_code)
+/* Wait until every rank of the run has reached this point, without spinning
+ * (a compile rank or a worker whose class is done gets STOP long before the
+ * run ends, and its core belongs to the ranks still compiling and measuring).
+ * The finalize timeout bounds the closing handshake only: armed before the
+ * others are done, it would end a rank that is merely early, and mpirun would
+ * take that for a failure and stop the whole job (seen on an H100: a warm-cache
+ * run whose compile rank got STOP at once died 60 s later). */
+static void wait_for_every_rank(void)
 {
+    MPI_Request barrier;
+    MPI_Ibarrier(MPI_COMM_WORLD, &barrier);
+    for (;;) {
+        int done = 0;
+        MPI_Test(&barrier, &done, MPI_STATUS_IGNORE);
+        if (done)
+            return;
+        nanosleep(&(struct timespec){.tv_nsec = 10 * 1000 * 1000}, NULL);
+    }
+}
+
+/* MPI_Finalize, or _exit(exit_code) if it has not returned after
+ * TUNEFARM_FINALIZE_TIMEOUT seconds. With `wait_for_all`, a worker first waits
+ * (unbounded) until every rank is done; rank 0, which ends the run and so is
+ * normally the last to arrive, counts that wait in its timeout: a worker that
+ * never arrives (stopped for good, its work taken over) then costs the timeout,
+ * not the run. */
+static void finalize_bounded(int rank, int exit_code, bool wait_for_all)
+{
+    if (wait_for_all && rank != 0)
+        wait_for_every_rank();
     long seconds = finalize_timeout(rank == 0);
     if (seconds > 0) {
         int n = snprintf(finalize_message, sizeof finalize_message,
@@ -292,6 +318,8 @@ static void finalize_bounded(int rank, int exit_code)
         fflush(NULL);
         alarm((unsigned)seconds);
     }
+    if (wait_for_all && rank == 0)
+        wait_for_every_rank();
     MPI_Finalize();
     alarm(0);
 }
@@ -592,7 +620,7 @@ static int cmd_run(int argc, char **argv, const char *exe)
     if (status_path != NULL && rank == 0)
         write_number(status_path, code);
     const int exit_code = status_path == NULL && rank == 0 ? code : 0;
-    finalize_bounded(rank, exit_code);
+    finalize_bounded(rank, exit_code, true);
     return exit_code;
 }
 
@@ -650,7 +678,7 @@ static int cmd_compile(int argc, char **argv, const char *exe)
     MPI_Comm_free(&node);
     int code = tf_precompile(&opt), worst = code;
     MPI_Allreduce(&code, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-    finalize_bounded(opt.rank, worst);
+    finalize_bounded(opt.rank, worst, false);
     return worst;
 }
 

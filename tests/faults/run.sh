@@ -219,10 +219,13 @@ check "  the journal is kept as it was, no archive made" sh -c \
     "[ \"\$(md5sum <gone.h5.journal)\" = '$sum' ] && [ ! -e gone.h5 ]"
 # More scenarios, one file per area (runner isolation, journal identity, space
 # counting, compile cache, ...): each is sourced here, in name order, with
-# everything above (ref.h5, start, verdict, resume, wait_results) at hand.
+# everything above (ref.h5, start, verdict, resume, wait_results) at hand. Each
+# runs in a folder of its own, so two files cannot meet on an archive name.
 for more in "$ROOT"/tests/faults/scenarios/*.sh; do
     [ -e "$more" ] || continue
-    cd "$TMP"
+    area="$TMP/$(basename "$more" .sh)"
+    mkdir -p "$area" && ln -sf "$TMP/ref.h5" "$area/ref.h5"
+    cd "$area"
     source "$more"
 done
 cd "$TMP"

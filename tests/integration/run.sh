@@ -175,6 +175,18 @@ d = h5py.File('ahead.h5', 'r')['kernels/ranked/results'][()]
 hits = int((d['compile_time'] == 0).sum())
 print(hits, 'of', len(d), 'from the cache')
 sys.exit(0 if hits > 0 else 1)"
+# Again with the cache now warm: the compile rank finds nothing to do and gets
+# STOP at once, seconds before the run ends. It must wait for the others
+# before its bounded MPI_Finalize (here 2 s): leaving early looks like a
+# failure to mpirun, which then stops the whole job.
+if TUNEFARM_FINALIZE_TIMEOUT=2 mpirun --oversubscribe --bind-to none \
+    -np 2 "$TF" run -q --fresh ahead/job.yaml -o ahead.h5 : \
+    -np 1 "$TF" run -q --fresh ahead/job.yaml -o ahead.h5 --compile-rank >ahead2.out 2>&1; then
+    pass "an idle compile rank outlives the finalize timeout (2 s): the run completes"
+else
+    fail "an idle compile rank outlives the finalize timeout (2 s): the run completes" ahead2.out
+fi
+check "  its second run is whole" $CHECK ahead.h5 ranked --rows 76 --runs 2
 export XDG_CACHE_HOME="$TMP/cache"
 expect_fail "--compile-rank without a launcher is refused" 2 "$TF" run --compile-rank ahead/job.yaml
 

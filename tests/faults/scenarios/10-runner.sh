@@ -66,7 +66,7 @@ check "  MODE 11 (samples of 2, 10, 4 ms): median above min" hostile_rows hostil
 assert all(rows[rep, 11][2] < rows[rep, 11][3] for rep in range(3)), [rows[r, 11] for r in range(3)]"
 check "  the archive passes the integration checks (min < median somewhere)" \
     $PY "$ROOT/tests/integration/check_archive.py" hostile.h5 hostile --rows 36 --unique
-cd "$TMP"
+cd "$area"
 
 echo "-- a worker rank stopped and continued: the configuration in flight is ok"
 # measuring WORKER: its runner is inside a variant (MODE 12 sleeps in each launch).
@@ -77,11 +77,11 @@ measuring() {
     done
     return 1
 }
-"$TF" run -n 1 "$HOSTILE/stall.yaml" -o stall.h5 >stall.h5.out 2>&1 &
+"$TF" run -n 1 "$HOSTILE/stall.yaml" -o wstop.h5 >wstop.h5.out 2>&1 &
 RUN_PID=$!
 caught=0
 for i in $(seq 300); do
-    if pid=$(rank_pid 1 stall.h5) && measuring "$pid"; then caught=1; break; fi
+    if pid=$(rank_pid 1 wstop.h5) && measuring "$pid"; then caught=1; break; fi
     sleep 0.05
 done
 if [ "$caught" = 1 ]; then
@@ -89,11 +89,11 @@ if [ "$caught" = 1 ]; then
     finish_rc
     if [ "$RUN_RC" -eq 0 ]; then
         check "SIGSTOP the worker mid-configuration 5 s (timeout 2 s), SIGCONT: no timeout" \
-            $PY "$ROOT/tests/integration/check_archive.py" stall.h5 hostile --rows 3 --unique --all-ok
+            $PY "$ROOT/tests/integration/check_archive.py" wstop.h5 hostile --rows 3 --unique --all-ok
     else
-        echo "exit $RUN_RC" >>stall.h5.out; fail "SIGSTOP the worker: the run failed" stall.h5.out
+        echo "exit $RUN_RC" >>wstop.h5.out; fail "SIGSTOP the worker: the run failed" wstop.h5.out
     fi
 else
-    fail "SIGSTOP the worker: no worker rank caught measuring in 15 s" stall.h5.out
+    fail "SIGSTOP the worker: no worker rank caught measuring in 15 s" wstop.h5.out
     kill "$RUN_PID" 2>/dev/null || true; wait "$RUN_PID" 2>/dev/null || true
 fi
