@@ -23,7 +23,7 @@ CFLAGS    ?= -O2 -g
 WARNINGS  := -Wall -Wextra -Wshadow -Wpedantic -Wmissing-prototypes
 ALL_CFLAGS = -std=c11 -D_GNU_SOURCE -fopenmp-simd $(WARNINGS) $(CFLAGS) $(shell $(PKG) --cflags $(PKGS)) \
              -DTF_VERSION='"$(VERSION)"' -DTF_KERNEL_DIR='"$(SHAREDIR)/kernels"' -MMD -MP
-LIBS      := $(shell $(PKG) --libs $(PKGS)) -ldl -lpthread -lm
+LIBS      := $(shell $(PKG) --libs $(PKGS)) -llapacke -ldl -lpthread -lm
 
 SCHEMA_OBJS := schema/error.o schema/status.o schema/hash.o schema/device.o schema/result.o \
                schema/bundle.o schema/yamldoc.o schema/expr.o schema/kernel.o schema/job.o \

@@ -10,6 +10,7 @@
  * the same whether or not asks happened in between, which is what lets a
  * resumed run replay its journal through tell and continue identically. */
 #include "strategy.h"
+#include "strategy_common.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -23,9 +24,13 @@
 
 extern const struct tf_strategy_impl tf_strategy_brute_force;
 extern const struct tf_strategy_impl tf_strategy_random;
+extern const struct tf_strategy_impl tf_strategy_genetic;
+extern const struct tf_strategy_impl tf_strategy_local;
+extern const struct tf_strategy_impl tf_strategy_bayes;
 
 const struct tf_strategy_impl *const tf_strategies[] = {
-    &tf_strategy_brute_force, &tf_strategy_random, NULL,
+    &tf_strategy_brute_force, &tf_strategy_random, &tf_strategy_genetic, &tf_strategy_local,
+    &tf_strategy_bayes,       NULL,
 };
 
 const struct tf_strategy_impl *tf_strategy_find(const char *name)
@@ -179,6 +184,7 @@ struct tf_propose {
 
 const struct tf_strategy_space *tf_core_space(const struct tf_strategy_core *c) { return c->space; }
 uint64_t tf_core_seed(const struct tf_strategy_core *c) { return c->seed; }
+uint64_t tf_core_proposed(const struct tf_strategy_core *c) { return c->proposed; }
 
 static const struct tf_strategy_option_spec *opt_spec(const struct tf_strategy_core *c,
                                                       const char *name)
@@ -675,4 +681,61 @@ void tf_strategy_space_free(struct tf_strategy_space *sp)
     for (int p = 0; p < TF_STRATEGY_MAX_PARAMS; p++)
         free(v->owned[p]);
     free(v);
+}
+
+/* ---- shared helpers (strategy_common.h) ------------------------------------ */
+
+static const double *rank_times; /* qsort has no context argument; single-threaded use */
+
+static int cmp_rank(const void *a, const void *b)
+{
+    size_t x = *(const size_t *)a, y = *(const size_t *)b;
+    double tx = rank_times[x], ty = rank_times[y];
+    if (tx != ty)
+        return tx < ty ? -1 : 1; /* INFINITY (failures) last */
+    return x < y ? -1 : x > y;   /* stable: arrival order */
+}
+
+size_t *tf_rank_history(const struct tf_strategy_core *c, size_t *n)
+{
+    size_t *idx = tf_xmalloc((c->nhist ? c->nhist : 1) * sizeof *idx);
+    for (size_t i = 0; i < c->nhist; i++)
+        idx[i] = i;
+    rank_times = c->hist_time;
+    qsort(idx, c->nhist, sizeof *idx, cmp_rank);
+    *n = c->nhist;
+    return idx;
+}
+
+int tf_neighbours(const struct tf_strategy_core *c, uint64_t config, int reach, uint64_t *out,
+                  int cap)
+{
+    const struct tf_strategy_space *sp = c->space;
+    int d[TF_STRATEGY_MAX_PARAMS], n = 0;
+    tf_core_decode(c, config, d);
+    for (int p = 0; p < sp->nparams; p++) {
+        int r = sp->radix[p], keep = d[p];
+        if (r < 2)
+            continue;
+        for (int v = 0; v < r; v++) {
+            if (v == keep || (sp->values[p] && abs(v - keep) > reach))
+                continue;
+            if (n == cap)
+                return n;
+            d[p] = v;
+            out[n++] = tf_core_encode(c, d);
+        }
+        d[p] = keep;
+    }
+    return n;
+}
+
+void tf_shuffle_u64(uint64_t *a, int n, struct tf_rng *rng)
+{
+    for (int i = n - 1; i > 0; i--) {
+        int j = (int)tf_rng_below(rng, (uint64_t)i + 1);
+        uint64_t t = a[i];
+        a[i] = a[j];
+        a[j] = t;
+    }
 }

@@ -171,6 +171,8 @@ const char *tf_strategy_name(const struct tf_strategy *s);
 
 const struct tf_strategy_space *tf_core_space(const struct tf_strategy_core *c);
 uint64_t tf_core_seed(const struct tf_strategy_core *c);
+/* Configurations proposed or told so far (pending included). */
+uint64_t tf_core_proposed(const struct tf_strategy_core *c);
 /* An option's value, parsed; the default from the spec when absent. -1 + err
  * when the text is not what is expected (the message names the option). */
 int tf_core_opt_int(struct tf_strategy_core *c, const char *name, int64_t lo, int64_t hi,
