@@ -21,8 +21,8 @@ struct local {
 };
 
 static const struct tf_strategy_option_spec local_options[] = {
-    {"init", "10", "random configurations before the local moves"},
-    {"chains", "8", "how many of the best results are expanded at once"},
+    {"init", "8", "random configurations before the local moves"},
+    {"chains", "16", "how many of the best results are expanded at once"},
     {"reach", "2", "steps along an ordered parameter's values a move may take"},
     {"perturb", "3", "parameters a kick changes when every chain is at a local optimum"},
     {NULL, NULL, NULL},
