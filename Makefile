@@ -16,20 +16,22 @@ SHAREDIR  ?= $(PREFIX)/share/tunefarm
 CC        := mpicc
 PKG       ?= pkg-config
 HDF5_PC   := $(shell $(PKG) --exists hdf5 && echo hdf5 || echo hdf5-serial)
-PKGS      := yaml-0.1 $(HDF5_PC) hwloc
+PKGS      := yaml-0.1 $(HDF5_PC) hwloc jansson zlib
 VERSION   := $(shell git describe --always --dirty 2>/dev/null || echo 0.1)
 
 CFLAGS    ?= -O2 -g
 WARNINGS  := -Wall -Wextra -Wshadow -Wpedantic -Wmissing-prototypes
 ALL_CFLAGS = -std=c11 -D_GNU_SOURCE -fopenmp-simd $(WARNINGS) $(CFLAGS) $(shell $(PKG) --cflags $(PKGS)) \
              -DTF_VERSION='"$(VERSION)"' -DTF_KERNEL_DIR='"$(SHAREDIR)/kernels"' -MMD -MP
-LIBS      := $(shell $(PKG) --libs $(PKGS)) -ldl -lpthread -lm
+LIBS      := $(shell $(PKG) --libs $(PKGS)) -llapacke -ldl -lpthread -lm
 
 SCHEMA_OBJS := schema/error.o schema/status.o schema/hash.o schema/device.o schema/result.o \
                schema/bundle.o schema/yamldoc.o schema/expr.o schema/kernel.o schema/job.o \
-               schema/space.o schema/wire.o schema/wire_mpi.o schema/archive.o
+               schema/space.o schema/wire.o schema/wire_mpi.o schema/archive.o \
+               schema/ktcache.o
 COORD_OBJS  := coordinator/coordinator.o coordinator/plan.o coordinator/progress.o \
-               coordinator/report.o coordinator/journal.o
+               coordinator/report.o coordinator/journal.o \
+               $(patsubst %.c,%.o,$(wildcard coordinator/strategy*.c))
 WORKER_OBJS := worker/worker.o worker/backends.o worker/backend_host.o worker/cache.o \
                worker/compile.o worker/compiler.o worker/channel.o worker/runner.o \
                worker/measure.o worker/verify.o worker/gpu_backend.o worker/cuda_api.o \
@@ -40,10 +42,11 @@ LIB         := build/libtunefarm.a
 ALL_OBJS    := $(SCHEMA_OBJS) $(COORD_OBJS) $(WORKER_OBJS) $(MAIN_OBJS)
 
 UNIT_TESTS  := expr loader space wire archive journal report measure verify host runner compiler cuda hip \
-               portability
+               portability strategy ktcache
 UNIT_BINS   := $(UNIT_TESTS:%=tests/unit/test_%)
 
-.PHONY: all test check unit integration check-faults slurm install uninstall clean bench-space deps
+.PHONY: all test check unit integration check-faults slurm install uninstall clean bench-space deps \
+        bench-strategy
 all: tunefarm
 
 %.o: %.c
@@ -79,6 +82,15 @@ test check: unit integration check-faults slurm fuzz-replay sanitize
 bench-space: bench/space
 	bench/space bench/space-kernel/kernel.yaml
 
+bench/strategy/study: bench/strategy/study.c $(LIB)
+	$(CC) $(ALL_CFLAGS) -I. $< -o $@ $(LIB) $(LIBS)
+
+# The strategy study (bench/results/strategy-study-*.md): every strategy on the six
+# convolution caches, 25 seeds, budgets 0.5/1/2/5 % of the valid space, 8 simulated workers.
+STUDY_CACHES ?= $(wildcard ../shared/datasets/benchmark_hub/convolution_milo/[AMW]*[0-9].json.gz)
+bench-strategy: bench/strategy/study
+	bench/strategy/study -s random,genetic,annealing,local -n 25 -w 8 $(STUDY_CACHES)
+
 install: tunefarm
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SHAREDIR)
 	install -m 755 tunefarm $(DESTDIR)$(BINDIR)/tunefarm
@@ -92,7 +104,7 @@ deps:
 	scripts/deps.sh test
 
 clean:
-	rm -f tunefarm $(ALL_OBJS) $(ALL_OBJS:.o=.d) $(UNIT_BINS) bench/space
+	rm -f tunefarm $(ALL_OBJS) $(ALL_OBJS:.o=.d) $(UNIT_BINS) bench/space bench/strategy/study
 	rm -rf build
 
 -include $(ALL_OBJS:.o=.d)

@@ -4,7 +4,7 @@
 set -eu
 mode=${1:-build}
 pkgs="build-essential pkg-config libopenmpi-dev openmpi-bin libhdf5-dev hdf5-tools
-      libhwloc-dev libyaml-dev"
+      libhwloc-dev libyaml-dev libjansson-dev zlib1g-dev liblapacke-dev"
 if [ "$mode" = test ]; then
   pkgs="$pkgs libcmocka-dev python3 python3-h5py python3-pandas"
   # hipRTC, so tests/unit/test_hip compiles AMD code objects for real on a CPU:

@@ -1,0 +1,741 @@
+/* strategy.c - the strategy registry and the core every search shares.
+ *
+ * The core wraps one strategy table's instance (strategy.h) and owns what
+ * must hold for all of them: every proposal is valid and new (a map of
+ * configurations told or pending), budgets and patience, and determinism.
+ * Determinism comes from where randomness is drawn: an ask's generator is
+ * derived from (seed, results told, proposals since the last result), a tell's
+ * from a stream only tells advance, and a table's ask proposes into a scratch
+ * list without changing its state; so the state after a sequence of results is
+ * the same whether or not asks happened in between, which is what lets a
+ * resumed run replay its journal through tell and continue identically. */
+#include "strategy.h"
+#include "strategy_common.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../schema/kernel.h"
+#include "../schema/ktcache.h"
+#include "../schema/space.h"
+#include "../schema/status.h"
+
+extern const struct tf_strategy_impl tf_strategy_brute_force;
+extern const struct tf_strategy_impl tf_strategy_random;
+extern const struct tf_strategy_impl tf_strategy_genetic;
+extern const struct tf_strategy_impl tf_strategy_local;
+extern const struct tf_strategy_impl tf_strategy_bayes;
+
+const struct tf_strategy_impl *const tf_strategies[] = {
+    &tf_strategy_brute_force, &tf_strategy_random, &tf_strategy_genetic, &tf_strategy_local,
+    &tf_strategy_bayes,       NULL,
+};
+
+const struct tf_strategy_impl *tf_strategy_find(const char *name)
+{
+    for (int i = 0; name && tf_strategies[i]; i++)
+        if (strcmp(tf_strategies[i]->name, name) == 0)
+            return tf_strategies[i];
+    return NULL;
+}
+
+const char *tf_strategy_stop_name(enum tf_strategy_stop s)
+{
+    switch (s) {
+    case TF_STOP_NONE: return "none";
+    case TF_STOP_BUDGET: return "budget";
+    case TF_STOP_PATIENCE: return "patience";
+    case TF_STOP_EXHAUSTED: return "exhausted";
+    }
+    return "unknown";
+}
+
+/* ---- generator ----------------------------------------------------------- */
+
+uint64_t tf_rng_next(struct tf_rng *r)
+{
+    uint64_t z = (r->s += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+uint64_t tf_rng_below(struct tf_rng *r, uint64_t n)
+{
+    uint64_t limit = UINT64_MAX - UINT64_MAX % n;
+    uint64_t x;
+    do
+        x = tf_rng_next(r);
+    while (x >= limit);
+    return x % n;
+}
+
+double tf_rng_unit(struct tf_rng *r)
+{
+    return (double)(tf_rng_next(r) >> 11) * 0x1.0p-53;
+}
+
+static uint64_t mix3(uint64_t a, uint64_t b, uint64_t c)
+{
+    struct tf_rng r = {a ^ 0x5851f42d4c957f2dull};
+    uint64_t x = tf_rng_next(&r);
+    r.s ^= b * 0xd6e8feb86659fd93ull;
+    x ^= tf_rng_next(&r);
+    r.s ^= c * 0xa0761d6478bd642full;
+    return x ^ tf_rng_next(&r);
+}
+
+/* ---- configuration map: index -> time (NaN = pending) --------------------- */
+
+#define EMPTY UINT64_MAX /* never a configuration: indices are < cartesian <= UINT64_MAX */
+
+struct cmap {
+    uint64_t *keys;
+    double *vals;
+    size_t cap, n; /* cap a power of two */
+};
+
+static size_t cmap_slot(const struct cmap *m, uint64_t k)
+{
+    uint64_t h = k * 0x9e3779b97f4a7c15ull;
+    size_t i = (size_t)(h ^ (h >> 29)) & (m->cap - 1);
+    while (m->keys[i] != EMPTY && m->keys[i] != k)
+        i = (i + 1) & (m->cap - 1);
+    return i;
+}
+
+static void cmap_grow(struct cmap *m)
+{
+    struct cmap g = {.cap = m->cap ? m->cap * 2 : 256};
+    g.keys = tf_xmalloc(g.cap * sizeof *g.keys);
+    g.vals = tf_xmalloc(g.cap * sizeof *g.vals);
+    memset(g.keys, 0xff, g.cap * sizeof *g.keys);
+    for (size_t i = 0; i < m->cap; i++)
+        if (m->keys[i] != EMPTY) {
+            size_t j = cmap_slot(&g, m->keys[i]);
+            g.keys[j] = m->keys[i];
+            g.vals[j] = m->vals[i];
+            g.n++;
+        }
+    free(m->keys);
+    free(m->vals);
+    *m = g;
+}
+
+static double *cmap_find(const struct cmap *m, uint64_t k)
+{
+    if (!m->cap)
+        return NULL;
+    size_t i = cmap_slot(m, k);
+    return m->keys[i] == k ? &m->vals[i] : NULL;
+}
+
+static void cmap_put(struct cmap *m, uint64_t k, double v)
+{
+    if ((m->n + 1) * 2 > m->cap)
+        cmap_grow(m);
+    size_t i = cmap_slot(m, k);
+    if (m->keys[i] == EMPTY) {
+        m->keys[i] = k;
+        m->n++;
+    }
+    m->vals[i] = v;
+}
+
+/* ---- the core ------------------------------------------------------------ */
+
+struct tf_strategy_core {
+    const struct tf_strategy_space *space;
+    const struct tf_strategy_option *opts;
+    int nopts;
+    const struct tf_strategy_impl *impl;
+    uint64_t seed;
+    struct cmap seen;            /* told (time / INFINITY) or pending (NaN) */
+    uint64_t *hist_cfg;          /* results in arrival order */
+    double *hist_time;
+    size_t nhist, caphist;
+    uint64_t proposed;           /* distinct configurations proposed or told */
+    uint64_t since_tell;         /* proposals since the last result (ask generator) */
+    int err_set;                 /* the space's validity check failed */
+    struct tf_error err;
+};
+
+struct tf_strategy {
+    struct tf_strategy_core core;
+    void *state;
+    struct tf_search_limits limits;
+    struct tf_rng tell_rng;
+    bool have_best;
+    uint64_t best_cfg;
+    double best_time;
+    bool have_ref;
+    double patience_ref;         /* best time at the last improvement beyond noise */
+    uint64_t since_improve;
+    bool exhausted;
+};
+
+struct tf_propose {
+    struct tf_strategy_core *core;
+    uint64_t *items;
+    int n, cap;
+};
+
+const struct tf_strategy_space *tf_core_space(const struct tf_strategy_core *c) { return c->space; }
+uint64_t tf_core_seed(const struct tf_strategy_core *c) { return c->seed; }
+uint64_t tf_core_proposed(const struct tf_strategy_core *c) { return c->proposed; }
+
+static const struct tf_strategy_option_spec *opt_spec(const struct tf_strategy_core *c,
+                                                      const char *name)
+{
+    for (const struct tf_strategy_option_spec *o = c->impl->options; o && o->name; o++)
+        if (strcmp(o->name, name) == 0)
+            return o;
+    return NULL;
+}
+
+static const char *opt_text(const struct tf_strategy_core *c, const char *name)
+{
+    for (int i = 0; i < c->nopts; i++)
+        if (strcmp(c->opts[i].name, name) == 0)
+            return c->opts[i].value;
+    const struct tf_strategy_option_spec *o = opt_spec(c, name);
+    if (!o)
+        tf_die("strategy %s reads option '%s' it does not declare", c->impl->name, name);
+    return o->def;
+}
+
+int tf_core_opt_int(struct tf_strategy_core *c, const char *name, int64_t lo, int64_t hi,
+                    int64_t *out, struct tf_error *err)
+{
+    const char *t = opt_text(c, name);
+    char *end;
+    long long v = strtoll(t, &end, 10);
+    if (end == t || *end || v < lo || v > hi)
+        return tf_error_set(err, TF_ERR_SCHEMA,
+                            "search option '%s' of strategy %s is '%s': expected an integer "
+                            "from %lld to %lld",
+                            name, c->impl->name, t, (long long)lo, (long long)hi);
+    *out = v;
+    return 0;
+}
+
+int tf_core_opt_double(struct tf_strategy_core *c, const char *name, double lo, double hi,
+                       double *out, struct tf_error *err)
+{
+    const char *t = opt_text(c, name);
+    char *end;
+    double v = strtod(t, &end);
+    if (end == t || *end || !(v >= lo && v <= hi))
+        return tf_error_set(err, TF_ERR_SCHEMA,
+                            "search option '%s' of strategy %s is '%s': expected a number "
+                            "from %g to %g",
+                            name, c->impl->name, t, lo, hi);
+    *out = v;
+    return 0;
+}
+
+bool tf_core_seen(const struct tf_strategy_core *c, uint64_t config)
+{
+    return cmap_find(&c->seen, config) != NULL;
+}
+
+int tf_core_told_time(const struct tf_strategy_core *c, uint64_t config, double *time)
+{
+    double *v = cmap_find(&c->seen, config);
+    if (!v || isnan(*v))
+        return 0;
+    *time = *v;
+    return 1;
+}
+
+size_t tf_core_history(const struct tf_strategy_core *c, const uint64_t **configs,
+                       const double **times)
+{
+    *configs = c->hist_cfg;
+    *times = c->hist_time;
+    return c->nhist;
+}
+
+bool tf_core_valid(struct tf_strategy_core *c, uint64_t config)
+{
+    if (config >= c->space->cartesian)
+        return false;
+    bool valid = false;
+    struct tf_error e;
+    tf_error_clear(&e);
+    if (c->space->is_valid(c->space->ctx, config, &valid, &e)) {
+        if (!c->err_set) {
+            c->err = e;
+            c->err_set = 1;
+        }
+        return false;
+    }
+    return valid;
+}
+
+void tf_core_decode(const struct tf_strategy_core *c, uint64_t config, int *digits)
+{
+    for (int p = c->space->nparams - 1; p >= 0; p--) {
+        digits[p] = (int)(config % (uint64_t)c->space->radix[p]);
+        config /= (uint64_t)c->space->radix[p];
+    }
+}
+
+uint64_t tf_core_encode(const struct tf_strategy_core *c, const int *digits)
+{
+    uint64_t x = 0;
+    for (int p = 0; p < c->space->nparams; p++)
+        x = x * (uint64_t)c->space->radix[p] + (uint64_t)digits[p];
+    return x;
+}
+
+bool tf_propose_has(const struct tf_propose *p, uint64_t config)
+{
+    for (int i = 0; i < p->n; i++)
+        if (p->items[i] == config)
+            return true;
+    return false;
+}
+
+int tf_propose_room(const struct tf_propose *p) { return p->cap - p->n; }
+
+int tf_propose_add(struct tf_propose *p, uint64_t config)
+{
+    if (p->n >= p->cap || tf_core_seen(p->core, config) || tf_propose_has(p, config) ||
+        !tf_core_valid(p->core, config))
+        return 0;
+    p->items[p->n++] = config;
+    return 1;
+}
+
+static bool usable(struct tf_strategy_core *c, const struct tf_propose *p, uint64_t x)
+{
+    return !tf_core_seen(c, x) && !(p && tf_propose_has(p, x)) && tf_core_valid(c, x);
+}
+
+int tf_core_random_unseen(struct tf_strategy_core *c, struct tf_rng *rng,
+                          const struct tf_propose *p, uint64_t *out)
+{
+    const struct tf_strategy_space *sp = c->space;
+    uint64_t taken = c->seen.n + (uint64_t)(p ? p->n : 0);
+    if (sp->valid_count && taken >= sp->valid_count)
+        return 0;
+    /* Rejection sampling: uniform over the valid unseen ones while they are not rare. */
+    for (int tries = 0; tries < 256; tries++) {
+        uint64_t x = tf_rng_below(rng, sp->cartesian);
+        if (usable(c, p, x)) {
+            *out = x;
+            return 1;
+        }
+    }
+    /* Rare (sparse space, or nearly exhausted): from a random start, the next
+     * valid unseen one, wrapping once. Slightly favours configurations after
+     * long invalid runs, never loops forever, never misses one. */
+    uint64_t start = tf_rng_below(rng, sp->cartesian);
+    for (int pass = 0; pass < 2; pass++) {
+        uint64_t from = pass ? 0 : start, hi = pass ? start : sp->cartesian;
+        while (from < hi) {
+            uint64_t x = from;
+            if (sp->next_valid) {
+                struct tf_error e;
+                int r = sp->next_valid(sp->ctx, from, hi, &x, &e);
+                if (r < 0) {
+                    if (!c->err_set) {
+                        c->err = e;
+                        c->err_set = 1;
+                    }
+                    return 0;
+                }
+                if (r == 0)
+                    break;
+                if (!tf_core_seen(c, x) && !(p && tf_propose_has(p, x))) {
+                    *out = x;
+                    return 1;
+                }
+            } else if (usable(c, p, x)) {
+                *out = x;
+                return 1;
+            }
+            from = x + 1;
+        }
+    }
+    return 0;
+}
+
+/* ---- the search ---------------------------------------------------------- */
+
+struct tf_strategy *tf_strategy_create(const char *name, const struct tf_strategy_space *space,
+                                       const struct tf_strategy_option *opts, int nopts,
+                                       uint64_t seed, const struct tf_search_limits *limits,
+                                       struct tf_error *err)
+{
+    const struct tf_strategy_impl *impl = tf_strategy_find(name);
+    if (!impl) {
+        char known[512] = "";
+        for (int i = 0; tf_strategies[i]; i++) {
+            strncat(known, i ? ", " : "", sizeof known - strlen(known) - 1);
+            strncat(known, tf_strategies[i]->name, sizeof known - strlen(known) - 1);
+        }
+        tf_error_set(err, TF_ERR_SCHEMA, "unknown search strategy '%s': expected one of %s",
+                     name ? name : "(null)", known);
+        return NULL;
+    }
+    if (impl->version != TF_STRATEGY_VERSION)
+        tf_die("strategy %s has table version %d, expected %d", impl->name, impl->version,
+               TF_STRATEGY_VERSION);
+    if (space->nparams < 1 || space->nparams > TF_STRATEGY_MAX_PARAMS || space->cartesian == 0) {
+        tf_error_set(err, TF_ERR_SCHEMA, "strategy %s: a space of %d parameters and %llu "
+                     "configurations cannot be searched (expected 1 to %d parameters)",
+                     impl->name, space->nparams, (unsigned long long)space->cartesian,
+                     TF_STRATEGY_MAX_PARAMS);
+        return NULL;
+    }
+    struct tf_strategy *s = tf_xcalloc(1, sizeof *s);
+    s->core.space = space;
+    s->core.opts = opts;
+    s->core.nopts = nopts;
+    s->core.impl = impl;
+    s->core.seed = seed;
+    s->tell_rng.s = mix3(seed, 0x7e11, 0);
+    if (limits)
+        s->limits = *limits;
+    for (int i = 0; i < nopts; i++)
+        if (!opt_spec(&s->core, opts[i].name)) {
+            char known[512] = "";
+            for (const struct tf_strategy_option_spec *o = impl->options; o && o->name; o++) {
+                strncat(known, known[0] ? ", " : "", sizeof known - strlen(known) - 1);
+                strncat(known, o->name, sizeof known - strlen(known) - 1);
+            }
+            tf_error_set(err, TF_ERR_SCHEMA,
+                         "search option '%s' is not one of strategy %s's: expected %s",
+                         opts[i].name, impl->name, known[0] ? known : "no options");
+            goto fail;
+        }
+    if (impl->create(&s->core, &s->state, err))
+        goto fail;
+    return s;
+fail:
+    tf_strategy_destroy(s);
+    return NULL;
+}
+
+void tf_strategy_destroy(struct tf_strategy *s)
+{
+    if (!s)
+        return;
+    if (s->core.impl && s->state)
+        s->core.impl->destroy(s->state);
+    free(s->core.seen.keys);
+    free(s->core.seen.vals);
+    free(s->core.hist_cfg);
+    free(s->core.hist_time);
+    free(s);
+}
+
+static void update_stop(struct tf_strategy *s)
+{
+    const struct tf_strategy_space *sp = s->core.space;
+    if (sp->valid_count && s->core.proposed >= sp->valid_count)
+        s->exhausted = true;
+}
+
+enum tf_strategy_stop tf_strategy_stopped(const struct tf_strategy *s)
+{
+    if (s->limits.budget && s->core.proposed >= s->limits.budget)
+        return TF_STOP_BUDGET;
+    if (s->limits.patience && s->since_improve >= s->limits.patience)
+        return TF_STOP_PATIENCE;
+    if (s->exhausted)
+        return TF_STOP_EXHAUSTED;
+    return TF_STOP_NONE;
+}
+
+/* Fill `p` through the table, then with random unseen valid ones. */
+static int propose(struct tf_strategy *s, struct tf_propose *p, uint64_t extra, bool hint,
+                   struct tf_error *err)
+{
+    struct tf_rng rng = {mix3(s->core.seed, s->core.nhist, s->core.since_tell + extra)};
+    const struct tf_strategy_impl *impl = s->core.impl;
+    int rc = hint && impl->likely_next ? impl->likely_next(s->state, &s->core, &rng, p, err)
+                                       : impl->ask(s->state, &s->core, &rng, p, err);
+    if (rc)
+        return rc;
+    while (p->n < p->cap) {
+        uint64_t x;
+        if (!tf_core_random_unseen(&s->core, &rng, p, &x))
+            break;
+        p->items[p->n++] = x;
+    }
+    if (s->core.err_set) {
+        if (err)
+            *err = s->core.err;
+        s->core.err_set = 0;
+        return -1;
+    }
+    return 0;
+}
+
+static int room_for(const struct tf_strategy *s, int n)
+{
+    if (tf_strategy_stopped(s) != TF_STOP_NONE || n <= 0)
+        return 0;
+    if (s->limits.budget && s->limits.budget - s->core.proposed < (uint64_t)n)
+        n = (int)(s->limits.budget - s->core.proposed);
+    return n;
+}
+
+int tf_strategy_ask(struct tf_strategy *s, uint64_t *out, int n, int *got, struct tf_error *err)
+{
+    *got = 0;
+    struct tf_propose p = {.core = &s->core, .items = out, .cap = room_for(s, n)};
+    if (p.cap == 0)
+        return 0;
+    if (propose(s, &p, 0, false, err))
+        return -1;
+    for (int i = 0; i < p.n; i++)
+        cmap_put(&s->core.seen, out[i], NAN);
+    s->core.proposed += (uint64_t)p.n;
+    s->core.since_tell += (uint64_t)p.n;
+    if (p.n < p.cap)
+        s->exhausted = true; /* nothing valid and unseen is left */
+    update_stop(s);
+    *got = p.n;
+    return 0;
+}
+
+int tf_strategy_likely_next(struct tf_strategy *s, uint64_t *out, int n, int *got,
+                            struct tf_error *err)
+{
+    *got = 0;
+    struct tf_propose p = {.core = &s->core, .items = out, .cap = room_for(s, n)};
+    if (p.cap == 0)
+        return 0;
+    if (propose(s, &p, 0, true, err))
+        return -1;
+    *got = p.n;
+    return 0;
+}
+
+int tf_strategy_tell(struct tf_strategy *s, uint64_t config, double time, int status,
+                     struct tf_error *err)
+{
+    struct tf_strategy_core *c = &s->core;
+    if (config >= c->space->cartesian)
+        return tf_error_set(err, TF_ERR_SCHEMA,
+                            "strategy %s told configuration %llu, outside the space of %llu",
+                            c->impl->name, (unsigned long long)config,
+                            (unsigned long long)c->space->cartesian);
+    double *v = cmap_find(&c->seen, config);
+    if (v && !isnan(*v))
+        return 0; /* told before (a duplicate record): the first counts */
+    bool ok = status == 0 && isfinite(time);
+    double t = ok ? time : INFINITY;
+    if (!v)
+        c->proposed++; /* a replayed or warm-start result this instance never proposed */
+    cmap_put(&c->seen, config, t);
+    if (c->nhist == c->caphist) {
+        c->caphist = c->caphist ? c->caphist * 2 : 256;
+        c->hist_cfg = tf_xrealloc(c->hist_cfg, c->caphist * sizeof *c->hist_cfg);
+        c->hist_time = tf_xrealloc(c->hist_time, c->caphist * sizeof *c->hist_time);
+    }
+    c->hist_cfg[c->nhist] = config;
+    c->hist_time[c->nhist] = t;
+    c->nhist++;
+    c->since_tell = 0;
+    if (ok && (!s->have_best || t < s->best_time)) {
+        s->have_best = true;
+        s->best_cfg = config;
+        s->best_time = t;
+    }
+    /* Patience: an improvement counts when it beats the reference by more than the noise. */
+    if (ok && (!s->have_ref || t < s->patience_ref * (1.0 - s->limits.noise))) {
+        s->have_ref = true;
+        s->patience_ref = t;
+        s->since_improve = 0;
+    } else {
+        s->since_improve++;
+    }
+    s->core.impl->tell(s->state, c, config, t, ok ? 0 : (status ? status : 1), &s->tell_rng);
+    update_stop(s);
+    return 0;
+}
+
+uint64_t tf_strategy_proposed(const struct tf_strategy *s) { return s->core.proposed; }
+uint64_t tf_strategy_told(const struct tf_strategy *s) { return s->core.nhist; }
+const char *tf_strategy_name(const struct tf_strategy *s) { return s->core.impl->name; }
+
+int tf_strategy_best(const struct tf_strategy *s, uint64_t *config, double *time)
+{
+    if (!s->have_best)
+        return 0;
+    *config = s->best_cfg;
+    *time = s->best_time;
+    return 1;
+}
+
+/* ---- space views --------------------------------------------------------- */
+
+struct view {
+    struct tf_strategy_space sp; /* first: the view is freed through it */
+    int radix[TF_STRATEGY_MAX_PARAMS];
+    const double *rows[TF_STRATEGY_MAX_PARAMS];
+    double *owned[TF_STRATEGY_MAX_PARAMS];
+    const struct tf_ktcache *kt;
+    struct tf_space *space;
+};
+
+static int kt_valid(void *ctx, uint64_t index, bool *valid, struct tf_error *err)
+{
+    (void)err;
+    const struct tf_ktcache_entry *e = tf_ktcache_find(((struct view *)ctx)->kt, index);
+    *valid = e && e->status != TF_STATUS_INVALID;
+    return 0;
+}
+
+static int kt_next(void *ctx, uint64_t from, uint64_t hi, uint64_t *next, struct tf_error *err)
+{
+    (void)err;
+    const struct tf_ktcache *c = ((struct view *)ctx)->kt;
+    size_t lo = 0, up = c->nentries;
+    while (lo < up) {
+        size_t mid = lo + (up - lo) / 2;
+        if (c->entries[mid].index < from)
+            lo = mid + 1;
+        else
+            up = mid;
+    }
+    for (; lo < c->nentries && c->entries[lo].index < hi; lo++)
+        if (c->entries[lo].status != TF_STATUS_INVALID) {
+            *next = c->entries[lo].index;
+            return 1;
+        }
+    return 0;
+}
+
+struct tf_strategy_space *tf_strategy_space_ktcache(const struct tf_ktcache *c)
+{
+    if (c->nparams > TF_STRATEGY_MAX_PARAMS)
+        return NULL;
+    struct view *v = tf_xcalloc(1, sizeof *v);
+    v->kt = c;
+    v->sp.nparams = c->nparams;
+    v->sp.radix = v->radix;
+    v->sp.values = v->rows;
+    v->sp.cartesian = c->cartesian;
+    for (int p = 0; p < c->nparams; p++) {
+        v->radix[p] = c->params[p].count;
+        v->rows[p] = c->params[p].values;
+    }
+    for (size_t i = 0; i < c->nentries; i++)
+        v->sp.valid_count += c->entries[i].status != TF_STATUS_INVALID;
+    v->sp.is_valid = kt_valid;
+    v->sp.next_valid = kt_next;
+    v->sp.ctx = v;
+    return &v->sp;
+}
+
+static int space_valid(void *ctx, uint64_t index, bool *valid, struct tf_error *err)
+{
+    return tf_space_is_valid(((struct view *)ctx)->space, index, valid, err);
+}
+
+static int space_next(void *ctx, uint64_t from, uint64_t hi, uint64_t *next, struct tf_error *err)
+{
+    return tf_space_next(((struct view *)ctx)->space, from, hi, next, err);
+}
+
+struct tf_strategy_space *tf_strategy_space_kernel(struct tf_space *s, const struct tf_kernel *k,
+                                                   uint64_t valid_count)
+{
+    if (k->nparams > TF_STRATEGY_MAX_PARAMS || k->nparams < 1)
+        return NULL;
+    struct view *v = tf_xcalloc(1, sizeof *v);
+    v->space = s;
+    v->sp.nparams = k->nparams;
+    v->sp.radix = v->radix;
+    v->sp.values = v->rows;
+    v->sp.cartesian = tf_space_cartesian(s);
+    v->sp.valid_count = valid_count;
+    for (int p = 0; p < k->nparams; p++) {
+        v->radix[p] = k->params[p].count;
+        if (k->params[p].kind == TF_PARAM_INT) {
+            v->owned[p] = tf_xmalloc((size_t)k->params[p].count * sizeof(double));
+            for (int i = 0; i < k->params[p].count; i++)
+                v->owned[p][i] = (double)k->params[p].ints[i];
+            v->rows[p] = v->owned[p];
+        }
+    }
+    v->sp.is_valid = space_valid;
+    v->sp.next_valid = space_next;
+    v->sp.ctx = v;
+    return &v->sp;
+}
+
+void tf_strategy_space_free(struct tf_strategy_space *sp)
+{
+    if (!sp)
+        return;
+    struct view *v = (struct view *)sp;
+    for (int p = 0; p < TF_STRATEGY_MAX_PARAMS; p++)
+        free(v->owned[p]);
+    free(v);
+}
+
+/* ---- shared helpers (strategy_common.h) ------------------------------------ */
+
+static const double *rank_times; /* qsort has no context argument; single-threaded use */
+
+static int cmp_rank(const void *a, const void *b)
+{
+    size_t x = *(const size_t *)a, y = *(const size_t *)b;
+    double tx = rank_times[x], ty = rank_times[y];
+    if (tx != ty)
+        return tx < ty ? -1 : 1; /* INFINITY (failures) last */
+    return x < y ? -1 : x > y;   /* stable: arrival order */
+}
+
+size_t *tf_rank_history(const struct tf_strategy_core *c, size_t *n)
+{
+    size_t *idx = tf_xmalloc((c->nhist ? c->nhist : 1) * sizeof *idx);
+    for (size_t i = 0; i < c->nhist; i++)
+        idx[i] = i;
+    rank_times = c->hist_time;
+    qsort(idx, c->nhist, sizeof *idx, cmp_rank);
+    *n = c->nhist;
+    return idx;
+}
+
+int tf_neighbours(const struct tf_strategy_core *c, uint64_t config, int reach, uint64_t *out,
+                  int cap)
+{
+    const struct tf_strategy_space *sp = c->space;
+    int d[TF_STRATEGY_MAX_PARAMS], n = 0;
+    tf_core_decode(c, config, d);
+    for (int p = 0; p < sp->nparams; p++) {
+        int r = sp->radix[p], keep = d[p];
+        if (r < 2)
+            continue;
+        for (int v = 0; v < r; v++) {
+            if (v == keep || (sp->values[p] && abs(v - keep) > reach))
+                continue;
+            if (n == cap)
+                return n;
+            d[p] = v;
+            out[n++] = tf_core_encode(c, d);
+        }
+        d[p] = keep;
+    }
+    return n;
+}
+
+void tf_shuffle_u64(uint64_t *a, int n, struct tf_rng *rng)
+{
+    for (int i = n - 1; i > 0; i--) {
+        int j = (int)tf_rng_below(rng, (uint64_t)i + 1);
+        uint64_t t = a[i];
+        a[i] = a[j];
+        a[j] = t;
+    }
+}

@@ -1,0 +1,206 @@
+/* strategy.h - search strategies: which configurations to measure next (ask/tell).
+ *
+ * A strategy is a const table (like worker/backend.h): version first, a name,
+ * and create / ask / tell / likely_next / destroy, its functions static in one
+ * file coordinator/strategy_NAME.c, found through the NULL-terminated registry
+ * tf_strategies[]. Callers never use a table directly: they hold a
+ * `struct tf_strategy` (strategy.c), which wraps one table's instance with what
+ * every strategy needs and none should get wrong:
+ *   - validity: every proposal is checked against the space (constraints and
+ *     device limits) before it leaves; an invalid one is never proposed;
+ *   - distinctness: a configuration told or pending (proposed, unanswered) is
+ *     never proposed again;
+ *   - budgets: `budget` (configurations), `patience` (results without an
+ *     improvement beyond `noise`), and exhaustion of the valid space; the
+ *     reason the search ended is reported (tf_strategy_stop_name);
+ *   - determinism: proposals are a function of the seed and the sequence of
+ *     results told (configurations, times, statuses, in arrival order), not of
+ *     when or in what batch sizes ask was called between results. Each ask draws
+ *     from a generator derived from (seed, results told, proposals made since
+ *     the last result); tell draws from a stream that only tell advances; a
+ *     table's ask does not change its state (it proposes into a scratch list).
+ *     So a resumed run that replays its journaled results through tell, in
+ *     journal order, continues exactly as the uninterrupted run would have from
+ *     a point where nothing was pending (in-flight work lost by a crash is
+ *     simply proposed afresh).
+ *
+ * Asynchronous by design: ask may be called while earlier proposals are
+ * unanswered (a farm of workers pulls at different times) and results are told
+ * in any order. A failed configuration (compile_error, crashed, timeout, ...)
+ * is told with its status and counts as bad (worse than every measured one).
+ * Strategies see only schema/ (through struct tf_strategy_space), so they are
+ * unit-testable without MPI. coordinator/strategy.md is the spec. */
+#ifndef TF_STRATEGY_H
+#define TF_STRATEGY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../schema/error.h"
+
+#define TF_STRATEGY_VERSION 1
+#define TF_STRATEGY_MAX_PARAMS 64
+
+/* What a strategy sees of a space: mixed-radix digits (parameter 0 most
+ * significant, as schema/space.h), each parameter's values as numbers where
+ * they are ordered (for neighbourhoods and models), and a validity oracle. */
+struct tf_strategy_space {
+    int nparams;
+    const int *radix;               /* value count per parameter, >= 1 */
+    const double *const *values;    /* values[p][v]: numeric value; NULL row: enum (no order) */
+    uint64_t cartesian;             /* product of radix */
+    uint64_t valid_count;           /* number of valid configurations; 0 = unknown */
+    /* Full validity check of one index (must be cheap: called per candidate). */
+    int (*is_valid)(void *ctx, uint64_t index, bool *valid, struct tf_error *err);
+    /* Optional: first valid index >= from and < hi into *next; 1 found, 0 none,
+     * -1 error (tf_space_next). Lets random sampling stay correct in sparse spaces. */
+    int (*next_valid)(void *ctx, uint64_t from, uint64_t hi, uint64_t *next,
+                      struct tf_error *err);
+    void *ctx;
+};
+
+struct tf_ktcache;
+struct tf_space;
+struct tf_kernel;
+/* Views of the spaces tunefarm knows (freed with tf_strategy_space_free):
+ * a Kernel Tuner cache, whose valid set is its entries that are not
+ * InvalidConfig (a replay knows it up front), and a kernel's space on one
+ * device (schema/space.h, `valid_count` 0 if not counted). */
+struct tf_strategy_space *tf_strategy_space_ktcache(const struct tf_ktcache *c);
+struct tf_strategy_space *tf_strategy_space_kernel(struct tf_space *s, const struct tf_kernel *k,
+                                                   uint64_t valid_count);
+void tf_strategy_space_free(struct tf_strategy_space *sp);
+
+/* One `name: value` of the job's search.options (strings; each strategy parses its own). */
+struct tf_strategy_option {
+    const char *name;
+    const char *value;
+};
+
+/* An option a strategy accepts, for validation and documentation. */
+struct tf_strategy_option_spec {
+    const char *name;
+    const char *def;                /* default, as text */
+    const char *help;
+};
+
+/* Why a search stopped (or not). */
+enum tf_strategy_stop {
+    TF_STOP_NONE = 0,               /* still searching */
+    TF_STOP_BUDGET,                 /* `budget` configurations proposed */
+    TF_STOP_PATIENCE,               /* `patience` results without improvement beyond noise */
+    TF_STOP_EXHAUSTED               /* every valid configuration proposed */
+};
+const char *tf_strategy_stop_name(enum tf_strategy_stop s);
+
+/* A small deterministic generator (splitmix64), shared by all strategies. */
+struct tf_rng {
+    uint64_t s;
+};
+uint64_t tf_rng_next(struct tf_rng *r);
+uint64_t tf_rng_below(struct tf_rng *r, uint64_t n); /* uniform in [0, n), n > 0 */
+double tf_rng_unit(struct tf_rng *r);                /* uniform in [0, 1) */
+
+struct tf_strategy;      /* a live search: one table's instance + the shared core */
+struct tf_strategy_core; /* what the tables see of it (below) */
+struct tf_propose;       /* the scratch list an ask fills */
+
+struct tf_strategy_impl {
+    int version;                    /* TF_STRATEGY_VERSION */
+    const char *name;               /* job's search.strategy */
+    const char *good_for;           /* one line for docs and `help` */
+    const struct tf_strategy_option_spec *options; /* NULL-name terminated */
+    /* Make the instance state (*state). Options are read with tf_core_opt_*. */
+    int (*create)(struct tf_strategy_core *core, void **state, struct tf_error *err);
+    /* Propose into `p` (tf_propose_add) up to tf_propose_room(p) configurations.
+     * Must not change `state`: all randomness from `rng`. Proposing fewer is
+     * allowed; the core fills the rest with random unseen valid configurations. */
+    int (*ask)(void *state, struct tf_strategy_core *core, struct tf_rng *rng,
+               struct tf_propose *p, struct tf_error *err);
+    /* A result arrived: `time` (ms or any unit, lower is better) when status
+     * is ok; a failure otherwise (time ignored). `rng` is the tell stream. */
+    void (*tell)(void *state, struct tf_strategy_core *core, uint64_t config, double time,
+                 int status, struct tf_rng *rng);
+    /* Optional: what the next asks will probably propose (compile-ahead). NULL:
+     * the core calls ask with the next ask's generator without committing. */
+    int (*likely_next)(void *state, struct tf_strategy_core *core, struct tf_rng *rng,
+                       struct tf_propose *p, struct tf_error *err);
+    void (*destroy)(void *state);
+};
+
+/* The registry, NULL-terminated, and lookup by name (NULL if none). */
+extern const struct tf_strategy_impl *const tf_strategies[];
+const struct tf_strategy_impl *tf_strategy_find(const char *name);
+
+/* Search settings that are not a strategy's own. */
+struct tf_search_limits {
+    uint64_t budget;                /* configurations to propose; 0 = the whole valid space */
+    uint64_t patience;              /* stop after this many results without improvement; 0 = off */
+    double noise;                   /* relative improvement that counts (e.g. 0.005) */
+};
+
+/* A search of `space` with strategy `name`. `space` (and what it points at) must
+ * outlive the search. Unknown option names and bad values are errors naming
+ * the option and what is expected. */
+struct tf_strategy *tf_strategy_create(const char *name, const struct tf_strategy_space *space,
+                                       const struct tf_strategy_option *opts, int nopts,
+                                       uint64_t seed, const struct tf_search_limits *limits,
+                                       struct tf_error *err);
+void tf_strategy_destroy(struct tf_strategy *s);
+/* Up to `n` new configurations into `out` (*got of them): valid, never proposed
+ * before, never told. *got < n only when the search has stopped (budget,
+ * patience, exhausted: tf_strategy_stopped). */
+int tf_strategy_ask(struct tf_strategy *s, uint64_t *out, int n, int *got, struct tf_error *err);
+/* A result for `config` (a proposed one, or any valid one when replaying a
+ * journal or warm-starting). Told twice: the second is ignored. */
+int tf_strategy_tell(struct tf_strategy *s, uint64_t config, double time, int status,
+                     struct tf_error *err);
+/* Up to `n` configurations the next asks will probably propose, without
+ * committing (a compile-ahead hint; may differ once results arrive). */
+int tf_strategy_likely_next(struct tf_strategy *s, uint64_t *out, int n, int *got,
+                            struct tf_error *err);
+enum tf_strategy_stop tf_strategy_stopped(const struct tf_strategy *s);
+uint64_t tf_strategy_proposed(const struct tf_strategy *s); /* proposals made (incl. told-only) */
+uint64_t tf_strategy_told(const struct tf_strategy *s);
+/* Best told so far: 1 and *config, *time if any result was ok; 0 otherwise. */
+int tf_strategy_best(const struct tf_strategy *s, uint64_t *config, double *time);
+const char *tf_strategy_name(const struct tf_strategy *s);
+
+/* ---- for the tables (strategy_*.c) ---------------------------------------- */
+
+const struct tf_strategy_space *tf_core_space(const struct tf_strategy_core *c);
+uint64_t tf_core_seed(const struct tf_strategy_core *c);
+/* Configurations proposed or told so far (pending included). */
+uint64_t tf_core_proposed(const struct tf_strategy_core *c);
+/* An option's value, parsed; the default from the spec when absent. -1 + err
+ * when the text is not what is expected (the message names the option). */
+int tf_core_opt_int(struct tf_strategy_core *c, const char *name, int64_t lo, int64_t hi,
+                    int64_t *out, struct tf_error *err);
+int tf_core_opt_double(struct tf_strategy_core *c, const char *name, double lo, double hi,
+                       double *out, struct tf_error *err);
+/* Told or pending. */
+bool tf_core_seen(const struct tf_strategy_core *c, uint64_t config);
+/* Told: 1 and *time (INFINITY for a failure); 0 if not told. */
+int tf_core_told_time(const struct tf_strategy_core *c, uint64_t config, double *time);
+/* The results told, in arrival order (times INFINITY for failures). */
+size_t tf_core_history(const struct tf_strategy_core *c, const uint64_t **configs,
+                       const double **times);
+/* Valid? (the space's check; errors count as invalid and are kept for the caller). */
+bool tf_core_valid(struct tf_strategy_core *c, uint64_t config);
+/* A uniformly random valid configuration not seen and not in `p` (rejection
+ * sampling; in sparse spaces a random start and the next valid unseen one).
+ * 1 found, 0 none left. */
+int tf_core_random_unseen(struct tf_strategy_core *c, struct tf_rng *rng,
+                          const struct tf_propose *p, uint64_t *out);
+/* Mixed-radix digits of `config` and back. */
+void tf_core_decode(const struct tf_strategy_core *c, uint64_t config, int *digits);
+uint64_t tf_core_encode(const struct tf_strategy_core *c, const int *digits);
+
+/* The scratch list of one ask: tf_propose_add checks validity, seen and
+ * duplicates; returns 1 if taken, 0 if refused (and why does not matter). */
+int tf_propose_add(struct tf_propose *p, uint64_t config);
+int tf_propose_room(const struct tf_propose *p);   /* how many more it takes */
+bool tf_propose_has(const struct tf_propose *p, uint64_t config);
+
+#endif

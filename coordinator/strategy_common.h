@@ -1,0 +1,21 @@
+/* strategy_common.h - helpers the strategy tables share (neighbourhoods, ranking).
+ *
+ * Internal to coordinator/strategy_*.c. A neighbour changes one parameter:
+ * an ordered (numeric) parameter moves to an adjacent value, within `reach`
+ * steps; an enum parameter takes any other value. */
+#ifndef TF_STRATEGY_COMMON_H
+#define TF_STRATEGY_COMMON_H
+
+#include "strategy.h"
+
+/* The told results, ok ones first by time, then failures (arrival order):
+ * a new array of indices into the history (*n of them). */
+size_t *tf_rank_history(const struct tf_strategy_core *c, size_t *n);
+/* Neighbours of `config` (one parameter changed, see above) into `out` (cap),
+ * in a fixed order; returns how many. */
+int tf_neighbours(const struct tf_strategy_core *c, uint64_t config, int reach, uint64_t *out,
+                  int cap);
+/* Shuffle `a` of `n` with `rng` (Fisher-Yates). */
+void tf_shuffle_u64(uint64_t *a, int n, struct tf_rng *rng);
+
+#endif

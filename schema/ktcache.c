@@ -1,0 +1,324 @@
+/* ktcache.c - Kernel Tuner cache files into tunefarm configurations (ktcache.h).
+ *
+ * The whole file is inflated into memory (zlib's gz* reads plain files too),
+ * parsed with jansson, and each cache entry located by its own parameter
+ * values (not by splitting its key, whose number formatting is Python's). */
+#include "ktcache.h"
+
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "status.h"
+
+#define KT_MAX_BYTES ((size_t)1 << 32) /* refuse to inflate more than 4 GiB */
+
+int tf_ktcache_status_of(const char *failure)
+{
+    if (!failure)
+        return TF_STATUS_OK;
+    if (strcmp(failure, "InvalidConfig") == 0)
+        return TF_STATUS_INVALID;
+    if (strcmp(failure, "CompilationFailedConfig") == 0)
+        return TF_STATUS_COMPILE_ERROR;
+    return TF_STATUS_RUNTIME_ERROR; /* RuntimeFailedConfig and any other failure */
+}
+
+static char *inflate_file(const char *path, size_t *len, struct tf_error *err)
+{
+    gzFile f = gzopen(path, "rb");
+    if (!f) {
+        tf_error_at(err, TF_ERR_IO, path, 0, 0, "cannot open the Kernel Tuner cache file");
+        return NULL;
+    }
+    size_t cap = 1 << 20, n = 0;
+    char *buf = tf_xmalloc(cap + 1);
+    for (;;) {
+        if (n == cap) {
+            if (cap >= KT_MAX_BYTES) {
+                tf_error_at(err, TF_ERR_IO, path, 0, 0,
+                            "inflates to more than 4 GiB: not a Kernel Tuner cache file");
+                goto fail;
+            }
+            cap *= 2;
+            buf = tf_xrealloc(buf, cap + 1);
+        }
+        unsigned want = (unsigned)(cap - n > (1u << 30) ? (1u << 30) : cap - n);
+        int r = gzread(f, buf + n, want);
+        if (r < 0) {
+            int zerr;
+            const char *msg = gzerror(f, &zerr);
+            tf_error_at(err, TF_ERR_IO, path, 0, 0,
+                        "damaged gzip data after %zu bytes (%s): expected a gzip'd (or plain) "
+                        "Kernel Tuner cache file; fetch it again",
+                        n, msg ? msg : "zlib error");
+            goto fail;
+        }
+        if (r == 0)
+            break;
+        n += (size_t)r;
+    }
+    /* gzread returns 0 at a truncated stream too; gzerror tells which. */
+    int zerr = Z_OK;
+    const char *msg = gzerror(f, &zerr);
+    if (zerr != Z_OK && zerr != Z_STREAM_END) {
+        tf_error_at(err, TF_ERR_IO, path, 0, 0,
+                    "damaged or truncated gzip data after %zu bytes (%s): fetch the file again",
+                    n, msg ? msg : "zlib error");
+        goto fail;
+    }
+    gzclose(f);
+    buf[n] = 0;
+    *len = n;
+    return buf;
+fail:
+    gzclose(f);
+    free(buf);
+    return NULL;
+}
+
+static int schema_err(struct tf_error *err, const char *path, const char *fmt, const char *a,
+                      const char *b)
+{
+    char msg[700];
+    snprintf(msg, sizeof msg, fmt, a, b);
+    return tf_error_at(err, TF_ERR_SCHEMA, path, 0, 0, "%s", msg);
+}
+
+static char *value_text(const json_t *v)
+{
+    if (json_is_string(v))
+        return tf_xstrdup(json_string_value(v));
+    if (json_is_integer(v))
+        return tf_xasprintf("%lld", (long long)json_integer_value(v));
+    if (json_is_real(v))
+        return tf_xasprintf("%.17g", json_real_value(v));
+    if (json_is_true(v))
+        return tf_xstrdup("true");
+    if (json_is_false(v))
+        return tf_xstrdup("false");
+    return NULL;
+}
+
+/* Digit of value `v` in parameter `p`, or -1. */
+static int value_digit(const struct tf_ktcache_param *p, const json_t *v)
+{
+    if (json_is_number(v) && p->values) {
+        double x = json_number_value(v);
+        for (int i = 0; i < p->count; i++)
+            if (p->values[i] == x)
+                return i;
+        return -1;
+    }
+    char *t = value_text(v);
+    int d = -1;
+    for (int i = 0; t && i < p->count; i++)
+        if (strcmp(p->text[i], t) == 0) {
+            d = i;
+            break;
+        }
+    free(t);
+    return d;
+}
+
+static double opt_ms(const json_t *e, const char *key)
+{
+    const json_t *v = json_object_get(e, key);
+    return json_is_number(v) ? json_number_value(v) : 0.0;
+}
+
+static int cmp_entry(const void *a, const void *b)
+{
+    uint64_t x = ((const struct tf_ktcache_entry *)a)->index;
+    uint64_t y = ((const struct tf_ktcache_entry *)b)->index;
+    return x < y ? -1 : x > y;
+}
+
+static const char *intern(struct tf_ktcache *c, const char *s)
+{
+    for (size_t i = 0; i < c->nfailure_names; i++)
+        if (strcmp(c->failure_names[i], s) == 0)
+            return c->failure_names[i];
+    c->failure_names = tf_xrealloc(c->failure_names, (c->nfailure_names + 1) * sizeof(char *));
+    return c->failure_names[c->nfailure_names++] = tf_xstrdup(s);
+}
+
+struct tf_ktcache *tf_ktcache_load(const char *path, struct tf_error *err)
+{
+    size_t len = 0;
+    json_t *root = NULL;
+    char *text = inflate_file(path, &len, err);
+    if (!text)
+        return NULL;
+    struct tf_ktcache *c = tf_xcalloc(1, sizeof *c);
+    c->path = tf_xstrdup(path);
+    json_error_t je;
+    root = json_loadb(text, len, 0, &je);
+    free(text);
+    if (!root) {
+        tf_error_at(err, TF_ERR_SYNTAX, path, je.line, je.column,
+                    "not valid JSON (%s): expected a Kernel Tuner cache file", je.text);
+        goto fail;
+    }
+    if (!json_is_object(root)) {
+        schema_err(err, path, "the top level is not an object: expected a Kernel Tuner cache "
+                   "file (device_name, tune_params_keys, tune_params, cache)%s%s", "", "");
+        goto fail;
+    }
+    const json_t *keys = json_object_get(root, "tune_params_keys");
+    const json_t *params = json_object_get(root, "tune_params");
+    json_t *cache = json_object_get(root, "cache");
+    if (!json_is_array(keys) || json_array_size(keys) == 0 || !json_is_object(params) ||
+        !json_is_object(cache)) {
+        schema_err(err, path, "missing or malformed '%s': expected a non-empty array "
+                   "tune_params_keys, an object tune_params and an object cache%s",
+                   !json_is_array(keys) || !json_array_size(keys) ? "tune_params_keys"
+                   : !json_is_object(params) ? "tune_params" : "cache", "");
+        goto fail;
+    }
+    const json_t *s;
+    if ((s = json_object_get(root, "device_name")) && json_is_string(s))
+        c->device_name = tf_xstrdup(json_string_value(s));
+    if ((s = json_object_get(root, "kernel_name")) && json_is_string(s))
+        c->kernel_name = tf_xstrdup(json_string_value(s));
+    if ((s = json_object_get(root, "objective")) && json_is_string(s))
+        c->objective = tf_xstrdup(json_string_value(s));
+
+    c->nparams = (int)json_array_size(keys);
+    c->params = tf_xcalloc((size_t)c->nparams, sizeof *c->params);
+    c->cartesian = 1;
+    for (int p = 0; p < c->nparams; p++) {
+        const json_t *k = json_array_get(keys, (size_t)p);
+        if (!json_is_string(k)) {
+            schema_err(err, path, "tune_params_keys holds a non-string%s%s: expected "
+                       "parameter names", "", "");
+            goto fail;
+        }
+        struct tf_ktcache_param *tp = &c->params[p];
+        tp->name = tf_xstrdup(json_string_value(k));
+        const json_t *vals = json_object_get(params, tp->name);
+        if (!json_is_array(vals) || json_array_size(vals) == 0) {
+            schema_err(err, path, "tune_params has no list of values for parameter '%s'%s",
+                       tp->name, "");
+            goto fail;
+        }
+        tp->count = (int)json_array_size(vals);
+        tp->text = tf_xcalloc((size_t)tp->count, sizeof *tp->text);
+        tp->values = tf_xcalloc((size_t)tp->count, sizeof *tp->values);
+        for (int i = 0; i < tp->count; i++) {
+            const json_t *v = json_array_get(vals, (size_t)i);
+            tp->text[i] = value_text(v);
+            if (!tp->text[i]) {
+                schema_err(err, path, "parameter '%s' has a value that is not a number, a "
+                           "string or a boolean%s", tp->name, "");
+                goto fail;
+            }
+            if (json_is_number(v)) {
+                if (tp->values)
+                    tp->values[i] = json_number_value(v);
+            } else {
+                free(tp->values);
+                tp->values = NULL;
+            }
+        }
+        if (c->cartesian > UINT64_MAX / (uint64_t)tp->count) {
+            schema_err(err, path, "the parameters' Cartesian product exceeds 2^64%s%s", "", "");
+            goto fail;
+        }
+        c->cartesian *= (uint64_t)tp->count;
+    }
+
+    c->entries = tf_xcalloc(json_object_size(cache) ? json_object_size(cache) : 1,
+                            sizeof *c->entries);
+    const char *key;
+    json_t *e;
+    json_object_foreach(cache, key, e) {
+        if (!json_is_object(e)) {
+            schema_err(err, path, "cache entry '%s' is not an object%s", key, "");
+            goto fail;
+        }
+        uint64_t index = 0;
+        for (int p = 0; p < c->nparams; p++) {
+            const json_t *v = json_object_get(e, c->params[p].name);
+            int d = v ? value_digit(&c->params[p], v) : -1;
+            if (d < 0) {
+                char what[300];
+                snprintf(what, sizeof what, "cache entry '%s': parameter '%s'", key,
+                         c->params[p].name);
+                schema_err(err, path, "%s is missing or not one of its tune_params values%s",
+                           what, "");
+                goto fail;
+            }
+            index = index * (uint64_t)c->params[p].count + (uint64_t)d;
+        }
+        struct tf_ktcache_entry *en = &c->entries[c->nentries++];
+        en->index = index;
+        const json_t *t = json_object_get(e, "time");
+        if (json_is_number(t) && isfinite(json_number_value(t))) {
+            en->status = TF_STATUS_OK;
+            en->time_ms = json_number_value(t);
+        } else if (json_is_string(t)) {
+            en->failure = intern(c, json_string_value(t));
+            en->status = tf_ktcache_status_of(en->failure);
+            en->time_ms = NAN;
+        } else {
+            schema_err(err, path, "cache entry '%s' has no 'time' (expected milliseconds or a "
+                       "failure name such as \"CompilationFailedConfig\")%s", key, "");
+            goto fail;
+        }
+        en->compile_ms = opt_ms(e, "compile_time");
+        en->benchmark_ms = opt_ms(e, "benchmark_time");
+    }
+    qsort(c->entries, c->nentries, sizeof *c->entries, cmp_entry);
+    for (size_t i = 1; i < c->nentries; i++)
+        if (c->entries[i].index == c->entries[i - 1].index) {
+            schema_err(err, path, "two cache entries describe the same configuration%s%s", "",
+                       "");
+            goto fail;
+        }
+    json_decref(root);
+    return c;
+fail:
+    json_decref(root);
+    tf_ktcache_destroy(c);
+    return NULL;
+}
+
+void tf_ktcache_destroy(struct tf_ktcache *c)
+{
+    if (!c)
+        return;
+    for (int p = 0; p < c->nparams; p++) {
+        free(c->params[p].name);
+        free(c->params[p].values);
+        for (int i = 0; c->params[p].text && i < c->params[p].count; i++)
+            free(c->params[p].text[i]);
+        free(c->params[p].text);
+    }
+    for (size_t i = 0; i < c->nfailure_names; i++)
+        free(c->failure_names[i]);
+    free(c->failure_names);
+    free(c->params);
+    free(c->entries);
+    free(c->path);
+    free(c->device_name);
+    free(c->kernel_name);
+    free(c->objective);
+    free(c);
+}
+
+const struct tf_ktcache_entry *tf_ktcache_find(const struct tf_ktcache *c, uint64_t index)
+{
+    size_t lo = 0, hi = c->nentries;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (c->entries[mid].index < index)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < c->nentries && c->entries[lo].index == index ? &c->entries[lo] : NULL;
+}

@@ -1,0 +1,63 @@
+/* ktcache.h - reading a Kernel Tuner cache file (gzip'd or plain JSON).
+ *
+ * Kernel Tuner's cache (../shared/datasets/README.md) holds `tune_params_keys`
+ * (parameter order), `tune_params` (name -> list of values) and `cache`: one
+ * object per measured configuration with its parameter values, `time` (ms, or
+ * a string naming a failure), `compile_time` and `benchmark_time` (ms). This
+ * reader maps it onto tunefarm's identities: each parameter's values in file
+ * order are its digits, a configuration is its mixed-radix index (parameter 0
+ * most significant, as schema/space.h), and each entry gets a tunefarm status
+ * (schema/status.h): InvalidConfig -> invalid, CompilationFailedConfig ->
+ * compile_error, RuntimeFailedConfig -> runtime_error, any other failure
+ * string -> runtime_error (its text kept). Entries are sorted by index. Zlib
+ * reads both gzip'd and plain files; jansson parses. A damaged file (bad gzip,
+ * bad JSON, missing fields, a value outside its parameter's list) is refused
+ * with an error naming the file, the place and what was expected. */
+#ifndef TF_KTCACHE_H
+#define TF_KTCACHE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "error.h"
+
+struct tf_ktcache_entry {
+    uint64_t index;          /* mixed-radix configuration index */
+    int status;              /* enum tf_status */
+    double time_ms;          /* mean kernel time; NaN unless status ok */
+    double compile_ms;       /* 0 when absent */
+    double benchmark_ms;     /* 0 when absent */
+    const char *failure;     /* Kernel Tuner's failure string (NULL when ok); owned by the cache */
+};
+
+struct tf_ktcache_param {
+    char *name;
+    int count;
+    double *values;          /* numeric values; NULL if any value is not a number */
+    char **text;             /* every value as text ("16", "true", "float4") */
+};
+
+struct tf_ktcache {
+    char *path;
+    char *device_name;
+    char *kernel_name;
+    char *objective;
+    int nparams;
+    struct tf_ktcache_param *params;
+    uint64_t cartesian;      /* product of the value counts */
+    size_t nentries;
+    struct tf_ktcache_entry *entries; /* sorted by index, distinct */
+    size_t nfailure_names;
+    char **failure_names;    /* distinct failure strings (entries point into these) */
+};
+
+/* Load `path`. NULL + err on failure. */
+struct tf_ktcache *tf_ktcache_load(const char *path, struct tf_error *err);
+/* Free; accepts NULL. */
+void tf_ktcache_destroy(struct tf_ktcache *c);
+/* The entry of configuration `index`, or NULL if the cache has none. */
+const struct tf_ktcache_entry *tf_ktcache_find(const struct tf_ktcache *c, uint64_t index);
+/* Status for a Kernel Tuner failure string (see above). */
+int tf_ktcache_status_of(const char *failure);
+
+#endif

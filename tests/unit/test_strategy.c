@@ -1,0 +1,413 @@
+/* Tests for coordinator/strategy*.c on replayed Kernel Tuner caches (no GPU, no MPI):
+ * every strategy proposes only valid, distinct, never-told configurations, also
+ * asynchronously (simulated workers, results out of order, failures told as
+ * bad); the same seed and result order give the same proposals; a fresh
+ * instance fed the told results (a resume replaying its journal) continues
+ * exactly like the uninterrupted one; likely_next names the next ask; brute
+ * force finds the known optimum; budgets, patience and exhaustion stop the
+ * search and say which; bad strategy names and options are refused clearly;
+ * and, statistically over a fixed seed set, the genetic and local searches beat
+ * random search on a real (subset) convolution cache. Also the kernel-space
+ * view: random and genetic on a constrained kernel.yaml space stay valid. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "coordinator/strategy.h"
+#include "schema/kernel.h"
+#include "schema/ktcache.h"
+#include "schema/space.h"
+#include "schema/status.h"
+
+#define SMALL "tests/unit/fixtures/ktcache_small.json.gz"
+#define CONV "tests/unit/fixtures/ktcache_conv_a4000_subset.json.gz"
+
+static struct tf_ktcache *load(const char *path)
+{
+    struct tf_error err = {0};
+    struct tf_ktcache *c = tf_ktcache_load(path, &err);
+    if (!c)
+        fail_msg("%s: %s", path, err.message);
+    return c;
+}
+
+static struct tf_strategy *make(const char *name, const struct tf_strategy_space *sp,
+                                uint64_t seed, uint64_t budget)
+{
+    struct tf_error err = {0};
+    struct tf_search_limits lim = {.budget = budget};
+    struct tf_strategy *s = tf_strategy_create(name, sp, NULL, 0, seed, &lim, &err);
+    if (!s)
+        fail_msg("%s: %s", name, err.message);
+    return s;
+}
+
+static void tell_from(struct tf_strategy *s, const struct tf_ktcache *c, uint64_t cfg)
+{
+    struct tf_error err = {0};
+    const struct tf_ktcache_entry *e = tf_ktcache_find(c, cfg);
+    assert_non_null(e);
+    assert_int_equal(tf_strategy_tell(s, cfg, e->time_ms, e->status, &err), 0);
+}
+
+/* An asynchronous replay: `workers` pull one each; results come back in a
+ * scrambled but deterministic order. Checks validity and distinctness, returns
+ * the best time found; the proposals in order into `log` (if not NULL). */
+static double replay(struct tf_strategy *s, const struct tf_ktcache *c, int workers,
+                     uint64_t *log, size_t *nlog)
+{
+    uint64_t *pend = calloc((size_t)workers, sizeof *pend);
+    int npend = 0;
+    size_t n = 0;
+    double best = 1e300;
+    char *seen = calloc(c->cartesian, 1);
+    struct tf_rng order = {12345};
+    for (;;) {
+        while (npend < workers) {
+            int got = 0;
+            struct tf_error err = {0};
+            assert_int_equal(tf_strategy_ask(s, &pend[npend], 1, &got, &err), 0);
+            if (!got)
+                break;
+            uint64_t x = pend[npend];
+            const struct tf_ktcache_entry *e = tf_ktcache_find(c, x);
+            if (!e || e->status == TF_STATUS_INVALID)
+                fail_msg("%s proposed invalid configuration %llu", tf_strategy_name(s),
+                         (unsigned long long)x);
+            if (seen[x])
+                fail_msg("%s proposed %llu twice", tf_strategy_name(s), (unsigned long long)x);
+            seen[x] = 1;
+            if (log)
+                log[n] = x;
+            n++;
+            npend++;
+        }
+        if (npend == 0)
+            break;
+        int k = (int)tf_rng_below(&order, (uint64_t)npend);
+        uint64_t x = pend[k];
+        pend[k] = pend[--npend];
+        const struct tf_ktcache_entry *e = tf_ktcache_find(c, x);
+        if (e->status == TF_STATUS_OK && e->time_ms < best)
+            best = e->time_ms;
+        tell_from(s, c, x);
+    }
+    if (nlog)
+        *nlog = n;
+    free(pend);
+    free(seen);
+    return best;
+}
+
+static void test_valid_distinct(void **state)
+{
+    (void)state;
+    struct tf_ktcache *c = load(CONV);
+    struct tf_strategy_space *sp = tf_strategy_space_ktcache(c);
+    assert_int_equal(sp->valid_count, 1768);
+    for (int i = 0; tf_strategies[i]; i++)
+        for (uint64_t seed = 1; seed <= 3; seed++) {
+            struct tf_strategy *s = make(tf_strategies[i]->name, sp, seed, 120);
+            size_t n;
+            replay(s, c, 8, NULL, &n);
+            assert_int_equal(n, 120);
+            assert_int_equal(tf_strategy_proposed(s), 120);
+            assert_int_equal(tf_strategy_told(s), 120);
+            assert_int_equal(tf_strategy_stopped(s), TF_STOP_BUDGET);
+            tf_strategy_destroy(s);
+        }
+    /* The whole space: every valid one exactly once, then exhausted. */
+    for (int i = 0; tf_strategies[i]; i++) {
+        struct tf_ktcache *small = load(SMALL);
+        struct tf_strategy_space *ssp = tf_strategy_space_ktcache(small);
+        struct tf_strategy *s = make(tf_strategies[i]->name, ssp, 7, 0);
+        size_t n;
+        replay(s, small, 3, NULL, &n);
+        assert_int_equal(n, 5); /* 6 entries, one InvalidConfig */
+        assert_int_equal(tf_strategy_stopped(s), TF_STOP_EXHAUSTED);
+        tf_strategy_destroy(s);
+        tf_strategy_space_free(ssp);
+        tf_ktcache_destroy(small);
+    }
+    tf_strategy_space_free(sp);
+    tf_ktcache_destroy(c);
+}
+
+static void test_deterministic(void **state)
+{
+    (void)state;
+    struct tf_ktcache *c = load(CONV);
+    struct tf_strategy_space *sp = tf_strategy_space_ktcache(c);
+    uint64_t a[100], b[100];
+    for (int i = 0; tf_strategies[i]; i++) {
+        size_t na, nb;
+        struct tf_strategy *s = make(tf_strategies[i]->name, sp, 42, 100);
+        replay(s, c, 8, a, &na);
+        tf_strategy_destroy(s);
+        s = make(tf_strategies[i]->name, sp, 42, 100);
+        replay(s, c, 8, b, &nb);
+        tf_strategy_destroy(s);
+        assert_int_equal(na, nb);
+        assert_memory_equal(a, b, na * sizeof *a);
+        if (strcmp(tf_strategies[i]->name, "brute_force") != 0) {
+            s = make(tf_strategies[i]->name, sp, 43, 100);
+            replay(s, c, 8, b, &nb);
+            tf_strategy_destroy(s);
+            assert_true(memcmp(a, b, na * sizeof *a) != 0); /* the seed matters */
+        }
+    }
+    tf_strategy_space_free(sp);
+    tf_ktcache_destroy(c);
+}
+
+/* Rounds of: ask a batch, tell it back in reverse order (nothing pending after). */
+static void rounds(struct tf_strategy *s, const struct tf_ktcache *c, int nrounds, int batch,
+                   uint64_t *told, size_t *ntold, uint64_t *asked, size_t *nasked)
+{
+    for (int r = 0; r < nrounds; r++) {
+        uint64_t x[16];
+        int got = 0;
+        struct tf_error err = {0};
+        assert_int_equal(tf_strategy_ask(s, x, batch, &got, &err), 0);
+        for (int i = 0; i < got && asked; i++)
+            asked[(*nasked)++] = x[i];
+        for (int i = got - 1; i >= 0; i--) {
+            tell_from(s, c, x[i]);
+            if (told)
+                told[(*ntold)++] = x[i];
+        }
+    }
+}
+
+static void test_resume(void **state)
+{
+    (void)state;
+    struct tf_ktcache *c = load(CONV);
+    struct tf_strategy_space *sp = tf_strategy_space_ktcache(c);
+    for (int i = 0; tf_strategies[i]; i++) {
+        const char *name = tf_strategies[i]->name;
+        uint64_t told[400], cont_a[400], cont_b[400];
+        size_t ntold = 0, na = 0, nb = 0;
+        /* Uninterrupted: batches of varying size, then a continuation. */
+        struct tf_strategy *a = make(name, sp, 9, 0);
+        rounds(a, c, 6, 3, told, &ntold, NULL, NULL);
+        rounds(a, c, 5, 7, told, &ntold, NULL, NULL);
+        /* Resumed: a fresh instance told the same results, in journal order, no asks. */
+        struct tf_strategy *b = make(name, sp, 9, 0);
+        for (size_t k = 0; k < ntold; k++)
+            tell_from(b, c, told[k]);
+        assert_int_equal(tf_strategy_proposed(a), tf_strategy_proposed(b));
+        /* likely_next names exactly what the next ask will propose. */
+        uint64_t hint[5];
+        int nh = 0;
+        struct tf_error err = {0};
+        assert_int_equal(tf_strategy_likely_next(b, hint, 5, &nh, &err), 0);
+        assert_int_equal(nh, 5);
+        rounds(a, c, 8, 5, NULL, NULL, cont_a, &na);
+        rounds(b, c, 8, 5, NULL, NULL, cont_b, &nb);
+        assert_int_equal(na, 40);
+        assert_int_equal(na, nb);
+        if (memcmp(cont_a, cont_b, na * sizeof *cont_a) != 0)
+            fail_msg("%s: the resumed search continues differently", name);
+        assert_memory_equal(hint, cont_b, sizeof hint);
+        tf_strategy_destroy(a);
+        tf_strategy_destroy(b);
+    }
+    tf_strategy_space_free(sp);
+    tf_ktcache_destroy(c);
+}
+
+static void test_brute_force_optimum(void **state)
+{
+    (void)state;
+    struct tf_ktcache *c = load(CONV);
+    struct tf_strategy_space *sp = tf_strategy_space_ktcache(c);
+    double opt = 1e300;
+    uint64_t opt_cfg = 0;
+    for (size_t i = 0; i < c->nentries; i++)
+        if (c->entries[i].status == TF_STATUS_OK && c->entries[i].time_ms < opt) {
+            opt = c->entries[i].time_ms;
+            opt_cfg = c->entries[i].index;
+        }
+    struct tf_strategy *s = make("brute_force", sp, 1, 0);
+    uint64_t *log = malloc(c->nentries * sizeof *log);
+    size_t n;
+    double best = replay(s, c, 4, log, &n);
+    assert_int_equal(n, 1768);
+    for (size_t i = 1; i < n; i++)
+        assert_true(log[i - 1] < log[i]); /* index order, one worker or four */
+    assert_true(best == opt);
+    uint64_t bc;
+    double bt;
+    assert_int_equal(tf_strategy_best(s, &bc, &bt), 1);
+    assert_true(bc == opt_cfg && bt == opt);
+    assert_int_equal(tf_strategy_stopped(s), TF_STOP_EXHAUSTED);
+    assert_string_equal(tf_strategy_stop_name(tf_strategy_stopped(s)), "exhausted");
+    free(log);
+    tf_strategy_destroy(s);
+    tf_strategy_space_free(sp);
+    tf_ktcache_destroy(c);
+}
+
+/* Mean of optimum / best over seeds 1..20 at a budget of 2% of the space. */
+static double quality(const char *name, const struct tf_ktcache *c,
+                      const struct tf_strategy_space *sp, double opt)
+{
+    double q = 0;
+    for (uint64_t seed = 1; seed <= 20; seed++) {
+        struct tf_strategy *s = make(name, sp, seed, 36);
+        q += opt / replay(s, c, 4, NULL, NULL);
+        tf_strategy_destroy(s);
+    }
+    return q / 20;
+}
+
+static void test_beats_random(void **state)
+{
+    (void)state;
+    struct tf_ktcache *c = load(CONV);
+    struct tf_strategy_space *sp = tf_strategy_space_ktcache(c);
+    double opt = 1e300;
+    for (size_t i = 0; i < c->nentries; i++)
+        if (c->entries[i].status == TF_STATUS_OK && c->entries[i].time_ms < opt)
+            opt = c->entries[i].time_ms;
+    double r = quality("random", c, sp, opt);
+    double g = quality("genetic", c, sp, opt);
+    double l = quality("local", c, sp, opt);
+    print_message("note: 2%% budget, 20 seeds: random %.3f, genetic %.3f, local %.3f\n", r, g, l);
+    assert_true(g > r + 0.02);
+    assert_true(l > r + 0.05);
+    tf_strategy_space_free(sp);
+    tf_ktcache_destroy(c);
+}
+
+static void test_patience_and_failures(void **state)
+{
+    (void)state;
+    struct tf_ktcache *c = load(SMALL);
+    struct tf_strategy_space *sp = tf_strategy_space_ktcache(c);
+    struct tf_error err = {0};
+    struct tf_search_limits lim = {.patience = 2, .noise = 0.01};
+    struct tf_strategy *s = tf_strategy_create("random", sp, NULL, 0, 1, &lim, &err);
+    assert_non_null(s);
+    /* An ok result, then two failures (bad, not missing): patience runs out. */
+    assert_int_equal(tf_strategy_tell(s, 3, 2.25, TF_STATUS_OK, &err), 0);
+    assert_int_equal(tf_strategy_stopped(s), TF_STOP_NONE);
+    assert_int_equal(tf_strategy_tell(s, 4, 0.001, TF_STATUS_COMPILE_ERROR, &err), 0);
+    assert_int_equal(tf_strategy_tell(s, 6, 0.001, TF_STATUS_RUNTIME_ERROR, &err), 0);
+    assert_int_equal(tf_strategy_stopped(s), TF_STOP_PATIENCE);
+    assert_string_equal(tf_strategy_stop_name(TF_STOP_PATIENCE), "patience");
+    uint64_t bc;
+    double bt;
+    assert_int_equal(tf_strategy_best(s, &bc, &bt), 1);
+    assert_true(bc == 3 && bt == 2.25); /* a failure's time never counts */
+    int got = 1;
+    uint64_t x;
+    assert_int_equal(tf_strategy_ask(s, &x, 1, &got, &err), 0);
+    assert_int_equal(got, 0);
+    /* Told twice: the second is ignored; outside the space: an error. */
+    assert_int_equal(tf_strategy_tell(s, 3, 9.0, TF_STATUS_OK, &err), 0);
+    assert_int_equal(tf_strategy_told(s), 3);
+    assert_int_not_equal(tf_strategy_tell(s, 12, 1.0, TF_STATUS_OK, &err), 0);
+    assert_non_null(strstr(err.message, "outside the space"));
+    tf_strategy_destroy(s);
+    tf_strategy_space_free(sp);
+    tf_ktcache_destroy(c);
+}
+
+static void test_refusals(void **state)
+{
+    (void)state;
+    struct tf_ktcache *c = load(SMALL);
+    struct tf_strategy_space *sp = tf_strategy_space_ktcache(c);
+    struct tf_error err = {0};
+    assert_null(tf_strategy_create("simplex", sp, NULL, 0, 1, NULL, &err));
+    assert_non_null(strstr(err.message, "unknown search strategy 'simplex'"));
+    assert_non_null(strstr(err.message, "genetic"));
+    struct tf_strategy_option o = {"populaton", "10"};
+    assert_null(tf_strategy_create("genetic", sp, &o, 1, 1, NULL, &err));
+    assert_non_null(strstr(err.message, "'populaton'"));
+    assert_non_null(strstr(err.message, "population"));
+    o = (struct tf_strategy_option){"mutation", "1.5"};
+    assert_null(tf_strategy_create("genetic", sp, &o, 1, 1, NULL, &err));
+    assert_non_null(strstr(err.message, "expected a number from 0 to 1"));
+    o = (struct tf_strategy_option){"chains", "x"};
+    assert_null(tf_strategy_create("local", sp, &o, 1, 1, NULL, &err));
+    assert_non_null(strstr(err.message, "expected an integer"));
+    o = (struct tf_strategy_option){"init", "3"};
+    struct tf_strategy *s = tf_strategy_create("bayes", sp, &o, 1, 1, NULL, &err);
+    assert_non_null(s);
+    tf_strategy_destroy(s);
+    tf_strategy_destroy(NULL);
+    for (int i = 0; tf_strategies[i]; i++) {
+        assert_int_equal(tf_strategies[i]->version, TF_STRATEGY_VERSION);
+        assert_ptr_equal(tf_strategy_find(tf_strategies[i]->name), tf_strategies[i]);
+        assert_non_null(tf_strategies[i]->good_for);
+    }
+    assert_null(tf_strategy_find("nope"));
+    tf_strategy_space_free(sp);
+    tf_ktcache_destroy(c);
+}
+
+static void test_kernel_space(void **state)
+{
+    (void)state;
+    struct tf_error err = {0};
+    struct tf_bundle *b = tf_bundle_create();
+    struct tf_kernel *k = tf_kernel_load("tests/unit/space/kernel.yaml", b, &err);
+    if (!k)
+        fail_msg("%s", err.message);
+    struct tf_device d = {0};
+    strcpy(d.backend, "host");
+    d.props[TF_DEVPROP_MAX_THREADS] = 256;
+    struct tf_space *space = tf_space_create(k, 0, &d, &err);
+    assert_non_null(space);
+    uint64_t valid = 0;
+    assert_int_equal(tf_space_count(space, 0, tf_space_cartesian(space), &valid, &err), 0);
+    struct tf_strategy_space *sp = tf_strategy_space_kernel(space, k, valid);
+    const char *names[] = {"random", "genetic", "local", "brute_force"};
+    for (int i = 0; i < 4; i++) {
+        struct tf_strategy *s = make(names[i], sp, 5, 0);
+        uint64_t n = 0;
+        for (;;) {
+            uint64_t x;
+            int got = 0;
+            assert_int_equal(tf_strategy_ask(s, &x, 1, &got, &err), 0);
+            if (!got)
+                break;
+            bool ok = false;
+            assert_int_equal(tf_space_is_valid(space, x, &ok, &err), 0);
+            assert_true(ok);
+            /* A made-up time: smaller digits sum, faster. */
+            assert_int_equal(tf_strategy_tell(s, x, 1.0 + (double)(x % 97), 0, &err), 0);
+            n++;
+        }
+        assert_int_equal(n, valid); /* all of them, once each */
+        tf_strategy_destroy(s);
+    }
+    tf_strategy_space_free(sp);
+    tf_space_destroy(space);
+    tf_kernel_destroy(k);
+    tf_bundle_destroy(b);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_valid_distinct),
+        cmocka_unit_test(test_deterministic),
+        cmocka_unit_test(test_resume),
+        cmocka_unit_test(test_brute_force_optimum),
+        cmocka_unit_test(test_beats_random),
+        cmocka_unit_test(test_patience_and_failures),
+        cmocka_unit_test(test_refusals),
+        cmocka_unit_test(test_kernel_space),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
