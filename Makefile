@@ -16,14 +16,14 @@ SHAREDIR  ?= $(PREFIX)/share/tunefarm
 CC        := mpicc
 PKG       ?= pkg-config
 HDF5_PC   := $(shell $(PKG) --exists hdf5 && echo hdf5 || echo hdf5-serial)
-PKGS      := yaml-0.1 $(HDF5_PC) hwloc jansson zlib
+PKGS      := yaml-0.1 $(HDF5_PC) hwloc jansson zlib lapacke
 VERSION   := $(shell git describe --always --dirty 2>/dev/null || echo 0.1)
 
 CFLAGS    ?= -O2 -g
 WARNINGS  := -Wall -Wextra -Wshadow -Wpedantic -Wmissing-prototypes
 ALL_CFLAGS = -std=c11 -D_GNU_SOURCE -fopenmp-simd $(WARNINGS) $(CFLAGS) $(shell $(PKG) --cflags $(PKGS)) \
              -DTF_VERSION='"$(VERSION)"' -DTF_KERNEL_DIR='"$(SHAREDIR)/kernels"' -MMD -MP
-LIBS      := $(shell $(PKG) --libs $(PKGS)) -llapacke -ldl -lpthread -lm
+LIBS      := $(shell $(PKG) --libs $(PKGS)) -ldl -lpthread -lm
 
 SCHEMA_OBJS := schema/error.o schema/status.o schema/hash.o schema/device.o schema/result.o \
                schema/bundle.o schema/yamldoc.o schema/expr.o schema/kernel.o schema/job.o \
@@ -31,7 +31,9 @@ SCHEMA_OBJS := schema/error.o schema/status.o schema/hash.o schema/device.o sche
                schema/ktcache.o
 COORD_OBJS  := coordinator/coordinator.o coordinator/plan.o coordinator/progress.o \
                coordinator/report.o coordinator/journal.o \
-               $(patsubst %.c,%.o,$(wildcard coordinator/strategy*.c))
+               coordinator/strategy.o coordinator/strategy_brute_force.o \
+               coordinator/strategy_random.o coordinator/strategy_genetic.o \
+               coordinator/strategy_local.o coordinator/strategy_bayes.o
 WORKER_OBJS := worker/worker.o worker/backends.o worker/backend_host.o worker/cache.o \
                worker/compile.o worker/compiler.o worker/channel.o worker/runner.o \
                worker/measure.o worker/verify.o worker/gpu_backend.o worker/cuda_api.o \
@@ -89,7 +91,7 @@ bench/strategy/study: bench/strategy/study.c $(LIB)
 # convolution caches, 25 seeds, budgets 0.5/1/2/5 % of the valid space, 8 simulated workers.
 STUDY_CACHES ?= $(wildcard ../shared/datasets/benchmark_hub/convolution_milo/[AMW]*[0-9].json.gz)
 bench-strategy: bench/strategy/study
-	bench/strategy/study -s random,genetic,annealing,local -n 25 -w 8 $(STUDY_CACHES)
+	bench/strategy/study -s random,genetic,local,bayes -n 25 -w 8 $(STUDY_CACHES)
 
 install: tunefarm
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SHAREDIR)
