@@ -718,7 +718,20 @@ static void reset_problem(struct child *c)
     c->k = NULL;
 }
 
-/* Bind the slots of `config` and evaluate every scalar argument. */
+static const char *scalar_type_name(enum tf_elem_type t)
+{
+    static const char *const names[] = {"int32", "int64", "float32", "float64"};
+    return names[t];
+}
+
+/* Bind the slots of `config` and evaluate every scalar argument. A value the
+ * argument's type cannot hold (N*BLOCK past 2^31 for an int32) is refused: the
+ * load checks only the scalars that read nothing but problem sizes
+ * (schema/kernel.c), and one that reads a parameter or a device property is
+ * known only here; converted anyway it would reach the variant wrapped, and
+ * that configuration would fail verification for a reason nobody sees. The
+ * caller records the configuration `invalid`, like any other argument of it
+ * that cannot be evaluated, and the run goes on. */
 static int eval_scalars(struct child *c, uint64_t config, struct tf_error *err)
 {
     const struct tf_kernel *k = c->k;
@@ -728,9 +741,17 @@ static int eval_scalars(struct child *c, uint64_t config, struct tf_error *err)
         if (a->kind != TF_ARG_SCALAR)
             continue;
         struct tf_value v;
+        char why[160];
         if (tf_expr_eval(a->value, c->slots, &v, err) != 0)
             return tf_error_set(err, TF_ERR_EVAL, "argument '%s': %.900s", a->name,
                                 err->message);
+        if (!tf_scalar_fits(a->type, v, why, sizeof why))
+            return tf_error_set(err, TF_ERR_EVAL,
+                                "argument '%s' (%s scalar = %.200s) at this configuration: "
+                                "%s; declare it 'scalar: %s' (and the kernel's parameter to "
+                                "match) or leave such values out with a constraint",
+                                a->name, scalar_type_name(a->type), tf_expr_text(a->value),
+                                why, a->type == TF_ELEM_I32 ? "int64" : "float64");
         switch (a->type) {
         case TF_ELEM_I32: c->scalars[i].i32 = (int32_t)(v.is_float ? (int64_t)v.u.f : v.u.i); break;
         case TF_ELEM_I64: c->scalars[i].i64 = v.is_float ? (int64_t)v.u.f : v.u.i; break;

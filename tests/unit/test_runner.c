@@ -7,7 +7,8 @@
  * measure ok (the runner was restarted). A second group does the same with the
  * hostile variants of tests/fixtures/runner_hostile (writes past and before a
  * buffer, chdir(), forked children, scripted times, a stop in the middle),
- * compiled into a cache given by a relative path. */
+ * compiled into a cache given by a relative path. A third checks scalar
+ * arguments per configuration (tests/fixtures/followup_scalar). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -53,7 +54,8 @@ static double now(void)
     return ts.tv_sec + 1e-9 * ts.tv_nsec;
 }
 
-static int setup(void **state)
+/* The job `path`'s first kernel and problem, compiled into a fresh cache, a runner started. */
+static int setup_job(void **state, const char *path)
 {
     struct fixture *f = calloc(1, sizeof *f);
     struct tf_error err = {0};
@@ -61,7 +63,7 @@ static int setup(void **state)
     if (mkdtemp(f->cache) == NULL)
         return -1;
     f->bundle = tf_bundle_create();
-    f->job = tf_job_load("tests/fixtures/faulty.yaml", f->bundle, &err);
+    f->job = tf_job_load(path, f->bundle, &err);
     if (f->job == NULL) {
         tf_error_print(&err, "test_runner", stderr);
         return -1;
@@ -84,6 +86,8 @@ static int setup(void **state)
     *state = f;
     return 0;
 }
+
+static int setup(void **state) { return setup_job(state, "tests/fixtures/faulty.yaml"); }
 
 static int teardown(void **state)
 {
@@ -558,6 +562,58 @@ static void test_stopped_and_continued(void **state)
     assert_true(r.samples >= 1 && r.time_min >= 0.19);
 }
 
+/* ---- scalars checked per configuration (issue 11 item 12) ---------------- */
+
+static int setup_scalar(void **state)
+{
+    return setup_job(state, "tests/fixtures/followup_scalar.yaml");
+}
+
+static uint64_t block_config(const struct tf_kernel *k, int64_t block)
+{
+    for (int d = 0; d < k->params[0].count; d++)
+        if (k->params[0].ints[d] == block)
+            return tf_kernel_encode(k, &d);
+    fail_msg("no BLOCK %lld in the fixture", (long long)block);
+    return 0;
+}
+
+/* The int32 `total` = N * BLOCK past 2^31 (BLOCK 3000000: 3072000000, BLOCK
+ * 4194304: 2^32) makes that configuration invalid, saying why, whether it is
+ * the first the runner sees (checked while its buffers and reference are set
+ * up) or a later one (checked before its launch); the configurations after
+ * each are ok. Unchecked, both reached the variant wrapped: wrong_result. */
+static void test_scalar_out_of_range_is_that_configs_failure(void **state)
+{
+    struct fixture *f = *state;
+    static const struct {
+        int64_t block;
+        const char *says; /* NULL: ok */
+    } order[] = {
+        {3000000, "3072000000 is outside int32's range -2147483648..2147483647"},
+        {1, NULL},
+        {4194304, "4294967296 is outside int32's range -2147483648..2147483647"},
+        {2, NULL},
+        {4, NULL},
+    };
+    for (size_t i = 0; i < sizeof order / sizeof order[0]; i++) {
+        const uint64_t config = block_config(f->k, order[i].block);
+        if (order[i].says == NULL) {
+            expect_ok(f, config);
+            continue;
+        }
+        struct tf_result r;
+        run_config(f, config, &r);
+        if (r.status != TF_STATUS_INVALID || !strstr(r.message, order[i].says))
+            fprintf(stderr, "BLOCK %lld: %s: %s\n", (long long)order[i].block,
+                    tf_status_name(r.status), r.message);
+        assert_int_equal(r.status, TF_STATUS_INVALID);
+        assert_non_null(strstr(r.message, "argument 'total' (int32 scalar = N * BLOCK)"));
+        assert_non_null(strstr(r.message, order[i].says));
+        assert_true(isnan(r.time_median));
+    }
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], "__runner") == 0)
@@ -582,7 +638,12 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_median_and_min_reach_the_result),
         cmocka_unit_test(test_stopped_and_continued),
     };
-    const int failed = cmocka_run_group_tests(tests, setup, teardown);
+    const struct CMUnitTest scalars[] = {
+        cmocka_unit_test(test_scalar_out_of_range_is_that_configs_failure),
+    };
+    int failed = cmocka_run_group_tests(tests, setup, teardown);
+    failed += cmocka_run_group_tests_name("scalars checked per configuration", scalars,
+                                          setup_scalar, teardown);
     return failed + cmocka_run_group_tests_name("hostile variants", hostile, setup_hostile,
                                                 teardown_hostile);
 }
