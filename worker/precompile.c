@@ -3,8 +3,9 @@
  * For each architecture named, a nominal device of that architecture
  * (schema/device.c) stands in for the real one, so the constraints select the
  * same valid configurations and the random strategy draws the same sample a
- * run on that GPU model will (tf_space_sample is seeded by the job, kernel and
- * problem, never the device). A variant's binary does not depend on the
+ * run on that GPU model will: the same call the plan makes (tf_space_random,
+ * seeded by the job, kernel and problem, never the device; a space above
+ * TF_SPACE_EXACT_LIMIT sampled without a count). A variant's binary does not depend on the
  * problem, so each kernel's configurations are merged over its problems and
  * compiled once, through the same compile pool and content-hash cache a run
  * uses: a later `tunefarm run` on a node that shares the cache finds them and
@@ -13,6 +14,7 @@
  * filesystem never see a partial binary. */
 #include "precompile.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,27 +39,49 @@ static int cmp_u64(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* The configurations of `k` a run of `job` would measure on `dev`, over all of
- * the job's problems of `k`, ascending and distinct, into a new array. */
-static int kernel_variants(const struct tf_job *job, const struct tf_job_kernel *jk,
+/* The configurations of `jk` a run of `job` would measure on `dev`, over all
+ * of the job's problems of `jk`, ascending and distinct, into a new array.
+ * Each problem's are chosen exactly as the plan chooses them
+ * (coordinator/plan.c, tf_plan_create): a random search through
+ * tf_space_random with the job's budget and seed (a space above
+ * TF_SPACE_EXACT_LIMIT sampled by rejection without a count, a smaller one
+ * counted and sampled; every valid configuration when the budget holds them
+ * all), brute force every valid configuration. Anything else would compile
+ * one sample and measure another. */
+int tf_precompile_variants(const struct tf_job *job, const struct tf_job_kernel *jk,
                            const struct tf_device *dev, uint64_t **out, uint64_t *n,
                            struct tf_error *err)
 {
     uint64_t *all = NULL, count = 0, cap = 0;
+    *out = NULL;
+    *n = 0;
     for (int p = 0; p < jk->nproblems; p++) {
         struct tf_space *s = tf_space_create(jk->kernel, jk->problems[p], dev, err);
         uint64_t valid = 0, *list = NULL, nlist = 0;
-        if (s == NULL || tf_space_count(s, 0, UINT64_MAX, &valid, err))
+        bool estimated = false;
+        if (s == NULL)
             goto fail_space;
-        if (job->strategy == TF_STRATEGY_RANDOM && valid > job->budget) {
-            if (tf_space_sample(s, valid, job->budget, job->seed, &list, &nlist, err))
+        if (job->strategy == TF_STRATEGY_RANDOM) {
+            if (tf_space_random(s, job->budget, job->seed, &list, &nlist, &valid, &estimated,
+                                err))
                 goto fail_space;
-        } else {
+        } else if (tf_space_count(s, 0, UINT64_MAX, &valid, err)) {
+            goto fail_space;
+        }
+        if (list == NULL) { /* every valid configuration (an exact count) */
             list = tf_xmalloc(sizeof *list * (valid ? valid : 1));
             uint64_t idx = 0;
+            nlist = 0;
             while (nlist < valid) {
                 int rc = tf_space_next(s, idx, UINT64_MAX, &idx, err);
                 if (rc <= 0) {
+                    if (rc == 0)
+                        tf_error_set(err, TF_ERR_EVAL,
+                                     "internal: %s/%s has fewer valid configurations than "
+                                     "its count (%llu)",
+                                     jk->kernel->name,
+                                     jk->kernel->problems[jk->problems[p]].name,
+                                     (unsigned long long)valid);
                     free(list);
                     goto fail_space;
                 }
@@ -126,7 +150,7 @@ static int precompile_arch(const struct tf_precompile_options *o, const struct t
         if (strcmp(jk->kernel->language, tf_device_language(&dev)) != 0)
             continue;
         uint64_t *variants, n;
-        if (kernel_variants(job, jk, &dev, &variants, &n, &err)) {
+        if (tf_precompile_variants(job, jk, &dev, &variants, &n, &err)) {
             tf_error_print(&err, "tunefarm compile", stderr);
             code = 2;
             break;

@@ -4,6 +4,11 @@
 #define TF_PRECOMPILE_H
 
 #include <stdbool.h>
+#include <stdint.h>
+
+#include "../schema/device.h"
+#include "../schema/error.h"
+#include "../schema/job.h"
 
 struct tf_precompile_options {
     const char *job_path;
@@ -19,5 +24,12 @@ struct tf_precompile_options {
  * architecture. Returns an exit code: 0 done (variants that do not compile are
  * cached as such), 1 the compiler is unusable here, 2 bad job or architecture. */
 int tf_precompile(const struct tf_precompile_options *o);
+
+/* The configurations of `jk` a run of `job` on `dev` measures, over its
+ * problems, ascending and distinct, into a new array *out of *n: chosen as the
+ * plan chooses them (tf_space_random for a random search). 0, or -1 + err. */
+int tf_precompile_variants(const struct tf_job *job, const struct tf_job_kernel *jk,
+                           const struct tf_device *dev, uint64_t **out, uint64_t *n,
+                           struct tf_error *err);
 
 #endif

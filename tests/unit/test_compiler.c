@@ -6,7 +6,9 @@
  * a marker in the source: @crash segfaults, @hang spawns a grandchild and
  * never answers, @slow sleeps first (@long longer), @print writes to stdout, @machinery
  * fails like a compiler that cannot be spawned; anything else is compiled by
- * the host backend. Each test gets a fresh cache folder. */
+ * the host backend. Each test gets a fresh cache folder. The last test holds
+ * `tunefarm compile`'s choice of variants (worker/precompile.c) against the
+ * plan's (coordinator/plan.c). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -28,13 +30,17 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../../coordinator/plan.h"
 #include "../../schema/bundle.h"
+#include "../../schema/job.h"
 #include "../../schema/kernel.h"
+#include "../../schema/space.h"
 #include "../../schema/status.h"
 #include "../../worker/backend.h"
 #include "../../worker/cache.h"
 #include "../../worker/compile.h"
 #include "../../worker/compiler.h"
+#include "../../worker/precompile.h"
 #include "tree.h"
 
 #define SELF "/proc/self/exe"
@@ -906,6 +912,103 @@ static void test_compiler_main_arguments(void **state)
     assert_int_equal(tf_compiler_main(3, wrong), 2);
 }
 
+/* ---- `tunefarm compile` picks what a run measures ---- */
+
+static int cmp_config(const void *a, const void *b)
+{
+    const uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The configurations the plan of `job` on `dev` measures for kernel 0, over
+ * its problems, ascending and distinct (a new array of *n). */
+static uint64_t *plan_configs(const struct tf_job *job, const struct tf_device *dev, uint64_t *n)
+{
+    struct tf_error err = {0};
+    struct tf_plan *plan = tf_plan_create(job, 1, dev, &err);
+    if (plan == NULL)
+        fail_msg("plan: %s", err.message);
+    uint64_t *all = NULL, count = 0;
+    for (int t = 0; t < plan->ntasks; t++) {
+        const struct tf_task *task = &plan->tasks[t];
+        assert_int_equal(task->kernel, 0);
+        all = realloc(all, sizeof *all * (count + task->total + 1));
+        if (task->list != NULL) {
+            assert_int_equal(task->nlist, task->total);
+            memcpy(all + count, task->list, sizeof *all * task->nlist);
+            count += task->nlist;
+            continue;
+        }
+        /* brute force (or a random budget that holds them all): every valid one */
+        uint64_t idx = 0;
+        for (uint64_t i = 0; i < task->total; i++) {
+            assert_int_equal(tf_space_next(task->space, idx, UINT64_MAX, &idx, &err), 1);
+            all[count++] = idx++;
+        }
+    }
+    tf_plan_destroy(plan);
+    qsort(all, count, sizeof *all, cmp_config);
+    uint64_t unique = 0;
+    for (uint64_t i = 0; i < count; i++)
+        if (unique == 0 || all[unique - 1] != all[i])
+            all[unique++] = all[i];
+    *n = unique;
+    return all;
+}
+
+/* For every space size, the variants `tunefarm compile` compiles ahead are
+ * exactly the configurations the run's plan measures, so a run sharing the
+ * cache compiles nothing. tests/fixtures/followup_huge has 2.56 * 10^8
+ * configurations (above TF_SPACE_EXACT_LIMIT) and a problem whose valid
+ * fraction is below 10^-3: the plan samples it by rejection
+ * (tf_space_random); precompile's count + tf_space_sample drew ranks there,
+ * another sample, and a run on a precompiled cache compiled again. The
+ * brute-force fault job is the small case. */
+static void test_precompile_compiles_what_the_plan_measures(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *job;
+        uint64_t configs; /* how many the plan measures */
+    } jobs[] = {
+        {"tests/fixtures/followup_huge.yaml", 19}, /* 10 per problem, the default in both */
+        {"tests/fixtures/faulty.yaml", 18},
+    };
+    struct tf_device dev;
+    struct tf_error err = {0};
+    assert_int_equal(tf_backend_host.describe(0, &dev, &err), 0);
+    for (size_t j = 0; j < sizeof jobs / sizeof jobs[0]; j++) {
+        struct tf_bundle *bundle = tf_bundle_create();
+        struct tf_job *job = tf_job_load(jobs[j].job, bundle, &err);
+        if (job == NULL)
+            fail_msg("%s: %s", jobs[j].job, err.message);
+        assert_int_equal(job->nkernels, 1);
+        uint64_t nplan = 0, ncompile = 0, *compile = NULL;
+        uint64_t *planned = plan_configs(job, &dev, &nplan);
+        assert_int_equal(
+            tf_precompile_variants(job, &job->kernels[0], &dev, &compile, &ncompile, &err), 0);
+        if (ncompile != nplan ||
+            (nplan > 0 && memcmp(compile, planned, sizeof *planned * nplan) != 0)) {
+            fprintf(stderr, "%s: the plan measures %llu configurations, precompile compiles "
+                            "%llu:\n  plan:",
+                    jobs[j].job, (unsigned long long)nplan, (unsigned long long)ncompile);
+            for (uint64_t i = 0; i < nplan; i++)
+                fprintf(stderr, " %llu", (unsigned long long)planned[i]);
+            fprintf(stderr, "\n  compile:");
+            for (uint64_t i = 0; i < ncompile; i++)
+                fprintf(stderr, " %llu", (unsigned long long)compile[i]);
+            fprintf(stderr, "\n");
+        }
+        assert_int_equal(nplan, jobs[j].configs);
+        assert_int_equal(ncompile, nplan);
+        assert_memory_equal(compile, planned, sizeof *planned * nplan);
+        free(compile);
+        free(planned);
+        tf_job_destroy(job);
+        tf_bundle_destroy(bundle);
+    }
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 2 && strcmp(argv[1], "__compiler") == 0 && strcmp(argv[2], "testfault") == 0)
@@ -930,6 +1033,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_header_edit_during_run_not_cached, setup, teardown),
         cmocka_unit_test_setup_teardown(test_include_manifest, setup, teardown),
         cmocka_unit_test(test_compiler_main_arguments),
+        cmocka_unit_test(test_precompile_compiles_what_the_plan_measures),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
