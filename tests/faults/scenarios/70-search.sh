@@ -67,7 +67,7 @@ for st in brute_force random; do
 done
 
 echo "-- a search killed mid-run resumes to its budget"
-search_job s_kill genetic -e 's/budget: 40/budget: 120/'
+search_job s_kill genetic -e 's/budget: 40/budget: 120/' -e 's/^checkpoint: 1/checkpoint: 60/'
 "$TF" run -n 1 s_kill.yaml -o "$PWD/s_kill.h5" >s_kill.h5.out 2>&1 &
 RUN_PID=$!
 if wait_results s_kill.h5 25 && pid=$(rank_pid 0 "$PWD/s_kill.h5"); then
