@@ -138,6 +138,9 @@ struct coordinator {
 };
 
 static void coordinator_begin_stop(struct coordinator *c, double grace);
+static uint64_t coordinator_in_flight(const struct coordinator *c);
+static bool coordinator_compile_future(const struct coordinator *c, int src);
+static int coordinator_on_request(struct coordinator *c, int src, struct tf_error *err);
 
 /* Seconds a worker may stay silent while it owes results, on top of a
  * per-configuration timeout for each configuration it holds: a live worker
@@ -484,7 +487,9 @@ static int coordinator_compile_or_stop(struct coordinator *c, int src, struct tf
     int sent = coordinator_send_compile(c, src, err);
     if (sent < 0)
         return -1;
-    if (sent == 0)
+    if (sent == 0 && coordinator_compile_future(c, src))
+        c->workers[src].parked = true; /* served again when results change a search */
+    else if (sent == 0)
         coordinator_send_stop(c, src);
     return 0;
 }
@@ -528,6 +533,51 @@ static bool coordinator_take_requeued(struct coordinator *c, int klass, int src,
     return false;
 }
 
+/* The job's time budget (search.time_budget, counted from the start of the
+ * serving loop; a resumed run gets it afresh): once over, no more work goes
+ * out, what is in flight is still recorded, and the run is complete. */
+static int coordinator_check_time(struct coordinator *c, struct tf_error *err)
+{
+    if (c->job->time_budget <= 0 || c->plan->time_up ||
+        tf_now() - c->progress.start < c->job->time_budget)
+        return 0;
+    tf_plan_time_up(c->plan);
+    if (!c->opt->quiet) {
+        tf_progress_finish(&c->progress);
+        fprintf(stderr, "tunefarm: time budget of %g s is over: no more work is handed out; "
+                        "waiting for %llu configurations in flight\n",
+                c->job->time_budget, (unsigned long long)coordinator_in_flight(c));
+    }
+    /* Ranks parked for future work have none now: they get STOP (or wait on
+     * what is in flight). */
+    for (int i = 1; i <= c->nworkers; i++)
+        if (c->workers[i].parked) {
+            c->workers[i].parked = false;
+            if (coordinator_on_request(c, i, err))
+                return -1;
+        }
+    return 0;
+}
+
+/* True if a class `src` could compile for may still get work (an adaptive
+ * search gives a compile hint per state: a later hint may be new). */
+static bool coordinator_compile_future(const struct coordinator *c, int src)
+{
+    const struct worker_state *w = &c->workers[src];
+    for (int k = 0; k < c->nclasses; k++) {
+        const struct tf_device *dev = &c->classes[k];
+        if (k == w->klass || !can_compile_for(w, dev->backend) ||
+            (strcmp(dev->backend, "host") == 0 && strcmp(dev->host, w->dev.host) != 0))
+            continue;
+        for (int i = 0; i < c->plan->ntasks; i++) {
+            const struct tf_task *t = &c->plan->tasks[i];
+            if (t->klass == k && t->strat != NULL && t->phase != 2 && t->dispatched < t->total)
+                return true;
+        }
+    }
+    return false;
+}
+
 static int coordinator_on_request(struct coordinator *c, int src, struct tf_error *err)
 {
     struct worker_state *w = &c->workers[src];
@@ -537,6 +587,8 @@ static int coordinator_on_request(struct coordinator *c, int src, struct tf_erro
         coordinator_send_stop(c, src);
         return 0;
     }
+    if (!c->plan->time_up && coordinator_check_time(c, err))
+        return -1;
     if (w->klass < 0) /* a compile rank */
         return coordinator_compile_or_stop(c, src, err);
     /* Work a stalled worker of this class held goes out first. */
@@ -801,7 +853,25 @@ static int coordinator_on_results(struct coordinator *c, int src, struct tf_erro
     return 0;
 }
 
-/* "gemm/small on host: best 1.23 ms (27.3 gflops)" for the latest task with a best. */
+/* "budget 2, patience 1": how many searches each reason ended (running ones
+ * left out); "" if none has ended. */
+static void coordinator_search_ends(const struct coordinator *c, char *out, size_t cap)
+{
+    out[0] = '\0';
+    for (int r = TF_PLAN_BUDGET; r <= TF_PLAN_EXHAUSTED; r++) {
+        int n = 0;
+        for (int i = 0; i < c->plan->ntasks; i++)
+            n += c->plan->tasks[i].stop == (enum tf_plan_stop)r;
+        if (n > 0) {
+            size_t len = strlen(out);
+            snprintf(out + len, cap - len, "%s%s %d", len ? ", " : "",
+                     tf_plan_stop_name((enum tf_plan_stop)r), n);
+        }
+    }
+}
+
+/* "best gemm/small on host: 1.23 ms | ended: budget 1" (the latest task with a
+ * best; the reasons searches ended, once any has). */
 static void coordinator_best_line(const struct coordinator *c, char *out, int cap)
 {
     out[0] = '\0';
@@ -814,7 +884,40 @@ static void coordinator_best_line(const struct coordinator *c, char *out, int ca
         tf_format_seconds(t->best_time, tbuf, sizeof tbuf);
         snprintf(out, (size_t)cap, "best %s/%s on %s: %s", k->name, k->problems[t->problem].name,
                  c->classes[t->klass].name, tbuf);
-        return;
+        break;
+    }
+    char ends[160];
+    coordinator_search_ends(c, ends, sizeof ends);
+    if (ends[0]) {
+        size_t len = strlen(out);
+        snprintf(out + len, (size_t)cap - len, "%sended: %s", len ? " | " : "", ends);
+    }
+}
+
+/* Which budget ended each search, after the statuses in the summary. */
+static void coordinator_print_searches(const struct coordinator *c)
+{
+    const struct tf_job *job = c->job;
+    char ends[160];
+    coordinator_search_ends(c, ends, sizeof ends);
+    printf("Search: %s", job->strategy_name);
+    for (int i = 0; i < job->noptions; i++)
+        printf("%s%s=%s", i ? " " : " (", job->options[i].name, job->options[i].value);
+    printf("%s, seed %llu", job->noptions ? ")" : "", (unsigned long long)job->seed);
+    if (job->budget)
+        printf(", budget %llu", (unsigned long long)job->budget);
+    if (job->time_budget > 0)
+        printf(", time budget %g s", job->time_budget);
+    if (job->patience)
+        printf(", patience %llu (noise %g)", (unsigned long long)job->patience, job->noise);
+    if (job->top_k)
+        printf(", top %u re-measured", job->top_k);
+    printf("; ended by: %s\n", ends[0] ? ends : "nothing (interrupted)");
+    for (int i = 0; i < c->plan->ntasks && c->plan->ntasks <= 32; i++) {
+        const struct tf_task *t = &c->plan->tasks[i];
+        const struct tf_kernel *k = c->job->kernels[t->kernel].kernel;
+        printf("  %-10s %-8s %-28.28s %s\n", k->name, k->problems[t->problem].name,
+               c->classes[t->klass].name, tf_plan_stop_name(t->stop));
     }
 }
 
@@ -909,6 +1012,8 @@ static int coordinator_loop(struct coordinator *c, struct tf_error *err)
         if (coordinator_check_signals(c, &seen))
             return 1;
         if (coordinator_check_stalls(c, err))
+            return -1;
+        if (coordinator_check_time(c, err))
             return -1;
         /* A rank still silent once every other one is done and none of its
          * work waits for a taker owes nothing: STOP goes out to it (without
@@ -1033,14 +1138,22 @@ static void coordinator_print_plan(const struct coordinator *c)
             fprintf(stderr, "  %-10s skipped: no device here runs %s kernels\n",
                     c->job->kernels[j].kernel->name, c->job->kernels[j].kernel->language);
     }
+    if (c->job->strategy == TF_STRATEGY_ADAPTIVE)
+        fprintf(stderr, "  search: %s, at most the counts below (patience or the time budget "
+                        "may end a search sooner)\n", c->job->strategy_name);
     for (int i = 0; i < c->plan->ntasks; i++) {
         const struct tf_task *t = &c->plan->tasks[i];
         const struct tf_kernel *k = c->job->kernels[t->kernel].kernel;
-        fprintf(stderr, "  %-10s %-8s %-28.28s %10llu of %s%llu valid (%llu in the Cartesian "
+        char valid[64];
+        if (t->valid_estimated && t->valid == 0)
+            snprintf(valid, sizeof valid, "an uncounted number of");
+        else
+            snprintf(valid, sizeof valid, "%s%llu", t->valid_estimated ? "about " : "",
+                     (unsigned long long)t->valid);
+        fprintf(stderr, "  %-10s %-8s %-28.28s %10llu of %s valid (%llu in the Cartesian "
                         "product)\n",
                 k->name, k->problems[t->problem].name, c->classes[t->klass].name,
-                (unsigned long long)t->total, t->valid_estimated ? "about " : "",
-                (unsigned long long)t->valid,
+                (unsigned long long)t->total, valid,
                 (unsigned long long)tf_space_cartesian(t->space));
     }
 }
@@ -1131,8 +1244,7 @@ static int coordinator_resume(struct coordinator *c, struct tf_error *err)
 static bool coordinator_complete(const struct coordinator *c)
 {
     for (int i = 0; i < c->plan->ntasks; i++) {
-        const struct tf_task *t = &c->plan->tasks[i];
-        if (t->done < t->total || t->phase == 1)
+        if (!tf_plan_task_complete(c->plan, &c->plan->tasks[i]))
             return false;
     }
     return true;
@@ -1166,7 +1278,9 @@ static void coordinator_print_summary(const struct coordinator *c, double wall)
     for (int s = 0; s < TF_STATUS_COUNT; s++)
         if (c->status_counts[s])
             printf(" %s %llu", tf_status_name(s), (unsigned long long)c->status_counts[s]);
-    printf("\n\n");
+    printf("\n");
+    coordinator_print_searches(c);
+    printf("\n");
     tf_report_best(c->archive, (int)c->run_id, NULL, stdout);
     tf_report_cross(c->archive, (int)c->run_id, NULL, stdout);
     fflush(stdout);
@@ -1276,9 +1390,12 @@ int tf_coordinator_run(const struct tf_run_options *opt, bool *abort_others)
                     (unsigned long long)c.done, c.archive_path);
         goto fail;
     }
-    if (loop == 0)
+    if (loop == 0) {
+        char best[256];
+        coordinator_best_line(&c, best, sizeof best);
         tf_progress_update(&c.progress, c.done - c.resumed_results,
-                           c.plan->total - c.resumed_results, NULL, true);
+                           c.plan->total - c.resumed_results, best, true);
+    }
     tf_progress_finish(&c.progress);
     const bool complete = loop == 0 && coordinator_complete(&c);
     if (coordinator_checkpoint(&c, complete, &err)) {

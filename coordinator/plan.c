@@ -10,14 +10,43 @@
  * A space larger than TF_SPACE_EXACT_LIMIT is sampled by rejection without
  * an exact count (its number of valid configurations is then an estimate).
  * Counting and sampling poll the hook main.c sets (progress, signals).
+ * A brute-force budget takes the first valid configurations in index order.
+ * An adaptive strategy (genetic, local, bayes: coordinator/strategy.h) has one
+ * instance per task: a slice is a batch of its proposals (valid and new, the
+ * wrapper guarantees it), each result is told to it as recorded (failures as
+ * bad), and a compile slice is its likely_next hint (one per state of the
+ * search: results told, proposals made). Every task ends for a reason
+ * (tf_plan_stop): budget, the job's time budget, patience (the strategy's own,
+ * or for brute force and random the same rule kept here), or exhaustion; a
+ * task that ends early shrinks its total, and a screening pass then queues its
+ * top k from what it measured.
  * A resumed run leaves out what its earlier part measured: brute-force slices
- * then become explicit lists that skip those configurations, and a sampled
- * list is reordered so that its finished configurations come first. */
+ * then become explicit lists that skip those configurations, a sampled list is
+ * reordered so that its finished configurations come first, and an adaptive
+ * search is told those results in the order they were recorded before it is
+ * asked again (so it continues from the same state as if it had never stopped,
+ * up to the work that was in flight). */
 #include "plan.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* The most configurations one ask proposes (tf_strategy_ask counts in int). */
+#define ASK_MAX (1 << 20)
+
+const char *tf_plan_stop_name(enum tf_plan_stop s)
+{
+    switch (s) {
+    case TF_PLAN_RUNNING: return "running";
+    case TF_PLAN_BUDGET: return "budget";
+    case TF_PLAN_TIME_BUDGET: return "time_budget";
+    case TF_PLAN_PATIENCE: return "patience";
+    case TF_PLAN_EXHAUSTED: return "exhausted";
+    }
+    return "unknown";
+}
 
 
 static int cmp_u64(const void *a, const void *b)
@@ -26,11 +55,63 @@ static int cmp_u64(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/* FNV-1a, to derive a task's seed from names (not indices: the same kernel
+ * and problem get the same search in any job that names them). */
+static uint64_t name_hash(uint64_t h, const char *s)
+{
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
+    return (h ^ '/') * 0x100000001b3ull;
+}
+
+/* The adaptive search of task `t`: its space counted (up to
+ * TF_SPACE_EXACT_LIMIT, or at any size without a budget to end the search),
+ * its total the budget or the valid count, one strategy instance. */
+static int create_search(const struct tf_job *job, const struct tf_job_kernel *jk,
+                         struct tf_task *t, struct tf_error *err)
+{
+    if (tf_space_cartesian(t->space) <= TF_SPACE_EXACT_LIMIT || job->budget == 0) {
+        if (tf_space_count(t->space, 0, UINT64_MAX, &t->valid, err))
+            return -1;
+        t->total = job->budget && job->budget < t->valid ? job->budget : t->valid;
+    } else {
+        t->valid = 0; /* not counted: the budget ends the search (or exhaustion, found) */
+        t->valid_estimated = true;
+        t->total = job->budget;
+    }
+    if (t->total == 0)
+        return 0;
+    const struct tf_kernel *k = jk->kernel;
+    t->sview = tf_strategy_space_kernel(t->space, k, t->valid_estimated ? 0 : t->valid);
+    if (t->sview == NULL)
+        return tf_error_set(err, TF_ERR_SCHEMA,
+                            "kernel %s has %d parameters: strategy %s searches spaces of 1 to "
+                            "%d parameters; use brute_force or random",
+                            k->name, k->nparams, job->strategy_name, TF_STRATEGY_MAX_PARAMS);
+    /* The options' texts belong to the job, which outlives the plan. */
+    struct tf_strategy_option opts[64];
+    int nopts = 0;
+    for (int i = 0; i < job->noptions && nopts < 64; i++)
+        opts[nopts++] = (struct tf_strategy_option){job->options[i].name, job->options[i].value};
+    const struct tf_search_limits limits = {
+        .budget = t->total, .patience = job->patience, .noise = job->noise};
+    uint64_t seed = name_hash(name_hash(0xcbf29ce484222325ull ^ job->seed, k->name),
+                              k->problems[t->problem].name);
+    struct tf_error e;
+    t->strat = tf_strategy_create(job->strategy_name, t->sview, opts, nopts, seed, &limits, &e);
+    if (t->strat == NULL)
+        return tf_error_set(err, e.code, "search of %s/%s: %s", k->name,
+                            k->problems[t->problem].name, e.message);
+    return 0;
+}
+
 struct tf_plan *tf_plan_create(const struct tf_job *job, int nclasses,
                                const struct tf_device *devices, struct tf_error *err)
 {
     struct tf_plan *plan = tf_xcalloc(1, sizeof *plan);
     plan->top_k = job->top_k;
+    plan->patience = job->patience;
+    plan->noise = job->noise;
     int n = 0;
     for (int i = 0; i < job->nkernels; i++)
         n += job->kernels[i].nproblems;
@@ -50,6 +131,8 @@ struct tf_plan *tf_plan_create(const struct tf_job *job, int nclasses,
                 if (t->space == NULL)
                     goto fail;
                 t->best_time = NAN;
+                t->patience_ref = NAN;
+                t->hint_mark = UINT64_MAX;
                 t->phase = job->top_k > 0 ? 1 : 0;
                 /* A random search of a huge space samples it without counting
                  * it (tf_space_random); brute force needs the exact count. */
@@ -58,11 +141,16 @@ struct tf_plan *tf_plan_create(const struct tf_job *job, int nclasses,
                                         &t->valid, &t->valid_estimated, err))
                         goto fail;
                     t->total = t->list != NULL ? t->nlist : t->valid;
+                } else if (job->strategy == TF_STRATEGY_ADAPTIVE) {
+                    if (create_search(job, jk, t, err))
+                        goto fail;
                 } else {
                     if (tf_space_count(t->space, 0, UINT64_MAX, &t->valid, err))
                         goto fail;
-                    t->total = t->valid;
+                    t->total = job->budget && job->budget < t->valid ? job->budget : t->valid;
                 }
+                if (t->total == 0)
+                    t->stop = TF_PLAN_EXHAUSTED; /* nothing valid: nothing to search */
                 plan->total += tf_plan_task_planned(plan, t);
             }
         }
@@ -78,6 +166,8 @@ void tf_plan_destroy(struct tf_plan *plan)
     if (plan == NULL)
         return;
     for (int i = 0; i < plan->ntasks; i++) {
+        tf_strategy_destroy(plan->tasks[i].strat);
+        tf_strategy_space_free(plan->tasks[i].sview);
         tf_space_destroy(plan->tasks[i].space);
         free(plan->tasks[i].list);
         free(plan->tasks[i].skip);
@@ -89,7 +179,7 @@ void tf_plan_destroy(struct tf_plan *plan)
 
 uint64_t tf_plan_task_planned(const struct tf_plan *plan, const struct tf_task *t)
 {
-    if (t->phase != 1)
+    if (t->phase != 1 || plan->time_up)
         return t->total;
     return t->total + (t->total < plan->top_k ? t->total : plan->top_k);
 }
@@ -163,6 +253,51 @@ static int cut_slice(const struct tf_task *t, uint64_t done, uint64_t *cursor, u
     return 0;
 }
 
+/* Task `t` hands out nothing more than `total` (<= its total) for `reason`
+ * (kept if it already has one); a screening pass whose results are all in
+ * goes on to its top k. */
+static void end_task(struct tf_plan *plan, struct tf_task *t, uint64_t total,
+                     enum tf_plan_stop reason);
+
+/* The reason a task that handed out its whole total ended. */
+static enum tf_plan_stop total_reason(const struct tf_task *t)
+{
+    return t->valid_estimated || t->total < t->valid ? TF_PLAN_BUDGET : TF_PLAN_EXHAUSTED;
+}
+
+static enum tf_plan_stop strategy_reason(const struct tf_strategy *s)
+{
+    switch (tf_strategy_stopped(s)) {
+    case TF_STOP_PATIENCE: return TF_PLAN_PATIENCE;
+    case TF_STOP_EXHAUSTED: return TF_PLAN_EXHAUSTED;
+    default: return TF_PLAN_BUDGET;
+    }
+}
+
+/* A batch of `n` proposals of t's adaptive search into *work; fewer (0 at
+ * the end) once the search has stopped, which ends the task there. */
+static int64_t ask_slice(struct tf_plan *plan, struct tf_task *t, uint64_t n,
+                         struct tf_work *work, struct tf_error *err)
+{
+    int want = n > ASK_MAX ? ASK_MAX : (int)n, got = 0;
+    uint64_t *list = tf_xmalloc(sizeof *list * (size_t)want);
+    if (tf_strategy_ask(t->strat, list, want, &got, err)) {
+        free(list);
+        return -1;
+    }
+    if (got < want)
+        end_task(plan, t, t->dispatched + (uint64_t)got, strategy_reason(t->strat));
+    if (got == 0) {
+        free(list);
+        return 0;
+    }
+    work->kernel = (uint32_t)t->kernel;
+    work->problem = (uint32_t)t->problem;
+    work->list = list;
+    work->nlist = (uint32_t)got;
+    return got;
+}
+
 int64_t tf_plan_next_slice(struct tf_plan *plan, int klass, uint64_t want, struct tf_work *work,
                            struct tf_error *err)
 {
@@ -171,14 +306,34 @@ int64_t tf_plan_next_slice(struct tf_plan *plan, int klass, uint64_t want, struc
         want = 1;
     for (int i = 0; i < plan->ntasks; i++) {
         struct tf_task *t = &plan->tasks[i];
-        if (t->klass != klass || t->dispatched == t->total)
+        if (t->klass != klass)
+            continue;
+        if (t->strat != NULL && t->phase != 2 && t->dispatched < t->total) {
+            uint64_t left = t->total - t->dispatched;
+            int64_t got = ask_slice(plan, t, want < left ? want : left, work, err);
+            if (got < 0)
+                return -1;
+            if (got > 0) {
+                work->phase = (uint32_t)t->phase;
+                t->dispatched += (uint64_t)got;
+                if (t->dispatched == t->total && t->stop == TF_PLAN_RUNNING)
+                    t->stop = total_reason(t);
+                return got;
+            }
+            /* The search stopped: the task ended here (its top k may follow). */
+        }
+        if (t->dispatched == t->total)
             continue;
         uint64_t left = t->total - t->dispatched, n = want < left ? want : left;
-        /* The last slice runs to the end of the space, so nothing is left behind. */
-        if (cut_slice(t, t->dispatched, &t->cursor, n, t->dispatched + n == t->total, work, err))
+        /* The last slice of the whole valid set runs to the end of the space,
+         * so nothing is left behind; a budget's last slice ends at its last. */
+        bool to_end = t->dispatched + n == t->total && t->total == t->valid;
+        if (cut_slice(t, t->dispatched, &t->cursor, n, to_end, work, err))
             return -1;
         work->phase = (uint32_t)t->phase;
         t->dispatched += n;
+        if (t->dispatched == t->total && t->phase != 2 && t->stop == TF_PLAN_RUNNING)
+            t->stop = total_reason(t);
         return (int64_t)n;
     }
     return 0;
@@ -194,6 +349,34 @@ int64_t tf_plan_next_compile_slice(struct tf_plan *plan, int klass, uint64_t wan
         struct tf_task *t = &plan->tasks[i];
         if (t->klass != klass || t->phase == 2)
             continue;
+        if (t->strat != NULL) {
+            /* What the next asks will probably propose, once per state of the
+             * search (a compile rank asking again before anything changed
+             * would get the same hint). */
+            const uint64_t mark = tf_strategy_proposed(t->strat) << 32 ^
+                                  tf_strategy_told(t->strat);
+            if (t->dispatched == t->total || mark == t->hint_mark)
+                continue;
+            uint64_t left = t->total - t->dispatched;
+            int n = (int)(want < left ? want : left), got = 0;
+            if (n > ASK_MAX)
+                n = ASK_MAX;
+            uint64_t *list = tf_xmalloc(sizeof *list * (size_t)n);
+            if (tf_strategy_likely_next(t->strat, list, n, &got, err)) {
+                free(list);
+                return -1;
+            }
+            t->hint_mark = mark;
+            if (got == 0) {
+                free(list);
+                continue;
+            }
+            work->kernel = (uint32_t)t->kernel;
+            work->problem = (uint32_t)t->problem;
+            work->list = list;
+            work->nlist = (uint32_t)got;
+            return got;
+        }
         /* Compile slices never overlap the measured ones: the workers' own
          * pools compile those. */
         if (t->ahead < t->dispatched) {
@@ -232,20 +415,9 @@ static int cmp_screened(const void *a, const void *b)
     return x->config < y->config ? -1 : x->config > y->config;
 }
 
-void tf_plan_record(struct tf_plan *plan, struct tf_task *t, const struct tf_result *r)
+/* Screening complete: the k fastest, in index order, are measured again strictly. */
+static void start_top_k(struct tf_plan *plan, struct tf_task *t)
 {
-    t->done++;
-    if (t->phase != 1)
-        return;
-    if (r->status == TF_STATUS_OK && isfinite(r->time_median)) {
-        if ((t->nscreened & (t->nscreened - 1)) == 0) /* grow at powers of two */
-            t->screened = tf_xrealloc(t->screened,
-                                      sizeof *t->screened * (t->nscreened ? 2 * t->nscreened : 1));
-        t->screened[t->nscreened++] = (struct tf_screened){r->config, r->time_median};
-    }
-    if (t->done < t->total)
-        return;
-    /* Screening complete: the k fastest, in index order, are measured again strictly. */
     uint64_t estimate = t->total < plan->top_k ? t->total : plan->top_k;
     uint64_t k = t->nscreened < plan->top_k ? t->nscreened : plan->top_k;
     qsort(t->screened, t->nscreened, sizeof *t->screened, cmp_screened);
@@ -264,6 +436,84 @@ void tf_plan_record(struct tf_plan *plan, struct tf_task *t, const struct tf_res
     t->dispatched = t->done = 0;
     t->phase = 2;
     plan->total -= estimate - k;
+}
+
+/* A screening pass with everything handed out and in goes on to its top k
+ * (not once the time budget is over: that is new work). */
+static void maybe_top_k(struct tf_plan *plan, struct tf_task *t)
+{
+    if (t->phase == 1 && t->done >= t->total && t->dispatched >= t->total && !plan->time_up)
+        start_top_k(plan, t);
+}
+
+static void end_task(struct tf_plan *plan, struct tf_task *t, uint64_t total,
+                     enum tf_plan_stop reason)
+{
+    if (total < t->total) {
+        uint64_t before = tf_plan_task_planned(plan, t);
+        t->total = total;
+        plan->total = plan->total - before + tf_plan_task_planned(plan, t);
+    }
+    if (t->stop == TF_PLAN_RUNNING)
+        t->stop = reason;
+    maybe_top_k(plan, t);
+}
+
+void tf_plan_record(struct tf_plan *plan, struct tf_task *t, const struct tf_result *r)
+{
+    t->done++;
+    if (t->phase == 2)
+        return;
+    const bool ok = r->status == TF_STATUS_OK && isfinite(r->time_median);
+    if (t->strat != NULL) {
+        /* A failure is told as bad (status non-zero), never left out. */
+        struct tf_error e;
+        if (tf_strategy_tell(t->strat, r->config, ok ? r->time_median : INFINITY,
+                             ok ? 0 : (r->status ? (int)r->status : 1), &e))
+            tf_error_print(&e, "tunefarm: warning", stderr); /* outside the space: checked before */
+        if (t->stop == TF_PLAN_RUNNING && tf_strategy_stopped(t->strat) == TF_STOP_PATIENCE)
+            end_task(plan, t, t->dispatched, TF_PLAN_PATIENCE);
+    } else if (plan->patience > 0 && t->stop == TF_PLAN_RUNNING) {
+        /* The strategy core's rule (strategy.h), for the cheap paths. */
+        if (ok && (isnan(t->patience_ref) || r->time_median < t->patience_ref * (1 - plan->noise))) {
+            t->patience_ref = r->time_median;
+            t->since_improve = 0;
+        } else if (++t->since_improve >= plan->patience) {
+            end_task(plan, t, t->dispatched, TF_PLAN_PATIENCE);
+        }
+    }
+    if (t->phase != 1)
+        return;
+    if (ok) {
+        if ((t->nscreened & (t->nscreened - 1)) == 0) /* grow at powers of two */
+            t->screened = tf_xrealloc(t->screened,
+                                      sizeof *t->screened * (t->nscreened ? 2 * t->nscreened : 1));
+        t->screened[t->nscreened++] = (struct tf_screened){r->config, r->time_median};
+    }
+    maybe_top_k(plan, t);
+}
+
+void tf_plan_time_up(struct tf_plan *plan)
+{
+    /* What each task sets out to measure drops to what it handed out, and a
+     * screening pass's top k is no longer planned. */
+    for (int i = 0; i < plan->ntasks; i++) {
+        struct tf_task *t = &plan->tasks[i];
+        plan->total -= tf_plan_task_planned(plan, t);
+        if (t->dispatched < t->total || (t->phase == 1 && t->stop == TF_PLAN_RUNNING)) {
+            if (t->phase == 2 || t->stop == TF_PLAN_RUNNING)
+                t->stop = TF_PLAN_TIME_BUDGET;
+            t->total = t->dispatched;
+        }
+    }
+    plan->time_up = true;
+    for (int i = 0; i < plan->ntasks; i++)
+        plan->total += tf_plan_task_planned(plan, &plan->tasks[i]);
+}
+
+bool tf_plan_task_complete(const struct tf_plan *plan, const struct tf_task *t)
+{
+    return t->done >= t->total && t->dispatched >= t->total && (t->phase != 1 || plan->time_up);
 }
 
 /* Move the configurations of t->list found in sorted `seen[0..n)` to its front
@@ -286,27 +536,42 @@ static uint64_t list_done_first(struct tf_task *t, const uint64_t *seen, uint64_
     return nf;
 }
 
-static int cmp_result_config(const void *a, const void *b)
+/* A result of `done` by configuration, then by position (the first recorded first). */
+struct at {
+    uint64_t config;
+    uint64_t pos;
+};
+
+static int cmp_at_config(const void *a, const void *b)
 {
-    const struct tf_result *x = *(const struct tf_result *const *)a;
-    const struct tf_result *y = *(const struct tf_result *const *)b;
-    return x->config < y->config ? -1 : x->config > y->config;
+    const struct at *x = a, *y = b;
+    if (x->config != y->config)
+        return x->config < y->config ? -1 : 1;
+    return x->pos < y->pos ? -1 : x->pos > y->pos;
 }
 
-/* Take the results of `done` that belong to t's current phase: one per
- * configuration, each one t measures. */
+static int cmp_at_pos(const void *a, const void *b)
+{
+    const struct at *x = a, *y = b;
+    return x->pos < y->pos ? -1 : x->pos > y->pos;
+}
+
+/* Take the results of `done` that belong to t's current phase: the first one
+ * per configuration, each one t measures, recorded in the order of `done`
+ * (the order they were recorded in: an adaptive search and patience see them
+ * as they first arrived). */
 static int64_t resume_phase(struct tf_plan *plan, struct tf_task *t, const struct tf_result *done,
                             uint64_t n, struct tf_error *err)
 {
-    const struct tf_result **mine = tf_xmalloc(sizeof *mine * (n ? n : 1));
+    struct at *mine = tf_xmalloc(sizeof *mine * (n ? n : 1));
     uint64_t *configs = tf_xmalloc(sizeof *configs * (n ? n : 1));
     uint64_t m = 0, taken = 0;
     for (uint64_t i = 0; i < n; i++)
         if (done[i].phase == t->phase)
-            mine[m++] = &done[i];
-    qsort(mine, m, sizeof *mine, cmp_result_config);
+            mine[m++] = (struct at){done[i].config, i};
+    qsort(mine, m, sizeof *mine, cmp_at_config);
     for (uint64_t i = 0; i < m; i++) {
-        uint64_t c = mine[i]->config;
+        uint64_t c = mine[i].config;
         if (taken > 0 && configs[taken - 1] == c)
             continue;
         bool ok;
@@ -321,9 +586,19 @@ static int64_t resume_phase(struct tf_plan *plan, struct tf_task *t, const struc
         configs[taken] = c;
         mine[taken++] = mine[i];
     }
+    /* Never more than the task measures (a budget): the first recorded count. */
+    qsort(mine, taken, sizeof *mine, cmp_at_pos);
+    if (taken > t->total - t->dispatched) {
+        taken = t->total - t->dispatched;
+        for (uint64_t i = 0; i < taken; i++)
+            configs[i] = mine[i].config;
+        qsort(configs, taken, sizeof *configs, cmp_u64);
+    }
     if (taken == 0)
         goto out;
-    if (t->list != NULL) {
+    if (t->strat != NULL && t->phase != 2) {
+        /* The search itself knows what it was told: nothing to skip here. */
+    } else if (t->list != NULL) {
         /* A random or top-k list can be out of order only here; sort to search it. */
         qsort(t->list, t->nlist, sizeof *t->list, cmp_u64);
         list_done_first(t, configs, taken);
@@ -333,8 +608,10 @@ static int64_t resume_phase(struct tf_plan *plan, struct tf_task *t, const struc
         configs = NULL;
     }
     t->dispatched += taken;
+    if (t->dispatched == t->total && t->phase != 2 && t->stop == TF_PLAN_RUNNING)
+        t->stop = total_reason(t);
     for (uint64_t i = 0; i < taken; i++)
-        tf_plan_record(plan, t, mine[i]); /* may complete screening: phase 2 begins */
+        tf_plan_record(plan, t, &done[mine[i].pos]); /* may complete screening: phase 2 begins */
 out:
     free(mine);
     free(configs);

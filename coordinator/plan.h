@@ -1,6 +1,10 @@
 /* plan.h - what the coordinator hands out: one task per kernel x problem x
- * device class, each a brute-force cursor over the index space or a sampled
- * list (random strategy), cut into slices on demand. */
+ * device class, each a brute-force cursor over the index space, a sampled
+ * list (random strategy) or an adaptive search (coordinator/strategy.h:
+ * genetic, local, bayes) asked for a batch when a worker pulls and told every
+ * result; cut into slices on demand. Every task ends for a reason
+ * (tf_plan_stop_name): its budget, the job's time budget, patience, or the
+ * valid space exhausted. */
 #ifndef TF_PLAN_H
 #define TF_PLAN_H
 
@@ -11,6 +15,17 @@
 #include "../schema/job.h"
 #include "../schema/space.h"
 #include "../schema/wire.h"
+#include "strategy.h"
+
+/* Why a task hands out nothing more (TF_PLAN_RUNNING: it still may). */
+enum tf_plan_stop {
+    TF_PLAN_RUNNING = 0,
+    TF_PLAN_BUDGET,        /* search.budget configurations handed out */
+    TF_PLAN_TIME_BUDGET,   /* search.time_budget seconds passed (tf_plan_time_up) */
+    TF_PLAN_PATIENCE,      /* search.patience results without improvement */
+    TF_PLAN_EXHAUSTED      /* every valid configuration handed out */
+};
+const char *tf_plan_stop_name(enum tf_plan_stop s);
 
 struct tf_task {
     int kernel;            /* job kernel index */
@@ -36,6 +51,17 @@ struct tf_task {
     double best_time;      /* lowest median so far (NaN: none yet), for progress */
     uint64_t best_config;
     int phase;             /* 0 only pass, 1 screening, 2 strict re-measure of the top k */
+    enum tf_plan_stop stop; /* why phases 0/1 hand out nothing more (RUNNING: they may) */
+    /* Adaptive search (job strategy genetic, local, bayes) in phases 0 and 1:
+     * slices are its proposals, results are told to it; NULL otherwise. */
+    struct tf_strategy *strat;
+    struct tf_strategy_space *sview;
+    uint64_t hint_mark;    /* adaptive: the state (results told + proposed) of the last
+                              compile-ahead hint, so a state gives one hint */
+    /* Patience of the cheap paths (brute force, random): results without an
+     * improvement of more than the job's noise over patience_ref. */
+    uint64_t since_improve;
+    double patience_ref;   /* NaN: no ok result yet */
     uint64_t nscreened;    /* phase 1: ok results kept for ranking */
     struct tf_screened { uint64_t config; double median; } *screened;
 };
@@ -45,14 +71,20 @@ struct tf_plan {
     struct tf_task *tasks;
     uint64_t total;        /* configurations to measure, both phases (phase 2 estimated) */
     uint32_t top_k;        /* the job's top_k (0: one phase) */
+    uint64_t patience;     /* the job's search.patience (0: off) and noise */
+    double noise;
+    bool time_up;          /* the job's time budget ended the searches */
 };
 
 /* Plan `job` for `nclasses` device classes, class i represented by devices[i]
  * (its properties feed the constraints). Counts every space exactly for brute
- * force; samples the random strategy's configurations (the default
- * configuration first), counting only spaces up to TF_SPACE_EXACT_LIMIT
- * (tf_space_random). A stop requested through the space poll hook fails it
- * with TF_ERR_INTERRUPTED. */
+ * force (a budget takes the first valid configurations in index order);
+ * samples the random strategy's configurations (the default configuration
+ * first), counting only spaces up to TF_SPACE_EXACT_LIMIT (tf_space_random);
+ * an adaptive strategy gets one instance per task (seeded by the job's seed and
+ * the kernel and problem names), its space counted up to TF_SPACE_EXACT_LIMIT
+ * (above it, with a budget, the count is left unknown). A stop requested
+ * through the space poll hook fails it with TF_ERR_INTERRUPTED. */
 struct tf_plan *tf_plan_create(const struct tf_job *job, int nclasses,
                                const struct tf_device *devices, struct tf_error *err);
 /* Free; accepts NULL. */
@@ -73,19 +105,28 @@ int64_t tf_plan_next_slice(struct tf_plan *plan, int klass, uint64_t want, struc
  * screened). Returns its count, 0 if nothing is left to compile ahead. */
 int64_t tf_plan_next_compile_slice(struct tf_plan *plan, int klass, uint64_t want,
                                    struct tf_work *work, struct tf_error *err);
+/* The job's time budget is over: no task hands out anything more (work in
+ * flight is still recorded; a screening pass does not go on to its top k).
+ * Tasks still running end with TF_PLAN_TIME_BUDGET. */
+void tf_plan_time_up(struct tf_plan *plan);
+/* True when task `t` has nothing more to hand out and every result it owes is in. */
+bool tf_plan_task_complete(const struct tf_plan *plan, const struct tf_task *t);
 /* Configurations not yet handed out for class `klass`. */
 uint64_t tf_plan_undispatched(const struct tf_plan *plan, int klass);
 /* True if class `klass` may still get work: something undispatched, or a
  * screening pass whose results are not all in (its top k will follow). */
 bool tf_plan_has_future(const struct tf_plan *plan, int klass);
-/* Count one result of task `t`: rank it if it is a screening result, and when
+/* Count one result of task `t`: tell it to an adaptive search (a failure as
+ * bad), count it for patience, rank it if it is a screening result, and when
  * the screening pass is complete, queue its top k for strict re-measurement. */
 void tf_plan_record(struct tf_plan *plan, struct tf_task *t, const struct tf_result *r);
 /* Resume task `t` of an interrupted run: `done[0..n)` are the results the
- * archive already has for it (any order, duplicates and configurations outside
- * the task ignored). They are counted as measured, feed the screening ranking
- * as if just received, and are never handed out again. Call before the first
- * slice. Returns how many were taken, or -1 + err. */
+ * archive already has for it, in the order they were recorded (duplicates and
+ * configurations outside the task ignored: the first of a configuration
+ * counts). They are counted as measured, told to an adaptive search and fed to
+ * patience and the screening ranking in that order, as if just received, and
+ * are never handed out again. Call before the first slice. Returns how many
+ * were taken, or -1 + err. */
 int64_t tf_plan_resume(struct tf_plan *plan, struct tf_task *t, const struct tf_result *done,
                        uint64_t n, struct tf_error *err);
 /* The task of (kernel, problem, class), or NULL. */

@@ -148,7 +148,7 @@ static void cmap_put(struct cmap *m, uint64_t k, double v)
 
 struct tf_strategy_core {
     const struct tf_strategy_space *space;
-    const struct tf_strategy_option *opts;
+    struct tf_strategy_option *opts; /* a copy: the caller's need not outlive create */
     int nopts;
     const struct tf_strategy_impl *impl;
     uint64_t seed;
@@ -394,8 +394,10 @@ struct tf_strategy *tf_strategy_create(const char *name, const struct tf_strateg
     }
     struct tf_strategy *s = tf_xcalloc(1, sizeof *s);
     s->core.space = space;
-    s->core.opts = opts;
-    s->core.nopts = nopts;
+    s->core.opts = tf_xcalloc((size_t)(nopts > 0 ? nopts : 1), sizeof *s->core.opts);
+    for (int i = 0; i < nopts; i++)
+        s->core.opts[s->core.nopts++] = (struct tf_strategy_option){
+            tf_xstrdup(opts[i].name), tf_xstrdup(opts[i].value)};
     s->core.impl = impl;
     s->core.seed = seed;
     s->tell_rng.s = mix3(seed, 0x7e11, 0);
@@ -427,6 +429,11 @@ void tf_strategy_destroy(struct tf_strategy *s)
         return;
     if (s->core.impl && s->state)
         s->core.impl->destroy(s->state);
+    for (int i = 0; i < s->core.nopts; i++) {
+        free((char *)s->core.opts[i].name);
+        free((char *)s->core.opts[i].value);
+    }
+    free(s->core.opts);
     free(s->core.seen.keys);
     free(s->core.seen.vals);
     free(s->core.hist_cfg);

@@ -8,7 +8,11 @@
  * whether a file exists, so a worker holding a sealed bundle walks the same
  * search and lands on the same file. Scalar settings are validated against
  * their documented ranges with the offending node's line and column, and the
- * job's identity is the hash of the whole bundle once everything is loaded. */
+ * job's identity is the hash of the whole bundle once everything is loaded.
+ * search.strategy and search.options are checked against the strategy
+ * registry (coordinator/strategy.h: names, option tables, and each value by
+ * the strategy's own parser), so a bad option fails at load with its position,
+ * not when the plan is made; that is the one thing schema/ asks of coordinator/. */
 #include "job.h"
 
 #include <fnmatch.h>
@@ -20,6 +24,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../coordinator/strategy.h"
 #include "archive.h"
 #include "yamldoc.h"
 
@@ -283,14 +288,105 @@ static int load_targets(struct jload *L, yaml_node_t *root)
     return 0;
 }
 
+/* Every name of the strategy registry, "a, b, c", for messages. */
+static void strategy_names(char *out, size_t cap)
+{
+    out[0] = '\0';
+    for (int i = 0; tf_strategies[i]; i++) {
+        strncat(out, i ? ", " : "", cap - strlen(out) - 1);
+        strncat(out, tf_strategies[i]->name, cap - strlen(out) - 1);
+    }
+}
+
+static int always_valid(void *ctx, uint64_t index, bool *valid, struct tf_error *err)
+{
+    (void)ctx, (void)index, (void)err;
+    *valid = true;
+    return 0;
+}
+
+/* search.options: a map of scalars, each name one of the strategy's option
+ * table (coordinator/strategy.h) and each value one the strategy accepts. The
+ * values are checked by creating the strategy with that option alone over a
+ * two-configuration space, so the message comes from the strategy itself and
+ * the position is the value's. */
+static int load_options(struct jload *L, yaml_node_t *n, const struct tf_strategy_impl *impl)
+{
+    struct tf_ydoc *d = &L->d;
+    struct tf_job *job = L->job;
+    if (tf_ydoc_expect_map(d, n, "options", L->err) != 0 ||
+        tf_ydoc_check_keys(d, n, "'search.options'", (const char *const[]){NULL}, L->err) != 0)
+        return -1;
+    char known[512] = "";
+    for (const struct tf_strategy_option_spec *o = impl->options; o && o->name; o++) {
+        strncat(known, known[0] ? ", " : "", sizeof known - strlen(known) - 1);
+        strncat(known, o->name, sizeof known - strlen(known) - 1);
+    }
+    const int m = tf_ydoc_map_size(n);
+    job->options = tf_xcalloc((size_t)(m > 0 ? m : 1), sizeof *job->options);
+    static const int radix[1] = {2};
+    static const double *const values[1] = {NULL};
+    const struct tf_strategy_space probe = {.nparams = 1, .radix = radix, .values = values,
+                                            .cartesian = 2, .valid_count = 2,
+                                            .is_valid = always_valid};
+    for (int i = 0; i < m; i++) {
+        yaml_node_t *k = tf_ydoc_map_key(d, n, i), *v = tf_ydoc_map_value(d, n, i);
+        const char *name = tf_ydoc_text(k);
+        bool declared = false;
+        for (const struct tf_strategy_option_spec *o = impl->options; o && o->name; o++)
+            declared = declared || strcmp(o->name, name) == 0;
+        if (!declared)
+            return tf_ydoc_fail(d, k, L->err, TF_ERR_SCHEMA,
+                                "unknown option '%s' of strategy %s: expected %s", name,
+                                impl->name, known[0] ? known : "no options (remove 'options')");
+        const char *text = tf_ydoc_text(v);
+        char what[160];
+        if (text == NULL || tf_ydoc_kind(v) == TF_YS_NULL)
+            return tf_ydoc_fail(d, v, L->err, TF_ERR_SCHEMA,
+                                "option '%s' of strategy %s must be a number, found %s", name,
+                                impl->name, tf_ydoc_describe(v, what, sizeof what));
+        struct tf_job_option *o = &job->options[job->noptions++];
+        o->name = tf_xstrdup(name);
+        o->value = tf_xstrdup(text);
+        o->line = tf_ydoc_line(v);
+        o->col = tf_ydoc_column(v);
+        const struct tf_strategy_option one = {o->name, o->value};
+        struct tf_error e;
+        struct tf_strategy *st = tf_strategy_create(impl->name, &probe, &one, 1, 1, NULL, &e);
+        if (st == NULL)
+            return tf_ydoc_fail(d, v, L->err, TF_ERR_SCHEMA, "%s", e.message);
+        tf_strategy_destroy(st);
+    }
+    return 0;
+}
+
+/* A number > 0 (or >= 0 with `zero`), at most `hi`. */
+static int read_positive(struct jload *L, yaml_node_t *v, const char *key, bool zero, double hi,
+                         double *out)
+{
+    if (tf_ydoc_number(&L->d, v, key, out, L->err) != 0)
+        return -1;
+    if (!(zero ? *out >= 0 : *out > 0) || !(*out <= hi))
+        return tf_ydoc_fail(&L->d, v, L->err, TF_ERR_SCHEMA,
+                            "'%s' must be %s and at most %g, found %g", key,
+                            zero ? ">= 0" : "> 0", hi, *out);
+    return 0;
+}
+
 static int load_search(struct jload *L, yaml_node_t *root)
 {
     struct tf_ydoc *d = &L->d;
     struct tf_job *job = L->job;
-    static const char *const keys[] = {"strategy", "budget", "seed", "top_k", NULL};
+    static const char *const keys[] = {"strategy", "options",  "budget", "time_budget",
+                                       "patience", "noise",    "seed",   "top_k",
+                                       NULL};
     job->strategy = TF_STRATEGY_BRUTE_FORCE;
+    job->strategy_name = tf_xstrdup("brute_force");
     job->top_k = 0;
     job->budget = 0;
+    job->time_budget = 0;
+    job->patience = 0;
+    job->noise = 0.005;
     job->seed = 1;
     yaml_node_t *n = tf_ydoc_get(d, root, "search");
     if (n == NULL)
@@ -300,34 +396,58 @@ static int load_search(struct jload *L, yaml_node_t *root)
         return -1;
     yaml_node_t *v;
     const char *s;
+    const struct tf_strategy_impl *impl = tf_strategy_find("brute_force");
     if ((v = tf_ydoc_get(d, n, "strategy")) != NULL) {
         if (tf_ydoc_string(d, v, "strategy", &s, L->err) != 0)
             return -1;
-        if (strcmp(s, "brute_force") == 0)
-            job->strategy = TF_STRATEGY_BRUTE_FORCE;
-        else if (strcmp(s, "random") == 0)
-            job->strategy = TF_STRATEGY_RANDOM;
-        else
+        impl = tf_strategy_find(s);
+        if (impl == NULL) {
+            char known[512];
+            strategy_names(known, sizeof known);
             return tf_ydoc_fail(d, v, L->err, TF_ERR_SCHEMA,
-                                "'strategy' must be brute_force or random, found '%s'", s);
+                                "'strategy' must be one of %s, found '%s'", known, s);
+        }
+        free(job->strategy_name);
+        job->strategy_name = tf_xstrdup(impl->name);
+        job->strategy = strcmp(s, "brute_force") == 0 ? TF_STRATEGY_BRUTE_FORCE
+                        : strcmp(s, "random") == 0    ? TF_STRATEGY_RANDOM
+                                                      : TF_STRATEGY_ADAPTIVE;
     }
+    if ((v = tf_ydoc_get(d, n, "options")) != NULL && load_options(L, v, impl) != 0)
+        return -1;
     int64_t i;
     if ((v = tf_ydoc_get(d, n, "budget")) != NULL) {
         if (tf_ydoc_int(d, v, "budget", &i, L->err) != 0)
             return -1;
         if (i <= 0)
             return tf_ydoc_fail(d, v, L->err, TF_ERR_SCHEMA,
-                                "'budget' must be > 0, found %" PRId64, i);
-        if (job->strategy != TF_STRATEGY_RANDOM)
-            return tf_ydoc_fail(d, v, L->err, TF_ERR_SCHEMA,
-                                "'budget' is only used by strategy 'random' (brute_force "
-                                "measures every valid configuration); remove it or set "
-                                "'strategy: random'");
+                                "'budget' (configurations per kernel, problem and device "
+                                "class) must be > 0, found %" PRId64, i);
         job->budget = (uint64_t)i;
     } else if (job->strategy == TF_STRATEGY_RANDOM) {
         return tf_ydoc_fail(d, n, L->err, TF_ERR_SCHEMA,
                             "strategy 'random' needs a 'budget' (how many configurations to "
                             "measure per kernel, problem and device class)");
+    }
+    if ((v = tf_ydoc_get(d, n, "time_budget")) != NULL &&
+        read_positive(L, v, "time_budget", false, 1e9, &job->time_budget) != 0)
+        return -1;
+    if ((v = tf_ydoc_get(d, n, "patience")) != NULL) {
+        if (tf_ydoc_int(d, v, "patience", &i, L->err) != 0)
+            return -1;
+        if (i < 1)
+            return tf_ydoc_fail(d, v, L->err, TF_ERR_SCHEMA,
+                                "'patience' (results without an improvement before a search "
+                                "stops) must be >= 1, found %" PRId64, i);
+        job->patience = (uint64_t)i;
+    }
+    if ((v = tf_ydoc_get(d, n, "noise")) != NULL) {
+        if (read_positive(L, v, "noise", true, 1, &job->noise) != 0)
+            return -1;
+        if (job->patience == 0)
+            return tf_ydoc_fail(d, v, L->err, TF_ERR_SCHEMA,
+                                "'noise' is only used with 'patience' (the improvement that "
+                                "resets it): set 'patience' or remove 'noise'");
     }
     if ((v = tf_ydoc_get(d, n, "seed")) != NULL) {
         if (tf_ydoc_int(d, v, "seed", &i, L->err) != 0)
@@ -585,6 +705,12 @@ void tf_job_destroy(struct tf_job *job)
     for (int i = 0; i < job->ntargets; i++)
         free(job->targets[i]);
     free(job->targets);
+    for (int i = 0; i < job->noptions; i++) {
+        free(job->options[i].name);
+        free(job->options[i].value);
+    }
+    free(job->options);
+    free(job->strategy_name);
     free(job->name);
     free(job->file);
     free(job->archive);

@@ -23,7 +23,18 @@
  * compiler process per worker, and no machine has this many cores to feed. */
 #define TF_JOB_MAX_COMPILE_JOBS 1024
 
-enum tf_strategy { TF_STRATEGY_BRUTE_FORCE, TF_STRATEGY_RANDOM };
+/* How the plan picks configurations. Brute force and random keep their cheap
+ * paths (index ranges; a sample drawn up front); an adaptive strategy
+ * (genetic, local, bayes: coordinator/strategy.h) is asked as workers pull and
+ * told every result, so what it measures is not known up front. */
+enum tf_search_path { TF_STRATEGY_BRUTE_FORCE, TF_STRATEGY_RANDOM, TF_STRATEGY_ADAPTIVE };
+
+/* One `name: value` of search.options, where it stands in the job file. */
+struct tf_job_option {
+    char *name;
+    char *value;         /* the scalar's text; the strategy parses it */
+    int line, col;       /* 1-based, of the value */
+};
 
 struct tf_measure {
     int warmup;          /* un-timed launches after the verified one (default 2) */
@@ -49,8 +60,15 @@ struct tf_job {
     struct tf_job_kernel *kernels;
     int ntargets;
     char **targets;      /* backend names or class globs ("host", "cuda", "NVIDIA H100*"); none = all */
-    enum tf_strategy strategy;
-    uint64_t budget;     /* random: configurations per (kernel, problem, device class) */
+    enum tf_search_path strategy;
+    char *strategy_name; /* search.strategy: a name of coordinator/strategy.h's registry */
+    int noptions;
+    struct tf_job_option *options; /* search.options, checked at load against the strategy */
+    uint64_t budget;     /* configurations per (kernel, problem, device class); 0 = every
+                            valid one (required by random) */
+    double time_budget;  /* seconds of wall time for the job's searches; 0 = none */
+    uint64_t patience;   /* stop a search after this many results without improvement; 0 = off */
+    double noise;        /* relative improvement that counts for patience (default 0.005) */
     uint64_t seed;
     struct tf_measure measure;  /* the strict protocol (final measurements) */
     uint32_t top_k;      /* > 0: two phases - screen every configuration with `screen`,

@@ -8,7 +8,10 @@
  * search and say which; bad strategy names and options are refused clearly;
  * and, statistically over a fixed seed set, the genetic and local searches beat
  * random search on a real (subset) convolution cache. Also the kernel-space
- * view: random and genetic on a constrained kernel.yaml space stay valid. */
+ * view: random and genetic on a constrained kernel.yaml space stay valid.
+ * Integration into the run without MPI: the job's search fields (good and bad,
+ * with file:line:col), and plan.c asking and telling (budget, patience, time
+ * budget, resume by replaying results in recorded order). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -19,7 +22,9 @@
 
 #include <cmocka.h>
 
+#include "coordinator/plan.h"
 #include "coordinator/strategy.h"
+#include "schema/job.h"
 #include "schema/kernel.h"
 #include "schema/ktcache.h"
 #include "schema/space.h"
@@ -397,6 +402,251 @@ static void test_kernel_space(void **state)
     tf_bundle_destroy(b);
 }
 
+/* ---- job fields and the plan (coordinator/plan.c) ----------------------------------- */
+
+#define SJOB "tests/unit/space/search.yaml"
+
+static struct tf_job *job_text(const char *text, struct tf_bundle **bout, struct tf_error *err)
+{
+    struct tf_bundle *b = tf_bundle_create();
+    tf_error_clear(err);
+    tf_bundle_add(b, SJOB, text, strlen(text));
+    struct tf_job *j = tf_job_load(SJOB, b, err);
+    if (bout)
+        *bout = b;
+    else
+        tf_bundle_destroy(b);
+    return j;
+}
+
+static void test_job_search_fields(void **state)
+{
+    (void)state;
+    struct tf_error err;
+    struct tf_job *j = job_text("name: s\nkernels: [{kernel: ., problems: [p1]}]\n"
+                                "search:\n  strategy: local\n  options: {init: 4, chains: 2}\n"
+                                "  budget: 30\n  time_budget: 5.5\n  patience: 10\n"
+                                "  noise: 0.01\n  seed: 9\n  top_k: 3\n",
+                                NULL, &err);
+    if (!j)
+        fail_msg("%s:%d:%d: %s", err.file, err.line, err.column, err.message);
+    assert_int_equal(j->strategy, TF_STRATEGY_ADAPTIVE);
+    assert_string_equal(j->strategy_name, "local");
+    assert_int_equal(j->noptions, 2);
+    assert_string_equal(j->options[0].name, "init");
+    assert_string_equal(j->options[0].value, "4");
+    assert_int_equal(j->options[1].line, 5);
+    assert_int_equal(j->budget, 30);
+    assert_true(j->time_budget == 5.5);
+    assert_int_equal(j->patience, 10);
+    assert_true(j->noise == 0.01);
+    assert_int_equal(j->seed, 9);
+    assert_int_equal(j->top_k, 3);
+    tf_job_destroy(j);
+    /* Existing jobs: brute force without a budget, and now with one. */
+    j = job_text("name: s\nkernels: [{kernel: ., problems: [p1]}]\n"
+                 "search: {strategy: brute_force, budget: 7}\n", NULL, &err);
+    assert_non_null(j);
+    assert_int_equal(j->strategy, TF_STRATEGY_BRUTE_FORCE);
+    assert_int_equal(j->budget, 7);
+    assert_true(j->noise == 0.005);
+    tf_job_destroy(j);
+
+    static const struct {
+        const char *search;
+        int line, col;
+        const char *message;
+    } bad[] = {
+        {"  strategy: annealing\n", 4, 13,
+         "'strategy' must be one of brute_force, random, genetic, local, bayes, found 'annealing'"},
+        {"  strategy: local\n  options: {chains: 2, popsize: 4}\n", 5, 24,
+         "unknown option 'popsize' of strategy local: expected init, chains, reach, perturb"},
+        {"  strategy: genetic\n  options:\n    population: 1\n", 6, 17,
+         "search option 'population' of strategy genetic is '1': expected an integer from 2"},
+        {"  strategy: genetic\n  options: {mutation: lots}\n", 5, 23,
+         "search option 'mutation' of strategy genetic is 'lots': expected a number"},
+        {"  strategy: random\n  options: {init: 3}\n", 5, 13,
+         "unknown option 'init' of strategy random: expected no options"},
+        {"  strategy: local\n  time_budget: 0\n", 5, 16, "'time_budget' must be > 0"},
+        {"  strategy: local\n  patience: 0\n", 5, 13, "'patience' (results without"},
+        {"  strategy: local\n  noise: 0.1\n", 5, 10, "'noise' is only used with 'patience'"},
+        {"  strategy: bayes\n  budget: -3\n", 5, 11, "'budget' (configurations per kernel"},
+        {"  strategy: random\n", 4, 3, "strategy 'random' needs a 'budget'"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        char text[512];
+        snprintf(text, sizeof text, "name: s\nkernels: [{kernel: ., problems: [p1]}]\nsearch:\n%s",
+                 bad[i].search);
+        j = job_text(text, NULL, &err);
+        if (j || !strstr(err.message, bad[i].message) || err.line != bad[i].line ||
+            err.column != bad[i].col || strcmp(err.file, SJOB) != 0)
+            fail_msg("case %zu: %s:%d:%d: %s", i, err.file, err.line, err.column, err.message);
+        tf_job_destroy(j);
+    }
+}
+
+/* A made-up time per configuration: smooth in the index, with a few failures. */
+static double plan_time(uint64_t c, int *status)
+{
+    *status = c % 17 == 5 ? TF_STATUS_COMPILE_ERROR : TF_STATUS_OK;
+    return 1e-3 * (1.0 + (double)((c * 2654435761u) % 1000) / 100.0);
+}
+
+static struct tf_plan *plan_for(const char *search, struct tf_job **jout, struct tf_bundle **bout,
+                                struct tf_device *dev)
+{
+    char text[512];
+    snprintf(text, sizeof text, "name: s\nkernels: [{kernel: ., problems: [p1]}]\nsearch: %s\n",
+             search);
+    struct tf_error err;
+    *jout = job_text(text, bout, &err);
+    if (!*jout)
+        fail_msg("%s", err.message);
+    memset(dev, 0, sizeof *dev);
+    strcpy(dev->backend, "host");
+    dev->props[TF_DEVPROP_MAX_THREADS] = 256;
+    struct tf_plan *p = tf_plan_create(*jout, 1, dev, &err);
+    if (!p)
+        fail_msg("%s", err.message);
+    assert_int_equal(p->ntasks, 1);
+    return p;
+}
+
+/* Serve the plan like a coordinator with one worker: slices of `batch`, each
+ * told before the next is cut; up to `rounds` slices (-1: to the end). The
+ * configurations measured go to out[] (*n), the results to res[]. */
+static void serve(struct tf_plan *p, int batch, int rounds, uint64_t *out, uint64_t *n,
+                  struct tf_result *res)
+{
+    struct tf_error err;
+    for (int r = 0; rounds < 0 || r < rounds; r++) {
+        struct tf_work w;
+        int64_t got = tf_plan_next_slice(p, 0, (uint64_t)batch, &w, &err);
+        assert_true(got >= 0);
+        if (got == 0)
+            break;
+        uint64_t idx = w.lo;
+        for (int64_t i = 0; i < got; i++) {
+            /* An adaptive search hands out lists, brute force index ranges. */
+            if (w.list == NULL)
+                assert_int_equal(tf_space_next(p->tasks[0].space, idx, w.hi, &idx, &err), 1);
+            struct tf_result x = {.config = w.list ? w.list[i] : idx++,
+                                  .phase = (uint8_t)w.phase};
+            int st;
+            x.time_median = plan_time(x.config, &st);
+            x.status = (uint8_t)st;
+            if (res)
+                res[*n] = x;
+            out[(*n)++] = x.config;
+            tf_plan_record(p, &p->tasks[0], &x);
+        }
+        free(w.list);
+    }
+}
+
+static void test_plan_ask_tell(void **state)
+{
+    (void)state;
+    const char *names[] = {"genetic", "local", "bayes"};
+    for (int s = 0; s < 3; s++) {
+        char search[160];
+        snprintf(search, sizeof search, "{strategy: %s, budget: 60, seed: 4}", names[s]);
+        struct tf_job *j;
+        struct tf_bundle *b;
+        struct tf_device dev;
+        struct tf_plan *p = plan_for(search, &j, &b, &dev);
+        struct tf_task *t = &p->tasks[0];
+        assert_non_null(t->strat);
+        assert_int_equal(t->total, 60);
+        uint64_t a[80], n = 0;
+        struct tf_result res[80];
+        serve(p, 7, -1, a, &n, res);
+        /* The budget, valid and distinct; the budget named as the end. */
+        assert_int_equal(n, 60);
+        for (uint64_t i = 0; i < n; i++) {
+            bool ok = false;
+            struct tf_error err;
+            assert_int_equal(tf_space_is_valid(t->space, a[i], &ok, &err), 0);
+            assert_true(ok);
+            for (uint64_t k = 0; k < i; k++)
+                assert_true(a[k] != a[i]);
+        }
+        assert_int_equal(t->stop, TF_PLAN_BUDGET);
+        assert_true(tf_plan_task_complete(p, t));
+        assert_false(tf_plan_has_future(p, 0));
+        /* Resume after 4 slices (28 results, nothing pending): the results
+         * replayed in recorded order, the search continues exactly. */
+        struct tf_job *j2;
+        struct tf_bundle *b2;
+        struct tf_plan *q = plan_for(search, &j2, &b2, &dev);
+        struct tf_error err;
+        assert_int_equal(tf_plan_resume(q, &q->tasks[0], res, 28, &err), 28);
+        uint64_t c[80], m = 0;
+        serve(q, 7, -1, c, &m, NULL);
+        assert_int_equal(m, 32);
+        assert_memory_equal(c, a + 28, sizeof *c * 32);
+        /* The same replayed in another order: a valid, distinct completion,
+         * but in general another one (the search saw another history). */
+        tf_plan_destroy(q);
+        tf_job_destroy(j2);
+        tf_bundle_destroy(b2);
+        tf_plan_destroy(p);
+        tf_job_destroy(j);
+        tf_bundle_destroy(b);
+    }
+}
+
+static void test_plan_stops(void **state)
+{
+    (void)state;
+    struct tf_job *j;
+    struct tf_bundle *b;
+    struct tf_device dev;
+    /* Patience on a cheap path (brute force): the same rule as the strategies. */
+    struct tf_plan *p = plan_for("{strategy: brute_force, patience: 5, noise: 0.5}", &j, &b, &dev);
+    uint64_t a[4096], n = 0;
+    serve(p, 1, -1, a, &n, NULL);
+    assert_true(n >= 6 && n < p->tasks[0].valid);
+    assert_int_equal(p->tasks[0].stop, TF_PLAN_PATIENCE);
+    assert_int_equal(p->tasks[0].total, n);
+    assert_true(tf_plan_task_complete(p, &p->tasks[0]));
+    tf_plan_destroy(p);
+    tf_job_destroy(j);
+    tf_bundle_destroy(b);
+    /* The time budget: nothing more handed out, no top k queued, complete
+     * once what was in flight is in. */
+    p = plan_for("{strategy: local, budget: 50, top_k: 3}", &j, &b, &dev);
+    struct tf_error err;
+    struct tf_work w;
+    int64_t got = tf_plan_next_slice(p, 0, 5, &w, &err);
+    assert_int_equal(got, 5);
+    tf_plan_time_up(p);
+    assert_int_equal(p->tasks[0].stop, TF_PLAN_TIME_BUDGET);
+    struct tf_work w2;
+    assert_int_equal(tf_plan_next_slice(p, 0, 5, &w2, &err), 0);
+    assert_true(tf_plan_has_future(p, 0)); /* 5 in flight */
+    for (int i = 0; i < 5; i++) {
+        struct tf_result x = {.config = w.list[i], .phase = 1, .time_median = 1e-3 * (i + 1)};
+        tf_plan_record(p, &p->tasks[0], &x);
+    }
+    free(w.list);
+    assert_int_equal(p->tasks[0].phase, 1); /* no re-measure after the time budget */
+    assert_false(tf_plan_has_future(p, 0));
+    assert_true(tf_plan_task_complete(p, &p->tasks[0]));
+    assert_int_equal(p->total, 5);
+    tf_plan_destroy(p);
+    tf_job_destroy(j);
+    tf_bundle_destroy(b);
+    /* A budget on brute force: the first valid configurations in index order. */
+    p = plan_for("{strategy: brute_force, budget: 9}", &j, &b, &dev);
+    assert_int_equal(tf_plan_next_slice(p, 0, 100, &w, &err), 9);
+    assert_true(w.hi < tf_space_cartesian(p->tasks[0].space)); /* not to the end */
+    assert_int_equal(p->tasks[0].stop, TF_PLAN_BUDGET);
+    tf_plan_destroy(p);
+    tf_job_destroy(j);
+    tf_bundle_destroy(b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -408,6 +658,9 @@ int main(void)
         cmocka_unit_test(test_patience_and_failures),
         cmocka_unit_test(test_refusals),
         cmocka_unit_test(test_kernel_space),
+        cmocka_unit_test(test_job_search_fields),
+        cmocka_unit_test(test_plan_ask_tell),
+        cmocka_unit_test(test_plan_stops),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

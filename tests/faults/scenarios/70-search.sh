@@ -1,0 +1,102 @@
+# tests/faults/scenarios/70-search.sh - sourced by tests/faults/run.sh (its
+# helpers at hand). Search strategies in a run (issue 12 items 1, 3, 8): each
+# strategy on the bowl fixture proposes only valid configurations, measures
+# exactly its budget, never one twice; brute force and random select the same
+# configurations for the same seed; a genetic search whose coordinator is
+# SIGKILLed mid-search resumes (journal replayed into the strategy) and ends
+# with exactly its budget, distinct and valid; patience and the time budget end
+# searches early and say so.
+export TUNEFARM_KERNEL_PATH="$ROOT/tests/fixtures"
+SEARCH_JOB="$ROOT/tests/fixtures/search_bowl.yaml"
+
+# search_job NAME STRATEGY [SED...]: a copy of the bowl job with STRATEGY (and
+# the genetic options only for genetic), edited further by SED expressions.
+search_job() {
+    local name=$1 st=$2; shift 2
+    local opts='/options:/d'
+    [ "$st" = genetic ] && opts='s/^  options:/  options:/'
+    sed -e "s/strategy: genetic/strategy: $st/" -e "$opts" "$@" "$SEARCH_JOB" >"$name.yaml"
+}
+
+# search_rows ARCHIVE BUDGET: exactly BUDGET rows, distinct, valid (the
+# constraint), failures only where the fixture fails to compile; prints the
+# sorted configurations to ARCHIVE.configs.
+search_rows() {
+    $PY - "$1" "$2" <<'PYEOF'
+import h5py, sys
+path, budget = sys.argv[1], int(sys.argv[2])
+t = h5py.File(path)['kernels/search_bowl/results'][()]
+names = {v: k for k, v in h5py.check_enum_dtype(t.dtype['status']).items()}
+configs = [int(r['config']) for r in t]
+assert len(configs) == budget, (len(configs), budget)
+assert len(set(configs)) == budget, 'a configuration measured twice'
+for r in t:
+    x, y = int(r['X']), int(r['Y'])
+    assert (x + 2 * y) % 6 != 5, ('invalid configuration proposed', x, y)
+    want = 'compile_error' if x >= 14 and y >= 14 else 'ok'
+    assert names[int(r['status'])] == want, (x, y, names[int(r['status'])])
+open(path + '.configs', 'w').write('\n'.join(map(str, sorted(configs))) + '\n')
+PYEOF
+}
+
+echo "-- search strategies in a run (bowl fixture, budget 40)"
+for st in brute_force random genetic local bayes; do
+    search_job "s_$st" "$st"
+    if "$TF" run -n 1 "s_$st.yaml" -o "s_$st.h5" >"s_$st.out" 2>&1 &&
+       search_rows "s_$st.h5" 40 >"$TMP/out" 2>&1 &&
+       contains "s_$st.out" "Search: $st" && contains "s_$st.out" "ended by: budget 1"; then
+        pass "$st: 40 distinct valid configurations, the budget named as the end"
+    else
+        cat "$TMP/out" >>"s_$st.out"; fail "$st: budget 40 on the bowl" "s_$st.out"
+    fi
+done
+check "  genetic found a configuration within 2 steps of the optimum (X=11 Y=3 Z=b)" $PY -c "
+import h5py
+t = h5py.File('s_genetic.h5')['kernels/search_bowl/results'][()]
+ok = [r for r in t if r['time_median'] == r['time_median'] and r['time_median'] > 0]
+b = min(ok, key=lambda r: r['time_median'])
+assert abs(int(b['X']) - 11) + abs(int(b['Y']) - 3) <= 2, (b['X'], b['Y'])
+"
+for st in brute_force random; do
+    "$TF" run -q -n 1 "s_$st.yaml" -o "s2_$st.h5" >"s2_$st.out" 2>&1 || true
+    if search_rows "s2_$st.h5" 40 >"$TMP/out" 2>&1 && cmp -s "s_$st.h5.configs" "s2_$st.h5.configs"; then
+        pass "$st: the same seed selects the same 40 configurations"
+    else
+        fail "$st: the same seed selected other configurations" "$TMP/out"
+    fi
+done
+
+echo "-- a search killed mid-run resumes to its budget"
+search_job s_kill genetic -e 's/budget: 40/budget: 120/' -e 's/^checkpoint: 1/checkpoint: 60/'
+"$TF" run -n 1 s_kill.yaml -o "$PWD/s_kill.h5" >s_kill.h5.out 2>&1 &
+RUN_PID=$!
+if wait_results s_kill.h5 25 && pid=$(rank_pid 0 "$PWD/s_kill.h5"); then
+    kill -KILL "$pid"; finish_rc
+    n_before=$($PY -c "
+import subprocess
+print(subprocess.run(['$TF', 'status', 's_kill.h5'], capture_output=True, text=True).stdout.count('UNFINISHED'))")
+    if "$TF" run -n 1 s_kill.yaml -o s_kill.h5 >s_kill.h5.resume 2>&1 &&
+       grep -q "resuming run 0 .*: [1-9][0-9]* of 120 configurations are in the archive" s_kill.h5.resume &&
+       contains s_kill.h5.resume "ended by: budget 1" &&
+       search_rows s_kill.h5 120 >"$TMP/out" 2>&1 && [ "$n_before" -ge 1 ]; then
+        pass "genetic SIGKILLed mid-search (coordinator), resumed: exactly 120 distinct valid rows"
+    else
+        cat "$TMP/out" >>s_kill.h5.resume; fail "genetic SIGKILL + resume" s_kill.h5.resume
+    fi
+else fail "genetic SIGKILL: no coordinator rank found" s_kill.h5.out; kill "$RUN_PID" 2>/dev/null || true; fi
+
+echo "-- patience and the time budget end a search early"
+search_job s_pat local -e 's/budget: 40/budget: 600/' -e 's/  seed: 3/  seed: 3\n  patience: 15\n  noise: 0.05/'
+if "$TF" run -n 1 s_pat.yaml -o s_pat.h5 >s_pat.out 2>&1 && contains s_pat.out "ended by: patience 1" &&
+   n=$($PY -c "import h5py; print(len(h5py.File('s_pat.h5')['kernels/search_bowl/results']))") &&
+   [ "$n" -lt 600 ]; then
+    pass "local with patience 15: stopped after $n of 600, patience named"
+else fail "local with patience: expected an early end by patience" s_pat.out; fi
+search_job s_time random -e 's/budget: 40/budget: 600/' -e 's/  seed: 3/  seed: 3\n  time_budget: 2/'
+t0=$(date +%s)
+if "$TF" run -n 1 s_time.yaml -o s_time.h5 >s_time.out 2>&1 && contains s_time.out "time budget of 2 s is over" &&
+   contains s_time.out "ended by: time_budget 1" && [ $(($(date +%s) - t0)) -lt 40 ] &&
+   ! "$TF" status s_time.h5 | grep -q UNFINISHED; then
+    pass "random with time_budget 2: stopped handing out work, run complete"
+else fail "time_budget: expected an end by time_budget" s_time.out; fi
+unset TUNEFARM_KERNEL_PATH
