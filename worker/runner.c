@@ -471,6 +471,17 @@ struct child {
     int downloads_queued;    /* download_async queued, download_wait still due */
     int damaged;             /* a variant wrote outside its buffers: end after replying */
     int cwd_fd;              /* the runner's folder, restored after every variant (-1: none) */
+    /* What a variant is given: its own copy of every argument slot (scalar
+     * values, buffer pointers) and of the array of pointers to them, filled
+     * again before every launch from scalars/bufs, which it never sees: a
+     * variant that writes through args (args[i] = ..., *(T **)args[i] += 1,
+     * a scalar decremented in place) changes its own launch, never the
+     * runner's view of its buffers or a later launch. */
+    void **largs;
+    union launch_slot {
+        union scalar s;
+        void *p;
+    } *lslots;
 };
 
 /* ---- sealed memory: what no variant may change ---------------------------- */
@@ -708,10 +719,14 @@ static void reset_problem(struct child *c)
     free_buffers(c);
     free(c->scalars);
     free(c->args);
+    free(c->largs);
+    free(c->lslots);
     free(c->slots);
     free(c->reference);
     c->scalars = NULL;
     c->args = NULL;
+    c->largs = NULL;
+    c->lslots = NULL;
     c->slots = NULL;
     c->reference = NULL;
     c->ready = 0;
@@ -903,6 +918,8 @@ static int child_setup(struct child *c, uint32_t kernel, uint32_t problem, uint6
     c->reference = tf_xstrdup(reference);
     c->scalars = tf_xcalloc((size_t)k->nargs, sizeof *c->scalars);
     c->args = tf_xcalloc((size_t)k->nargs, sizeof *c->args);
+    c->largs = tf_xcalloc((size_t)k->nargs, sizeof *c->largs);
+    c->lslots = tf_xcalloc((size_t)k->nargs, sizeof *c->lslots);
     c->slots = tf_xcalloc((size_t)k->nslots, sizeof *c->slots);
     c->sizes_vary = 0;
     for (int i = 0; i < k->nargs; i++)
@@ -919,6 +936,19 @@ static int child_setup(struct child *c, uint32_t kernel, uint32_t problem, uint6
     return status;
 }
 
+/* The argument array for one launch, filled afresh (see child.largs). */
+static void **launch_args(struct child *c)
+{
+    for (int i = 0; i < c->k->nargs; i++) {
+        if (c->k->args[i].kind == TF_ARG_BUFFER)
+            c->lslots[i].p = c->bufs[i].dev;
+        else
+            c->lslots[i].s = c->scalars[i];
+        c->largs[i] = &c->lslots[i];
+    }
+    return c->largs;
+}
+
 struct sample_ctx {
     struct child *c;
     void *fn;
@@ -929,7 +959,7 @@ struct sample_ctx {
 static int sample_launch(void *ctx, double *seconds, struct tf_error *err)
 {
     struct sample_ctx *s = ctx;
-    return s->c->be->launch(s->c->ctx, s->fn, s->geo, s->c->args, seconds, err);
+    return s->c->be->launch(s->c->ctx, s->fn, s->geo, launch_args(s->c), seconds, err);
 }
 
 static int sample_flush(void *ctx, struct tf_error *err)
@@ -941,7 +971,7 @@ static int sample_flush(void *ctx, struct tf_error *err)
 static int sample_enqueue(void *ctx, int n, int flush, struct tf_error *err)
 {
     struct sample_ctx *s = ctx;
-    return s->c->be->enqueue(s->c->ctx, s->fn, s->geo, s->c->args, n, flush, err);
+    return s->c->be->enqueue(s->c->ctx, s->fn, s->geo, launch_args(s->c), n, flush, err);
 }
 
 static int sample_collect(void *ctx, double *seconds, struct tf_error *err)
@@ -1139,7 +1169,7 @@ static void child_measure(struct child *c, uint32_t kernel, uint32_t problem, ui
     }
     profile_lap(&profile.restore, &mark);
     double verified_seconds = 0.0;
-    status = c->be->launch(c->ctx, fn, &geo, c->args, &verified_seconds, &err);
+    status = c->be->launch(c->ctx, fn, &geo, launch_args(c), &verified_seconds, &err);
     profile_lap(&profile.verify_launch, &mark);
     if (status != TF_STATUS_OK) {
         res->status = (uint8_t)status;

@@ -1,0 +1,49 @@
+# tests/faults/scenarios/60-review.sh - sourced by tests/faults/run.sh (its
+# helpers at hand). Findings of the hostile review of 2026-11-23
+# (bench/results/hostile-review-2026-11-23-cpu.md): a variant that leaves the
+# runner's state changed must cost its own configuration at most, and never
+# the innocent ones after it (tests/fixtures/review_hostile: MODE m with I = 0
+# misbehaves, I = 1..3 are innocent and measured right after it).
+REVIEW_FIX="$ROOT/tests/fixtures/review_hostile"
+echo "-- hostile review: state a variant leaves behind"
+
+# review_job DIR MODES: a copy of the fixture in DIR whose space is MODES.
+review_job() {
+    mkdir -p "$1"
+    cp "$REVIEW_FIX"/review.c "$REVIEW_FIX"/reference.c "$REVIEW_FIX"/job.yaml "$1"/
+    sed "s/^  MODE: .*/  MODE: [$2]/; s/^default: .*/default: {MODE: ${2%%,*}, I: 1}/" \
+        "$REVIEW_FIX/kernel.yaml" >"$1/kernel.yaml"
+}
+
+# review_rows ARCHIVE PYTHON: PYTHON with rows = {(MODE, I): (status, message, min)}.
+review_rows() { $PY -c "
+import h5py, sys
+t = h5py.File(sys.argv[1])['kernels/review/results'][()]
+names = {v: k for k, v in h5py.check_enum_dtype(t.dtype['status']).items()}
+rows = {(int(r['MODE']), int(r['I'])): (names[int(r['status'])], r['message'].decode(),
+        float(r['time_min'])) for r in t}
+$2" "$1"; }
+
+# 1 args[3] = args[2]; 2 the int scalar zeroed in place; 3 the runner's pointer
+# to y moved through args.
+review_job state "1, 2, 3"
+t0=$(date +%s)
+rc=0
+timeout -k 5 150 "$TF" run -n 1 state/job.yaml -o "$PWD/state.h5" >state.out 2>&1 || rc=$?
+took=$(($(date +%s) - t0))
+if [ "$rc" -eq 0 ]; then
+    pass "review job: the run ends (exit 0, $took s)"
+else
+    echo "exit $rc after $took s" >>state.out; fail "review job: the run ends" state.out
+fi
+check "  every innocent variant after a hostile one is ok (args)" \
+    review_rows state.h5 "
+bad = {k: v[:2] for k, v in rows.items() if k[1] > 0 and v[0] != 'ok'}
+assert not bad and len(rows) == 12, (len(rows), bad)"
+check "  args[3] = args[2], y's pointer moved through args: the variant's own launch only (ok)" \
+    review_rows state.h5 "
+assert rows[1, 0][0] == 'ok' and rows[3, 0][0] == 'ok', (rows[1, 0], rows[3, 0])"
+check "  a scalar zeroed in place does not make the samples free (min >= 1/4 of an innocent's)" \
+    review_rows state.h5 "
+innocent = min(v[2] for k, v in rows.items() if k[1] > 0)
+assert rows[2, 0][0] == 'ok' and rows[2, 0][2] >= innocent / 4, (rows[2, 0], innocent)"
