@@ -47,7 +47,8 @@
  * own heap or stack far from its buffers (a canary or guard page sees only
  * contiguous overflows), leave a thread running (its crash may be charged to
  * the configuration after it), change state not listed above (cwd is
- * restored; fds, affinity, priority are not), kill its worker rank, or leave a
+ * restored, descriptors inherited from the worker are closed at start;
+ * descriptors it opens, affinity, priority are not), kill its worker rank, or leave a
  * setsid() process behind when it is itself killed (timeout/crash) before the
  * runner can end it. */
 #include "runner.h"
@@ -1463,6 +1464,28 @@ done:
     return rc;
 }
 
+/* Close every descriptor but 0-2 and the channel (`in`, `out`): what the
+ * worker rank had open without O_CLOEXEC (Open MPI's sockets to mpirun and
+ * the other ranks among them) is no variant's business; a variant writing to
+ * stray descriptors once hung the whole run's MPI_Finalize. */
+static void close_inherited(int in, int out)
+{
+    DIR *d = opendir("/proc/self/fd");
+    if (d == NULL)
+        return;
+    int fds[1024], n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL && n < 1024) {
+        const int fd = atoi(e->d_name);
+        if (e->d_name[0] >= '0' && e->d_name[0] <= '9' && fd > 2 && fd != in && fd != out &&
+            fd != dirfd(d))
+            fds[n++] = fd;
+    }
+    closedir(d);
+    for (int i = 0; i < n; i++)
+        close(fds[i]);
+}
+
 int tf_runner_main(int argc, char **argv)
 {
     if (argc < 4 || strcmp(argv[1], "__runner") != 0) {
@@ -1474,6 +1497,7 @@ int tf_runner_main(int argc, char **argv)
     int in, out;
     if (tf_channel_child_open(&in, &out) != 0)
         return 1;
+    close_inherited(in, out);
     profile.on = getenv("TUNEFARM_PROFILE") != NULL;
     /* Orphans of a variant's children come to us (end_strays). */
     prctl(PR_SET_CHILD_SUBREAPER, 1);

@@ -26,8 +26,8 @@ $2" "$1"; }
 
 # 1 args[3] = args[2]; 2 the int scalar zeroed in place; 3 the runner's pointer
 # to y moved through args; 4 an interval timer left armed; 5 RLIMIT_NOFILE
-# lowered to 4; 21 SIGSEGV/SIGBUS ignored.
-review_job state "1, 2, 3, 4, 5, 21"
+# lowered to 4; 8 junk written to every descriptor; 21 SIGSEGV/SIGBUS ignored.
+review_job state "1, 2, 3, 4, 5, 8, 21"
 t0=$(date +%s)
 rc=0
 timeout -k 5 150 "$TF" run -n 1 state/job.yaml -o "$PWD/state.h5" >state.out 2>&1 || rc=$?
@@ -37,10 +37,10 @@ if [ "$rc" -eq 0 ]; then
 else
     echo "exit $rc after $took s" >>state.out; fail "review job: the run ends" state.out
 fi
-check "  every innocent variant after a hostile one is ok (args, timer, rlimit, handlers)" \
+check "  every innocent variant after a hostile one is ok (args, timer, rlimit, fds, handlers)" \
     review_rows state.h5 "
 bad = {k: v[:2] for k, v in rows.items() if k[1] > 0 and v[0] != 'ok'}
-assert not bad and len(rows) == 24, (len(rows), bad)"
+assert not bad and len(rows) == 28, (len(rows), bad)"
 check "  args[3] = args[2], y's pointer moved through args: the variant's own launch only (ok)" \
     review_rows state.h5 "
 assert rows[1, 0][0] == 'ok' and rows[3, 0][0] == 'ok', (rows[1, 0], rows[3, 0])"
@@ -48,3 +48,5 @@ check "  a scalar zeroed in place does not make the samples free (min >= 1/4 of 
     review_rows state.h5 "
 innocent = min(v[2] for k, v in rows.items() if k[1] > 0)
 assert rows[2, 0][0] == 'ok' and rows[2, 0][2] >= innocent / 4, (rows[2, 0], innocent)"
+check "  junk written to every descriptor reaches no MPI socket (no 60 s finalize wait)" \
+    sh -c "[ $took -lt 45 ] && ! grep -q 'MPI_Finalize has not returned' state.out"
