@@ -50,3 +50,40 @@ innocent = min(v[2] for k, v in rows.items() if k[1] > 0)
 assert rows[2, 0][0] == 'ok' and rows[2, 0][2] >= innocent / 4, (rows[2, 0], innocent)"
 check "  junk written to every descriptor reaches no MPI socket (no 60 s finalize wait)" \
     sh -c "[ $took -lt 45 ] && ! grep -q 'MPI_Finalize has not returned' state.out"
+
+echo "-- hostile review: one flipped bit in a journal record with results after it"
+# The matrix job with no checkpoint before the kill, so the journal holds
+# several records; the coordinator and everything it started killed at once.
+sed "s/^checkpoint: .*/checkpoint: 600/; s|kernel: faulty|kernel: $ROOT/tests/fixtures/faulty/kernel.yaml|; s|kernel: ranked|kernel: $ROOT/tests/fixtures/ranked/kernel.yaml|" \
+    "$JOB" >flip.yaml
+setsid "$TF" run -n 1 flip.yaml -o "$PWD/flip.h5" >flip.out 2>&1 &
+FLIP_PID=$!
+for i in $(seq 600); do
+    [ "$(stat -c %s flip.h5.journal 2>/dev/null || echo 0)" -gt $((116 + 4 * 188)) ] && break
+    sleep 0.05
+done
+kill -KILL -- "-$FLIP_PID" 2>/dev/null || true
+wait "$FLIP_PID" 2>/dev/null || true
+for p in $(pgrep -f -- "$PWD/flip.h5" || true); do kill -KILL "$p" 2>/dev/null || true; done
+if [ "$(stat -c %s flip.h5.journal 2>/dev/null || echo 0)" -gt $((116 + 3 * 188)) ]; then
+    cp flip.h5.journal flip.journal.good
+    # One bit of the second record's payload (records follow a 116-byte header).
+    $PY -c "
+import struct
+d = bytearray(open('flip.h5.journal', 'rb').read())
+second = 116 + 8 + struct.unpack_from('<I', d, 116)[0]
+d[second + 8 + 20] ^= 4
+open('flip.h5.journal', 'wb').write(d)"
+    cp flip.h5.journal flip.journal.bad
+    expect_fail "a record failing its CRC with records after it: status refuses (exit 2)" 2 \
+        "$TF" status flip.h5
+    check "  saying the journal is damaged, not torn" contains "$TMP/last" "fails its checksum"
+    expect_fail "  run refuses to resume on it (exit 2)" 2 \
+        timeout -k 5 60 "$TF" run -n 1 flip.yaml -o "$PWD/flip.h5"
+    check "  and the journal is left as it was (nothing dropped)" cmp flip.h5.journal flip.journal.bad
+    cp flip.journal.good flip.h5.journal
+    expect_fail "  the journal restored: the run resumes (exit 0)" 0 \
+        timeout -k 5 120 "$TF" run -n 1 flip.yaml -o "$PWD/flip.h5"
+else
+    fail "journal bit flip: no records in the journal before the kill" flip.out
+fi
