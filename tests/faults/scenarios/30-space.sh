@@ -23,7 +23,7 @@ check "  in seconds ($((t1 - t0)) s), with an estimated count of the valid ones"
     "[ $((t1 - t0)) -lt 30 ] && grep -q '10 of about [0-9]* valid (100000000000 in the Cartesian product)' '$TMP/last'"
 check "  10 distinct valid rows, all ok, the default among them" $PY -c "
 import h5py
-t = h5py.File('space_random.h5')['kernels/space_huge/results'][()]
+t = h5py.File('$TMP/space_random.h5')['kernels/space_huge/results'][()]
 names = {v: k for k, v in h5py.check_enum_dtype(t.dtype['status']).items()}
 configs = [int(r['config']) for r in t]
 assert len(configs) == 10 and len(set(configs)) == 10, configs
