@@ -48,9 +48,9 @@
  * contiguous overflows), leave a thread running (its crash may be charged to
  * the configuration after it), change state not listed above (cwd is
  * restored, descriptors inherited from the worker are closed at start;
- * descriptors it opens, affinity, priority are not), kill its worker rank, or leave a
- * setsid() process behind when it is itself killed (timeout/crash) before the
- * runner can end it. */
+ * descriptors it opens, affinity, priority are not), kill its worker rank,
+ * or leave a setsid() process behind when it is itself killed (timeout/crash)
+ * before the runner can end it. */
 #include "runner.h"
 
 #include "channel.h"
