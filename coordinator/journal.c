@@ -228,7 +228,9 @@ static int decode_record(const unsigned char *p, size_t n, const struct tf_archi
 /* The records of data[at..len): every one is decoded and checked against `a`
  * first, and only if all of them are rows of `a` are they appended, so a
  * journal refused for a bad record changes nothing. A record cut short or
- * failing its CRC ends the records there (counted in out->torn_bytes). If
+ * failing its CRC ends the records there (counted in out->torn_bytes), unless
+ * a whole record with a good CRC follows it: that is damage in the middle, not
+ * a torn end, and the journal is refused rather than cut there. If
  * `job` is not empty, the journal was written by a run of that job, which
  * `a` must have. */
 static int replay_records(const unsigned char *data, size_t len, size_t at,
@@ -244,8 +246,26 @@ static int replay_records(const unsigned char *data, size_t len, size_t at,
         if (len - at < 8)
             break;
         uint32_t size = get_u32le(data + at), crc = get_u32le(data + at + 4);
-        if (size > JOURNAL_RECORD_MAX || size > len - at - 8 || crc32(data + at + 8, size) != crc)
+        if (size > JOURNAL_RECORD_MAX || size > len - at - 8 || crc32(data + at + 8, size) != crc) {
+            /* A tear can only be the end: a whole record with its CRC right
+             * after this one means a damaged record in the middle (a flipped
+             * bit), and dropping it would drop every result after it. */
+            const size_t next = at + 8 + (size_t)size;
+            if (size <= JOURNAL_RECORD_MAX && size <= len - at - 8 && len - next >= 8) {
+                const uint32_t nsize = get_u32le(data + next);
+                if (nsize <= JOURNAL_RECORD_MAX && nsize <= len - next - 8 &&
+                    crc32(data + next + 8, nsize) == get_u32le(data + next + 4)) {
+                    tf_error_set(err, TF_ERR_SCHEMA,
+                                 "journal '%s' is damaged: the record at byte %zu fails its "
+                                 "checksum and %zu bytes of results follow it; nothing was "
+                                 "folded in: restore the journal, or move it away and what it "
+                                 "holds is measured again",
+                                 path, at, len - next);
+                    goto done;
+                }
+            }
             break;
+        }
         if (n == cap) {
             cap = cap ? 2 * cap : 64;
             kernels = tf_xrealloc(kernels, cap * sizeof *kernels);

@@ -39,10 +39,17 @@
  * every variant (a chdir() changes nothing for the next). The child leads its
  * own process group (the worker kills the group with it) and is a child
  * subreaper: after every variant it kills what the variant forked, setsid()
- * or not. What a variant can still do: write into the runner's own heap or
- * stack far from its buffers (a canary or guard page sees only contiguous
- * overflows), change other process state (signal handlers, fds, limits), or
- * leave a setsid() process behind when it is itself killed (timeout/crash)
+ * or not. A variant launches with its own copy of the argument slots (largs),
+ * and after it the floating-point environment is restored; an interval timer,
+ * resource limit, signal action or signal mask it changed is put back and the
+ * runner exits after replying (proc_state_restore), so the next configuration
+ * gets a clean process. What a variant can still do: write into the runner's
+ * own heap or stack far from its buffers (a canary or guard page sees only
+ * contiguous overflows), leave a thread running (its crash may be charged to
+ * the configuration after it), change state not listed above (cwd is
+ * restored, descriptors inherited from the worker are closed at start;
+ * descriptors it opens, affinity, priority are not), kill its worker rank,
+ * or leave a setsid() process behind when it is itself killed (timeout/crash)
  * before the runner can end it. */
 #include "runner.h"
 
@@ -51,6 +58,7 @@
 #include <errno.h>
 #include <dirent.h>
 #include <fcntl.h>
+#include <fenv.h>
 #include <limits.h>
 #include <math.h>
 #include <poll.h>
@@ -62,6 +70,8 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/time.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -471,6 +481,17 @@ struct child {
     int downloads_queued;    /* download_async queued, download_wait still due */
     int damaged;             /* a variant wrote outside its buffers: end after replying */
     int cwd_fd;              /* the runner's folder, restored after every variant (-1: none) */
+    /* What a variant is given: its own copy of every argument slot (scalar
+     * values, buffer pointers) and of the array of pointers to them, filled
+     * again before every launch from scalars/bufs, which it never sees: a
+     * variant that writes through args (args[i] = ..., *(T **)args[i] += 1,
+     * a scalar decremented in place) changes its own launch, never the
+     * runner's view of its buffers or a later launch. */
+    void **largs;
+    union launch_slot {
+        union scalar s;
+        void *p;
+    } *lslots;
 };
 
 /* ---- sealed memory: what no variant may change ---------------------------- */
@@ -708,10 +729,14 @@ static void reset_problem(struct child *c)
     free_buffers(c);
     free(c->scalars);
     free(c->args);
+    free(c->largs);
+    free(c->lslots);
     free(c->slots);
     free(c->reference);
     c->scalars = NULL;
     c->args = NULL;
+    c->largs = NULL;
+    c->lslots = NULL;
     c->slots = NULL;
     c->reference = NULL;
     c->ready = 0;
@@ -924,6 +949,8 @@ static int child_setup(struct child *c, uint32_t kernel, uint32_t problem, uint6
     c->reference = tf_xstrdup(reference);
     c->scalars = tf_xcalloc((size_t)k->nargs, sizeof *c->scalars);
     c->args = tf_xcalloc((size_t)k->nargs, sizeof *c->args);
+    c->largs = tf_xcalloc((size_t)k->nargs, sizeof *c->largs);
+    c->lslots = tf_xcalloc((size_t)k->nargs, sizeof *c->lslots);
     c->slots = tf_xcalloc((size_t)k->nslots, sizeof *c->slots);
     c->sizes_vary = 0;
     for (int i = 0; i < k->nargs; i++)
@@ -940,6 +967,19 @@ static int child_setup(struct child *c, uint32_t kernel, uint32_t problem, uint6
     return status;
 }
 
+/* The argument array for one launch, filled afresh (see child.largs). */
+static void **launch_args(struct child *c)
+{
+    for (int i = 0; i < c->k->nargs; i++) {
+        if (c->k->args[i].kind == TF_ARG_BUFFER)
+            c->lslots[i].p = c->bufs[i].dev;
+        else
+            c->lslots[i].s = c->scalars[i];
+        c->largs[i] = &c->lslots[i];
+    }
+    return c->largs;
+}
+
 struct sample_ctx {
     struct child *c;
     void *fn;
@@ -950,7 +990,7 @@ struct sample_ctx {
 static int sample_launch(void *ctx, double *seconds, struct tf_error *err)
 {
     struct sample_ctx *s = ctx;
-    return s->c->be->launch(s->c->ctx, s->fn, s->geo, s->c->args, seconds, err);
+    return s->c->be->launch(s->c->ctx, s->fn, s->geo, launch_args(s->c), seconds, err);
 }
 
 static int sample_flush(void *ctx, struct tf_error *err)
@@ -962,7 +1002,7 @@ static int sample_flush(void *ctx, struct tf_error *err)
 static int sample_enqueue(void *ctx, int n, int flush, struct tf_error *err)
 {
     struct sample_ctx *s = ctx;
-    return s->c->be->enqueue(s->c->ctx, s->fn, s->geo, s->c->args, n, flush, err);
+    return s->c->be->enqueue(s->c->ctx, s->fn, s->geo, launch_args(s->c), n, flush, err);
 }
 
 static int sample_collect(void *ctx, double *seconds, struct tf_error *err)
@@ -1160,7 +1200,7 @@ static void child_measure(struct child *c, uint32_t kernel, uint32_t problem, ui
     }
     profile_lap(&profile.restore, &mark);
     double verified_seconds = 0.0;
-    status = c->be->launch(c->ctx, fn, &geo, c->args, &verified_seconds, &err);
+    status = c->be->launch(c->ctx, fn, &geo, launch_args(c), &verified_seconds, &err);
     profile_lap(&profile.verify_launch, &mark);
     if (status != TF_STATUS_OK) {
         res->status = (uint8_t)status;
@@ -1306,6 +1346,82 @@ static void end_strays(void)
         ;
 }
 
+/* The process state a variant could change and leave behind for the next
+ * ones (an interval timer whose SIGALRM kills the runner in an innocent
+ * variant, RLIMIT_NOFILE lowered so no later dlopen succeeds, the guard
+ * handler replaced, signals blocked, floating-point traps or rounding).
+ * Taken before the first variant after a SETUP, compared after each. */
+#ifndef SA_RESTORER
+#define SA_RESTORER 0x04000000 /* the kernel's flag glibc sets on every action (x86, arm) */
+#endif
+
+struct proc_state {
+    struct rlimit lim[RLIM_NLIMITS];
+    struct sigaction act[NSIG];
+    sigset_t mask;
+    fenv_t fenv;
+};
+
+static void proc_state_take(struct proc_state *ps)
+{
+    memset(ps, 0, sizeof *ps);
+    for (int r = 0; r < RLIM_NLIMITS; r++)
+        getrlimit((__rlimit_resource_t)r, &ps->lim[r]);
+    for (int sig = 1; sig < NSIG; sig++)
+        sigaction(sig, NULL, &ps->act[sig]);
+    sigprocmask(SIG_SETMASK, NULL, &ps->mask);
+    fegetenv(&ps->fenv);
+}
+
+/* Put back what a variant changed of `ps`; returns what it found changed
+ * (a name, "" if nothing). The floating-point environment is simply
+ * restored; anything else changed means the process cannot be trusted to be
+ * as it was (a timer may already be due, a hard limit cannot be raised
+ * again), and the caller ends the runner after replying. */
+static const char *proc_state_restore(const struct proc_state *ps)
+{
+    const char *changed = "";
+    fesetenv(&ps->fenv);
+    static const int timers[] = {ITIMER_REAL, ITIMER_VIRTUAL, ITIMER_PROF};
+    for (size_t t = 0; t < sizeof timers / sizeof *timers; t++) {
+        struct itimerval it;
+        if (getitimer(timers[t], &it) == 0 &&
+            (it.it_value.tv_sec || it.it_value.tv_usec || it.it_interval.tv_sec ||
+             it.it_interval.tv_usec)) {
+            const struct itimerval off = {{0, 0}, {0, 0}};
+            setitimer(timers[t], &off, NULL);
+            changed = "an interval timer";
+        }
+    }
+    for (int r = 0; r < RLIM_NLIMITS; r++) {
+        struct rlimit now;
+        if (getrlimit((__rlimit_resource_t)r, &now) == 0 &&
+            (now.rlim_cur != ps->lim[r].rlim_cur || now.rlim_max != ps->lim[r].rlim_max)) {
+            setrlimit((__rlimit_resource_t)r, &ps->lim[r]);
+            changed = "a resource limit";
+        }
+    }
+    for (int sig = 1; sig < NSIG; sig++) {
+        struct sigaction now;
+        if (sig == SIGKILL || sig == SIGSTOP || sigaction(sig, NULL, &now) != 0)
+            continue;
+        if (now.sa_handler != ps->act[sig].sa_handler ||
+            (now.sa_flags & ~SA_RESTORER) != (ps->act[sig].sa_flags & ~SA_RESTORER)) {
+            sigaction(sig, &ps->act[sig], NULL);
+            changed = "a signal handler";
+        }
+    }
+    sigset_t mask;
+    sigprocmask(SIG_SETMASK, NULL, &mask);
+    for (int sig = 1; sig < NSIG; sig++)
+        if (sigismember(&mask, sig) != sigismember(&ps->mask, sig)) {
+            sigprocmask(SIG_SETMASK, &ps->mask, NULL);
+            changed = "the signal mask";
+            break;
+        }
+    return changed;
+}
+
 /* MEASURE with the guard pages armed: a fault in one is the variant's
  * runtime_error naming the buffer (the runner then ends: see guard_check). */
 static void guarded_measure(struct child *c, uint32_t kernel, uint32_t problem, uint32_t phase,
@@ -1369,6 +1485,28 @@ done:
     return rc;
 }
 
+/* Close every descriptor but 0-2 and the channel (`in`, `out`): what the
+ * worker rank had open without O_CLOEXEC (Open MPI's sockets to mpirun and
+ * the other ranks among them) is no variant's business; a variant writing to
+ * stray descriptors once hung the whole run's MPI_Finalize. */
+static void close_inherited(int in, int out)
+{
+    DIR *d = opendir("/proc/self/fd");
+    if (d == NULL)
+        return;
+    int fds[1024], n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL && n < 1024) {
+        const int fd = atoi(e->d_name);
+        if (e->d_name[0] >= '0' && e->d_name[0] <= '9' && fd > 2 && fd != in && fd != out &&
+            fd != dirfd(d))
+            fds[n++] = fd;
+    }
+    closedir(d);
+    for (int i = 0; i < n; i++)
+        close(fds[i]);
+}
+
 int tf_runner_main(int argc, char **argv)
 {
     if (argc < 4 || strcmp(argv[1], "__runner") != 0) {
@@ -1380,6 +1518,7 @@ int tf_runner_main(int argc, char **argv)
     int in, out;
     if (tf_channel_child_open(&in, &out) != 0)
         return 1;
+    close_inherited(in, out);
     profile.on = getenv("TUNEFARM_PROFILE") != NULL;
     /* Orphans of a variant's children come to us (end_strays). */
     prctl(PR_SET_CHILD_SUBREAPER, 1);
@@ -1391,6 +1530,8 @@ int tf_runner_main(int argc, char **argv)
     guard_install(&c);
     struct tf_buf req = {0}, rep = {0};
     int initialized = 0, rc = 0, exit_after_reply = 0;
+    static struct proc_state state; /* what no variant may leave changed (proc_state_take) */
+    int state_taken = 0;
 
     while (tf_channel_read_frame(in, &req, -1) == 0) {
         uint8_t type;
@@ -1420,6 +1561,7 @@ int tf_runner_main(int argc, char **argv)
             else {
                 const double setup_started = tf_channel_now();
                 status = child_setup(&c, kernel, problem, config, reference, &err);
+                state_taken = 0; /* the reference may have set up what it needs */
                 profile.setup += tf_channel_now() - setup_started;
             }
             free(reference);
@@ -1441,6 +1583,10 @@ int tf_runner_main(int argc, char **argv)
                 rc = 1;
                 break;
             }
+            if (!state_taken) {
+                proc_state_take(&state);
+                state_taken = 1;
+            }
             guarded_measure(&c, kernel, problem, phase, config, binary, &res);
             res.phase = (uint8_t)phase;
             free(binary);
@@ -1450,6 +1596,15 @@ int tf_runner_main(int argc, char **argv)
                 fprintf(stderr, "tunefarm runner: cannot return to its folder: %s\n",
                         strerror(errno));
             end_strays();
+            const char *changed = proc_state_restore(&state);
+            if (changed[0] != '\0') {
+                /* The variant's own result stands; a clean runner takes the next. */
+                fprintf(stderr,
+                        "tunefarm runner: configuration %llu changed %s of the runner; "
+                        "it restarts\n",
+                        (unsigned long long)config, changed);
+                c.damaged = 1;
+            }
             if (c.damaged)
                 exit_after_reply = 1;
             tf_buf_put_result(&rep, &res);

@@ -167,7 +167,9 @@ static void test_torn_and_corrupt_tail(void **state)
     assert_true(rep.torn_bytes > 0 && rep.torn_bytes < (uint64_t)size / 4);
     assert_int_equal(a->kernels[0].nrows, 4);
 
-    /* A flipped byte inside the third record: it and everything after are dropped. */
+    /* A flipped byte inside the third record, whole records after it: damage in
+     * the middle, not a torn end: refused, nothing folded in (dropping it and
+     * everything after would lose two good results; hostile review 2026-11-23 J1). */
     append_two_batches(0);
     size = file_size(journal);
     int fd = open(journal, O_RDWR);
@@ -180,9 +182,21 @@ static void test_torn_and_corrupt_tail(void **state)
     close(fd);
     struct test_kernel gemm2;
     struct tf_archive *b = make_archive(&gemm2);
+    assert_int_not_equal(tf_journal_replay(NULL, archive, b, &rep, &err), 0);
+    assert_non_null(strstr(err.message, "fails its checksum"));
+    assert_int_equal(b->kernels[0].nrows, 0);
+    /* A flip in the last record is a torn end: the records before it are kept. */
+    fd = open(journal, O_RDWR);
+    assert_true(fd >= 0);
+    c ^= 0x40; /* mend the third */
+    assert_int_equal(pwrite(fd, &c, 1, HEADER + 2 * record + 30), 1);
+    assert_int_equal(pread(fd, &c, 1, HEADER + 4 * record + 30), 1);
+    c ^= 0x40;
+    assert_int_equal(pwrite(fd, &c, 1, HEADER + 4 * record + 30), 1);
+    close(fd);
     assert_int_equal(tf_journal_replay(NULL, archive, b, &rep, &err), 0);
-    assert_int_equal(rep.records, 2);
-    assert_int_equal(rep.torn_bytes, (uint64_t)(size - HEADER - 2 * record));
+    assert_int_equal(rep.records, 4);
+    assert_int_equal(rep.torn_bytes, (uint64_t)(size - HEADER - 4 * record));
     /* A lock holder that replays then resets starts clean. */
     struct tf_journal *j = tf_journal_open(archive, &err);
     assert_non_null(j);
