@@ -27,6 +27,7 @@ extern char **environ;
 #include "coordinator/coordinator.h"
 #include "coordinator/progress.h"
 #include "coordinator/report.h"
+#include "coordinator/strategy.h"
 #include "schema/archive.h"
 #include "schema/space.h"
 #include "worker/compiler.h"
@@ -146,8 +147,11 @@ static const char usage_compile[] =
     "Compile every variant a run of JOB.yaml would measure on a GPU of each\n"
     "architecture (sm_80, sm_90, gfx942...) into the job's compile cache, with no\n"
     "GPU: a nominal device of the architecture selects the valid configurations\n"
-    "and the random sample, as the run will. A later `tunefarm run` sharing the\n"
-    "cache finds the binaries and spends its GPU time measuring.\n"
+    "and the random sample, as the run will (brute force with a budget: the first\n"
+    "`budget` valid ones). A later `tunefarm run` sharing the cache finds the\n"
+    "binaries and spends its GPU time measuring. An adaptive search (genetic,\n"
+    "local, bayes) decides during the run: it gets the default configuration and\n"
+    "a seeded random sample, `budget` of them (256 without a budget).\n"
     "\n"
     "options:\n"
     "  -a, --arch LIST     architectures, comma-separated (required)\n"
@@ -624,6 +628,27 @@ static int cmd_run(int argc, char **argv, const char *exe)
     return exit_code;
 }
 
+/* The job's search strategy and options, checked as `tunefarm run` checks
+ * them (tf_strategy_check_job): the loader keeps them raw and precompile is
+ * the worker's (which must not call the coordinator), so main does it. A job
+ * that does not load is left to tf_precompile to report. Prints on `loud`
+ * (rank 0); returns an exit code. */
+static int compile_check_search(const char *job_path, bool loud)
+{
+    struct tf_error err = {0};
+    struct tf_bundle *bundle = tf_bundle_create();
+    struct tf_job *job = tf_job_load(job_path, bundle, &err);
+    int code = TF_EXIT_OK;
+    if (job != NULL && tf_strategy_check_job(job, &err) != 0) {
+        if (loud)
+            tf_error_print(&err, "tunefarm compile", stderr);
+        code = TF_EXIT_USAGE;
+    }
+    tf_job_destroy(job);
+    tf_bundle_destroy(bundle);
+    return code;
+}
+
 static int cmd_compile(int argc, char **argv, const char *exe)
 {
     static const struct option longopts[] = {{"arch", required_argument, NULL, 'a'},
@@ -667,8 +692,10 @@ static int cmd_compile(int argc, char **argv, const char *exe)
         return TF_EXIT_USAGE;
     }
     opt.job_path = argv[optind];
-    if (!under_launcher())
-        return tf_precompile(&opt);
+    if (!under_launcher()) {
+        int code = compile_check_search(opt.job_path, true);
+        return code != TF_EXIT_OK ? code : tf_precompile(&opt);
+    }
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &opt.rank);
     MPI_Comm_size(MPI_COMM_WORLD, &opt.nranks);
@@ -676,7 +703,10 @@ static int cmd_compile(int argc, char **argv, const char *exe)
     MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
     MPI_Comm_size(node, &opt.node_ranks);
     MPI_Comm_free(&node);
-    int code = tf_precompile(&opt), worst = code;
+    int code = compile_check_search(opt.job_path, opt.rank == 0);
+    if (code == TF_EXIT_OK)
+        code = tf_precompile(&opt);
+    int worst = code;
     MPI_Allreduce(&code, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
     finalize_bounded(opt.rank, worst, false);
     return worst;

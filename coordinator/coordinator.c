@@ -1,9 +1,11 @@
 /* coordinator.c - rank 0 of a tuning run.
  *
- * It loads and validates the job (nothing is sent or written if that fails),
- * checks the archive it will extend, broadcasts the job bundle, collects each
- * worker's HELLO, groups devices into classes (backend/arch/name) and plans one
- * task per kernel x problem x class. Then it serves a pull loop: a worker's
+ * It loads and validates the job (the search strategy and its options
+ * against the registry here: the loader keeps them raw, as schema/ knows no
+ * strategies; nothing is sent or written if that fails), checks the archive
+ * it will extend, broadcasts the job bundle, collects each worker's HELLO,
+ * groups devices into classes (backend/arch/name) and plans one task per
+ * kernel x problem x class. Then it serves a pull loop: a worker's
  * REQUEST gets a slice sized from that worker's observed rate and what is left
  * for its class; RESULTS are checked, given their derived metrics and appended
  * to the journal beside the archive (one write per batch) and only then to
@@ -47,6 +49,7 @@
 #include "plan.h"
 #include "progress.h"
 #include "report.h"
+#include "strategy.h"
 
 #ifndef TF_VERSION
 #define TF_VERSION "0.1"
@@ -1299,7 +1302,10 @@ int tf_coordinator_run(const struct tf_run_options *opt, bool *abort_others)
     /* Validation: a bad job or archive stops every rank before anything is written. */
     c.bundle = tf_bundle_create();
     c.job = tf_job_load(opt->job_path, c.bundle, &err);
-    if (c.job == NULL) {
+    /* The loader keeps search.strategy and search.options as written (the
+     * workers load with it too, and schema/ knows no strategies): they are
+     * checked here, against the registry, before the archive is touched. */
+    if (c.job == NULL || tf_strategy_check_job(c.job, &err)) {
         code = TF_EXIT_USAGE;
         goto fail_stop;
     }

@@ -108,6 +108,12 @@ static int create_search(const struct tf_job *job, const struct tf_job_kernel *j
 struct tf_plan *tf_plan_create(const struct tf_job *job, int nclasses,
                                const struct tf_device *devices, struct tf_error *err)
 {
+    /* The loader keeps the search section raw (schema/ does not know the
+     * strategies): a plan is only made of a checked one. The coordinator has
+     * checked it already, right after loading; other callers get the same
+     * positioned error here. */
+    if (tf_strategy_check_job(job, err))
+        return NULL;
     struct tf_plan *plan = tf_xcalloc(1, sizeof *plan);
     plan->top_k = job->top_k;
     plan->patience = job->patience;

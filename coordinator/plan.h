@@ -84,7 +84,9 @@ struct tf_plan {
  * an adaptive strategy gets one instance per task (seeded by the job's seed and
  * the kernel and problem names), its space counted up to TF_SPACE_EXACT_LIMIT
  * (above it, with a budget, the count is left unknown). A stop requested
- * through the space poll hook fails it with TF_ERR_INTERRUPTED. */
+ * through the space poll hook fails it with TF_ERR_INTERRUPTED. The job's
+ * strategy name and options are checked first (tf_strategy_check_job: the
+ * loader keeps them raw), failing with their file:line:col. */
 struct tf_plan *tf_plan_create(const struct tf_job *job, int nclasses,
                                const struct tf_device *devices, struct tf_error *err);
 /* Free; accepts NULL. */

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../schema/job.h"
 #include "../schema/kernel.h"
 #include "../schema/ktcache.h"
 #include "../schema/space.h"
@@ -39,6 +40,71 @@ const struct tf_strategy_impl *tf_strategy_find(const char *name)
         if (strcmp(tf_strategies[i]->name, name) == 0)
             return tf_strategies[i];
     return NULL;
+}
+
+/* "a, b, c": the registry's names, or one strategy's option names. */
+static void strategy_names(char *out, size_t cap)
+{
+    out[0] = '\0';
+    for (int i = 0; tf_strategies[i]; i++) {
+        strncat(out, i ? ", " : "", cap - strlen(out) - 1);
+        strncat(out, tf_strategies[i]->name, cap - strlen(out) - 1);
+    }
+}
+
+static void option_names(const struct tf_strategy_impl *impl, char *out, size_t cap)
+{
+    out[0] = '\0';
+    for (const struct tf_strategy_option_spec *o = impl->options; o && o->name; o++) {
+        strncat(out, out[0] ? ", " : "", cap - strlen(out) - 1);
+        strncat(out, o->name, cap - strlen(out) - 1);
+    }
+}
+
+static int probe_valid(void *ctx, uint64_t index, bool *valid, struct tf_error *err)
+{
+    (void)ctx, (void)index, (void)err;
+    *valid = true;
+    return 0;
+}
+
+int tf_strategy_check_job(const struct tf_job *job, struct tf_error *err)
+{
+    const struct tf_strategy_impl *impl = tf_strategy_find(job->strategy_name);
+    if (impl == NULL) {
+        char known[512];
+        strategy_names(known, sizeof known);
+        return tf_error_at(err, TF_ERR_SCHEMA, job->file, job->strategy_line,
+                           job->strategy_col, "'strategy' must be one of %s, found '%s'", known,
+                           job->strategy_name);
+    }
+    char known[512];
+    option_names(impl, known, sizeof known);
+    /* Each value alone, over the smallest space a strategy accepts: the
+     * message is the strategy's own, the position the value's. */
+    static const int radix[1] = {2};
+    static const double *const values[1] = {NULL};
+    const struct tf_strategy_space probe = {.nparams = 1, .radix = radix, .values = values,
+                                            .cartesian = 2, .valid_count = 2,
+                                            .is_valid = probe_valid};
+    for (int i = 0; i < job->noptions; i++) {
+        const struct tf_job_option *o = &job->options[i];
+        bool declared = false;
+        for (const struct tf_strategy_option_spec *spec = impl->options; spec && spec->name;
+             spec++)
+            declared = declared || strcmp(spec->name, o->name) == 0;
+        if (!declared)
+            return tf_error_at(err, TF_ERR_SCHEMA, job->file, o->name_line, o->name_col,
+                               "unknown option '%s' of strategy %s: expected %s", o->name,
+                               impl->name, known[0] ? known : "no options (remove 'options')");
+        const struct tf_strategy_option one = {o->name, o->value};
+        struct tf_error e;
+        struct tf_strategy *st = tf_strategy_create(impl->name, &probe, &one, 1, 1, NULL, &e);
+        if (st == NULL)
+            return tf_error_at(err, TF_ERR_SCHEMA, job->file, o->line, o->col, "%s", e.message);
+        tf_strategy_destroy(st);
+    }
+    return 0;
 }
 
 const char *tf_strategy_stop_name(enum tf_strategy_stop s)
@@ -373,11 +439,8 @@ struct tf_strategy *tf_strategy_create(const char *name, const struct tf_strateg
 {
     const struct tf_strategy_impl *impl = tf_strategy_find(name);
     if (!impl) {
-        char known[512] = "";
-        for (int i = 0; tf_strategies[i]; i++) {
-            strncat(known, i ? ", " : "", sizeof known - strlen(known) - 1);
-            strncat(known, tf_strategies[i]->name, sizeof known - strlen(known) - 1);
-        }
+        char known[512];
+        strategy_names(known, sizeof known);
         tf_error_set(err, TF_ERR_SCHEMA, "unknown search strategy '%s': expected one of %s",
                      name ? name : "(null)", known);
         return NULL;
@@ -405,11 +468,8 @@ struct tf_strategy *tf_strategy_create(const char *name, const struct tf_strateg
         s->limits = *limits;
     for (int i = 0; i < nopts; i++)
         if (!opt_spec(&s->core, opts[i].name)) {
-            char known[512] = "";
-            for (const struct tf_strategy_option_spec *o = impl->options; o && o->name; o++) {
-                strncat(known, known[0] ? ", " : "", sizeof known - strlen(known) - 1);
-                strncat(known, o->name, sizeof known - strlen(known) - 1);
-            }
+            char known[512];
+            option_names(impl, known, sizeof known);
             tf_error_set(err, TF_ERR_SCHEMA,
                          "search option '%s' is not one of strategy %s's: expected %s",
                          opts[i].name, impl->name, known[0] ? known : "no options");

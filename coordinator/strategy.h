@@ -133,6 +133,18 @@ struct tf_strategy_impl {
 extern const struct tf_strategy_impl *const tf_strategies[];
 const struct tf_strategy_impl *tf_strategy_find(const char *name);
 
+struct tf_job;
+/* The job's search section against the registry: search.strategy one of its
+ * names, each search.options name one of that strategy's and each value one
+ * it accepts (the strategy's own parser says, by creating it with that option
+ * alone over a two-configuration space). The loader (schema/job.c) keeps the
+ * section raw, with positions, because schema/ cannot know the strategies;
+ * this is where it is checked, on rank 0 before anything runs (coordinator.c,
+ * and tf_plan_create for any other caller) and by `tunefarm compile` (main.c).
+ * Errors are TF_ERR_SCHEMA at job->file:line:col of the offending name or
+ * value, listing the valid names. 0, or -1 + err. */
+int tf_strategy_check_job(const struct tf_job *job, struct tf_error *err);
+
 /* Search settings that are not a strategy's own. */
 struct tf_search_limits {
     uint64_t budget;                /* configurations to propose; 0 = the whole valid space */

@@ -9,10 +9,14 @@
  * search and lands on the same file. Scalar settings are validated against
  * their documented ranges with the offending node's line and column, and the
  * job's identity is the hash of the whole bundle once everything is loaded.
- * search.strategy and search.options are checked against the strategy
- * registry (coordinator/strategy.h: names, option tables, and each value by
- * the strategy's own parser), so a bad option fails at load with its position,
- * not when the plan is made; that is the one thing schema/ asks of coordinator/. */
+ * The search section is kept raw: the strategy's name and each option's name
+ * and value with their positions. schema/ depends on nothing (DESIGN.md,
+ * "Layout"), and the worker loads jobs with this same loader, so the strategy
+ * registry is not consulted here: the loader knows only the two cheap paths
+ * (brute_force, random; any other name is the adaptive path) and the checks
+ * that need no strategy (types, ranges, budget rules). The coordinator checks
+ * the name and the options against its strategies (tf_strategy_check_job)
+ * before anything runs, with the positions kept here. */
 #include "job.h"
 
 #include <fnmatch.h>
@@ -24,7 +28,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../coordinator/strategy.h"
 #include "archive.h"
 #include "yamldoc.h"
 
@@ -288,74 +291,35 @@ static int load_targets(struct jload *L, yaml_node_t *root)
     return 0;
 }
 
-/* Every name of the strategy registry, "a, b, c", for messages. */
-static void strategy_names(char *out, size_t cap)
-{
-    out[0] = '\0';
-    for (int i = 0; tf_strategies[i]; i++) {
-        strncat(out, i ? ", " : "", cap - strlen(out) - 1);
-        strncat(out, tf_strategies[i]->name, cap - strlen(out) - 1);
-    }
-}
-
-static int always_valid(void *ctx, uint64_t index, bool *valid, struct tf_error *err)
-{
-    (void)ctx, (void)index, (void)err;
-    *valid = true;
-    return 0;
-}
-
-/* search.options: a map of scalars, each name one of the strategy's option
- * table (coordinator/strategy.h) and each value one the strategy accepts. The
- * values are checked by creating the strategy with that option alone over a
- * two-configuration space, so the message comes from the strategy itself and
- * the position is the value's. */
-static int load_options(struct jload *L, yaml_node_t *n, const struct tf_strategy_impl *impl)
+/* search.options: a map of scalars, kept as written with their positions.
+ * Whether each name is one of the strategy's options and each value one it
+ * accepts is the strategy's to say (tf_strategy_check_job); here only the
+ * type: every option is a number, so an empty value or a list is refused. */
+static int load_options(struct jload *L, yaml_node_t *n)
 {
     struct tf_ydoc *d = &L->d;
     struct tf_job *job = L->job;
     if (tf_ydoc_expect_map(d, n, "options", L->err) != 0 ||
         tf_ydoc_check_keys(d, n, "'search.options'", (const char *const[]){NULL}, L->err) != 0)
         return -1;
-    char known[512] = "";
-    for (const struct tf_strategy_option_spec *o = impl->options; o && o->name; o++) {
-        strncat(known, known[0] ? ", " : "", sizeof known - strlen(known) - 1);
-        strncat(known, o->name, sizeof known - strlen(known) - 1);
-    }
     const int m = tf_ydoc_map_size(n);
     job->options = tf_xcalloc((size_t)(m > 0 ? m : 1), sizeof *job->options);
-    static const int radix[1] = {2};
-    static const double *const values[1] = {NULL};
-    const struct tf_strategy_space probe = {.nparams = 1, .radix = radix, .values = values,
-                                            .cartesian = 2, .valid_count = 2,
-                                            .is_valid = always_valid};
     for (int i = 0; i < m; i++) {
         yaml_node_t *k = tf_ydoc_map_key(d, n, i), *v = tf_ydoc_map_value(d, n, i);
         const char *name = tf_ydoc_text(k);
-        bool declared = false;
-        for (const struct tf_strategy_option_spec *o = impl->options; o && o->name; o++)
-            declared = declared || strcmp(o->name, name) == 0;
-        if (!declared)
-            return tf_ydoc_fail(d, k, L->err, TF_ERR_SCHEMA,
-                                "unknown option '%s' of strategy %s: expected %s", name,
-                                impl->name, known[0] ? known : "no options (remove 'options')");
         const char *text = tf_ydoc_text(v);
         char what[160];
         if (text == NULL || tf_ydoc_kind(v) == TF_YS_NULL)
             return tf_ydoc_fail(d, v, L->err, TF_ERR_SCHEMA,
                                 "option '%s' of strategy %s must be a number, found %s", name,
-                                impl->name, tf_ydoc_describe(v, what, sizeof what));
+                                job->strategy_name, tf_ydoc_describe(v, what, sizeof what));
         struct tf_job_option *o = &job->options[job->noptions++];
         o->name = tf_xstrdup(name);
         o->value = tf_xstrdup(text);
         o->line = tf_ydoc_line(v);
         o->col = tf_ydoc_column(v);
-        const struct tf_strategy_option one = {o->name, o->value};
-        struct tf_error e;
-        struct tf_strategy *st = tf_strategy_create(impl->name, &probe, &one, 1, 1, NULL, &e);
-        if (st == NULL)
-            return tf_ydoc_fail(d, v, L->err, TF_ERR_SCHEMA, "%s", e.message);
-        tf_strategy_destroy(st);
+        o->name_line = tf_ydoc_line(k);
+        o->name_col = tf_ydoc_column(k);
     }
     return 0;
 }
@@ -396,24 +360,20 @@ static int load_search(struct jload *L, yaml_node_t *root)
         return -1;
     yaml_node_t *v;
     const char *s;
-    const struct tf_strategy_impl *impl = tf_strategy_find("brute_force");
     if ((v = tf_ydoc_get(d, n, "strategy")) != NULL) {
         if (tf_ydoc_string(d, v, "strategy", &s, L->err) != 0)
             return -1;
-        impl = tf_strategy_find(s);
-        if (impl == NULL) {
-            char known[512];
-            strategy_names(known, sizeof known);
-            return tf_ydoc_fail(d, v, L->err, TF_ERR_SCHEMA,
-                                "'strategy' must be one of %s, found '%s'", known, s);
-        }
+        /* Any name but the two cheap paths' is an adaptive strategy's; the
+         * coordinator says whether it is one (tf_strategy_check_job). */
         free(job->strategy_name);
-        job->strategy_name = tf_xstrdup(impl->name);
+        job->strategy_name = tf_xstrdup(s);
+        job->strategy_line = tf_ydoc_line(v);
+        job->strategy_col = tf_ydoc_column(v);
         job->strategy = strcmp(s, "brute_force") == 0 ? TF_STRATEGY_BRUTE_FORCE
                         : strcmp(s, "random") == 0    ? TF_STRATEGY_RANDOM
                                                       : TF_STRATEGY_ADAPTIVE;
     }
-    if ((v = tf_ydoc_get(d, n, "options")) != NULL && load_options(L, v, impl) != 0)
+    if ((v = tf_ydoc_get(d, n, "options")) != NULL && load_options(L, v) != 0)
         return -1;
     int64_t i;
     if ((v = tf_ydoc_get(d, n, "budget")) != NULL) {

@@ -24,16 +24,20 @@
 #define TF_JOB_MAX_COMPILE_JOBS 1024
 
 /* How the plan picks configurations. Brute force and random keep their cheap
- * paths (index ranges; a sample drawn up front); an adaptive strategy
- * (genetic, local, bayes: coordinator/strategy.h) is asked as workers pull and
- * told every result, so what it measures is not known up front. */
+ * paths (index ranges; a sample drawn up front); any other search.strategy
+ * name is the adaptive path (genetic, local, bayes: asked as workers pull and
+ * told every result, so what it measures is not known up front). The loader
+ * does not know the strategy registry (schema/ depends on nothing): whether
+ * the name is one, and its options, are checked on the coordinator side
+ * (the coordinator's tf_strategy_check_job) before anything runs. */
 enum tf_search_path { TF_STRATEGY_BRUTE_FORCE, TF_STRATEGY_RANDOM, TF_STRATEGY_ADAPTIVE };
 
 /* One `name: value` of search.options, where it stands in the job file. */
 struct tf_job_option {
     char *name;
-    char *value;         /* the scalar's text; the strategy parses it */
+    char *value;         /* the scalar's text (never NULL); the strategy parses it */
     int line, col;       /* 1-based, of the value */
+    int name_line, name_col; /* 1-based, of the name */
 };
 
 struct tf_measure {
@@ -61,9 +65,11 @@ struct tf_job {
     int ntargets;
     char **targets;      /* backend names or class globs ("host", "cuda", "NVIDIA H100*"); none = all */
     enum tf_search_path strategy;
-    char *strategy_name; /* search.strategy: a name of coordinator/strategy.h's registry */
+    char *strategy_name; /* search.strategy as written (default "brute_force"); whether it
+                            names a strategy is checked by the coordinator */
+    int strategy_line, strategy_col; /* 1-based, of the search.strategy value; 0 = default */
     int noptions;
-    struct tf_job_option *options; /* search.options, checked at load against the strategy */
+    struct tf_job_option *options; /* search.options, raw: names and values unchecked here */
     uint64_t budget;     /* configurations per (kernel, problem, device class); 0 = every
                             valid one (required by random) */
     double time_budget;  /* seconds of wall time for the job's searches; 0 = none */
@@ -83,7 +89,10 @@ struct tf_job {
 };
 
 /* Load and validate the job file `path`, and every kernel it names, through
- * `bundle` (unsealed: read from disk and recorded). NULL + `err` on failure. */
+ * `bundle` (unsealed: read from disk and recorded). NULL + `err` on failure.
+ * The search strategy's name and options are kept as written (with their
+ * positions), not checked against the strategies: a job that loads may still
+ * be refused by the coordinator's tf_strategy_check_job. */
 struct tf_job *tf_job_load(const char *path, struct tf_bundle *bundle, struct tf_error *err);
 /* Free the job and its kernels; accepts NULL. */
 void tf_job_destroy(struct tf_job *job);

@@ -5,13 +5,22 @@
  * same valid configurations and the random strategy draws the same sample a
  * run on that GPU model will: the same call the plan makes (tf_space_random,
  * seeded by the job, kernel and problem, never the device; a space above
- * TF_SPACE_EXACT_LIMIT sampled without a count). A variant's binary does not depend on the
- * problem, so each kernel's configurations are merged over its problems and
- * compiled once, through the same compile pool and content-hash cache a run
- * uses: a later `tunefarm run` on a node that shares the cache finds them and
- * spends its device time measuring. Under mpirun every rank takes every
- * nranks-th variant; cache writes are atomic renames, so ranks sharing a
- * filesystem never see a partial binary. */
+ * TF_SPACE_EXACT_LIMIT sampled without a count). Brute force compiles every
+ * valid configuration, or with a budget the first `budget` in index order,
+ * as the plan hands them out. An adaptive strategy (genetic, local, bayes)
+ * decides what it measures from the results during the run, so nothing can
+ * know it ahead: it gets the problem's default configuration and a seeded
+ * random sample, `budget` configurations in all (TF_PRECOMPILE_ADAPTIVE_SAMPLE
+ * without a budget), never the whole space, and the output says so; compile
+ * ranks of the run compile the search's likely next proposals. A variant's
+ * binary does not depend on the problem, so each kernel's configurations are
+ * merged over its problems and compiled once, through the same compile pool
+ * and content-hash cache a run uses: a later `tunefarm run` on a node that
+ * shares the cache finds them and spends its device time measuring. Under
+ * mpirun every rank takes every nranks-th variant; cache writes are atomic
+ * renames, so ranks sharing a filesystem never see a partial binary. The
+ * strategy's name and options are not checked here (that needs the
+ * coordinator's registry; main.c checks them before calling tf_precompile). */
 #include "precompile.h"
 
 #include <stdbool.h>
@@ -39,20 +48,61 @@ static int cmp_u64(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* The configurations of `jk` a run of `job` would measure on `dev`, over all
+/* The first `limit` valid configurations of `s` in index order (all of them
+ * for UINT64_MAX) into a new array *out of *n: walked, never counted, so a
+ * budget on a huge space costs the budget, not the space. */
+static int first_valid(struct tf_space *s, uint64_t limit, uint64_t **out, uint64_t *n,
+                       struct tf_error *err)
+{
+    uint64_t cap = limit < 1024 ? (limit ? limit : 1) : 1024, count = 0, idx = 0;
+    uint64_t *list = tf_xmalloc(sizeof *list * cap);
+    while (count < limit) {
+        int rc = tf_space_next(s, idx, UINT64_MAX, &idx, err);
+        if (rc < 0) {
+            free(list);
+            return -1;
+        }
+        if (rc == 0)
+            break;
+        if (count == cap)
+            list = tf_xrealloc(list, sizeof *list * (cap *= 2));
+        list[count++] = idx++;
+    }
+    *out = list;
+    *n = count;
+    return 0;
+}
+
+uint64_t tf_precompile_sample_size(const struct tf_job *job)
+{
+    switch (job->strategy) {
+    case TF_STRATEGY_BRUTE_FORCE: return job->budget; /* 0: every valid one */
+    case TF_STRATEGY_RANDOM: return job->budget;
+    case TF_STRATEGY_ADAPTIVE: break;
+    }
+    return job->budget ? job->budget : TF_PRECOMPILE_ADAPTIVE_SAMPLE;
+}
+
+/* The configurations of `jk` to compile for a run of `job` on `dev`, over all
  * of the job's problems of `jk`, ascending and distinct, into a new array.
- * Each problem's are chosen exactly as the plan chooses them
- * (coordinator/plan.c, tf_plan_create): a random search through
+ * Each problem's are chosen as the plan chooses them (coordinator/plan.c,
+ * tf_plan_create) where the plan knows them up front: a random search through
  * tf_space_random with the job's budget and seed (a space above
  * TF_SPACE_EXACT_LIMIT sampled by rejection without a count, a smaller one
  * counted and sampled; every valid configuration when the budget holds them
- * all), brute force every valid configuration. Anything else would compile
- * one sample and measure another. */
+ * all), brute force the first `budget` valid configurations in index order
+ * (every one without a budget). Anything else would compile one set and
+ * measure another. An adaptive search is not known up front: the same
+ * tf_space_random draw (the default first, then a seeded sample) of
+ * tf_precompile_sample_size configurations, a start the search is likely to
+ * share (every strategy begins with random configurations) at the cost of
+ * its budget, never a walk of the whole space. */
 int tf_precompile_variants(const struct tf_job *job, const struct tf_job_kernel *jk,
                            const struct tf_device *dev, uint64_t **out, uint64_t *n,
                            struct tf_error *err)
 {
     uint64_t *all = NULL, count = 0, cap = 0;
+    const uint64_t sample = tf_precompile_sample_size(job);
     *out = NULL;
     *n = 0;
     for (int p = 0; p < jk->nproblems; p++) {
@@ -61,32 +111,15 @@ int tf_precompile_variants(const struct tf_job *job, const struct tf_job_kernel 
         bool estimated = false;
         if (s == NULL)
             goto fail_space;
-        if (job->strategy == TF_STRATEGY_RANDOM) {
-            if (tf_space_random(s, job->budget, job->seed, &list, &nlist, &valid, &estimated,
-                                err))
+        if (job->strategy == TF_STRATEGY_BRUTE_FORCE) {
+            if (first_valid(s, sample ? sample : UINT64_MAX, &list, &nlist, err))
                 goto fail_space;
-        } else if (tf_space_count(s, 0, UINT64_MAX, &valid, err)) {
-            goto fail_space;
-        }
-        if (list == NULL) { /* every valid configuration (an exact count) */
-            list = tf_xmalloc(sizeof *list * (valid ? valid : 1));
-            uint64_t idx = 0;
-            nlist = 0;
-            while (nlist < valid) {
-                int rc = tf_space_next(s, idx, UINT64_MAX, &idx, err);
-                if (rc <= 0) {
-                    if (rc == 0)
-                        tf_error_set(err, TF_ERR_EVAL,
-                                     "internal: %s/%s has fewer valid configurations than "
-                                     "its count (%llu)",
-                                     jk->kernel->name,
-                                     jk->kernel->problems[jk->problems[p]].name,
-                                     (unsigned long long)valid);
-                    free(list);
-                    goto fail_space;
-                }
-                list[nlist++] = idx++;
-            }
+        } else {
+            if (tf_space_random(s, sample, job->seed, &list, &nlist, &valid, &estimated, err))
+                goto fail_space;
+            /* NULL: the sample holds every valid configuration. */
+            if (list == NULL && first_valid(s, UINT64_MAX, &list, &nlist, err))
+                goto fail_space;
         }
         if (count + nlist > cap) {
             cap = 2 * (count + nlist);
@@ -223,6 +256,15 @@ int tf_precompile(const struct tf_precompile_options *o)
         tf_bundle_destroy(bundle);
         return 2;
     }
+    /* An adaptive search chooses during the run: say what was compiled
+     * instead, once (rank 0), so nobody expects a cache-only run. */
+    if (job->strategy == TF_STRATEGY_ADAPTIVE && o->rank == 0)
+        printf("tunefarm compile: strategy %s is adaptive: it decides what to measure from "
+               "the results during the run, so this compiles the default configuration and a "
+               "seeded random sample, %llu configurations per kernel and problem (%s); the "
+               "run compiles the rest as the search proposes them\n",
+               job->strategy_name, (unsigned long long)tf_precompile_sample_size(job),
+               job->budget ? "the job's budget" : "no budget: a fixed sample");
     char *archs = tf_xstrdup(o->archs), *save = NULL;
     for (char *a = strtok_r(archs, ",", &save); a != NULL && code == 0;
          a = strtok_r(NULL, ",", &save))

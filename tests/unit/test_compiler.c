@@ -1009,6 +1009,93 @@ static void test_precompile_compiles_what_the_plan_measures(void **state)
     }
 }
 
+/* A job given as text, as if it were tests/fixtures/NAME.yaml (kernels found
+ * beside it). The bundle is returned for the caller to free. */
+static struct tf_job *fixture_job(const char *text, struct tf_bundle **bundle)
+{
+    static const char path[] = "tests/fixtures/layering_precompile.yaml";
+    struct tf_error err = {0};
+    *bundle = tf_bundle_create();
+    tf_bundle_add(*bundle, path, text, strlen(text));
+    struct tf_job *job = tf_job_load(path, *bundle, &err);
+    if (job == NULL)
+        fail_msg("%s:%d:%d: %s\n%s", err.file, err.line, err.column, err.message, text);
+    return job;
+}
+
+/* `tunefarm compile` with a budget or an adaptive strategy. Brute force with
+ * a budget: exactly the first `budget` valid configurations in index order,
+ * which is what the plan measures (it compiled every valid one). An adaptive
+ * search (decided during the run): the same draw as a random search of
+ * `budget` (the default first, then the seeded sample), or of
+ * TF_PRECOMPILE_ADAPTIVE_SAMPLE without a budget, never the whole space (it
+ * walked and compiled every valid configuration, 2.56 * 10^8 on
+ * followup_huge). The bowl has 642 valid configurations of 768. */
+static void test_precompile_budget_and_adaptive(void **state)
+{
+    (void)state;
+    struct tf_device dev;
+    struct tf_error err = {0};
+    assert_int_equal(tf_backend_host.describe(0, &dev, &err), 0);
+    static const char head[] = "name: layering_precompile\nkernels: [%s]\ntargets: [host]\n"
+                               "search: %s\n";
+    static const struct {
+        const char *kernel, *search;
+        const char *same_as;     /* NULL: the plan of this job; else the plan of this search */
+        uint64_t configs;
+    } cases[] = {
+        {"search_bowl", "{strategy: brute_force, budget: 40}", NULL, 40},
+        {"search_bowl", "{strategy: brute_force, budget: 700}", NULL, 642}, /* holds them all */
+        {"faulty", "{strategy: brute_force, budget: 5}", NULL, 5},
+        {"search_bowl", "{strategy: genetic, budget: 40, seed: 3}",
+         "{strategy: random, budget: 40, seed: 3}", 40},
+        {"search_bowl", "{strategy: local, seed: 3, patience: 20}",
+         "{strategy: random, budget: 256, seed: 3}", TF_PRECOMPILE_ADAPTIVE_SAMPLE},
+        {"search_bowl", "{strategy: bayes, budget: 1000}", "{strategy: brute_force}", 642},
+        {"followup_huge", "{strategy: genetic, budget: 10, seed: 5}",
+         "{strategy: random, budget: 10, seed: 5}", 19},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char text[512];
+        snprintf(text, sizeof text, head, cases[i].kernel, cases[i].search);
+        struct tf_bundle *bundle;
+        struct tf_job *job = fixture_job(text, &bundle);
+        uint64_t ncompile = 0, *compile = NULL, nplan = 0, *planned;
+        assert_int_equal(
+            tf_precompile_variants(job, &job->kernels[0], &dev, &compile, &ncompile, &err), 0);
+        if (cases[i].same_as) {
+            char ref_text[512];
+            snprintf(ref_text, sizeof ref_text, head, cases[i].kernel, cases[i].same_as);
+            struct tf_bundle *ref_bundle;
+            struct tf_job *ref = fixture_job(ref_text, &ref_bundle);
+            planned = plan_configs(ref, &dev, &nplan);
+            tf_job_destroy(ref);
+            tf_bundle_destroy(ref_bundle);
+        } else {
+            planned = plan_configs(job, &dev, &nplan);
+        }
+        if (ncompile != cases[i].configs || ncompile != nplan ||
+            memcmp(compile, planned, sizeof *planned * nplan) != 0)
+            fail_msg("case %zu (%s %s): compiles %llu, expected %llu (the plan: %llu)", i,
+                     cases[i].kernel, cases[i].search, (unsigned long long)ncompile,
+                     (unsigned long long)cases[i].configs, (unsigned long long)nplan);
+        /* Brute force: the first ones in index order, nothing skipped. */
+        if (job->strategy == TF_STRATEGY_BRUTE_FORCE && ncompile > 0) {
+            struct tf_space *sp = tf_space_create(job->kernels[0].kernel,
+                                                  job->kernels[0].problems[0], &dev, &err);
+            assert_non_null(sp);
+            uint64_t below = 0;
+            assert_int_equal(tf_space_count(sp, 0, compile[ncompile - 1] + 1, &below, &err), 0);
+            assert_int_equal(below, ncompile);
+            tf_space_destroy(sp);
+        }
+        free(compile);
+        free(planned);
+        tf_job_destroy(job);
+        tf_bundle_destroy(bundle);
+    }
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 2 && strcmp(argv[1], "__compiler") == 0 && strcmp(argv[2], "testfault") == 0)
@@ -1034,6 +1121,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_include_manifest, setup, teardown),
         cmocka_unit_test(test_compiler_main_arguments),
         cmocka_unit_test(test_precompile_compiles_what_the_plan_measures),
+        cmocka_unit_test(test_precompile_budget_and_adaptive),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

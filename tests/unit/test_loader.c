@@ -963,12 +963,12 @@ static const struct broken_case broken_cases[] = {
     {BROKEN "job_unknown_kernel.yaml", BROKEN "job_unknown_kernel.yaml:3:14",
      "kernel 'nosuch_kernel' not found: no nosuch_kernel/kernel.yaml in any of: "
      "tests/unit/broken, tests/unit/broken/../kernels, "},
-    {BROKEN "job_bad_strategy.yaml", BROKEN "job_bad_strategy.yaml:4:20",
-     "'strategy' must be brute_force or random, found 'genetic'"},
+    /* (job_bad_strategy.yaml, strategy genetic, and job_budget_brute_force.yaml
+     * are valid jobs since adaptive strategies and brute-force budgets came;
+     * strategy names and options are checked by the coordinator now:
+     * tests/unit/test_strategy.c, test_check_job_search.) */
     {BROKEN "job_random_no_budget.yaml", BROKEN "job_random_no_budget.yaml:5:3",
      "strategy 'random' needs a 'budget'"},
-    {BROKEN "job_budget_brute_force.yaml", BROKEN "job_budget_brute_force.yaml:4:18",
-     "'budget' is only used by strategy 'random'"},
     {BROKEN "job_bad_measure.yaml", BROKEN "job_bad_measure.yaml:6:14",
      "'max_noise' is a relative standard deviation and must be between 0 and 1"},
     {BROKEN "job_min_gt_max_samples.yaml", BROKEN "job_min_gt_max_samples.yaml:4:41",
@@ -993,6 +993,35 @@ static const struct broken_case broken_cases[] = {
     {BROKEN "no_such_job.yaml", BROKEN "no_such_job.yaml:0:0",
      "cannot open 'tests/unit/broken/no_such_job.yaml'"},
 };
+
+/* The loader keeps search.strategy as written, with its position, and picks
+ * the path from the name alone (schema/ knows no strategy registry; the
+ * coordinator checks the name: test_strategy.c, test_check_job_search). */
+static void test_job_search_raw(void **state)
+{
+    (void)state;
+    unsetenv("TUNEFARM_KERNEL_PATH");
+    struct tf_bundle *b = tf_bundle_create();
+    struct tf_error err;
+    tf_error_clear(&err);
+    struct tf_job *job = tf_job_load(BROKEN "job_bad_strategy.yaml", b, &err);
+    if (!job)
+        fail_msg("%s:%d:%d: %s", err.file, err.line, err.column, err.message);
+    assert_int_equal(job->strategy, TF_STRATEGY_ADAPTIVE);
+    assert_string_equal(job->strategy_name, "genetic");
+    assert_int_equal(job->strategy_line, 4);
+    assert_int_equal(job->strategy_col, 20);
+    tf_job_destroy(job);
+    tf_bundle_destroy(b);
+    /* The default: brute force, no position. */
+    b = tf_bundle_create();
+    job = tf_job_load(FIX "jobs/minimal.yaml", b, &err);
+    assert_non_null(job);
+    assert_string_equal(job->strategy_name, "brute_force");
+    assert_int_equal(job->strategy_line, 0);
+    tf_job_destroy(job);
+    tf_bundle_destroy(b);
+}
 
 static void test_broken_files(void **state)
 {
@@ -1224,6 +1253,7 @@ int main(void)
         cmocka_unit_test(test_archived_name_limits),
         cmocka_unit_test(test_scalar_ranges),
         cmocka_unit_test(test_compile_jobs_cap),
+        cmocka_unit_test(test_job_search_raw),
         cmocka_unit_test(test_broken_files),
         cmocka_unit_test(test_truncation_sweep),
         cmocka_unit_test(test_ydoc_scalars),

@@ -452,6 +452,56 @@ static void test_job_search_fields(void **state)
     assert_true(j->noise == 0.005);
     tf_job_destroy(j);
 
+    /* The loader keeps the section raw, with positions, for the coordinator. */
+    j = job_text("name: s\nkernels: [{kernel: ., problems: [p1]}]\n"
+                 "search:\n  strategy: annealing\n  options: {heat: lots}\n", NULL, &err);
+    if (!j)
+        fail_msg("%s:%d:%d: %s", err.file, err.line, err.column, err.message);
+    assert_int_equal(j->strategy, TF_STRATEGY_ADAPTIVE);
+    assert_string_equal(j->strategy_name, "annealing");
+    assert_int_equal(j->strategy_line, 4);
+    assert_int_equal(j->strategy_col, 13);
+    assert_int_equal(j->noptions, 1);
+    assert_string_equal(j->options[0].value, "lots");
+    assert_int_equal(j->options[0].name_line, 5);
+    assert_int_equal(j->options[0].name_col, 13);
+    assert_int_equal(j->options[0].col, 19);
+    tf_job_destroy(j);
+
+    /* What the loader checks itself: types, ranges, budget rules. */
+    static const struct {
+        const char *search;
+        int line, col;
+        const char *message;
+    } bad[] = {
+        {"  strategy: local\n  time_budget: 0\n", 5, 16, "'time_budget' must be > 0"},
+        {"  strategy: local\n  patience: 0\n", 5, 13, "'patience' (results without"},
+        {"  strategy: local\n  noise: 0.1\n", 5, 10, "'noise' is only used with 'patience'"},
+        {"  strategy: bayes\n  budget: -3\n", 5, 11, "'budget' (configurations per kernel"},
+        {"  strategy: random\n", 4, 3, "strategy 'random' needs a 'budget'"},
+        {"  strategy: genetic\n  options: {mutation: }\n", 5, 23,
+         "option 'mutation' of strategy genetic must be a number, found an empty value"},
+        {"  strategy: [local]\n", 4, 13, "'strategy' must be a string"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        char text[512];
+        snprintf(text, sizeof text, "name: s\nkernels: [{kernel: ., problems: [p1]}]\nsearch:\n%s",
+                 bad[i].search);
+        j = job_text(text, NULL, &err);
+        if (j || !strstr(err.message, bad[i].message) || err.line != bad[i].line ||
+            err.column != bad[i].col || strcmp(err.file, SJOB) != 0)
+            fail_msg("case %zu: %s:%d:%d: %s", i, err.file, err.line, err.column, err.message);
+        tf_job_destroy(j);
+    }
+}
+
+/* The strategy's name and options, checked against the registry on the
+ * coordinator side (tf_strategy_check_job; the loader keeps them raw): the
+ * same file:line:col and messages the loader gave when it checked them. A
+ * plan is never made of an unchecked job: tf_plan_create refuses it alike. */
+static void test_check_job_search(void **state)
+{
+    (void)state;
     static const struct {
         const char *search;
         int line, col;
@@ -465,22 +515,58 @@ static void test_job_search_fields(void **state)
          "search option 'population' of strategy genetic is '1': expected an integer from 2"},
         {"  strategy: genetic\n  options: {mutation: lots}\n", 5, 23,
          "search option 'mutation' of strategy genetic is 'lots': expected a number"},
-        {"  strategy: random\n  options: {init: 3}\n", 5, 13,
+        {"  strategy: random\n  options: {init: 3}\n  budget: 5\n", 5, 13,
          "unknown option 'init' of strategy random: expected no options"},
-        {"  strategy: local\n  time_budget: 0\n", 5, 16, "'time_budget' must be > 0"},
-        {"  strategy: local\n  patience: 0\n", 5, 13, "'patience' (results without"},
-        {"  strategy: local\n  noise: 0.1\n", 5, 10, "'noise' is only used with 'patience'"},
-        {"  strategy: bayes\n  budget: -3\n", 5, 11, "'budget' (configurations per kernel"},
-        {"  strategy: random\n", 4, 3, "strategy 'random' needs a 'budget'"},
+        {"  options: {init: 3}\n", 4, 13,
+         "unknown option 'init' of strategy brute_force: expected no options"},
     };
+    struct tf_device dev;
+    memset(&dev, 0, sizeof dev);
+    strcpy(dev.backend, "host");
+    dev.props[TF_DEVPROP_MAX_THREADS] = 256;
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         char text[512];
         snprintf(text, sizeof text, "name: s\nkernels: [{kernel: ., problems: [p1]}]\nsearch:\n%s",
                  bad[i].search);
-        j = job_text(text, NULL, &err);
-        if (j || !strstr(err.message, bad[i].message) || err.line != bad[i].line ||
-            err.column != bad[i].col || strcmp(err.file, SJOB) != 0)
-            fail_msg("case %zu: %s:%d:%d: %s", i, err.file, err.line, err.column, err.message);
+        struct tf_error err;
+        struct tf_job *j = job_text(text, NULL, &err);
+        if (!j) /* the loader no longer knows strategies: it must accept these */
+            fail_msg("case %zu: refused at load: %s:%d:%d: %s", i, err.file, err.line,
+                     err.column, err.message);
+        for (int via_plan = 0; via_plan < 2; via_plan++) {
+            tf_error_clear(&err);
+            int rc = -1;
+            if (via_plan) {
+                struct tf_plan *p = tf_plan_create(j, 1, &dev, &err);
+                rc = p ? 0 : -1;
+                tf_plan_destroy(p);
+            } else {
+                rc = tf_strategy_check_job(j, &err);
+            }
+            if (rc == 0 || !strstr(err.message, bad[i].message) || err.line != bad[i].line ||
+                err.column != bad[i].col || strcmp(err.file, SJOB) != 0 ||
+                err.code != TF_ERR_SCHEMA)
+                fail_msg("case %zu%s: %s:%d:%d: %s", i, via_plan ? " (plan)" : "", err.file,
+                         err.line, err.column, err.message);
+        }
+        tf_job_destroy(j);
+    }
+    /* Good ones pass: every strategy, with its options. */
+    static const char *const good[] = {
+        "{strategy: local, budget: 10, options: {init: 4, chains: 2, reach: 1, perturb: 2}}",
+        "{strategy: genetic, budget: 10, options: {population: 4, mutation: 0.3}}",
+        "{strategy: bayes, budget: 10, options: {init: 3, xi: 0.1}}",
+        "{strategy: random, budget: 10}",
+        "{strategy: brute_force}",
+    };
+    for (size_t i = 0; i < sizeof good / sizeof *good; i++) {
+        char text[512];
+        snprintf(text, sizeof text, "name: s\nkernels: [{kernel: ., problems: [p1]}]\nsearch: %s\n",
+                 good[i]);
+        struct tf_error err;
+        struct tf_job *j = job_text(text, NULL, &err);
+        if (!j || tf_strategy_check_job(j, &err) != 0)
+            fail_msg("good %zu: %s:%d:%d: %s", i, err.file, err.line, err.column, err.message);
         tf_job_destroy(j);
     }
 }
@@ -659,6 +745,7 @@ int main(void)
         cmocka_unit_test(test_refusals),
         cmocka_unit_test(test_kernel_space),
         cmocka_unit_test(test_job_search_fields),
+        cmocka_unit_test(test_check_job_search),
         cmocka_unit_test(test_plan_ask_tell),
         cmocka_unit_test(test_plan_stops),
     };
