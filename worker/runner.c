@@ -15,6 +15,26 @@
  * awaited with poll() and a deadline; past it the child is SIGKILLed and
  * reaped (timeout), and EOF means it died (crashed, with the signal's name).
  * The next request starts a new child lazily and replays INIT and SETUP.
+ *
+ * The child the worker spawns is a shield, not the runner: first thing, it
+ * forks (shield_start). The shield keeps no channel, echoes the runner's
+ * liveness checks, waits for the runner and ends as it ended (same exit
+ * status, or the same signal raised again); the runner, its child in the same
+ * process group, has PR_SET_PDEATHSIG(SIGKILL) and dies with it. So a
+ * variant's getppid() names the shield, not the worker rank: kill(getppid(),
+ * SIGKILL) (or any fatal signal) ends the shield and the runner, the worker
+ * reads EOF and records that configuration crashed ("runner killed by signal
+ * 9 (Killed), not by its worker ..."), and starts a new runner for the next.
+ * After every variant the runner continues its shield (a SIGSTOP to it is
+ * undone) and makes a round trip through it: a signal the variant queued for
+ * its parent is handled before the shield can answer, so the runner ends
+ * without replying and the kill is charged to that variant, not to the next
+ * configuration. A variant that clears its parent-death signal is caught the
+ * same way; the runner also restores that signal after every variant.
+ * Limit: the worker rank is the shield's parent, with the same uid; a
+ * variant that walks further up (/proc/PPID/stat of its parent, then kill)
+ * still kills the worker rank, and the run ends with exit 1 (every resume
+ * again). Only a different uid (or a PID namespace) would hide the rank.
  * SETUP and MEASURE answers end with an "exiting" byte: after a fault that
  * breaks the device context for good (CUDA's sticky errors, which only a new
  * process clears) the child replies, then exits with status 3, and the worker
@@ -37,9 +57,11 @@
  * images and the reference's outputs live in their own read-only mappings.
  * The worker sends absolute paths, and the child returns to its folder after
  * every variant (a chdir() changes nothing for the next). The child leads its
- * own process group (the worker kills the group with it) and is a child
- * subreaper: after every variant it kills what the variant forked, setsid()
- * or not. A variant launches with its own copy of the argument slots (largs),
+ * own process group, led by its shield (the worker kills the group with it)
+ * and is a child subreaper: after every variant it kills what the variant
+ * forked, setsid() or not; what a variant fork()s has the runner's channel
+ * closed (pthread_atfork), so a child left behind cannot hold the worker's EOF
+ * back when the runner dies. A variant launches with its own copy of the argument slots (largs),
  * and after it the floating-point environment is restored; an interval timer,
  * resource limit, signal action or signal mask it changed is put back and the
  * runner exits after replying (proc_state_restore), so the next configuration
@@ -48,9 +70,11 @@
  * contiguous overflows), leave a thread running (its crash may be charged to
  * the configuration after it), change state not listed above (cwd is
  * restored, descriptors inherited from the worker are closed at start;
- * descriptors it opens, affinity, priority are not), kill its worker rank,
- * or leave a setsid() process behind when it is itself killed (timeout/crash)
- * before the runner can end it. */
+ * descriptors it opens, affinity, priority are not), kill its worker rank by
+ * walking up past the shield (see above), fork with a raw clone() (no atfork
+ * handler: its child keeps the channel, and a runner killed meanwhile is a
+ * timeout, still that configuration's), or leave a setsid() process behind
+ * when it is itself killed (timeout/crash) before the runner can end it. */
 #include "runner.h"
 
 #include "channel.h"

@@ -7,7 +7,8 @@
  * measure ok (the runner was restarted). A second group does the same with the
  * hostile variants of tests/fixtures/runner_hostile (writes past and before a
  * buffer, chdir(), forked children, scripted times, a stop in the middle),
- * compiled into a cache given by a relative path. A third checks scalar
+ * compiled into a cache given by a relative path (the runner is the child of
+ * the shield the test spawns: strays() does not count it). A third checks scalar
  * arguments per configuration (tests/fixtures/followup_scalar). */
 #include <stdarg.h>
 #include <stddef.h>
