@@ -61,8 +61,9 @@
  * and is a child subreaper: after every variant it kills what the variant
  * forked, setsid() or not; what a variant fork()s has the runner's channel
  * closed (pthread_atfork), so a child left behind cannot hold the worker's EOF
- * back when the runner dies. A variant launches with its own copy of the argument slots (largs),
- * and after it the floating-point environment is restored; an interval timer,
+ * back when the runner dies. A variant launches with its own copy of the
+ * argument slots (largs), and after it the floating-point environment is
+ * restored; an interval timer,
  * resource limit, signal action or signal mask it changed is put back and the
  * runner exits after replying (proc_state_restore), so the next configuration
  * gets a clean process. What a variant can still do: write into the runner's
