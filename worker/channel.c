@@ -151,6 +151,8 @@ int tf_channel_child_open(int *in, int *out)
     signal(SIGINT, SIG_IGN);
     signal(SIGTERM, SIG_IGN);
     signal(SIGUSR1, SIG_IGN);
+    /* Dies with the worker. (A runner's process stays as its shield, and
+     * the runner it forks dies with that in turn: runner.c.) */
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() == 1)
         return -1;

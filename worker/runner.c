@@ -15,6 +15,26 @@
  * awaited with poll() and a deadline; past it the child is SIGKILLed and
  * reaped (timeout), and EOF means it died (crashed, with the signal's name).
  * The next request starts a new child lazily and replays INIT and SETUP.
+ *
+ * The child the worker spawns is a shield, not the runner: first thing, it
+ * forks (shield_start). The shield keeps no channel, echoes the runner's
+ * liveness checks, waits for the runner and ends as it ended (same exit
+ * status, or the same signal raised again); the runner, its child in the same
+ * process group, has PR_SET_PDEATHSIG(SIGKILL) and dies with it. So a
+ * variant's getppid() names the shield, not the worker rank: kill(getppid(),
+ * SIGKILL) (or any fatal signal) ends the shield and the runner, the worker
+ * reads EOF and records that configuration crashed ("runner killed by signal
+ * 9 (Killed), not by its worker ..."), and starts a new runner for the next.
+ * After every variant the runner continues its shield (a SIGSTOP to it is
+ * undone) and makes a round trip through it: a signal the variant queued for
+ * its parent is handled before the shield can answer, so the runner ends
+ * without replying and the kill is charged to that variant, not to the next
+ * configuration. A variant that clears its parent-death signal is caught the
+ * same way; the runner also restores that signal after every variant.
+ * Limit: the worker rank is the shield's parent, with the same uid; a
+ * variant that walks further up (/proc/PPID/stat of its parent, then kill)
+ * still kills the worker rank, and the run ends with exit 1 (every resume
+ * again). Only a different uid (or a PID namespace) would hide the rank.
  * SETUP and MEASURE answers end with an "exiting" byte: after a fault that
  * breaks the device context for good (CUDA's sticky errors, which only a new
  * process clears) the child replies, then exits with status 3, and the worker
@@ -37,10 +57,13 @@
  * images and the reference's outputs live in their own read-only mappings.
  * The worker sends absolute paths, and the child returns to its folder after
  * every variant (a chdir() changes nothing for the next). The child leads its
- * own process group (the worker kills the group with it) and is a child
- * subreaper: after every variant it kills what the variant forked, setsid()
- * or not. A variant launches with its own copy of the argument slots (largs),
- * and after it the floating-point environment is restored; an interval timer,
+ * own process group, led by its shield (the worker kills the group with it)
+ * and is a child subreaper: after every variant it kills what the variant
+ * forked, setsid() or not; what a variant fork()s has the runner's channel
+ * closed (pthread_atfork), so a child left behind cannot hold the worker's EOF
+ * back when the runner dies. A variant launches with its own copy of the
+ * argument slots (largs), and after it the floating-point environment is
+ * restored; an interval timer,
  * resource limit, signal action or signal mask it changed is put back and the
  * runner exits after replying (proc_state_restore), so the next configuration
  * gets a clean process. What a variant can still do: write into the runner's
@@ -48,9 +71,11 @@
  * contiguous overflows), leave a thread running (its crash may be charged to
  * the configuration after it), change state not listed above (cwd is
  * restored, descriptors inherited from the worker are closed at start;
- * descriptors it opens, affinity, priority are not), kill its worker rank,
- * or leave a setsid() process behind when it is itself killed (timeout/crash)
- * before the runner can end it. */
+ * descriptors it opens, affinity, priority are not), kill its worker rank by
+ * walking up past the shield (see above), fork with a raw clone() (no atfork
+ * handler: its child keeps the channel, and a runner killed meanwhile is a
+ * timeout, still that configuration's), or leave a setsid() process behind
+ * when it is itself killed (timeout/crash) before the runner can end it. */
 #include "runner.h"
 
 #include "channel.h"
@@ -62,6 +87,7 @@
 #include <limits.h>
 #include <math.h>
 #include <poll.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <spawn.h>
@@ -125,16 +151,31 @@ struct tf_runner {
     struct tf_buf buf;
 };
 
-/* Reap the child after EOF or a deadline and describe its end into `msg`. */
+/* Reap the child after EOF or a deadline and describe its end into `msg`.
+ * `kill_first` (a deadline): SIGKILL the group at once. Otherwise (EOF, QUIT)
+ * the leader is given QUIT_GRACE to exit by itself first, so that the shield
+ * can pass on how its runner ended (a SIGKILL sent to the group right away
+ * would race with it and turn every crash into "signal 9"). */
 static void reap_child(struct tf_runner *r, int kill_first, char *msg, size_t cap)
 {
     int st = 0;
     if (r->pid > 0) {
-        /* The runner leads its own process group (spawn_child): killing the
-         * group ends whatever a variant forked too, which would otherwise
-         * outlive it, hold the run's output open and ignore SIGTERM. */
-        if (kill_first)
+        int killed = 0; /* whether this worker sent a SIGKILL */
+        /* The child leads its own process group (spawn_child): killing the
+         * group ends the shield, the runner and whatever a variant forked,
+         * which would otherwise outlive it, hold the run's output open and
+         * ignore SIGTERM. */
+        if (kill_first) {
             kill(-r->pid, SIGKILL);
+            killed = 1;
+        }
+        /* Our end closed: a runner still reading sees EOF and ends itself. */
+        if (r->fd >= 0)
+            close(r->fd);
+        r->fd = -1;
+        /* A shield a variant stopped (kill(getppid(), SIGSTOP)) could not
+         * reap its runner and exit: continue it (a no-op otherwise). */
+        kill(r->pid, SIGCONT);
         /* EOF: the child is exiting; a short grace, then no mercy. */
         const double deadline = tf_channel_now() + QUIT_GRACE;
         pid_t w;
@@ -143,15 +184,20 @@ static void reap_child(struct tf_runner *r, int kill_first, char *msg, size_t ca
             nanosleep(&ts, NULL);
         }
         if (w == 0) {
-            kill(r->pid, SIGKILL);
+            kill(-r->pid, SIGKILL);
+            killed = 1;
             w = waitpid(r->pid, &st, 0);
         }
         /* A runner that exited by itself may leave group members behind. */
         kill(-r->pid, SIGKILL);
         if (msg) {
             if (w == r->pid && WIFSIGNALED(st))
-                snprintf(msg, cap, "runner killed by signal %d (%s)", WTERMSIG(st),
-                         strsignal(WTERMSIG(st)));
+                snprintf(msg, cap, "runner killed by signal %d (%s)%s", WTERMSIG(st),
+                         strsignal(WTERMSIG(st)),
+                         WTERMSIG(st) == SIGKILL && !killed
+                             ? ", not by its worker (a variant killed it or its parent, or "
+                               "the OOM killer did)"
+                             : "");
             else if (w == r->pid && WIFEXITED(st))
                 snprintf(msg, cap, "runner exited with status %d", WEXITSTATUS(st));
             else
@@ -203,7 +249,7 @@ static int spawn_child(struct tf_runner *r, struct tf_error *err)
     r->setup_valid = 0;
 
     /* INIT: the child loads the job and opens the device. */
-    char death[128] = "";
+    char death[TF_MESSAGE_LEN] = "";
     buf_reset(&r->buf);
     tf_buf_put_u8(&r->buf, REQ_INIT);
     tf_buf_put_u64(&r->buf, r->job_msg.len);
@@ -216,9 +262,9 @@ static int spawn_child(struct tf_runner *r, struct tf_error *err)
     char message[1024] = "";
     if (rc == 0 && (tf_buf_get_u8(&r->buf, &ok) || tf_buf_get_str(&r->buf, message, sizeof message) ||
                     tf_buf_get_f64(&r->buf, &r->timeout)))
-        rc = -1;
+        rc = -3; /* a malformed answer: the runner lives, and is killed */
     if (rc != 0) {
-        reap_child(r, 1, death, sizeof death);
+        reap_child(r, rc != -1, death, sizeof death);
         return tf_error_set(err, TF_ERR_SYSTEM, "runner did not start (%s): %s",
                             rc == -2 ? "no answer" : "no valid answer", death);
     }
@@ -255,10 +301,11 @@ static int measure(struct tf_runner *r, uint32_t kernel, uint32_t problem, uint3
                    uint64_t config, const char *binary, const char *reference,
                    struct tf_result *out, struct tf_error *err);
 
-/* After a failed exchange: timeout (kill) or crash (reap), into `out`. */
+/* After a failed exchange (rc -2: the deadline passed, -1: EOF, -3: a
+ * malformed answer): timeout (kill) or crash (reap), into `out`. */
 static void exchange_failed(struct tf_runner *r, int rc, const char *what, struct tf_result *out)
 {
-    char death[128] = "";
+    char death[TF_MESSAGE_LEN] = "";
     if (rc == -2) {
         reap_child(r, 1, NULL, 0);
         out->status = TF_STATUS_TIMEOUT;
@@ -266,7 +313,7 @@ static void exchange_failed(struct tf_runner *r, int rc, const char *what, struc
                  "%s: no answer within %.3g s, runner killed", what,
                  strcmp(what, "measure") == 0 ? r->timeout : fmax(SETUP_DEADLINE_MIN, 10 * r->timeout));
     } else {
-        reap_child(r, 1, death, sizeof death);
+        reap_child(r, rc != -1, death, sizeof death); /* -1: EOF, it is ending */
         out->status = TF_STATUS_CRASHED;
         snprintf(out->message, sizeof out->message, "%s", death);
     }
@@ -328,7 +375,7 @@ static int prepare(struct tf_runner *r, uint32_t kernel, uint32_t problem, uint6
     if (rc == 0 && (tf_buf_get_u8(&r->buf, &status) ||
                     tf_buf_get_str(&r->buf, out->message, sizeof out->message) ||
                     tf_buf_get_u8(&r->buf, &exiting) || status >= TF_STATUS_COUNT))
-        rc = -1;
+        rc = -3; /* a malformed answer: the runner lives, and is killed */
     if (rc != 0) {
         exchange_failed(r, rc, "setup (buffers and reference)", out);
         return 0;
@@ -383,7 +430,7 @@ static int measure(struct tf_runner *r, uint32_t kernel, uint32_t problem, uint3
     uint8_t exiting = 0;
     if (rc == 0 && (tf_buf_get_result(&r->buf, &got) || tf_buf_get_u8(&r->buf, &exiting) ||
                     got.config != config || got.kernel != kernel || got.problem != problem))
-        rc = -1;
+        rc = -3; /* a malformed answer: the runner lives, and is killed */
     if (rc != 0) {
         exchange_failed(r, rc, "measure", out);
         return 0;
@@ -435,6 +482,12 @@ void tf_runner_destroy(struct tf_runner *r)
 /* ======================================================================
  * Child side
  * ====================================================================== */
+
+/* The runner's parent: the shield (shield_start). 0 until then. */
+static pid_t shield_pid;
+/* The runner's channel descriptors and its end of the socket to the shield
+ * (shield_alive), closed in every process a variant forks. */
+static int channel_in = -1, channel_out = -1, shield_fd = -1;
 
 union scalar {
     int32_t i32;
@@ -1411,6 +1464,14 @@ static const char *proc_state_restore(const struct proc_state *ps)
             changed = "a signal handler";
         }
     }
+    /* The runner must die with its shield (shield_start): a variant that
+     * cleared the parent-death signal leaves a runner the worker's kill of
+     * the shield alone would not end. */
+    int pdeath = 0;
+    if (shield_pid > 0 && (prctl(PR_GET_PDEATHSIG, &pdeath) != 0 || pdeath != SIGKILL)) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        changed = "the parent-death signal";
+    }
     sigset_t mask;
     sigprocmask(SIG_SETMASK, NULL, &mask);
     for (int sig = 1; sig < NSIG; sig++)
@@ -1507,6 +1568,158 @@ static void close_inherited(int in, int out)
         close(fds[i]);
 }
 
+/* ---- the shield ------------------------------------------------------------ */
+
+/* pthread_atfork's child handler in the runner: what a variant fork()s gets
+ * no channel. Otherwise a child it left behind would hold the worker's EOF
+ * back after the runner died (a variant that kills the shield and forks would
+ * wait out its whole deadline as a timeout), or could write into the stream. */
+static void channel_close_in_child(void)
+{
+    const int fds[3] = {channel_in, channel_out, shield_fd};
+    for (int i = 0; i < 3; i++)
+        if (fds[i] >= 0)
+            close(fds[i]);
+    channel_in = channel_out = shield_fd = -1;
+}
+
+/* SIGCHLD in the shield: only to interrupt its ppoll. */
+static void shield_sigchld(int sig)
+{
+    (void)sig;
+}
+
+/* In the shield: echo what the runner sends on `ping` (shield_alive) until
+ * the runner ends, then end as it ended (its exit status, or the signal that
+ * killed it, raised again), so the worker sees the runner's end when it reaps
+ * the shield. Never returns. */
+static _Noreturn void shield_wait(pid_t runner, int ping)
+{
+    sigset_t chld, during;
+    sigemptyset(&chld);
+    sigaddset(&chld, SIGCHLD);
+    sigprocmask(SIG_BLOCK, &chld, &during);
+    sigdelset(&during, SIGCHLD); /* SIGCHLD arrives only inside ppoll: no lost wake-up */
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = shield_sigchld;
+    sigaction(SIGCHLD, &sa, NULL);
+    int st = 0;
+    for (;;) {
+        const pid_t w = waitpid(runner, &st, WNOHANG);
+        if (w == runner)
+            break;
+        if (w < 0 && errno != EINTR)
+            _exit(1);
+        struct pollfd p = {.fd = ping, .events = POLLIN};
+        if (ppoll(&p, ping >= 0 ? 1 : 0, NULL, &during) > 0) {
+            unsigned char b[256];
+            const ssize_t k = read(ping, b, sizeof b);
+            if (k > 0)
+                (void)!send(ping, b, (size_t)k, MSG_NOSIGNAL | MSG_DONTWAIT);
+            else if (k == 0 || (errno != EINTR && errno != EAGAIN)) {
+                close(ping); /* the runner is ending: only its exit is left to wait for */
+                ping = -1;
+            }
+        }
+    }
+    if (WIFEXITED(st))
+        _exit(WEXITSTATUS(st));
+    const int sig = WTERMSIG(st);
+    signal(sig, SIG_DFL);
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, sig);
+    sigprocmask(SIG_UNBLOCK, &set, NULL);
+    raise(sig);
+    _exit(128 + sig); /* a signal whose default action does not kill */
+}
+
+/* Fork the shield off, first thing: this process (the one the worker
+ * spawned, leader of its process group, with the worker as its parent and
+ * PR_SET_PDEATHSIG set by tf_channel_child_open) keeps no channel and only
+ * waits (shield_wait); its child, in the same process group, becomes the
+ * runner and dies with it (PR_SET_PDEATHSIG). A variant's getppid() is then
+ * the shield. 0 in the runner, -1 if it cannot start. */
+static int shield_start(int in, int out)
+{
+    const pid_t shield = getpid();
+    int ping[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ping) != 0) {
+        fprintf(stderr, "tunefarm runner: socketpair: %s\n", strerror(errno));
+        return -1;
+    }
+    /* No core file of the shield, whatever kills it (a variant may). */
+    const struct rlimit no_core = {0, 0};
+    struct rlimit core;
+    getrlimit(RLIMIT_CORE, &core);
+    setrlimit(RLIMIT_CORE, &no_core);
+    const pid_t runner = fork();
+    if (runner < 0) {
+        fprintf(stderr, "tunefarm runner: cannot fork: %s\n", strerror(errno));
+        return -1;
+    }
+    if (runner > 0) {
+        close(in);
+        close(out);
+        close(ping[1]);
+        shield_wait(runner, ping[0]);
+    }
+    setrlimit(RLIMIT_CORE, &core); /* the runner's own, as it was */
+    close(ping[0]);
+    /* A shield already gone (killed between fork and prctl) is a runner
+     * with no one to end it: stop here, the worker sees EOF. */
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != shield)
+        return -1;
+    shield_pid = shield;
+    shield_fd = ping[1];
+    channel_in = in;
+    channel_out = out;
+    if (pthread_atfork(NULL, NULL, channel_close_in_child) != 0)
+        return -1;
+    return 0;
+}
+
+/* Whether the shield is still there, asked after every variant: a round trip
+ * through it (a token sent, read back). A signal a variant sent its parent
+ * was queued before its kill() returned, and the shield handles it before it
+ * can answer, so a variant that killed the shield is seen here, before the
+ * runner replies, not by the configuration after it (the runner's parent-death
+ * signal comes a moment later and would otherwise lose that race). A stopped
+ * shield (kill(getppid(), SIGSTOP)) is continued first: stopping it harms no
+ * one. 0: gone; 1: there; -1: cannot tell (the variant closed or replaced the
+ * descriptor: the runner's channel is then likely gone too). */
+static int shield_alive(void)
+{
+    static uint64_t token;
+    unsigned char want[8], win[8] = {0}, b[256];
+    size_t have = 0;
+    if (shield_fd < 0)
+        return -1;
+    kill(shield_pid, SIGCONT);
+    token++;
+    memcpy(want, &token, sizeof want);
+    while (recv(shield_fd, b, sizeof b, MSG_DONTWAIT) > 0) /* stale echoes */
+        ;
+    if (send(shield_fd, want, sizeof want, MSG_NOSIGNAL) != (ssize_t)sizeof want)
+        return errno == EPIPE || errno == ECONNRESET ? 0 : -1;
+    for (;;) {
+        const ssize_t k = recv(shield_fd, b, sizeof b, 0);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k == 0 || (k < 0 && errno == ECONNRESET))
+            return 0;
+        if (k < 0)
+            return -1;
+        for (ssize_t i = 0; i < k; i++) {
+            memmove(win, win + 1, sizeof win - 1);
+            win[sizeof win - 1] = b[i];
+            if (++have >= sizeof win && memcmp(win, want, sizeof win) == 0)
+                return 1;
+        }
+    }
+}
+
 int tf_runner_main(int argc, char **argv)
 {
     if (argc < 4 || strcmp(argv[1], "__runner") != 0) {
@@ -1519,6 +1732,8 @@ int tf_runner_main(int argc, char **argv)
     if (tf_channel_child_open(&in, &out) != 0)
         return 1;
     close_inherited(in, out);
+    if (shield_start(in, out) != 0)
+        return 1;
     profile.on = getenv("TUNEFARM_PROFILE") != NULL;
     /* Orphans of a variant's children come to us (end_strays). */
     prctl(PR_SET_CHILD_SUBREAPER, 1);
@@ -1596,6 +1811,16 @@ int tf_runner_main(int argc, char **argv)
                 fprintf(stderr, "tunefarm runner: cannot return to its folder: %s\n",
                         strerror(errno));
             end_strays();
+            if (shield_alive() == 0) {
+                /* The variant killed the runner's parent (or the shield died
+                 * under it): no answer, so that the worker records this
+                 * configuration crashed (EOF), not the next one. */
+                fprintf(stderr,
+                        "tunefarm runner: configuration %llu killed the runner's parent (its "
+                        "shield); the runner ends\n",
+                        (unsigned long long)config);
+                _exit(1);
+            }
             const char *changed = proc_state_restore(&state);
             if (changed[0] != '\0') {
                 /* The variant's own result stands; a clean runner takes the next. */

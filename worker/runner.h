@@ -2,7 +2,9 @@
  *
  * The worker keeps one runner per device. A kernel that faults or hangs kills
  * only the runner; the worker side notices (EOF, deadline), records the status
- * and starts a fresh runner for the next configuration. */
+ * and starts a fresh runner for the next configuration. Between the worker and
+ * the runner sits a shield process (runner.c), so a kernel that kills its
+ * parent kills the shield and its runner, not the worker. */
 #ifndef TF_RUNNER_H
 #define TF_RUNNER_H
 
@@ -42,13 +44,16 @@ int tf_runner_prepare(struct tf_runner *r, uint32_t kernel, uint32_t problem, ui
 double tf_runner_device_seconds(const struct tf_runner *r);
 /* Number of runner processes started so far (1 + restarts). */
 int tf_runner_starts(const struct tf_runner *r);
-/* The current runner process (the leader of its own process group), -1 if
- * none is running (tests stop and continue it). */
+/* The process the worker spawned: the runner's shield, leader of the process
+ * group that holds it and the runner (its child); -1 if none is running
+ * (tests stop and continue the group). */
 pid_t tf_runner_pid(const struct tf_runner *r);
 /* Stop the child cleanly, SIGKILL it if it lingers, free; accepts NULL. */
 void tf_runner_destroy(struct tf_runner *r);
-/* The hidden subcommand: argv = {exe, "__runner", BACKEND, ORDINAL}. Serves
- * requests on stdin/stdout until stdin closes; returns the exit status. */
+/* The hidden subcommand: argv = {exe, "__runner", BACKEND, ORDINAL}. Forks
+ * the runner off and stays as its shield (never returns there: it exits as
+ * the runner ended); the runner serves requests on stdin/stdout until stdin
+ * closes and returns the exit status. */
 int tf_runner_main(int argc, char **argv);
 
 #endif

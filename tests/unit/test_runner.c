@@ -7,7 +7,8 @@
  * measure ok (the runner was restarted). A second group does the same with the
  * hostile variants of tests/fixtures/runner_hostile (writes past and before a
  * buffer, chdir(), forked children, scripted times, a stop in the middle),
- * compiled into a cache given by a relative path. A third checks scalar
+ * compiled into a cache given by a relative path (the runner is the child of
+ * the shield the test spawns: strays() does not count it). A third checks scalar
  * arguments per configuration (tests/fixtures/followup_scalar). */
 #include <stdarg.h>
 #include <stddef.h>
@@ -343,7 +344,24 @@ static uint64_t hostile_config(const struct tf_kernel *k, int mode)
     return tf_kernel_encode(k, digits);
 }
 
-/* Processes other than us and `runner` with our mark in their environment:
+/* The parent of process `pid` (0 if it cannot be read). */
+static pid_t parent_of(long pid)
+{
+    char path[64], stat[512] = "";
+    snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+    FILE *f = fopen(path, "re");
+    if (f == NULL)
+        return 0;
+    if (fgets(stat, sizeof stat, f) == NULL)
+        stat[0] = '\0';
+    fclose(f);
+    const char *paren = strrchr(stat, ')');
+    long ppid = 0;
+    return paren && sscanf(paren + 1, " %*c %ld", &ppid) == 1 ? (pid_t)ppid : 0;
+}
+
+/* Processes other than us, `runner` (the shield the worker spawned) and the
+ * shield's child (the runner proper) with our mark in their environment:
  * what a variant forked and left behind. */
 static int strays(pid_t runner)
 {
@@ -354,7 +372,8 @@ static int strays(pid_t runner)
     struct dirent *e;
     while (d && (e = readdir(d)) != NULL) {
         const long pid = strtol(e->d_name, NULL, 10);
-        if (pid <= 0 || pid == (long)getpid() || pid == (long)runner)
+        if (pid <= 0 || pid == (long)getpid() || pid == (long)runner ||
+            (runner > 0 && parent_of(pid) == runner))
             continue;
         char path[64], env[65536];
         snprintf(path, sizeof path, "/proc/%ld/environ", pid);

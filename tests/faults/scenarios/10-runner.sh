@@ -70,10 +70,13 @@ cd "$area"
 
 echo "-- a worker rank stopped and continued: the configuration in flight is ok"
 # measuring WORKER: its runner is inside a variant (MODE 12 sleeps in each launch).
+# The worker's child is the runner's shield; the runner is the shield's child.
 measuring() {
-    local r
-    for r in $(pgrep -P "$1" -f -- __runner || true); do
-        grep -q nanosleep "/proc/$r/wchan" 2>/dev/null && return 0
+    local s r
+    for s in $(pgrep -P "$1" -f -- __runner || true); do
+        for r in $(pgrep -P "$s" -f -- __runner || true); do
+            grep -q nanosleep "/proc/$r/wchan" 2>/dev/null && return 0
+        done
     done
     return 1
 }
