@@ -62,10 +62,10 @@ tunefarm: $(MAIN_OBJS) $(LIB)
 	$(CC) $(LDFLAGS) -o $@ $(MAIN_OBJS) $(LIB) $(LIBS)
 
 tests/unit/test_%: tests/unit/test_%.c $(LIB)
-	$(CC) $(ALL_CFLAGS) -I. $< -o $@ $(LIB) $(shell $(PKG) --cflags --libs cmocka) $(LIBS)
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -I. $< -o $@ $(LIB) $(shell $(PKG) --cflags --libs cmocka) $(LIBS)
 
 bench/space: bench/space.c $(LIB)
-	$(CC) $(ALL_CFLAGS) -I. $< -o $@ $(LIB) $(LIBS)
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -I. $< -o $@ $(LIB) $(LIBS)
 
 unit: $(UNIT_BINS)
 	@tests/run_unit.sh $(UNIT_BINS)
@@ -85,7 +85,7 @@ bench-space: bench/space
 	bench/space bench/space-kernel/kernel.yaml
 
 bench/strategy/study: bench/strategy/study.c $(LIB)
-	$(CC) $(ALL_CFLAGS) -I. $< -o $@ $(LIB) $(LIBS)
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -I. $< -o $@ $(LIB) $(LIBS)
 
 # The strategy study (bench/results/strategy-study-*.md): every strategy on the six
 # convolution caches, 25 seeds, budgets 0.5/1/2/5 % of the valid space, 8 simulated workers.

@@ -15,7 +15,7 @@ cd "$(git rev-parse --show-toplevel)"
 mkdir -p .device/extra
 (cd .device/extra && apt-get download libjansson4 libjansson-dev zlib1g-dev \
     liblapacke liblapacke-dev liblapack3 liblapack-dev libblas3 libblas-dev \
-    libtmglib3 libtmglib-dev libgfortran5 libquadmath0 2>&1 | grep -v '^W: Download is performed unsandboxed')
+    libtmglib3 libtmglib-dev libgfortran5 libquadmath0 2>&1 | { grep -v '^W: Download is performed unsandboxed' || true; })
 cat >.device/extra.sh <<'ENV'
 # Sourced on the GPU machine after env.sh: unpack the staged packages into
 # /tmp/extra and point pkg-config, the compiler, the linker and the loader at them
@@ -25,7 +25,12 @@ d=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/extra
 mkdir -p /tmp/extra
 for f in "$d"/*.deb; do dpkg -x "$f" /tmp/extra; done
 lib=/tmp/extra/usr/lib/x86_64-linux-gnu
-for pc in "$lib"/pkgconfig/*.pc; do sed -i 's#^prefix=.*#prefix=/tmp/extra/usr#' "$pc"; done
+# Some .pc files name /usr outright (lapacke's libdir): point every one here, so
+# that -L comes first and a system copy of a library (the GPU machine may have
+# its own liblapacke, of another LAPACK version) is not the one linked.
+for pc in "$lib"/pkgconfig/*.pc; do
+    sed -i -e 's#^prefix=.*#prefix=/tmp/extra/usr#' -e 's#^\(libdir\|includedir\)=/usr/#\1=/tmp/extra/usr/#' "$pc"
+done
 for so in blas/libblas lapack/liblapack; do
     ln -sf "$lib/$so.so.3" "$lib/$(basename $so).so.3"; ln -sf "$lib/$so.so.3" "$lib/$(basename $so).so"
 done
@@ -33,5 +38,9 @@ export PKG_CONFIG_PATH=$lib/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}
 export CPATH=/tmp/extra/usr/include${CPATH:+:$CPATH}
 export LIBRARY_PATH=$lib${LIBRARY_PATH:+:$LIBRARY_PATH}
 export LD_LIBRARY_PATH=$lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+# pkgconf counts LIBRARY_PATH's folders as system ones and leaves out their -L,
+# and gcc searches its own folders before LIBRARY_PATH: so the link names this
+# folder first itself (the Makefile puts LDFLAGS before everything it links).
+export LDFLAGS="-L$lib${LDFLAGS:+ $LDFLAGS}"
 ENV
 echo "staged .device/extra/ ($(ls .device/extra | wc -l) packages) + .device/extra.sh"
