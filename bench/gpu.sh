@@ -9,6 +9,7 @@
 #   kt4096     the same at 4096^3 (GPU-bound)
 #   kernels    each GPU kernel's best configuration vs its default (large problems)
 #   deep       a two-phase sgemm tune at 4096^3 (1500 screened, top 30 re-measured)
+#   search     the deep tune with the local and genetic strategies beside random
 #   baselines  cuBLAS SGEMM, PyTorch SDPA, device-to-device copy (bench/baselines.py)
 #   ahead      compiling decoupled from measuring: the Kernel Tuner job at 1024^3 with a
 #              cold cache, then `tunefarm compile` on every core and a run with the warm
@@ -147,6 +148,18 @@ for s in $SECTIONS; do
         grep -h "runner profile" "$LOG/deep.log" || true
         steady "$WORK/deep.h5" | tee -a "$LOG/deep.log"
         sed -n '/^kernel /,$p' "$LOG/deep.log" | tee -a "$TABLE"
+        ;;
+    search)
+        # The deep tune with each adaptive strategy beside random, same budget (1500
+        # screened + top 30), same seed: best found, configurations/s, GPU duty.
+        for s in deep deep-local deep-genetic; do
+            job=bench/gpu/sgemm-$s.yaml
+            [ "$s" = deep ] && job=bench/gpu/sgemm-deep.yaml
+            run "search-$s" "$job"
+            steady "$WORK/search-$s.h5" | tee -a "$LOG/search-$s.log"
+            row "sgemm 4096^3 $s" "$(sed -n 's/^Job .*configurations in \(.*\); archive.*/\1/p' "$LOG/search-$s.log"), $(sed -n 's/^Duty cycle .*: \([0-9.]*%\).*/duty \1/p' "$LOG/search-$s.log")"
+            grep -m1 '^sgemm ' "$LOG/search-$s.log" | tee -a "$TABLE"
+        done
         ;;
     baselines)
         python3 bench/baselines.py 2>&1 | tee "$LOG/baselines.log" | tee -a "$TABLE"
