@@ -40,6 +40,18 @@ struct tf_job_option {
     int name_line, name_col; /* 1-based, of the name */
 };
 
+/* One source of search.warm_start: an archive whose measured configurations
+ * on other devices seed the search (coordinator/plan.c reads it). */
+struct tf_job_warm {
+    char *path;          /* the archive, relative paths resolved against the job file's
+                            folder ("~/" expanded); NULL for `same` */
+    bool same;           /* `same`: the run's own archive, its other device classes */
+    int line, col;       /* 1-based, of the entry */
+};
+
+/* Default of search.warm_count: seeds per source device class. */
+#define TF_JOB_WARM_COUNT 8
+
 struct tf_measure {
     int warmup;          /* un-timed launches after the verified one (default 2) */
     int min_samples;     /* default 10 */
@@ -76,6 +88,9 @@ struct tf_job {
     uint64_t patience;   /* stop a search after this many results without improvement; 0 = off */
     double noise;        /* relative improvement that counts for patience (default 0.005) */
     uint64_t seed;
+    int nwarm;           /* search.warm_start: archives whose best configurations on other */
+    struct tf_job_warm *warm; /* devices are proposed first (none = a cold start) */
+    uint32_t warm_count; /* search.warm_count: the best W of each source device class */
     struct tf_measure measure;  /* the strict protocol (final measurements) */
     uint32_t top_k;      /* > 0: two phases - screen every configuration with `screen`,
                             then re-measure the best top_k with `measure` */
