@@ -25,7 +25,11 @@
  * reordered so that its finished configurations come first, and an adaptive
  * search is told those results in the order they were recorded before it is
  * asked again (so it continues from the same state as if it had never stopped,
- * up to the work that was in flight). */
+ * up to the work that was in flight).
+ * Warm start (job search.warm_start, tf_plan_warm_start): every task then has
+ * a search (brute force and random too), seeded with the best configurations
+ * of other device classes read from archives, mapped by parameter name and
+ * value, valid here; they are proposed first and never told. */
 #include "plan.h"
 
 #include <math.h>
