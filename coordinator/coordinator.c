@@ -1158,6 +1158,11 @@ static void coordinator_print_plan(const struct coordinator *c)
                 k->name, k->problems[t->problem].name, c->classes[t->klass].name,
                 (unsigned long long)t->total, valid,
                 (unsigned long long)tf_space_cartesian(t->space));
+        if (c->job->nwarm > 0)
+            fprintf(stderr, "  %-10s %-8s warm start: %llu configurations from %d device "
+                            "class(es) first\n",
+                    k->name, k->problems[t->problem].name, (unsigned long long)t->nseeds,
+                    t->nsources);
     }
 }
 
@@ -1344,7 +1349,9 @@ int tf_coordinator_run(const struct tf_run_options *opt, bool *abort_others)
         goto fail;
     }
     c.plan = tf_plan_create(c.job, c.nclasses, c.classes, &err);
-    if (c.plan == NULL) {
+    /* Warm start: other devices' best, proposed first (the run being resumed
+     * is not a source of its own seeds). */
+    if (c.plan == NULL || tf_plan_warm_start(c.plan, c.job, c.archive, resume, &err)) {
         code = TF_EXIT_USAGE;
         goto fail;
     }

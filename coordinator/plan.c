@@ -25,7 +25,11 @@
  * reordered so that its finished configurations come first, and an adaptive
  * search is told those results in the order they were recorded before it is
  * asked again (so it continues from the same state as if it had never stopped,
- * up to the work that was in flight). */
+ * up to the work that was in flight).
+ * Warm start (job search.warm_start, tf_plan_warm_start): every task then has
+ * a search (brute force and random too), seeded with the best configurations
+ * of other device classes read from archives, mapped by parameter name and
+ * value, valid here; they are proposed first and never told. */
 #include "plan.h"
 
 #include <math.h>
@@ -122,6 +126,10 @@ struct tf_plan *tf_plan_create(const struct tf_job *job, int nclasses,
     for (int i = 0; i < job->nkernels; i++)
         n += job->kernels[i].nproblems;
     plan->tasks = tf_xcalloc((size_t)(n * nclasses) + 1, sizeof *plan->tasks);
+    plan->nclasses = nclasses;
+    plan->class_keys = tf_xcalloc((size_t)nclasses + 1, sizeof *plan->class_keys);
+    for (int c = 0; c < nclasses; c++)
+        tf_device_class_key(&devices[c], plan->class_keys[c], sizeof plan->class_keys[c]);
     for (int c = 0; c < nclasses; c++) {
         for (int i = 0; i < job->nkernels; i++) {
             const struct tf_job_kernel *jk = &job->kernels[i];
@@ -142,12 +150,14 @@ struct tf_plan *tf_plan_create(const struct tf_job *job, int nclasses,
                 t->phase = job->top_k > 0 ? 1 : 0;
                 /* A random search of a huge space samples it without counting
                  * it (tf_space_random); brute force needs the exact count. */
-                if (job->strategy == TF_STRATEGY_RANDOM) {
+                /* A warm start needs a search to seed: every strategy takes
+                 * the adaptive path then (brute_force and random are tables too). */
+                if (job->strategy == TF_STRATEGY_RANDOM && job->nwarm == 0) {
                     if (tf_space_random(t->space, job->budget, job->seed, &t->list, &t->nlist,
                                         &t->valid, &t->valid_estimated, err))
                         goto fail;
                     t->total = t->list != NULL ? t->nlist : t->valid;
-                } else if (job->strategy == TF_STRATEGY_ADAPTIVE) {
+                } else if (job->strategy == TF_STRATEGY_ADAPTIVE || job->nwarm > 0) {
                     if (create_search(job, jk, t, err))
                         goto fail;
                 } else {
@@ -180,7 +190,260 @@ void tf_plan_destroy(struct tf_plan *plan)
         free(plan->tasks[i].screened);
     }
     free(plan->tasks);
+    free(plan->class_keys);
     free(plan);
+}
+
+/* ---- warm start ------------------------------------------------------------ */
+
+/* A parameter value as text ("16", "float4"): how values are matched across
+ * kernels and archives (an int 16 and an enum "16" are the same value). */
+static void param_text(const struct tf_param *p, int v, char *out, size_t cap)
+{
+    if (p->kind == TF_PARAM_INT)
+        snprintf(out, cap, "%lld", (long long)p->ints[v]);
+    else
+        snprintf(out, cap, "%s", p->strings[v]);
+}
+
+/* How an archive kernel's configurations map onto kernel `k`'s space: for
+ * each of k's parameters the archive's parameter of that name and, per
+ * archive digit, k's digit (-1: the value does not exist here). NULL when a
+ * parameter of k is missing from the archive (nothing maps). */
+struct pmap {
+    int nsrc;
+    const int *src_radix;
+    int from[TF_STRATEGY_MAX_PARAMS];
+    int *digit[TF_STRATEGY_MAX_PARAMS];
+    int src_radix_store[TF_STRATEGY_MAX_PARAMS];
+};
+
+static void pmap_free(struct pmap *m)
+{
+    if (!m)
+        return;
+    for (int q = 0; q < TF_STRATEGY_MAX_PARAMS; q++)
+        free(m->digit[q]);
+    free(m);
+}
+
+static struct pmap *pmap_create(const struct tf_archive_kernel *ak, const struct tf_kernel *k)
+{
+    if (ak->nparams > TF_STRATEGY_MAX_PARAMS || k->nparams > TF_STRATEGY_MAX_PARAMS)
+        return NULL;
+    struct pmap *m = tf_xcalloc(1, sizeof *m);
+    m->nsrc = ak->nparams;
+    for (int r = 0; r < ak->nparams; r++)
+        m->src_radix_store[r] = ak->params[r].count;
+    m->src_radix = m->src_radix_store;
+    for (int q = 0; q < k->nparams; q++) {
+        m->from[q] = -1;
+        for (int r = 0; r < ak->nparams; r++)
+            if (strcmp(ak->params[r].name, k->params[q].name) == 0)
+                m->from[q] = r;
+        if (m->from[q] < 0) {
+            pmap_free(m);
+            return NULL;
+        }
+        const struct tf_param *a = &ak->params[m->from[q]], *b = &k->params[q];
+        m->digit[q] = tf_xmalloc(sizeof(int) * (size_t)a->count);
+        for (int i = 0; i < a->count; i++) {
+            char x[128], y[128];
+            param_text(a, i, x, sizeof x);
+            m->digit[q][i] = -1;
+            for (int j = 0; j < b->count && m->digit[q][i] < 0; j++) {
+                param_text(b, j, y, sizeof y);
+                if (strcmp(x, y) == 0)
+                    m->digit[q][i] = j;
+            }
+        }
+    }
+    return m;
+}
+
+/* Archive configuration `x` as an index of k's space; 0 if it does not map. */
+static int pmap_apply(const struct pmap *m, const struct tf_kernel *k, uint64_t x, uint64_t *out)
+{
+    int sd[TF_STRATEGY_MAX_PARAMS];
+    for (int r = m->nsrc - 1; r >= 0; r--) {
+        if (m->src_radix[r] < 1)
+            return 0;
+        sd[r] = (int)(x % (uint64_t)m->src_radix[r]);
+        x /= (uint64_t)m->src_radix[r];
+    }
+    if (x != 0)
+        return 0; /* outside the archive's space */
+    uint64_t y = 0;
+    for (int q = 0; q < k->nparams; q++) {
+        int d = m->digit[q][sd[m->from[q]]];
+        if (d < 0)
+            return 0;
+        y = y * (uint64_t)k->params[q].count + (uint64_t)d;
+    }
+    *out = y;
+    return 1;
+}
+
+struct ranked {
+    uint64_t config;
+    double time;
+};
+
+static int cmp_ranked(const void *a, const void *b)
+{
+    const struct ranked *x = a, *y = b;
+    if (x->time != y->time)
+        return x->time < y->time ? -1 : 1;
+    return x->config < y->config ? -1 : x->config > y->config;
+}
+
+static int cmp_key(const void *a, const void *b) { return strcmp(a, b); }
+
+/* One source class's seeds for task `t`: appended to lists[*nlists]. */
+static int class_seeds(const struct tf_task *t, const struct tf_kernel *k,
+                       const struct tf_archive_kernel *ak, uint32_t problem, const char *key,
+                       char (*keys)[256], uint32_t count, const struct pmap *m,
+                       int64_t exclude_run, uint64_t **list, uint64_t *n, struct tf_error *err)
+{
+    struct ranked *r = tf_xmalloc(sizeof *r * (ak->nrows ? ak->nrows : 1));
+    uint64_t nr = 0;
+    for (uint64_t i = 0; i < ak->nrows; i++) {
+        const struct tf_archive_row *row = &ak->rows[i];
+        if (row->r.problem != problem || row->r.status != TF_STATUS_OK ||
+            (int64_t)row->run == exclude_run ||
+            !isfinite(row->r.time_median) || strcmp(keys[row->device], key) != 0)
+            continue;
+        r[nr++] = (struct ranked){row->r.config, row->r.time_median};
+    }
+    qsort(r, nr, sizeof *r, cmp_ranked);
+    *list = tf_xmalloc(sizeof **list * (count ? count : 1));
+    *n = 0;
+    for (uint64_t i = 0; i < nr && *n < count; i++) {
+        uint64_t y;
+        bool valid = false, again = false;
+        if (!pmap_apply(m, k, r[i].config, &y) || y >= tf_space_cartesian(t->space))
+            continue;
+        /* A configuration measured twice (phases, runs) counts at its best
+         * (the first in time order); two that map to one here, once. */
+        for (uint64_t j = 0; j < *n && !again; j++)
+            again = (*list)[j] == y;
+        if (again)
+            continue;
+        if (tf_space_is_valid(t->space, y, &valid, err)) {
+            free(r);
+            return -1;
+        }
+        if (valid)
+            (*list)[(*n)++] = y;
+    }
+    free(r);
+    return 0;
+}
+
+int tf_plan_warm_start(struct tf_plan *plan, const struct tf_job *job,
+                       const struct tf_archive *same_archive, int64_t exclude_run,
+                       struct tf_error *err)
+{
+    if (job->nwarm == 0)
+        return 0;
+    int rc = -1;
+    const struct tf_archive **src = tf_xcalloc((size_t)job->nwarm, sizeof *src);
+    struct tf_archive **owned = tf_xcalloc((size_t)job->nwarm, sizeof *owned);
+    for (int w = 0; w < job->nwarm; w++) {
+        if (job->warm[w].same) {
+            src[w] = same_archive;
+            continue;
+        }
+        struct tf_error e;
+        owned[w] = tf_archive_read(job->warm[w].path, &e);
+        if (owned[w] == NULL) {
+            tf_error_at(err, e.code, job->file, job->warm[w].line, job->warm[w].col,
+                        "warm_start archive '%s' cannot be read: %s (paths are relative to the "
+                        "job file's folder; give an existing tunefarm archive, or remove it)",
+                        job->warm[w].path, e.message);
+            goto out;
+        }
+        src[w] = owned[w];
+    }
+    for (int i = 0; i < plan->ntasks; i++) {
+        struct tf_task *t = &plan->tasks[i];
+        if (t->strat == NULL)
+            continue;
+        const struct tf_kernel *k = job->kernels[t->kernel].kernel;
+        const char *pname = k->problems[t->problem].name;
+        uint64_t **lists = NULL, *lens = NULL;
+        int nl = 0;
+        bool bad = false;
+        for (int w = 0; w < job->nwarm && !bad; w++) {
+            const struct tf_archive *a = src[w];
+            const struct tf_archive_kernel *ak = a ? tf_archive_find_kernel(a, k->name) : NULL;
+            int problem = -1;
+            for (int p = 0; ak && p < ak->nproblems && problem < 0; p++)
+                if (strcmp(ak->problems[p].name, pname) == 0)
+                    problem = p;
+            struct pmap *m = problem >= 0 ? pmap_create(ak, k) : NULL;
+            if (m == NULL)
+                continue; /* no such kernel, problem or parameters there: nothing to take */
+            /* Its device classes, in key order (deterministic whatever the
+             * device table's order), the task's own left out for `same`. */
+            char (*keys)[256] = tf_xcalloc((size_t)a->ndevices + 1, sizeof *keys);
+            char (*classes)[256] = tf_xcalloc((size_t)a->ndevices + 1, sizeof *classes);
+            int nc = 0;
+            for (int d = 0; d < a->ndevices; d++)
+                tf_device_class_key(&a->devices[d], keys[d], sizeof keys[d]);
+            for (int d = 0; d < a->ndevices; d++) {
+                bool seen = job->warm[w].same && strcmp(keys[d], plan->class_keys[t->klass]) == 0;
+                for (int c = 0; c < nc && !seen; c++)
+                    seen = strcmp(classes[c], keys[d]) == 0;
+                if (!seen)
+                    tf_strlcpy(classes[nc++], keys[d], sizeof classes[0]);
+            }
+            qsort(classes, (size_t)nc, sizeof *classes, cmp_key);
+            for (int c = 0; c < nc && !bad; c++) {
+                lists = tf_xrealloc(lists, sizeof *lists * (size_t)(nl + 1));
+                lens = tf_xrealloc(lens, sizeof *lens * (size_t)(nl + 1));
+                if (class_seeds(t, k, ak, (uint32_t)problem, classes[c], keys, job->warm_count,
+                                m, job->warm[w].same ? exclude_run : -1, &lists[nl],
+                                &lens[nl], err))
+                    bad = true;
+                nl++;
+            }
+            free(keys);
+            free(classes);
+            pmap_free(m);
+        }
+        /* Interleaved by rank: every source class's best first. */
+        uint64_t total = 0;
+        int nsources = 0;
+        for (int l = 0; l < nl; l++) {
+            total += lens[l];
+            nsources += lens[l] > 0;
+        }
+        uint64_t *seeds = tf_xmalloc(sizeof *seeds * (total ? total : 1)), ns = 0;
+        for (uint64_t rank = 0; ns < total; rank++)
+            for (int l = 0; l < nl; l++)
+                if (rank < lens[l])
+                    seeds[ns++] = lists[l][rank];
+        for (int l = 0; l < nl; l++)
+            free(lists[l]);
+        free(lists);
+        free(lens);
+        size_t kept = 0;
+        if (!bad && tf_strategy_seed(t->strat, seeds, (size_t)ns, &kept, err))
+            bad = true;
+        free(seeds);
+        if (bad)
+            goto out;
+        t->nseeds = kept;
+        t->nsources = nsources;
+    }
+    rc = 0;
+out:
+    for (int w = 0; w < job->nwarm; w++)
+        tf_archive_destroy(owned[w]);
+    free(owned);
+    free(src);
+    return rc;
 }
 
 uint64_t tf_plan_task_planned(const struct tf_plan *plan, const struct tf_task *t)

@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "../schema/archive.h"
 #include "../schema/device.h"
 #include "../schema/job.h"
 #include "../schema/space.h"
@@ -62,6 +63,8 @@ struct tf_task {
      * improvement of more than the job's noise over patience_ref. */
     uint64_t since_improve;
     double patience_ref;   /* NaN: no ok result yet */
+    uint64_t nseeds;       /* warm start: configurations proposed first (tf_plan_warm_start) */
+    int nsources;          /* warm start: source device classes they came from */
     uint64_t nscreened;    /* phase 1: ok results kept for ranking */
     struct tf_screened { uint64_t config; double median; } *screened;
 };
@@ -74,6 +77,8 @@ struct tf_plan {
     uint64_t patience;     /* the job's search.patience (0: off) and noise */
     double noise;
     bool time_up;          /* the job's time budget ended the searches */
+    int nclasses;
+    char (*class_keys)[256]; /* class i's key (tf_device_class_key of its device) */
 };
 
 /* Plan `job` for `nclasses` device classes, class i represented by devices[i]
@@ -91,6 +96,27 @@ struct tf_plan *tf_plan_create(const struct tf_job *job, int nclasses,
                                const struct tf_device *devices, struct tf_error *err);
 /* Free; accepts NULL. */
 void tf_plan_destroy(struct tf_plan *plan);
+/* Warm start (job search.warm_start): seed each task's search with the best
+ * configurations measured elsewhere. Sources are the job's archives (read
+ * here; every device class in them) and, for `same`, `same_archive` (the
+ * run's own archive, may be NULL: no rows), its device classes other than the
+ * task's. Per source device class: the rows of the task's kernel (by name) and
+ * problem (by name) that are ok, each configuration's best median there,
+ * fastest first, mapped onto the task's space by parameter name and value;
+ * a configuration with a value that does not exist here, a parameter missing,
+ * or invalid here (constraints, this class's device limits) is skipped; the
+ * first `warm_count` that remain. The lists are interleaved by rank (every
+ * source's best, then every source's second...) and given to the task's
+ * search as seeds (tf_strategy_seed): proposed first, never told. With
+ * warm_start every task has a search (brute_force and random included: they
+ * then take the adaptive path). An archive that cannot be read is an error at
+ * its warm_start entry's file:line:col. Rows of run `exclude_run` of
+ * `same_archive` (the run being resumed; -1: none) are not sources, so a
+ * resumed run gets the seeds its first part got. Call once, before
+ * tf_plan_resume. */
+int tf_plan_warm_start(struct tf_plan *plan, const struct tf_job *job,
+                       const struct tf_archive *same_archive, int64_t exclude_run,
+                       struct tf_error *err);
 /* What task `t` sets out to measure: every configuration, plus the top k of a
  * screening pass (an estimate until the pass is in). */
 uint64_t tf_plan_task_planned(const struct tf_plan *plan, const struct tf_task *t);

@@ -240,6 +240,8 @@ struct tf_strategy {
     double patience_ref;         /* best time at the last improvement beyond noise */
     uint64_t since_improve;
     bool exhausted;
+    uint64_t *seeds;             /* warm start: valid configurations proposed first, in order */
+    size_t nseeds;
 };
 
 struct tf_propose {
@@ -498,8 +500,41 @@ void tf_strategy_destroy(struct tf_strategy *s)
     free(s->core.seen.vals);
     free(s->core.hist_cfg);
     free(s->core.hist_time);
+    free(s->seeds);
     free(s);
 }
+
+int tf_strategy_seed(struct tf_strategy *s, const uint64_t *configs, size_t n, size_t *kept,
+                     struct tf_error *err)
+{
+    free(s->seeds);
+    s->seeds = tf_xmalloc((n ? n : 1) * sizeof *s->seeds);
+    s->nseeds = 0;
+    *kept = 0;
+    for (size_t i = 0; i < n; i++) {
+        const uint64_t x = configs[i];
+        bool dup = false;
+        for (size_t j = 0; j < s->nseeds && !dup; j++)
+            dup = s->seeds[j] == x;
+        /* Checked once here, not at every ask: a seed that is outside the
+         * space, invalid here (constraints, device limits) or listed twice
+         * never enters the list. */
+        if (dup || !tf_core_valid(&s->core, x))
+            continue;
+        s->seeds[s->nseeds++] = x;
+    }
+    if (s->core.err_set) {
+        if (err)
+            *err = s->core.err;
+        s->core.err_set = 0;
+        s->nseeds = 0;
+        return -1;
+    }
+    *kept = s->nseeds;
+    return 0;
+}
+
+size_t tf_strategy_seed_count(const struct tf_strategy *s) { return s->nseeds; }
 
 static void update_stop(struct tf_strategy *s)
 {
@@ -519,12 +554,18 @@ enum tf_strategy_stop tf_strategy_stopped(const struct tf_strategy *s)
     return TF_STOP_NONE;
 }
 
-/* Fill `p` through the table, then with random unseen valid ones. */
+/* Fill `p` with the warm-start seeds not seen yet (in their order), then
+ * through the table, then with random unseen valid ones. Which seeds go is a
+ * function of what was told or is pending, not of a cursor, so a resumed run
+ * (its journal told) proposes exactly the seeds not yet measured, first. */
 static int propose(struct tf_strategy *s, struct tf_propose *p, uint64_t extra, bool hint,
                    struct tf_error *err)
 {
     struct tf_rng rng = {mix3(s->core.seed, s->core.nhist, s->core.since_tell + extra)};
     const struct tf_strategy_impl *impl = s->core.impl;
+    for (size_t i = 0; i < s->nseeds && p->n < p->cap; i++)
+        if (!tf_core_seen(&s->core, s->seeds[i]) && !tf_propose_has(p, s->seeds[i]))
+            p->items[p->n++] = s->seeds[i];
     int rc = hint && impl->likely_next ? impl->likely_next(s->state, &s->core, &rng, p, err)
                                        : impl->ask(s->state, &s->core, &rng, p, err);
     if (rc)

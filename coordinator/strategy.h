@@ -22,7 +22,10 @@
  *     So a resumed run that replays its journaled results through tell, in
  *     journal order, continues exactly as the uninterrupted run would have from
  *     a point where nothing was pending (in-flight work lost by a crash is
- *     simply proposed afresh).
+ *     simply proposed afresh);
+ *   - warm start: a list of seeds (tf_strategy_seed: other devices' best,
+ *     mapped here) is proposed before the table's own proposals, in order,
+ *     each once; seeds are never told (their source times are not comparable).
  *
  * Asynchronous by design: ask may be called while earlier proposals are
  * unanswered (a farm of workers pulls at different times) and results are told
@@ -172,6 +175,18 @@ int tf_strategy_tell(struct tf_strategy *s, uint64_t config, double time, int st
  * committing (a compile-ahead hint; may differ once results arrive). */
 int tf_strategy_likely_next(struct tf_strategy *s, uint64_t *out, int n, int *got,
                             struct tf_error *err);
+/* Warm start: `configs[0..n)` (e.g. the best configurations measured on other
+ * devices, mapped onto this space) are proposed before anything the strategy
+ * itself proposes, in this order, each once. Nothing is told: a seed informs
+ * the strategy only through its result measured here (times on another
+ * device are not comparable). Seeds outside the space, invalid here or listed
+ * twice are dropped now (*kept: how many remain); seeds count against the
+ * budget like any proposal; a seed already told or pending is skipped, so a
+ * resumed run proposes the seeds it has not measured yet, first. Replaces an
+ * earlier list. 0, or -1 + err if the space's validity check failed. */
+int tf_strategy_seed(struct tf_strategy *s, const uint64_t *configs, size_t n, size_t *kept,
+                     struct tf_error *err);
+size_t tf_strategy_seed_count(const struct tf_strategy *s);
 enum tf_strategy_stop tf_strategy_stopped(const struct tf_strategy *s);
 uint64_t tf_strategy_proposed(const struct tf_strategy *s); /* proposals made (incl. told-only) */
 uint64_t tf_strategy_told(const struct tf_strategy *s);

@@ -16,7 +16,9 @@
  * (brute_force, random; any other name is the adaptive path) and the checks
  * that need no strategy (types, ranges, budget rules). The coordinator checks
  * the name and the options against its strategies (tf_strategy_check_job)
- * before anything runs, with the positions kept here. */
+ * before anything runs, with the positions kept here. search.warm_start's
+ * archive paths are resolved against the job file's folder and kept with
+ * their positions, never opened here (the coordinator's plan reads them). */
 #include "job.h"
 
 #include <fnmatch.h>
@@ -324,6 +326,56 @@ static int load_options(struct jload *L, yaml_node_t *n)
     return 0;
 }
 
+/* search.warm_start: an archive path or `same`, or a list of them. Paths are
+ * resolved against the job file's folder here (like kernel paths) but not
+ * opened: workers load this job too and never read them; the coordinator's
+ * plan does (tf_plan_warm_start), naming this entry's line:col if it cannot. */
+static int load_warm(struct jload *L, yaml_node_t *n)
+{
+    struct tf_ydoc *d = &L->d;
+    struct tf_job *job = L->job;
+    const bool list = n->type == YAML_SEQUENCE_NODE;
+    const int count = list ? tf_ydoc_seq_size(n) : 1;
+    if (list && count == 0)
+        return tf_ydoc_fail(d, n, L->err, TF_ERR_SCHEMA,
+                            "'warm_start' is empty: list archives (paths relative to the job "
+                            "file) or 'same', or remove it");
+    job->warm = tf_xcalloc((size_t)count, sizeof *job->warm);
+    for (int i = 0; i < count; i++) {
+        yaml_node_t *item = list ? tf_ydoc_seq_item(d, n, i) : n;
+        const char *s;
+        char what[160];
+        if (item == NULL || tf_ydoc_text(item) == NULL || tf_ydoc_kind(item) == TF_YS_NULL ||
+            tf_ydoc_text(item)[0] == '\0')
+            return tf_ydoc_fail(d, item ? item : n, L->err, TF_ERR_SCHEMA,
+                                "'warm_start' entries must be archive paths (relative to the job "
+                                "file's folder) or 'same' (this archive's other device "
+                                "classes), found %s",
+                                item ? tf_ydoc_describe(item, what, sizeof what) : "nothing");
+        if (tf_ydoc_string(d, item, "warm_start", &s, L->err) != 0)
+            return -1;
+        struct tf_job_warm w = {.line = tf_ydoc_line(item), .col = tf_ydoc_column(item)};
+        if (strcmp(s, "same") == 0) {
+            w.same = true;
+        } else {
+            char *home = expand_home(s);
+            w.path = tf_path_join(L->dir, home);
+            free(home);
+        }
+        for (int j = 0; j < job->nwarm; j++)
+            if (job->warm[j].same == w.same &&
+                (w.same || strcmp(job->warm[j].path, w.path) == 0)) {
+                free(w.path);
+                return tf_ydoc_fail(d, item, L->err, TF_ERR_SCHEMA,
+                                    "'warm_start' names '%s' twice (first at line %d): list "
+                                    "each source once",
+                                    s, job->warm[j].line);
+            }
+        job->warm[job->nwarm++] = w;
+    }
+    return 0;
+}
+
 /* A number > 0 (or >= 0 with `zero`), at most `hi`. */
 static int read_positive(struct jload *L, yaml_node_t *v, const char *key, bool zero, double hi,
                          double *out)
@@ -341,9 +393,9 @@ static int load_search(struct jload *L, yaml_node_t *root)
 {
     struct tf_ydoc *d = &L->d;
     struct tf_job *job = L->job;
-    static const char *const keys[] = {"strategy", "options",  "budget", "time_budget",
-                                       "patience", "noise",    "seed",   "top_k",
-                                       NULL};
+    static const char *const keys[] = {"strategy",   "options",    "budget", "time_budget",
+                                       "patience",   "noise",      "seed",   "top_k",
+                                       "warm_start", "warm_count", NULL};
     job->strategy = TF_STRATEGY_BRUTE_FORCE;
     job->strategy_name = tf_xstrdup("brute_force");
     job->top_k = 0;
@@ -352,6 +404,7 @@ static int load_search(struct jload *L, yaml_node_t *root)
     job->patience = 0;
     job->noise = 0.005;
     job->seed = 1;
+    job->warm_count = TF_JOB_WARM_COUNT;
     yaml_node_t *n = tf_ydoc_get(d, root, "search");
     if (n == NULL)
         return 0;
@@ -426,6 +479,22 @@ static int load_search(struct jload *L, yaml_node_t *root)
                                 "strictly) must be between 1 and 1000000, found %" PRId64,
                                 i);
         job->top_k = (uint32_t)i;
+    }
+    if ((v = tf_ydoc_get(d, n, "warm_start")) != NULL && load_warm(L, v) != 0)
+        return -1;
+    if ((v = tf_ydoc_get(d, n, "warm_count")) != NULL) {
+        if (tf_ydoc_int(d, v, "warm_count", &i, L->err) != 0)
+            return -1;
+        if (i < 1 || i > 100000)
+            return tf_ydoc_fail(d, v, L->err, TF_ERR_SCHEMA,
+                                "'warm_count' (best configurations proposed first from each "
+                                "source device class) must be between 1 and 100000, found "
+                                "%" PRId64, i);
+        if (job->nwarm == 0)
+            return tf_ydoc_fail(d, v, L->err, TF_ERR_SCHEMA,
+                                "'warm_count' is only used with 'warm_start' (the archives to "
+                                "start from): set 'warm_start' or remove 'warm_count'");
+        job->warm_count = (uint32_t)i;
     }
     return 0;
 }
@@ -670,6 +739,9 @@ void tf_job_destroy(struct tf_job *job)
         free(job->options[i].value);
     }
     free(job->options);
+    for (int i = 0; i < job->nwarm; i++)
+        free(job->warm[i].path);
+    free(job->warm);
     free(job->strategy_name);
     free(job->name);
     free(job->file);

@@ -24,7 +24,8 @@
 #define TF_JOB_MAX_COMPILE_JOBS 1024
 
 /* How the plan picks configurations. Brute force and random keep their cheap
- * paths (index ranges; a sample drawn up front); any other search.strategy
+ * paths (index ranges; a sample drawn up front; with search.warm_start the
+ * plan runs them as adaptive searches to seed them); any other search.strategy
  * name is the adaptive path (genetic, local, bayes: asked as workers pull and
  * told every result, so what it measures is not known up front). The loader
  * does not know the strategy registry (schema/ depends on nothing): whether
@@ -39,6 +40,18 @@ struct tf_job_option {
     int line, col;       /* 1-based, of the value */
     int name_line, name_col; /* 1-based, of the name */
 };
+
+/* One source of search.warm_start: an archive whose measured configurations
+ * on other devices seed the search (coordinator/plan.c reads it). */
+struct tf_job_warm {
+    char *path;          /* the archive, relative paths resolved against the job file's
+                            folder ("~/" expanded); NULL for `same` */
+    bool same;           /* `same`: the run's own archive, its other device classes */
+    int line, col;       /* 1-based, of the entry */
+};
+
+/* Default of search.warm_count: seeds per source device class. */
+#define TF_JOB_WARM_COUNT 8
 
 struct tf_measure {
     int warmup;          /* un-timed launches after the verified one (default 2) */
@@ -76,6 +89,9 @@ struct tf_job {
     uint64_t patience;   /* stop a search after this many results without improvement; 0 = off */
     double noise;        /* relative improvement that counts for patience (default 0.005) */
     uint64_t seed;
+    int nwarm;           /* search.warm_start: archives whose best configurations on other */
+    struct tf_job_warm *warm; /* devices are proposed first (none = a cold start) */
+    uint32_t warm_count; /* search.warm_count: the best W of each source device class */
     struct tf_measure measure;  /* the strict protocol (final measurements) */
     uint32_t top_k;      /* > 0: two phases - screen every configuration with `screen`,
                             then re-measure the best top_k with `measure` */

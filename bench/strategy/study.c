@@ -16,6 +16,7 @@
  *          proposals are unanswered, as on a farm.
  * -o passes a search option to every strategy that declares it. */
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,11 +31,79 @@
 struct run_out {
     double best;      /* best time found (INFINITY if none) */
     double wall_s;    /* simulated wall time */
+    uint64_t evals;   /* results told when the best first reached `goal` (0: never) */
 };
+
+/* Warm-start seeds for a search of `dst`: the `count` fastest configurations
+ * of `src` (by their time there) that exist and are valid in `dst`, mapped by
+ * parameter name and value text; their times on `src` are never told. A new
+ * array (*n of them). */
+static uint64_t *warm_seeds(const struct tf_ktcache *src, const struct tf_ktcache *dst, int count,
+                            size_t *n)
+{
+    *n = 0;
+    uint64_t *out = calloc((size_t)count + 1, sizeof *out);
+    int from[TF_STRATEGY_MAX_PARAMS];      /* dst parameter -> src parameter */
+    int *vmap[TF_STRATEGY_MAX_PARAMS] = {0}; /* src digit -> dst digit (-1: none) */
+    bool ok = dst->nparams <= TF_STRATEGY_MAX_PARAMS;
+    for (int q = 0; ok && q < dst->nparams; q++) {
+        from[q] = -1;
+        for (int r = 0; r < src->nparams; r++)
+            if (strcmp(src->params[r].name, dst->params[q].name) == 0)
+                from[q] = r;
+        if (from[q] < 0) {
+            ok = false; /* a parameter the source does not set: nothing maps */
+            break;
+        }
+        const struct tf_ktcache_param *a = &src->params[from[q]], *b = &dst->params[q];
+        vmap[q] = malloc(sizeof(int) * (size_t)a->count);
+        for (int i = 0; i < a->count; i++) {
+            vmap[q][i] = -1;
+            for (int j = 0; j < b->count; j++)
+                if (strcmp(a->text[i], b->text[j]) == 0)
+                    vmap[q][i] = j;
+        }
+    }
+    /* The source's measured configurations, fastest first. */
+    size_t m = 0;
+    const struct tf_ktcache_entry **ok_e = malloc(sizeof *ok_e * (src->nentries + 1));
+    for (size_t i = 0; ok && i < src->nentries; i++)
+        if (src->entries[i].status == TF_STATUS_OK)
+            ok_e[m++] = &src->entries[i];
+    for (size_t i = 1; i < m; i++) /* insertion sort: stable, deterministic on ties */
+        for (size_t j = i; j > 0 && ok_e[j]->time_ms < ok_e[j - 1]->time_ms; j--) {
+            const struct tf_ktcache_entry *t = ok_e[j];
+            ok_e[j] = ok_e[j - 1];
+            ok_e[j - 1] = t;
+        }
+    for (size_t i = 0; i < m && *n < (size_t)count; i++) {
+        int sd[TF_STRATEGY_MAX_PARAMS];
+        uint64_t x = ok_e[i]->index;
+        for (int r = src->nparams - 1; r >= 0; r--) {
+            sd[r] = (int)(x % (uint64_t)src->params[r].count);
+            x /= (uint64_t)src->params[r].count;
+        }
+        uint64_t y = 0;
+        bool mapped = true;
+        for (int q = 0; q < dst->nparams && mapped; q++) {
+            int d = vmap[q][sd[from[q]]];
+            mapped = d >= 0;
+            y = y * (uint64_t)dst->params[q].count + (uint64_t)(d < 0 ? 0 : d);
+        }
+        const struct tf_ktcache_entry *e = mapped ? tf_ktcache_find(dst, y) : NULL;
+        if (e && e->status != TF_STATUS_INVALID)
+            out[(*n)++] = y;
+    }
+    free(ok_e);
+    for (int q = 0; q < TF_STRATEGY_MAX_PARAMS; q++)
+        free(vmap[q]);
+    return out;
+}
 
 static int run_one(const struct tf_ktcache *kt, const struct tf_strategy_space *sp,
                    const char *strat, const struct tf_strategy_option *opts, int nopts,
-                   uint64_t seed, uint64_t budget, int workers, struct run_out *out)
+                   uint64_t seed, uint64_t budget, int workers, const uint64_t *seeds,
+                   size_t nseeds, double goal, struct run_out *out)
 {
     struct tf_error err = {0};
     struct tf_search_limits lim = {.budget = budget};
@@ -43,7 +112,14 @@ static int run_one(const struct tf_ktcache *kt, const struct tf_strategy_space *
         tf_error_print(&err, "study", stderr);
         return -1;
     }
+    size_t kept;
+    if (nseeds && tf_strategy_seed(s, seeds, nseeds, &kept, &err)) {
+        tf_error_print(&err, "study", stderr);
+        tf_strategy_destroy(s);
+        return -1;
+    }
     out->best = INFINITY;
+    out->evals = 0;
     int w = workers > 0 ? workers : 1;
     double *free_at = calloc((size_t)w, sizeof *free_at);
     uint64_t *job = calloc((size_t)w, sizeof *job);
@@ -81,6 +157,8 @@ static int run_one(const struct tf_ktcache *kt, const struct tf_strategy_space *
         const struct tf_ktcache_entry *e = tf_ktcache_find(kt, job[next]);
         if (e->status == TF_STATUS_OK && e->time_ms < out->best)
             out->best = e->time_ms;
+        if (out->evals == 0 && out->best <= goal)
+            out->evals = tf_strategy_told(s) + 1; /* this result is the (told + 1)-th */
         if (tf_strategy_tell(s, job[next], e->time_ms, e->status, &err)) {
             tf_error_print(&err, "study", stderr);
             goto fail;
@@ -108,14 +186,80 @@ static int split(char *text, char **items, int max)
     return n;
 }
 
+/* "A100" from ".../A100.json.gz". */
+static void short_name(const char *path, char *out, size_t cap)
+{
+    const char *name = strrchr(path, '/');
+    snprintf(out, cap, "%s", name ? name + 1 : path);
+    char *dot = strchr(out, '.');
+    if (dot)
+        *dot = 0;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Evaluations-to-goal statistics over seeds 1..n. */
+struct evstat {
+    double mean, median, quality; /* quality: mean optimum / best at the quality budget */
+    int reached;
+};
+
+/* Runs `n` seeds of `strat` on cache `kt` (optimum `opt`) seeded with
+ * `seeds`: evaluations until the best is within `goal` of the optimum's speed
+ * (capped at `cap` configurations, which counts when never reached), and the
+ * mean quality at `qbudget` configurations. */
+static int ev_runs(const struct tf_ktcache *kt, const struct tf_strategy_space *sp,
+                   const char *strat, const struct tf_strategy_option *opts, int nopts, int n,
+                   int workers, const uint64_t *seeds, size_t nseeds, double opt, double goal,
+                   uint64_t cap, uint64_t qbudget, struct evstat *st)
+{
+    uint64_t *ev = calloc((size_t)n, sizeof *ev);
+    double sum = 0, q = 0;
+    st->reached = 0;
+    for (int seed = 1; seed <= n; seed++) {
+        struct run_out r;
+        if (run_one(kt, sp, strat, opts, nopts, (uint64_t)seed, cap, workers, seeds, nseeds,
+                    opt / goal, &r))
+            return -1;
+        ev[seed - 1] = r.evals ? r.evals : cap;
+        st->reached += r.evals != 0;
+        sum += (double)ev[seed - 1];
+        if (run_one(kt, sp, strat, opts, nopts, (uint64_t)seed, qbudget, workers, seeds, nseeds,
+                    0, &r))
+            return -1;
+        q += isfinite(r.best) ? opt / r.best : 0;
+    }
+    qsort(ev, (size_t)n, sizeof *ev, cmp_u64);
+    st->mean = sum / n;
+    st->median = n % 2 ? (double)ev[n / 2] : ((double)ev[n / 2 - 1] + (double)ev[n / 2]) / 2;
+    st->quality = q / n;
+    free(ev);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     char strat_text[512] = "random,brute_force", budget_text[128] = "0.5,1,2,5";
-    int seeds = 25, workers = 8;
+    int seeds = 25, workers = 8, warm_count = 8;
+    const char *warm_from = NULL;
+    bool pairs = false, evals = false;
+    double goal = 0.95, cap_pct = 20, q_pct = 2;
     struct tf_strategy_option opts[MAX_ITEMS];
     int nopts = 0;
     int a = 1;
     for (; a < argc && argv[a][0] == '-'; a++) {
+        if (strcmp(argv[a], "--pairs") == 0) {
+            pairs = evals = true;
+            continue;
+        }
+        if (strcmp(argv[a], "--evals") == 0) {
+            evals = true;
+            continue;
+        }
         if (a + 1 >= argc)
             goto usage;
         if (strcmp(argv[a], "-s") == 0)
@@ -126,6 +270,16 @@ int main(int argc, char **argv)
             snprintf(budget_text, sizeof budget_text, "%s", argv[++a]);
         else if (strcmp(argv[a], "-w") == 0)
             workers = atoi(argv[++a]);
+        else if (strcmp(argv[a], "--warm-from") == 0)
+            warm_from = argv[++a];
+        else if (strcmp(argv[a], "--warm-count") == 0)
+            warm_count = atoi(argv[++a]);
+        else if (strcmp(argv[a], "--goal") == 0)
+            goal = atof(argv[++a]);
+        else if (strcmp(argv[a], "--cap") == 0)
+            cap_pct = atof(argv[++a]);
+        else if (strcmp(argv[a], "--quality-at") == 0)
+            q_pct = atof(argv[++a]);
         else if (strcmp(argv[a], "-o") == 0 && nopts < MAX_ITEMS) {
             char *eq = strchr(argv[++a], '=');
             if (!eq)
@@ -136,7 +290,8 @@ int main(int argc, char **argv)
         } else
             goto usage;
     }
-    if (a >= argc || seeds < 1)
+    if (a >= argc || seeds < 1 || warm_count < 1 || !(goal > 0 && goal <= 1) ||
+        (evals && !pairs && !warm_from))
         goto usage;
     char *strats[MAX_ITEMS], *budgets[MAX_ITEMS];
     int nstrat = split(strat_text, strats, MAX_ITEMS);
@@ -158,50 +313,113 @@ int main(int argc, char **argv)
             if (kt[c]->entries[i].status == TF_STATUS_OK && kt[c]->entries[i].time_ms < opt[c])
                 opt[c] = kt[c]->entries[i].time_ms;
     }
+    struct tf_ktcache *warm = NULL;
+    if (warm_from) {
+        struct tf_error err = {0};
+        warm = tf_ktcache_load(warm_from, &err);
+        if (!warm) {
+            tf_error_print(&err, "study", stderr);
+            return 1;
+        }
+    }
+    /* Options a strategy does not declare are dropped for it. */
+    struct tf_strategy_option mine[MAX_ITEMS][MAX_ITEMS];
+    int nmine[MAX_ITEMS] = {0};
+    for (int si = 0; si < nstrat; si++) {
+        const struct tf_strategy_impl *impl = tf_strategy_find(strats[si]);
+        for (int o = 0; impl && o < nopts; o++)
+            for (const struct tf_strategy_option_spec *os = impl->options; os && os->name; os++)
+                if (strcmp(os->name, opts[o].name) == 0)
+                    mine[si][nmine[si]++] = opts[o];
+    }
+    double t0 = (double)clock() / CLOCKS_PER_SEC;
+    if (evals) {
+        /* Warm start vs cold: evaluations until the best is within `goal` of
+         * the target's optimum speed, per (source, target) pair. */
+        printf("seeds 1..%d, %s, evaluations (results, in completion order) until the best "
+               "is >= %.2f of the target's optimum speed; cap %.3g%% of the valid space "
+               "(counted as the cap when never reached); warm start: the %d fastest "
+               "configurations of the source that are valid on the target, proposed first; "
+               "quality (optimum / best) at %.3g%%\n\n",
+               seeds, workers > 0 ? "simulated workers" : "count-only (sequential)", goal,
+               cap_pct, warm_count, q_pct);
+        if (workers > 0)
+            printf("workers: %d\n\n", workers);
+        printf("| strategy | source -> target | cold mean | cold median | cold reached | warm "
+               "mean | warm median | warm reached | cold q@%.3g%% | warm q@%.3g%% |\n",
+               q_pct, q_pct);
+        printf("|---|---|---|---|---|---|---|---|---|---|\n");
+        int nsrc = pairs ? ncache : 1;
+        for (int si = 0; si < nstrat; si++)
+            for (int t = 0; t < ncache; t++) {
+                uint64_t cap = (uint64_t)ceil(cap_pct / 100.0 * (double)sp[t]->valid_count - 1e-9);
+                uint64_t qb = (uint64_t)ceil(q_pct / 100.0 * (double)sp[t]->valid_count - 1e-9);
+                struct evstat cold;
+                if (ev_runs(kt[t], sp[t], strats[si], mine[si], nmine[si], seeds, workers, NULL,
+                            0, opt[t], goal, cap, qb, &cold))
+                    return 1;
+                char tn[64], sn[64];
+                short_name(argv[a + t], tn, sizeof tn);
+                for (int src = 0; src < nsrc; src++) {
+                    if (pairs && src == t)
+                        continue;
+                    const struct tf_ktcache *from = pairs ? kt[src] : warm;
+                    short_name(pairs ? argv[a + src] : warm_from, sn, sizeof sn);
+                    size_t ns;
+                    uint64_t *sd = warm_seeds(from, kt[t], warm_count, &ns);
+                    struct evstat w;
+                    if (ev_runs(kt[t], sp[t], strats[si], mine[si], nmine[si], seeds, workers,
+                                sd, ns, opt[t], goal, cap, qb, &w))
+                        return 1;
+                    free(sd);
+                    printf("| %s | %s -> %s | %.1f | %.1f | %d/%d | %.1f | %.1f | %d/%d | %.3f "
+                           "| %.3f |\n",
+                           strats[si], sn, tn, cold.mean, cold.median, cold.reached, seeds,
+                           w.mean, w.median, w.reached, seeds, cold.quality, w.quality);
+                    fflush(stdout);
+                }
+            }
+        fprintf(stderr, "study: %.1f s of CPU\n", (double)clock() / CLOCKS_PER_SEC - t0);
+        goto out;
+    }
     printf("seeds 1..%d, %s, mean of optimum time / best time found\n\n", seeds,
            workers > 0 ? "simulated workers" : "count-only (sequential)");
     if (workers > 0)
         printf("workers: %d\n\n", workers);
+    if (warm) {
+        char sn[64];
+        short_name(warm_from, sn, sizeof sn);
+        printf("warm start from %s: its %d fastest configurations valid here, first\n\n", sn,
+               warm_count);
+    }
     printf("| strategy | budget |");
     for (int c = 0; c < ncache; c++) {
-        const char *name = strrchr(argv[a + c], '/');
-        name = name ? name + 1 : argv[a + c];
         char shortname[64];
-        snprintf(shortname, sizeof shortname, "%s", name);
-        char *dot = strchr(shortname, '.');
-        if (dot)
-            *dot = 0;
+        short_name(argv[a + c], shortname, sizeof shortname);
         printf(" %s |", shortname);
     }
     printf(" mean | sim. wall s |\n|---|---|");
     for (int c = 0; c <= ncache + 1; c++)
         printf("---|");
     printf("\n");
-    double t0 = (double)clock() / CLOCKS_PER_SEC;
     for (int si = 0; si < nstrat; si++)
         for (int bi = 0; bi < nbud; bi++) {
             double pct = atof(budgets[bi]), sum = 0, wall = 0;
             printf("| %s | %s%% |", strats[si], budgets[bi]);
             for (int c = 0; c < ncache; c++) {
                 uint64_t budget = (uint64_t)ceil(pct / 100.0 * (double)sp[c]->valid_count - 1e-9);
+                size_t ns = 0;
+                uint64_t *sd = warm ? warm_seeds(warm, kt[c], warm_count, &ns) : NULL;
                 double q = 0;
                 for (int seed = 1; seed <= seeds; seed++) {
-                    /* Options a strategy does not declare are dropped for it. */
-                    struct tf_strategy_option mine[MAX_ITEMS];
-                    int nmine = 0;
-                    const struct tf_strategy_impl *impl = tf_strategy_find(strats[si]);
-                    for (int o = 0; impl && o < nopts; o++)
-                        for (const struct tf_strategy_option_spec *os = impl->options;
-                             os && os->name; os++)
-                            if (strcmp(os->name, opts[o].name) == 0)
-                                mine[nmine++] = opts[o];
                     struct run_out r;
-                    if (run_one(kt[c], sp[c], strats[si], mine, nmine, (uint64_t)seed, budget,
-                                workers, &r))
+                    if (run_one(kt[c], sp[c], strats[si], mine[si], nmine[si], (uint64_t)seed,
+                                budget, workers, sd, ns, 0, &r))
                         return 1;
                     q += isfinite(r.best) ? opt[c] / r.best : 0;
                     wall += r.wall_s;
                 }
+                free(sd);
                 q /= seeds;
                 sum += q;
                 printf(" %.3f |", q);
@@ -210,16 +428,21 @@ int main(int argc, char **argv)
             fflush(stdout);
         }
     fprintf(stderr, "study: %.1f s of CPU\n", (double)clock() / CLOCKS_PER_SEC - t0);
+out:
     for (int c = 0; c < ncache; c++) {
         tf_strategy_space_free(sp[c]);
         tf_ktcache_destroy(kt[c]);
     }
+    tf_ktcache_destroy(warm);
     free(kt);
     free(sp);
     free(opt);
     return 0;
 usage:
-    fprintf(stderr, "usage: %s [-s STRAT,...] [-n SEEDS] [-b PCT,...] [-w WORKERS] "
-                    "[-o NAME=VALUE]... CACHE.json.gz...\n", argv[0]);
+    fprintf(stderr,
+            "usage: %s [-s STRAT,...] [-n SEEDS] [-b PCT,...] [-w WORKERS] [-o NAME=VALUE]...\n"
+            "          [--warm-from CACHE [--warm-count W]] [--evals | --pairs]\n"
+            "          [--goal 0.95] [--cap PCT] [--quality-at PCT] CACHE.json.gz...\n",
+            argv[0]);
     return 2;
 }

@@ -12,6 +12,7 @@
  * Integration into the run without MPI: the job's search fields (good and bad,
  * with file:line:col), and plan.c asking and telling (budget, patience, time
  * budget, resume by replaying results in recorded order). */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -24,6 +25,7 @@
 
 #include "coordinator/plan.h"
 #include "coordinator/strategy.h"
+#include "schema/archive.h"
 #include "schema/job.h"
 #include "schema/kernel.h"
 #include "schema/ktcache.h"
@@ -495,6 +497,149 @@ static void test_job_search_fields(void **state)
     }
 }
 
+/* ---- warm start ------------------------------------------------------------------- */
+
+/* Seeds go first, in order, each once; invalid, unknown (outside the space)
+ * and repeated ones are dropped; nothing is told; the budget counts them; a
+ * resumed instance (told some seeds) proposes the rest first; deterministic. */
+static void test_warm_seeds(void **state)
+{
+    (void)state;
+    struct tf_ktcache *c = load(CONV);
+    struct tf_strategy_space *sp = tf_strategy_space_ktcache(c);
+    uint64_t valid[4], nv = 0, invalid = UINT64_MAX;
+    for (uint64_t x = 0; x < c->cartesian && (nv < 4 || invalid == UINT64_MAX); x += 37) {
+        const struct tf_ktcache_entry *e = tf_ktcache_find(c, x);
+        if (e && e->status != TF_STATUS_INVALID) {
+            if (nv < 4)
+                valid[nv++] = x;
+        } else if (invalid == UINT64_MAX) {
+            invalid = x;
+        }
+    }
+    assert_int_equal(nv, 4);
+    assert_true(invalid != UINT64_MAX);
+    const uint64_t seeds[] = {invalid, valid[2], valid[0], c->cartesian + 5, valid[2], valid[3]};
+    const uint64_t want[] = {valid[2], valid[0], valid[3]};
+    struct tf_error err = {0};
+    for (int i = 0; tf_strategies[i]; i++) {
+        const char *name = tf_strategies[i]->name;
+        uint64_t runs[2][24];
+        for (int run = 0; run < 2; run++) {
+            struct tf_strategy *s = make(name, sp, 7, 24);
+            size_t kept = 99;
+            assert_int_equal(tf_strategy_seed(s, seeds, 6, &kept, &err), 0);
+            assert_int_equal(kept, 3);
+            assert_int_equal(tf_strategy_seed_count(s), 3);
+            assert_int_equal(tf_strategy_told(s), 0); /* source times are never told */
+            assert_int_equal(tf_strategy_proposed(s), 0);
+            uint64_t hint[5];
+            int got = 0;
+            assert_int_equal(tf_strategy_likely_next(s, hint, 5, &got, &err), 0);
+            assert_int_equal(got, 5);
+            assert_memory_equal(hint, want, sizeof want); /* compile-ahead sees them too */
+            /* Asked one at a time and in a batch: the seeds first, in order. */
+            assert_int_equal(tf_strategy_ask(s, runs[run], 1, &got, &err), 0);
+            assert_int_equal(got, 1);
+            assert_int_equal(tf_strategy_ask(s, runs[run] + 1, 6, &got, &err), 0);
+            assert_int_equal(got, 6);
+            if (memcmp(runs[run], want, sizeof want) != 0)
+                fail_msg("%s: the seeds are not proposed first", name);
+            for (int k = 3; k < 7; k++)
+                for (int m = 0; m < k; m++)
+                    assert_true(runs[run][k] != runs[run][m]);
+            for (int k = 0; k < 7; k++)
+                tell_from(s, c, runs[run][k]);
+            int more = 0;
+            assert_int_equal(tf_strategy_ask(s, runs[run] + 7, 17, &more, &err), 0);
+            assert_int_equal(more, 17); /* the budget (24) counts the seeds */
+            assert_int_equal(tf_strategy_ask(s, hint, 1, &got, &err), 0);
+            assert_int_equal(got, 0);
+            assert_int_equal(tf_strategy_stopped(s), TF_STOP_BUDGET);
+            tf_strategy_destroy(s);
+        }
+        if (memcmp(runs[0], runs[1], sizeof runs[0]) != 0)
+            fail_msg("%s: warm-started runs with the same seed differ", name);
+        /* A resumed run told the first seed (its journal): the other two first. */
+        struct tf_strategy *s = make(name, sp, 7, 24);
+        size_t kept;
+        assert_int_equal(tf_strategy_seed(s, seeds, 6, &kept, &err), 0);
+        tell_from(s, c, valid[2]);
+        uint64_t out[3];
+        int got;
+        assert_int_equal(tf_strategy_ask(s, out, 3, &got, &err), 0);
+        assert_int_equal(got, 3);
+        assert_int_equal(out[0], valid[0]);
+        assert_int_equal(out[1], valid[3]);
+        assert_true(out[2] != valid[2]);
+        tf_strategy_destroy(s);
+    }
+    tf_strategy_space_free(sp);
+    tf_ktcache_destroy(c);
+}
+
+/* search.warm_start and warm_count at load: paths relative to the job file's
+ * folder, `same`, positions; the refusals with file:line:col. */
+static void test_job_warm_start(void **state)
+{
+    (void)state;
+    struct tf_error err;
+    struct tf_job *j = job_text("name: s\nkernels: [{kernel: ., problems: [p1]}]\n"
+                                "search:\n  strategy: local\n"
+                                "  warm_start: [same, ../runs/a100.h5, /abs/mi250x.h5]\n"
+                                "  warm_count: 3\n",
+                                NULL, &err);
+    if (!j)
+        fail_msg("%s:%d:%d: %s", err.file, err.line, err.column, err.message);
+    assert_int_equal(j->nwarm, 3);
+    assert_true(j->warm[0].same);
+    assert_null(j->warm[0].path);
+    assert_false(j->warm[1].same);
+    assert_string_equal(j->warm[1].path, "tests/unit/space/../runs/a100.h5");
+    assert_int_equal(j->warm[1].line, 5);
+    assert_int_equal(j->warm[1].col, 22);
+    assert_string_equal(j->warm[2].path, "/abs/mi250x.h5");
+    assert_int_equal(j->warm_count, 3);
+    tf_job_destroy(j);
+    j = job_text("name: s\nkernels: [{kernel: ., problems: [p1]}]\n"
+                 "search: {strategy: genetic, warm_start: old.h5}\n", NULL, &err);
+    if (!j)
+        fail_msg("%s:%d:%d: %s", err.file, err.line, err.column, err.message);
+    assert_int_equal(j->nwarm, 1);
+    assert_string_equal(j->warm[0].path, "tests/unit/space/old.h5");
+    assert_int_equal(j->warm_count, TF_JOB_WARM_COUNT);
+    tf_job_destroy(j);
+    j = job_text("name: s\nkernels: [{kernel: ., problems: [p1]}]\nsearch: {strategy: local}\n",
+                 NULL, &err);
+    assert_non_null(j);
+    assert_int_equal(j->nwarm, 0); /* a cold start */
+    tf_job_destroy(j);
+    static const struct {
+        const char *search;
+        int line, col;
+        const char *message;
+    } bad[] = {
+        {"  warm_start: []\n", 4, 15, "'warm_start' is empty"},
+        {"  warm_start: [a.h5, same, a.h5]\n", 4, 28, "'warm_start' names 'a.h5' twice"},
+        {"  warm_start: [same, same]\n", 4, 22, "'warm_start' names 'same' twice"},
+        {"  warm_start: [a.h5, [b.h5]]\n", 4, 22, "'warm_start' entries must be archive paths"},
+        {"  warm_start:\n", 4, 14, "'warm_start' entries must be archive paths"},
+        {"  warm_count: 4\n", 4, 15, "'warm_count' is only used with 'warm_start'"},
+        {"  warm_start: same\n  warm_count: 0\n", 5, 15, "'warm_count' (best configurations"},
+        {"  warm_start: same\n  warm_count: lots\n", 5, 15, "warm_count"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        char text[512];
+        snprintf(text, sizeof text,
+                 "name: s\nkernels: [{kernel: ., problems: [p1]}]\nsearch:\n%s", bad[i].search);
+        j = job_text(text, NULL, &err);
+        if (j || !strstr(err.message, bad[i].message) || err.line != bad[i].line ||
+            err.column != bad[i].col || strcmp(err.file, SJOB) != 0)
+            fail_msg("case %zu: %s:%d:%d: %s", i, err.file, err.line, err.column, err.message);
+        tf_job_destroy(j);
+    }
+}
+
 /* The strategy's name and options, checked against the registry on the
  * coordinator side (tf_strategy_check_job; the loader keeps them raw): the
  * same file:line:col and messages the loader gave when it checked them. A
@@ -682,6 +827,76 @@ static void test_plan_ask_tell(void **state)
     }
 }
 
+/* tf_plan_warm_start with `same`: another device class's best rows of the
+ * task's kernel and problem, fastest first and valid here, are the first
+ * slice; the task's own class, failures and invalid configurations are not
+ * sources; a random search takes the adaptive path to be seeded. */
+static void test_plan_warm_start(void **state)
+{
+    (void)state;
+    struct tf_job *j;
+    struct tf_bundle *b;
+    struct tf_device dev;
+    struct tf_plan *p =
+        plan_for("{strategy: random, budget: 20, seed: 4, warm_start: [same], warm_count: 3}",
+                 &j, &b, &dev);
+    struct tf_task *t = &p->tasks[0];
+    assert_non_null(t->strat);
+    struct tf_error err;
+    uint64_t v[6], nv = 0, invalid = UINT64_MAX;
+    for (uint64_t x = 0; x < tf_space_cartesian(t->space) && (nv < 6 || invalid == UINT64_MAX);
+         x += 11) {
+        bool ok;
+        assert_int_equal(tf_space_is_valid(t->space, x, &ok, &err), 0);
+        if (ok && nv < 6)
+            v[nv++] = x;
+        else if (!ok && invalid == UINT64_MAX)
+            invalid = x;
+    }
+    assert_int_equal(nv, 6);
+    struct tf_archive *a = tf_archive_create();
+    struct tf_device other = dev;
+    strcpy(other.name, "Other device");
+    const uint32_t dother = tf_archive_add_device(a, &other), dself = tf_archive_add_device(a, &dev);
+    struct tf_archive_kernel *ak = tf_archive_kernel_for(a, j->kernels[0].kernel, &err);
+    assert_non_null(ak);
+    const uint32_t prob = tf_archive_problem_for(ak, j->kernels[0].kernel, 0);
+    const struct {
+        uint32_t device;
+        uint64_t config;
+        double time;
+        int status;
+    } rows[] = {
+        {dother, v[0], 5e-6, TF_STATUS_OK},  {dother, v[1], 1e-6, TF_STATUS_OK},
+        {dother, v[2], 3e-6, TF_STATUS_OK},  {dother, v[3], 2e-6, TF_STATUS_OK},
+        {dother, v[4], 4e-6, TF_STATUS_OK},  {dother, invalid, 1e-9, TF_STATUS_OK},
+        {dother, v[5], 1e-9, TF_STATUS_COMPILE_ERROR}, {dself, v[0], 1e-9, TF_STATUS_OK},
+        {dother, v[1], 9e-6, TF_STATUS_OK}, /* measured again, slower: counts at its best */
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof *rows; i++) {
+        struct tf_archive_row r = {.device = rows[i].device};
+        tf_result_init(&r.r, 0, prob, rows[i].config, rows[i].status);
+        r.r.time_median = rows[i].status == TF_STATUS_OK ? rows[i].time : NAN;
+        tf_archive_append(ak, &r);
+    }
+    if (tf_plan_warm_start(p, j, a, -1, &err))
+        fail_msg("%s", err.message);
+    assert_int_equal(t->nseeds, 3);
+    assert_int_equal(t->nsources, 1);
+    uint64_t got[20], n = 0;
+    serve(p, 3, 1, got, &n, NULL);
+    assert_int_equal(n, 3);
+    assert_int_equal(got[0], v[1]);
+    assert_int_equal(got[1], v[3]);
+    assert_int_equal(got[2], v[2]);
+    serve(p, 5, -1, got + 3, &n, NULL);
+    assert_int_equal(n, 20); /* the budget, seeds included */
+    tf_archive_destroy(a);
+    tf_plan_destroy(p);
+    tf_job_destroy(j);
+    tf_bundle_destroy(b);
+}
+
 static void test_plan_stops(void **state)
 {
     (void)state;
@@ -748,6 +963,9 @@ int main(void)
         cmocka_unit_test(test_check_job_search),
         cmocka_unit_test(test_plan_ask_tell),
         cmocka_unit_test(test_plan_stops),
+        cmocka_unit_test(test_warm_seeds),
+        cmocka_unit_test(test_job_warm_start),
+        cmocka_unit_test(test_plan_warm_start),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

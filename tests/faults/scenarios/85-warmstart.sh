@@ -1,0 +1,76 @@
+# tests/faults/scenarios/85-warmstart.sh - sourced by tests/faults/run.sh (its
+# helpers at hand). Warm start (issue 12 item 5): a random search of the bowl
+# fixture makes a source archive; a second job, on a kernel of the same name
+# whose space lists the values in another order and lacks X < 4
+# (tests/fixtures/warm_bowl), names that archive in search.warm_start. Its
+# first results must be the source's best configurations that exist here
+# (mapped by parameter name and value), and it must end within its budget,
+# distinct and valid. A warm_start archive that cannot be read is refused
+# with the job file's line:col before anything is measured.
+export TUNEFARM_KERNEL_PATH="$ROOT/tests/fixtures"
+WARM_W=5
+
+echo "-- warm start from another archive"
+sed -e 's/strategy: genetic/strategy: random/' -e '/options:/d' -e 's/budget: 40/budget: 80/' \
+    "$ROOT/tests/fixtures/search_bowl.yaml" >w_src.yaml
+mkdir -p w_dst
+cat >w_dst/warm.yaml <<EOF
+name: warm_bowl
+kernels:
+  - kernel: $ROOT/tests/fixtures/warm_bowl
+targets: [host]
+search:
+  strategy: local
+  budget: 30
+  seed: 5
+  warm_start: [../w_src.h5]
+  warm_count: $WARM_W
+measure: {warmup: 1, min_samples: 3, max_samples: 50, min_time: 0.001, max_time: 0.02, max_noise: 0.5, timeout: 5}
+checkpoint: 1
+EOF
+if "$TF" run -q -n 1 w_src.yaml -o w_src.h5 >w_src.out 2>&1 &&
+   "$TF" run -n 1 w_dst/warm.yaml -o w_dst.h5 >w_dst.out 2>&1 &&
+   contains w_dst.out "warm start: $WARM_W configurations from 1 device class(es) first" &&
+   contains w_dst.out "ended by: budget 1" &&
+   $PY - w_src.h5 w_dst.h5 "$WARM_W" >"$TMP/out" 2>&1 <<'PYEOF'
+import h5py, sys
+src, dst, w = sys.argv[1], sys.argv[2], int(sys.argv[3])
+def rows(path):
+    t = h5py.File(path)['kernels/search_bowl/results'][()]
+    names = {v: k for k, v in h5py.check_enum_dtype(t.dtype['status']).items()}
+    z = lambda v: v.decode() if isinstance(v, bytes) else str(v)
+    return [((int(r['X']), int(r['Y']), z(r['Z'])), names[int(r['status'])], float(r['time_median']))
+            for r in t]
+s, d = rows(src), rows(dst)
+# The source's best, by its time there, that exist in warm_bowl's space (X >= 4).
+ok = sorted((r for r in s if r[1] == 'ok'), key=lambda r: (r[2], r[0]))
+want = [r[0] for r in ok if r[0][0] >= 4][:w]
+first = [r[0] for r in d[:w]]
+print('source best here:', want, '\nfirst measured:', first)
+assert len(want) == w, 'the source archive has too few usable rows'
+assert sorted(first) == sorted(want), 'the first results are not the source best'
+assert len(d) == 30, ('budget', len(d))
+assert len({r[0] for r in d}) == 30, 'a configuration measured twice'
+for (x, y, _), st, _ in d:
+    assert x >= 4 and (x + 2 * y) % 6 != 5, ('invalid here', x, y)
+PYEOF
+then
+    pass "local with warm_start: the first $WARM_W results are the source's best (mapped by value), 30 distinct valid"
+else
+    cat w_src.out w_dst.out >>"$TMP/out" 2>/dev/null; fail "warm start from an archive" "$TMP/out"
+fi
+
+echo "-- a warm_start archive that cannot be read"
+sed -e 's|\[../w_src.h5\]|[../w_src.h5, ../nowhere.h5]|' w_dst/warm.yaml >w_dst/bad.yaml
+rc=0; "$TF" run -n 1 w_dst/bad.yaml -o w_bad.h5 >w_bad.out 2>&1 || rc=$?
+n=$($PY -c "
+import h5py
+f = h5py.File('w_bad.h5')
+print(len(f['kernels/search_bowl/results']) if 'kernels/search_bowl' in f else 0)" 2>/dev/null || echo 0)
+if [ "$rc" -eq 2 ] && [ "$n" = 0 ] &&
+   grep -q "w_dst/bad.yaml:9:[0-9]*: .*warm_start archive '.*w_dst/../nowhere.h5' cannot be read" w_bad.out; then
+    pass "an unreadable warm_start archive: exit 2 at the job file's line:col, nothing measured"
+else
+    echo "exit $rc" >>w_bad.out; fail "unreadable warm_start archive" w_bad.out
+fi
+unset TUNEFARM_KERNEL_PATH
