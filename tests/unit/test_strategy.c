@@ -889,7 +889,7 @@ static void test_plan_warm_start(void **state)
     assert_int_equal(got[0], v[1]);
     assert_int_equal(got[1], v[3]);
     assert_int_equal(got[2], v[2]);
-    serve(p, 5, -1, got + 3, &n, NULL);
+    serve(p, 5, -1, got, &n, NULL); /* appends at got[n] */
     assert_int_equal(n, 20); /* the budget, seeds included */
     tf_archive_destroy(a);
     tf_plan_destroy(p);
