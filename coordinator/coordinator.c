@@ -392,7 +392,8 @@ static int coordinator_gather(struct coordinator *c, struct tf_error *err)
         }
         char key[256];
         tf_device_class_key(&w->dev, key, sizeof key);
-        if (!tf_job_targets_device(c->job, w->dev.backend, key))
+        if (!tf_job_targets_device(c->job, w->dev.backend, key) &&
+            !(c->opt->replay_source && strcmp(w->dev.backend, "replay") == 0))
             continue;
         /* Same model, same properties: constraints read the properties, and every
          * worker of a class must enumerate the same configurations. */
@@ -1370,6 +1371,8 @@ int tf_coordinator_run(const struct tf_run_options *opt, bool *abort_others)
         const char *slurm = getenv("SLURM_JOB_ID");
         tf_strlcpy(run.slurm_job_id, slurm ? slurm : "", sizeof run.slurm_job_id);
         tf_strlcpy(run.tunefarm_version, TF_VERSION, sizeof run.tunefarm_version);
+        tf_strlcpy(run.replay_source, opt->replay_source ? opt->replay_source : "",
+                   sizeof run.replay_source);
         c.run_id = tf_archive_add_run(c.archive, &run);
         coordinator_record_plan(&c);
     }
