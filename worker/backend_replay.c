@@ -383,17 +383,17 @@ void tf_replay_answer(const struct tf_replay *r, uint32_t kernel, uint32_t probl
             goto missing;
         tf_result_init(out, kernel, problem, config, e->status);
         if (e->status == TF_STATUS_OK) {
-            out->time_mean = e->time_ms * 1e-3;
-            out->time_median = e->median_ms * 1e-3;
-            out->time_min = e->min_ms * 1e-3;
+            out->time_mean = e->time_ms / 1e3;
+            out->time_median = e->median_ms / 1e3;
+            out->time_min = e->min_ms / 1e3;
             out->time_rsd = e->rsd;
             out->samples = (uint32_t)e->samples;
         } else {
             snprintf(out->message, sizeof out->message, "Kernel Tuner: %s", e->failure);
         }
-        out->compile_time = e->compile_ms * 1e-3;
-        out->device_time = e->benchmark_ms * 1e-3;
-        *cost_s = or_zero(e->compile_ms * 1e-3) + or_zero(e->benchmark_ms * 1e-3);
+        out->compile_time = e->compile_ms / 1e3;
+        out->device_time = e->benchmark_ms / 1e3;
+        *cost_s = or_zero(e->compile_ms / 1e3) + or_zero(e->benchmark_ms / 1e3);
         return;
     }
     const struct kmap *m = &r->k[kernel];
