@@ -1162,13 +1162,17 @@ static void coordinator_print_plan(const struct coordinator *c)
     }
 }
 
-/* The job's last run in this archive if it did not finish (-1: none, or --fresh). */
+/* The job's last run in this archive if it did not finish (-1: none, or --fresh).
+ * A replay and a measured run of the same job (or replays of two sources) are
+ * different runs: one never resumes the other. */
 static int coordinator_find_resumable(const struct coordinator *c)
 {
     if (c->opt->fresh)
         return -1;
+    const char *source = c->opt->replay_source ? c->opt->replay_source : "";
     for (int r = c->archive->nruns - 1; r >= 0; r--)
-        if (strcmp(c->archive->runs[r].job_hash, c->job->hash) == 0)
+        if (strcmp(c->archive->runs[r].job_hash, c->job->hash) == 0 &&
+            strcmp(c->archive->runs[r].replay_source, source) == 0)
             return c->archive->runs[r].end == 0 ? r : -1;
     return -1;
 }

@@ -88,4 +88,22 @@ d = b['devices'][()]
 assert all(x['backend'] == b'replay' for x in d) and len(d) == 2, d
 assert b['runs'][()][0]['replay_source'].decode().endswith('/ref.h5')
 PYEOF
+
+echo "-- replay: a run resumes only a run of the same source"
+cp ref.h5 ref2.h5
+"$TF" run "$JOB" -o rres.h5 --replay ref.h5 --workers 2 --speed 0.5 >rres.h5.out 2>&1 &
+RUN_PID=$!
+if wait_results rres.h5 3; then
+    kill -TERM "$RUN_PID"; finish_rc
+    check "a slow replay stopped by SIGTERM: exit 75, run unfinished" sh -c \
+        "[ $RUN_RC -eq 75 ] && \"$TF\" status rres.h5 | grep -q UNFINISHED"
+    check "  a replay of another source starts a run of its own" sh -c \
+        "\"$TF\" run \"$JOB\" -o rres.h5 --replay ref2.h5 >rres.2 2>&1 && ! grep -q resuming rres.2"
+    check "  the same source resumes its run" sh -c \
+        "\"$TF\" run \"$JOB\" -o rres.h5 --replay ref.h5 >rres.3 2>&1 && grep -q 'resuming run 0' rres.3"
+    check "  and the archive has both runs, each with its source" $PY -c "
+import h5py; r = h5py.File('rres.h5')['runs'][()]
+assert len(r) == 2 and r[0]['end_unix'] > 0 and r[1]['end_unix'] > 0, r
+assert r[0]['replay_source'].decode().endswith('/ref.h5') and r[1]['replay_source'].decode().endswith('/ref2.h5'), r"
+else fail "slow replay: no results" rres.h5.out; kill "$RUN_PID" 2>/dev/null || true; fi
 unset TUNEFARM_KERNEL_PATH
