@@ -30,6 +30,7 @@ extern char **environ;
 #include "coordinator/strategy.h"
 #include "schema/archive.h"
 #include "schema/space.h"
+#include "worker/backend_replay.h"
 #include "worker/compiler.h"
 #include "worker/portability.h"
 #include "worker/precompile.h"
@@ -94,6 +95,16 @@ static const char usage_run[] =
     "                         -np 3 tunefarm run J : -np 2 tunefarm run J -c).\n"
     "                         A worker whose own device class is done does the\n"
     "                         same until the run ends.\n"
+    "  -r, --replay SOURCE    no device: answer every configuration from SOURCE,\n"
+    "                         a tunefarm archive or a Kernel Tuner cache (.json,\n"
+    "                         .json.gz), with its recorded status and times; each\n"
+    "                         worker is a simulated device of SOURCE's kind\n"
+    "                         (backend `replay`), whatever the job's targets say.\n"
+    "                         The job's kernels must describe SOURCE's parameters\n"
+    "                         (names and values); the /runs row names SOURCE\n"
+    "  -s, --speed X          replay: simulated seconds per real second (each\n"
+    "                         worker spends the recorded compile + benchmark\n"
+    "                         time / X); 0 or `instant` (default): no waiting\n"
     "  -h, --help             this text\n"
     "\n"
     "exit codes:\n"
@@ -487,6 +498,42 @@ static int self_launch(const char *exe, int argc, char **argv, int workers)
     return TF_EXIT_FAILURE;
 }
 
+/* --replay: the job loaded and matched against SOURCE. Every rank prepares it
+ * (workers answer from it; rank 0 refuses a mismatch before anything runs).
+ * A job that does not load is left to the coordinator to report. */
+struct replay_prep {
+    struct tf_bundle *bundle;
+    struct tf_job *job;
+    struct tf_replay *replay;
+};
+
+static int replay_prepare(const char *job_path, const char *source, double speed, bool loud,
+                          struct replay_prep *rp)
+{
+    struct tf_error err = {0};
+    rp->bundle = tf_bundle_create();
+    rp->job = tf_job_load(job_path, rp->bundle, &err);
+    if (rp->job == NULL)
+        return TF_EXIT_OK;
+    rp->replay = tf_replay_open(source, rp->job, &err);
+    if (rp->replay == NULL) {
+        if (loud)
+            tf_error_print(&err, "tunefarm run --replay", stderr);
+        return TF_EXIT_USAGE;
+    }
+    tf_replay_set_active(rp->replay, speed);
+    return TF_EXIT_OK;
+}
+
+static void replay_release(struct replay_prep *rp)
+{
+    tf_replay_set_active(NULL, 0);
+    tf_replay_destroy(rp->replay);
+    tf_job_destroy(rp->job);
+    tf_bundle_destroy(rp->bundle);
+    *rp = (struct replay_prep){0};
+}
+
 static int cmd_run(int argc, char **argv, const char *exe)
 {
     static const struct option longopts[] = {{"output", required_argument, NULL, 'o'},
@@ -495,13 +542,31 @@ static int cmd_run(int argc, char **argv, const char *exe)
                                              {"compile-rank", no_argument, NULL, 'c'},
                                              {"fresh", no_argument, NULL, 'F'},
                                              {"grace", required_argument, NULL, 'g'},
+                                             {"replay", required_argument, NULL, 'r'},
+                                             {"speed", required_argument, NULL, 's'},
                                              {"help", no_argument, NULL, 'h'},
                                              {NULL, 0, NULL, 0}};
     struct tf_run_options opt = {.grace = 20, .interrupts = &signals_received};
     int workers = 0, compile_rank = 0, c;
+    const char *replay = NULL;
+    double speed = 0;
     optind = 2;
-    while ((c = getopt_long(argc, argv, "o:n:qcFg:h", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "o:n:qcFg:r:s:h", longopts, NULL)) != -1) {
         switch (c) {
+        case 'r':
+            replay = optarg;
+            break;
+        case 's': {
+            char *end;
+            double v = strcmp(optarg, "instant") == 0 ? 0 : strtod(optarg, &end);
+            if ((strcmp(optarg, "instant") != 0 && *end) || !(v >= 0 && v <= 1e9)) {
+                fprintf(stderr, "tunefarm run: --speed wants simulated seconds per real second "
+                                "(0 to 1e9) or 'instant', got '%s'\n", optarg);
+                return TF_EXIT_USAGE;
+            }
+            speed = v;
+            break;
+        }
         case 'o':
             opt.archive = optarg;
             break;
@@ -556,8 +621,28 @@ static int cmd_run(int argc, char **argv, const char *exe)
                         "--compile-rank)\n");
         return TF_EXIT_USAGE;
     }
-    if (!under_launcher())
-        return self_launch(exe, argc, argv, workers);
+    char replay_path[PATH_MAX];
+    struct replay_prep rp = {0};
+    if (replay != NULL) {
+        if (compile_rank) {
+            fprintf(stderr, "tunefarm run: --replay compiles nothing: drop --compile-rank\n");
+            return TF_EXIT_USAGE;
+        }
+        /* The /runs row names the source by its absolute path (provenance). */
+        if (realpath(replay, replay_path) == NULL)
+            tf_strlcpy(replay_path, replay, sizeof replay_path);
+        opt.replay_source = replay_path;
+    }
+    if (!under_launcher()) {
+        /* A mismatched source is refused here, before mpirun starts ranks. */
+        if (replay != NULL) {
+            int code = replay_prepare(opt.job_path, replay, speed, true, &rp);
+            replay_release(&rp);
+            if (code != TF_EXIT_OK)
+                return code;
+        }
+        return self_launch(exe, argc, argv, workers > 0 ? workers : replay ? 1 : 0);
+    }
 
     char command[512];
     int used = 0;
@@ -581,6 +666,18 @@ static int cmd_run(int argc, char **argv, const char *exe)
         local_index += ranks[2 * i] != 0 && ranks[2 * i] < rank && !ranks[2 * i + 1];
     free(ranks);
     MPI_Comm_free(&node);
+    if (replay != NULL) {
+        int code = replay_prepare(opt.job_path, replay, speed, rank == 0, &rp), worst = code;
+        MPI_Allreduce(&code, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+        if (worst != TF_EXIT_OK) {
+            const char *sp = getenv("TUNEFARM_STATUS_FILE");
+            if (rank == 0 && sp != NULL)
+                write_number(sp, worst);
+            replay_release(&rp);
+            finalize_bounded(rank, worst, false);
+            return sp == NULL ? worst : 0;
+        }
+    }
     install_run_signals();
     /* Started by self_launch: tell the parent where to send signals. */
     const char *status_file = getenv("TUNEFARM_STATUS_FILE");
@@ -625,6 +722,7 @@ static int cmd_run(int argc, char **argv, const char *exe)
         write_number(status_path, code);
     const int exit_code = status_path == NULL && rank == 0 ? code : 0;
     finalize_bounded(rank, exit_code, true);
+    replay_release(&rp);
     return exit_code;
 }
 

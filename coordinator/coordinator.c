@@ -392,7 +392,8 @@ static int coordinator_gather(struct coordinator *c, struct tf_error *err)
         }
         char key[256];
         tf_device_class_key(&w->dev, key, sizeof key);
-        if (!tf_job_targets_device(c->job, w->dev.backend, key))
+        if (!tf_job_targets_device(c->job, w->dev.backend, key) &&
+            !(c->opt->replay_source && strcmp(w->dev.backend, "replay") == 0))
             continue;
         /* Same model, same properties: constraints read the properties, and every
          * worker of a class must enumerate the same configurations. */
@@ -1166,13 +1167,17 @@ static void coordinator_print_plan(const struct coordinator *c)
     }
 }
 
-/* The job's last run in this archive if it did not finish (-1: none, or --fresh). */
+/* The job's last run in this archive if it did not finish (-1: none, or --fresh).
+ * A replay and a measured run of the same job (or replays of two sources) are
+ * different runs: one never resumes the other. */
 static int coordinator_find_resumable(const struct coordinator *c)
 {
     if (c->opt->fresh)
         return -1;
+    const char *source = c->opt->replay_source ? c->opt->replay_source : "";
     for (int r = c->archive->nruns - 1; r >= 0; r--)
-        if (strcmp(c->archive->runs[r].job_hash, c->job->hash) == 0)
+        if (strcmp(c->archive->runs[r].job_hash, c->job->hash) == 0 &&
+            strcmp(c->archive->runs[r].replay_source, source) == 0)
             return c->archive->runs[r].end == 0 ? r : -1;
     return -1;
 }
@@ -1377,6 +1382,8 @@ int tf_coordinator_run(const struct tf_run_options *opt, bool *abort_others)
         const char *slurm = getenv("SLURM_JOB_ID");
         tf_strlcpy(run.slurm_job_id, slurm ? slurm : "", sizeof run.slurm_job_id);
         tf_strlcpy(run.tunefarm_version, TF_VERSION, sizeof run.tunefarm_version);
+        tf_strlcpy(run.replay_source, opt->replay_source ? opt->replay_source : "",
+                   sizeof run.replay_source);
         c.run_id = tf_archive_add_run(c.archive, &run);
         coordinator_record_plan(&c);
     }

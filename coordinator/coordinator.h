@@ -24,6 +24,8 @@ struct tf_run_options {
     bool fresh;               /* start a new run even if the job's last run is unfinished */
     double grace;             /* seconds to wait for work in flight after a signal */
     volatile sig_atomic_t *interrupts; /* signals received so far (SIGTERM, SIGINT, SIGUSR1) */
+    const char *replay_source; /* --replay: recorded in /runs; replay devices are targeted
+                                  whatever the job's targets say; NULL: a measured run */
 };
 
 /* Run the coordinator on rank 0 of MPI_COMM_WORLD; returns an enum tf_exit.

@@ -762,10 +762,12 @@ static int devices_table(struct table *t, const char *file, struct tf_error *err
 
 enum {
     RUN_ID, RUN_JOB_NAME, RUN_JOB_HASH, RUN_START_UNIX, RUN_END_UNIX, RUN_START, RUN_END,
-    RUN_COMMAND, RUN_SLURM, RUN_RANKS, RUN_VERSION
+    RUN_COMMAND, RUN_SLURM, RUN_RANKS, RUN_VERSION, RUN_REPLAY
 };
 
-static int runs_table(struct table *t, const char *file, struct tf_error *err)
+/* /runs; `with_replay`: with the replay_source column (written always; read
+ * only where present, so archives written before it stay readable). */
+static int runs_table(struct table *t, const char *file, int with_replay, struct tf_error *err)
 {
     const struct tf_archive_run *r = NULL;
     table_init(t, file, "/runs");
@@ -779,7 +781,9 @@ static int runs_table(struct table *t, const char *file, struct tf_error *err)
         table_add(t, "command", COL_STR, sizeof r->command, err) < 0 ||
         table_add(t, "slurm_job_id", COL_STR, sizeof r->slurm_job_id, err) < 0 ||
         table_add(t, "ranks", COL_U32, 0, err) < 0 ||
-        table_add(t, "tunefarm_version", COL_STR, sizeof r->tunefarm_version, err) < 0)
+        table_add(t, "tunefarm_version", COL_STR, sizeof r->tunefarm_version, err) < 0 ||
+        (with_replay &&
+         table_add(t, "replay_source", COL_STR, sizeof r->replay_source, err) < 0))
         return -1;
     return 0;
 }
@@ -1652,6 +1656,7 @@ static int runs_pack(void *ctx, const struct table *t, unsigned char *buf, uint6
         put_str(t, buf, r, RUN_SLURM, run->slurm_job_id);
         PUT(t, buf, r, RUN_RANKS, uint32_t, run->ranks);
         put_str(t, buf, r, RUN_VERSION, run->tunefarm_version);
+        put_str(t, buf, r, RUN_REPLAY, run->replay_source);
     }
     return 0;
 }
@@ -1831,7 +1836,7 @@ static int write_contents(hid_t f, const struct tf_archive *a, const char *path,
         table_write(f, "devices", &t, (uint64_t)a->ndevices, 0, devices_pack, (void *)a, err) != 0)
         goto fail;
     table_free(&t);
-    if (runs_table(&t, path, err) != 0 ||
+    if (runs_table(&t, path, 1, err) != 0 ||
         table_write(f, "runs", &t, (uint64_t)a->nruns, 0, runs_pack, (void *)a, err) != 0)
         goto fail;
     table_free(&t);
@@ -2137,6 +2142,8 @@ static int runs_unpack(void *ctx, const struct table *t, const unsigned char *bu
         get_str(t, buf, r, RUN_SLURM, run->slurm_job_id, sizeof run->slurm_job_id);
         GET(t, buf, r, RUN_RANKS, run->ranks);
         get_str(t, buf, r, RUN_VERSION, run->tunefarm_version, sizeof run->tunefarm_version);
+        if (t->n > RUN_REPLAY)
+            get_str(t, buf, r, RUN_REPLAY, run->replay_source, sizeof run->replay_source);
     }
     return 0;
 }
@@ -2526,7 +2533,7 @@ struct tf_archive *tf_archive_read(const char *path, struct tf_error *err)
         table_read(f, "devices", &t, devices_sized, devices_unpack, &rc, err) != 0)
         goto fail;
     table_free(&t);
-    if (runs_table(&t, path, err) != 0 ||
+    if (runs_table(&t, path, dataset_has_column(f, "runs", "replay_source"), err) != 0 ||
         table_read(f, "runs", &t, runs_sized, runs_unpack, &rc, err) != 0)
         goto fail;
     table_free(&t);

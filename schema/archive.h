@@ -29,6 +29,9 @@ struct tf_archive_run {
     char slurm_job_id[32];    /* empty outside Slurm */
     uint32_t ranks;
     char tunefarm_version[32];
+    char replay_source[512];  /* a replay (worker/backend_replay.h): the source archive or
+                                 Kernel Tuner cache it answered from; "" for a measured run
+                                 (and for every run of an archive older than the column) */
 };
 
 /* What a run set out to measure for one (kernel, problem, device class): the

@@ -28,6 +28,13 @@ void tf_device_class_key(const struct tf_device *d, char *out, int cap)
 
 const char *tf_device_language(const struct tf_device *d)
 {
+    /* A replay device answers for its source's device: GPU architectures (and a
+     * Kernel Tuner cache's "gpu") run cuda-dialect kernels, a CPU's C kernels. */
+    if (strcmp(d->backend, "replay") == 0)
+        return strncmp(d->arch, "sm_", 3) == 0 || strncmp(d->arch, "gfx", 3) == 0 ||
+                       strcmp(d->arch, "gpu") == 0
+                   ? "cuda"
+                   : "c";
     return strcmp(d->backend, "host") == 0 ? "c" : "cuda";
 }
 

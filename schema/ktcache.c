@@ -14,6 +14,8 @@
 
 #include "status.h"
 
+static void sample_stats(struct tf_ktcache_entry *en, const json_t *times);
+
 #define KT_MAX_BYTES ((size_t)1 << 32) /* refuse to inflate more than 4 GiB */
 
 int tf_ktcache_status_of(const char *failure)
@@ -269,6 +271,7 @@ struct tf_ktcache *tf_ktcache_load(const char *path, struct tf_error *err)
                        "failure name such as \"CompilationFailedConfig\")%s", key, "");
             goto fail;
         }
+        sample_stats(en, json_object_get(e, "times"));
         en->compile_ms = opt_ms(e, "compile_time");
         en->benchmark_ms = opt_ms(e, "benchmark_time");
     }
@@ -285,6 +288,44 @@ fail:
     json_decref(root);
     tf_ktcache_destroy(c);
     return NULL;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Min, median and relative stddev of an entry's samples (`times`, ms), so a
+ * replay reports the statistics a measurement would have; without samples
+ * they fall back to the mean. */
+static void sample_stats(struct tf_ktcache_entry *en, const json_t *times)
+{
+    en->min_ms = en->median_ms = en->time_ms;
+    en->rsd = NAN;
+    en->samples = 0;
+    if (en->status != TF_STATUS_OK || !json_is_array(times) || json_array_size(times) == 0)
+        return;
+    size_t n = json_array_size(times);
+    double *v = tf_xcalloc(n, sizeof *v), sum = 0, sq = 0;
+    for (size_t i = 0; i < n; i++) {
+        const json_t *x = json_array_get(times, i);
+        if (!json_is_number(x) || !isfinite(json_number_value(x))) {
+            free(v); /* damaged samples: keep the mean only */
+            return;
+        }
+        v[i] = json_number_value(x);
+        sum += v[i];
+    }
+    qsort(v, n, sizeof *v, cmp_double);
+    double mean = sum / (double)n;
+    for (size_t i = 0; i < n; i++)
+        sq += (v[i] - mean) * (v[i] - mean);
+    en->min_ms = v[0];
+    en->median_ms = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+    en->rsd = n > 1 && mean > 0 ? sqrt(sq / (double)(n - 1)) / mean : 0;
+    en->samples = (int)n;
+    free(v);
 }
 
 void tf_ktcache_destroy(struct tf_ktcache *c)

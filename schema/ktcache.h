@@ -10,7 +10,8 @@
  * (schema/status.h): InvalidConfig -> invalid, CompilationFailedConfig ->
  * compile_error, RuntimeFailedConfig -> runtime_error, any other failure
  * string -> runtime_error (its text kept). Entries are sorted by index. Zlib
- * reads both gzip'd and plain files; jansson parses. A damaged file (bad gzip,
+ * reads both gzip'd and plain files; the samples (`times`) give min, median and
+ * relative stddev; jansson parses. A damaged file (bad gzip,
  * bad JSON, missing fields, a value outside its parameter's list) is refused
  * with an error naming the file, the place and what was expected. */
 #ifndef TF_KTCACHE_H
@@ -25,6 +26,9 @@ struct tf_ktcache_entry {
     uint64_t index;          /* mixed-radix configuration index */
     int status;              /* enum tf_status */
     double time_ms;          /* mean kernel time; NaN unless status ok */
+    double min_ms, median_ms; /* from `times` (every sample); time_ms where absent */
+    double rsd;              /* relative standard deviation of `times`; NaN where absent */
+    int samples;             /* entries of `times`; 0 where absent */
     double compile_ms;       /* 0 when absent */
     double benchmark_ms;     /* 0 when absent */
     const char *failure;     /* Kernel Tuner's failure string (NULL when ok); owned by the cache */

@@ -1,8 +1,8 @@
 /* backend.h - the interface every device backend implements (IOR's aiori table).
  *
  * A backend is a const struct of function pointers with designated
- * initialisers, its functions static in one file (backend_host.c, later
- * backend_cuda.c, backend_hip.c). The table is the static descriptor (name,
+ * initialisers, its functions static in one file (backend_host.c,
+ * backend_cuda.c, backend_hip.c, backend_replay.c). The table is the static descriptor (name,
  * probe, discovery, compiling); `open` returns the live instance the runner
  * uses (a device context). Compiling needs no device and may run anywhere.
  *
@@ -153,6 +153,11 @@ extern const struct tf_backend tf_backend_cuda;
 /* AMD GPUs: HIP runtime (hipRTC inside it on ROCm 5, libhiprtc beside it on
  * ROCm >= 6) and ROCm SMI, all loaded at run time. */
 extern const struct tf_backend tf_backend_hip;
+
+/* Replay: answers from an archive or a Kernel Tuner cache (backend_replay.h);
+ * offers devices only while a replay source is active, and compiles and runs
+ * nothing: workers ask tf_replay_answer instead. */
+extern const struct tf_backend tf_backend_replay;
 
 /* Every backend compiled in, NULL-terminated. */
 extern const struct tf_backend *const tf_backends[];

@@ -12,6 +12,7 @@ const struct tf_backend *const tf_backends[] = {
     &tf_backend_cuda, /* GPUs first: a worker prefers a GPU over the host CPU */
     &tf_backend_hip,
     &tf_backend_host,
+    &tf_backend_replay, /* offers devices only while a replay source is set (--replay) */
     NULL,
 };
 

@@ -15,7 +15,10 @@
  * own class has nothing left, or it was started with --compile-rank and has
  * no device): it compiles another class's future configurations into the
  * shared cache with a pool for that class's backend and architecture, and
- * those queue entries end without a result. */
+ * those queue entries end without a result.
+ * A replay worker (backend_replay.h: --replay) has no pool and no runner: it
+ * answers each configuration from the replay source and keeps a simulated
+ * clock, waiting the recorded compile + benchmark time divided by the speed. */
 #include "worker.h"
 
 #include <errno.h>
@@ -32,6 +35,7 @@
 #include "../schema/space.h"
 #include "../schema/wire.h"
 #include "backend.h"
+#include "backend_replay.h"
 #include "compile.h"
 #include "runner.h"
 
@@ -86,6 +90,9 @@ struct worker {
     struct served_pool pools[WORKER_MAX_POOLS];
     int npools;
     uint64_t compiled_ahead;
+    /* replay */
+    struct tf_replay *replay;    /* non-NULL: answer from it, compile and run nothing */
+    double sim_start, sim_elapsed; /* wall time the worker started; simulated seconds spent */
 };
 
 static double worker_now(void)
@@ -108,12 +115,16 @@ int tf_worker_devices(struct tf_device *devs, const char **backend_of, int *ordi
     int n = 0, used = 0;
     if (why && why_cap > 0)
         why[0] = '\0';
+    const bool replay = tf_replay_active() != NULL;
     /* GPUs first: a node's GPU workers matter more than its CPU worker. */
     for (int pass = 0; pass < 2; pass++) {
         for (int b = 0; tf_backends[b] != NULL; b++) {
             const struct tf_backend *be = tf_backends[b];
             bool is_host = strcmp(be->name, "host") == 0;
             if (is_host != (pass == 1))
+                continue;
+            /* A replay run offers its replay devices only; any other run none of them. */
+            if (replay != (be == &tf_backend_replay))
                 continue;
             struct tf_error err = {0};
             if (be->probe(&err)) {
@@ -179,7 +190,7 @@ static void worker_push(struct worker *w, uint32_t kernel, uint32_t problem, uin
     p->phase = phase;
     p->config = config;
     p->compile_only = pool;
-    p->ticket = tf_compile_submit(pool ? pool : w->pool, w->job->kernels[kernel].kernel, config);
+    p->ticket = w->replay ? 0 : tf_compile_submit(pool ? pool : w->pool, w->job->kernels[kernel].kernel, config);
 }
 
 /* Expand a slice into queued configurations; their compiles start now. */
@@ -347,6 +358,26 @@ static int worker_measure_next(struct worker *w, struct tf_error *err)
     if (p.compile_only) { /* compiled into the shared cache for another class: done */
         tf_compile_wait(p.compile_only, p.ticket, &bin);
         w->compiled_ahead++;
+        return 0;
+    }
+    if (w->replay) {
+        double cost;
+        tf_replay_answer(w->replay, p.kernel, p.problem, p.config, &r, &cost);
+        r.phase = (uint8_t)p.phase;
+        w->sim_elapsed += cost;
+        double speed = tf_replay_speed();
+        if (speed > 0) { /* the simulated clock, scaled: wait until it is due */
+            double due = w->sim_start + w->sim_elapsed / speed, now = worker_wall();
+            if (due > now) {
+                double s = due - now;
+                struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
+                while (nanosleep(&ts, &ts) != 0)
+                    ;
+            }
+        }
+        r.timestamp = w->sim_start + w->sim_elapsed;
+        worker_emit(w, &r);
+        worker_flush(w); /* at once: the strategy hears results in simulated-time order */
         return 0;
     }
     /* A new problem's buffers and reference (seconds, for a large GEMM) are
@@ -618,6 +649,16 @@ int tf_worker_run(const char *exe, int local_index, int compile_rank)
     w.dev = devs[pick];
     w.backend = tf_backend_find(backend_of[pick]);
     w.ordinal = ordinal_of[pick];
+    if (w.backend == &tf_backend_replay) {
+        w.replay = tf_replay_active();
+        w.sim_start = worker_wall();
+        tf_wire_hello(&w.buf, &w.dev, ""); /* compiles for no one */
+        /* Few configurations ahead: a strategy's asks stay fine-grained. */
+        if (tf_wire_send(0, &w.buf, &err) || worker_loop(&w, 1, &err))
+            goto fail;
+        worker_destroy(&w);
+        return 0;
+    }
 
     /* A GPU worker compiles on the cores nearest its GPU; the host worker
      * measures on a core, so it leaves that one to the runner. */

@@ -1,0 +1,274 @@
+/* Tests for worker/backend_replay.c: a replay answers each configuration of a
+ * job's kernel from a Kernel Tuner cache (tests/unit/fixtures/ktcache_small,
+ * parameters matched by name and value although the fixture kernel lists them
+ * in another order) or a tunefarm archive, with the recorded status, times and
+ * simulated cost; a configuration the source lacks is `invalid` ("not in the
+ * replay source"); a kernel whose values differ is refused naming the
+ * parameter; an archive of two device classes is refused; /runs keeps the
+ * replay source; and bench/strategy/convolution_milo/kernel.yaml's valid set is
+ * exactly the A4000 cache's configurations (4,362; skipped without the
+ * dataset). The MPI side (brute force, --workers 4, archive replay, refusal
+ * exit codes) is fault scenario 80-replay. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "schema/archive.h"
+#include "schema/bundle.h"
+#include "schema/job.h"
+#include "schema/ktcache.h"
+#include "schema/space.h"
+#include "schema/status.h"
+#include "worker/backend_replay.h"
+
+#define SMALL "tests/unit/fixtures/ktcache_small.json.gz"
+
+struct loaded {
+    struct tf_bundle *bundle;
+    struct tf_job *job;
+};
+
+static struct loaded load_job(const char *path)
+{
+    struct tf_error err = {0};
+    struct loaded l = {tf_bundle_create(), NULL};
+    l.job = tf_job_load(path, l.bundle, &err);
+    if (l.job == NULL)
+        fail_msg("%s: %s", path, err.message);
+    return l;
+}
+
+static void unload(struct loaded *l)
+{
+    tf_job_destroy(l->job);
+    tf_bundle_destroy(l->bundle);
+}
+
+/* Job index of (layout, tile_size_x, block_size_x) in replay_small's order:
+ * layout [col, row], tile_size_x [2, 1], block_size_x [64, 32, 16]. */
+static uint64_t small_index(const char *layout, int tile, int bsx)
+{
+    uint64_t l = strcmp(layout, "col") == 0 ? 0 : 1, t = tile == 2 ? 0 : 1;
+    uint64_t b = bsx == 64 ? 0 : bsx == 32 ? 1 : 2;
+    return l * 6 + t * 3 + b;
+}
+
+static void test_ktcache_answers(void **state)
+{
+    (void)state;
+    struct loaded l = load_job("tests/fixtures/replay_small.yaml");
+    struct tf_error err = {0};
+    struct tf_replay *r = tf_replay_open(SMALL, l.job, &err);
+    if (r == NULL)
+        fail_msg("%s", err.message);
+    struct tf_result res;
+    double cost;
+
+    tf_replay_answer(r, 0, 0, small_index("row", 1, 16), &res, &cost);
+    assert_int_equal(res.status, TF_STATUS_OK);
+    assert_true(res.time_mean == 3.5e-3 && res.time_median == 3.5e-3 && res.time_min == 3.5e-3);
+    assert_int_equal(res.samples, 2);
+    assert_true(res.time_rsd == 0);
+    assert_true(res.compile_time == 0.9005 && res.device_time == 0.12025);
+    assert_true(cost > 1.02074 && cost < 1.02076);
+    assert_int_equal(res.config, small_index("row", 1, 16));
+
+    tf_replay_answer(r, 0, 0, small_index("col", 1, 64), &res, &cost); /* the optimum */
+    assert_int_equal(res.status, TF_STATUS_OK);
+    assert_true(res.time_median == 1.75e-3);
+    tf_replay_answer(r, 0, 0, small_index("col", 2, 16), &res, &cost);
+    assert_true(res.status == TF_STATUS_OK && res.time_median == 2.25e-3);
+
+    tf_replay_answer(r, 0, 0, small_index("row", 1, 32), &res, &cost);
+    assert_int_equal(res.status, TF_STATUS_COMPILE_ERROR);
+    assert_non_null(strstr(res.message, "CompilationFailedConfig"));
+    assert_true(cost == 0.7); /* a failed compile still costs its compile time */
+    tf_replay_answer(r, 0, 0, small_index("row", 2, 32), &res, &cost);
+    assert_int_equal(res.status, TF_STATUS_RUNTIME_ERROR);
+    tf_replay_answer(r, 0, 0, small_index("col", 2, 64), &res, &cost);
+    assert_int_equal(res.status, TF_STATUS_INVALID);
+    assert_non_null(strstr(res.message, "InvalidConfig"));
+    tf_replay_answer(r, 0, 0, small_index("col", 1, 16), &res, &cost); /* not recorded */
+    assert_int_equal(res.status, TF_STATUS_INVALID);
+    assert_string_equal(res.message, "not in the replay source");
+    assert_true(cost == 0);
+
+    struct tf_device dev;
+    tf_replay_device(r, 3, &dev);
+    assert_string_equal(dev.backend, "replay");
+    assert_string_equal(dev.name, "Test GPU");
+    assert_string_equal(dev.uuid, "replay-3");
+    tf_replay_destroy(r);
+    unload(&l);
+}
+
+static void test_mismatch_refused(void **state)
+{
+    (void)state;
+    struct loaded l = load_job("tests/fixtures/replay_mismatch.yaml");
+    struct tf_error err = {0};
+    assert_null(tf_replay_open(SMALL, l.job, &err));
+    assert_non_null(strstr(err.message, "parameter 'block_size_x' has the values [16, 32, 64] "
+                                        "in the replay source but [64, 32, 128]"));
+    assert_null(tf_replay_open("tests/unit/fixtures/no-such-cache.json", l.job, &err));
+    assert_non_null(strstr(err.message, "cannot read the replay source"));
+    unload(&l);
+}
+
+/* An archive of replay_small's kernel: `rows` rows, each (config, status,
+ * median, device name); written to `path`. */
+struct row_spec {
+    uint64_t config;
+    int status;
+    double median;
+    const char *device;
+};
+
+static void write_archive(const char *path, const struct tf_kernel *k, const struct row_spec *rows,
+                          int n)
+{
+    struct tf_error err = {0};
+    struct tf_archive *a = tf_archive_create();
+    struct tf_archive_run run = {.start = 1, .end = 2, .ranks = 2};
+    tf_strlcpy(run.job_name, "src", sizeof run.job_name);
+    tf_strlcpy(run.replay_source, "/data/earlier.json.gz", sizeof run.replay_source);
+    uint32_t run_id = tf_archive_add_run(a, &run);
+    struct tf_archive_kernel *ak = tf_archive_kernel_for(a, k, &err);
+    assert_non_null(ak);
+    uint32_t prob = tf_archive_problem_for(ak, k, 0);
+    for (int i = 0; i < n; i++) {
+        struct tf_device d = {0};
+        tf_strlcpy(d.backend, "cuda", sizeof d.backend);
+        tf_strlcpy(d.arch, "sm_90", sizeof d.arch);
+        tf_strlcpy(d.name, rows[i].device, sizeof d.name);
+        struct tf_archive_row row = {.run = run_id, .device = tf_archive_add_device(a, &d)};
+        tf_result_init(&row.r, 0, prob, rows[i].config, rows[i].status);
+        row.r.time_median = row.r.time_min = row.r.time_mean = rows[i].median;
+        row.r.samples = 10;
+        row.r.compile_time = 0.5;
+        row.r.device_time = 0.25;
+        tf_archive_append(ak, &row);
+    }
+    if (tf_archive_write(a, path, &err))
+        fail_msg("%s", err.message);
+    tf_archive_destroy(a);
+}
+
+static void test_archive_source(void **state)
+{
+    (void)state;
+    struct loaded l = load_job("tests/fixtures/replay_small.yaml");
+    const struct tf_kernel *k = l.job->kernels[0].kernel;
+    char path[] = "/tmp/tf-test-replay-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    const struct row_spec rows[] = {
+        {3, TF_STATUS_OK, 1e-3, "Fake H100"},
+        {5, TF_STATUS_COMPILE_ERROR, 0, "Fake H100"},
+        {3, TF_STATUS_OK, 2e-3, "Fake H100"}, /* a later run: this one counts */
+    };
+    write_archive(path, k, rows, 3);
+    struct tf_error err = {0};
+    struct tf_replay *r = tf_replay_open(path, l.job, &err);
+    if (r == NULL)
+        fail_msg("%s", err.message);
+    struct tf_result res;
+    double cost;
+    tf_replay_answer(r, 0, 0, 3, &res, &cost);
+    assert_int_equal(res.status, TF_STATUS_OK);
+    assert_true(res.time_median == 2e-3 && res.samples == 10);
+    assert_true(cost == 0.75);
+    tf_replay_answer(r, 0, 0, 5, &res, &cost);
+    assert_int_equal(res.status, TF_STATUS_COMPILE_ERROR);
+    tf_replay_answer(r, 0, 0, 0, &res, &cost);
+    assert_string_equal(res.message, "not in the replay source");
+    struct tf_device dev;
+    tf_replay_device(r, 0, &dev);
+    assert_string_equal(dev.name, "Fake H100");
+    assert_string_equal(dev.arch, "sm_90");
+    assert_string_equal(dev.backend, "replay");
+    tf_replay_destroy(r);
+
+    /* /runs keeps the replay source. */
+    struct tf_archive *a = tf_archive_read(path, &err);
+    assert_non_null(a);
+    assert_string_equal(a->runs[0].replay_source, "/data/earlier.json.gz");
+    tf_archive_destroy(a);
+
+    /* Two device classes: which one would the replay be? Refused. */
+    const struct row_spec two[] = {{3, TF_STATUS_OK, 1e-3, "Fake H100"},
+                                   {4, TF_STATUS_OK, 1e-3, "Fake A100"}};
+    write_archive(path, k, two, 2);
+    assert_null(tf_replay_open(path, l.job, &err));
+    assert_non_null(strstr(err.message, "two device classes"));
+    unlink(path);
+    unload(&l);
+}
+
+/* The convolution_milo kernel file's valid set is the cache's exactly. */
+static void test_convolution_milo_valid_set(void **state)
+{
+    (void)state;
+    static const char *const caches[] = {
+        "../shared/datasets/benchmark_hub/convolution_milo/A4000.json.gz",
+        "../../shared/datasets/benchmark_hub/convolution_milo/A4000.json.gz", NULL};
+    const char *cache = NULL;
+    for (int i = 0; caches[i] && cache == NULL; i++)
+        if (access(caches[i], R_OK) == 0)
+            cache = caches[i];
+    if (cache == NULL) {
+        print_message("skipped: no convolution_milo dataset beside the repository\n");
+        skip();
+    }
+    struct loaded l = load_job("bench/strategy/convolution_milo/replay.yaml");
+    struct tf_error err = {0};
+    struct tf_replay *r = tf_replay_open(cache, l.job, &err);
+    if (r == NULL)
+        fail_msg("%s", err.message);
+    struct tf_ktcache *kt = tf_ktcache_load(cache, &err);
+    assert_non_null(kt);
+    size_t recorded = 0;
+    for (size_t i = 0; i < kt->nentries; i++)
+        recorded += kt->entries[i].status != TF_STATUS_INVALID;
+    struct tf_device dev;
+    tf_replay_device(r, 0, &dev);
+    struct tf_space *s = tf_space_create(l.job->kernels[0].kernel, 0, &dev, &err);
+    assert_non_null(s);
+    uint64_t idx = 0, valid = 0, hi = tf_space_cartesian(s);
+    while (tf_space_next(s, idx, hi, &idx, &err) == 1) {
+        struct tf_result res;
+        double cost;
+        tf_replay_answer(r, 0, 0, idx, &res, &cost);
+        /* every valid configuration is recorded, and not as InvalidConfig */
+        if (res.status == TF_STATUS_INVALID)
+            fail_msg("valid configuration %llu: %s", (unsigned long long)idx, res.message);
+        valid++;
+        idx++;
+    }
+    /* The map is one-to-one, so equal counts mean equal sets. */
+    assert_int_equal(valid, recorded);
+    assert_int_equal(valid, 4362);
+    tf_space_destroy(s);
+    tf_ktcache_destroy(kt);
+    tf_replay_destroy(r);
+    unload(&l);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_ktcache_answers),
+        cmocka_unit_test(test_mismatch_refused),
+        cmocka_unit_test(test_archive_source),
+        cmocka_unit_test(test_convolution_milo_valid_set),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
