@@ -1,5 +1,6 @@
 # tests/fuzz/fuzz.mk - fuzzing and sanitizer builds; included by the main Makefile
-# after its own variables (PKG, PKGS, LIBS, ALL_CFLAGS, SCHEMA_OBJS, ALL_OBJS, UNIT_TESTS).
+# after its own variables (PKG, PKGS, LIBS, ALL_CFLAGS, SCHEMA_OBJS, ARCHIVE_OBJS, ALL_OBJS,
+# UNIT_TESTS).
 #
 #   make fuzz                    libFuzzer targets (clang, ASan + UBSan) in build/fuzz/
 #   make fuzz-run FUZZ_SECONDS=N run each target N seconds (default 60) on its corpus
@@ -18,9 +19,9 @@ FUZZ_SECONDS  ?= 60
 # Everything the loaders, decoders and the archive reader use; wire_mpi.c is the
 # MPI transport only and would pull MPI into every target.
 FUZZ_SCHEMA   := $(filter-out schema/wire_mpi.o,$(SCHEMA_OBJS))
-# Only the archive target needs HDF5 code; the others stay linkable while archive.c changes.
+# Only the archive target needs HDF5 code; the others stay linkable while the archive changes.
 FUZZ_OBJS_archive := $(FUZZ_SCHEMA)
-FUZZ_OBJS_DEFAULT := $(filter-out schema/archive.o,$(FUZZ_SCHEMA))
+FUZZ_OBJS_DEFAULT := $(filter-out $(ARCHIVE_OBJS),$(FUZZ_SCHEMA))
 SAN_FLAGS     := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 # -O1 after ALL_CFLAGS' -O2: better stacks, still fast; the source tree for the
 # shipped kernels the job and kernel targets load.

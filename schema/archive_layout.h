@@ -1,0 +1,66 @@
+/* archive_layout.h - the archive's tables: the columns of /devices, /runs, /plan,
+ * and of each kernel's `problems` and `results`.
+ *
+ * Internal to schema/archive*.c. One builder per table gives the column list
+ * (archive_table.h) that the writer packs and the reader unpacks. The enums
+ * name the column indices of the fixed tables; a kernel's results columns
+ * depend on its parameters and metrics, so tf_layout_results reports their
+ * indices in a struct tf_results_cols. The same layout is specified for users
+ * in schema/archive.md: a change here is a change of that document. */
+#ifndef TF_ARCHIVE_LAYOUT_H
+#define TF_ARCHIVE_LAYOUT_H
+
+#include <stdint.h>
+
+#include "archive.h"
+#include "archive_table.h"
+
+#define TF_ARCHIVE_ENUM_LEN 32     /* bytes of an enum parameter's results column */
+#define TF_ARCHIVE_ISO_LEN 32      /* "2024-05-01T12:34:56Z" and room to spare */
+
+/* A problem without a default: no configuration has this index, since a space
+ * must have fewer than 2^64 - 1 configurations (schema/kernel.md). */
+#define TF_ARCHIVE_NO_DEFAULT UINT64_MAX
+
+/* Columns of /devices; then one int64 column per device property (device.h). */
+enum {
+    DEV_ID, DEV_BACKEND, DEV_VENDOR, DEV_NAME, DEV_ARCH, DEV_UUID, DEV_PCI_BUS, DEV_HOST,
+    DEV_MEMORY, DEV_CUS, DEV_DRIVER, DEV_RUNTIME, DEV_COMPILER, DEV_PROP0
+};
+/* The /devices table of `file` into `t`: 0, or -1 (+err). */
+int tf_layout_devices(struct tf_table *t, const char *file, struct tf_error *err);
+
+/* Columns of /runs. */
+enum {
+    RUN_ID, RUN_JOB_NAME, RUN_JOB_HASH, RUN_START_UNIX, RUN_END_UNIX, RUN_START, RUN_END,
+    RUN_COMMAND, RUN_SLURM, RUN_RANKS, RUN_VERSION, RUN_REPLAY
+};
+/* The /runs table into `t`, with the replay_source column if `with_replay`
+ * (written always; read only where present). 0, or -1 (+err). */
+int tf_layout_runs(struct tf_table *t, const char *file, int with_replay, struct tf_error *err);
+
+/* Columns of /plan. */
+enum { PLAN_RUN, PLAN_KERNEL, PLAN_PROBLEM, PLAN_DEVICE, PLAN_PLANNED };
+/* The /plan table into `t`: 0, or -1 (+err). */
+int tf_layout_plan(struct tf_table *t, const char *file, struct tf_error *err);
+
+/* /kernels/NAME/problems of `ak` into `t`: id, name, one int64 column per size
+ * (size i is column 2 + i), then `default_config` (column 2 + nsizes) if
+ * `with_default`. 0, or -1 (+err: a size named like another column). */
+int tf_layout_problems(struct tf_table *t, const struct tf_archive_kernel *ak, const char *file,
+                       int with_default, struct tf_error *err);
+
+/* Column indices of a kernel's results table. */
+struct tf_results_cols {
+    int run, device, problem, config, param0, status, samples, time_median, time_min,
+        time_mean, time_rsd, compile_time, device_time, registers, shared_bytes, spill_bytes,
+        sm_clock, power, temperature, energy, flushed_l2, throttled, phase, timestamp, metric0,
+        message;
+};
+/* /kernels/NAME/results of `ak` into `t`, its column indices into `c`: 0, or
+ * -1 (+err: a parameter or metric named like another column). */
+int tf_layout_results(struct tf_table *t, struct tf_results_cols *c,
+                      const struct tf_archive_kernel *ak, const char *file,
+                      struct tf_error *err);
+
+#endif
