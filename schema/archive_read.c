@@ -1,0 +1,592 @@
+/* archive_read.c - tf_archive_read: an HDF5 archive back into the model, checking everything.
+ *
+ * A missing, truncated, damaged or foreign file is an error that says so,
+ * never a crash (tests/fuzz feeds it such files). The root attributes come
+ * first (format, schema version, archive id); then each table is opened by
+ * name and its columns found by NAME with the right class (archive_table.c),
+ * so column order in the file does not matter. Unpack callbacks fill the
+ * model block by block and check every cross reference as they go: ids equal
+ * to the row index; a result's run, device, problem, configuration and status
+ * in range; parameter columns that agree with the configuration index. Parts
+ * older archives lack (runs.replay_source, problems.default_config, /plan,
+ * archive_id, checkpoint) are read where present. Kernels come back in the
+ * order they were written, or by name for files that do not track it. */
+#include "archive.h"
+
+#include <errno.h>
+#include <hdf5.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "archive_h5.h"
+#include "archive_internal.h"
+#include "archive_layout.h"
+#include "status.h"
+
+struct read_ctx {
+    struct tf_archive *a;
+    struct tf_archive_kernel *ak;
+    struct tf_results_cols c;
+    const char *path;
+    int *digits;
+    uint64_t cartesian;
+    char **plan_names;   /* /plan's kernel column until plan_resolve */
+    int nplan_names;
+    int default_col;     /* problems' `default_config` column; -1: absent (older archive) */
+};
+
+static int check_id(const struct tf_table *t, const unsigned char *buf, uint64_t o, uint64_t i,
+                    struct tf_error *err)
+{
+    uint32_t id;
+    TF_GET(t, buf, o, 0, id);
+    if ((uint64_t)id != i)
+        return tf_error_set(err, TF_ERR_SCHEMA, "%s: dataset %s row %llu has id %u (ids must "
+                            "equal the row index)", t->file, t->what, (unsigned long long)i, id);
+    return 0;
+}
+
+static int devices_sized(void *ctx, uint64_t n, struct tf_error *err)
+{
+    struct read_ctx *rc = ctx;
+    if (n > INT32_MAX)
+        return tf_error_set(err, TF_ERR_SCHEMA, "%s: /devices has %llu rows", rc->path,
+                            (unsigned long long)n);
+    rc->a->ndevices = (int)n;
+    rc->a->devices = tf_xcalloc((size_t)(n ? n : 1), sizeof *rc->a->devices);
+    return 0;
+}
+
+static int devices_unpack(void *ctx, const struct tf_table *t, const unsigned char *buf,
+                          uint64_t lo, uint64_t hi, struct tf_error *err)
+{
+    struct read_ctx *rc = ctx;
+    for (uint64_t i = lo; i < hi; i++) {
+        struct tf_device *d = &rc->a->devices[i];
+        uint64_t r = i - lo;
+        if (check_id(t, buf, r, i, err) != 0)
+            return -1;
+        tf_table_get_str(t, buf, r, DEV_BACKEND, d->backend, sizeof d->backend);
+        tf_table_get_str(t, buf, r, DEV_VENDOR, d->vendor, sizeof d->vendor);
+        tf_table_get_str(t, buf, r, DEV_NAME, d->name, sizeof d->name);
+        tf_table_get_str(t, buf, r, DEV_ARCH, d->arch, sizeof d->arch);
+        tf_table_get_str(t, buf, r, DEV_UUID, d->uuid, sizeof d->uuid);
+        tf_table_get_str(t, buf, r, DEV_PCI_BUS, d->pci_bus, sizeof d->pci_bus);
+        tf_table_get_str(t, buf, r, DEV_HOST, d->host, sizeof d->host);
+        TF_GET(t, buf, r, DEV_MEMORY, d->memory_bytes);
+        TF_GET(t, buf, r, DEV_CUS, d->compute_units);
+        tf_table_get_str(t, buf, r, DEV_DRIVER, d->driver_version, sizeof d->driver_version);
+        tf_table_get_str(t, buf, r, DEV_RUNTIME, d->runtime_version, sizeof d->runtime_version);
+        tf_table_get_str(t, buf, r, DEV_COMPILER, d->compiler_version, sizeof d->compiler_version);
+        for (int p = 0; p < TF_DEVPROP_COUNT; p++)
+            TF_GET(t, buf, r, DEV_PROP0 + p, d->props[p]);
+    }
+    return 0;
+}
+
+static int runs_sized(void *ctx, uint64_t n, struct tf_error *err)
+{
+    struct read_ctx *rc = ctx;
+    if (n > INT32_MAX)
+        return tf_error_set(err, TF_ERR_SCHEMA, "%s: /runs has %llu rows", rc->path,
+                            (unsigned long long)n);
+    rc->a->nruns = (int)n;
+    rc->a->runs = tf_xcalloc((size_t)(n ? n : 1), sizeof *rc->a->runs);
+    return 0;
+}
+
+static int plan_sized(void *ctx, uint64_t n, struct tf_error *err)
+{
+    struct read_ctx *rc = ctx;
+    if (n > INT32_MAX)
+        return tf_error_set(err, TF_ERR_SCHEMA, "%s: /plan has %llu rows", rc->path,
+                            (unsigned long long)n);
+    rc->a->nplans = (int)n;
+    rc->a->plans = tf_xcalloc((size_t)(n ? n : 1), sizeof *rc->a->plans);
+    return 0;
+}
+
+/* Kernel names are resolved once the kernels are read (plan_resolve). */
+static int plan_unpack(void *ctx, const struct tf_table *t, const unsigned char *buf, uint64_t lo,
+                       uint64_t hi, struct tf_error *err)
+{
+    struct read_ctx *rc = ctx;
+    (void)err;
+    for (uint64_t i = lo; i < hi; i++) {
+        struct tf_archive_plan *p = &rc->a->plans[i];
+        uint64_t r = i - lo;
+        char name[129];
+        TF_GET(t, buf, r, PLAN_RUN, p->run);
+        tf_table_get_str(t, buf, r, PLAN_KERNEL, name, sizeof name);
+        TF_GET(t, buf, r, PLAN_PROBLEM, p->problem);
+        TF_GET(t, buf, r, PLAN_DEVICE, p->device);
+        TF_GET(t, buf, r, PLAN_PLANNED, p->planned);
+        p->kernel = UINT32_MAX;
+        rc->plan_names = tf_xrealloc(rc->plan_names, sizeof *rc->plan_names * (size_t)(i + 1));
+        rc->plan_names[i] = tf_xstrdup(name);
+        rc->nplan_names = (int)i + 1;
+    }
+    return 0;
+}
+
+static int plan_resolve(struct read_ctx *rc, struct tf_error *err)
+{
+    struct tf_archive *a = rc->a;
+    for (int i = 0; i < a->nplans; i++) {
+        struct tf_archive_plan *p = &a->plans[i];
+        for (int k = 0; k < a->nkernels && p->kernel == UINT32_MAX; k++)
+            if (strcmp(a->kernels[k].name, rc->plan_names[i]) == 0)
+                p->kernel = (uint32_t)k;
+        if (p->kernel == UINT32_MAX || p->run >= (uint32_t)a->nruns ||
+            p->device >= (uint32_t)a->ndevices ||
+            p->problem >= (uint32_t)a->kernels[p->kernel].nproblems)
+            return tf_error_set(err, TF_ERR_SCHEMA, "%s: /plan row %d names a run, kernel, "
+                                "problem or device the archive does not have (damaged file?)",
+                                rc->path, i);
+    }
+    return 0;
+}
+
+static int runs_unpack(void *ctx, const struct tf_table *t, const unsigned char *buf, uint64_t lo,
+                       uint64_t hi, struct tf_error *err)
+{
+    struct read_ctx *rc = ctx;
+    for (uint64_t i = lo; i < hi; i++) {
+        struct tf_archive_run *run = &rc->a->runs[i];
+        uint64_t r = i - lo;
+        if (check_id(t, buf, r, i, err) != 0)
+            return -1;
+        tf_table_get_str(t, buf, r, RUN_JOB_NAME, run->job_name, sizeof run->job_name);
+        tf_table_get_str(t, buf, r, RUN_JOB_HASH, run->job_hash, sizeof run->job_hash);
+        TF_GET(t, buf, r, RUN_START_UNIX, run->start);
+        TF_GET(t, buf, r, RUN_END_UNIX, run->end);
+        tf_table_get_str(t, buf, r, RUN_COMMAND, run->command, sizeof run->command);
+        tf_table_get_str(t, buf, r, RUN_SLURM, run->slurm_job_id, sizeof run->slurm_job_id);
+        TF_GET(t, buf, r, RUN_RANKS, run->ranks);
+        tf_table_get_str(t, buf, r, RUN_VERSION, run->tunefarm_version,
+                         sizeof run->tunefarm_version);
+        if (t->n > RUN_REPLAY)
+            tf_table_get_str(t, buf, r, RUN_REPLAY, run->replay_source, sizeof run->replay_source);
+    }
+    return 0;
+}
+
+static int problems_sized(void *ctx, uint64_t n, struct tf_error *err)
+{
+    struct read_ctx *rc = ctx;
+    if (n > INT32_MAX)
+        return tf_error_set(err, TF_ERR_SCHEMA, "%s: /kernels/%s/problems has %llu rows",
+                            rc->path, rc->ak->name, (unsigned long long)n);
+    rc->ak->problems = tf_xcalloc((size_t)(n ? n : 1), sizeof *rc->ak->problems);
+    rc->ak->nproblems = (int)n;
+    for (uint64_t i = 0; i < n; i++)
+        rc->ak->problems[i].sizes = tf_xcalloc((size_t)(rc->ak->nsizes ? rc->ak->nsizes : 1),
+                                               sizeof(int64_t));
+    return 0;
+}
+
+static int problems_unpack(void *ctx, const struct tf_table *t, const unsigned char *buf,
+                           uint64_t lo, uint64_t hi, struct tf_error *err)
+{
+    struct read_ctx *rc = ctx;
+    for (uint64_t i = lo; i < hi; i++) {
+        struct tf_archive_problem *p = &rc->ak->problems[i];
+        if (check_id(t, buf, i - lo, i, err) != 0)
+            return -1;
+        tf_table_get_str(t, buf, i - lo, 1, p->name, sizeof p->name);
+        for (int s = 0; s < rc->ak->nsizes; s++)
+            TF_GET(t, buf, i - lo, 2 + s, p->sizes[s]);
+        if (rc->default_col < 0) {
+            /* An older archive: its one default held for every problem. */
+            p->has_default = rc->ak->has_default;
+            p->default_index = rc->ak->has_default ? rc->ak->default_index : 0;
+            continue;
+        }
+        uint64_t def;
+        TF_GET(t, buf, i - lo, rc->default_col, def);
+        if (def != TF_ARCHIVE_NO_DEFAULT && def >= rc->cartesian)
+            return tf_error_set(err, TF_ERR_SCHEMA,
+                                "%s: dataset %s row %llu: column 'default_config' (%llu) is out "
+                                "of range: the space has %llu configurations, and %llu means "
+                                "none",
+                                t->file, t->what, (unsigned long long)i, (unsigned long long)def,
+                                (unsigned long long)rc->cartesian,
+                                (unsigned long long)TF_ARCHIVE_NO_DEFAULT);
+        p->has_default = def != TF_ARCHIVE_NO_DEFAULT;
+        p->default_index = p->has_default ? def : 0;
+    }
+    return 0;
+}
+
+static int results_sized(void *ctx, uint64_t n, struct tf_error *err)
+{
+    struct read_ctx *rc = ctx;
+    if (n > SIZE_MAX / sizeof(struct tf_archive_row))
+        return tf_error_set(err, TF_ERR_SCHEMA, "%s: /kernels/%s/results has %llu rows",
+                            rc->path, rc->ak->name, (unsigned long long)n);
+    /* Not tf_xmalloc: a hostile row count must be an error, not an abort. */
+    rc->ak->rows = malloc((size_t)(n ? n : 1) * sizeof *rc->ak->rows);
+    if (rc->ak->rows == NULL)
+        return tf_error_set(err, TF_ERR_NOMEM, "%s: no memory for the %llu rows of "
+                            "/kernels/%s/results", rc->path, (unsigned long long)n, rc->ak->name);
+    rc->ak->nrows = rc->ak->cap = n;
+    return 0;
+}
+
+static int results_unpack(void *ctx, const struct tf_table *t, const unsigned char *buf,
+                          uint64_t lo, uint64_t hi, struct tf_error *err)
+{
+    struct read_ctx *rc = ctx;
+    const struct tf_archive_kernel *ak = rc->ak;
+    const struct tf_results_cols *c = &rc->c;
+    for (uint64_t i = lo; i < hi; i++) {
+        struct tf_archive_row *row = &rc->ak->rows[i];
+        struct tf_result *r = &row->r;
+        uint64_t o = i - lo;
+        memset(row, 0, sizeof *row);
+        TF_GET(t, buf, o, c->run, row->run);
+        TF_GET(t, buf, o, c->device, row->device);
+        TF_GET(t, buf, o, c->problem, r->problem);
+        TF_GET(t, buf, o, c->config, r->config);
+        TF_GET(t, buf, o, c->status, r->status);
+        TF_GET(t, buf, o, c->samples, r->samples);
+        TF_GET(t, buf, o, c->time_median, r->time_median);
+        TF_GET(t, buf, o, c->time_min, r->time_min);
+        TF_GET(t, buf, o, c->time_mean, r->time_mean);
+        TF_GET(t, buf, o, c->time_rsd, r->time_rsd);
+        TF_GET(t, buf, o, c->compile_time, r->compile_time);
+        TF_GET(t, buf, o, c->device_time, r->device_time);
+        TF_GET(t, buf, o, c->registers, r->registers);
+        TF_GET(t, buf, o, c->shared_bytes, r->shared_bytes);
+        TF_GET(t, buf, o, c->spill_bytes, r->spill_bytes);
+        TF_GET(t, buf, o, c->sm_clock, r->sm_clock_mhz);
+        TF_GET(t, buf, o, c->power, r->power_w);
+        TF_GET(t, buf, o, c->temperature, r->temperature_c);
+        TF_GET(t, buf, o, c->energy, r->energy_j);
+        TF_GET(t, buf, o, c->flushed_l2, r->flushed_l2);
+        TF_GET(t, buf, o, c->throttled, r->throttled);
+        TF_GET(t, buf, o, c->phase, r->phase);
+        TF_GET(t, buf, o, c->timestamp, r->timestamp);
+        for (int m = 0; m < TF_MAX_METRICS; m++)
+            r->metrics[m] = NAN;
+        for (int m = 0; m < ak->nmetrics; m++)
+            TF_GET(t, buf, o, c->metric0 + m, r->metrics[m]);
+        tf_table_get_str(t, buf, o, c->message, r->message, sizeof r->message);
+
+        const char *bad = row->run >= (uint32_t)rc->a->nruns        ? "run"
+                          : row->device >= (uint32_t)rc->a->ndevices ? "device"
+                          : r->problem >= (uint32_t)ak->nproblems    ? "problem"
+                          : r->config >= rc->cartesian               ? "config"
+                          : r->status >= TF_STATUS_COUNT             ? "status"
+                                                                     : NULL;
+        if (bad)
+            return tf_error_set(err, TF_ERR_SCHEMA, "%s: dataset %s row %llu: column '%s' is "
+                                "out of range", t->file, t->what, (unsigned long long)i, bad);
+        /* The parameter columns are derived from `config`; disagreement means the
+         * file was edited or damaged, and rows would silently mean two things. */
+        tf_archive_decode(ak, r->config, rc->digits);
+        for (int p = 0; p < ak->nparams; p++) {
+            const struct tf_param *pa = &ak->params[p];
+            int same;
+            if (pa->kind == TF_PARAM_INT) {
+                int64_t v;
+                TF_GET(t, buf, o, c->param0 + p, v);
+                same = v == pa->ints[rc->digits[p]];
+            } else {
+                char s[TF_ARCHIVE_ENUM_LEN + 1];
+                tf_table_get_str(t, buf, o, c->param0 + p, s, sizeof s);
+                same = strcmp(s, pa->strings[rc->digits[p]]) == 0;
+            }
+            if (!same)
+                return tf_error_set(err, TF_ERR_SCHEMA, "%s: dataset %s row %llu: column '%s' "
+                                    "disagrees with config %llu", t->file, t->what,
+                                    (unsigned long long)i, pa->name,
+                                    (unsigned long long)r->config);
+        }
+    }
+    return 0;
+}
+
+static int read_kernel(hid_t kernels, const char *name, struct tf_archive *a, const char *path,
+                       struct tf_error *err)
+{
+    hid_t g = H5I_INVALID_HID;
+    struct tf_table t;
+    struct read_ctx rc;
+    char objname[320];
+    char **pnames = NULL;
+    int npnames = 0, ret = -1;
+    memset(&t, 0, sizeof t);
+    memset(&rc, 0, sizeof rc);
+    snprintf(objname, sizeof objname, "/kernels/%s", name);
+
+    /* Owned by the archive from here on, so `a`'s destroy frees a half-read kernel. */
+    a->kernels = tf_xrealloc(a->kernels, (size_t)(a->nkernels + 1) * sizeof *a->kernels);
+    struct tf_archive_kernel *ak = &a->kernels[a->nkernels++];
+    memset(ak, 0, sizeof *ak);
+    ak->name = tf_xstrdup(name);
+
+    g = H5Gopen2(kernels, name, H5P_DEFAULT);
+    if (g < 0) {
+        tf_h5_error(err, "%s: cannot open group %s", path, objname);
+        goto fail;
+    }
+    if (tf_h5_attr_read_string(g, objname, "source_hash", ak->source_hash, sizeof ak->source_hash,
+                               path, err) != 0 ||
+        tf_h5_attr_read_strings(g, objname, "parameter_names", 1, &pnames, &npnames, path, err) !=
+            0 ||
+        tf_h5_attr_read_strings(g, objname, "size_names", 1, &ak->size_names, &ak->nsizes, path,
+                                err) != 0 ||
+        tf_h5_attr_read_strings(g, objname, "constraints", 0, &ak->constraints, &ak->nconstraints,
+                                path, err) != 0 ||
+        tf_h5_attr_read_strings(g, objname, "metric_names", 1, &ak->metric_names, &ak->nmetrics,
+                                path, err) != 0)
+        goto fail;
+    int has = tf_h5_attr_read_number(g, objname, "default_index", 0, H5T_INTEGER, H5T_NATIVE_UINT64,
+                                     &ak->default_index, path, err);
+    if (has < 0)
+        goto fail;
+    ak->has_default = has;
+
+    ak->params = tf_xcalloc((size_t)npnames + 1, sizeof *ak->params);
+    for (int i = 0; i < npnames; i++) {
+        struct tf_param *p = &ak->params[i];
+        char an[320];
+        hid_t at = H5I_INVALID_HID, at_type = H5I_INVALID_HID;
+        p->name = tf_xstrdup(pnames[i]);
+        ak->nparams = i + 1;
+        for (int j = 0; j < i; j++)
+            if (strcmp(pnames[j], pnames[i]) == 0) {
+                tf_error_set(err, TF_ERR_SCHEMA, "%s: %s names parameter '%s' twice", path,
+                             objname, pnames[i]);
+                goto fail;
+            }
+        snprintf(an, sizeof an, "values:%s", pnames[i]);
+        if (tf_h5_attr_open(g, objname, an, 1, &at, path, err) <= 0)
+            goto fail;
+        at_type = H5Aget_type(at);
+        H5T_class_t cls = at_type < 0 ? H5T_NO_CLASS : H5Tget_class(at_type);
+        tf_h5_close(&at_type, H5Tclose);
+        tf_h5_close(&at, H5Aclose);
+        if (cls == H5T_INTEGER) {
+            p->kind = TF_PARAM_INT;
+            if (tf_h5_attr_read_i64s(g, objname, an, &p->ints, &p->count, path, err) != 0)
+                goto fail;
+        } else if (cls == H5T_STRING) {
+            p->kind = TF_PARAM_ENUM;
+            if (tf_h5_attr_read_strings(g, objname, an, 1, &p->strings, &p->count, path, err) != 0)
+                goto fail;
+        } else {
+            tf_error_set(err, TF_ERR_SCHEMA,
+                         "%s: attribute '%s' of %s is %s; expected integers "
+                         "(int parameter) or strings (enum parameter)",
+                         path, an, objname, tf_h5_class_name(cls));
+            goto fail;
+        }
+    }
+    if (tf_archive_kernel_validate(ak, path, err) != 0)
+        goto fail;
+    if (ak->has_default && ak->default_index >= tf_archive_cartesian(ak)) {
+        tf_error_set(err, TF_ERR_SCHEMA, "%s: %s default_index %llu is out of range", path,
+                     objname, (unsigned long long)ak->default_index);
+        goto fail;
+    }
+
+    rc.a = a;
+    rc.ak = ak;
+    rc.path = path;
+    rc.cartesian = tf_archive_cartesian(ak);
+    rc.digits = tf_xcalloc((size_t)ak->nparams + 1, sizeof *rc.digits);
+    /* An older archive whose kernel has a size named default_config has that
+     * column without the per-problem defaults: it is theirs, read as a size. */
+    int with_default = tf_table_has_column(g, "problems", "default_config");
+    for (int z = 0; z < ak->nsizes && with_default; z++)
+        if (strcmp(ak->size_names[z], "default_config") == 0)
+            with_default = 0;
+    if (tf_layout_problems(&t, ak, path, with_default, err) != 0)
+        goto fail;
+    rc.default_col = with_default ? 2 + ak->nsizes : -1;
+    if (tf_table_read(g, "problems", &t, problems_sized, problems_unpack, &rc, err) != 0)
+        goto fail;
+    tf_table_free(&t);
+    if (tf_layout_results(&t, &rc.c, ak, path, err) != 0 ||
+        tf_table_read(g, "results", &t, results_sized, results_unpack, &rc, err) != 0)
+        goto fail;
+    ret = 0;
+fail:
+    free(rc.digits);
+    tf_archive_strings_free(pnames, npnames);
+    tf_table_free(&t);
+    tf_h5_close(&g, H5Gclose);
+    return ret;
+}
+
+static int read_kernels(hid_t f, struct tf_archive *a, const char *path, struct tf_error *err)
+{
+    hid_t kernels = H5I_INVALID_HID;
+    H5G_info_t info;
+    int rc = -1;
+    if (H5Lexists(f, "kernels", H5P_DEFAULT) <= 0) {
+        H5Eclear2(H5E_DEFAULT);
+        return tf_error_set(err, TF_ERR_SCHEMA, "%s: archive has no group /kernels", path);
+    }
+    kernels = H5Gopen2(f, "kernels", H5P_DEFAULT);
+    if (kernels < 0 || H5Gget_info(kernels, &info) < 0) {
+        tf_h5_error(err, "%s: cannot open group /kernels", path);
+        goto fail;
+    }
+    /* Our files track creation order; a file rewritten by other tools may not. */
+    H5_index_t order = H5_INDEX_CRT_ORDER;
+    if (info.nlinks > 0 &&
+        H5Lget_name_by_idx(kernels, ".", order, H5_ITER_INC, 0, NULL, 0, H5P_DEFAULT) < 0) {
+        H5Eclear2(H5E_DEFAULT);
+        order = H5_INDEX_NAME;
+    }
+    for (hsize_t i = 0; i < info.nlinks; i++) {
+        char name[256];
+        ssize_t n = H5Lget_name_by_idx(kernels, ".", order, H5_ITER_INC, i, name, sizeof name,
+                                       H5P_DEFAULT);
+        if (n < 0 || (size_t)n >= sizeof name) {
+            tf_h5_error(err, "%s: cannot read the name of kernel %llu under /kernels", path,
+                        (unsigned long long)i);
+            goto fail;
+        }
+        if (read_kernel(kernels, name, a, path, err) != 0)
+            goto fail;
+    }
+    rc = 0;
+fail:
+    tf_h5_close(&kernels, H5Gclose);
+    return rc;
+}
+
+static int read_root(hid_t f, struct tf_archive *a, const char *path, struct tf_error *err)
+{
+    char format[64];
+    htri_t ex = H5Aexists(f, "format");
+    if (ex < 0)
+        return tf_h5_error(err, "%s: cannot read the root attributes (damaged file?)", path);
+    if (ex == 0) {
+        return tf_error_set(err, TF_ERR_SCHEMA,
+                            "%s is an HDF5 file but not a tunefarm archive (no 'format' attribute)",
+                            path);
+    }
+    if (tf_h5_attr_read_string(f, "/", "format", format, sizeof format, path, err) != 0) {
+        char why[sizeof err->message];
+        tf_strlcpy(why, err ? err->message : "", sizeof why);
+        return tf_error_set(err, TF_ERR_SCHEMA, "%s is an HDF5 file but not a tunefarm archive "
+                            "(unreadable 'format' attribute: %s)", path, why);
+    }
+    if (strcmp(format, TF_ARCHIVE_FORMAT) != 0)
+        return tf_error_set(err, TF_ERR_SCHEMA, "%s is an HDF5 file but not a tunefarm archive "
+                            "(format is '%s')", path, format);
+    int32_t version = 0;
+    if (tf_h5_attr_read_number(f, "/", "schema_version", 1, H5T_INTEGER, H5T_NATIVE_INT32, &version,
+                               path, err) < 0)
+        return -1;
+    if (version < 1 || version > TF_ARCHIVE_SCHEMA_VERSION)
+        return tf_error_set(err, TF_ERR_SCHEMA, "%s has archive schema version %d; this tunefarm "
+                            "reads version %d%s", path, (int)version, TF_ARCHIVE_SCHEMA_VERSION,
+                            version > TF_ARCHIVE_SCHEMA_VERSION ? " (use a newer tunefarm)" : "");
+    if (tf_h5_attr_read_number(f, "/", "created_unix", 1, H5T_FLOAT, H5T_NATIVE_DOUBLE, &a->created,
+                               path, err) < 0 ||
+        tf_h5_attr_read_string(f, "/", "tunefarm_version", a->tunefarm_version,
+                               sizeof a->tunefarm_version, path, err) != 0 ||
+        tf_h5_attr_read_number(f, "/", "checkpoint", 0, H5T_INTEGER, H5T_NATIVE_UINT64,
+                               &a->checkpoint, path, err) < 0)
+        return -1;
+    /* Optional: archives written before ids have none (a->id stays ""). */
+    htri_t has_id = H5Aexists(f, "archive_id");
+    if (has_id < 0)
+        return tf_h5_error(err, "%s: cannot read the root attributes (damaged file?)", path);
+    if (has_id > 0) {
+        char id[64];
+        if (tf_h5_attr_read_string(f, "/", "archive_id", id, sizeof id, path, err) != 0)
+            return -1;
+        if (!tf_archive_valid_id(id))
+            return tf_error_set(err, TF_ERR_SCHEMA, "%s: root attribute 'archive_id' is '%s', "
+                                "expected 32 lowercase hex digits (a damaged or hand-edited "
+                                "file)", path, id);
+        tf_strlcpy(a->id, id, sizeof a->id);
+    }
+    return 0;
+}
+
+struct tf_archive *tf_archive_read(const char *path, struct tf_error *err)
+{
+    struct tf_h5_quiet q;
+    struct tf_archive *a = NULL;
+    struct tf_table t;
+    struct read_ctx rc;
+    hid_t fapl = H5I_INVALID_HID, f = H5I_INVALID_HID;
+    int ok = 0;
+    memset(&t, 0, sizeof t);
+    memset(&rc, 0, sizeof rc);
+
+    struct stat st;
+    if (stat(path, &st) != 0) {
+        tf_error_set(err, TF_ERR_IO, "cannot open archive %s: %s", path, strerror(errno));
+        return NULL;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        tf_error_set(err, TF_ERR_IO, "archive %s is not a regular file", path);
+        return NULL;
+    }
+    tf_h5_quiet_begin(&q);
+    htri_t is = H5Fis_hdf5(path);
+    if (is <= 0) {
+        H5Eclear2(H5E_DEFAULT);
+        tf_error_set(err, TF_ERR_SCHEMA, "%s is not an HDF5 file (so not a tunefarm archive)",
+                     path);
+        goto fail;
+    }
+    fapl = H5Pcreate(H5P_FILE_ACCESS);
+    if (fapl < 0 || H5Pset_fclose_degree(fapl, H5F_CLOSE_STRONG) < 0) {
+        tf_h5_error(err, "%s: cannot set up HDF5 file access", path);
+        goto fail;
+    }
+    f = H5Fopen(path, H5F_ACC_RDONLY, fapl);
+    if (f < 0) {
+        tf_h5_error(err, "cannot open archive %s: truncated or damaged HDF5 file", path);
+        goto fail;
+    }
+    a = tf_xcalloc(1, sizeof *a);
+    rc.a = a;
+    rc.path = path;
+    if (read_root(f, a, path, err) != 0)
+        goto fail;
+    if (tf_layout_devices(&t, path, err) != 0 ||
+        tf_table_read(f, "devices", &t, devices_sized, devices_unpack, &rc, err) != 0)
+        goto fail;
+    tf_table_free(&t);
+    if (tf_layout_runs(&t, path, tf_table_has_column(f, "runs", "replay_source"), err) != 0 ||
+        tf_table_read(f, "runs", &t, runs_sized, runs_unpack, &rc, err) != 0)
+        goto fail;
+    tf_table_free(&t);
+    if (read_kernels(f, a, path, err) != 0)
+        goto fail;
+    /* /plan came with `tunefarm status`: older archives lack it. */
+    htri_t has_plan = H5Lexists(f, "plan", H5P_DEFAULT);
+    if (has_plan > 0 && (tf_layout_plan(&t, path, err) != 0 ||
+                         tf_table_read(f, "plan", &t, plan_sized, plan_unpack, &rc, err) != 0 ||
+                         plan_resolve(&rc, err) != 0))
+        goto fail;
+    H5Eclear2(H5E_DEFAULT);
+    ok = 1;
+fail:
+    for (int i = 0; i < rc.nplan_names; i++)
+        free(rc.plan_names[i]);
+    free(rc.plan_names);
+    tf_table_free(&t);
+    tf_h5_close(&f, H5Fclose);
+    tf_h5_close(&fapl, H5Pclose);
+    tf_h5_quiet_end(&q);
+    if (!ok) {
+        tf_archive_destroy(a);
+        return NULL;
+    }
+    return a;
+}
