@@ -26,9 +26,9 @@ ALL_CFLAGS = -std=c11 -D_GNU_SOURCE -fopenmp-simd $(WARNINGS) $(CFLAGS) $(shell 
 LIBS      := $(shell $(PKG) --libs $(PKGS)) -ldl -lpthread -lm
 
 # The archive module, one idea a file (schema/archive_internal.h lists them).
-ARCHIVE_OBJS := schema/archive.o schema/archive_validate.o schema/archive_layout.o \
-               schema/archive_table.o schema/archive_h5.o schema/archive_write.o \
-               schema/archive_read.o
+ARCHIVE_OBJS := schema/archive.o schema/archive_merge.o schema/archive_validate.o \
+               schema/archive_layout.o schema/archive_table.o schema/archive_h5.o \
+               schema/archive_write.o schema/archive_read.o
 SCHEMA_OBJS := schema/error.o schema/status.o schema/hash.o schema/device.o schema/result.o \
                schema/bundle.o schema/yamldoc.o schema/expr.o schema/kernel.o schema/job.o \
                schema/space.o schema/wire.o schema/wire_mpi.o $(ARCHIVE_OBJS) \

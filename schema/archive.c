@@ -1,44 +1,30 @@
-/* archive.c - the HDF5 result archive: in-memory model, atomic writer, checking reader.
+/* archive.c - the archive's in-memory model: devices, runs, kernels, problems, rows, plans.
  *
- * The coordinator keeps the whole archive as a plain C model (devices, runs,
- * kernels with their problems and result rows) and rewrites the file from it
- * at every checkpoint. Every table is described once as a list of columns
- * (name, kind, byte offset in a packed row); the same description builds the
- * file compound type (little-endian, portable), the memory compound type
- * (native) and the packing code, so writer and reader cannot drift apart.
- * Rows are moved in blocks of BLOCK_ROWS through a packed buffer, which keeps
- * memory flat for millions of rows. Reading opens each table, checks by member
- * NAME that every column exists with the right class (so column order in the
- * file does not matter and h5py-rewritten files still load), reads with our
- * memory type and validates every cross reference. Writing goes to
- * "<path>.tmp.<pid>", is flushed, closed and fsync'ed, renamed over `path` and
- * the folder is fsync'ed, so a reader (or a crash) only ever sees the old or
- * the new file. HDF5's automatic error printing is switched off for the
- * duration of each call; its innermost error message is folded into ours.
- * The layout is specified for users in schema/archive.md. */
+ * The coordinator keeps the whole archive as a plain C model and rewrites the
+ * file from it at every checkpoint (archive_write.c); the reader builds the
+ * same model back (archive_read.c). Here are the calls that build it. An
+ * archive id is 128 random bits given at creation. A device is found by
+ * (backend, name, arch, uuid, host) or added. A kernel entry is keyed by name
+ * and keeps its shape (parameters with their values, size names, metric
+ * names), since its rows' configuration indices and columns mean that shape;
+ * its provenance (source hash, constraint texts, default) follows the newest
+ * kernel file. A problem is keyed by (name, sizes), so rows keep meaning the
+ * sizes they ran with. Rows are appended to a doubling array. The other pieces
+ * of the module are listed in archive_internal.h; the layout is specified for
+ * users in schema/archive.md. */
 #include "archive.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <hdf5.h>
-#include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "archive_h5.h"
 #include "archive_internal.h"
-#include "archive_layout.h"
-#include "archive_table.h"
 #include "expr.h"
-#include "status.h"
-
-/* ---------------------------------------------------------------- model */
 
 /* The Makefile may pass the real version; archives then record it. */
 #ifndef TF_VERSION
@@ -477,162 +463,4 @@ void tf_archive_append(struct tf_archive_kernel *ak, const struct tf_archive_row
         ak->rows = tf_xrealloc(ak->rows, (size_t)ak->cap * sizeof *ak->rows);
     }
     ak->rows[ak->nrows++] = copy;
-}
-
-/* -------------------------------- one archive into another (to archive_merge.c) */
-
-/* The entry of `dst` for `src`'s kernel: the same shape, or a new copy (no rows). */
-static struct tf_archive_kernel *kernel_like(struct tf_archive *dst,
-                                             const struct tf_archive_kernel *src,
-                                             struct tf_error *err)
-{
-    struct tf_archive_kernel *ak = tf_archive_find_kernel(dst, src->name);
-    if (ak != NULL) {
-        const struct tf_archive_shape shape = {src->nparams, src->params, src->nsizes,
-                                               src->size_names, src->nmetrics, src->metric_names};
-        return tf_archive_shape_compare(ak, &shape, err) != 0 ? NULL : ak;
-    }
-    const struct tf_archive_shape shape = {src->nparams, src->params, src->nsizes,
-                                           src->size_names, src->nmetrics, src->metric_names};
-    struct tf_archive_kernel nk = tf_archive_kernel_of_shape(src->name, &shape);
-    tf_strlcpy(nk.source_hash, src->source_hash, sizeof nk.source_hash);
-    nk.nconstraints = src->nconstraints;
-    nk.constraints = tf_archive_strings_copy(src->constraints, src->nconstraints);
-    nk.has_default = src->has_default;
-    nk.default_index = src->default_index;
-    dst->kernels = tf_xrealloc(dst->kernels, (size_t)(dst->nkernels + 1) * sizeof *dst->kernels);
-    dst->kernels[dst->nkernels] = nk;
-    return &dst->kernels[dst->nkernels++];
-}
-
-static bool same_run(const struct tf_archive_run *x, const struct tf_archive_run *y)
-{
-    return strcmp(x->job_hash, y->job_hash) == 0 && x->start == y->start &&
-           strcmp(x->command, y->command) == 0 && strcmp(x->slurm_job_id, y->slurm_job_id) == 0;
-}
-
-/* A result row's identity within an archive: a run measures a configuration
- * (in a phase) for a problem on a device once. */
-struct row_key {
-    uint32_t run, device, problem, phase;
-    uint64_t config;
-};
-
-static int row_key_cmp(const void *x, const void *y)
-{
-    const struct row_key *a = x, *b = y;
-#define CMP(f)                                                                                 \
-    if (a->f != b->f)                                                                          \
-        return a->f < b->f ? -1 : 1;
-    CMP(run) CMP(device) CMP(problem) CMP(config) CMP(phase)
-#undef CMP
-    return 0;
-}
-
-static struct row_key key_of(const struct tf_archive_row *row)
-{
-    return (struct row_key){row->run, row->device, row->r.problem, row->r.phase, row->r.config};
-}
-
-int tf_archive_merge(struct tf_archive *dst, const struct tf_archive *src,
-                     struct tf_archive_merge_stats *stats, struct tf_error *err)
-{
-    memset(stats, 0, sizeof *stats);
-    /* Check every kernel first: a mismatch leaves `dst` as it was. */
-    for (int k = 0; k < src->nkernels; k++) {
-        const struct tf_archive_kernel *ak = tf_archive_find_kernel(dst, src->kernels[k].name);
-        const struct tf_archive_kernel *sk = &src->kernels[k];
-        const struct tf_archive_shape shape = {sk->nparams, sk->params, sk->nsizes,
-                                               sk->size_names, sk->nmetrics, sk->metric_names};
-        if (ak != NULL && tf_archive_shape_compare(ak, &shape, err) != 0)
-            return -1;
-    }
-    uint32_t *devices = tf_xcalloc((size_t)src->ndevices + 1, sizeof *devices);
-    uint32_t *runs = tf_xcalloc((size_t)src->nruns + 1, sizeof *runs);
-    /* A run `dst` has already (the same run merged before, maybe while it was
-     * unfinished): it gets the rows it lacks, and the end src has for it. */
-    bool *present = tf_xcalloc((size_t)src->nruns + 1, sizeof *present);
-    for (int d = 0; d < src->ndevices; d++)
-        devices[d] = tf_archive_add_device(dst, &src->devices[d]);
-    for (int r = 0; r < src->nruns; r++) {
-        for (int q = 0; q < dst->nruns && !present[r]; q++)
-            if (same_run(&dst->runs[q], &src->runs[r])) {
-                present[r] = true;
-                runs[r] = (uint32_t)q;
-            }
-        if (present[r]) {
-            stats->runs_present++;
-            struct tf_archive_run *dr = &dst->runs[runs[r]];
-            if (dr->end == 0 && src->runs[r].end > 0) {
-                dr->end = src->runs[r].end;
-                stats->runs_finished++;
-            }
-        } else {
-            runs[r] = tf_archive_add_run(dst, &src->runs[r]);
-            stats->runs++;
-        }
-    }
-    for (int k = 0; k < src->nkernels; k++) {
-        const struct tf_archive_kernel *sk = &src->kernels[k];
-        struct tf_archive_kernel *ak = kernel_like(dst, sk, err);
-        if (ak == NULL) { /* checked above: cannot happen */
-            free(devices);
-            free(runs);
-            free(present);
-            return -1;
-        }
-        const uint32_t kernel = (uint32_t)(ak - dst->kernels);
-        uint32_t *problems = tf_xcalloc((size_t)sk->nproblems + 1, sizeof *problems);
-        for (int p = 0; p < sk->nproblems; p++) {
-            problems[p] = tf_archive_problem_like(ak, sk->problems[p].name, sk->problems[p].sizes);
-            /* `dst` keeps its own default for a problem it has; one it lacks comes
-             * from `src` (kernel shapes agree, so the index means the same). */
-            struct tf_archive_problem *dp = &ak->problems[problems[p]];
-            if (!dp->has_default && sk->problems[p].has_default) {
-                dp->has_default = 1;
-                dp->default_index = sk->problems[p].default_index;
-            }
-        }
-        /* The rows `dst` has of the runs it shares with `src`, sorted, to look
-         * up which rows of those runs it lacks. */
-        bool *shared = tf_xcalloc((size_t)dst->nruns + 1, sizeof *shared);
-        for (int r = 0; r < src->nruns; r++)
-            shared[runs[r]] = present[r];
-        struct row_key *have = tf_xmalloc(sizeof *have * (ak->nrows ? ak->nrows : 1));
-        uint64_t nhave = 0;
-        for (uint64_t i = 0; i < ak->nrows; i++)
-            if (shared[ak->rows[i].run])
-                have[nhave++] = key_of(&ak->rows[i]);
-        qsort(have, nhave, sizeof *have, row_key_cmp);
-        free(shared);
-        for (uint64_t i = 0; i < sk->nrows; i++) {
-            struct tf_archive_row row = sk->rows[i];
-            const bool extends = present[row.run];
-            row.run = runs[row.run];
-            row.device = devices[row.device];
-            row.r.problem = problems[row.r.problem];
-            if (extends) {
-                const struct row_key key = key_of(&row);
-                if (bsearch(&key, have, nhave, sizeof *have, row_key_cmp) != NULL)
-                    continue;
-                stats->rows_to_present++;
-            }
-            tf_archive_append(ak, &row);
-            stats->rows++;
-        }
-        free(have);
-        for (int i = 0; i < src->nplans; i++) {
-            const struct tf_archive_plan *sp = &src->plans[i];
-            if (sp->kernel != (uint32_t)k)
-                continue;
-            struct tf_archive_plan np = {runs[sp->run], kernel, problems[sp->problem],
-                                         devices[sp->device], sp->planned};
-            tf_archive_set_plan(dst, &np);
-        }
-        free(problems);
-    }
-    free(devices);
-    free(runs);
-    free(present);
-    return 0;
 }
