@@ -57,6 +57,20 @@ struct space_level {
     int nctx;                   /* the context: levels above this one that */
     int *ctx;                   /*   constraints here or deeper read, ascending */
     uint64_t *ctx_weight;       /* mixed-radix weight of each in the context key */
+    int nlocal;                 /* the levels above this one that its own */
+    int *local;                 /*   constraints read (a subset of the context) */
+    uint64_t *local_weight;
+    bool shared_child;          /* no deeper constraint reads this level: every
+                                 * value of a node leads to the same node below */
+};
+
+/* The valid digits of one level for the values its own constraints read (its
+ * local key): nodes whose contexts differ only in what deeper levels read
+ * share them instead of evaluating again. */
+struct space_filter {
+    uint64_t key;
+    int32_t level;
+    uint32_t first, n;          /* in filter_digits */
 };
 
 /* The valid digits of one level for one context. */
@@ -130,7 +144,11 @@ struct tf_space {
     uint32_t nedges, cap_edges;
     uint32_t *table;            /* node + 1, 0: empty */
     uint32_t table_size;        /* a power of two (0: none yet) */
-    size_t memo_limit;          /* bytes the three may take */
+    struct space_filter *filters; /* the local filters, in an open-addressing */
+    uint32_t nfilters, filter_size; /*   table of filter_size (a power of two) */
+    int32_t *filter_digits;
+    uint32_t nfilter_digits, cap_filter_digits;
+    size_t memo_limit;          /* bytes all of these may take */
     bool memo_full;
 
     /* The counting walk. */
@@ -248,10 +266,18 @@ static int32_t memo_find(const struct tf_space *s, int level, uint64_t key)
     }
 }
 
-static size_t memo_bytes(uint64_t nodes, uint64_t edges, uint64_t table)
+static size_t memo_bytes(uint64_t nodes, uint64_t edges, uint64_t table, uint64_t filters,
+                         uint64_t filter_digits)
 {
     return (size_t)(nodes * sizeof(struct space_node) + edges * 2 * sizeof(int32_t) +
-                    table * sizeof(uint32_t));
+                    table * sizeof(uint32_t) + filters * sizeof(struct space_filter) +
+                    filter_digits * sizeof(int32_t));
+}
+
+static size_t space_memo_bytes(const struct tf_space *s)
+{
+    return memo_bytes(s->cap_nodes, s->cap_edges, s->table_size, s->filter_size,
+                      s->cap_filter_digits);
 }
 
 /* Make room for one more node of `nvalid` edges; false (and memo_full) past the limit. */
@@ -267,7 +293,8 @@ static bool memo_reserve(struct tf_space *s, uint32_t nvalid)
     while (2 * ((uint64_t)s->nnodes + 1) > table)
         table = table ? 2 * table : 1024;
     if (cap_nodes >= INT32_MAX || cap_edges >= UINT32_MAX || table > UINT32_MAX / 2 + 1 ||
-        memo_bytes(cap_nodes, cap_edges, table) > s->memo_limit) {
+        memo_bytes(cap_nodes, cap_edges, table, s->filter_size, s->cap_filter_digits) >
+            s->memo_limit) {
         s->memo_full = true;
         return false;
     }
@@ -295,6 +322,67 @@ static bool memo_reserve(struct tf_space *s, uint32_t nvalid)
     return true;
 }
 
+/* The local filter of `level` for `key`, or NULL. */
+static const struct space_filter *filter_find(const struct tf_space *s, int level, uint64_t key)
+{
+    if (s->filter_size == 0)
+        return NULL;
+    uint32_t mask = s->filter_size - 1;
+    for (uint32_t i = memo_hash(level, key) & mask;; i = (i + 1) & mask) {
+        const struct space_filter *f = &s->filters[i];
+        if (f->level < 0)
+            return NULL;
+        if (f->key == key && f->level == level)
+            return f;
+    }
+}
+
+/* Remember `n` valid digits of `level` for local `key` (nothing past the limit). */
+static void filter_add(struct tf_space *s, int level, uint64_t key, const int32_t *digits,
+                       uint32_t n)
+{
+    if (s->memo_full)
+        return;
+    uint64_t size = s->filter_size, cap = s->cap_filter_digits;
+    while (2 * ((uint64_t)s->nfilters + 1) > size)
+        size = size ? 2 * size : 256;
+    while ((uint64_t)s->nfilter_digits + n > cap)
+        cap = cap ? 2 * cap : 1024;
+    if (size > UINT32_MAX / 2 + 1 || cap >= UINT32_MAX ||
+        memo_bytes(s->cap_nodes, s->cap_edges, s->table_size, size, cap) > s->memo_limit) {
+        s->memo_full = true;
+        return;
+    }
+    if (cap != s->cap_filter_digits) {
+        s->filter_digits = tf_xrealloc(s->filter_digits, sizeof *s->filter_digits * cap);
+        s->cap_filter_digits = (uint32_t)cap;
+    }
+    if (size != s->filter_size) {
+        struct space_filter *old = s->filters;
+        uint32_t old_size = s->filter_size;
+        s->filters = tf_xmalloc(sizeof *s->filters * size);
+        for (uint64_t i = 0; i < size; i++)
+            s->filters[i].level = -1;
+        s->filter_size = (uint32_t)size;
+        for (uint32_t i = 0; i < old_size; i++) {
+            if (old[i].level < 0)
+                continue;
+            uint32_t j = memo_hash(old[i].level, old[i].key) & (s->filter_size - 1);
+            while (s->filters[j].level >= 0)
+                j = (j + 1) & (s->filter_size - 1);
+            s->filters[j] = old[i];
+        }
+        free(old);
+    }
+    uint32_t j = memo_hash(level, key) & (s->filter_size - 1);
+    while (s->filters[j].level >= 0)
+        j = (j + 1) & (s->filter_size - 1);
+    s->filters[j] = (struct space_filter){key, level, s->nfilter_digits, n};
+    memcpy(s->filter_digits + s->nfilter_digits, digits, sizeof *digits * n);
+    s->nfilter_digits += n;
+    s->nfilters++;
+}
+
 /* The node of `level` below the prefix digits[0..level): found, or built by
  * evaluating the level's constraints for each of its values. *id is the node,
  * or NO_NODE when the memo is full: then its valid digits are in `scratch`
@@ -308,23 +396,40 @@ static int node_get(struct tf_space *s, int level, const int *digits, int32_t *s
         key += (uint64_t)digits[l->ctx[i]] * l->ctx_weight[i];
     if ((*id = memo_find(s, level, key)) != NO_NODE)
         return 0;
-    /* Only the context is read by this level's constraints. */
-    for (int i = 0; i < l->nctx; i++)
-        space_bind(s, l->ctx[i], digits[l->ctx[i]]);
     uint32_t nv = 0;
-    for (int v = 0; v < s->radix[level]; v++) {
-        /* the prefix's share, so that fractions grow along the walk */
+    /* Its valid digits depend only on what its own constraints read. */
+    bool filtered = l->nconstraints > 0 && l->nlocal < l->nctx;
+    uint64_t local = 0;
+    const struct space_filter *f = NULL;
+    if (filtered) {
+        for (int i = 0; i < l->nlocal; i++)
+            local += (uint64_t)digits[l->local[i]] * l->local_weight[i];
+        f = filter_find(s, level, local);
+    }
+    if (f != NULL) {
+        nv = f->n;
+        memcpy(scratch, s->filter_digits + f->first, sizeof *scratch * nv);
         if (poll_step(s, ps, -1, digits, level, 0))
             return -1;
-        if (l->nconstraints > 0) {
-            space_bind(s, level, v);
-            int holds = level_holds(s, level);
-            if (holds < 0)
+    } else {
+        for (int i = 0; i < l->nlocal; i++)
+            space_bind(s, l->local[i], digits[l->local[i]]);
+        for (int v = 0; v < s->radix[level]; v++) {
+            /* the prefix's share, so that fractions grow along the walk */
+            if (poll_step(s, ps, -1, digits, level, 0))
                 return -1;
-            if (!holds)
-                continue;
+            if (l->nconstraints > 0) {
+                space_bind(s, level, v);
+                int holds = level_holds(s, level);
+                if (holds < 0)
+                    return -1;
+                if (!holds)
+                    continue;
+            }
+            scratch[nv++] = v;
         }
-        scratch[nv++] = v;
+        if (filtered)
+            filter_add(s, level, local, scratch, nv);
     }
     *nscratch = nv;
     if (!memo_reserve(s, nv))
@@ -356,7 +461,13 @@ static int child_get(struct tf_space *s, int32_t parent, uint32_t e, int level,
             return 0;
         if (node_get(s, level + 1, digits, scratch, nscratch, id, ps))
             return -1;
-        s->edge_child[at] = *id;
+        if (s->levels[level].shared_child && *id != NO_NODE) {
+            const struct space_node *nd = &s->nodes[parent];
+            for (uint32_t i = 0; i < nd->nvalid; i++)
+                s->edge_child[nd->first + i] = *id;
+        } else {
+            s->edge_child[at] = *id;
+        }
         return 0;
     }
     return node_get(s, level + 1, digits, scratch, nscratch, id, ps);
@@ -442,9 +553,22 @@ struct tf_space *tf_space_create_subset(const struct tf_kernel *k, int problem,
     bool *read = tf_xcalloc((size_t)n + 1, sizeof *read);
     for (int level = n - 1; level >= 0; level--) {
         struct space_level *l = &s->levels[level];
-        for (int i = 0; i < l->nconstraints; i++)
-            for (int p = 0; p < level; p++)
-                read[p] |= tf_expr_uses_slot(k->constraints[l->constraints[i]], p);
+        l->shared_child = !read[level];
+        l->local = tf_xcalloc((size_t)level + 1, sizeof *l->local);
+        l->local_weight = tf_xcalloc((size_t)level + 1, sizeof *l->local_weight);
+        for (int p = 0; p < level; p++) {
+            bool mine = false;
+            for (int i = 0; i < l->nconstraints; i++)
+                mine |= tf_expr_uses_slot(k->constraints[l->constraints[i]], p);
+            if (mine)
+                l->local[l->nlocal++] = p;
+            read[p] |= mine;
+        }
+        uint64_t lw = 1;
+        for (int i = l->nlocal - 1; i >= 0; i--) {
+            l->local_weight[i] = lw;
+            lw *= (uint64_t)s->radix[l->local[i]];
+        }
         l->ctx = tf_xcalloc((size_t)level + 1, sizeof *l->ctx);
         l->ctx_weight = tf_xcalloc((size_t)level + 1, sizeof *l->ctx_weight);
         for (int p = 0; p < level; p++)
@@ -478,6 +602,8 @@ void tf_space_destroy(struct tf_space *s)
         free(s->levels[i].constraints);
         free(s->levels[i].ctx);
         free(s->levels[i].ctx_weight);
+        free(s->levels[i].local);
+        free(s->levels[i].local_weight);
         free(s->count_scratch[i]);
     }
     free(s->levels);
@@ -495,6 +621,8 @@ void tf_space_destroy(struct tf_space *s)
     free(s->edge_digit);
     free(s->edge_child);
     free(s->table);
+    free(s->filters);
+    free(s->filter_digits);
     free(s);
 }
 
@@ -508,13 +636,10 @@ int tf_space_constraint_level(const struct tf_space *s, int c)
 void tf_space_set_memo_limit(struct tf_space *s, size_t bytes)
 {
     s->memo_limit = bytes;
-    s->memo_full = memo_bytes(s->cap_nodes, s->cap_edges, s->table_size) > bytes;
+    s->memo_full = space_memo_bytes(s) > bytes;
 }
 
-size_t tf_space_memo_bytes(const struct tf_space *s)
-{
-    return memo_bytes(s->cap_nodes, s->cap_edges, s->table_size);
-}
+size_t tf_space_memo_bytes(const struct tf_space *s) { return space_memo_bytes(s); }
 
 static void space_digits(const struct tf_space *s, uint64_t index, int *digits)
 {
@@ -547,10 +672,12 @@ static int count_node(struct tf_space *s, int level, int *digits, int32_t *id, u
         nv = s->nodes[self].nvalid;
     }
     uint64_t total = 0;
+    /* every value leads to the same node below: count it once */
+    uint32_t walk = nv > 0 && s->levels[level].shared_child ? 1 : nv;
     if (level == s->n - 1) {
         total = nv;
     } else {
-        for (uint32_t e = 0; e < nv; e++) {
+        for (uint32_t e = 0; e < walk; e++) {
             /* the arrays may move while the children are built: index, never hold */
             int32_t child = NO_NODE;
             if (self != NO_NODE) {
@@ -565,7 +692,7 @@ static int count_node(struct tf_space *s, int level, int *digits, int32_t *id, u
                 return -1;
             if (self != NO_NODE && child != NO_NODE)
                 s->edge_child[s->nodes[self].first + e] = child;
-            total += sub;
+            total += walk < nv ? sub * nv : sub;
         }
     }
     if (self != NO_NODE) {
@@ -639,6 +766,69 @@ int tf_space_count(struct tf_space *s, uint64_t lo, uint64_t hi, uint64_t *count
     poll_end(&s->poll, began);
     if (rc)
         *count = 0;
+    return rc;
+}
+
+/* Valid configurations below edge `e` of the node of `level` (`id`, or the
+ * scratch list when NO_NODE), digits[level] being that edge's digit. */
+static int count_edge(struct tf_space *s, int level, int32_t id, uint32_t e, int *digits,
+                      uint64_t *out)
+{
+    if (level == s->n - 1) {
+        *out = 1;
+        return 0;
+    }
+    int32_t child = id != NO_NODE ? s->edge_child[s->nodes[id].first + e] : NO_NODE;
+    if (count_node(s, level + 1, digits, &child, out))
+        return -1;
+    if (id != NO_NODE && child != NO_NODE)
+        s->edge_child[s->nodes[id].first + e] = child;
+    return 0;
+}
+
+int tf_space_unrank(struct tf_space *s, uint64_t rank, uint64_t *index, struct tf_error *err)
+{
+    s->err = err;
+    if (!s->globally_valid)
+        return 0;
+    if (s->n == 0) {
+        *index = 0;
+        return rank == 0;
+    }
+    bool began = poll_begin(&s->poll, "sampling the valid configurations");
+    int rc = 0;
+    uint64_t at = 0;
+    int *digits = s->walk_digits;
+    for (int level = 0; level < s->n; level++) {
+        int32_t id;
+        uint32_t nv;
+        int32_t *scratch = s->count_scratch[level];
+        if (node_get(s, level, digits, scratch, &nv, &id, &s->poll)) {
+            rc = -1;
+            goto out;
+        }
+        if (id != NO_NODE)
+            nv = s->nodes[id].nvalid;
+        uint32_t e = 0;
+        for (; e < nv; e++) {
+            digits[level] = id != NO_NODE ? s->edge_digit[s->nodes[id].first + e] : scratch[e];
+            uint64_t sub;
+            if (count_edge(s, level, id, e, digits, &sub)) {
+                rc = -1;
+                goto out;
+            }
+            if (rank < sub)
+                break;
+            rank -= sub;
+        }
+        if (e == nv) /* past the last valid configuration */
+            goto out;
+        at += (uint64_t)digits[level] * s->stride[level];
+    }
+    *index = at;
+    rc = 1;
+out:
+    poll_end(&s->poll, began);
     return rc;
 }
 

@@ -99,6 +99,11 @@ void tf_space_cursor_seek(struct tf_space_cursor *c, uint64_t from);
 uint64_t tf_space_cursor_position(const struct tf_space_cursor *c);
 /* The value index of each parameter in the configuration last returned. */
 const int *tf_space_cursor_digits(const struct tf_space_cursor *c);
+/* The valid configuration of rank `rank` (0-based, in index order) into
+ * *index: 1; 0 if there are not that many; -1 + err on an evaluation error or
+ * a stop. Descends by subtree counts (memoised), so drawing ranks uniformly
+ * draws configurations uniformly at the cost of a few node visits each. */
+int tf_space_unrank(struct tf_space *s, uint64_t rank, uint64_t *index, struct tf_error *err);
 /* True if configuration `index` satisfies every constraint (a full check). */
 int tf_space_is_valid(struct tf_space *s, uint64_t index, bool *valid, struct tf_error *err);
 /* Draw `budget` distinct valid configurations (`valid` > budget of them exist)
