@@ -952,6 +952,14 @@ static void check_cursor_space(const struct tf_kernel *k, int problem, const str
             assert_int_equal(inside, brute_count(k, problem, d, lo, hi < cart ? hi : cart, NULL));
         }
         tf_space_cursor_destroy(c);
+        /* unranking: rank r is the r-th valid index, none past the last */
+        for (uint64_t r = 0; r < n; r++) {
+            uint64_t at;
+            assert_int_equal(tf_space_unrank(s, r, &at, &err), 1);
+            assert_int_equal(at, expect[r]);
+        }
+        uint64_t past;
+        assert_int_equal(tf_space_unrank(s, n, &past, &err), 0);
         /* tf_space_next over the whole space, as its callers loop */
         uint64_t idx = 0, i = 0;
         while (tf_space_next(s, idx, cart, &idx, &err) == 1) {
