@@ -284,18 +284,63 @@ static void texts_free(struct value_texts *vt, const struct tf_kernel *k)
     free(vt->len);
 }
 
-/* One CSV line: the problem column (when `problem` is not NULL), then the values. */
-static inline void put_config(struct out *o, const struct value_texts *vt, int nparams,
-                              const char *problem, size_t problem_len, const int *digits)
+/* The line being printed, kept between configurations: consecutive ones
+ * differ mostly in their last parameters, so only the fields from the first
+ * changed parameter on are written again. */
+struct line {
+    char *text;
+    size_t *end;            /* end of each parameter's field (its comma included) */
+    int *digits;            /* the configuration it holds */
+    int valid_upto;         /* fields [0, valid_upto) are current */
+};
+
+static void line_init(struct line *l, const struct value_texts *vt, const struct tf_kernel *k,
+                      size_t problem_len)
 {
-    if (problem != NULL) {
-        out_put(o, problem, problem_len);
-        out_put(o, ",", 1);
+    size_t cap = problem_len + 2;
+    for (int p = 0; p < k->nparams; p++) {
+        size_t widest = 0;
+        for (int v = 0; v < k->params[p].count; v++)
+            widest = vt->len[p][v] > widest ? vt->len[p][v] : widest;
+        cap += widest + 1;
     }
-    for (int p = 0; p < nparams; p++) {
-        out_put(o, vt->text[p][digits[p]], vt->len[p][digits[p]]);
-        out_put(o, p + 1 < nparams ? "," : "\n", 1);
+    l->text = tf_xmalloc(cap);
+    l->end = tf_xcalloc((size_t)k->nparams + 1, sizeof *l->end);
+    l->digits = tf_xcalloc((size_t)k->nparams + 1, sizeof *l->digits);
+    l->valid_upto = 0;
+}
+
+static void line_free(struct line *l)
+{
+    free(l->text);
+    free(l->end);
+    free(l->digits);
+}
+
+/* One CSV line: the problem column (when `problem` is not NULL), then the values. */
+static inline void put_config(struct out *o, struct line *l, const struct value_texts *vt,
+                              int nparams, const char *problem, size_t problem_len,
+                              const int *digits)
+{
+    int p = 0;
+    while (p < l->valid_upto && l->digits[p] == digits[p])
+        p++;
+    size_t at = p > 0 ? l->end[p - 1] : 0;
+    if (p == 0 && problem != NULL) {
+        memcpy(l->text, problem, problem_len);
+        l->text[problem_len] = ',';
+        at = problem_len + 1;
     }
+    for (; p < nparams; p++) {
+        size_t n = vt->len[p][digits[p]];
+        memcpy(l->text + at, vt->text[p][digits[p]], n);
+        at += n;
+        l->text[at++] = p + 1 < nparams ? ',' : '\n';
+        l->end[p] = at;
+        l->digits[p] = digits[p];
+    }
+    l->valid_upto = nparams;
+    out_put(o, l->text, at);
 }
 
 /* ---- the modes ---- */
@@ -466,6 +511,73 @@ static uint64_t *draw_ranks(uint64_t n, uint64_t valid, uint64_t seed)
 
 #define SAMPLE_MAX (UINT64_C(1) << 27)
 
+/* The valid configurations of problem p (--list), or a sample of them
+ * (--sample), into `o`. Returns an exit code. */
+static int list_problem(const struct tool *t, int p, bool with_problem,
+                        const struct value_texts *vt, struct out *o)
+{
+    const struct tf_kernel *k = t->k;
+    struct tf_error err = {0};
+    char *pname = with_problem ? csv_field(k->problems[p].name) : NULL;
+    size_t plen = pname ? strlen(pname) : 0;
+    struct line line;
+    line_init(&line, vt, k, plen);
+    int *digits = tf_xcalloc((size_t)k->nparams + 1, sizeof *digits);
+    struct tf_space_cursor *c = NULL;
+    uint64_t *ranks = NULL, valid;
+    int code = EXIT_OK, rc = 0;
+    struct tf_space *s = tf_space_create(k, p, &t->dev, &err);
+    if (s == NULL) {
+        code = space_failure(t, &err);
+        goto out;
+    }
+    if (t->mode == MODE_SAMPLE) {
+        if (tf_space_count(s, 0, UINT64_MAX, &valid, &err)) {
+            code = space_failure(t, &err);
+            goto out;
+        }
+        if (t->sample < valid) {
+            /* the seed and the problem's name: problems draw independently */
+            struct tf_sha256 h;
+            char hex[65];
+            tf_sha256_init(&h);
+            tf_sha256_update_str(&h, k->problems[p].name);
+            tf_sha256_hex(&h, hex);
+            ranks = draw_ranks(t->sample, valid, t->seed ^ strtoull(hex + 48, NULL, 16));
+            for (uint64_t r = 0; r < t->sample && !o->failed; r++) {
+                uint64_t index;
+                if ((rc = tf_space_unrank(s, ranks[r], &index, &err)) < 0)
+                    break;
+                if (stop_requested)
+                    break;
+                tf_kernel_decode(k, index, digits);
+                put_config(o, &line, vt, k->nparams, pname, plen, digits);
+            }
+            goto done;
+        }
+    }
+    c = tf_space_cursor_create(s, 0, "listing the valid configurations");
+    uint64_t index, n = 0;
+    while ((rc = tf_space_cursor_next(c, UINT64_MAX, &index, &err)) == 1) {
+        put_config(o, &line, vt, k->nparams, pname, plen, tf_space_cursor_digits(c));
+        if ((++n & 0xffff) == 0 && (stop_requested || o->failed))
+            break;
+    }
+done:
+    if (rc < 0)
+        code = space_failure(t, &err);
+    else if (stop_requested)
+        code = EXIT_INTERRUPTED;
+out:
+    tf_space_cursor_destroy(c);
+    tf_space_destroy(s);
+    free(ranks);
+    free(digits);
+    line_free(&line);
+    free(pname);
+    return code;
+}
+
 static int mode_list(const struct tool *t)
 {
     const struct tf_kernel *k = t->k;
@@ -484,66 +596,8 @@ static int mode_list(const struct tool *t)
     if (k->nparams == 0)
         out_put(&o, "\n", 1);
     int code = EXIT_OK;
-    struct tf_error err = {0};
-    int *digits = tf_xcalloc((size_t)k->nparams + 1, sizeof *digits);
-    for (int i = 0; i < t->nproblems && code == EXIT_OK && !o.failed; i++) {
-        int p = t->problems[i];
-        char *pname = with_problem ? csv_field(k->problems[p].name) : NULL;
-        size_t plen = pname ? strlen(pname) : 0;
-        struct tf_space *s = tf_space_create(k, p, &t->dev, &err);
-        if (s == NULL) {
-            code = space_failure(t, &err);
-            free(pname);
-            break;
-        }
-        if (t->mode == MODE_SAMPLE) {
-            uint64_t valid;
-            if (tf_space_count(s, 0, UINT64_MAX, &valid, &err)) {
-                code = space_failure(t, &err);
-            } else if (t->sample < valid) {
-                /* the seed and the problem's name: problems draw independently */
-                struct tf_sha256 h;
-                char hex[65];
-                tf_sha256_init(&h);
-                tf_sha256_update_str(&h, k->problems[p].name);
-                tf_sha256_hex(&h, hex);
-                uint64_t *ranks =
-                    draw_ranks(t->sample, valid, t->seed ^ strtoull(hex + 48, NULL, 16));
-                for (uint64_t r = 0; r < t->sample && code == EXIT_OK; r++) {
-                    uint64_t index;
-                    int rc = tf_space_unrank(s, ranks[r], &index, &err);
-                    if (rc < 0 || stop_requested) {
-                        code = rc < 0 ? space_failure(t, &err) : EXIT_INTERRUPTED;
-                        break;
-                    }
-                    tf_kernel_decode(k, index, digits);
-                    put_config(&o, &vt, k->nparams, pname, plen, digits);
-                }
-                free(ranks);
-                tf_space_destroy(s);
-                free(pname);
-                continue;
-            }
-        }
-        struct tf_space_cursor *c = code == EXIT_OK
-                                        ? tf_space_cursor_create(s, 0,
-                                                                 "listing the valid configurations")
-                                        : NULL;
-        uint64_t index, n = 0;
-        int rc = 0;
-        while (c != NULL && (rc = tf_space_cursor_next(c, UINT64_MAX, &index, &err)) == 1) {
-            put_config(&o, &vt, k->nparams, pname, plen, tf_space_cursor_digits(c));
-            if ((++n & 0xffff) == 0 && (stop_requested || o.failed))
-                break;
-        }
-        if (rc < 0)
-            code = space_failure(t, &err);
-        else if (stop_requested)
-            code = EXIT_INTERRUPTED;
-        tf_space_cursor_destroy(c);
-        tf_space_destroy(s);
-        free(pname);
-    }
+    for (int i = 0; i < t->nproblems && code == EXIT_OK && !o.failed; i++)
+        code = list_problem(t, t->problems[i], with_problem, &vt, &o);
     out_flush(&o);
     if (fflush(stdout) != 0)
         o.failed = true;
@@ -553,7 +607,6 @@ static int mode_list(const struct tool *t)
         fprintf(stderr, "%s: cannot write the output: %s\n", t->prog, strerror(errno));
         code = EXIT_WRITE;
     }
-    free(digits);
     free(o.buf);
     texts_free(&vt, k);
     return code;
