@@ -82,8 +82,11 @@ slurm: tunefarm
 
 test check: unit integration check-faults slurm fuzz-replay sanitize
 
+# Counting and listing speed (bench/results/space-listing-*.md); the comparison
+# with Kernel Tuner is bench/spaces/kt_space.py (needs kernel_tuner, see its header).
 bench-space: bench/space
-	bench/space bench/space-kernel/kernel.yaml
+	for y in bench/space-kernel/kernel.yaml kernels/sgemm/kernel.yaml bench/spaces/*/kernel.yaml; do \
+	    bench/space -a sm_90 $$y || exit 1; done
 
 bench/strategy/study: bench/strategy/study.c $(LIB)
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -I. $< -o $@ $(LIB) $(LIBS)

@@ -29,7 +29,7 @@ struct tf_space; /* a kernel + problem + device, with constraints by level */
  * counted exactly before a random sample is drawn; larger ones are sampled by
  * rejection straight from the product, and counted only if rejection cannot
  * fill the budget (schema/job.md). Counting 2^24 leaves takes about a second
- * where no constraint prunes. */
+ * where the memo cannot share (constraints that read every parameter). */
 #define TF_SPACE_EXACT_LIMIT (UINT64_C(1) << 24)
 
 /* The memory one space's memo may take by default (tf_space_set_memo_limit);
