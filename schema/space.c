@@ -16,15 +16,23 @@
  * computed once per (level, context) into a node - a sorted list of valid
  * digits, each with the node of the level below once known - and shared by
  * every prefix with that context: the walk is a decision diagram built
- * lazily, constraints are evaluated once per node, a node's count is computed
- * once, and listing is a walk over nodes that evaluates nothing it has seen.
+ * lazily, a node's count is computed once, and listing is a walk over nodes
+ * that evaluates nothing it has seen. Three refinements:
+ *   - the valid digits themselves depend only on what the level's own
+ *     constraints read (its *local* key, part of the context); they are kept
+ *     per (level, local key) as a filter that nodes differing elsewhere reuse;
+ *   - a level that no deeper constraint reads leads every value of a node to
+ *     the same node below: it is counted once and multiplied;
+ *   - a level whose context holds every earlier parameter that has more than
+ *     one value cannot share (each of its nodes would be met once): it keeps
+ *     no nodes and evaluates into a scratch list each time, as the plain walk.
  * Levels past the last constraint have an empty context: one node each, all
- * values valid, counted by multiplication. The nodes live in growable arrays
- * (nodes, edges) found through an open-addressing table keyed by level and
- * context; past a memory limit (TF_SPACE_MEMO_BYTES) no node is added and the
- * walk evaluates what it meets into per-level scratch lists, as a plain
- * pruned depth-first walk would, so a space whose contexts never repeat costs
- * what it did, in bounded memory.
+ * values valid. The nodes live in growable arrays (nodes, edges) found through
+ * an open-addressing table keyed by level and context; past a memory limit
+ * (TF_SPACE_MEMO_BYTES) nothing more is kept and the walk evaluates what it
+ * meets into per-level scratch lists, as a plain pruned depth-first walk
+ * would, so a space whose contexts never repeat costs what it did, in bounded
+ * memory.
  *
  * A cursor (tf_space_cursor) walks the diagram iteratively with an explicit
  * stack: it streams the valid indices in order, stops at a bound and goes on
@@ -62,6 +70,8 @@ struct space_level {
     uint64_t *local_weight;
     bool shared_child;          /* no deeper constraint reads this level: every
                                  * value of a node leads to the same node below */
+    bool memo;                  /* two prefixes can share a node here: some level
+                                 * above with several values is not in the context */
 };
 
 /* The valid digits of one level for the values its own constraints read (its
@@ -394,7 +404,9 @@ static int node_get(struct tf_space *s, int level, const int *digits, int32_t *s
     uint64_t key = 0;
     for (int i = 0; i < l->nctx; i++)
         key += (uint64_t)digits[l->ctx[i]] * l->ctx_weight[i];
-    if ((*id = memo_find(s, level, key)) != NO_NODE)
+    /* where no two prefixes share a node, a node is met once: not worth keeping */
+    *id = NO_NODE;
+    if (l->memo && (*id = memo_find(s, level, key)) != NO_NODE)
         return 0;
     uint32_t nv = 0;
     /* Its valid digits depend only on what its own constraints read. */
@@ -432,7 +444,7 @@ static int node_get(struct tf_space *s, int level, const int *digits, int32_t *s
             filter_add(s, level, local, scratch, nv);
     }
     *nscratch = nv;
-    if (!memo_reserve(s, nv))
+    if (!l->memo || !memo_reserve(s, nv))
         return 0;
     struct space_node *nd = &s->nodes[s->nnodes];
     *nd = (struct space_node){.key = key, .first = s->nedges, .nvalid = nv, .level = level};
@@ -578,6 +590,14 @@ struct tf_space *tf_space_create_subset(const struct tf_kernel *k, int problem,
         for (int i = l->nctx - 1; i >= 0; i--) {
             l->ctx_weight[i] = w;
             w *= (uint64_t)s->radix[l->ctx[i]];
+        }
+        /* shared nodes need a level above with several values outside the context */
+        l->memo = false;
+        for (int p = 0, i = 0; p < level; p++) {
+            if (i < l->nctx && l->ctx[i] == p)
+                i++;
+            else if (s->radix[p] > 1)
+                l->memo = true;
         }
     }
     free(read);
