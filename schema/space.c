@@ -388,7 +388,8 @@ static void filter_add(struct tf_space *s, int level, uint64_t key, const int32_
     while (s->filters[j].level >= 0)
         j = (j + 1) & (s->filter_size - 1);
     s->filters[j] = (struct space_filter){key, level, s->nfilter_digits, n};
-    memcpy(s->filter_digits + s->nfilter_digits, digits, sizeof *digits * n);
+    if (n > 0) /* (the arrays are NULL until something is kept) */
+        memcpy(s->filter_digits + s->nfilter_digits, digits, sizeof *digits * n);
     s->nfilter_digits += n;
     s->nfilters++;
 }
@@ -420,7 +421,8 @@ static int node_get(struct tf_space *s, int level, const int *digits, int32_t *s
     }
     if (f != NULL) {
         nv = f->n;
-        memcpy(scratch, s->filter_digits + f->first, sizeof *scratch * nv);
+        if (nv > 0)
+            memcpy(scratch, s->filter_digits + f->first, sizeof *scratch * nv);
         if (poll_step(s, ps, -1, digits, level, 0))
             return -1;
     } else {
@@ -448,7 +450,8 @@ static int node_get(struct tf_space *s, int level, const int *digits, int32_t *s
         return 0;
     struct space_node *nd = &s->nodes[s->nnodes];
     *nd = (struct space_node){.key = key, .first = s->nedges, .nvalid = nv, .level = level};
-    memcpy(s->edge_digit + s->nedges, scratch, sizeof *scratch * nv);
+    if (nv > 0)
+        memcpy(s->edge_digit + s->nedges, scratch, sizeof *scratch * nv);
     for (uint32_t e = 0; e < nv; e++)
         s->edge_child[s->nedges + e] = NO_NODE;
     s->nedges += nv;
