@@ -20,7 +20,11 @@
  *             output buffer, so printing costs about what walking does.
  *   --sample  N configurations uniformly without replacement: N distinct ranks
  *             drawn (Floyd's algorithm, splitmix64 seeded by --seed and the
- *             problem's name) and unranked by subtree counts (tf_space_unrank).
+ *             problem's name) and unranked by subtree counts (tf_space_unrank);
+ *             a space of more than TF_SPACE_EXACT_LIMIT configurations is
+ *             first sampled by rejection from the Cartesian product, which is
+ *             uniform over the valid ones and needs no count (counting can
+ *             take hours where constraints read every parameter).
  *
  * SIGINT and SIGTERM stop a long walk through the space's poll hook (progress
  * on stderr after a second, as `tunefarm run` shows while it counts); the
@@ -84,7 +88,8 @@ const char tf_space_tool_usage[] =
     "                    one line of values each (enum values by name)\n"
     "  -n, --sample N    N valid configurations drawn uniformly without\n"
     "                    replacement (all of them if there are fewer), printed as\n"
-    "                    --list prints, in index order\n"
+    "                    --list prints, in index order; a space of more than 2^24\n"
+    "                    configurations is sampled by rejection, without a count\n"
     "      --seed S      the sample's seed (default 1): the same seed, kernel and\n"
     "                    device draw the same sample\n"
     "  -q, --quiet       no progress lines on stderr\n"
@@ -145,10 +150,8 @@ static bool tool_poll(void *ctx, const char *kernel, const char *problem, const 
 /* The exit code for a failed space call: 75 for a stop, 2 otherwise (printed). */
 static int space_failure(const struct tool *t, const struct tf_error *err)
 {
-    if (err->code == TF_ERR_INTERRUPTED || stop_requested) {
-        fprintf(stderr, "%s: stopped by a signal\n", t->prog);
-        return EXIT_INTERRUPTED;
-    }
+    if (err->code == TF_ERR_INTERRUPTED || stop_requested)
+        return EXIT_INTERRUPTED; /* said once, by tf_space_tool_main */
     tf_error_print(err, t->prog, stderr);
     return EXIT_USAGE;
 }
@@ -511,6 +514,55 @@ static uint64_t *draw_ranks(uint64_t n, uint64_t valid, uint64_t seed)
 
 #define SAMPLE_MAX (UINT64_C(1) << 27)
 
+/* Draws made at most by rejection before a sample falls back to counting. */
+#define REJECTION_DRAWS (UINT64_C(1) << 22)
+
+/* t->sample distinct valid configurations of a huge space, drawn uniformly
+ * from the Cartesian product and kept if valid (uniform over the valid ones),
+ * ascending, into a new array *out: 0; 1 if REJECTION_DRAWS + 16 per
+ * configuration wanted did not find them (too rare: count instead); -1 + err. */
+static int draw_by_rejection(const struct tool *t, struct tf_space *s, uint64_t seed,
+                             uint64_t **out, struct tf_error *err)
+{
+    uint64_t n = t->sample, cap = 1, got = 0, rng = seed, cart = tf_space_cartesian(s);
+    while (cap < 2 * n + 2)
+        cap <<= 1;
+    uint64_t *set = tf_xcalloc(cap, sizeof *set), *list = tf_xmalloc(sizeof *list * (n + 1));
+    const uint64_t limit = REJECTION_DRAWS + 16 * n;
+    int rc = 1;
+    for (uint64_t draw = 0; got < n && draw < limit; draw++) {
+        if ((draw & 0xffff) == 0 && stop_requested) {
+            rc = tf_error_set(err, TF_ERR_INTERRUPTED, "stopped by a signal");
+            goto out;
+        }
+        uint64_t idx = rng_below(&rng, cart);
+        bool valid;
+        if (tf_space_is_valid(s, idx, &valid, err)) {
+            rc = -1;
+            goto out;
+        }
+        if (!valid)
+            continue;
+        uint64_t i = ((idx + 1) * 0x9e3779b97f4a7c15ull) & (cap - 1);
+        while (set[i] != 0 && set[i] != idx + 1)
+            i = (i + 1) & (cap - 1);
+        if (set[i] == 0) {
+            set[i] = idx + 1;
+            list[got++] = idx;
+        }
+    }
+    if (got == n) {
+        qsort(list, n, sizeof *list, cmp_u64);
+        *out = list;
+        list = NULL;
+        rc = 0;
+    }
+out:
+    free(set);
+    free(list);
+    return rc;
+}
+
 /* The valid configurations of problem p (--list), or a sample of them
  * (--sample), into `o`. Returns an exit code. */
 static int list_problem(const struct tool *t, int p, bool with_problem,
@@ -532,18 +584,36 @@ static int list_problem(const struct tool *t, int p, bool with_problem,
         goto out;
     }
     if (t->mode == MODE_SAMPLE) {
+        /* the seed and the problem's name: problems draw independently */
+        struct tf_sha256 h;
+        char hex[65];
+        tf_sha256_init(&h);
+        tf_sha256_update_str(&h, k->problems[p].name);
+        tf_sha256_hex(&h, hex);
+        uint64_t seed = t->seed ^ strtoull(hex + 48, NULL, 16);
+        /* A huge space is not counted first (that can take hours where the
+         * constraints read every parameter): drawn by rejection instead. */
+        if (tf_space_cartesian(s) > TF_SPACE_EXACT_LIMIT) {
+            rc = draw_by_rejection(t, s, seed, &ranks, &err);
+            if (rc < 0) {
+                code = space_failure(t, &err);
+                goto out;
+            }
+            if (rc == 0) { /* ranks holds the configurations themselves */
+                for (uint64_t r = 0; r < t->sample && !o->failed; r++) {
+                    tf_kernel_decode(k, ranks[r], digits);
+                    put_config(o, &line, vt, k->nparams, pname, plen, digits);
+                }
+                goto out;
+            }
+            rc = 0; /* too rare for rejection: count, then unrank */
+        }
         if (tf_space_count(s, 0, UINT64_MAX, &valid, &err)) {
             code = space_failure(t, &err);
             goto out;
         }
         if (t->sample < valid) {
-            /* the seed and the problem's name: problems draw independently */
-            struct tf_sha256 h;
-            char hex[65];
-            tf_sha256_init(&h);
-            tf_sha256_update_str(&h, k->problems[p].name);
-            tf_sha256_hex(&h, hex);
-            ranks = draw_ranks(t->sample, valid, t->seed ^ strtoull(hex + 48, NULL, 16));
+            ranks = draw_ranks(t->sample, valid, seed);
             for (uint64_t r = 0; r < t->sample && !o->failed; r++) {
                 uint64_t index;
                 if ((rc = tf_space_unrank(s, ranks[r], &index, &err)) < 0)
@@ -601,8 +671,6 @@ static int mode_list(const struct tool *t)
     out_flush(&o);
     if (fflush(stdout) != 0)
         o.failed = true;
-    if (code == EXIT_INTERRUPTED)
-        fprintf(stderr, "%s: stopped by a signal\n", t->prog);
     if (o.failed && code == EXIT_OK) {
         fprintf(stderr, "%s: cannot write the output: %s\n", t->prog, strerror(errno));
         code = EXIT_WRITE;
@@ -743,6 +811,8 @@ int tf_space_tool_main(int argc, char **argv)
     sigaction(SIGTERM, &sa, &old_term);
     tf_space_set_poll(tool_poll, &prog);
     code = t.mode == MODE_COUNT ? mode_count(&t) : mode_list(&t);
+    if (code == EXIT_INTERRUPTED)
+        fprintf(stderr, "%s: stopped by a signal (what was printed is incomplete)\n", t.prog);
     tf_space_set_poll(NULL, NULL);
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGTERM, &old_term, NULL);

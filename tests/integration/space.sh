@@ -61,6 +61,19 @@ chi2 = sum((seen[v] - e) ** 2 / e for v in valid)
 print('chi2', chi2, 'configurations drawn', len(seen), 'of', len(valid))
 sys.exit(0 if chi2 < 480 else 1)
 "
+# a sample of a 10^11-configuration space is drawn without counting it
+t0=$(date +%s)
+"$TF" space "$ROOT/tests/fixtures/space_huge" -p half --sample 20 --seed 4 >"$TMP/space.h1" 2>&1 || true
+t1=$(date +%s)
+check "--sample 20 of 10^11 configurations: in seconds, valid, distinct, ascending" $PY -c "
+lines = open('$TMP/space.h1').read().splitlines()
+assert lines[0] == ','.join('P%d' % i for i in range(11)), lines[0]
+rows = [tuple(int(v) for v in l.split(',')) for l in lines[1:]]
+assert len(rows) == 20 and len(set(rows)) == 20, rows
+assert all(sum(r) % 2 == 0 for r in rows), rows
+assert rows == sorted(rows), rows
+assert $t1 - $t0 < 20
+"
 expect_fail "unknown problem exits 2" 2 "$TF" space "$SPACE_FIX" -p huge
 check "  naming the problems" contains "$TMP/last" "has no problem 'huge': its problems are small, wide, none"
 expect_fail "unknown architecture exits 2" 2 "$TF" space "$SPACE_FIX" --arch sm_99
