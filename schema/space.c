@@ -254,11 +254,13 @@ static int level_holds(struct tf_space *s, int level)
 
 /* ---- the memo ---- */
 
+/* Keys that differ only in their last context digit (met one after the other
+ * by a depth-first walk) land in neighbouring slots of one cache line. */
 static inline uint32_t memo_hash(int level, uint64_t key)
 {
-    uint64_t z = key * 0x9e3779b97f4a7c15ull + (uint64_t)level * 0xbf58476d1ce4e5b9ull;
+    uint64_t z = (key >> 3) * 0x9e3779b97f4a7c15ull + (uint64_t)level * 0xbf58476d1ce4e5b9ull;
     z = (z ^ (z >> 31)) * 0x94d049bb133111ebull;
-    return (uint32_t)(z ^ (z >> 29));
+    return (uint32_t)(z ^ (z >> 29)) * 8u + (uint32_t)(key & 7);
 }
 
 static int32_t memo_find(const struct tf_space *s, int level, uint64_t key)
