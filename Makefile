@@ -43,9 +43,10 @@ WORKER_OBJS := worker/worker.o worker/backends.o worker/backend_host.o worker/ca
                worker/measure.o worker/verify.o worker/gpu_backend.o worker/cuda_api.o \
                worker/backend_cuda.o worker/hip_api.o worker/backend_hip.o worker/portability.o \
                worker/precompile.o worker/backend_replay.o
+TOOLS_OBJS  := tools/space_tool.o
 MAIN_OBJS   := main.o
 LIB         := build/libtunefarm.a
-ALL_OBJS    := $(SCHEMA_OBJS) $(COORD_OBJS) $(WORKER_OBJS) $(MAIN_OBJS)
+ALL_OBJS    := $(SCHEMA_OBJS) $(COORD_OBJS) $(WORKER_OBJS) $(TOOLS_OBJS) $(MAIN_OBJS)
 
 UNIT_TESTS  := expr loader space wire archive journal report measure verify host runner compiler cuda hip \
                portability strategy ktcache replay
@@ -58,7 +59,7 @@ all: tunefarm
 %.o: %.c
 	$(CC) $(ALL_CFLAGS) -c $< -o $@
 
-$(LIB): $(SCHEMA_OBJS) $(COORD_OBJS) $(WORKER_OBJS)
+$(LIB): $(SCHEMA_OBJS) $(COORD_OBJS) $(WORKER_OBJS) $(TOOLS_OBJS)
 	@mkdir -p build
 	rm -f $@ && ar rcs $@ $^
 
@@ -85,8 +86,11 @@ slurm: tunefarm
 
 test check: unit integration check-faults slurm fuzz-replay sanitize
 
+# Counting and listing speed (bench/results/space-listing-*.md); the comparison
+# with Kernel Tuner is bench/spaces/kt_space.py (needs kernel_tuner, see its header).
 bench-space: bench/space
-	bench/space bench/space-kernel/kernel.yaml
+	for y in bench/space-kernel/kernel.yaml kernels/sgemm/kernel.yaml bench/spaces/*/kernel.yaml; do \
+	    bench/space -a sm_90 $$y || exit 1; done
 
 bench/strategy/study: bench/strategy/study.c $(LIB)
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -I. $< -o $@ $(LIB) $(LIBS)

@@ -30,6 +30,7 @@ extern char **environ;
 #include "coordinator/strategy.h"
 #include "schema/archive.h"
 #include "schema/space.h"
+#include "tools/space_tool.h"
 #include "worker/backend_replay.h"
 #include "worker/compiler.h"
 #include "worker/portability.h"
@@ -53,6 +54,7 @@ static const char usage_main[] =
     "  status ARCHIVE              what each run measured, what an unfinished one has left\n"
     "  merge OUT IN...             add the runs of archives IN to archive OUT\n"
     "  devices                     the devices this node offers\n"
+    "  space KERNEL.yaml           count, list or sample a kernel's space (no device)\n"
     "  header cuda|hip             print the portability header GPU kernels include\n"
     "  version                     print the version\n"
     "  help [COMMAND]              this text, or a command's\n"
@@ -974,6 +976,8 @@ int main(int argc, char **argv)
         return cmd_status(argc, argv);
     if (strcmp(cmd, "merge") == 0)
         return cmd_merge(argc, argv);
+    if (strcmp(cmd, "space") == 0)
+        return tf_space_tool_main(argc, argv);
     if (strcmp(cmd, "header") == 0) {
         const char *text = argc == 3 ? tf_portability_header(argv[2]) : NULL;
         if (text == NULL) {
@@ -997,6 +1001,7 @@ int main(int argc, char **argv)
               : strcmp(topic, "status") == 0  ? usage_status
               : strcmp(topic, "merge") == 0   ? usage_merge
               : strcmp(topic, "devices") == 0 ? usage_devices
+              : strcmp(topic, "space") == 0   ? tf_space_tool_usage
                                               : usage_main,
               stdout);
         return TF_EXIT_OK;

@@ -39,7 +39,9 @@ const char *tf_device_language(const struct tf_device *d)
 }
 
 /* One representative model per architecture (public spec sheets); the real
- * device's own properties are used whenever the run has one. */
+ * device's own properties are used whenever the run has one. `tunefarm
+ * compile` and `tunefarm space` read this table; schema/kernel.md shows it
+ * (keep the two in step). */
 static const struct {
     const char *arch, *backend, *vendor, *name;
     int64_t max_threads, max_shared, max_shared_optin, warp, units, l2, registers;
@@ -76,7 +78,22 @@ int tf_device_for_arch(const char *arch, struct tf_device *out)
     return -1;
 }
 
+int tf_device_nominal_count(void) { return (int)(sizeof nominal / sizeof nominal[0]); }
+
+const char *tf_device_nominal_arch(int i)
+{
+    return i >= 0 && i < tf_device_nominal_count() ? nominal[i].arch : NULL;
+}
+
 const char *tf_device_known_archs(void)
 {
-    return "sm_70, sm_80, sm_86, sm_89, sm_90, gfx90a, gfx942";
+    /* from the table, so that the list cannot drift from it */
+    static char list[256];
+    if (list[0] == '\0') {
+        size_t used = 0;
+        for (int i = 0; i < tf_device_nominal_count(); i++)
+            used += (size_t)snprintf(list + used, sizeof list - used, "%s%s", i ? ", " : "",
+                                     nominal[i].arch);
+    }
+    return list;
 }

@@ -47,6 +47,10 @@ const char *tf_device_language(const struct tf_device *d);
  * "gfx942"...), with the properties constraints read, for compiling ahead on a
  * machine that has no such device. 0, or -1 for an unknown architecture. */
 int tf_device_for_arch(const char *arch, struct tf_device *out);
+/* How many architectures tf_device_for_arch knows, and the i-th one's name
+ * (NULL past the end). */
+int tf_device_nominal_count(void);
+const char *tf_device_nominal_arch(int i);
 /* Comma-separated list of the architectures tf_device_for_arch knows. */
 const char *tf_device_known_archs(void);
 /* Write the class key "backend/arch/name" into `out`. */

@@ -262,4 +262,7 @@ check "  query reads it" sh -c "\"$TF\" query merged.h5 | grep -q 'X=2 Y=1 Z=a'"
 expect_fail "a kernel with other parameters is not merged" 2 "$TF" merge -q merged.h5 other.h5
 check "  saying which parameter" contains "$TMP/last" "parameter X"
 
+
+. "$ROOT/tests/integration/space.sh"
+
 finish

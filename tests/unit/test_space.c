@@ -802,6 +802,244 @@ static void test_top_k_ties_by_configuration(void **state)
     tf_bundle_destroy(b);
 }
 
+
+/* ---- the cursor (issue 14 item 10) ---- */
+
+/* Spaces with constraints at every depth: on the first parameter, reading
+ * sizes, reading a parameter far above (so the memo's context spans free
+ * levels), an enum, a free level in the middle and at the end, none at all,
+ * one parameter, and a leaf that rejects most. Each is "parameters" and
+ * "constraints" YAML blocks for kernel_text. */
+static const char *const cursor_spaces[][2] = {
+    {"  A: [1, 2, 3, 4, 5, 6, 7, 8]\n  B: [1, 2, 4, 8, 16]\n  C: [0, 1, 2, 3, 4, 5]\n"
+     "  D: [1, 2, 3, 4]\n  E: [0, 1]\n  F: [1, 2, 3]\n",
+     "  - A != 5\n  - A * B <= 32\n  - (C + D) % 3 != 1\n  - N % (A * D) == 0\n"
+     "  - E == 0 || B >= 4\n  - F != 2 || A % 2 == 0\n"},
+    {"  A: [1, 2, 3, 4]\n  FREE1: [0, 1, 2]\n  FREE2: [0, 1]\n  Z: [1, 2, 3, 4, 5, 6, 7]\n",
+     "  - (A + Z) % 3 == 0 || Z == 7\n"},
+    {"  MODE: [fast, safe, wide]\n  X: [1, 2, 4, 8, 16, 32]\n  Y: [1, 2, 4, 8, 16, 32]\n"
+     "  T: [0, 1, 2]\n",
+     "  - MODE != \"wide\" || X * Y >= 64\n  - X * Y <= max_threads\n"
+     "  - MODE == \"safe\" || X <= Y\n"},
+    {"  P: [1, 2, 3]\n  Q: [4, 5]\n  R: [6, 7, 8, 9]\n", "  - N > 0\n"},
+    {"  ONLY: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]\n", "  - ONLY % 3 != 0\n"},
+    {"  U: [0, 1, 2, 3, 4, 5, 6, 7]\n  V: [0, 1, 2, 3, 4, 5, 6, 7]\n  W: [0, 1, 2, 3, 4, 5, 6, 7]\n",
+     "  - (U * 64 + V * 8 + W) % 37 == 5\n"},
+};
+
+static struct tf_kernel *kernel_text(const char *params, const char *constraints,
+                                     struct tf_bundle **b)
+{
+    char text[4096];
+    snprintf(text, sizeof text,
+             "name: cursor\nlanguage: c\nsource: space.c\nentry: space_kernel\n"
+             "reference: {source: space.c, entry: space_reference}\n"
+             "problems:\n  p1: {N: 24}\n  p2: {N: 7}\n"
+             "parameters:\n%sconstraints:\n%s"
+             "arguments:\n  - {name: N, scalar: int32, value: N}\n"
+             "  - {name: out, buffer: float32, size: N, output: true}\n",
+             params, constraints);
+    *b = tf_bundle_create();
+    tf_bundle_add(*b, "tests/unit/space/cursor.yaml", text, strlen(text));
+    struct tf_error err = {0};
+    struct tf_kernel *k = tf_kernel_load("tests/unit/space/cursor.yaml", *b, &err);
+    if (k == NULL)
+        fail_msg("%s:%d:%d: %s", err.file, err.line, err.column, err.message);
+    return k;
+}
+
+/* Every valid index from `from` on, by a fresh cursor, into out; how many. */
+static uint64_t cursor_list(const struct tf_kernel *k, struct tf_space *s, uint64_t from,
+                            uint64_t *out)
+{
+    struct tf_error err = {0};
+    struct tf_space_cursor *c = tf_space_cursor_create(s, from, NULL);
+    uint64_t n = 0, idx;
+    int rc;
+    while ((rc = tf_space_cursor_next(c, UINT64_MAX, &idx, &err)) == 1) {
+        /* the digits are the index's */
+        int digits[k->nparams];
+        tf_kernel_decode(k, idx, digits);
+        assert_memory_equal(tf_space_cursor_digits(c), digits, sizeof digits);
+        out[n++] = idx;
+    }
+    assert_int_equal(rc, 0);
+    assert_int_equal(tf_space_cursor_position(c), tf_space_cartesian(s));
+    tf_space_cursor_destroy(c);
+    return n;
+}
+
+/* Memo sizes under test: the default, none (a plain pruned walk), a few nodes. */
+static const size_t memo_limits[] = {TF_SPACE_MEMO_BYTES, 0, 6000};
+
+static void check_cursor_space(const struct tf_kernel *k, int problem, const struct tf_device *d)
+{
+    uint64_t cart = tf_kernel_cartesian(k);
+    uint64_t *expect = calloc(cart + 1, sizeof *expect), *got = calloc(cart + 1, sizeof *got);
+    uint64_t n = brute_count(k, problem, d, 0, cart, expect);
+    for (size_t m = 0; m < sizeof memo_limits / sizeof memo_limits[0]; m++) {
+        struct tf_error err = {0};
+        struct tf_space *s = tf_space_create(k, problem, d, &err);
+        assert_non_null(s);
+        tf_space_set_memo_limit(s, memo_limits[m]);
+        /* The same set in the same order as the brute-force filter. */
+        assert_int_equal(cursor_list(k, s, 0, got), n);
+        for (uint64_t i = 0; i < n; i++)
+            assert_int_equal(got[i], expect[i]);
+        uint64_t count;
+        assert_int_equal(tf_space_count(s, 0, UINT64_MAX, &count, &err), 0);
+        assert_int_equal(count, n);
+        if (memo_limits[m] == 0)
+            assert_int_equal(tf_space_memo_bytes(s), 0);
+        else if (memo_limits[m] < TF_SPACE_MEMO_BYTES)
+            assert_true(tf_space_memo_bytes(s) <= memo_limits[m]);
+        /* Resume: stop after j configurations, keep only the position, and a
+         * new cursor goes on with exactly the rest. */
+        for (uint64_t j = 0; j <= n; j += n / 7 + 1) {
+            struct tf_space_cursor *c = tf_space_cursor_create(s, 0, NULL);
+            uint64_t idx;
+            for (uint64_t i = 0; i < j; i++) {
+                assert_int_equal(tf_space_cursor_next(c, UINT64_MAX, &idx, &err), 1);
+                assert_int_equal(idx, expect[i]);
+            }
+            uint64_t saved = tf_space_cursor_position(c);
+            tf_space_cursor_destroy(c);
+            assert_int_equal(cursor_list(k, s, saved, got), n - j);
+            for (uint64_t i = j; i < n; i++)
+                assert_int_equal(got[i - j], expect[i]);
+        }
+        /* Seek anywhere; bounded calls stop at the bound and go on past it. */
+        uint64_t seed = 99 + m;
+        struct tf_space_cursor *c = tf_space_cursor_create(s, 0, NULL);
+        for (int trial = 0; trial < 200; trial++) {
+            seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+            uint64_t from = (seed >> 33) % (cart + 1);
+            seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+            uint64_t hi = from + (seed >> 33) % (cart / 4 + 2);
+            tf_space_cursor_seek(c, from);
+            uint64_t j = 0, idx;
+            while (j < n && expect[j] < from)
+                j++;
+            for (;;) {
+                int rc = tf_space_cursor_next(c, hi, &idx, &err);
+                assert_true(rc >= 0);
+                if (rc == 0)
+                    break;
+                assert_true(j < n && idx == expect[j] && idx < hi);
+                j++;
+            }
+            assert_true(j == n || expect[j] >= hi);
+            assert_true(tf_space_cursor_position(c) >= (hi < cart ? hi : cart) ||
+                        tf_space_cursor_position(c) == cart);
+            if (j < n) { /* past the bound: the next one */
+                assert_int_equal(tf_space_cursor_next(c, UINT64_MAX, &idx, &err), 1);
+                assert_int_equal(idx, expect[j]);
+            } else {
+                assert_int_equal(tf_space_cursor_next(c, UINT64_MAX, &idx, &err), 0);
+            }
+            /* tf_space_next agrees, streaming or not */
+            uint64_t next;
+            int found = tf_space_next(s, from, UINT64_MAX, &next, &err);
+            uint64_t k0 = 0;
+            while (k0 < n && expect[k0] < from)
+                k0++;
+            assert_int_equal(found, k0 < n);
+            if (found)
+                assert_int_equal(next, expect[k0]);
+            /* and sub-range counts */
+            uint64_t inside, lo = from < cart ? from : cart;
+            assert_int_equal(tf_space_count(s, lo, hi, &inside, &err), 0);
+            assert_int_equal(inside, brute_count(k, problem, d, lo, hi < cart ? hi : cart, NULL));
+        }
+        tf_space_cursor_destroy(c);
+        /* unranking: rank r is the r-th valid index, none past the last */
+        for (uint64_t r = 0; r < n; r++) {
+            uint64_t at;
+            assert_int_equal(tf_space_unrank(s, r, &at, &err), 1);
+            assert_int_equal(at, expect[r]);
+        }
+        uint64_t past;
+        assert_int_equal(tf_space_unrank(s, n, &past, &err), 0);
+        /* tf_space_next over the whole space, as its callers loop */
+        uint64_t idx = 0, i = 0;
+        while (tf_space_next(s, idx, cart, &idx, &err) == 1) {
+            assert_true(i < n);
+            assert_int_equal(idx, expect[i]);
+            i++;
+            idx++;
+        }
+        assert_int_equal(i, n);
+        tf_space_destroy(s);
+    }
+    free(expect);
+    free(got);
+}
+
+static void test_cursor_matches_brute_force(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof cursor_spaces / sizeof cursor_spaces[0]; i++) {
+        struct tf_bundle *b;
+        struct tf_kernel *k = kernel_text(cursor_spaces[i][0], cursor_spaces[i][1], &b);
+        int64_t threads[] = {8, 1024};
+        for (int p = 0; p < k->nproblems; p++)
+            for (int t = 0; t < 2; t++) {
+                struct tf_device d = fixture_device(threads[t]);
+                check_cursor_space(k, p, &d);
+            }
+        tf_kernel_destroy(k);
+        tf_bundle_destroy(b);
+    }
+    /* and the fixture of the tests above, on its three problems */
+    struct tf_bundle *b;
+    struct tf_kernel *k = load_fixture(&b);
+    for (int p = 0; p < k->nproblems; p++) {
+        struct tf_device d = fixture_device(8);
+        check_cursor_space(k, p, &d);
+    }
+    tf_kernel_destroy(k);
+    tf_bundle_destroy(b);
+}
+
+/* A space without the constraints use[] leaves out counts like a brute force
+ * that checks only the others; evaluation levels are the last parameter read. */
+static void test_constraint_subsets(void **state)
+{
+    (void)state;
+    struct tf_bundle *b;
+    struct tf_kernel *k = kernel_text(cursor_spaces[0][0], cursor_spaces[0][1], &b);
+    struct tf_device d = fixture_device(8);
+    uint64_t cart = tf_kernel_cartesian(k);
+    int nc = k->nconstraints;
+    const int levels[] = {0, 1, 3, 3, 4, 5};
+    assert_int_equal(nc, 6);
+    for (unsigned mask = 0; mask < (1u << nc); mask += 5) {
+        bool use[6];
+        for (int c = 0; c < nc; c++)
+            use[c] = mask >> c & 1;
+        struct tf_error err = {0};
+        struct tf_space *s = tf_space_create_subset(k, 0, &d, use, &err);
+        assert_non_null(s);
+        uint64_t expect = 0, got;
+        struct tf_value slots[k->nslots];
+        for (uint64_t i = 0; i < cart; i++) {
+            tf_kernel_bind(k, i, 0, &d, slots);
+            bool ok = true;
+            for (int c = 0; c < nc && ok; c++)
+                if (use[c])
+                    assert_int_equal(tf_expr_eval_bool(k->constraints[c], slots, &ok, &err), 0);
+            expect += ok;
+        }
+        assert_int_equal(tf_space_count(s, 0, UINT64_MAX, &got, &err), 0);
+        assert_int_equal(got, expect);
+        for (int c = 0; c < nc; c++)
+            assert_int_equal(tf_space_constraint_level(s, c), use[c] ? levels[c] : -2);
+        tf_space_destroy(s);
+    }
+    tf_kernel_destroy(k);
+    tf_bundle_destroy(b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -819,6 +1057,8 @@ int main(void)
         cmocka_unit_test(test_resume_skips_measured),
         cmocka_unit_test(test_resume_two_phase),
         cmocka_unit_test(test_top_k_ties_by_configuration),
+        cmocka_unit_test(test_cursor_matches_brute_force),
+        cmocka_unit_test(test_constraint_subsets),
     };
     return cmocka_run_group_tests_name("space", tests, NULL, NULL);
 }
