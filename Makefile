@@ -67,6 +67,10 @@ tests/unit/test_%: tests/unit/test_%.c $(LIB)
 bench/space: bench/space.c $(LIB)
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -I. $< -o $@ $(LIB) $(LIBS)
 
+# What one configuration costs the runner around the variant (bench/results/runner-overhead-*.md).
+bench/runner_overhead: bench/runner_overhead.c $(LIB)
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -I. $< -o $@ $(LIB) $(LIBS)
+
 unit: $(UNIT_BINS)
 	@tests/run_unit.sh $(UNIT_BINS)
 
@@ -106,7 +110,7 @@ deps:
 	scripts/deps.sh test
 
 clean:
-	rm -f tunefarm $(ALL_OBJS) $(ALL_OBJS:.o=.d) $(UNIT_BINS) bench/space bench/strategy/study
+	rm -f tunefarm $(ALL_OBJS) $(ALL_OBJS:.o=.d) $(UNIT_BINS) bench/space bench/runner_overhead bench/strategy/study
 	rm -rf build
 
 -include $(ALL_OBJS:.o=.d)
