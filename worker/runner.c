@@ -101,6 +101,7 @@
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 #include "../schema/job.h"
@@ -586,17 +587,45 @@ static volatile sig_atomic_t guard_armed;
 static sigjmp_buf guard_jmp;
 static volatile sig_atomic_t guard_arg;   /* the buffer whose guard was hit */
 static volatile sig_atomic_t guard_after; /* 1 past the end, 0 before the start */
+static volatile sig_atomic_t guard_access; /* GUARD_READ, GUARD_WRITE or GUARD_ACCESS */
 static volatile uintptr_t guard_distance; /* bytes between the buffer and the fault */
 static uintptr_t guard_page_bytes;
+static pid_t guard_tid; /* the runner's thread: the only one guard_jmp belongs to */
+
+enum { GUARD_ACCESS, GUARD_READ, GUARD_WRITE };
+
+/* Whether the fault `sig` described by `uc` was a read or a write: x86-64's
+ * page-fault error code says (bit 1: a write); elsewhere "an access". */
+static int guard_fault_access(int sig, const void *uc)
+{
+#if defined(__x86_64__) && defined(REG_ERR)
+    if (sig == SIGSEGV && uc != NULL)
+        return (((const ucontext_t *)uc)->uc_mcontext.gregs[REG_ERR] & 2) ? GUARD_WRITE
+                                                                           : GUARD_READ;
+#else
+    (void)sig;
+    (void)uc;
+#endif
+    return GUARD_ACCESS;
+}
+
+/* write(2) what it can of `s` (async-signal-safe). */
+static void guard_say(const char *s)
+{
+    (void)!write(2, s, strlen(s));
+}
 
 /* SIGSEGV / SIGBUS while a variant runs: a fault just past (or before) one of
  * its buffers is an overflow into a guard page (the host backend puts one
- * after every buffer): go back to the runner with the buffer's name. Any other
- * fault is the variant's crash: the default action, and the worker records
- * `crashed` with the signal. */
+ * after every buffer): go back to the runner with the buffer's name. Only
+ * from the runner's own thread: guard_jmp is a point on its stack, and a
+ * thread the variant started cannot be unwound there (it would go on running
+ * the runner on a stack that is not its own), so a fault on any other thread
+ * ends the runner like any other fault: the default action, and the worker
+ * records `crashed` with the signal (the runner says on stderr which guard it
+ * was). */
 static void guard_signal(int sig, siginfo_t *si, void *uc)
 {
-    (void)uc;
     const struct child *c = guard_child;
     if (guard_armed && c != NULL && c->bufs != NULL && c->k != NULL) {
         const uintptr_t a = (uintptr_t)si->si_addr;
@@ -607,8 +636,16 @@ static void guard_signal(int sig, siginfo_t *si, void *uc)
                 continue;
             const uintptr_t start = (uintptr_t)b->dev, end = start + b->bytes;
             if ((a >= end && a - end < reach) || (a < start && start - a <= reach)) {
+                if (gettid() != guard_tid) {
+                    guard_say("tunefarm runner: a thread the variant started faulted in the "
+                              "guard page of '");
+                    guard_say(c->k->args[i].name);
+                    guard_say("'; the runner ends\n");
+                    break;
+                }
                 guard_arg = i;
                 guard_after = a >= end;
+                guard_access = guard_fault_access(sig, uc);
                 guard_distance = a >= end ? a - end : start - a;
                 guard_armed = 0;
                 siglongjmp(guard_jmp, 1);
@@ -633,6 +670,7 @@ static void guard_install(struct child *c)
     long page = sysconf(_SC_PAGESIZE);
     guard_page_bytes = page > 0 ? (uintptr_t)page : 4096;
     guard_child = c;
+    guard_tid = gettid();
     /* An alternate stack: the handler must run even if the variant's stack is gone. */
     stack_t ss = {.ss_sp = altstack, .ss_size = sizeof altstack, .ss_flags = 0};
     sigaltstack(&ss, NULL);
@@ -1496,11 +1534,12 @@ static void guarded_measure(struct child *c, uint32_t kernel, uint32_t problem, 
     }
     /* Back from guard_signal: the variant was stopped in the middle. */
     const struct tf_arg *a = &c->k->args[guard_arg];
+    static const char *const verbs[] = {"accessed", "read", "wrote"};
     tf_result_init(res, kernel, problem, config, TF_STATUS_RUNTIME_ERROR);
     snprintf(res->message, sizeof res->message,
-             "%s: %s (a fault %zu bytes %s it, in the guard page beyond its canary; the "
+             "%s: %s %s (a fault %zu bytes %s it, in the guard page beyond its canary; the "
              "runner restarts)",
-             a->name, guard_after ? "wrote past its end" : "wrote before its start",
+             a->name, verbs[guard_access], guard_after ? "past its end" : "before its start",
              (size_t)guard_distance, guard_after ? "after" : "before");
     res->timestamp = unix_now();
     c->damaged = 1;

@@ -455,6 +455,45 @@ static void test_overflow_is_the_variants_failure(void **state)
     assert_non_null(strstr(r.message, "in the guard page"));
 }
 
+/* A runaway store on a thread the variant started (MODE 14) faults in y's
+ * guard page on that thread: the runner cannot unwind it to its own stack
+ * (review 2026-11-25, H3: it used to siglongjmp there, running the runner on
+ * the variant thread's stack - the status came out right by luck, and the
+ * runner then saw its own state "changed"), so the runner dies of the fault:
+ * crashed, signal 11, and the configurations after it are ok in a fresh one. */
+static void test_guard_fault_on_a_variants_thread(void **state)
+{
+    struct fixture *f = *state;
+    expect_ok(f, hostile_config(f->k, 0));
+    for (int round = 0; round < 2; round++) {
+        const int starts = tf_runner_starts(f->runner);
+        struct tf_result r;
+        run_config(f, hostile_config(f->k, 14), &r);
+        if (r.status != TF_STATUS_CRASHED || !strstr(r.message, "signal 11"))
+            fprintf(stderr, "MODE 14: %s: %s\n", tf_status_name(r.status), r.message);
+        assert_int_equal(r.status, TF_STATUS_CRASHED);
+        assert_non_null(strstr(r.message, "signal 11"));
+        for (int again = 0; again < 3; again++)
+            expect_ok(f, hostile_config(f->k, again == 1 ? 7 : 0));
+        assert_int_equal(tf_runner_starts(f->runner), starts + 1);
+    }
+}
+
+/* A runaway read past the input x (MODE 15) is reported as a read, not as a
+ * write (review 2026-11-25, M8: it said "x: wrote past its end"). */
+static void test_read_past_an_input(void **state)
+{
+    struct fixture *f = *state;
+    struct tf_result r;
+    run_config(f, hostile_config(f->k, 15), &r);
+    if (r.status != TF_STATUS_RUNTIME_ERROR || !strstr(r.message, "x: read past its end (a fault"))
+        fprintf(stderr, "MODE 15: %s: %s\n", tf_status_name(r.status), r.message);
+    assert_int_equal(r.status, TF_STATUS_RUNTIME_ERROR);
+    assert_non_null(strstr(r.message, "x: read past its end (a fault"));
+    assert_non_null(strstr(r.message, "in the guard page"));
+    expect_ok(f, hostile_config(f->k, 0));
+}
+
 /* A variant that chdir()s: it is ok, and so is every variant after it that
  * needs the runner's folder (MODE 7) or its binary found by path (MODE 8). */
 static void test_chdir_changes_nothing(void **state)
@@ -650,6 +689,8 @@ int main(int argc, char **argv)
     };
     const struct CMUnitTest hostile[] = {
         cmocka_unit_test(test_overflow_is_the_variants_failure),
+        cmocka_unit_test(test_guard_fault_on_a_variants_thread),
+        cmocka_unit_test(test_read_past_an_input),
         cmocka_unit_test(test_chdir_changes_nothing),
         cmocka_unit_test(test_binaries_loaded_by_absolute_path),
         cmocka_unit_test(test_forked_children_end_with_the_variant),
