@@ -99,6 +99,7 @@
 #include <sys/resource.h>
 #include <sys/time.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <ucontext.h>
@@ -150,7 +151,102 @@ struct tf_runner {
     char *setup_reference;
     double device_seconds;
     struct tf_buf buf;
+    /* The reference's outputs for (expected_kernel, expected_problem,
+     * expected_reference) as an earlier runner computed them: its sealed
+     * memfd (-1: none) and the buffer sizes they are for, in the runner's
+     * words (see "the reference's outputs" below). Kept across runners. */
+    int expected_fd;
+    uint32_t expected_kernel, expected_problem;
+    char *expected_reference, *expected_key;
 };
+
+/* Send the descriptor `fd` over the Unix socket `sock`, with one byte
+ * (SCM_RIGHTS); 0 or -1. Sent right after a frame, so the socket has room. */
+static int fd_send(int sock, int fd)
+{
+    char byte = 'F';
+    struct iovec iov = {.iov_base = &byte, .iov_len = 1};
+    union {
+        struct cmsghdr h;
+        char space[CMSG_SPACE(sizeof(int))];
+    } u;
+    memset(&u, 0, sizeof u);
+    struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.space,
+                       .msg_controllen = sizeof u.space};
+    struct cmsghdr *h = CMSG_FIRSTHDR(&m);
+    h->cmsg_level = SOL_SOCKET;
+    h->cmsg_type = SCM_RIGHTS;
+    h->cmsg_len = CMSG_LEN(sizeof(int));
+    memcpy(CMSG_DATA(h), &fd, sizeof fd);
+    ssize_t k;
+    do
+        k = sendmsg(sock, &m, MSG_NOSIGNAL);
+    while (k < 0 && errno == EINTR);
+    return k == 1 ? 0 : -1;
+}
+
+/* Receive the descriptor fd_send sent on `sock` into *fd (close-on-exec),
+ * waiting until `deadline` (< 0: for ever). 0; -1 EOF, error or no
+ * descriptor with the byte; -2 the deadline passed (as tf_channel_read_frame). */
+static int fd_recv(int sock, double deadline, int *fd)
+{
+    *fd = -1;
+    for (;;) {
+        int ms = -1;
+        if (deadline >= 0) {
+            const double left = deadline - tf_channel_now();
+            ms = left <= 0 ? 0 : (int)(left * 1000.0) + 1;
+        }
+        struct pollfd p = {.fd = sock, .events = POLLIN};
+        const int rc = poll(&p, 1, ms);
+        if (rc > 0)
+            break;
+        if (rc == 0)
+            return -2;
+        if (errno != EINTR)
+            return -1;
+    }
+    char byte;
+    struct iovec iov = {.iov_base = &byte, .iov_len = 1};
+    union {
+        struct cmsghdr h;
+        char space[CMSG_SPACE(4 * sizeof(int))];
+    } u;
+    memset(&u, 0, sizeof u);
+    struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.space,
+                       .msg_controllen = sizeof u.space};
+    ssize_t k;
+    do
+        k = recvmsg(sock, &m, MSG_CMSG_CLOEXEC);
+    while (k < 0 && errno == EINTR);
+    if (k != 1)
+        return -1;
+    for (struct cmsghdr *h = CMSG_FIRSTHDR(&m); h != NULL; h = CMSG_NXTHDR(&m, h)) {
+        if (h->cmsg_level != SOL_SOCKET || h->cmsg_type != SCM_RIGHTS)
+            continue;
+        const size_t n = (h->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+        for (size_t i = 0; i < n; i++) {
+            int got;
+            memcpy(&got, CMSG_DATA(h) + i * sizeof(int), sizeof got);
+            if (*fd < 0)
+                *fd = got;
+            else
+                close(got); /* one was sent: more is not ours to keep */
+        }
+    }
+    return *fd >= 0 ? 0 : -1;
+}
+
+/* Forget the reference's outputs the worker keeps (closing the memfd). */
+static void expected_drop(struct tf_runner *r)
+{
+    if (r->expected_fd >= 0)
+        close(r->expected_fd);
+    r->expected_fd = -1;
+    free(r->expected_reference);
+    free(r->expected_key);
+    r->expected_reference = r->expected_key = NULL;
+}
 
 /* Reap the child after EOF or a deadline and describe its end into `msg`.
  * `kill_first` (a deadline): SIGKILL the group at once. Otherwise (EOF, QUIT)
@@ -285,6 +381,7 @@ int tf_runner_start(const char *exe, const struct tf_bundle *bundle, const char 
     r->ordinal = ordinal;
     r->pid = -1;
     r->fd = -1;
+    r->expected_fd = -1;
     tf_wire_job(&r->job_msg, bundle);
     if (spawn_child(r, err) != 0)
         goto fail;
@@ -362,24 +459,52 @@ static int prepare(struct tf_runner *r, uint32_t kernel, uint32_t problem, uint6
     if (ensure_child(r, out, err) != 0)
         return -1;
     r->setup_valid = 0; /* the child drops its old problem whatever happens next */
+    /* The reference's outputs an earlier runner computed for this problem go
+     * with the request (the descriptor right after it); another problem's are
+     * dropped first, so their memory is free before the new ones are made. */
+    const int saved = r->expected_fd >= 0 && r->expected_kernel == kernel &&
+                      r->expected_problem == problem &&
+                      strcmp(r->expected_reference, reference) == 0;
+    if (!saved)
+        expected_drop(r);
     buf_reset(&r->buf);
     tf_buf_put_u8(&r->buf, REQ_SETUP);
     tf_buf_put_u32(&r->buf, kernel);
     tf_buf_put_u32(&r->buf, problem);
     tf_buf_put_u64(&r->buf, config);
     tf_buf_put_str(&r->buf, reference);
+    tf_buf_put_u8(&r->buf, (uint8_t)saved);
+    if (saved)
+        tf_buf_put_str(&r->buf, r->expected_key);
     const double deadline = tf_channel_now() + fmax(SETUP_DEADLINE_MIN, 10 * r->timeout);
     int rc = tf_channel_write_frame(r->fd, &r->buf, deadline);
+    if (rc == 0 && saved && fd_send(r->fd, r->expected_fd) != 0)
+        rc = -1;
     if (rc == 0)
         rc = tf_channel_read_frame(r->fd, &r->buf, deadline);
-    uint8_t status = 0, exiting = 0;
+    uint8_t status = 0, exiting = 0, fresh = 0;
+    char *key = NULL;
     if (rc == 0 && (tf_buf_get_u8(&r->buf, &status) ||
                     tf_buf_get_str(&r->buf, out->message, sizeof out->message) ||
-                    tf_buf_get_u8(&r->buf, &exiting) || status >= TF_STATUS_COUNT))
+                    tf_buf_get_u8(&r->buf, &exiting) || tf_buf_get_u8(&r->buf, &fresh) ||
+                    (fresh && (key = tf_buf_get_strdup(&r->buf)) == NULL) ||
+                    status >= TF_STATUS_COUNT))
         rc = -3; /* a malformed answer: the runner lives, and is killed */
+    int fd = -1;
+    if (rc == 0 && fresh) /* the runner computed them: their memfd follows */
+        rc = fd_recv(r->fd, deadline, &fd);
     if (rc != 0) {
+        free(key);
         exchange_failed(r, rc, "setup (buffers and reference)", out);
         return 0;
+    }
+    if (fresh) {
+        expected_drop(r);
+        r->expected_fd = fd;
+        r->expected_key = key;
+        r->expected_kernel = kernel;
+        r->expected_problem = problem;
+        r->expected_reference = tf_xstrdup(reference);
     }
     if (exiting)
         reap_child(r, 0, NULL, 0);
@@ -472,6 +597,7 @@ void tf_runner_destroy(struct tf_runner *r)
         r->fd = -1;
         reap_child(r, 0, NULL, 0);
     }
+    expected_drop(r);
     tf_buf_free(&r->buf);
     tf_buf_free(&r->job_msg);
     free(r->setup_reference);
@@ -535,6 +661,8 @@ struct child {
     int downloads_queued;    /* download_async queued, download_wait still due */
     int damaged;             /* a variant wrote outside its buffers: end after replying */
     int cwd_fd;              /* the runner's folder, restored after every variant (-1: none) */
+    int expected_fd;         /* the expected outputs' sealed memfd, not yet handed to the
+                                worker (-1: none; see "the reference's outputs") */
     /* What a variant is given: its own copy of every argument slot (scalar
      * values, buffer pointers) and of the array of pointers to them, filled
      * again before every launch from scalars/bufs, which it never sees: a
@@ -550,17 +678,25 @@ struct child {
 
 /* ---- sealed memory: what no variant may change ---------------------------- */
 
-/* Private anonymous pages for `bytes` (at least one page): the reference's
- * outputs and the buffers' initial images live there, away from the heap the
- * variants' buffers share, and are made read-only once filled (seal), so a
- * variant writing wild cannot turn them into every later variant's failure. */
+/* Private anonymous pages for `bytes` (at least one page): the buffers'
+ * initial images (and the reference's outputs where there is no memfd) live
+ * there, away from the heap the variants' buffers share, and are made
+ * read-only once filled (seal), so a variant writing wild cannot turn them
+ * into every later variant's failure. NULL if there is no memory for them. */
 static void *sealed_alloc(size_t bytes)
 {
     void *p = mmap(NULL, bytes ? bytes : 1, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
                    -1, 0);
-    if (p == MAP_FAILED)
-        tf_die("cannot map %zu bytes: %s", bytes, strerror(errno));
-    return p;
+    return p == MAP_FAILED ? NULL : p;
+}
+
+/* Out of host memory for `what` (a buffer's name): the configuration's
+ * runtime_error, not the runner's crash. Returns the status. */
+static int no_memory(struct tf_error *err, const char *what, const char *role, size_t bytes)
+{
+    tf_error_set(err, TF_ERR_NOMEM, "buffer '%s': no host memory for its %s (%zu bytes): %s",
+                 what, role, bytes, strerror(errno ? errno : ENOMEM));
+    return TF_STATUS_RUNTIME_ERROR;
 }
 
 static void sealed_seal(void *p, size_t bytes)
@@ -921,30 +1057,241 @@ static int wait_downloads(struct child *c, struct tf_error *err)
     return c->be->download_wait(c->ctx, err) == 0 ? TF_STATUS_OK : TF_STATUS_RUNTIME_ERROR;
 }
 
-/* (Re)build every buffer for `config`: inputs, device memory, the reference's
- * expected outputs. Returns a status; err says why when not ok. */
-static int build_buffers(struct child *c, uint64_t config, const int64_t *counts,
-                         struct tf_error *err)
+/* ---- the reference's outputs, kept across runners ----
+ *
+ * Computing the reference is the slow part of a SETUP (a CPU GEMM takes
+ * seconds), and a runner is replaced after every variant that damaged it or
+ * changed its state. So the reference's outputs are written into a memfd,
+ * sealed once computed (F_SEAL_WRITE: no mapping of it can become writable
+ * again, which mprotect alone would allow), and the runner hands that memfd
+ * to its worker after the SETUP answer (SCM_RIGHTS, one byte after the
+ * frame). The worker keeps it with the sizes of the buffers it was computed
+ * for (a text the runner made: expected_key), and sends it with the next
+ * SETUP of the same kernel, problem and reference; a new runner maps it
+ * instead of running the reference when the buffers it builds have those
+ * sizes and the memfd is sealed and as long as their layout says. The
+ * outputs are then exactly the ones the first runner compared every variant
+ * with (its reference ran once, with the scalars of the configuration that
+ * set the problem up, as a runner that is never replaced does), so a
+ * restart changes nothing but its cost. The worker holds one memfd, the
+ * current problem's: its pages are the ones the runner maps, so it costs no
+ * memory while a runner lives. Where memfd_create is missing the outputs go
+ * to sealed anonymous pages, as before, and every runner runs the reference. */
+
+#define EXPECTED_SEALS (F_SEAL_WRITE | F_SEAL_SHRINK | F_SEAL_GROW)
+
+/* Bytes of the mapping of `b`'s expected outputs (a mapping is never empty). */
+static size_t expected_span(const struct buffer *b)
+{
+    return b->bytes ? b->bytes : 1;
+}
+
+/* Where each output's expected values sit in the memfd (off[i], page
+ * aligned, in argument order); returns its length. */
+static size_t expected_layout(const struct child *c, size_t *off)
+{
+    const size_t page = guard_page_bytes;
+    size_t total = 0;
+    for (int i = 0; i < c->k->nargs; i++) {
+        off[i] = 0;
+        if (c->k->args[i].kind != TF_ARG_BUFFER || !c->k->args[i].output)
+            continue;
+        off[i] = total;
+        total += (expected_span(&c->bufs[i]) + page - 1) / page * page;
+    }
+    return total;
+}
+
+/* The text that names the buffers' sizes now (malloc'd): what a memfd of
+ * expected outputs was computed for. */
+static char *expected_key(const struct child *c)
+{
+    struct tf_buf t = {0};
+    char item[64];
+    int n = snprintf(item, sizeof item, "kernel %u problem %u sizes", c->kernel, c->problem);
+    tf_buf_put_bytes(&t, item, (size_t)n);
+    for (int i = 0; i < c->k->nargs; i++) {
+        n = snprintf(item, sizeof item, " %lld", (long long)c->bufs[i].count);
+        tf_buf_put_bytes(&t, item, (size_t)n);
+    }
+    tf_buf_put_bytes(&t, "", 1);
+    return (char *)t.data;
+}
+
+/* Map the expected outputs from `fd`, a memfd an earlier runner made, if it
+ * fits the buffers as built now: made for their sizes (`key`), sealed against
+ * writes, as long as their layout. 0 if every output's `expected` is mapped
+ * from it; -1 (nothing mapped): run the reference. Closes `fd` either way. */
+static int expected_adopt(struct child *c, int fd, const char *key)
+{
+    const struct tf_kernel *k = c->k;
+    size_t *off = tf_xcalloc((size_t)k->nargs, sizeof *off);
+    const size_t total = expected_layout(c, off);
+    char *mine = expected_key(c);
+    struct stat st;
+    const int seals = fcntl(fd, F_GET_SEALS);
+    int ok = key != NULL && strcmp(key, mine) == 0 && fstat(fd, &st) == 0 &&
+             (uint64_t)st.st_size == (uint64_t)total && seals >= 0 &&
+             (seals & EXPECTED_SEALS) == EXPECTED_SEALS;
+    for (int i = 0; ok && i < k->nargs; i++) {
+        struct buffer *b = &c->bufs[i];
+        if (k->args[i].kind != TF_ARG_BUFFER || !k->args[i].output)
+            continue;
+        void *p = mmap(NULL, expected_span(b), PROT_READ, MAP_SHARED, fd, (off_t)off[i]);
+        if (p == MAP_FAILED)
+            ok = 0;
+        else
+            b->expected = p;
+    }
+    for (int i = 0; !ok && i < k->nargs; i++) {
+        sealed_free(c->bufs[i].expected, c->bufs[i].bytes);
+        c->bufs[i].expected = NULL;
+    }
+    close(fd);
+    free(mine);
+    free(off);
+    return ok ? 0 : -1;
+}
+
+/* Run the reference on private copies of the inputs and keep its outputs as
+ * the buffers' `expected`, read-only: in a sealed memfd (c->expected_fd, for
+ * the worker) where there is one, else in sealed anonymous pages. A status;
+ * err says why when not ok. */
+static int run_reference(struct child *c, struct tf_error *err)
 {
     const struct tf_kernel *k = c->k;
     void **ref_args = tf_xcalloc((size_t)k->nargs, sizeof *ref_args);
     void **ref_ptrs = tf_xcalloc((size_t)k->nargs, sizeof *ref_ptrs);
+    size_t *off = tf_xcalloc((size_t)k->nargs, sizeof *off);
     void *ref_fn = NULL;
+    int status = TF_STATUS_RUNTIME_ERROR;
+    int fd = memfd_create("tunefarm-expected", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    const size_t total = expected_layout(c, off);
+    if (fd >= 0 && ftruncate(fd, (off_t)total) != 0) {
+        close(fd); /* anonymous pages will do */
+        fd = -1;
+    }
+    for (int i = 0; i < k->nargs; i++) {
+        const struct tf_arg *a = &k->args[i];
+        const struct buffer *b = &c->bufs[i];
+        if (a->kind != TF_ARG_BUFFER) {
+            ref_args[i] = &c->scalars[i];
+            continue;
+        }
+        /* The reference gets private copies: it may write any of them. */
+        if (a->output && fd >= 0) {
+            ref_ptrs[i] = mmap(NULL, expected_span(b), PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+                               (off_t)off[i]);
+            if (ref_ptrs[i] == MAP_FAILED)
+                ref_ptrs[i] = NULL;
+        } else {
+            ref_ptrs[i] = sealed_alloc(b->bytes);
+        }
+        if (ref_ptrs[i] == NULL) {
+            status = no_memory(err, a->name, "reference's copy", b->bytes);
+            goto out;
+        }
+        memcpy(ref_ptrs[i], b->init, b->bytes);
+        ref_args[i] = &ref_ptrs[i];
+    }
+    if (tf_backend_host.load(NULL, c->reference, k->ref_entry, &ref_fn, err) != 0) {
+        status = TF_STATUS_LAUNCH_ERROR;
+        tf_error_set(err, TF_ERR_BACKEND, "reference: %.900s", err->message);
+        goto out;
+    }
+    const struct tf_launch none = {{1, 1, 1}, {1, 1, 1}, 0};
+    status = tf_backend_host.launch(NULL, ref_fn, &none, ref_args, NULL, err);
+    if (status != TF_STATUS_OK)
+        goto out;
+    /* The outputs, read-only from here on. In the memfd: its writable
+     * mappings go first (a seal against writes needs none left), then each
+     * output is mapped again, read-only. */
+    int sealed = 0;
+    if (fd >= 0) {
+        for (int i = 0; i < k->nargs; i++)
+            if (k->args[i].kind == TF_ARG_BUFFER && k->args[i].output) {
+                sealed_free(ref_ptrs[i], c->bufs[i].bytes);
+                ref_ptrs[i] = NULL;
+            }
+        sealed = fcntl(fd, F_ADD_SEALS, EXPECTED_SEALS | F_SEAL_SEAL) == 0;
+    }
+    for (int i = 0; i < k->nargs; i++) {
+        struct buffer *b = &c->bufs[i];
+        if (k->args[i].kind != TF_ARG_BUFFER || !k->args[i].output)
+            continue;
+        if (fd < 0) {
+            b->expected = ref_ptrs[i];
+            ref_ptrs[i] = NULL;
+            sealed_seal(b->expected, b->bytes);
+            continue;
+        }
+        b->expected = mmap(NULL, expected_span(b), PROT_READ, MAP_SHARED, fd, (off_t)off[i]);
+        if (b->expected == MAP_FAILED) {
+            b->expected = NULL;
+            status = no_memory(err, k->args[i].name, "reference's outputs", b->bytes);
+            goto out;
+        }
+    }
+    if (sealed) { /* what the worker keeps for the next runner */
+        c->expected_fd = fd;
+        fd = -1;
+    }
+    status = TF_STATUS_OK;
+out:
+    /* The reference stays loaded for the runner's life: an OpenMP reference
+     * leaves libgomp's idle thread pool behind, and unloading the library that
+     * brought libgomp in would pull the code from under those threads. */
+    (void)ref_fn;
+    for (int i = 0; i < k->nargs; i++)
+        sealed_free(ref_ptrs[i], c->bufs[i].bytes);
+    if (fd >= 0)
+        close(fd);
+    free(off);
+    free(ref_ptrs);
+    free(ref_args);
+    return status;
+}
+
+/* Close the expected outputs' memfd if the worker was not given it (their
+ * mappings stay). */
+static void expected_forget(struct child *c)
+{
+    if (c->expected_fd >= 0)
+        close(c->expected_fd);
+    c->expected_fd = -1;
+}
+
+/* (Re)build every buffer for `config`: inputs, device memory, the
+ * reference's expected outputs - mapped from `saved` (a memfd of them an
+ * earlier runner made, described by `saved_key`; -1: none; closed here) when
+ * it fits, else computed. Returns a status; err says why when not ok. */
+static int build_buffers(struct child *c, uint64_t config, const int64_t *counts, int saved,
+                         const char *saved_key, struct tf_error *err)
+{
+    const struct tf_kernel *k = c->k;
     int status = TF_STATUS_RUNTIME_ERROR;
 
     free_buffers(c);
+    expected_forget(c);
     c->bufs = tf_xcalloc((size_t)k->nargs, sizeof *c->bufs);
     for (int i = 0; i < k->nargs; i++) {
         const struct tf_arg *a = &k->args[i];
         struct buffer *b = &c->bufs[i];
         c->args[i] = &c->scalars[i];
-        if (a->kind != TF_ARG_BUFFER) {
-            ref_args[i] = &c->scalars[i];
+        if (a->kind != TF_ARG_BUFFER)
             continue;
-        }
         b->count = counts[i];
         b->bytes = (size_t)counts[i] * tf_elem_size(a->type);
+        if (b->bytes > SIZE_MAX - 2 * GUARD_BYTES) {
+            tf_error_set(err, TF_ERR_NOMEM, "buffer '%s' of %zu bytes is too large", a->name,
+                         b->bytes);
+            goto fail;
+        }
         b->init = sealed_alloc(b->bytes);
+        if (b->init == NULL) {
+            status = no_memory(err, a->name, "initial image", b->bytes);
+            goto fail;
+        }
         const uint64_t seed = mix64(mix64(mix64(mix64(c->job->seed) ^ c->kernel) ^ c->problem) ^
                                     (uint64_t)i);
         switch (a->init) {
@@ -954,11 +1301,6 @@ static int build_buffers(struct child *c, uint64_t config, const int64_t *counts
         case TF_INIT_POISON: fill_poison(a->type, b->init, b->count); break;
         }
         sealed_seal(b->init, b->bytes);
-        if (b->bytes > SIZE_MAX - 2 * GUARD_BYTES) {
-            tf_error_set(err, TF_ERR_NOMEM, "buffer '%s' of %zu bytes is too large", a->name,
-                         b->bytes);
-            goto fail;
-        }
         if (c->be->alloc(c->ctx, b->bytes + 2 * GUARD_BYTES, &b->dev_base, err) != 0)
             goto fail;
         b->dev = (char *)b->dev_base + GUARD_BYTES;
@@ -974,10 +1316,6 @@ static int build_buffers(struct child *c, uint64_t config, const int64_t *counts
                 goto fail;
         }
         c->args[i] = &b->dev;
-        /* The reference gets private copies: it may write any of them. */
-        ref_ptrs[i] = sealed_alloc(b->bytes);
-        memcpy(ref_ptrs[i], b->init, b->bytes);
-        ref_args[i] = &ref_ptrs[i];
         if (a->output && can_overlap_downloads(c)) {
             /* Without room for either, the download is the synchronous one. */
             struct tf_error spare = {0};
@@ -986,50 +1324,43 @@ static int build_buffers(struct child *c, uint64_t config, const int64_t *counts
             if (b->got_pinned && c->be->alloc(c->ctx, b->bytes, &b->dev_snap, &spare) != 0)
                 b->dev_snap = NULL;
         }
-        if (a->output && b->got == NULL)
-            b->got = tf_xmalloc(b->bytes);
+        if (a->output && b->got == NULL && (b->got = malloc(b->bytes ? b->bytes : 1)) == NULL) {
+            status = no_memory(err, a->name, "downloaded results", b->bytes);
+            goto fail;
+        }
     }
     if (eval_scalars(c, config, err) != 0) {
         status = TF_STATUS_INVALID;
         goto fail;
     }
-    if (tf_backend_host.load(NULL, c->reference, k->ref_entry, &ref_fn, err) != 0) {
-        status = TF_STATUS_LAUNCH_ERROR;
-        tf_error_set(err, TF_ERR_BACKEND, "reference: %.900s", err->message);
-        goto fail;
+    if (saved >= 0) {
+        const int adopted = expected_adopt(c, saved, saved_key) == 0;
+        saved = -1; /* closed */
+        if (adopted)
+            return TF_STATUS_OK;
     }
-    const struct tf_launch none = {{1, 1, 1}, {1, 1, 1}, 0};
-    status = tf_backend_host.launch(NULL, ref_fn, &none, ref_args, NULL, err);
-    if (status != TF_STATUS_OK)
-        goto fail;
-    for (int i = 0; i < k->nargs; i++)
-        if (k->args[i].kind == TF_ARG_BUFFER && k->args[i].output) {
-            c->bufs[i].expected = ref_ptrs[i];
-            sealed_seal(ref_ptrs[i], c->bufs[i].bytes);
-            ref_ptrs[i] = NULL;
-        }
-    status = TF_STATUS_OK;
+    status = run_reference(c, err);
 fail:
-    /* The reference stays loaded for the runner's life: an OpenMP reference
-     * leaves libgomp's idle thread pool behind, and unloading the library that
-     * brought libgomp in would pull the code from under those threads. */
-    (void)ref_fn;
-    for (int i = 0; i < k->nargs; i++)
-        sealed_free(ref_ptrs[i], c->bufs[i].bytes);
-    free(ref_ptrs);
-    free(ref_args);
-    if (status != TF_STATUS_OK)
+    if (saved >= 0)
+        close(saved);
+    if (status != TF_STATUS_OK) {
         free_buffers(c);
+        expected_forget(c);
+    }
     return status;
 }
 
 /* SETUP: make (kernel, problem) current, with buffers sized for `config`. */
 static int child_setup(struct child *c, uint32_t kernel, uint32_t problem, uint64_t config,
-                       const char *reference, struct tf_error *err)
+                       const char *reference, int saved, const char *saved_key,
+                       struct tf_error *err)
 {
     reset_problem(c);
+    expected_forget(c);
     if (kernel >= (uint32_t)c->job->nkernels ||
         problem >= (uint32_t)c->job->kernels[kernel].kernel->nproblems) {
+        if (saved >= 0)
+            close(saved);
         tf_error_set(err, TF_ERR_SCHEMA, "no kernel %u / problem %u in this job", kernel, problem);
         return TF_STATUS_RUNTIME_ERROR;
     }
@@ -1051,7 +1382,9 @@ static int child_setup(struct child *c, uint32_t kernel, uint32_t problem, uint6
     int64_t *counts = tf_xcalloc((size_t)k->nargs, sizeof *counts);
     int status = TF_STATUS_INVALID;
     if (eval_sizes(c, config, counts, err) == 0)
-        status = build_buffers(c, config, counts, err);
+        status = build_buffers(c, config, counts, saved, saved_key, err);
+    else if (saved >= 0)
+        close(saved);
     free(counts);
     if (status == TF_STATUS_OK)
         c->ready = 1;
@@ -1246,7 +1579,9 @@ static void child_measure(struct child *c, uint32_t kernel, uint32_t problem, ui
         if (eval_sizes(c, config, counts, &err) == 0) {
             for (int i = 0; i < k->nargs; i++)
                 changed |= c->bufs == NULL || counts[i] != c->bufs[i].count;
-            status = changed ? build_buffers(c, config, counts, &err) : TF_STATUS_OK;
+            /* (the new outputs stay this runner's: the worker's are the SETUP's) */
+            status = changed ? build_buffers(c, config, counts, -1, NULL, &err) : TF_STATUS_OK;
+            expected_forget(c);
         }
         free(counts);
         if (status != TF_STATUS_OK) { /* bufs are gone: the next config rebuilds them */
@@ -1780,10 +2115,11 @@ int tf_runner_main(int argc, char **argv)
     const char *backend = argv[2];
     const int ordinal = atoi(argv[3]);
     struct child c = {0};
+    c.expected_fd = -1;
     c.cwd_fd = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     guard_install(&c);
     struct tf_buf req = {0}, rep = {0};
-    int initialized = 0, rc = 0, exit_after_reply = 0;
+    int initialized = 0, rc = 0, exit_after_reply = 0, send_fd = -1;
     static struct proc_state state; /* what no variant may leave changed (proc_state_take) */
     int state_taken = 0;
 
@@ -1807,18 +2143,28 @@ int tf_runner_main(int argc, char **argv)
         } else if (initialized && type == REQ_SETUP) {
             uint32_t kernel, problem;
             uint64_t config;
-            char *reference = NULL;
-            int status = TF_STATUS_RUNTIME_ERROR;
+            uint8_t has_saved = 0;
+            char *reference = NULL, *saved_key = NULL;
+            int saved = -1;
             if (tf_buf_get_u32(&req, &kernel) || tf_buf_get_u32(&req, &problem) ||
-                tf_buf_get_u64(&req, &config) || (reference = tf_buf_get_strdup(&req)) == NULL)
-                tf_error_set(&err, TF_ERR_SYSTEM, "malformed SETUP request");
-            else {
-                const double setup_started = tf_channel_now();
-                status = child_setup(&c, kernel, problem, config, reference, &err);
-                state_taken = 0; /* the reference may have set up what it needs */
-                profile.setup += tf_channel_now() - setup_started;
+                tf_buf_get_u64(&req, &config) || (reference = tf_buf_get_strdup(&req)) == NULL ||
+                tf_buf_get_u8(&req, &has_saved) ||
+                (has_saved && (saved_key = tf_buf_get_strdup(&req)) == NULL) ||
+                (has_saved && fd_recv(in, -1, &saved) != 0)) {
+                /* (a descriptor may follow it: the stream cannot be trusted) */
+                free(reference);
+                free(saved_key);
+                fprintf(stderr, "tunefarm runner: malformed SETUP request\n");
+                rc = 1;
+                break;
             }
+            const double setup_started = tf_channel_now();
+            const int status =
+                child_setup(&c, kernel, problem, config, reference, saved, saved_key, &err);
+            state_taken = 0; /* the reference may have set up what it needs */
+            profile.setup += tf_channel_now() - setup_started;
             free(reference);
+            free(saved_key);
             tf_buf_put_u8(&rep, (uint8_t)status);
             char message[TF_MESSAGE_LEN];
             tf_strlcpy(message, status == TF_STATUS_OK ? "" : err.message, sizeof message);
@@ -1826,6 +2172,15 @@ int tf_runner_main(int argc, char **argv)
             if (status != TF_STATUS_OK && c.be->healthy && !c.be->healthy(c.ctx))
                 exit_after_reply = 1;
             tf_buf_put_u8(&rep, (uint8_t)exit_after_reply);
+            /* Outputs this runner computed: their memfd follows the answer. */
+            const int fresh = status == TF_STATUS_OK && c.expected_fd >= 0;
+            tf_buf_put_u8(&rep, (uint8_t)fresh);
+            if (fresh) {
+                char *key = expected_key(&c);
+                tf_buf_put_str(&rep, key);
+                free(key);
+                send_fd = c.expected_fd;
+            }
         } else if (initialized && type == REQ_MEASURE) {
             uint32_t kernel, problem, phase;
             uint64_t config;
@@ -1884,6 +2239,13 @@ int tf_runner_main(int argc, char **argv)
         }
         if (tf_channel_write_frame(out, &rep, -1) != 0)
             break;
+        if (send_fd >= 0) {
+            const int sent = fd_send(out, send_fd);
+            expected_forget(&c); /* the worker has it now; the mappings stay */
+            send_fd = -1;
+            if (sent != 0)
+                break;
+        }
         if (exit_after_reply) {
             rc = RUNNER_EXIT_UNHEALTHY;
             break;
@@ -1891,6 +2253,7 @@ int tf_runner_main(int argc, char **argv)
     }
     guard_child = NULL;
     end_strays();
+    expected_forget(&c);
     if (c.cwd_fd >= 0)
         close(c.cwd_fd);
     if (c.k)
