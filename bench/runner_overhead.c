@@ -8,13 +8,16 @@
  * one sample and no warm-up, so the time per configuration is mostly the
  * runner's protocol and isolation work (restores, guard checks, strays, the
  * shield's round trip, the process-state comparison). Prints the wall time per
- * configuration (mean, and the median of 20 batches); run with
+ * configuration (mean, the median and the fastest of 20 batches) and the CPU
+ * time per configuration of this process (the worker's side) and of the
+ * runner and its shield (their rusage once reaped); run with
  * TUNEFARM_PROFILE=1 to have the runner print where its time in child_measure
  * went, and under `strace -c -f` for its system calls. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -30,6 +33,14 @@ static double now(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static double cpu_seconds(int who)
+{
+    struct rusage ru;
+    getrusage(who, &ru);
+    return (double)ru.ru_utime.tv_sec + 1e-6 * (double)ru.ru_utime.tv_usec +
+           (double)ru.ru_stime.tv_sec + 1e-6 * (double)ru.ru_stime.tv_usec;
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -99,6 +110,7 @@ int main(int argc, char **argv)
     enum { BATCHES = 20 };
     double batch[BATCHES], measured = 0.0;
     const long per = n / BATCHES;
+    const double self0 = cpu_seconds(RUSAGE_SELF), children0 = cpu_seconds(RUSAGE_CHILDREN);
     const double t0 = now();
     for (int b = 0; b < BATCHES; b++) {
         const double tb = now();
@@ -116,13 +128,18 @@ int main(int argc, char **argv)
         batch[b] = (now() - tb) / (double)per;
     }
     const double total = now() - t0;
+    const double self = cpu_seconds(RUSAGE_SELF) - self0;
+    const int starts = tf_runner_starts(r);
+    tf_runner_destroy(r); /* reaped: the runner's and the shield's CPU time is ours to read */
+    const double children = cpu_seconds(RUSAGE_CHILDREN) - children0;
+    const double configs = (double)(per * BATCHES);
     qsort(batch, BATCHES, sizeof *batch, cmp_double);
-    printf("runner_overhead: %ld configurations, %.1f us each (mean), median of %d batches "
-           "%.1f us, of which the variant's own sample %.1f us; %d runner start(s)\n",
-           per * BATCHES, total / (double)(per * BATCHES) * 1e6, BATCHES,
-           (batch[BATCHES / 2 - 1] + batch[BATCHES / 2]) / 2 * 1e6,
-           measured / (double)(per * BATCHES) * 1e6, tf_runner_starts(r));
-    tf_runner_destroy(r);
+    printf("runner_overhead: %ld configurations; wall per configuration: mean %.1f us, median "
+           "batch %.1f us, fastest batch %.1f us (the variant's own sample %.1f us); CPU per "
+           "configuration: worker %.1f us, runner + shield %.1f us; %d runner start(s)\n",
+           per * BATCHES, total / configs * 1e6,
+           (batch[BATCHES / 2 - 1] + batch[BATCHES / 2]) / 2 * 1e6, batch[0] * 1e6,
+           measured / configs * 1e6, self / configs * 1e6, children / configs * 1e6, starts);
     tf_compile_pool_destroy(pool);
     tf_job_destroy(job);
     tf_bundle_destroy(bundle);

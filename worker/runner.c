@@ -139,6 +139,7 @@ static void buf_reset(struct tf_buf *b)
 
 struct tf_runner {
     char *exe;
+    char *cwd;              /* the worker's folder (absolute_path), "" if unknown */
     char *backend;
     int ordinal;
     struct tf_buf job_msg;  /* the JOB message, replayed to every new child */
@@ -248,11 +249,29 @@ static void expected_drop(struct tf_runner *r)
     r->expected_reference = r->expected_key = NULL;
 }
 
+/* 1 once the process `pid` (our child) has ended, without reaping it: while
+ * it is a zombie its pid, and so its process group's id, cannot be given to
+ * another process. `block`: wait for that. */
+static int child_ended(pid_t pid, int block)
+{
+    siginfo_t si;
+    for (;;) {
+        memset(&si, 0, sizeof si);
+        const int rc = waitid(P_PID, (id_t)pid, &si, WEXITED | WNOWAIT | (block ? 0 : WNOHANG));
+        if (rc == 0)
+            return si.si_pid == pid;
+        if (errno != EINTR)
+            return 1; /* not our child any more (ECHILD): nothing to wait for */
+    }
+}
+
 /* Reap the child after EOF or a deadline and describe its end into `msg`.
  * `kill_first` (a deadline): SIGKILL the group at once. Otherwise (EOF, QUIT)
  * the leader is given QUIT_GRACE to exit by itself first, so that the shield
  * can pass on how its runner ended (a SIGKILL sent to the group right away
- * would race with it and turn every crash into "signal 9"). */
+ * would race with it and turn every crash into "signal 9"). What is left of
+ * the group is killed before the leader is reaped (child_ended), never after:
+ * a reaped leader's group id could already be a stranger's. */
 static void reap_child(struct tf_runner *r, int kill_first, char *msg, size_t cap)
 {
     int st = 0;
@@ -275,18 +294,22 @@ static void reap_child(struct tf_runner *r, int kill_first, char *msg, size_t ca
         kill(r->pid, SIGCONT);
         /* EOF: the child is exiting; a short grace, then no mercy. */
         const double deadline = tf_channel_now() + QUIT_GRACE;
-        pid_t w;
-        while ((w = waitpid(r->pid, &st, WNOHANG)) == 0 && tf_channel_now() < deadline) {
+        int ended;
+        while (!(ended = child_ended(r->pid, 0)) && tf_channel_now() < deadline) {
             struct timespec ts = {0, 2 * 1000 * 1000};
             nanosleep(&ts, NULL);
         }
-        if (w == 0) {
+        if (!ended) {
             kill(-r->pid, SIGKILL);
             killed = 1;
-            w = waitpid(r->pid, &st, 0);
+            child_ended(r->pid, 1);
         }
-        /* A runner that exited by itself may leave group members behind. */
+        /* A runner that exited by itself may leave group members behind; the
+         * leader, not reaped yet, still holds the group's id. */
         kill(-r->pid, SIGKILL);
+        pid_t w;
+        while ((w = waitpid(r->pid, &st, 0)) < 0 && errno == EINTR)
+            ;
         if (msg) {
             if (w == r->pid && WIFSIGNALED(st))
                 snprintf(msg, cap, "runner killed by signal %d (%s)%s", WTERMSIG(st),
@@ -376,7 +399,9 @@ int tf_runner_start(const char *exe, const struct tf_bundle *bundle, const char 
                     int ordinal, struct tf_runner **out, struct tf_error *err)
 {
     struct tf_runner *r = tf_xcalloc(1, sizeof *r);
+    char cwd[PATH_MAX];
     r->exe = tf_xstrdup(exe);
+    r->cwd = tf_xstrdup(getcwd(cwd, sizeof cwd) ? cwd : "");
     r->backend = tf_xstrdup(backend);
     r->ordinal = ordinal;
     r->pid = -1;
@@ -418,14 +443,14 @@ static void exchange_failed(struct tf_runner *r, int rc, const char *what, struc
 }
 
 /* `path` as an absolute path (malloc'd): relative ones are taken from the
- * worker's folder, which never changes, so that a variant that chdir()s in
- * the runner cannot make the next binary or reference unreachable. */
-static char *absolute_path(const char *path)
+ * worker's folder, which never changes (read once, at tf_runner_start), so
+ * that a variant that chdir()s in the runner cannot make the next binary or
+ * reference unreachable. */
+static char *absolute_path(const struct tf_runner *r, const char *path)
 {
-    char cwd[PATH_MAX];
-    if (path[0] == '/' || path[0] == '\0' || getcwd(cwd, sizeof cwd) == NULL)
+    if (path[0] == '/' || path[0] == '\0' || r->cwd[0] == '\0')
         return tf_xstrdup(path);
-    return tf_xasprintf("%s/%s", cwd, path);
+    return tf_xasprintf("%s/%s", r->cwd, path);
 }
 
 /* Spawn the child if there is none; -1 + err (and `out` says why) if it cannot be. */
@@ -442,7 +467,7 @@ static int ensure_child(struct tf_runner *r, struct tf_result *out, struct tf_er
 int tf_runner_prepare(struct tf_runner *r, uint32_t kernel, uint32_t problem, uint64_t config,
                       const char *reference_path, struct tf_result *out, struct tf_error *err)
 {
-    char *reference = absolute_path(reference_path);
+    char *reference = absolute_path(r, reference_path);
     const int rc = prepare(r, kernel, problem, config, reference, out, err);
     free(reference);
     return rc;
@@ -523,7 +548,7 @@ int tf_runner_measure(struct tf_runner *r, uint32_t kernel, uint32_t problem, ui
                       uint64_t config, const char *binary_path, const char *reference,
                       struct tf_result *out, struct tf_error *err)
 {
-    char *binary = absolute_path(binary_path);
+    char *binary = absolute_path(r, binary_path);
     const int rc = measure(r, kernel, problem, phase, config, binary, reference, out, err);
     free(binary);
     return rc;
@@ -602,6 +627,7 @@ void tf_runner_destroy(struct tf_runner *r)
     tf_buf_free(&r->job_msg);
     free(r->setup_reference);
     free(r->backend);
+    free(r->cwd);
     free(r->exe);
     free(r);
 }
@@ -613,7 +639,7 @@ void tf_runner_destroy(struct tf_runner *r)
 /* The runner's parent: the shield (shield_start). 0 until then. */
 static pid_t shield_pid;
 /* The runner's channel descriptors and its end of the socket to the shield
- * (shield_alive), closed in every process a variant forks. */
+ * (shield_ping), closed in every process a variant forks. */
 static int channel_in = -1, channel_out = -1, shield_fd = -1;
 
 union scalar {
@@ -663,6 +689,8 @@ struct child {
     int cwd_fd;              /* the runner's folder, restored after every variant (-1: none) */
     int expected_fd;         /* the expected outputs' sealed memfd, not yet handed to the
                                 worker (-1: none; see "the reference's outputs") */
+    unsigned char *guard_pinned; /* page-locked room for every buffer's two guard
+                                    regions (guard_check), where downloads queue; or NULL */
     /* What a variant is given: its own copy of every argument slot (scalar
      * values, buffer pointers) and of the array of pointers to them, filled
      * again before every launch from scalars/bufs, which it never sees: a
@@ -836,18 +864,40 @@ static int guard_fill(const struct child *c, const struct buffer *b, struct tf_e
 static int guard_check(struct child *c, struct tf_error *err)
 {
     const struct tf_kernel *k = c->k;
+    /* Where downloads queue (GPUs: guard_pinned), the two regions of every
+     * buffer are queued into one page-locked scratch, in argument order, and
+     * waited for once; elsewhere each is downloaded in turn. */
+    unsigned char *const pinned = c->guard_pinned;
+    size_t slot = 0;
+    for (int i = 0; pinned != NULL && i < k->nargs; i++) {
+        const struct buffer *b = &c->bufs[i];
+        if (k->args[i].kind != TF_ARG_BUFFER || b->dev == NULL)
+            continue;
+        unsigned char *got = pinned + 2 * GUARD_BYTES * slot++;
+        if (c->be->download_async(c->ctx, got, b->dev_base, GUARD_BYTES, err) != 0 ||
+            c->be->download_async(c->ctx, got + GUARD_BYTES, (char *)b->dev + b->bytes,
+                                  GUARD_BYTES, err) != 0) {
+            c->be->download_wait(c->ctx, &(struct tf_error){0}); /* nothing left landing */
+            return TF_STATUS_RUNTIME_ERROR;
+        }
+    }
+    if (pinned != NULL && c->be->download_wait(c->ctx, err) != 0)
+        return TF_STATUS_RUNTIME_ERROR;
+    slot = 0;
     for (int i = 0; i < k->nargs; i++) {
         const struct buffer *b = &c->bufs[i];
         if (k->args[i].kind != TF_ARG_BUFFER || b->dev == NULL)
             continue;
-        if (c->be->download(c->ctx, guard_scratch, b->dev_base, GUARD_BYTES, err) != 0 ||
-            c->be->download(c->ctx, guard_scratch + GUARD_BYTES, (char *)b->dev + b->bytes,
-                            GUARD_BYTES, err) != 0)
+        unsigned char *got = pinned ? pinned + 2 * GUARD_BYTES * slot++ : guard_scratch;
+        if (pinned == NULL &&
+            (c->be->download(c->ctx, got, b->dev_base, GUARD_BYTES, err) != 0 ||
+             c->be->download(c->ctx, got + GUARD_BYTES, (char *)b->dev + b->bytes, GUARD_BYTES,
+                             err) != 0))
             return TF_STATUS_RUNTIME_ERROR;
         size_t before = GUARD_BYTES, after = 0;
-        while (before > 0 && guard_scratch[before - 1] == canary[before - 1])
+        while (before > 0 && got[before - 1] == canary[before - 1])
             before--;
-        while (after < GUARD_BYTES && guard_scratch[GUARD_BYTES + after] == canary[after])
+        while (after < GUARD_BYTES && got[GUARD_BYTES + after] == canary[after])
             after++;
         if (after < GUARD_BYTES) {
             c->damaged = 1;
@@ -949,6 +999,9 @@ static void free_buffers(struct child *c)
     }
     free(c->bufs);
     c->bufs = NULL;
+    if (c->guard_pinned)
+        c->be->host_free(c->ctx, c->guard_pinned);
+    c->guard_pinned = NULL;
 }
 
 static void reset_problem(struct child *c)
@@ -1328,6 +1381,16 @@ static int build_buffers(struct child *c, uint64_t config, const int64_t *counts
             status = no_memory(err, a->name, "downloaded results", b->bytes);
             goto fail;
         }
+    }
+    if (can_overlap_downloads(c)) { /* guard_check's queued downloads; else one by one */
+        size_t nbuffers = 0;
+        struct tf_error spare = {0};
+        for (int i = 0; i < k->nargs; i++)
+            nbuffers += k->args[i].kind == TF_ARG_BUFFER;
+        void *room = NULL;
+        if (nbuffers > 0 &&
+            c->be->host_alloc(c->ctx, 2 * GUARD_BYTES * nbuffers, &room, &spare) == 0)
+            c->guard_pinned = room;
     }
     if (eval_scalars(c, config, err) != 0) {
         status = TF_STATUS_INVALID;
@@ -1759,6 +1822,14 @@ static int list_children(pid_t *out, int cap)
 static void end_strays(void)
 {
     pid_t pids[256];
+    siginfo_t si;
+    /* No child at all (what almost every variant leaves): nothing to list.
+     * Any process a variant left has the runner as parent - its own children,
+     * or, as the runner is their subreaper, orphans further down - and its
+     * parent is a child too; children of every thread count (waitid waits
+     * for the whole thread group's). */
+    if (waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) != 0 && errno == ECHILD)
+        return;
     for (int round = 0; round < 64; round++) {
         const int n = list_children(pids, 256);
         if (n <= 0)
@@ -1963,7 +2034,7 @@ static void shield_sigchld(int sig)
     (void)sig;
 }
 
-/* In the shield: echo what the runner sends on `ping` (shield_alive) until
+/* In the shield: echo what the runner sends on `ping` (shield_ping) until
  * the runner ends, then end as it ended (its exit status, or the signal that
  * killed it, raised again), so the worker sees the runner's end when it reaps
  * the shield. Never returns. */
@@ -2055,28 +2126,43 @@ static int shield_start(int in, int out)
 }
 
 /* Whether the shield is still there, asked after every variant: a round trip
- * through it (a token sent, read back). A signal a variant sent its parent
- * was queued before its kill() returned, and the shield handles it before it
- * can answer, so a variant that killed the shield is seen here, before the
- * runner replies, not by the configuration after it (the runner's parent-death
- * signal comes a moment later and would otherwise lose that race). A stopped
- * shield (kill(getppid(), SIGSTOP)) is continued first: stopping it harms no
- * one. 0: gone; 1: there; -1: cannot tell (the variant closed or replaced the
- * descriptor: the runner's channel is then likely gone too). */
-static int shield_alive(void)
+ * through it (a token sent, read back), in two halves so that the runner's
+ * own work after a variant (proc_state_restore) overlaps the shield's answer.
+ * A signal a variant (or what it forked: end_strays has ended all that by
+ * then) sent its parent was queued before the token, and the shield handles
+ * it before it can answer, so a variant that killed the shield is seen here,
+ * before the runner replies, not by the configuration after it (the runner's
+ * parent-death signal comes a moment later and would otherwise lose that
+ * race). A stopped shield (kill(getppid(), SIGSTOP)) is continued first:
+ * stopping it harms no one. shield_ping sends the token: 1 sent; 0 the shield
+ * is gone; -1 cannot tell (the variant closed or replaced the descriptor: the
+ * runner's channel is then likely gone too). */
+static uint64_t shield_token;
+
+static int shield_ping(void)
 {
-    static uint64_t token;
-    unsigned char want[8], win[8] = {0}, b[256];
-    size_t have = 0;
+    unsigned char want[8], b[256];
     if (shield_fd < 0)
         return -1;
     kill(shield_pid, SIGCONT);
-    token++;
-    memcpy(want, &token, sizeof want);
+    shield_token++;
+    memcpy(want, &shield_token, sizeof want);
     while (recv(shield_fd, b, sizeof b, MSG_DONTWAIT) > 0) /* stale echoes */
         ;
     if (send(shield_fd, want, sizeof want, MSG_NOSIGNAL) != (ssize_t)sizeof want)
         return errno == EPIPE || errno == ECONNRESET ? 0 : -1;
+    return 1;
+}
+
+/* The other half: wait for the echo of the token shield_ping sent (`pinged`:
+ * what it returned). 0: gone; 1: there; -1: cannot tell. */
+static int shield_pong(int pinged)
+{
+    unsigned char want[8], win[8] = {0}, b[256];
+    size_t have = 0;
+    if (pinged != 1)
+        return pinged;
+    memcpy(want, &shield_token, sizeof want);
     for (;;) {
         const ssize_t k = recv(shield_fd, b, sizeof b, 0);
         if (k < 0 && errno == EINTR)
@@ -2205,7 +2291,9 @@ int tf_runner_main(int argc, char **argv)
                 fprintf(stderr, "tunefarm runner: cannot return to its folder: %s\n",
                         strerror(errno));
             end_strays();
-            if (shield_alive() == 0) {
+            const int pinged = shield_ping();
+            const char *changed = proc_state_restore(&state); /* while the shield answers */
+            if (shield_pong(pinged) == 0) {
                 /* The variant killed the runner's parent (or the shield died
                  * under it): no answer, so that the worker records this
                  * configuration crashed (EOF), not the next one. */
@@ -2215,7 +2303,6 @@ int tf_runner_main(int argc, char **argv)
                         (unsigned long long)config);
                 _exit(1);
             }
-            const char *changed = proc_state_restore(&state);
             if (changed[0] != '\0') {
                 /* The variant's own result stands; a clean runner takes the next. */
                 fprintf(stderr,
