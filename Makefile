@@ -36,6 +36,7 @@ COORD_OBJS  := coordinator/coordinator.o coordinator/plan.o coordinator/progress
                coordinator/strategy_local.o coordinator/strategy_bayes.o
 WORKER_OBJS := worker/worker.o worker/backends.o worker/backend_host.o worker/cache.o \
                worker/compile.o worker/compiler.o worker/channel.o worker/runner.o \
+               worker/runner_child.o worker/runner_shield.o worker/runner_guard.o \
                worker/measure.o worker/verify.o worker/gpu_backend.o worker/cuda_api.o \
                worker/backend_cuda.o worker/hip_api.o worker/backend_hip.o worker/portability.o \
                worker/precompile.o worker/backend_replay.o
