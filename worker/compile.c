@@ -64,6 +64,7 @@ struct includes_memo {
     const struct tf_kernel *kernel;
     char digest[65]; /* "" when the kernel has no include paths */
     char *stamp;     /* tf_include_stamp taken before the digest; NULL: none to trust */
+    double checked;  /* when the stamp was last found unchanged (now_seconds) */
 };
 
 /* An in-progress mark a compile owns (see "in-progress marks" below). */
@@ -416,12 +417,16 @@ static void *mark_keeper(void *arg)
  * same walk, stat() only) taken just before it was hashed, and hashes again
  * only when the stamp differs or was racy (a file changed too recently for
  * its times to tell). Each variant's key takes the digest as the tree is
- * then (includes_now), and after a compile that ran, the tree is looked at
- * again: if it changed meanwhile, the compiler may have read headers the key
- * does not describe, so nothing is kept under that key and the variant is
- * compiled again under the new one (compile_config), up to
- * INCLUDES_MAX_ATTEMPTS times for a tree that keeps changing. */
+ * then (includes_now; a stamp found unchanged less than
+ * INCLUDES_RECHECK_SECONDS ago is trusted without a look, so a large tree
+ * costs a cache hit nothing: a stat() walk of 1000 files is milliseconds),
+ * and after a compile that ran, the tree is always looked at again: if it
+ * changed meanwhile, the compiler may have read headers the key does not
+ * describe, so nothing is kept under that key and the variant is compiled
+ * again under the new one (compile_config), up to INCLUDES_MAX_ATTEMPTS
+ * times for a tree that keeps changing. */
 #define INCLUDES_MAX_ATTEMPTS 4
+#define INCLUDES_RECHECK_SECONDS 1.0
 
 /* The digest of `k`'s include files now ("" when it has none) into `digest`;
  * -1 + a message into `why` when they cannot be read. */
@@ -461,15 +466,29 @@ static struct includes_memo *includes_memo(struct tf_compile_pool *p, const stru
 }
 
 /* `k`'s include digest as its files are now, into `digest`: the pool's memo
- * while the tree's stamp has not changed, else hashed again (outside the
- * lock) and the memo updated. If the files cannot be read, -1 and `out` is
- * that variant's compile_error saying why (the next variant looks again). */
-static int includes_now(struct tf_compile_pool *p, const struct tf_kernel *k, char digest[65],
-                        struct tf_compiled *out)
+ * while the tree's stamp has not changed (taken afresh if `look`, or if it
+ * was last looked at INCLUDES_RECHECK_SECONDS ago), else hashed again
+ * (outside the lock) and the memo updated. If the files cannot be read, -1
+ * and `out` is that variant's compile_error saying why (the next variant
+ * looks again). */
+static int includes_now(struct tf_compile_pool *p, const struct tf_kernel *k, int look,
+                        char digest[65], struct tf_compiled *out)
 {
     char *stamp = NULL, why[TF_MESSAGE_LEN] = "";
     int racy = 0;
     struct tf_error err = {0};
+    if (!look) {
+        pthread_mutex_lock(&p->mu);
+        const struct includes_memo *m = includes_memo(p, k);
+        const int recent =
+            m->stamp != NULL && now_seconds() - m->checked < INCLUDES_RECHECK_SECONDS;
+        if (recent)
+            tf_strlcpy(digest, m->digest, 65);
+        pthread_mutex_unlock(&p->mu);
+        if (recent)
+            return 0;
+    }
+    const double looked = now_seconds();
     if (tf_include_stamp(k->options, k->option_count, k->language, k->source_path, &stamp,
                          &racy, &err) != 0) {
         tf_strlcpy(why, err.message, sizeof why);
@@ -480,10 +499,12 @@ static int includes_now(struct tf_compile_pool *p, const struct tf_kernel *k, ch
         return 0;
     }
     pthread_mutex_lock(&p->mu);
-    const struct includes_memo *m = includes_memo(p, k);
+    struct includes_memo *m = includes_memo(p, k);
     const int same = !racy && m->stamp != NULL && strcmp(m->stamp, stamp) == 0;
-    if (same)
+    if (same) {
         tf_strlcpy(digest, m->digest, 65);
+        m->checked = looked;
+    }
     pthread_mutex_unlock(&p->mu);
     if (same) {
         free(stamp);
@@ -499,6 +520,7 @@ static int includes_now(struct tf_compile_pool *p, const struct tf_kernel *k, ch
     struct includes_memo *mine = includes_memo(p, k);
     free(mine->stamp);
     mine->stamp = racy ? NULL : stamp;
+    mine->checked = looked;
     tf_strlcpy(mine->digest, digest, sizeof mine->digest);
     pthread_mutex_unlock(&p->mu);
     if (racy)
@@ -521,7 +543,8 @@ static int includes_changed(const struct variant *v)
     struct tf_compiled ignored;
     if (v->pool == NULL || v->kernel == NULL || v->includes == NULL || v->includes[0] == '\0')
         return 0;
-    return includes_now(v->pool, v->kernel, now, &ignored) != 0 || strcmp(now, v->includes) != 0;
+    return includes_now(v->pool, v->kernel, 1, now, &ignored) != 0 ||
+           strcmp(now, v->includes) != 0;
 }
 
 /* Compile `v` through the cache into `out`. *ran_compiler tells the stats
@@ -665,7 +688,7 @@ static void compile_config(struct slot *s, const struct tf_kernel *k, uint64_t c
     double seconds = 0.0;
     for (int attempt = 1;; attempt++) {
         int ran = 0;
-        if (includes_now(p, k, includes, out) != 0)
+        if (includes_now(p, k, attempt > 1, includes, out) != 0)
             break;
         const int changed = compile_variant(&v, out, &ran);
         *ran_compiler |= ran;
