@@ -416,8 +416,13 @@ static int run_reference(struct runner_child *c, struct tf_error *err)
 out:
     /* The reference stays loaded for the runner's life: an OpenMP reference
      * leaves libgomp's idle thread pool behind, and unloading the library that
-     * brought libgomp in would pull the code from under those threads. */
-    (void)ref_fn;
+     * brought libgomp in would pull the code from under those threads. (Its
+     * handle is kept, so that a leak checker sees it is not lost.) */
+    if (ref_fn != NULL) {
+        c->loaded_references = tf_xrealloc(c->loaded_references,
+                                           (size_t)(c->nloaded_references + 1) * sizeof(void *));
+        c->loaded_references[c->nloaded_references++] = ref_fn;
+    }
     for (int i = 0; i < k->nargs; i++)
         tf_runner_sealed_free(ref_ptrs[i], c->bufs[i].bytes);
     if (fd >= 0)

@@ -109,26 +109,38 @@ static void guard_signal(int sig, siginfo_t *si, void *uc)
     if (guard_armed && c != NULL && c->bufs != NULL && c->k != NULL) {
         const uintptr_t a = (uintptr_t)si->si_addr;
         const uintptr_t reach = RUNNER_GUARD_BYTES + 2 * guard_page_bytes;
+        /* The nearest buffer within reach: two mappings may lie back to
+         * back, one's guard page just before the other's canary (a runaway
+         * past the end of the lower one is nearer to its end than to the
+         * upper one's start). Past an end wins a tie. */
+        int hit = -1;
+        uintptr_t best = 0;
         for (int i = 0; i < c->k->nargs; i++) {
             const struct runner_buffer *b = &c->bufs[i];
             if (b->dev == NULL)
                 continue;
             const uintptr_t start = (uintptr_t)b->dev, end = start + b->bytes;
-            if ((a >= end && a - end < reach) || (a < start && start - a <= reach)) {
-                if (gettid() != guard_tid) {
-                    guard_say("tunefarm runner: a thread the variant started faulted in the "
-                              "guard page of '");
-                    guard_say(c->k->args[i].name);
-                    guard_say("'; the runner ends\n");
-                    break;
-                }
-                guard_arg = i;
-                guard_after = a >= end;
-                guard_access = guard_fault_access(sig, uc);
-                guard_distance = a >= end ? a - end : start - a;
-                guard_armed = 0;
-                siglongjmp(guard_jmp, 1);
+            const int after = a >= end && a - end < reach;
+            if (!after && !(a < start && start - a <= reach))
+                continue;
+            const uintptr_t distance = after ? a - end : start - a;
+            if (hit < 0 || distance < best || (distance == best && after)) {
+                hit = i;
+                best = distance;
+                guard_after = after;
             }
+        }
+        if (hit >= 0 && gettid() != guard_tid) {
+            guard_say("tunefarm runner: a thread the variant started faulted in the guard "
+                      "page of '");
+            guard_say(c->k->args[hit].name);
+            guard_say("'; the runner ends\n");
+        } else if (hit >= 0) {
+            guard_arg = hit;
+            guard_access = guard_fault_access(sig, uc);
+            guard_distance = best;
+            guard_armed = 0;
+            siglongjmp(guard_jmp, 1);
         }
     }
     signal(sig, SIG_DFL); /* the faulting access runs again and ends the runner */

@@ -122,6 +122,8 @@ struct runner_child {
                                 worker (-1: none; see "the reference's outputs") */
     unsigned char *guard_pinned; /* page-locked room for every buffer's two guard
                                     regions (guard check), where downloads queue; or NULL */
+    void **loaded_references;   /* every reference loaded: never unloaded (runner_child.c) */
+    int nloaded_references;
     /* What a variant is given: its own copy of every argument slot (scalar
      * values, buffer pointers) and of the array of pointers to them, filled
      * again before every launch from scalars/bufs, which it never sees: a
