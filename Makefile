@@ -40,6 +40,7 @@ COORD_OBJS  := coordinator/coordinator.o coordinator/plan.o coordinator/progress
                coordinator/strategy_local.o coordinator/strategy_bayes.o
 WORKER_OBJS := worker/worker.o worker/backends.o worker/backend_host.o worker/cache.o \
                worker/compile.o worker/compiler.o worker/channel.o worker/runner.o \
+               worker/runner_child.o worker/runner_shield.o worker/runner_guard.o \
                worker/measure.o worker/verify.o worker/gpu_backend.o worker/cuda_api.o \
                worker/backend_cuda.o worker/hip_api.o worker/backend_hip.o worker/portability.o \
                worker/precompile.o worker/backend_replay.o
@@ -70,6 +71,10 @@ tests/unit/test_%: tests/unit/test_%.c $(LIB)
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -I. $< -o $@ $(LIB) $(shell $(PKG) --cflags --libs cmocka) $(LIBS)
 
 bench/space: bench/space.c $(LIB)
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -I. $< -o $@ $(LIB) $(LIBS)
+
+# What one configuration costs the runner around the variant (bench/results/runner-overhead-*.md).
+bench/runner_overhead: bench/runner_overhead.c $(LIB)
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -I. $< -o $@ $(LIB) $(LIBS)
 
 unit: $(UNIT_BINS)
@@ -114,7 +119,7 @@ deps:
 	scripts/deps.sh test
 
 clean:
-	rm -f tunefarm $(ALL_OBJS) $(ALL_OBJS:.o=.d) $(UNIT_BINS) bench/space bench/strategy/study
+	rm -f tunefarm $(ALL_OBJS) $(ALL_OBJS:.o=.d) $(UNIT_BINS) bench/space bench/runner_overhead bench/strategy/study
 	rm -rf build
 
 -include $(ALL_OBJS:.o=.d)

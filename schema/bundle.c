@@ -32,6 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "hash.h"
@@ -257,7 +258,11 @@ struct manifest {
     size_t len, cap;
     int files;
     uint64_t bytes;
-    const char *what; /* the option (or the source folder) being walked, for messages */
+    char what[320]; /* the option (or the source folder) being walked, for messages */
+    /* tf_include_stamp: a "stat" line per file (what stat says of it) instead
+     * of its hash, and whether one changed at or after `recent` (seconds). */
+    int stamp_only, racy;
+    double recent;
 };
 
 static void manifest_printf(struct manifest *m, const char *fmt, ...)
@@ -291,10 +296,32 @@ static int manifest_too_big(const struct manifest *m, const char *root, struct t
                         m->what, root, TF_INCLUDE_MAX_FILES, TF_INCLUDE_MAX_BYTES >> 20);
 }
 
-/* Hash the regular file `path` into a "file" line. */
-static int manifest_file(struct manifest *m, const char *root, const char *path,
-                         struct tf_error *err)
+/* The regular file `path` (`st`: what stat() said of it) into a "stat" line. */
+static int manifest_stat(struct manifest *m, const char *root, const char *path,
+                         const struct stat *st, struct tf_error *err)
 {
+    if (++m->files > TF_INCLUDE_MAX_FILES)
+        return manifest_too_big(m, root, err);
+    m->bytes += (uint64_t)st->st_size;
+    if (m->bytes > TF_INCLUDE_MAX_BYTES)
+        return manifest_too_big(m, root, err);
+    const double mtime = (double)st->st_mtim.tv_sec + 1e-9 * (double)st->st_mtim.tv_nsec,
+                 ctime = (double)st->st_ctim.tv_sec + 1e-9 * (double)st->st_ctim.tv_nsec;
+    m->racy |= mtime >= m->recent || ctime >= m->recent;
+    manifest_printf(m, "stat %ju %ju %jd %lld.%09ld %lld.%09ld %zu %s\n", (uintmax_t)st->st_dev,
+                    (uintmax_t)st->st_ino, (intmax_t)st->st_size, (long long)st->st_mtim.tv_sec,
+                    st->st_mtim.tv_nsec, (long long)st->st_ctim.tv_sec, st->st_ctim.tv_nsec,
+                    strlen(path), path);
+    return 0;
+}
+
+/* Hash the regular file `path` (`st`: what stat() said of it) into a "file"
+ * line, or only stamp it (manifest_stat) when that is what is asked. */
+static int manifest_file(struct manifest *m, const char *root, const char *path,
+                         const struct stat *st, struct tf_error *err)
+{
+    if (m->stamp_only)
+        return manifest_stat(m, root, path, st, err);
     /* O_NONBLOCK: a FIFO that stat() saw as a file by a race must not hang us. */
     int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0)
@@ -389,7 +416,7 @@ static int manifest_dir(struct manifest *m, const char *root, const char *dir, i
             else
                 bad = manifest_dir(m, root, path, depth + 1, err) != 0;
         } else if (S_ISREG(st.st_mode)) {
-            bad = manifest_file(m, root, path, err) != 0;
+            bad = manifest_file(m, root, path, &st, err) != 0;
         } /* FIFOs, sockets, devices: nothing an #include reads */
         free(path);
         if (bad)
@@ -454,7 +481,7 @@ static int manifest_path(struct manifest *m, const char *path, enum include_kind
             manifest_printf(m, "absent %zu %s\n", strlen(path), path);
             return 0;
         }
-        return manifest_file(m, path, path, err);
+        return manifest_file(m, path, path, &st, err);
     }
     if (stat(path, &st) != 0)
         return tf_error_set(err, TF_ERR_IO,
@@ -466,14 +493,13 @@ static int manifest_path(struct manifest *m, const char *path, enum include_kind
     return manifest_dir(m, path, path, 0, err);
 }
 
-int tf_include_manifest(char *const *options, int noptions, const char *language,
-                        const char *source_path, char **text, int *bad, struct tf_error *err)
+/* The walk of tf_include_manifest and tf_include_stamp into `m`. */
+static int include_walk(struct manifest *m, char *const *options, int noptions,
+                        const char *language, const char *source_path, char **text, int *bad,
+                        struct tf_error *err)
 {
-    struct manifest m = {0};
-    char what[320];
     *text = NULL;
     *bad = -1;
-    m.what = what;
     for (int i = 0; i < noptions; i++) {
         const char *arg = NULL;
         const enum include_kind kind = include_option(options[i], &arg);
@@ -489,28 +515,51 @@ int tf_include_manifest(char *const *options, int noptions, const char *language
                          options[i]);
             goto fail;
         }
-        snprintf(what, sizeof what, "compiler option '%.200s'", options[i]);
-        manifest_printf(&m, "option %zu %s\n", strlen(options[i]), options[i]);
-        if (manifest_path(&m, arg, kind, err) != 0)
+        snprintf(m->what, sizeof m->what, "compiler option '%.200s'", options[i]);
+        manifest_printf(m, "option %zu %s\n", strlen(options[i]), options[i]);
+        if (manifest_path(m, arg, kind, err) != 0)
             goto fail;
     }
     *bad = -1;
     if (language != NULL && strcmp(language, "cuda") == 0 && source_path != NULL) {
         char *dir = tf_path_dir(source_path);
-        snprintf(what, sizeof what,
+        snprintf(m->what, sizeof m->what,
                  "the kernel source's folder (NVRTC and hipRTC look for #include \"...\" "
                  "headers there; keep a kernel in a folder of its own)");
-        manifest_printf(&m, "source-folder %zu %s\n", strlen(dir), dir);
-        const int rc = manifest_path(&m, dir, INCLUDE_DIR, err);
+        manifest_printf(m, "source-folder %zu %s\n", strlen(dir), dir);
+        const int rc = manifest_path(m, dir, INCLUDE_DIR, err);
         free(dir);
         if (rc != 0)
             goto fail;
     }
-    *text = m.text;
+    *text = m->text;
     return 0;
 fail:
-    free(m.text);
+    free(m->text);
     return -1;
+}
+
+int tf_include_manifest(char *const *options, int noptions, const char *language,
+                        const char *source_path, char **text, int *bad, struct tf_error *err)
+{
+    struct manifest m = {0};
+    return include_walk(&m, options, noptions, language, source_path, text, bad, err);
+}
+
+int tf_include_stamp(char *const *options, int noptions, const char *language,
+                     const char *source_path, char **text, int *racy, struct tf_error *err)
+{
+    struct manifest m = {.stamp_only = 1};
+    struct timespec now;
+    int bad;
+    /* A file's times come from a clock that ticks in milliseconds or coarser:
+     * a write in the same tick as this stamp, keeping the size, would leave
+     * its line unchanged. Files changed this recently make the stamp racy. */
+    clock_gettime(CLOCK_REALTIME, &now);
+    m.recent = (double)now.tv_sec + 1e-9 * (double)now.tv_nsec - TF_INCLUDE_RACY_SECONDS;
+    const int rc = include_walk(&m, options, noptions, language, source_path, text, &bad, err);
+    *racy = m.racy;
+    return rc;
 }
 
 int tf_bundle_add_includes(struct tf_bundle *b, const char *kernel_file, char *const *options,

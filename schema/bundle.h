@@ -70,6 +70,18 @@ void tf_bundle_hash(const struct tf_bundle *b, char out[65]);
  * a bare -I whose folder would be the next option). */
 int tf_include_manifest(char *const *options, int noptions, const char *language,
                         const char *source_path, char **text, int *bad, struct tf_error *err);
+/* Files changed this recently (seconds) make tf_include_stamp's stamp racy. */
+#define TF_INCLUDE_RACY_SECONDS 2.0
+/* A cheap stand-in for the manifest, to tell whether it may have changed: the
+ * same walk (same options, same limits, same errors), with one "stat" line per
+ * file (device, inode, size, modification and change times, path) instead of
+ * its contents' hash. While two stamps are equal the manifests are too,
+ * unless a file was rewritten within one tick of the file system's clock
+ * keeping its size: *racy is set when any file changed in the last
+ * TF_INCLUDE_RACY_SECONDS, and such a stamp proves nothing. *text is NULL
+ * when the kernel has no include paths. */
+int tf_include_stamp(char *const *options, int noptions, const char *language,
+                     const char *source_path, char **text, int *racy, struct tf_error *err);
 /* Put the manifest of a kernel (loaded from `kernel_file`) into an unsealed
  * bundle, as the entry TF_INCLUDE_ENTRY + kernel_file, so the job hash covers
  * the headers and the JOB message carries the list. A sealed bundle already

@@ -152,7 +152,7 @@ int tf_channel_child_open(int *in, int *out)
     signal(SIGTERM, SIG_IGN);
     signal(SIGUSR1, SIG_IGN);
     /* Dies with the worker. (A runner's process stays as its shield, and
-     * the runner it forks dies with that in turn: runner.c.) */
+     * the runner it forks dies with that in turn: runner_shield.c.) */
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() == 1)
         return -1;

@@ -58,12 +58,13 @@ struct compile_job {
     struct compile_job *next_all;
 };
 
-/* The digest of the files under a kernel's include paths, read on this node
- * when the pool first compiles the kernel (see "include paths" below). */
+/* The digest of the files under a kernel's include paths as this node last
+ * read them, and their stamp then (see "include paths" below). */
 struct includes_memo {
     const struct tf_kernel *kernel;
     char digest[65]; /* "" when the kernel has no include paths */
-    char *error;     /* why they cannot be read; NULL if they could */
+    char *stamp;     /* tf_include_stamp taken before the digest; NULL: none to trust */
+    double checked;  /* when the stamp was last found unchanged (now_seconds) */
 };
 
 /* An in-progress mark a compile owns (see "in-progress marks" below). */
@@ -160,6 +161,7 @@ struct variant {
     struct slot *home; /* the pool slot compiling it, whose keeper keeps its mark fresh */
     const struct tf_kernel *kernel; /* whose include paths it reads; NULL: none */
     const char *includes;           /* their digest ("" none), part of the cache key */
+    struct tf_compile_pool *pool;   /* whose memo of them to check against (kernels) */
 };
 
 /* Compile `in` in the slot's child, started first if needed, publishing its
@@ -407,9 +409,24 @@ static void *mark_keeper(void *arg)
  * lists them with their content hashes. Its digest is part of every cache key
  * of the kernel, read here, on the compiling node (the coordinator's copy of
  * the manifest is in the job hash; a node whose headers differ compiles, and
- * caches, under its own key). A pool reads a kernel's tree once, on its first
- * compile, and again after each compile that ran, so a header edited during a
- * run is noticed: that compile is not cached (includes_changed). */
+ * caches, under its own key). A header may be edited while a run compiles:
+ * the variants compiled after the edit are then compiled, cached and measured
+ * under the new headers' key (what the run measured before stays as it was).
+ * To see an edit without hashing the whole tree for every variant, the pool
+ * keeps each kernel's digest with the tree's stamp (tf_include_stamp: the
+ * same walk, stat() only) taken just before it was hashed, and hashes again
+ * only when the stamp differs or was racy (a file changed too recently for
+ * its times to tell). Each variant's key takes the digest as the tree is
+ * then (includes_now; a stamp found unchanged less than
+ * INCLUDES_RECHECK_SECONDS ago is trusted without a look, so a large tree
+ * costs a cache hit nothing: a stat() walk of 1000 files is milliseconds),
+ * and after a compile that ran, the tree is always looked at again: if it
+ * changed meanwhile, the compiler may have read headers the key does not
+ * describe, so nothing is kept under that key and the variant is compiled
+ * again under the new one (compile_config), up to INCLUDES_MAX_ATTEMPTS
+ * times for a tree that keeps changing. */
+#define INCLUDES_MAX_ATTEMPTS 4
+#define INCLUDES_RECHECK_SECONDS 1.0
 
 /* The digest of `k`'s include files now ("" when it has none) into `digest`;
  * -1 + a message into `why` when they cannot be read. */
@@ -435,58 +452,108 @@ static int includes_digest(const struct tf_kernel *k, char digest[65], char *why
     return 0;
 }
 
-/* `k`'s include digest as the pool first read it; if its files cannot be
- * read, every variant of the kernel is a compile_error saying why. */
-static int kernel_includes(struct tf_compile_pool *p, const struct tf_kernel *k, char digest[65],
-                           struct tf_compiled *out)
+/* The memo of `k` in `p` (under p->mu), made if there is none. */
+static struct includes_memo *includes_memo(struct tf_compile_pool *p, const struct tf_kernel *k)
 {
-    pthread_mutex_lock(&p->mu);
     for (int i = 0; i < p->nincludes; i++)
-        if (p->includes[i].kernel == k) {
-            tf_strlcpy(digest, p->includes[i].digest, 65);
-            const char *error = p->includes[i].error;
-            if (error != NULL) {
-                memset(out, 0, sizeof *out);
-                out->status = TF_STATUS_COMPILE_ERROR;
-                out->registers = -1;
-                out->shared_bytes = out->spill_bytes = -1;
-                tf_strlcpy(out->message, error, sizeof out->message);
-            }
-            pthread_mutex_unlock(&p->mu);
-            return error != NULL ? -1 : 0;
-        }
-    pthread_mutex_unlock(&p->mu);
-    /* Read outside the lock; two threads may both read, the first one kept wins. */
-    char why[TF_MESSAGE_LEN] = "", mine[65];
-    const int rc = includes_digest(k, mine, why, sizeof why);
-    pthread_mutex_lock(&p->mu);
-    int found = 0;
-    for (int i = 0; i < p->nincludes; i++)
-        found |= p->includes[i].kernel == k;
-    if (!found) {
-        p->includes = tf_xrealloc(p->includes, (size_t)(p->nincludes + 1) * sizeof *p->includes);
-        struct includes_memo *m = &p->includes[p->nincludes++];
-        m->kernel = k;
-        tf_strlcpy(m->digest, mine, sizeof m->digest);
-        m->error = rc != 0 ? tf_xstrdup(why) : NULL;
-    }
-    pthread_mutex_unlock(&p->mu);
-    return kernel_includes(p, k, digest, out);
+        if (p->includes[i].kernel == k)
+            return &p->includes[i];
+    p->includes = tf_xrealloc(p->includes, (size_t)(p->nincludes + 1) * sizeof *p->includes);
+    struct includes_memo *m = &p->includes[p->nincludes++];
+    memset(m, 0, sizeof *m);
+    m->kernel = k;
+    return m;
 }
 
-/* 1 if `v`'s include files no longer match the digest its key was made with. */
+/* `k`'s include digest as its files are now, into `digest`: the pool's memo
+ * while the tree's stamp has not changed (taken afresh if `look`, or if it
+ * was last looked at INCLUDES_RECHECK_SECONDS ago), else hashed again
+ * (outside the lock) and the memo updated. If the files cannot be read, -1
+ * and `out` is that variant's compile_error saying why (the next variant
+ * looks again). */
+static int includes_now(struct tf_compile_pool *p, const struct tf_kernel *k, int look,
+                        char digest[65], struct tf_compiled *out)
+{
+    char *stamp = NULL, why[TF_MESSAGE_LEN] = "";
+    int racy = 0;
+    struct tf_error err = {0};
+    if (!look) {
+        pthread_mutex_lock(&p->mu);
+        const struct includes_memo *m = includes_memo(p, k);
+        const int recent =
+            m->stamp != NULL && now_seconds() - m->checked < INCLUDES_RECHECK_SECONDS;
+        if (recent)
+            tf_strlcpy(digest, m->digest, 65);
+        pthread_mutex_unlock(&p->mu);
+        if (recent)
+            return 0;
+    }
+    const double looked = now_seconds();
+    if (tf_include_stamp(k->options, k->option_count, k->language, k->source_path, &stamp,
+                         &racy, &err) != 0) {
+        tf_strlcpy(why, err.message, sizeof why);
+        goto unreadable;
+    }
+    if (stamp == NULL) { /* no include paths */
+        digest[0] = '\0';
+        return 0;
+    }
+    pthread_mutex_lock(&p->mu);
+    struct includes_memo *m = includes_memo(p, k);
+    const int same = !racy && m->stamp != NULL && strcmp(m->stamp, stamp) == 0;
+    if (same) {
+        tf_strlcpy(digest, m->digest, 65);
+        m->checked = looked;
+    }
+    pthread_mutex_unlock(&p->mu);
+    if (same) {
+        free(stamp);
+        return 0;
+    }
+    /* Hashed after the stamp was taken: a change after the stamp shows up as
+     * a new stamp next time, never as a digest trusted for older files. */
+    if (includes_digest(k, digest, why, sizeof why) != 0) {
+        free(stamp);
+        goto unreadable;
+    }
+    pthread_mutex_lock(&p->mu);
+    struct includes_memo *mine = includes_memo(p, k);
+    free(mine->stamp);
+    mine->stamp = racy ? NULL : stamp;
+    mine->checked = looked;
+    tf_strlcpy(mine->digest, digest, sizeof mine->digest);
+    pthread_mutex_unlock(&p->mu);
+    if (racy)
+        free(stamp);
+    return 0;
+unreadable:
+    memset(out, 0, sizeof *out);
+    out->status = TF_STATUS_COMPILE_ERROR;
+    out->registers = -1;
+    out->shared_bytes = out->spill_bytes = -1;
+    tf_strlcpy(out->message, why, sizeof out->message);
+    return -1;
+}
+
+/* 1 if `v`'s include files no longer match the digest its key was made with
+ * (or cannot be read any more). */
 static int includes_changed(const struct variant *v)
 {
-    char now[65], why[TF_MESSAGE_LEN];
-    if (v->kernel == NULL || v->includes == NULL || v->includes[0] == '\0')
+    char now[65];
+    struct tf_compiled ignored;
+    if (v->pool == NULL || v->kernel == NULL || v->includes == NULL || v->includes[0] == '\0')
         return 0;
-    return includes_digest(v->kernel, now, why, sizeof why) != 0 ||
+    return includes_now(v->pool, v->kernel, 1, now, &ignored) != 0 ||
            strcmp(now, v->includes) != 0;
 }
 
-/* Compile `v` through the cache into `out`. *ran_compiler tells the stats apart. */
-static void compile_variant(const struct variant *v, struct tf_compiled *out, int *ran_compiler)
+/* Compile `v` through the cache into `out`. *ran_compiler tells the stats
+ * apart. Returns 1, keeping nothing under `v`'s key, when `v`'s include files
+ * changed while it compiled (the caller compiles it again under the new
+ * key); 0 otherwise (`out` says how it went). */
+static int compile_variant(const struct variant *v, struct tf_compiled *out, int *ran_compiler)
 {
+    int changed = 0;
     char key[65], meta[4200], errf[4200], logf[4200], busy[4200], tmp[4300];
     struct tf_error err = {0};
     struct tf_compile_output co = {0};
@@ -507,14 +574,14 @@ static void compile_variant(const struct variant *v, struct tf_compiled *out, in
         tf_cache_path(v->cache_dir, v->be->name, key, "busy", busy, sizeof busy, &err) != 0) {
         snprintf(out->message, sizeof out->message, "compile cache: %.140s", err.message);
         out->binary_path[0] = '\0';
-        return;
+        return 0;
     }
     if (cache_answer(out->binary_path, meta, errf, out))
-        return;
+        return 0;
     struct mark mine;
     const enum claim claim = claim_variant(busy, out->binary_path, meta, errf, out, &mine);
     if (claim == CLAIM_ANSWERED)
-        return;
+        return 0;
     int owned = claim == CLAIM_OWNED;
     if (owned)
         mark_keep(v->home, &mine);
@@ -546,9 +613,10 @@ static void compile_variant(const struct variant *v, struct tf_compiled *out, in
         /* The compiler may have read headers the key does not describe: keep
          * neither the binary nor a verdict under that key. */
         snprintf(out->message, sizeof out->message,
-                 "the headers under kernel '%.60s''s include paths changed during the run "
-                 "(not cached); run the job again",
-                 v->kernel->name);
+                 "kernel '%.40s': the files under its include paths kept changing while "
+                 "it compiled (%d tries, nothing cached)",
+                 v->kernel->name, INCLUDES_MAX_ATTEMPTS);
+        changed = 1;
         goto fail;
     }
     if (co.ok) {
@@ -570,7 +638,7 @@ static void compile_variant(const struct variant *v, struct tf_compiled *out, in
             mark_release(&mine);
         }
         free(co.log);
-        return;
+        return 0;
     }
     tf_compile_log_summary(co.log ? co.log : "", out->message, sizeof out->message);
     /* The full log first, then the .err that marks the variant known-bad. Failing
@@ -588,6 +656,7 @@ fail:
     }
     out->binary_path[0] = '\0';
     free(co.log);
+    return changed;
 }
 
 /* Compile configuration `config` of kernel `k` with the pool's backend on slot `s`. */
@@ -596,10 +665,7 @@ static void compile_config(struct slot *s, const struct tf_kernel *k, uint64_t c
 {
     struct tf_compile_pool *p = s->pool;
     char *defines[TF_MAX_DEFINES], includes[65];
-    if (kernel_includes(p, k, includes, out) != 0) {
-        *ran_compiler = 0;
-        return;
-    }
+    *ran_compiler = 0;
     int ndefines = tf_kernel_defines(k, config, defines, TF_MAX_DEFINES);
     struct variant v = {
         .be = p->be,
@@ -617,8 +683,20 @@ static void compile_config(struct slot *s, const struct tf_kernel *k, uint64_t c
         .home = s,
         .kernel = k,
         .includes = includes,
+        .pool = p,
     };
-    compile_variant(&v, out, ran_compiler);
+    double seconds = 0.0;
+    for (int attempt = 1;; attempt++) {
+        int ran = 0;
+        if (includes_now(p, k, attempt > 1, includes, out) != 0)
+            break;
+        const int changed = compile_variant(&v, out, &ran);
+        *ran_compiler |= ran;
+        seconds += out->compile_time;
+        out->compile_time = seconds;
+        if (!changed || attempt == INCLUDES_MAX_ATTEMPTS)
+            break; /* (the last one's message says the headers kept changing) */
+    }
     for (int i = 0; i < ndefines; i++)
         free(defines[i]);
 }
@@ -746,7 +824,7 @@ void tf_compile_pool_destroy(struct tf_compile_pool *p)
         free(j);
     }
     for (int i = 0; i < p->nincludes; i++)
-        free(p->includes[i].error);
+        free(p->includes[i].stamp);
     free(p->includes);
     pthread_cond_destroy(&p->done);
     pthread_cond_destroy(&p->work);

@@ -3,7 +3,7 @@
  * The worker keeps one runner per device. A kernel that faults or hangs kills
  * only the runner; the worker side notices (EOF, deadline), records the status
  * and starts a fresh runner for the next configuration. Between the worker and
- * the runner sits a shield process (runner.c), so a kernel that kills its
+ * the runner sits a shield process (runner_shield.c), so a kernel that kills its
  * parent kills the shield and its runner, not the worker. */
 #ifndef TF_RUNNER_H
 #define TF_RUNNER_H

@@ -19,6 +19,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <glob.h>
+#include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -812,9 +813,13 @@ static void test_header_edit_changes_hash_and_key(void **state)
     tf_bundle_destroy(b3);
 }
 
-/* A header edited while a run compiles: what the pool compiles after the edit
- * is not cached under the key of the header it started with. */
-static void test_header_edit_during_run_not_cached(void **state)
+/* A header edited while a run compiles (review 2026-11-25, H1): every
+ * variant compiled after the edit is compiled, cached and run with the new
+ * header, under its new key - not a compile_error for the rest of the run -
+ * and a configuration compiled before the edit is not served from the old
+ * key again. (Before the fix the pool kept the digest of its first compile:
+ * the second compile below was "headers ... changed during the run".) */
+static void test_header_edit_during_run_recompiled(void **state)
 {
     struct fixture *f = *state;
     char dir[128], hash[65];
@@ -824,18 +829,132 @@ static void test_header_edit_during_run_not_cached(void **state)
     struct tf_bundle *b = tf_bundle_create();
     struct tf_kernel *k = load_incl(dir, b, hash);
     struct tf_compile_pool *p = pool(f, &tf_backend_host, 1);
-    struct tf_compiled first, second;
+    struct tf_compiled first, second, again;
     tf_compile_wait(p, tf_compile_submit(p, k, 0), &first);
     assert_int_equal(first.status, TF_STATUS_OK);
-    set_scale(dir, "5.0f");
+    assert_true(run_incl(first.binary_path) == 3.0f);
+    set_scale(dir, "5.0f"); /* the same size: only the file's times tell */
     tf_compile_wait(p, tf_compile_submit(p, k, 1), &second);
-    assert_int_equal(second.status, TF_STATUS_COMPILE_ERROR);
-    assert_non_null(strstr(second.message, "changed during the run"));
-    assert_int_equal(count_files(f->cache, "so"), 1);
+    if (second.status != TF_STATUS_OK)
+        fprintf(stderr, "after the edit: %s\n", second.message);
+    assert_int_equal(second.status, TF_STATUS_OK);
+    assert_int_equal(second.cached, 0);
+    assert_true(run_incl(second.binary_path) == 15.0f);
+    tf_compile_wait(p, tf_compile_submit(p, k, 0), &again);
+    assert_int_equal(again.status, TF_STATUS_OK);
+    assert_string_not_equal(again.binary_path, first.binary_path);
+    assert_true(run_incl(again.binary_path) == 15.0f);
+    assert_int_equal(count_files(f->cache, "so"), 3);
     assert_int_equal(count_files(f->cache, "err"), 0);
+    tf_compile_pool_destroy(p);
+    /* the next run, with the header as it is now: both come from the cache */
+    p = pool(f, &tf_backend_host, 1);
+    struct tf_compiled rerun;
+    tf_compile_wait(p, tf_compile_submit(p, k, 1), &rerun);
+    assert_int_equal(rerun.cached, 1);
+    assert_string_equal(rerun.binary_path, second.binary_path);
     tf_compile_pool_destroy(p);
     tf_kernel_destroy(k);
     tf_bundle_destroy(b);
+}
+
+struct edit_while_compiling {
+    const char *cache, *dir;
+    int edited;
+};
+
+/* Wait for a compile's in-progress mark, then edit the header (up to 20 s). */
+static void *edit_when_busy(void *arg)
+{
+    struct edit_while_compiling *e = arg;
+    for (int i = 0; i < 20000 && !e->edited; i++) {
+        if (count_files(e->cache, "busy") > 0) {
+            set_scale(e->dir, "7.0f");
+            e->edited = 1;
+            break;
+        }
+        struct timespec ms = {0, 1000 * 1000};
+        nanosleep(&ms, NULL);
+    }
+    return NULL;
+}
+
+/* The header edited while the compiler runs: the compiler may have read
+ * either version, so that binary is kept under neither key; the variant is
+ * compiled again, and what is cached and returned is the new header's binary
+ * under the new header's key (a later run finds it there). */
+static void test_header_edit_while_compiling(void **state)
+{
+    struct fixture *f = *state;
+    char dir[128], hash[65];
+    snprintf(dir, sizeof dir, "%s/kernel", f->cache);
+    assert_int_equal(mkdir(dir, 0777), 0);
+    write_include_kernel(dir, "1.0f");
+    struct tf_bundle *b = tf_bundle_create();
+    struct tf_kernel *k = load_incl(dir, b, hash);
+    struct tf_compile_pool *p = pool(f, &tf_backend_host, 1);
+    struct edit_while_compiling e = {f->cache, dir, 0};
+    pthread_t editor;
+    assert_int_equal(pthread_create(&editor, NULL, edit_when_busy, &e), 0);
+    struct tf_compiled c;
+    tf_compile_wait(p, tf_compile_submit(p, k, 0), &c);
+    pthread_join(editor, NULL);
+    assert_true(e.edited);
+    if (c.status != TF_STATUS_OK)
+        fprintf(stderr, "edited while compiling: %s\n", c.message);
+    assert_int_equal(c.status, TF_STATUS_OK);
+    assert_true(run_incl(c.binary_path) == 21.0f);
+    tf_compile_pool_destroy(p);
+    p = pool(f, &tf_backend_host, 1);
+    struct tf_compiled rerun;
+    tf_compile_wait(p, tf_compile_submit(p, k, 0), &rerun);
+    assert_int_equal(rerun.cached, 1);
+    assert_string_equal(rerun.binary_path, c.binary_path);
+    tf_compile_pool_destroy(p);
+    tf_kernel_destroy(k);
+    tf_bundle_destroy(b);
+}
+
+/* tf_include_stamp: the same walk as the manifest, stat() only. Equal while
+ * nothing changes; a changed size, an added file change it; a file written
+ * just now makes it racy (its times cannot tell a same-size rewrite). */
+static void test_include_stamp(void **state)
+{
+    struct fixture *f = *state;
+    char dir[128], path[256], opt[160], *s1 = NULL, *s2 = NULL;
+    int racy = 0;
+    struct tf_error err = {0};
+    snprintf(dir, sizeof dir, "%s/stamped", f->cache);
+    assert_int_equal(mkdir(dir, 0777), 0);
+    snprintf(path, sizeof path, "%s/a.h", dir);
+    write_text(path, "#define A 1\n");
+    snprintf(opt, sizeof opt, "-I%s", dir);
+    char *opts[] = {"-O2", opt};
+    assert_int_equal(tf_include_stamp(opts, 2, "c", "x.c", &s1, &racy, &err), 0);
+    assert_non_null(s1);
+    assert_true(racy);
+    assert_int_equal(tf_include_stamp(opts, 2, "c", "x.c", &s2, &racy, &err), 0);
+    assert_string_equal(s1, s2);
+    free(s2);
+    write_text(path, "#define A 10\n");
+    assert_int_equal(tf_include_stamp(opts, 2, "c", "x.c", &s2, &racy, &err), 0);
+    assert_string_not_equal(s1, s2);
+    free(s1);
+    snprintf(path, sizeof path, "%s/b.h", dir);
+    write_text(path, "#define B 1\n");
+    assert_int_equal(tf_include_stamp(opts, 2, "c", "x.c", &s1, &racy, &err), 0);
+    assert_string_not_equal(s1, s2);
+    assert_non_null(strstr(s1, "/b.h"));
+    free(s1);
+    free(s2);
+    char *none[] = {"-O2"};
+    assert_int_equal(tf_include_stamp(none, 1, "c", "x.c", &s1, &racy, &err), 0);
+    assert_null(s1);
+    char missing[200];
+    snprintf(missing, sizeof missing, "-I%s/nosuch", f->cache);
+    char *bad[] = {missing};
+    assert_int_not_equal(tf_include_stamp(bad, 1, "c", "x.c", &s1, &racy, &err), 0);
+    assert_non_null(strstr(err.message, "nosuch"));
 }
 
 /* What tf_include_manifest covers and what it refuses, naming the option. */
@@ -1117,7 +1236,9 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_failure_note_answers, setup, teardown),
         cmocka_unit_test_setup_teardown(test_long_compile_keeps_mark_fresh, setup, teardown),
         cmocka_unit_test_setup_teardown(test_header_edit_changes_hash_and_key, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_header_edit_during_run_not_cached, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_header_edit_during_run_recompiled, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_header_edit_while_compiling, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_include_stamp, setup, teardown),
         cmocka_unit_test_setup_teardown(test_include_manifest, setup, teardown),
         cmocka_unit_test(test_compiler_main_arguments),
         cmocka_unit_test(test_precompile_compiles_what_the_plan_measures),

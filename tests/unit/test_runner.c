@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -288,6 +289,7 @@ static void test_start_failures(void **state)
 
 static int hostile_cwd = -1; /* the folder the tests started in */
 static char hostile_mark[64]; /* TF_TEST_HOSTILE=<our pid>: in every descendant's environment */
+static char hostile_reference_log[128]; /* TF_TEST_REFERENCE_LOG: a line per reference run */
 
 static int setup_hostile(void **state)
 {
@@ -310,6 +312,10 @@ static int setup_hostile(void **state)
         return -1;
     snprintf(hostile_mark, sizeof hostile_mark, "%ld", (long)getpid());
     setenv("TF_TEST_HOSTILE", hostile_mark, 1);
+    /* every run of the reference (in any runner) appends a line there */
+    snprintf(hostile_reference_log, sizeof hostile_reference_log, "/tmp/%s/reference.log",
+             f->cache);
+    setenv("TF_TEST_REFERENCE_LOG", hostile_reference_log, 1);
     struct tf_device dev;
     if (tf_backend_host.describe(0, &dev, &err) != 0)
         return -1;
@@ -453,6 +459,142 @@ static void test_overflow_is_the_variants_failure(void **state)
     struct tf_result r;
     run_config(f, hostile_config(f->k, 5), &r);
     assert_non_null(strstr(r.message, "in the guard page"));
+}
+
+/* A runaway store on a thread the variant started (MODE 14) faults in y's
+ * guard page on that thread: the runner cannot unwind it to its own stack
+ * (review 2026-11-25, H3: it used to siglongjmp there, running the runner on
+ * the variant thread's stack - the status came out right by luck, and the
+ * runner then saw its own state "changed"), so the runner dies of the fault:
+ * crashed, signal 11, and the configurations after it are ok in a fresh one. */
+static void test_guard_fault_on_a_variants_thread(void **state)
+{
+    struct fixture *f = *state;
+    expect_ok(f, hostile_config(f->k, 0));
+    for (int round = 0; round < 2; round++) {
+        const int starts = tf_runner_starts(f->runner);
+        struct tf_result r;
+        run_config(f, hostile_config(f->k, 14), &r);
+        if (r.status != TF_STATUS_CRASHED || !strstr(r.message, "signal 11"))
+            fprintf(stderr, "MODE 14: %s: %s\n", tf_status_name(r.status), r.message);
+        assert_int_equal(r.status, TF_STATUS_CRASHED);
+        assert_non_null(strstr(r.message, "signal 11"));
+        for (int again = 0; again < 3; again++)
+            expect_ok(f, hostile_config(f->k, again == 1 ? 7 : 0));
+        assert_int_equal(tf_runner_starts(f->runner), starts + 1);
+    }
+}
+
+/* A runaway read past the input x (MODE 15) is reported as a read, not as a
+ * write (review 2026-11-25, M8: it said "x: wrote past its end"). */
+static void test_read_past_an_input(void **state)
+{
+    struct fixture *f = *state;
+    struct tf_result r;
+    run_config(f, hostile_config(f->k, 15), &r);
+    if (r.status != TF_STATUS_RUNTIME_ERROR || !strstr(r.message, "x: read past its end (a fault"))
+        fprintf(stderr, "MODE 15: %s: %s\n", tf_status_name(r.status), r.message);
+    assert_int_equal(r.status, TF_STATUS_RUNTIME_ERROR);
+    assert_non_null(strstr(r.message, "x: read past its end (a fault"));
+    assert_non_null(strstr(r.message, "in the guard page"));
+    expect_ok(f, hostile_config(f->k, 0));
+}
+
+/* Lines in the reference's log: how often it ran so far. */
+static int reference_runs(void)
+{
+    FILE *fp = fopen(hostile_reference_log, "re");
+    int n = 0;
+    for (int ch; fp && (ch = fgetc(fp)) != EOF;)
+        n += ch == '\n';
+    if (fp)
+        fclose(fp);
+    return n;
+}
+
+/* A runner replaced after a damaging variant gets the reference's outputs
+ * from the worker (the first runner's sealed memfd) instead of computing the
+ * reference again (review 2026-11-25, M9: every restart ran it once more), and
+ * verifies against them (the innocent variants are ok only if those outputs
+ * are a * x: the poison or zeros would be wrong_result). Another problem runs
+ * its own reference once; coming back to the first computes that one again
+ * (the worker keeps only the current problem's). */
+static void test_restart_keeps_the_reference(void **state)
+{
+    struct fixture *f = *state;
+    expect_ok(f, hostile_config(f->k, 0));
+    const int runs = reference_runs(), starts = tf_runner_starts(f->runner);
+    assert_true(runs >= 1);
+    for (int round = 0; round < 3; round++) {
+        struct tf_result r;
+        run_config(f, hostile_config(f->k, 2), &r); /* one float past y: the runner restarts */
+        assert_int_equal(r.status, TF_STATUS_RUNTIME_ERROR);
+        expect_ok(f, hostile_config(f->k, 0));
+        run_config(f, hostile_config(f->k, 6), &r); /* a restart needs no chdir() */
+        assert_int_equal(r.status, TF_STATUS_OK);
+    }
+    assert_int_equal(tf_runner_starts(f->runner), starts + 3);
+    if (reference_runs() != runs)
+        fprintf(stderr, "the reference ran %d times for 3 restarts\n", reference_runs() - runs);
+    assert_int_equal(reference_runs(), runs);
+    struct tf_result r;
+    /* another problem: its reference runs; back: the first one's again */
+    int digits[2] = {0, 12};
+    const uint64_t slow_config = tf_kernel_encode(f->k, digits);
+    struct tf_compiled c;
+    struct tf_error err = {0};
+    tf_compile_wait(f->pool, tf_compile_submit(f->pool, f->k, slow_config), &c);
+    assert_int_equal(c.status, TF_STATUS_OK);
+    assert_int_equal(tf_runner_prepare(f->runner, 0, 1 /* slow */, slow_config, f->reference,
+                                       &r, &err),
+                     0);
+    assert_int_equal(r.status, TF_STATUS_OK);
+    assert_int_equal(reference_runs(), runs + 1);
+    expect_ok(f, hostile_config(f->k, 0));
+    assert_int_equal(reference_runs(), runs + 2);
+}
+
+/* A problem whose buffers do not fit the runner's memory (4 GB each; the
+ * runner is started with 1 GiB of address space) is that configuration's
+ * runtime_error saying so (review 2026-11-25, L15: the runner died in
+ * tf_die, SIGABRT, crashed "internal error"), and the runner goes on with a
+ * problem that fits. */
+static void test_out_of_memory_is_runtime_error(void **state)
+{
+    struct fixture *f = *state;
+#ifdef __SANITIZE_ADDRESS__
+    skip(); /* ASan's shadow memory alone needs more address space than 1 GiB */
+#endif
+    struct tf_error err = {0};
+    struct tf_runner *small = NULL;
+    struct rlimit as, low;
+    assert_int_equal(getrlimit(RLIMIT_AS, &as), 0);
+    low = as;
+    low.rlim_cur = (rlim_t)1 << 30;
+    assert_int_equal(setrlimit(RLIMIT_AS, &low), 0); /* inherited by the runner only: */
+    const int started = tf_runner_start("/proc/self/exe", f->bundle, "host", 0, &small, &err);
+    assert_int_equal(setrlimit(RLIMIT_AS, &as), 0); /* put back at once */
+    if (started != 0)
+        fail_msg("runner with 1 GiB: %s", err.message);
+    struct tf_compiled c;
+    struct tf_result r;
+    const uint64_t config = hostile_config(f->k, 0);
+    tf_compile_wait(f->pool, tf_compile_submit(f->pool, f->k, config), &c);
+    assert_int_equal(c.status, TF_STATUS_OK);
+    const int starts = tf_runner_starts(small);
+    assert_int_equal(tf_runner_measure(small, 0, 3 /* huge */, 0, config, c.binary_path,
+                                       f->reference, &r, &err),
+                     0);
+    if (r.status != TF_STATUS_RUNTIME_ERROR || !strstr(r.message, "no host memory"))
+        fprintf(stderr, "huge: %s: %s\n", tf_status_name(r.status), r.message);
+    assert_int_equal(r.status, TF_STATUS_RUNTIME_ERROR);
+    assert_non_null(strstr(r.message, "buffer 'x': no host memory"));
+    assert_int_equal(tf_runner_measure(small, 0, f->problem, 0, config, c.binary_path,
+                                       f->reference, &r, &err),
+                     0);
+    assert_int_equal(r.status, TF_STATUS_OK);
+    assert_int_equal(tf_runner_starts(small), starts); /* the same runner */
+    tf_runner_destroy(small);
 }
 
 /* A variant that chdir()s: it is ok, and so is every variant after it that
@@ -650,6 +792,10 @@ int main(int argc, char **argv)
     };
     const struct CMUnitTest hostile[] = {
         cmocka_unit_test(test_overflow_is_the_variants_failure),
+        cmocka_unit_test(test_guard_fault_on_a_variants_thread),
+        cmocka_unit_test(test_read_past_an_input),
+        cmocka_unit_test(test_restart_keeps_the_reference),
+        cmocka_unit_test(test_out_of_memory_is_runtime_error),
         cmocka_unit_test(test_chdir_changes_nothing),
         cmocka_unit_test(test_binaries_loaded_by_absolute_path),
         cmocka_unit_test(test_forked_children_end_with_the_variant),

@@ -52,10 +52,20 @@ check "  a runaway loop past y: runtime_error, caught by the guard page" hostile
 for rep in range(3):
     s, m = rows[rep, 5][:2]
     assert s == 'runtime_error' and 'in the guard page' in m, (rep, s, m)"
+check "  the runaway loop on a thread of the variant's: crashed (signal 11), the runner ends" \
+    hostile_rows hostile.h5 "
+for rep in range(3):
+    s, m = rows[rep, 14][:2]
+    assert s == 'crashed' and 'signal 11' in m, (rep, s, m)"
+check "  a runaway read past x: runtime_error 'x: read past its end', in the guard page" \
+    hostile_rows hostile.h5 "
+for rep in range(3):
+    s, m = rows[rep, 15][:2]
+    assert s == 'runtime_error' and m.startswith('x: read past its end') and 'guard page' in m, (rep, s, m)"
 check "  every innocent configuration after them is ok (MODE 0, 7, 8, 11 x 3)" \
     hostile_rows hostile.h5 "
 bad = {k: v[:2] for k, v in rows.items() if k[1] in (0, 7, 8, 11) and v[0] != 'ok'}
-assert not bad and len(rows) == 36, bad"
+assert not bad and len(rows) == 42, bad"
 check "  chdir(), forked children, setsid(): each ok, and so is what follows" \
     hostile_rows hostile.h5 "
 bad = {k: v[:2] for k, v in rows.items() if k[1] in (6, 9, 10) and v[0] != 'ok'}
@@ -65,7 +75,7 @@ check "  and none is left running" test "$(strays hostile)" -eq 0
 check "  MODE 11 (samples of 2, 10, 4 ms): median above min" hostile_rows hostile.h5 "
 assert all(rows[rep, 11][2] < rows[rep, 11][3] for rep in range(3)), [rows[r, 11] for r in range(3)]"
 check "  the archive passes the integration checks (min < median somewhere)" \
-    $PY "$ROOT/tests/integration/check_archive.py" hostile.h5 hostile --rows 36 --unique
+    $PY "$ROOT/tests/integration/check_archive.py" hostile.h5 hostile --rows 42 --unique
 cd "$area"
 
 echo "-- a worker rank stopped and continued: the configuration in flight is ok"

@@ -49,3 +49,31 @@ expect_fail "a missing include folder is refused (exit 2)" 2 \
     "$TF" run -q -n 1 "$TMP/compile_missing/job.yaml" -o missing.h5
 check "  the message names kernel.yaml:line:col and the option" \
     grep -q "kernel.yaml:[0-9]*:[0-9]*: error: compiler option '-I$TMP/compile_missing/nowhere'" "$TMP/last"
+
+# A header edited while a run compiles (review 2026-11-25, H1): the variants
+# compiled after the edit use it, under their new key; none is a
+# compile_error (the pool used to keep its first digest, and every later
+# compile said "changed during the run"). 60 variants compiled one at a time;
+# a comment is appended to the header once 5 results are in, so the code, and
+# every status, stays ok.
+echo "-- compile cache: a header edited during a run"
+cp -R "$ROOT/tests/fixtures/compile_includes" "$TMP/compile_live"
+sed -i -e "s#-Itests/fixtures/compile_includes/include#-I$TMP/compile_live/include#" \
+    -e "s#^  U: \[1, 2, 4\]#  U: [$(seq -s ', ' 1 60)]#" "$TMP/compile_live/kernel.yaml"
+printf 'compile_jobs: 1\ncache: %s\n' "$TMP/compile_live/cache" >>"$TMP/compile_live/job.yaml"
+printf '#define INCL_SCALE 1.0f\n' >"$TMP/compile_live/include/incl_value.h"
+"$TF" run -n 1 "$TMP/compile_live/job.yaml" -o live.h5 >live.h5.out 2>&1 &
+RUN_PID=$!
+if wait_results live.h5 5; then
+    printf '/* edited during the run */\n' >>"$TMP/compile_live/include/incl_value.h"
+    finish_rc
+    if [ "$RUN_RC" -eq 0 ] && "$TF" status live.h5 | grep -q 'measured (ok 60)'; then
+        pass "header edited mid-run: every variant ok (ok 60), none a compile_error"
+    else
+        { echo "exit $RUN_RC"; "$TF" status live.h5; } >>live.h5.out 2>&1 || true
+        fail "header edited mid-run: variants after the edit failed" live.h5.out
+    fi
+else
+    fail "header edited mid-run: no results reached the journal" live.h5.out
+    kill "$RUN_PID" 2>/dev/null || true; wait "$RUN_PID" 2>/dev/null || true
+fi

@@ -2,7 +2,7 @@
 # helpers at hand). A variant that turns on the runner's parent costs its own
 # configuration and nothing else (tests/fixtures/shield_parent: MODE m with
 # I = 0 misbehaves, I = 1..3 are innocent and measured right after it). The
-# runner's parent is a shield (worker/runner.c, shield_start), not the worker
+# runner's parent is a shield (worker/runner_shield.c, tf_runner_shield_start), not the worker
 # rank: before it, kill(getppid(), SIGKILL) killed the rank and the run ended
 # with exit 1, every resume again (hostile review R12b).
 SHIELD_FIX="$ROOT/tests/fixtures/shield_parent"

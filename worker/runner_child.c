@@ -1,0 +1,1181 @@
+/* runner_child.c - the runner process: buffers, the reference, one configuration at a time.
+ *
+ * It serves the worker's requests (runner.c) on the channel until it closes:
+ * INIT loads the job and opens the device; SETUP builds a problem's buffers
+ * and its expected outputs; MEASURE runs one configuration and answers its
+ * result, then puts back what the variant changed of the process
+ * (runner_shield.c). Inputs come from splitmix64 seeded by (job seed,
+ * kernel, problem, argument), so every runner on every node builds the same
+ * data; outputs are poisoned (NaN / 0x7fffffff) before the verified launch
+ * so that an element a kernel forgets to write can never pass. The runner
+ * keeps private copies of its protocol descriptors and points fd 1 at
+ * stderr, so a kernel that printf()s cannot corrupt the protocol stream. A
+ * variant launches with its own copy of the argument slots (largs); its
+ * buffers sit between canaries (runner_guard.c). The worker sends absolute
+ * paths, and the runner returns to its folder after every variant (a chdir()
+ * changes nothing for the next). Out of host memory for a problem's buffers,
+ * their images or the reference's copies is that configuration's
+ * runtime_error, never the runner's abort. After a fault that breaks the
+ * device context the runner answers, then exits with RUNNER_EXIT_UNHEALTHY;
+ * so it does after a variant damaged it (a guard hit, changed process state). */
+#include "runner.h"
+
+#include "channel.h"
+#include "runner_internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../schema/job.h"
+#include "../schema/kernel.h"
+#include "../schema/status.h"
+#include "measure.h"
+#include "verify.h"
+
+/* The runner's exit status after a fault that broke its device context. */
+#define RUNNER_EXIT_UNHEALTHY 3
+
+/* Out of host memory for `what` (a buffer's name): the configuration's
+ * runtime_error, not the runner's crash. Returns the status. */
+static int no_memory(struct tf_error *err, const char *what, const char *role, size_t bytes)
+{
+    tf_error_set(err, TF_ERR_NOMEM, "buffer '%s': no host memory for its %s (%zu bytes): %s",
+                 what, role, bytes, strerror(errno ? errno : ENOMEM));
+    return TF_STATUS_RUNTIME_ERROR;
+}
+
+static void fill_poison(enum tf_elem_type type, void *p, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++)
+        switch (type) {
+        case TF_ELEM_I32: ((int32_t *)p)[i] = INT32_C(0x7fffffff); break;
+        case TF_ELEM_I64: ((int64_t *)p)[i] = INT64_C(0x7fffffff7fffffff); break;
+        case TF_ELEM_F32: ((float *)p)[i] = NAN; break;
+        case TF_ELEM_F64: ((double *)p)[i] = NAN; break;
+        }
+}
+
+/* Inputs: floats uniform in [-1, 1), ints in [0, 100); never all zero. */
+static void fill_random(enum tf_elem_type type, void *p, int64_t n, uint64_t seed)
+{
+    uint64_t s = seed;
+    int nonzero = 0;
+    for (int64_t i = 0; i < n; i++) {
+        const uint64_t x = tf_runner_splitmix64(&s);
+        const double u = (double)(x >> 11) * 0x1.0p-53 * 2.0 - 1.0;
+        switch (type) {
+        case TF_ELEM_I32: ((int32_t *)p)[i] = (int32_t)(x % 100); nonzero |= x % 100 != 0; break;
+        case TF_ELEM_I64: ((int64_t *)p)[i] = (int64_t)(x % 100); nonzero |= x % 100 != 0; break;
+        case TF_ELEM_F32: ((float *)p)[i] = (float)u; nonzero |= (float)u != 0.0f; break;
+        case TF_ELEM_F64: ((double *)p)[i] = u; nonzero |= u != 0.0; break;
+        }
+    }
+    if (n > 0 && !nonzero) {
+        switch (type) {
+        case TF_ELEM_I32: ((int32_t *)p)[0] = 1; break;
+        case TF_ELEM_I64: ((int64_t *)p)[0] = 1; break;
+        case TF_ELEM_F32: ((float *)p)[0] = 1.0f; break;
+        case TF_ELEM_F64: ((double *)p)[0] = 1.0; break;
+        }
+    }
+}
+
+static void fill_const(enum tf_elem_type type, void *p, int64_t n, int one)
+{
+    for (int64_t i = 0; i < n; i++)
+        switch (type) {
+        case TF_ELEM_I32: ((int32_t *)p)[i] = one; break;
+        case TF_ELEM_I64: ((int64_t *)p)[i] = one; break;
+        case TF_ELEM_F32: ((float *)p)[i] = (float)one; break;
+        case TF_ELEM_F64: ((double *)p)[i] = one; break;
+        }
+}
+
+static void free_buffers(struct runner_child *c)
+{
+    if (c->bufs == NULL)
+        return;
+    for (int i = 0; i < c->k->nargs; i++) {
+        struct runner_buffer *b = &c->bufs[i];
+        if (b->dev_base)
+            c->be->release(c->ctx, b->dev_base);
+        if (b->dev_init)
+            c->be->release(c->ctx, b->dev_init);
+        if (b->dev_snap)
+            c->be->release(c->ctx, b->dev_snap);
+        tf_runner_sealed_free(b->init, b->bytes);
+        tf_runner_sealed_free(b->expected, b->bytes);
+        if (b->got_pinned)
+            c->be->host_free(c->ctx, b->got);
+        else
+            free(b->got);
+    }
+    free(c->bufs);
+    c->bufs = NULL;
+    if (c->guard_pinned)
+        c->be->host_free(c->ctx, c->guard_pinned);
+    c->guard_pinned = NULL;
+}
+
+static void reset_problem(struct runner_child *c)
+{
+    free_buffers(c);
+    free(c->scalars);
+    free(c->args);
+    free(c->largs);
+    free(c->lslots);
+    free(c->slots);
+    free(c->reference);
+    c->scalars = NULL;
+    c->args = NULL;
+    c->largs = NULL;
+    c->lslots = NULL;
+    c->slots = NULL;
+    c->reference = NULL;
+    c->ready = 0;
+    c->k = NULL;
+}
+
+static const char *scalar_type_name(enum tf_elem_type t)
+{
+    static const char *const names[] = {"int32", "int64", "float32", "float64"};
+    return names[t];
+}
+
+/* Bind the slots of `config` and evaluate every scalar argument. A value the
+ * argument's type cannot hold (N*BLOCK past 2^31 for an int32) is refused: the
+ * load checks only the scalars that read nothing but problem sizes
+ * (schema/kernel.c), and one that reads a parameter or a device property is
+ * known only here; converted anyway it would reach the variant wrapped, and
+ * that configuration would fail verification for a reason nobody sees. The
+ * caller records the configuration `invalid`, like any other argument of it
+ * that cannot be evaluated, and the run goes on. */
+static int eval_scalars(struct runner_child *c, uint64_t config, struct tf_error *err)
+{
+    const struct tf_kernel *k = c->k;
+    tf_kernel_bind(k, config, (int)c->problem, &c->dev, c->slots);
+    for (int i = 0; i < k->nargs; i++) {
+        const struct tf_arg *a = &k->args[i];
+        if (a->kind != TF_ARG_SCALAR)
+            continue;
+        struct tf_value v;
+        char why[160];
+        if (tf_expr_eval(a->value, c->slots, &v, err) != 0)
+            return tf_error_set(err, TF_ERR_EVAL, "argument '%s': %.900s", a->name,
+                                err->message);
+        if (!tf_scalar_fits(a->type, v, why, sizeof why))
+            return tf_error_set(err, TF_ERR_EVAL,
+                                "argument '%s' (%s scalar = %.200s) at this configuration: "
+                                "%s; declare it 'scalar: %s' (and the kernel's parameter to "
+                                "match) or leave such values out with a constraint",
+                                a->name, scalar_type_name(a->type), tf_expr_text(a->value),
+                                why, a->type == TF_ELEM_I32 ? "int64" : "float64");
+        switch (a->type) {
+        case TF_ELEM_I32: c->scalars[i].i32 = (int32_t)(v.is_float ? (int64_t)v.u.f : v.u.i); break;
+        case TF_ELEM_I64: c->scalars[i].i64 = v.is_float ? (int64_t)v.u.f : v.u.i; break;
+        case TF_ELEM_F32: c->scalars[i].f32 = (float)tf_value_as_double(v); break;
+        case TF_ELEM_F64: c->scalars[i].f64 = tf_value_as_double(v); break;
+        }
+    }
+    return 0;
+}
+
+/* Buffer sizes of `config` into counts[]; -1 + err if one cannot be evaluated or is absurd. */
+static int eval_sizes(struct runner_child *c, uint64_t config, int64_t *counts,
+                      struct tf_error *err)
+{
+    const struct tf_kernel *k = c->k;
+    tf_kernel_bind(k, config, (int)c->problem, &c->dev, c->slots);
+    for (int i = 0; i < k->nargs; i++) {
+        const struct tf_arg *a = &k->args[i];
+        counts[i] = 0;
+        if (a->kind != TF_ARG_BUFFER)
+            continue;
+        struct tf_value v;
+        if (tf_expr_eval(a->size, c->slots, &v, err) != 0)
+            return tf_error_set(err, TF_ERR_EVAL, "size of '%s': %.900s", a->name, err->message);
+        if (v.is_float && v.u.f != floor(v.u.f))
+            return tf_error_set(err, TF_ERR_EVAL, "size of '%s' is %g, not a whole number",
+                                a->name, v.u.f);
+        const int64_t n = v.is_float ? (int64_t)v.u.f : v.u.i;
+        const uint64_t limit = c->dev.memory_bytes ? c->dev.memory_bytes : UINT64_MAX;
+        if (n < 0 || (uint64_t)n > limit / tf_elem_size(a->type))
+            return tf_error_set(err, TF_ERR_EVAL,
+                                "size of '%s' is %lld elements, beyond the device's memory",
+                                a->name, (long long)n);
+        counts[i] = n;
+    }
+    return 0;
+}
+
+/* 1 if the backend can download outputs while the samples run. */
+static int can_overlap_downloads(const struct runner_child *c)
+{
+    return c->be->copy && c->be->host_alloc && c->be->host_free && c->be->download_async &&
+           c->be->download_wait;
+}
+
+/* Wait for the downloads queued by tf_runner_child_measure, if any; a status. */
+static int wait_downloads(struct runner_child *c, struct tf_error *err)
+{
+    if (!c->downloads_queued)
+        return TF_STATUS_OK;
+    c->downloads_queued = 0;
+    return c->be->download_wait(c->ctx, err) == 0 ? TF_STATUS_OK : TF_STATUS_RUNTIME_ERROR;
+}
+
+/* ---- the reference's outputs, kept across runners ----
+ *
+ * Computing the reference is the slow part of a SETUP (a CPU GEMM takes
+ * seconds), and a runner is replaced after every variant that damaged it or
+ * changed its state. So the reference's outputs are written into a memfd,
+ * sealed once computed (F_SEAL_WRITE: no mapping of it can become writable
+ * again, which mprotect alone would allow), and the runner hands that memfd
+ * to its worker after the SETUP answer (SCM_RIGHTS, one byte after the
+ * frame). The worker keeps it with the sizes of the buffers it was computed
+ * for (a text the runner made: expected_key), and sends it with the next
+ * SETUP of the same kernel, problem and reference; a new runner maps it
+ * instead of running the reference when the buffers it builds have those
+ * sizes and the memfd is sealed and as long as their layout says. The
+ * outputs are then exactly the ones the first runner compared every variant
+ * with (its reference ran once, with the scalars of the configuration that
+ * set the problem up, as a runner that is never replaced does), so a
+ * restart changes nothing but its cost. The worker holds one memfd, the
+ * current problem's: its pages are the ones the runner maps, so it costs no
+ * memory while a runner lives. Where memfd_create is missing the outputs go
+ * to sealed anonymous pages, as before, and every runner runs the reference. */
+
+#define EXPECTED_SEALS (F_SEAL_WRITE | F_SEAL_SHRINK | F_SEAL_GROW)
+
+/* Bytes of the mapping of `b`'s expected outputs (a mapping is never empty). */
+static size_t expected_span(const struct runner_buffer *b)
+{
+    return b->bytes ? b->bytes : 1;
+}
+
+/* Where each output's expected values sit in the memfd (off[i], page
+ * aligned, in argument order); returns its length. */
+static size_t expected_layout(const struct runner_child *c, size_t *off)
+{
+    const long page_size = sysconf(_SC_PAGESIZE);
+    const size_t page = page_size > 0 ? (size_t)page_size : 4096;
+    size_t total = 0;
+    for (int i = 0; i < c->k->nargs; i++) {
+        off[i] = 0;
+        if (c->k->args[i].kind != TF_ARG_BUFFER || !c->k->args[i].output)
+            continue;
+        off[i] = total;
+        total += (expected_span(&c->bufs[i]) + page - 1) / page * page;
+    }
+    return total;
+}
+
+/* The text that names the buffers' sizes now (malloc'd): what a memfd of
+ * expected outputs was computed for. */
+static char *expected_key(const struct runner_child *c)
+{
+    struct tf_buf t = {0};
+    char item[64];
+    int n = snprintf(item, sizeof item, "kernel %u problem %u sizes", c->kernel, c->problem);
+    tf_buf_put_bytes(&t, item, (size_t)n);
+    for (int i = 0; i < c->k->nargs; i++) {
+        n = snprintf(item, sizeof item, " %lld", (long long)c->bufs[i].count);
+        tf_buf_put_bytes(&t, item, (size_t)n);
+    }
+    tf_buf_put_bytes(&t, "", 1);
+    return (char *)t.data;
+}
+
+/* Map the expected outputs from `fd`, a memfd an earlier runner made, if it
+ * fits the buffers as built now: made for their sizes (`key`), sealed against
+ * writes, as long as their layout. 0 if every output's `expected` is mapped
+ * from it; -1 (nothing mapped): run the reference. Closes `fd` either way. */
+static int expected_adopt(struct runner_child *c, int fd, const char *key)
+{
+    const struct tf_kernel *k = c->k;
+    size_t *off = tf_xcalloc((size_t)k->nargs, sizeof *off);
+    const size_t total = expected_layout(c, off);
+    char *mine = expected_key(c);
+    struct stat st;
+    const int seals = fcntl(fd, F_GET_SEALS);
+    int ok = key != NULL && strcmp(key, mine) == 0 && fstat(fd, &st) == 0 &&
+             (uint64_t)st.st_size == (uint64_t)total && seals >= 0 &&
+             (seals & EXPECTED_SEALS) == EXPECTED_SEALS;
+    for (int i = 0; ok && i < k->nargs; i++) {
+        struct runner_buffer *b = &c->bufs[i];
+        if (k->args[i].kind != TF_ARG_BUFFER || !k->args[i].output)
+            continue;
+        void *p = mmap(NULL, expected_span(b), PROT_READ, MAP_SHARED, fd, (off_t)off[i]);
+        if (p == MAP_FAILED)
+            ok = 0;
+        else
+            b->expected = p;
+    }
+    for (int i = 0; !ok && i < k->nargs; i++) {
+        tf_runner_sealed_free(c->bufs[i].expected, c->bufs[i].bytes);
+        c->bufs[i].expected = NULL;
+    }
+    close(fd);
+    free(mine);
+    free(off);
+    return ok ? 0 : -1;
+}
+
+/* Run the reference on private copies of the inputs and keep its outputs as
+ * the buffers' `expected`, read-only: in a sealed memfd (c->expected_fd, for
+ * the worker) where there is one, else in sealed anonymous pages. A status;
+ * err says why when not ok. */
+static int run_reference(struct runner_child *c, struct tf_error *err)
+{
+    const struct tf_kernel *k = c->k;
+    void **ref_args = tf_xcalloc((size_t)k->nargs, sizeof *ref_args);
+    void **ref_ptrs = tf_xcalloc((size_t)k->nargs, sizeof *ref_ptrs);
+    size_t *off = tf_xcalloc((size_t)k->nargs, sizeof *off);
+    void *ref_fn = NULL;
+    int status = TF_STATUS_RUNTIME_ERROR;
+    int fd = memfd_create("tunefarm-expected", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    const size_t total = expected_layout(c, off);
+    if (fd >= 0 && ftruncate(fd, (off_t)total) != 0) {
+        close(fd); /* anonymous pages will do */
+        fd = -1;
+    }
+    for (int i = 0; i < k->nargs; i++) {
+        const struct tf_arg *a = &k->args[i];
+        const struct runner_buffer *b = &c->bufs[i];
+        if (a->kind != TF_ARG_BUFFER) {
+            ref_args[i] = &c->scalars[i];
+            continue;
+        }
+        /* The reference gets private copies: it may write any of them. */
+        if (a->output && fd >= 0) {
+            ref_ptrs[i] = mmap(NULL, expected_span(b), PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+                               (off_t)off[i]);
+            if (ref_ptrs[i] == MAP_FAILED)
+                ref_ptrs[i] = NULL;
+        } else {
+            ref_ptrs[i] = tf_runner_sealed_alloc(b->bytes);
+        }
+        if (ref_ptrs[i] == NULL) {
+            status = no_memory(err, a->name, "reference's copy", b->bytes);
+            goto out;
+        }
+        memcpy(ref_ptrs[i], b->init, b->bytes);
+        ref_args[i] = &ref_ptrs[i];
+    }
+    if (tf_backend_host.load(NULL, c->reference, k->ref_entry, &ref_fn, err) != 0) {
+        status = TF_STATUS_LAUNCH_ERROR;
+        tf_error_set(err, TF_ERR_BACKEND, "reference: %.900s", err->message);
+        goto out;
+    }
+    const struct tf_launch none = {{1, 1, 1}, {1, 1, 1}, 0};
+    status = tf_backend_host.launch(NULL, ref_fn, &none, ref_args, NULL, err);
+    if (status != TF_STATUS_OK)
+        goto out;
+    /* The outputs, read-only from here on. In the memfd: its writable
+     * mappings go first (a seal against writes needs none left), then each
+     * output is mapped again, read-only. */
+    int sealed = 0;
+    if (fd >= 0) {
+        for (int i = 0; i < k->nargs; i++)
+            if (k->args[i].kind == TF_ARG_BUFFER && k->args[i].output) {
+                tf_runner_sealed_free(ref_ptrs[i], c->bufs[i].bytes);
+                ref_ptrs[i] = NULL;
+            }
+        sealed = fcntl(fd, F_ADD_SEALS, EXPECTED_SEALS | F_SEAL_SEAL) == 0;
+    }
+    for (int i = 0; i < k->nargs; i++) {
+        struct runner_buffer *b = &c->bufs[i];
+        if (k->args[i].kind != TF_ARG_BUFFER || !k->args[i].output)
+            continue;
+        if (fd < 0) {
+            b->expected = ref_ptrs[i];
+            ref_ptrs[i] = NULL;
+            tf_runner_sealed_seal(b->expected, b->bytes);
+            continue;
+        }
+        b->expected = mmap(NULL, expected_span(b), PROT_READ, MAP_SHARED, fd, (off_t)off[i]);
+        if (b->expected == MAP_FAILED) {
+            b->expected = NULL;
+            status = no_memory(err, k->args[i].name, "reference's outputs", b->bytes);
+            goto out;
+        }
+    }
+    if (sealed) { /* what the worker keeps for the next runner */
+        c->expected_fd = fd;
+        fd = -1;
+    }
+    status = TF_STATUS_OK;
+out:
+    /* The reference stays loaded for the runner's life: an OpenMP reference
+     * leaves libgomp's idle thread pool behind, and unloading the library that
+     * brought libgomp in would pull the code from under those threads. (Its
+     * handle is kept, so that a leak checker sees it is not lost.) */
+    if (ref_fn != NULL) {
+        c->loaded_references = tf_xrealloc(c->loaded_references,
+                                           (size_t)(c->nloaded_references + 1) * sizeof(void *));
+        c->loaded_references[c->nloaded_references++] = ref_fn;
+    }
+    for (int i = 0; i < k->nargs; i++)
+        tf_runner_sealed_free(ref_ptrs[i], c->bufs[i].bytes);
+    if (fd >= 0)
+        close(fd);
+    free(off);
+    free(ref_ptrs);
+    free(ref_args);
+    return status;
+}
+
+/* Close the expected outputs' memfd if the worker was not given it (their
+ * mappings stay). */
+static void expected_forget(struct runner_child *c)
+{
+    if (c->expected_fd >= 0)
+        close(c->expected_fd);
+    c->expected_fd = -1;
+}
+
+/* (Re)build every buffer for `config`: inputs, device memory, the
+ * reference's expected outputs - mapped from `saved` (a memfd of them an
+ * earlier runner made, described by `saved_key`; -1: none; closed here) when
+ * it fits, else computed. Returns a status; err says why when not ok. */
+static int build_buffers(struct runner_child *c, uint64_t config, const int64_t *counts, int saved,
+                         const char *saved_key, struct tf_error *err)
+{
+    const struct tf_kernel *k = c->k;
+    int status = TF_STATUS_RUNTIME_ERROR;
+
+    free_buffers(c);
+    expected_forget(c);
+    c->bufs = tf_xcalloc((size_t)k->nargs, sizeof *c->bufs);
+    for (int i = 0; i < k->nargs; i++) {
+        const struct tf_arg *a = &k->args[i];
+        struct runner_buffer *b = &c->bufs[i];
+        c->args[i] = &c->scalars[i];
+        if (a->kind != TF_ARG_BUFFER)
+            continue;
+        b->count = counts[i];
+        b->bytes = (size_t)counts[i] * tf_elem_size(a->type);
+        if (b->bytes > SIZE_MAX - 2 * RUNNER_GUARD_BYTES) {
+            tf_error_set(err, TF_ERR_NOMEM, "buffer '%s' of %zu bytes is too large", a->name,
+                         b->bytes);
+            goto fail;
+        }
+        b->init = tf_runner_sealed_alloc(b->bytes);
+        if (b->init == NULL) {
+            status = no_memory(err, a->name, "initial image", b->bytes);
+            goto fail;
+        }
+        const uint64_t seed =
+            tf_runner_mix64(tf_runner_mix64(tf_runner_mix64(tf_runner_mix64(c->job->seed) ^
+                                                            c->kernel) ^
+                                            c->problem) ^
+                            (uint64_t)i);
+        switch (a->init) {
+        case TF_INIT_RANDOM: fill_random(a->type, b->init, b->count, seed); break;
+        case TF_INIT_ZERO: fill_const(a->type, b->init, b->count, 0); break;
+        case TF_INIT_ONES: fill_const(a->type, b->init, b->count, 1); break;
+        case TF_INIT_POISON: fill_poison(a->type, b->init, b->count); break;
+        }
+        tf_runner_sealed_seal(b->init, b->bytes);
+        if (c->be->alloc(c->ctx, b->bytes + 2 * RUNNER_GUARD_BYTES, &b->dev_base, err) != 0)
+            goto fail;
+        b->dev = (char *)b->dev_base + RUNNER_GUARD_BYTES;
+        if (tf_runner_guard_fill(c, b, err) != 0)
+            goto fail;
+        /* Each configuration starts from `init`: keep it on the device when a
+         * device-side copy is possible (much faster than uploading it again). */
+        if (c->be->copy) {
+            struct tf_error spare = {0};
+            if (c->be->alloc(c->ctx, b->bytes, &b->dev_init, &spare) != 0)
+                b->dev_init = NULL; /* no room for the image: upload each time instead */
+            else if (c->be->upload(c->ctx, b->dev_init, b->init, b->bytes, err) != 0)
+                goto fail;
+        }
+        c->args[i] = &b->dev;
+        if (a->output && can_overlap_downloads(c)) {
+            /* Without room for either, the download is the synchronous one. */
+            struct tf_error spare = {0};
+            if (c->be->host_alloc(c->ctx, b->bytes, &b->got, &spare) == 0)
+                b->got_pinned = 1;
+            if (b->got_pinned && c->be->alloc(c->ctx, b->bytes, &b->dev_snap, &spare) != 0)
+                b->dev_snap = NULL;
+        }
+        if (a->output && b->got == NULL && (b->got = malloc(b->bytes ? b->bytes : 1)) == NULL) {
+            status = no_memory(err, a->name, "downloaded results", b->bytes);
+            goto fail;
+        }
+    }
+    if (can_overlap_downloads(c)) { /* tf_runner_guard_check queues its downloads there */
+        size_t nbuffers = 0;
+        struct tf_error spare = {0};
+        for (int i = 0; i < k->nargs; i++)
+            nbuffers += k->args[i].kind == TF_ARG_BUFFER;
+        void *room = NULL;
+        if (nbuffers > 0 &&
+            c->be->host_alloc(c->ctx, 2 * RUNNER_GUARD_BYTES * nbuffers, &room, &spare) == 0)
+            c->guard_pinned = room;
+    }
+    if (eval_scalars(c, config, err) != 0) {
+        status = TF_STATUS_INVALID;
+        goto fail;
+    }
+    if (saved >= 0) {
+        const int adopted = expected_adopt(c, saved, saved_key) == 0;
+        saved = -1; /* closed */
+        if (adopted)
+            return TF_STATUS_OK;
+    }
+    status = run_reference(c, err);
+fail:
+    if (saved >= 0)
+        close(saved);
+    if (status != TF_STATUS_OK) {
+        free_buffers(c);
+        expected_forget(c);
+    }
+    return status;
+}
+
+/* SETUP: make (kernel, problem) current, with buffers sized for `config`. */
+static int child_setup(struct runner_child *c, uint32_t kernel, uint32_t problem, uint64_t config,
+                       const char *reference, int saved, const char *saved_key,
+                       struct tf_error *err)
+{
+    reset_problem(c);
+    expected_forget(c);
+    if (kernel >= (uint32_t)c->job->nkernels ||
+        problem >= (uint32_t)c->job->kernels[kernel].kernel->nproblems) {
+        if (saved >= 0)
+            close(saved);
+        tf_error_set(err, TF_ERR_SCHEMA, "no kernel %u / problem %u in this job", kernel, problem);
+        return TF_STATUS_RUNTIME_ERROR;
+    }
+    const struct tf_kernel *k = c->job->kernels[kernel].kernel;
+    c->k = k;
+    c->kernel = kernel;
+    c->problem = problem;
+    c->reference = tf_xstrdup(reference);
+    c->scalars = tf_xcalloc((size_t)k->nargs, sizeof *c->scalars);
+    c->args = tf_xcalloc((size_t)k->nargs, sizeof *c->args);
+    c->largs = tf_xcalloc((size_t)k->nargs, sizeof *c->largs);
+    c->lslots = tf_xcalloc((size_t)k->nargs, sizeof *c->lslots);
+    c->slots = tf_xcalloc((size_t)k->nslots, sizeof *c->slots);
+    c->sizes_vary = 0;
+    for (int i = 0; i < k->nargs; i++)
+        for (int p = 0; k->args[i].kind == TF_ARG_BUFFER && p < k->nparams; p++)
+            if (tf_expr_uses_slot(k->args[i].size, p))
+                c->sizes_vary = 1;
+    int64_t *counts = tf_xcalloc((size_t)k->nargs, sizeof *counts);
+    int status = TF_STATUS_INVALID;
+    if (eval_sizes(c, config, counts, err) == 0)
+        status = build_buffers(c, config, counts, saved, saved_key, err);
+    else if (saved >= 0)
+        close(saved);
+    free(counts);
+    if (status == TF_STATUS_OK)
+        c->ready = 1;
+    return status;
+}
+
+/* The argument array for one launch, filled afresh (see child.largs). */
+static void **launch_args(struct runner_child *c)
+{
+    for (int i = 0; i < c->k->nargs; i++) {
+        if (c->k->args[i].kind == TF_ARG_BUFFER)
+            c->lslots[i].p = c->bufs[i].dev;
+        else
+            c->lslots[i].s = c->scalars[i];
+        c->largs[i] = &c->lslots[i];
+    }
+    return c->largs;
+}
+
+struct sample_ctx {
+    struct runner_child *c;
+    void *fn;
+    const struct tf_launch *geo;
+    struct tf_result *res; /* where verification writes its message */
+};
+
+static int sample_launch(void *ctx, double *seconds, struct tf_error *err)
+{
+    struct sample_ctx *s = ctx;
+    return s->c->be->launch(s->c->ctx, s->fn, s->geo, launch_args(s->c), seconds, err);
+}
+
+static int sample_flush(void *ctx, struct tf_error *err)
+{
+    struct sample_ctx *s = ctx;
+    return s->c->be->flush_cache(s->c->ctx, err);
+}
+
+static int sample_enqueue(void *ctx, int n, int flush, struct tf_error *err)
+{
+    struct sample_ctx *s = ctx;
+    return s->c->be->enqueue(s->c->ctx, s->fn, s->geo, launch_args(s->c), n, flush, err);
+}
+
+static int sample_collect(void *ctx, double *seconds, struct tf_error *err)
+{
+    struct sample_ctx *s = ctx;
+    return s->c->be->collect(s->c->ctx, seconds, err);
+}
+
+/* Compare every output of the verified launch (downloaded before the samples
+ * were queued) with the reference, while the device runs the first samples. */
+static int sample_verify(void *ctx, struct tf_error *err)
+{
+    struct sample_ctx *s = ctx;
+    const struct tf_kernel *k = s->c->k;
+    const int landed = wait_downloads(s->c, err);
+    if (landed != TF_STATUS_OK)
+        return landed;
+    for (int i = 0; i < k->nargs; i++) {
+        const struct tf_arg *a = &k->args[i];
+        const struct runner_buffer *b = &s->c->bufs[i];
+        if (a->kind != TF_ARG_BUFFER || !a->output)
+            continue;
+        int status = tf_verify(a->name, a->type, b->got, b->expected, (size_t)b->count, k->rtol,
+                               k->atol, s->res->message, sizeof s->res->message);
+        if (status != TF_STATUS_OK) {
+            tf_error_set(err, TF_ERR_EVAL, "%s", s->res->message);
+            return status;
+        }
+    }
+    return TF_STATUS_OK;
+}
+
+/* Evaluate launch geometry: a NULL expression is 1 (grid, block) or 0 (shared). */
+static int eval_geometry(struct runner_child *c, struct tf_launch *geo, struct tf_error *err)
+{
+    const struct tf_kernel *k = c->k;
+    for (int d = 0; d < 7; d++) {
+        const struct tf_expr *e = d < 3 ? k->grid[d] : d < 6 ? k->block[d - 3] : k->shared;
+        const char *what = d < 3 ? "grid" : d < 6 ? "block" : "shared";
+        int64_t v = d < 6 ? 1 : 0;
+        if (e) {
+            struct tf_value val;
+            if (tf_expr_eval(e, c->slots, &val, err) != 0)
+                return tf_error_set(err, TF_ERR_EVAL, "%s: %.900s", what, err->message);
+            v = val.is_float ? (int64_t)ceil(val.u.f) : val.u.i;
+        }
+        if (d < 6 && (v < 1 || v > UINT32_MAX))
+            return tf_error_set(err, TF_ERR_EVAL, "%s[%d] = %lld is out of range", what, d % 3,
+                                (long long)v);
+        if (d == 6 && v < 0)
+            return tf_error_set(err, TF_ERR_EVAL, "shared = %lld is negative", (long long)v);
+        if (d < 3)
+            geo->grid[d] = (uint32_t)v;
+        else if (d < 6)
+            geo->block[d - 3] = (uint32_t)v;
+        else
+            geo->shared_bytes = (uint64_t)v;
+    }
+    return 0;
+}
+
+/* Telemetry now into `t`; 1 if the backend has any, else 0. A failed
+ * reading is not a failed measurement: its fields just stay unknown. */
+static int read_telemetry(struct runner_child *c, struct tf_telemetry *t)
+{
+    struct tf_error err = {0};
+    if (c->be->telemetry == NULL)
+        return 0;
+    return c->be->telemetry(c->ctx, t, &err) == 0;
+}
+
+/* Result telemetry from readings before (may be NULL) and after the samples:
+ * the energy the samples used, the clock, power and temperature at their end,
+ * throttled if the device said so at either end. */
+static void apply_telemetry(struct tf_result *res, const struct tf_telemetry *before,
+                            const struct tf_telemetry *after)
+{
+    res->sm_clock_mhz = (float)after->sm_clock_mhz;
+    res->power_w = (float)after->power_w;
+    res->temperature_c = (float)after->temperature_c;
+    /* NVML's counter ticks coarsely (tens of ms): a phase shorter than a tick
+     * reads 0, which is "too short to tell", not "free" - keep it unknown. */
+    if (before && isfinite(before->energy_mj) && isfinite(after->energy_mj) &&
+        after->energy_mj > before->energy_mj)
+        res->energy_j = (after->energy_mj - before->energy_mj) * 1e-3;
+    res->throttled = (uint8_t)(after->throttled == 1 || (before && before->throttled == 1));
+}
+
+/* Where a runner's time goes, per phase, when TUNEFARM_PROFILE is set: printed
+ * to stderr when it exits (the overhead a duty cycle below 100% is made of). */
+static struct {
+    int on;
+    long configs;
+    double setup, load, restore, verify_launch, download, measure, telemetry, total;
+} profile;
+
+static void profile_report(void)
+{
+    if (!profile.on || profile.configs == 0)
+        return;
+    const double k = 1e3 / (double)profile.configs;
+    fprintf(stderr,
+            "tunefarm runner profile: %ld configurations, per configuration (ms): total %.3f = "
+            "load %.3f + restore %.3f + verified launch %.3f + download %.3f + samples and "
+            "verification %.3f + telemetry %.3f + other; setup %.3f s in all\n",
+            profile.configs, profile.total * k, profile.load * k, profile.restore * k,
+            profile.verify_launch * k, profile.download * k, profile.measure * k,
+            profile.telemetry * k, profile.setup);
+}
+
+/* Add the time since *mark to *slot and move the mark. */
+static void profile_lap(double *slot, double *mark)
+{
+    if (!profile.on)
+        return;
+    const double now = tf_channel_now();
+    *slot += now - *mark;
+    *mark = now;
+}
+
+/* A configuration of a kernel whose buffer sizes read its parameters: the
+ * buffers (and expected outputs) rebuilt if its sizes differ. A status. */
+static int resize_buffers(struct runner_child *c, uint64_t config, struct tf_error *err)
+{
+    const struct tf_kernel *k = c->k;
+    int64_t *counts = tf_xcalloc((size_t)k->nargs, sizeof *counts);
+    int changed = 0, status = TF_STATUS_INVALID;
+    if (eval_sizes(c, config, counts, err) == 0) {
+        for (int i = 0; i < k->nargs; i++)
+            changed |= c->bufs == NULL || counts[i] != c->bufs[i].count;
+        /* (the new outputs stay this runner's: the worker's are the SETUP's) */
+        status = changed ? build_buffers(c, config, counts, -1, NULL, err) : TF_STATUS_OK;
+        expected_forget(c);
+    }
+    free(counts);
+    return status;
+}
+
+/* Only the loaded binary knows its resources on a GPU (NVRTC does not say):
+ * registers, shared and spilled bytes into `res`, where the backend tells. */
+static void read_function_info(struct runner_child *c, void *fn, const struct tf_launch *geo,
+                               struct tf_result *res)
+{
+    int32_t regs;
+    int64_t shared, local;
+    struct tf_error info_err = {0};
+    if (c->be->function_info &&
+        c->be->function_info(c->ctx, fn, &regs, &shared, &local, &info_err) == 0) {
+        res->registers = regs;
+        res->shared_bytes = shared >= 0 ? shared + (int64_t)geo->shared_bytes : -1;
+        res->spill_bytes = local;
+    }
+}
+
+/* Fresh inputs and poisoned outputs every time (init never changes:
+ * downloads go to `got`): an earlier variant may have scribbled on the
+ * device copies. 0 or -1 + err. */
+static int restore_buffers(struct runner_child *c, struct tf_error *err)
+{
+    for (int i = 0; i < c->k->nargs; i++) {
+        struct runner_buffer *b = &c->bufs[i];
+        if (c->k->args[i].kind != TF_ARG_BUFFER)
+            continue;
+        if ((b->dev_init ? c->be->copy(c->ctx, b->dev, b->dev_init, b->bytes, err)
+                         : c->be->upload(c->ctx, b->dev, b->init, b->bytes, err)) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* The verified launch's outputs into `got`: queued behind a device-side
+ * snapshot where there is one (the samples overwrite dev), else downloaded
+ * now. 0 or -1 + err (nothing left landing). */
+static int download_outputs(struct runner_child *c, struct tf_error *err)
+{
+    for (int i = 0; i < c->k->nargs; i++) {
+        const struct tf_arg *a = &c->k->args[i];
+        struct runner_buffer *b = &c->bufs[i];
+        if (a->kind != TF_ARG_BUFFER || !a->output)
+            continue;
+        const int failed =
+            b->dev_snap ? c->be->copy(c->ctx, b->dev_snap, b->dev, b->bytes, err) != 0 ||
+                              c->be->download_async(c->ctx, b->got, b->dev_snap, b->bytes,
+                                                    err) != 0
+                        : c->be->download(c->ctx, b->got, b->dev, b->bytes, err) != 0;
+        c->downloads_queued |= b->dev_snap != NULL;
+        if (failed) {
+            wait_downloads(c, &(struct tf_error){0});
+            return -1;
+        }
+    }
+    return 0;
+}
+
+void tf_runner_child_measure(struct runner_child *c, uint32_t kernel, uint32_t problem,
+                             uint32_t phase, uint64_t config, const char *binary,
+                             struct tf_result *res)
+{
+    /* The screening pass of a two-phase search uses the cheap protocol. */
+    const struct tf_measure *protocol = phase == 1 ? &c->job->screen : &c->job->measure;
+    const double started = profile.on ? tf_channel_now() : 0;
+    double mark = started, ignored = 0;
+    struct tf_error err = {0};
+    void *fn = NULL;
+    int status;
+    tf_result_init(res, kernel, problem, config, TF_STATUS_RUNTIME_ERROR);
+    if (!c->ready || c->kernel != kernel || c->problem != problem) {
+        tf_error_set(&err, TF_ERR_SYSTEM, "measure before setup of kernel %u problem %u", kernel,
+                     problem);
+        goto done;
+    }
+    const struct tf_kernel *k = c->k;
+    if (c->sizes_vary && (status = resize_buffers(c, config, &err)) != TF_STATUS_OK) {
+        res->status = (uint8_t)status; /* bufs are gone: the next config rebuilds them */
+        goto done;
+    }
+    struct tf_launch geo;
+    if (eval_scalars(c, config, &err) != 0 || eval_geometry(c, &geo, &err) != 0) {
+        res->status = TF_STATUS_INVALID;
+        goto done;
+    }
+    profile_lap(&ignored, &mark);
+    if (c->be->load(c->ctx, binary, k->entry, &fn, &err) != 0) {
+        fn = NULL;
+        res->status = TF_STATUS_LAUNCH_ERROR;
+        goto done;
+    }
+    profile_lap(&profile.load, &mark);
+    read_function_info(c, fn, &geo, res);
+    if (restore_buffers(c, &err) != 0) {
+        res->status = TF_STATUS_RUNTIME_ERROR;
+        goto done;
+    }
+    profile_lap(&profile.restore, &mark);
+    double verified_seconds = 0.0;
+    status = c->be->launch(c->ctx, fn, &geo, launch_args(c), &verified_seconds, &err);
+    profile_lap(&profile.verify_launch, &mark);
+    if (status != TF_STATUS_OK) {
+        res->status = (uint8_t)status;
+        goto done;
+    }
+    /* An overflow is this variant's failure, found before its output is
+     * judged: what it wrote past its end is not a wrong result. Where launches
+     * queue (GPUs) the check after the samples does it, and saves a round trip. */
+    if (c->be->enqueue == NULL && (status = tf_runner_guard_check(c, &err)) != TF_STATUS_OK) {
+        res->status = (uint8_t)status;
+        goto done;
+    }
+    if (download_outputs(c, &err) != 0) {
+        res->status = TF_STATUS_RUNTIME_ERROR;
+        goto done;
+    }
+
+    /* The outputs are compared (sample_verify) while the device runs the first
+     * samples, where the backend can queue them; a wrong result discards them. */
+    struct sample_ctx sc = {c, fn, &geo, res};
+    char timer[64];
+    snprintf(timer, sizeof timer, "%s timer%s", c->be->name,
+             strcmp(c->be->name, "host") == 0 ? " (CLOCK_MONOTONIC)" : " (device events)");
+    struct tf_sampler sampler = {sample_launch, sample_flush, &sc,          NULL,
+                                 NULL,          sample_verify, verified_seconds, timer};
+    if (c->be->enqueue && c->be->collect) {
+        sampler.enqueue = sample_enqueue;
+        sampler.collect = sample_collect;
+    }
+    profile_lap(&profile.download, &mark);
+    struct tf_stats st;
+    struct tf_telemetry before, after;
+    const int have_before = read_telemetry(c, &before);
+    profile_lap(&profile.telemetry, &mark);
+    status = tf_measure_run(protocol, &sampler, &st, &err);
+    /* Verification waited for the downloads, unless the samples failed first:
+     * `got` and the snapshots are reused, so nothing may still be landing. */
+    wait_downloads(c, &(struct tf_error){0});
+    /* The samples ran the variant again: the guards once more (an overflow
+     * that only some launches make). A failed launch may have broken the
+     * device context, where nothing can be read back: not then. */
+    if (status == TF_STATUS_OK || status == TF_STATUS_WRONG_RESULT) {
+        struct tf_error guard_err = {0};
+        if (tf_runner_guard_check(c, &guard_err) != TF_STATUS_OK) {
+            status = TF_STATUS_RUNTIME_ERROR;
+            err = guard_err;
+            tf_strlcpy(res->message, guard_err.message, sizeof res->message);
+        }
+    }
+    profile_lap(&profile.measure, &mark);
+    if (status == TF_STATUS_WRONG_RESULT) {
+        res->status = (uint8_t)status;
+        res->device_time = verified_seconds + st.busy;
+        res->timestamp = tf_runner_unix_now();
+        c->be->unload(c->ctx, fn);
+        return;
+    }
+    if (read_telemetry(c, &after))
+        apply_telemetry(res, have_before ? &before : NULL, &after);
+    profile_lap(&profile.telemetry, &mark);
+    if (profile.on) {
+        profile.configs++;
+        profile.total += tf_channel_now() - started;
+    }
+    res->status = (uint8_t)status;
+    res->samples = st.n;
+    res->device_time = verified_seconds + st.busy;
+    res->flushed_l2 = protocol->flush_l2;
+    if (status == TF_STATUS_OK) {
+        res->time_median = st.median;
+        res->time_min = st.min;
+        res->time_mean = st.mean;
+        res->time_rsd = st.rsd;
+    }
+done:
+    if (fn)
+        c->be->unload(c->ctx, fn);
+    res->timestamp = tf_runner_unix_now();
+    if (res->status != TF_STATUS_OK && res->message[0] == '\0')
+        tf_strlcpy(res->message, err.message[0] ? err.message : tf_status_name(res->status),
+                   sizeof res->message);
+}
+
+/* INIT: load the job from the bundle message, open the device. */
+static int child_init(struct runner_child *c, struct tf_buf *req, const char *backend, int ordinal,
+                      struct tf_error *err)
+{
+    uint64_t n;
+    struct tf_buf msg = {0};
+    enum tf_msg_type type;
+    if (tf_buf_get_u64(req, &n) || n > req->len - req->pos)
+        return tf_error_set(err, TF_ERR_SYSTEM, "malformed INIT request");
+    tf_buf_put_bytes(&msg, req->data + req->pos, (size_t)n);
+    int rc = -1;
+    if (tf_wire_open(&msg, &type, err) != 0)
+        goto done;
+    if (type != TF_MSG_JOB) {
+        tf_error_set(err, TF_ERR_SYSTEM, "INIT carries message type %d, not JOB", (int)type);
+        goto done;
+    }
+    c->bundle = tf_wire_get_job(&msg, err);
+    if (c->bundle == NULL)
+        goto done;
+    if (c->bundle->count < 1) {
+        tf_error_set(err, TF_ERR_SCHEMA, "the job bundle is empty");
+        goto done;
+    }
+    c->job = tf_job_load(c->bundle->files[0].path, c->bundle, err);
+    if (c->job == NULL)
+        goto done;
+    c->be = tf_backend_find(backend);
+    if (c->be == NULL) {
+        tf_error_set(err, TF_ERR_BACKEND, "no backend named '%s' in this build", backend);
+        goto done;
+    }
+    if (c->be->describe(ordinal, &c->dev, err) != 0 || c->be->open(ordinal, &c->ctx, err) != 0)
+        goto done;
+    rc = 0;
+done:
+    tf_buf_free(&msg);
+    return rc;
+}
+
+
+/* What the runner keeps between requests. */
+struct serve {
+    struct runner_child c;
+    int in, out;
+    int initialized;
+    int exit_after_reply; /* the answer's "exiting" byte: end after it */
+    int send_fd;          /* a memfd of expected outputs to send after the answer (-1) */
+    struct runner_proc_state state; /* what no variant may leave changed */
+    int state_taken;      /* state is the one to compare with (taken after the SETUP) */
+};
+
+/* SETUP (`req` after its type) into the answer `rep`; -1 if the request is
+ * malformed (a descriptor may follow it: the stream cannot be trusted). */
+static int serve_setup(struct serve *s, struct tf_buf *req, struct tf_buf *rep)
+{
+    struct runner_child *c = &s->c;
+    struct tf_error err = {0};
+    uint32_t kernel, problem;
+    uint64_t config;
+    uint8_t has_saved = 0;
+    char *reference = NULL, *saved_key = NULL;
+    int saved = -1;
+    if (tf_buf_get_u32(req, &kernel) || tf_buf_get_u32(req, &problem) ||
+        tf_buf_get_u64(req, &config) || (reference = tf_buf_get_strdup(req)) == NULL ||
+        tf_buf_get_u8(req, &has_saved) ||
+        (has_saved && (saved_key = tf_buf_get_strdup(req)) == NULL) ||
+        (has_saved && tf_runner_fd_recv(s->in, -1, &saved) != 0)) {
+        free(reference);
+        free(saved_key);
+        fprintf(stderr, "tunefarm runner: malformed SETUP request\n");
+        return -1;
+    }
+    const double setup_started = tf_channel_now();
+    const int status = child_setup(c, kernel, problem, config, reference, saved, saved_key, &err);
+    s->state_taken = 0; /* the reference may have set up what it needs */
+    profile.setup += tf_channel_now() - setup_started;
+    free(reference);
+    free(saved_key);
+    tf_buf_put_u8(rep, (uint8_t)status);
+    char message[TF_MESSAGE_LEN];
+    tf_strlcpy(message, status == TF_STATUS_OK ? "" : err.message, sizeof message);
+    tf_buf_put_str(rep, message);
+    if (status != TF_STATUS_OK && c->be->healthy && !c->be->healthy(c->ctx))
+        s->exit_after_reply = 1;
+    tf_buf_put_u8(rep, (uint8_t)s->exit_after_reply);
+    /* Outputs this runner computed: their memfd follows the answer. */
+    const int fresh = status == TF_STATUS_OK && c->expected_fd >= 0;
+    tf_buf_put_u8(rep, (uint8_t)fresh);
+    if (fresh) {
+        char *key = expected_key(c);
+        tf_buf_put_str(rep, key);
+        free(key);
+        s->send_fd = c->expected_fd;
+    }
+    return 0;
+}
+
+/* MEASURE (`req` after its type) into the answer `rep`, and put back what
+ * the variant changed of the process; -1 if the request is malformed. */
+static int serve_measure(struct serve *s, struct tf_buf *req, struct tf_buf *rep)
+{
+    struct runner_child *c = &s->c;
+    uint32_t kernel, problem, phase;
+    uint64_t config;
+    char *binary = NULL;
+    struct tf_result res;
+    if (tf_buf_get_u32(req, &kernel) || tf_buf_get_u32(req, &problem) ||
+        tf_buf_get_u64(req, &config) || tf_buf_get_u32(req, &phase) ||
+        (binary = tf_buf_get_strdup(req)) == NULL)
+        return -1;
+    if (!s->state_taken) {
+        tf_runner_proc_state_take(&s->state);
+        s->state_taken = 1;
+    }
+    tf_runner_guarded_measure(c, kernel, problem, phase, config, binary, &res);
+    res.phase = (uint8_t)phase;
+    free(binary);
+    /* What a variant may have changed of the process, put back: its folder
+     * (a chdir() must not break the next load), its children, then the rest
+     * while the shield answers the token that asks whether it still lives. */
+    if (c->cwd_fd >= 0 && fchdir(c->cwd_fd) != 0)
+        fprintf(stderr, "tunefarm runner: cannot return to its folder: %s\n", strerror(errno));
+    tf_runner_end_strays();
+    const int pinged = tf_runner_shield_ping();
+    const char *changed = tf_runner_proc_state_restore(&s->state);
+    if (tf_runner_shield_pong(pinged) == 0) {
+        /* The variant killed the runner's parent (or the shield died under
+         * it): no answer, so that the worker records this configuration
+         * crashed (EOF), not the next one. */
+        fprintf(stderr,
+                "tunefarm runner: configuration %llu killed the runner's parent (its shield); "
+                "the runner ends\n",
+                (unsigned long long)config);
+        _exit(1);
+    }
+    if (changed[0] != '\0') {
+        /* The variant's own result stands; a clean runner takes the next. */
+        fprintf(stderr,
+                "tunefarm runner: configuration %llu changed %s of the runner; it restarts\n",
+                (unsigned long long)config, changed);
+        c->damaged = 1;
+    }
+    if (c->damaged)
+        s->exit_after_reply = 1;
+    tf_buf_put_result(rep, &res);
+    /* A fault that broke the device context (CUDA's sticky errors) leaves
+     * nothing usable in this process: say so, reply, exit. */
+    if (res.status != TF_STATUS_OK && c->be->healthy && !c->be->healthy(c->ctx))
+        s->exit_after_reply = 1;
+    tf_buf_put_u8(rep, (uint8_t)s->exit_after_reply);
+    return 0;
+}
+
+int tf_runner_main(int argc, char **argv)
+{
+    if (argc < 4 || strcmp(argv[1], "__runner") != 0) {
+        fprintf(stderr, "usage: %s __runner BACKEND ORDINAL (internal: started by a worker)\n",
+                argv[0]);
+        return 2;
+    }
+    signal(SIGPIPE, SIG_DFL);
+    static struct serve s; /* (the process state is large: not on the stack) */
+    if (tf_channel_child_open(&s.in, &s.out) != 0)
+        return 1;
+    tf_runner_close_inherited(s.in, s.out);
+    if (tf_runner_shield_start(s.in, s.out) != 0)
+        return 1;
+    profile.on = getenv("TUNEFARM_PROFILE") != NULL;
+    /* Orphans of a variant's children come to us (tf_runner_end_strays). */
+    prctl(PR_SET_CHILD_SUBREAPER, 1);
+
+    const char *backend = argv[2];
+    const int ordinal = atoi(argv[3]);
+    struct runner_child *c = &s.c;
+    c->expected_fd = -1;
+    c->cwd_fd = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    s.send_fd = -1;
+    tf_runner_guard_install(c);
+    struct tf_buf req = {0}, rep = {0};
+    int rc = 0;
+
+    while (tf_channel_read_frame(s.in, &req, -1) == 0) {
+        uint8_t type;
+        struct tf_error err = {0};
+        if (tf_buf_get_u8(&req, &type) != 0)
+            break;
+        tf_runner_buf_reset(&rep);
+        if (type == RUNNER_REQ_QUIT)
+            break;
+        if (type == RUNNER_REQ_INIT) {
+            const int ok = !s.initialized && child_init(c, &req, backend, ordinal, &err) == 0;
+            if (s.initialized)
+                tf_error_set(&err, TF_ERR_SYSTEM, "runner initialized twice");
+            s.initialized |= ok;
+            tf_buf_put_u8(&rep, (uint8_t)ok);
+            tf_buf_put_str(&rep, ok ? "" : err.message);
+            /* One deadline for both protocols: the longer of the two timeouts. */
+            tf_buf_put_f64(&rep, ok ? fmax(c->job->measure.timeout, c->job->screen.timeout) : 0.0);
+        } else if (!s.initialized ||
+                   (type == RUNNER_REQ_SETUP ? serve_setup(&s, &req, &rep)
+                    : type == RUNNER_REQ_MEASURE ? serve_measure(&s, &req, &rep)
+                                                 : -1) != 0) {
+            fprintf(stderr, "tunefarm runner: unexpected or malformed request %d\n", type);
+            rc = 1;
+            break;
+        }
+        if (tf_channel_write_frame(s.out, &rep, -1) != 0)
+            break;
+        if (s.send_fd >= 0) {
+            const int sent = tf_runner_fd_send(s.out, s.send_fd);
+            expected_forget(c); /* the worker has it now; the mappings stay */
+            s.send_fd = -1;
+            if (sent != 0)
+                break;
+        }
+        if (s.exit_after_reply) {
+            rc = RUNNER_EXIT_UNHEALTHY;
+            break;
+        }
+    }
+    tf_runner_guard_forget();
+    tf_runner_end_strays();
+    expected_forget(c);
+    if (c->cwd_fd >= 0)
+        close(c->cwd_fd);
+    if (c->k)
+        reset_problem(c);
+    if (c->ctx)
+        c->be->close(c->ctx);
+    tf_job_destroy(c->job);
+    tf_bundle_destroy(c->bundle);
+    tf_buf_free(&req);
+    tf_buf_free(&rep);
+    close(s.in);
+    close(s.out);
+    profile_report();
+    return rc;
+}
