@@ -32,7 +32,7 @@ ARCHIVE_OBJS := schema/archive.o schema/archive_merge.o schema/archive_validate.
 SCHEMA_OBJS := schema/error.o schema/status.o schema/hash.o schema/device.o schema/result.o \
                schema/bundle.o schema/yamldoc.o schema/expr.o schema/kernel.o schema/job.o \
                schema/space.o schema/wire.o schema/wire_mpi.o $(ARCHIVE_OBJS) \
-               schema/ktcache.o
+               schema/ktcache.o schema/exchange.o schema/export.o schema/import.o
 COORD_OBJS  := coordinator/coordinator.o coordinator/plan.o coordinator/progress.o \
                coordinator/report.o coordinator/journal.o \
                coordinator/strategy.o coordinator/strategy_brute_force.o \
@@ -43,7 +43,7 @@ WORKER_OBJS := worker/worker.o worker/backends.o worker/backend_host.o worker/ca
                worker/measure.o worker/verify.o worker/gpu_backend.o worker/cuda_api.o \
                worker/backend_cuda.o worker/hip_api.o worker/backend_hip.o worker/portability.o \
                worker/precompile.o worker/backend_replay.o
-MAIN_OBJS   := main.o
+MAIN_OBJS   := main.o cmd_exchange.o
 LIB         := build/libtunefarm.a
 ALL_OBJS    := $(SCHEMA_OBJS) $(COORD_OBJS) $(WORKER_OBJS) $(MAIN_OBJS)
 
