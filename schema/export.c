@@ -632,8 +632,12 @@ static int group_of(const struct tf_archive *a, const struct tf_export_options *
                     const char *format, struct tf_error *err)
 {
     memset(g, 0, sizeof *g);
-    char key[256] = "", other[256], what[700];
-    int nrows = 0;
+    /* The first kernel, problem and class seen, and a second one of each if any:
+     * the message names the widest difference (kernel, then problem, then class). */
+    const struct tf_archive_kernel *k2 = NULL;
+    int p2 = -1;
+    char key[256] = "", key2[256] = "", other[256], what[700];
+    uint64_t nrows = 0;
     for (int k = 0; k < a->nkernels; k++) {
         const struct tf_archive_kernel *ak = &a->kernels[k];
         if (!kernel_selected(ak, o))
@@ -649,30 +653,12 @@ static int group_of(const struct tf_archive *a, const struct tf_export_options *
                 g->device = &a->devices[row->device];
                 tf_strlcpy(key, other, sizeof key);
             }
-            const char *differs = g->ak != ak                   ? "kernels"
-                                  : g->problem != row->r.problem ? "problems"
-                                  : strcmp(key, other) != 0     ? "device classes"
-                                                                : NULL;
-            if (differs) {
-                if (g->ak != ak)
-                    snprintf(what, sizeof what, "%s and %s: choose one with --kernel",
-                             g->ak->name, ak->name);
-                else if (g->problem != row->r.problem)
-                    snprintf(what, sizeof what, "%s and %s%s: choose one with --problem",
-                             ak->problems[g->problem].name, ak->problems[row->r.problem].name,
-                             strcmp(ak->problems[g->problem].name,
-                                    ak->problems[row->r.problem].name) == 0
-                                 ? " (the same name with other sizes: choose a run with --run)"
-                                 : "");
-                else
-                    snprintf(what, sizeof what, "%s and %s: choose one with --device NAME",
-                             key, other);
-                group_free(g);
-                return tf_error_set(err, TF_ERR_SCHEMA,
-                                    "a %s file holds one kernel, problem and device class, but "
-                                    "the selection has rows of several %s: %s",
-                                    format, differs, what);
-            }
+            if (ak != g->ak && k2 == NULL)
+                k2 = ak;
+            if (ak == g->ak && row->r.problem != g->problem && p2 < 0)
+                p2 = (int)row->r.problem;
+            if (strcmp(key, other) != 0 && !key2[0])
+                tf_strlcpy(key2, other, sizeof key2);
             nrows++;
         }
     }
@@ -680,7 +666,25 @@ static int group_of(const struct tf_archive *a, const struct tf_export_options *
         return tf_error_set(err, TF_ERR_SCHEMA, "the selection holds no result rows: nothing "
                             "to write as %s (check --kernel, --problem, --device and --run)",
                             format);
-    const struct tf_archive_row **all = tf_xcalloc((size_t)nrows, sizeof *all);
+    const char *differs = k2 ? "kernels" : p2 >= 0 ? "problems" : key2[0] ? "device classes" : NULL;
+    if (differs) {
+        const struct tf_archive_problem *pr = g->ak->problems;
+        if (k2)
+            snprintf(what, sizeof what, "%s and %s: choose one with --kernel", g->ak->name,
+                     k2->name);
+        else if (p2 >= 0)
+            snprintf(what, sizeof what, "%s and %s%s: choose one with --problem",
+                     pr[g->problem].name, pr[p2].name,
+                     strcmp(pr[g->problem].name, pr[p2].name) == 0
+                         ? " (the same name with other sizes: choose a run with --run)" : "");
+        else
+            snprintf(what, sizeof what, "%s and %s: choose one with --device NAME", key, key2);
+        memset(g, 0, sizeof *g);
+        return tf_error_set(err, TF_ERR_SCHEMA,
+                            "a %s file holds one kernel, problem and device class, but the "
+                            "selection has rows of several %s: %s", format, differs, what);
+    }
+    const struct tf_archive_row **all = tf_xcalloc(nrows, sizeof *all);
     uint64_t n = 0;
     for (uint64_t i = 0; i < g->ak->nrows; i++)
         if (row_selected(a, g->ak, &g->ak->rows[i], o))
@@ -789,6 +793,10 @@ static json_t *ktcache_json(const struct tf_archive *a, const struct group *g)
 
 static void measurement(json_t *list, const char *name, json_t *value, const char *unit)
 {
+    if (json_is_null(value)) { /* unknown (NaN): left out */
+        json_decref(value);
+        return;
+    }
     json_array_append_new(list, json_pack("{s:o, s:o, s:s}", "name", jstr(name), "value", value,
                                           "unit", unit));
 }

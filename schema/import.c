@@ -680,6 +680,8 @@ static int t4_result(const json_t *res, size_t i, double unit, struct draft *d,
         snprintf(mw, sizeof mw, "%s.measurements[%zu]", where, k);
         if (!json_is_object(m) || name == NULL || v == NULL)
             return bad(err, d, "%s: expected {name, value, unit}", mw);
+        if (json_is_null(v))
+            continue; /* unknown */
         double scale;
         if (strcmp(name, "status") == 0) {
             const char *sn = json_string_value(v);
@@ -918,6 +920,10 @@ static struct tf_archive *to_archive(struct draft *d, const struct tf_import_opt
     }
     if (settle_device(d, o, err) != 0)
         return NULL;
+    if (d->nrows == 0) {
+        bad(err, d, "the file holds no results: nothing to import");
+        return NULL;
+    }
     qsort(d->rows, d->nrows, sizeof *d->rows, cmp_row);
     for (uint64_t i = 1; i < d->nrows; i++)
         if (d->rows[i].config == d->rows[i - 1].config) {
