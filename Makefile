@@ -76,6 +76,7 @@ unit: $(UNIT_BINS)
 
 integration: tunefarm
 	@tests/integration/run.sh
+	@tests/integration/exchange.sh
 
 check-faults: tunefarm
 	@tests/faults/run.sh

@@ -289,6 +289,7 @@ static void test_t4(void **state)
     assert_true(r->time_mean == 2e-3 && fabs(r->time_median - 2e-3) < 1e-15 &&
                 r->time_min == 1e-3);
     assert_true(r->samples == 2 && r->compile_time == 0.5 && r->metrics[0] == 7);
+    assert_true(fabs(r->time_rsd - sqrt(2) / 2) < 1e-12); /* samples 1 and 3 ms: sd sqrt(2) */
     r = &row_of(ak, 0)->r; /* 16,fast: no samples: the mean stands for all */
     assert_true(r->time_mean == 0.004 && r->time_median == 0.004 && isnan(r->time_rsd));
     assert_true(r->compile_time == 0.25); /* Kernel Tuner's "compilation" */
