@@ -9,6 +9,7 @@
  * point falls within 16 digits, else an exponent). */
 #include "exchange.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -286,12 +287,36 @@ static int json_number_literal(const char *s, int *integer)
 /* How an enum parameter's values are typed outside tunefarm. */
 enum value_kind { KIND_STRING, KIND_NUMBER, KIND_BOOL };
 
+/* True if `v` is a number spelled as Python's str() spells it ("16", "0.5",
+ * "1e-05"; not "1.50", "-0", "1E5"): written as that number, it comes back as
+ * the same text, and two such values never become one number. */
+static int canonical_number(const char *v)
+{
+    int integer;
+    char t[64];
+    if (!json_number_literal(v, &integer))
+        return 0;
+    errno = 0;
+    if (integer) {
+        long long x = strtoll(v, NULL, 10);
+        if (errno != 0)
+            return 0;
+        snprintf(t, sizeof t, "%lld", x);
+    } else {
+        double x = strtod(v, NULL);
+        if (!isfinite(x))
+            return 0;
+        tf_exchange_python_float(x, t, sizeof t);
+    }
+    return strcmp(t, v) == 0;
+}
+
 static enum value_kind enum_kind(const struct tf_param *p)
 {
-    int numbers = 1, bools = 1, integer;
+    int numbers = 1, bools = 1;
     for (int i = 0; i < p->count; i++) {
         const char *v = p->strings[i];
-        numbers = numbers && json_number_literal(v, &integer);
+        numbers = numbers && canonical_number(v);
         bools = bools && (strcmp(v, "True") == 0 || strcmp(v, "False") == 0);
     }
     return numbers ? KIND_NUMBER : bools ? KIND_BOOL : KIND_STRING;

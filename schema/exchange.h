@@ -50,9 +50,10 @@ void tf_exchange_python_float(double x, char *out, size_t cap);
 double tf_exchange_time_unit(const char *unit);
 
 /* Value `digit` of parameter `p` as Kernel Tuner holds it: an int parameter's
- * integer; an enum value that is a JSON number literal ("0.5", "1") as that
- * number, "True"/"False" as booleans, when every value of `p` is of that
- * kind; otherwise the string. A new reference. */
+ * integer; an enum value that is a number spelled as Python spells it ("0.5",
+ * "1", "1e-05": so that it comes back as the same text) as that number,
+ * "True"/"False" as booleans, when every value of `p` is of that kind;
+ * otherwise the string. A new reference. */
 json_t *tf_exchange_param_json(const struct tf_param *p, int digit);
 /* Value `digit` of `p` as it appears in a Kernel Tuner cache key: Python's
  * str() of tf_exchange_param_json's value ("16", "0.5", "True", "float4"). */

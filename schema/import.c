@@ -50,6 +50,7 @@ struct draft {
     int nmetrics;
     char *metric_names[TF_MAX_METRICS];
     struct tf_device device;
+    char ***keys;             /* per parameter, each value's key text (digit_of), built once */
     uint64_t nrows, cap;
     struct tf_result *rows;   /* r.problem 0; r.kernel unused */
     double first, last;       /* timestamps of the earliest and latest row; 0 if none */
@@ -58,6 +59,12 @@ struct draft {
 
 static void draft_free(struct draft *d)
 {
+    for (int p = 0; d->keys && p < d->nparams; p++) {
+        for (int v = 0; v < d->params[p].count; v++)
+            free(d->keys[p][v]);
+        free(d->keys[p]);
+    }
+    free(d->keys);
     for (int p = 0; p < d->nparams; p++) {
         free(d->params[p].name);
         free(d->params[p].ints);
@@ -173,6 +180,27 @@ static int digit_of(const struct tf_param *p, const char *key)
         if (strcmp(t, key) == 0)
             return v;
     }
+    return -1;
+}
+
+/* The digit of the value keyed `key` in parameter `p` of the draft, or -1;
+ * the key texts are made once (a T4 file repeats every value thousands of times). */
+static int draft_digit(struct draft *d, int p, const char *key)
+{
+    if (d->keys == NULL) {
+        d->keys = tf_xcalloc((size_t)d->nparams, sizeof *d->keys);
+        for (int q = 0; q < d->nparams; q++) {
+            d->keys[q] = tf_xcalloc((size_t)d->params[q].count, sizeof **d->keys);
+            for (int v = 0; v < d->params[q].count; v++) {
+                char t[256];
+                tf_exchange_param_key(&d->params[q], v, t, sizeof t);
+                d->keys[q][v] = tf_xstrdup(t);
+            }
+        }
+    }
+    for (int v = 0; v < d->params[p].count; v++)
+        if (strcmp(d->keys[p][v], key) == 0)
+            return v;
     return -1;
 }
 
@@ -636,7 +664,7 @@ static int t4_result(const json_t *res, size_t i, double unit, struct draft *d,
     for (int p = 0; p < d->nparams; p++) {
         const json_t *x = json_object_get(conf, d->params[p].name);
         char t[256];
-        int digit = x && value_key(x, t, sizeof t) ? digit_of(&d->params[p], t) : -1;
+        int digit = x && value_key(x, t, sizeof t) ? draft_digit(d, p, t) : -1;
         if (digit < 0)
             return bad(err, d, "%s.configuration.%s: %s", where, d->params[p].name,
                        x ? "not one of the parameter's values (tunefarm.parameters)"

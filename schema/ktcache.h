@@ -11,7 +11,9 @@
  * compile_error, RuntimeFailedConfig -> runtime_error, any other failure
  * string -> runtime_error (its text kept). Entries are sorted by index. Zlib
  * reads both gzip'd and plain files; the samples (`times`) give min, median and
- * relative stddev; jansson parses. A damaged file (bad gzip,
+ * relative stddev; jansson parses (tf_ktcache_read_json + tf_ktcache_from_json:
+ * `tunefarm import` reads the document once and keeps each entry's object for
+ * the keys this reader leaves alone). A damaged file (bad gzip,
  * bad JSON, missing fields, a value outside its parameter's list) is refused
  * with an error naming the file, the place and what was expected. */
 #ifndef TF_KTCACHE_H

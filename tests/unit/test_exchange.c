@@ -132,6 +132,13 @@ static void test_param_values(void **state)
     check_value(&pm, 1, "\"2\"", "2"); /* one value is text: all stay text */
     check_value(&pn, 0, "1", "1");
     check_value(&pn, 1, "2.5", "2.5");
+    /* Numbers not spelled as Python spells them stay text: "1.50" and "1.5"
+     * would become one number, "-0" would come back as "0". */
+    char *odd[] = {"1.50", "2"}, *zero[] = {"-0", "1"};
+    struct tf_param po = {.name = "O", .kind = TF_PARAM_ENUM, .count = 2, .strings = odd};
+    struct tf_param pz = {.name = "Z", .kind = TF_PARAM_ENUM, .count = 2, .strings = zero};
+    check_value(&po, 0, "\"1.50\"", "1.50");
+    check_value(&pz, 0, "\"-0\"", "-0");
 }
 
 static void test_utf8(void **state)
