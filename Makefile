@@ -25,14 +25,16 @@ ALL_CFLAGS = -std=c11 -D_GNU_SOURCE -fopenmp-simd $(WARNINGS) $(CFLAGS) $(shell 
              -DTF_VERSION='"$(VERSION)"' -DTF_KERNEL_DIR='"$(SHAREDIR)/kernels"' -MMD -MP
 LIBS      := $(shell $(PKG) --libs $(PKGS)) -ldl -lpthread -lm
 
-# The archive module, one idea a file (schema/archive_internal.h lists them).
+# The archive module, one idea a file (schema/archive_internal.h lists them), and the
+# exchange formats that read and write archives through it (export.c, import.c).
 ARCHIVE_OBJS := schema/archive.o schema/archive_merge.o schema/archive_validate.o \
                schema/archive_layout.o schema/archive_table.o schema/archive_h5.o \
-               schema/archive_write.o schema/archive_read.o
+               schema/archive_write.o schema/archive_read.o \
+               schema/export.o schema/import.o
 SCHEMA_OBJS := schema/error.o schema/status.o schema/hash.o schema/device.o schema/result.o \
                schema/bundle.o schema/yamldoc.o schema/expr.o schema/kernel.o schema/job.o \
                schema/space.o schema/wire.o schema/wire_mpi.o $(ARCHIVE_OBJS) \
-               schema/ktcache.o
+               schema/ktcache.o schema/exchange.o
 COORD_OBJS  := coordinator/coordinator.o coordinator/plan.o coordinator/progress.o \
                coordinator/report.o coordinator/journal.o \
                coordinator/strategy.o coordinator/strategy_brute_force.o \
@@ -44,13 +46,13 @@ WORKER_OBJS := worker/worker.o worker/backends.o worker/backend_host.o worker/ca
                worker/measure.o worker/verify.o worker/gpu_backend.o worker/cuda_api.o \
                worker/backend_cuda.o worker/hip_api.o worker/backend_hip.o worker/portability.o \
                worker/precompile.o worker/backend_replay.o
-TOOLS_OBJS  := tools/space_tool.o
+TOOLS_OBJS  := tools/space_tool.o tools/exchange_tool.o
 MAIN_OBJS   := main.o
 LIB         := build/libtunefarm.a
 ALL_OBJS    := $(SCHEMA_OBJS) $(COORD_OBJS) $(WORKER_OBJS) $(TOOLS_OBJS) $(MAIN_OBJS)
 
 UNIT_TESTS  := expr loader space wire archive journal report measure verify host runner compiler cuda hip \
-               portability strategy ktcache replay
+               portability strategy ktcache replay exchange export import
 UNIT_BINS   := $(UNIT_TESTS:%=tests/unit/test_%)
 
 .PHONY: all test check unit integration check-faults slurm install uninstall clean bench-space deps \
@@ -82,6 +84,7 @@ unit: $(UNIT_BINS)
 
 integration: tunefarm
 	@tests/integration/run.sh
+	@tests/integration/exchange.sh
 
 check-faults: tunefarm
 	@tests/faults/run.sh

@@ -24,6 +24,7 @@
 
 extern char **environ;
 
+#include "tools/exchange_tool.h"
 #include "coordinator/coordinator.h"
 #include "coordinator/progress.h"
 #include "coordinator/report.h"
@@ -53,6 +54,8 @@ static const char usage_main[] =
     "  query ARCHIVE               best configuration per kernel, problem and device\n"
     "  status ARCHIVE              what each run measured, what an unfinished one has left\n"
     "  merge OUT IN...             add the runs of archives IN to archive OUT\n"
+    "  export ARCHIVE --format F   results as CSV, JSON, T4 or a Kernel Tuner cache\n"
+    "  import ARCHIVE FILE...      add Kernel Tuner caches and T4 files to an archive\n"
     "  devices                     the devices this node offers\n"
     "  space KERNEL.yaml           count, list or sample a kernel's space (no device)\n"
     "  header cuda|hip             print the portability header GPU kernels include\n"
@@ -978,6 +981,10 @@ int main(int argc, char **argv)
         return cmd_merge(argc, argv);
     if (strcmp(cmd, "space") == 0)
         return tf_space_tool_main(argc, argv);
+    if (strcmp(cmd, "export") == 0)
+        return tf_cmd_export(argc, argv);
+    if (strcmp(cmd, "import") == 0)
+        return tf_cmd_import(argc, argv);
     if (strcmp(cmd, "header") == 0) {
         const char *text = argc == 3 ? tf_portability_header(argv[2]) : NULL;
         if (text == NULL) {
@@ -1000,6 +1007,8 @@ int main(int argc, char **argv)
               : strcmp(topic, "query") == 0   ? usage_query
               : strcmp(topic, "status") == 0  ? usage_status
               : strcmp(topic, "merge") == 0   ? usage_merge
+              : strcmp(topic, "export") == 0  ? tf_usage_export
+              : strcmp(topic, "import") == 0  ? tf_usage_import
               : strcmp(topic, "devices") == 0 ? usage_devices
               : strcmp(topic, "space") == 0   ? tf_space_tool_usage
                                               : usage_main,

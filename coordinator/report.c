@@ -52,6 +52,34 @@ void tf_report_format_config(const struct tf_archive_kernel *ak, uint64_t config
     }
 }
 
+/* Widths of the kernel and problem columns: the longest name shown (at least
+ * the headers' 10 and 8), so that long names (an imported "convolution_kernel",
+ * "4096x4096") do not push the other columns out of line. */
+static void name_widths(const struct tf_archive *a, const char *kernel, int *kw, int *pw)
+{
+    *kw = 10;
+    *pw = 8;
+    for (int k = 0; k < a->nkernels; k++) {
+        const struct tf_archive_kernel *ak = &a->kernels[k];
+        if (kernel && strcmp(kernel, ak->name) != 0)
+            continue;
+        if ((int)strlen(ak->name) > *kw)
+            *kw = (int)strlen(ak->name);
+        for (int p = 0; p < ak->nproblems; p++)
+            if ((int)strlen(ak->problems[p].name) > *pw)
+                *pw = (int)strlen(ak->problems[p].name);
+    }
+}
+
+/* A metric value without an exponent below a billion ("13640 GFLOP/s"). */
+static void format_metric(double v, const char *name, char *out, size_t cap)
+{
+    if (fabs(v) >= 1000 && fabs(v) < 1e9)
+        snprintf(out, cap, "%.0f %s", v, name);
+    else
+        snprintf(out, cap, "%.4g %s", v, name);
+}
+
 /* Distinct class keys of the devices used by `ak`'s rows of problem `problem`. */
 static int collect_classes(const struct tf_archive *a, const struct tf_archive_kernel *ak,
                            uint32_t problem, int run, char (*keys)[256], int max)
@@ -75,9 +103,11 @@ static int collect_classes(const struct tf_archive *a, const struct tf_archive_k
 
 int tf_report_best(const struct tf_archive *a, int run, const char *kernel, FILE *out)
 {
-    int lines = 0;
-    fprintf(out, "%-10s %-8s %-28s %-11s %-16s %-8s %-9s %s\n", "kernel", "problem", "device",
-            "best time", "metric", "speedup", "ok/total", "best configuration  [failures]");
+    int lines = 0, kw, pw;
+    name_widths(a, kernel, &kw, &pw);
+    fprintf(out, "%-*s %-*s %-28s %-11s %-16s %-8s %-9s %s\n", kw, "kernel", pw, "problem",
+            "device", "best time", "metric", "speedup", "ok/total",
+            "best configuration  [failures]");
     for (int k = 0; k < a->nkernels; k++) {
         const struct tf_archive_kernel *ak = &a->kernels[k];
         if (kernel && strcmp(kernel, ak->name) != 0)
@@ -132,8 +162,8 @@ int tf_report_best(const struct tf_archive *a, int run, const char *kernel, FILE
                 if (best) {
                     tf_format_seconds(best->r.time_median, tbuf, sizeof tbuf);
                     if (ak->nmetrics > 0 && isfinite(best->r.metrics[0]))
-                        snprintf(mbuf, sizeof mbuf, "%.4g %s", best->r.metrics[0],
-                                 ak->metric_names[0]);
+                        format_metric(best->r.metrics[0], ak->metric_names[0], mbuf,
+                                      sizeof mbuf);
                     if (isfinite(default_time))
                         snprintf(sbuf, sizeof sbuf, "%.2fx", default_time / best->r.time_median);
                     tf_report_format_config(ak, best->r.config, cfg, sizeof cfg);
@@ -149,8 +179,9 @@ int tf_report_best(const struct tf_archive *a, int run, const char *kernel, FILE
                                          (unsigned long long)counts[s]);
                 if (used && used < (int)sizeof failures - 1)
                     strcat(failures, "]");
-                fprintf(out, "%-10s %-8s %-28.28s %-11s %-16s %-8s %-9s %s%s\n", ak->name,
-                        ak->problems[p].name, devname, tbuf, mbuf, sbuf, okbuf, cfg, failures);
+                fprintf(out, "%-*s %-*s %-28.28s %-11s %-16s %-8s %-9s %s%s\n", kw, ak->name,
+                        pw, ak->problems[p].name, devname, tbuf, mbuf, sbuf, okbuf, cfg,
+                        failures);
                 lines++;
             }
         }
@@ -222,7 +253,8 @@ static const char *class_failure(const struct tf_archive_kernel *ak, const int *
 
 int tf_report_cross(const struct tf_archive *a, int run, const char *kernel, FILE *out)
 {
-    int lines = 0;
+    int lines = 0, kw, pw;
+    name_widths(a, kernel, &kw, &pw);
     for (int k = 0; k < a->nkernels; k++) {
         const struct tf_archive_kernel *ak = &a->kernels[k];
         if (kernel && strcmp(kernel, ak->name) != 0)
@@ -248,12 +280,13 @@ int tf_report_cross(const struct tf_archive *a, int run, const char *kernel, FIL
             if (lines == 0)
                 fprintf(out, "\nAcross device classes: each class's best configuration, timed on "
                              "every class (x: that class's own best time / this)\n");
-            fprintf(out, "%-10s %-8s %-26s", "kernel", "problem", "best configuration of");
+            fprintf(out, "%-*s %-*s %-26s", kw, "kernel", pw, "problem", "best configuration of");
             for (int d = 0; d < n; d++)
                 fprintf(out, "  %-24.24s", names[d]);
             fprintf(out, "\n");
             for (int c = 0; c < n; c++) {
-                fprintf(out, "%-10s %-8s %-26.26s", ak->name, ak->problems[p].name, names[c]);
+                fprintf(out, "%-*s %-*s %-26.26s", kw, ak->name, pw, ak->problems[p].name,
+                        names[c]);
                 for (int d = 0; d < n; d++) {
                     char cell[64] = "-", t[32];
                     const struct tf_archive_row *row;

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <zlib.h>
 
+#include "exchange.h"
 #include "status.h"
 
 static void sample_stats(struct tf_ktcache_entry *en, const json_t *times);
@@ -105,6 +106,22 @@ static char *value_text(const json_t *v)
     return NULL;
 }
 
+/* `v` as Python's str() writes it, which is how Kernel Tuner spells it in a
+ * cache key: 16, 0.5, 1.0, 1e-05, True, float4 (schema/exchange.h). */
+static char *key_text(const json_t *v)
+{
+    char buf[64];
+    if (json_is_real(v)) {
+        tf_exchange_python_float(json_real_value(v), buf, sizeof buf);
+        return tf_xstrdup(buf);
+    }
+    if (json_is_true(v))
+        return tf_xstrdup("True");
+    if (json_is_false(v))
+        return tf_xstrdup("False");
+    return value_text(v);
+}
+
 /* Digit of value `v` in parameter `p`, or -1. */
 static int value_digit(const struct tf_ktcache_param *p, const json_t *v)
 {
@@ -148,23 +165,40 @@ static const char *intern(struct tf_ktcache *c, const char *s)
     return c->failure_names[c->nfailure_names++] = tf_xstrdup(s);
 }
 
-struct tf_ktcache *tf_ktcache_load(const char *path, struct tf_error *err)
+json_t *tf_ktcache_read_json(const char *path, const char *expected, struct tf_error *err)
 {
     size_t len = 0;
-    json_t *root = NULL;
     char *text = inflate_file(path, &len, err);
     if (!text)
         return NULL;
+    json_error_t je;
+    json_t *root = json_loadb(text, len, 0, &je);
+    free(text);
+    if (!root)
+        tf_error_at(err, TF_ERR_SYNTAX, path, je.line, je.column,
+                    "not valid JSON (%s): expected %s", je.text,
+                    expected ? expected : "a Kernel Tuner cache file");
+    return root;
+}
+
+struct tf_ktcache *tf_ktcache_load(const char *path, struct tf_error *err)
+{
+    json_t *root = tf_ktcache_read_json(path, NULL, err);
+    if (!root)
+        return NULL;
+    struct tf_ktcache *c = tf_ktcache_from_json(root, path, err);
+    json_decref(root);
+    if (c)
+        for (size_t i = 0; i < c->nentries; i++)
+            c->entries[i].object = NULL; /* it pointed into `root` */
+    return c;
+}
+
+struct tf_ktcache *tf_ktcache_from_json(const json_t *root, const char *path,
+                                        struct tf_error *err)
+{
     struct tf_ktcache *c = tf_xcalloc(1, sizeof *c);
     c->path = tf_xstrdup(path);
-    json_error_t je;
-    root = json_loadb(text, len, 0, &je);
-    free(text);
-    if (!root) {
-        tf_error_at(err, TF_ERR_SYNTAX, path, je.line, je.column,
-                    "not valid JSON (%s): expected a Kernel Tuner cache file", je.text);
-        goto fail;
-    }
     if (!json_is_object(root)) {
         schema_err(err, path, "the top level is not an object: expected a Kernel Tuner cache "
                    "file (device_name, tune_params_keys, tune_params, cache)%s%s", "", "");
@@ -172,7 +206,7 @@ struct tf_ktcache *tf_ktcache_load(const char *path, struct tf_error *err)
     }
     const json_t *keys = json_object_get(root, "tune_params_keys");
     const json_t *params = json_object_get(root, "tune_params");
-    json_t *cache = json_object_get(root, "cache");
+    const json_t *cache = json_object_get(root, "cache");
     if (!json_is_array(keys) || json_array_size(keys) == 0 || !json_is_object(params) ||
         !json_is_object(cache)) {
         schema_err(err, path, "missing or malformed '%s': expected a non-empty array "
@@ -209,10 +243,12 @@ struct tf_ktcache *tf_ktcache_load(const char *path, struct tf_error *err)
         }
         tp->count = (int)json_array_size(vals);
         tp->text = tf_xcalloc((size_t)tp->count, sizeof *tp->text);
+        tp->key_text = tf_xcalloc((size_t)tp->count, sizeof *tp->key_text);
         tp->values = tf_xcalloc((size_t)tp->count, sizeof *tp->values);
         for (int i = 0; i < tp->count; i++) {
             const json_t *v = json_array_get(vals, (size_t)i);
             tp->text[i] = value_text(v);
+            tp->key_text[i] = key_text(v);
             if (!tp->text[i]) {
                 schema_err(err, path, "parameter '%s' has a value that is not a number, a "
                            "string or a boolean%s", tp->name, "");
@@ -237,7 +273,7 @@ struct tf_ktcache *tf_ktcache_load(const char *path, struct tf_error *err)
                             sizeof *c->entries);
     const char *key;
     json_t *e;
-    json_object_foreach(cache, key, e) {
+    json_object_foreach((json_t *)cache, key, e) {
         if (!json_is_object(e)) {
             schema_err(err, path, "cache entry '%s' is not an object%s", key, "");
             goto fail;
@@ -258,6 +294,7 @@ struct tf_ktcache *tf_ktcache_load(const char *path, struct tf_error *err)
         }
         struct tf_ktcache_entry *en = &c->entries[c->nentries++];
         en->index = index;
+        en->object = e;
         const json_t *t = json_object_get(e, "time");
         if (json_is_number(t) && isfinite(json_number_value(t))) {
             en->status = TF_STATUS_OK;
@@ -282,10 +319,8 @@ struct tf_ktcache *tf_ktcache_load(const char *path, struct tf_error *err)
                        "");
             goto fail;
         }
-    json_decref(root);
     return c;
 fail:
-    json_decref(root);
     tf_ktcache_destroy(c);
     return NULL;
 }
@@ -337,7 +372,10 @@ void tf_ktcache_destroy(struct tf_ktcache *c)
         free(c->params[p].values);
         for (int i = 0; c->params[p].text && i < c->params[p].count; i++)
             free(c->params[p].text[i]);
+        for (int i = 0; c->params[p].key_text && i < c->params[p].count; i++)
+            free(c->params[p].key_text[i]);
         free(c->params[p].text);
+        free(c->params[p].key_text);
     }
     for (size_t i = 0; i < c->nfailure_names; i++)
         free(c->failure_names[i]);

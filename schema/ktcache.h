@@ -11,7 +11,9 @@
  * compile_error, RuntimeFailedConfig -> runtime_error, any other failure
  * string -> runtime_error (its text kept). Entries are sorted by index. Zlib
  * reads both gzip'd and plain files; the samples (`times`) give min, median and
- * relative stddev; jansson parses. A damaged file (bad gzip,
+ * relative stddev; jansson parses (tf_ktcache_read_json + tf_ktcache_from_json:
+ * `tunefarm import` reads the document once and keeps each entry's object for
+ * the keys this reader leaves alone). A damaged file (bad gzip,
  * bad JSON, missing fields, a value outside its parameter's list) is refused
  * with an error naming the file, the place and what was expected. */
 #ifndef TF_KTCACHE_H
@@ -19,6 +21,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include <jansson.h>
 
 #include "error.h"
 
@@ -32,6 +36,9 @@ struct tf_ktcache_entry {
     double compile_ms;       /* 0 when absent */
     double benchmark_ms;     /* 0 when absent */
     const char *failure;     /* Kernel Tuner's failure string (NULL when ok); owned by the cache */
+    const json_t *object;    /* the entry's object in the document tf_ktcache_from_json read
+                                (borrowed: valid while that lives), for keys this reader does
+                                not interpret (timestamp, metrics); NULL from tf_ktcache_load */
 };
 
 struct tf_ktcache_param {
@@ -39,6 +46,8 @@ struct tf_ktcache_param {
     int count;
     double *values;          /* numeric values; NULL if any value is not a number */
     char **text;             /* every value as text ("16", "true", "float4") */
+    char **key_text;         /* every value as Kernel Tuner writes it in a cache key, Python's
+                                str(): "16", "0.5", "1.0", "True", "float4" */
 };
 
 struct tf_ktcache {
@@ -57,6 +66,14 @@ struct tf_ktcache {
 
 /* Load `path`. NULL + err on failure. */
 struct tf_ktcache *tf_ktcache_load(const char *path, struct tf_error *err);
+/* The JSON document in `path` (gzip'd or plain), parsed; NULL + err (file:line:col
+ * of a syntax error, saying `expected`, e.g. "a Kernel Tuner cache file") on
+ * failure. The caller json_decref()s it. */
+json_t *tf_ktcache_read_json(const char *path, const char *expected, struct tf_error *err);
+/* The cache in document `root` (read from `path`, named in messages). Entries'
+ * `object` point into `root`. NULL + err on failure. */
+struct tf_ktcache *tf_ktcache_from_json(const json_t *root, const char *path,
+                                        struct tf_error *err);
 /* Free; accepts NULL. */
 void tf_ktcache_destroy(struct tf_ktcache *c);
 /* The entry of configuration `index`, or NULL if the cache has none. */

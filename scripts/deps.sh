@@ -6,7 +6,9 @@ mode=${1:-build}
 pkgs="build-essential pkg-config libopenmpi-dev openmpi-bin libhdf5-dev hdf5-tools
       libhwloc-dev libyaml-dev libjansson-dev zlib1g-dev liblapacke-dev"
 if [ "$mode" = test ]; then
-  pkgs="$pkgs libcmocka-dev python3 python3-h5py python3-pandas"
+  # python3-jsonschema: tests/integration/exchange.sh validates exported T4 files
+  # against the community's schema (draft 2020-12: jsonschema 4.x).
+  pkgs="$pkgs libcmocka-dev python3 python3-h5py python3-pandas python3-jsonschema"
   # hipRTC, so tests/unit/test_hip compiles AMD code objects for real on a CPU:
   # bookworm's ROCm 5.2.3 has hipRTC inside the HIP runtime (libamdhip64-5), and
   # its code object manager (libamd-comgr2, a dependency, on libllvm15) carries

@@ -12,15 +12,16 @@
 # Objects are compiled separately under build/{fuzz,replay,san}/: the in-tree .o files
 # belong to the normal build. tests/fuzz/README.md has the details and the results.
 
-FUZZ_TARGETS  := job kernel expr wire archive
+FUZZ_TARGETS  := job kernel expr wire archive import
 FUZZ_CC       ?= clang-14
 REPLAY_CC     ?= gcc
 FUZZ_SECONDS  ?= 60
 # Everything the loaders, decoders and the archive reader use; wire_mpi.c is the
 # MPI transport only and would pull MPI into every target.
 FUZZ_SCHEMA   := $(filter-out schema/wire_mpi.o,$(SCHEMA_OBJS))
-# Only the archive target needs HDF5 code; the others stay linkable while the archive changes.
+# Only the archive and import targets need HDF5 code; the others stay linkable while the archive changes.
 FUZZ_OBJS_archive := $(FUZZ_SCHEMA)
+FUZZ_OBJS_import := $(FUZZ_SCHEMA)
 FUZZ_OBJS_DEFAULT := $(filter-out $(ARCHIVE_OBJS),$(FUZZ_SCHEMA))
 SAN_FLAGS     := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 # -O1 after ALL_CFLAGS' -O2: better stacks, still fast; the source tree for the

@@ -1,0 +1,152 @@
+#!/usr/bin/env bash
+# Integration tests of `tunefarm export` and `tunefarm import`: archives made
+# by real host runs (the known-optimum fixture, the fault fixture) exported as
+# CSV (read back by pandas.read_csv with no options), JSON, T4 (validated with
+# python3-jsonschema against the community's schema) and Kernel Tuner caches;
+# the six convolution caches of ../shared/datasets imported into one archive
+# that `tunefarm query` compares across six device classes of two vendors;
+# export(import(F)) holding F's configurations and times, for Kernel Tuner
+# caches and T4 files; and hostile files refused without touching the archive.
+# Kernel Tuner itself is not a test dependency: bench/kt_simulate.py runs its
+# simulation mode on exported caches (bench/results/export-kt-*.md).
+. "$(dirname "$0")/../lib.sh"
+cd "$TMP"
+FIX="$ROOT/tests/fixtures"
+CHECK="$PY $ROOT/tests/integration/check_exchange.py"
+DATA="$ROOT/../shared/datasets"
+CONV="$DATA/benchmark_hub/convolution_milo"
+
+echo "-- command line"
+check "export --help" "$TF" export --help
+check "import --help" "$TF" import --help
+check "help export" sh -c "\"$TF\" help export | grep -q 'kt-cache'"
+check "the command list names both" sh -c "\"$TF\" help | grep -q 'export ARCHIVE' && \"$TF\" help | grep -q 'import ARCHIVE'"
+expect_fail "export without --format exits 2" 2 "$TF" export nothing.h5
+expect_fail "an unknown format exits 2" 2 "$TF" export nothing.h5 --format xml
+check "  naming the formats" contains "$TMP/last" "none of csv, json, t4, kt-cache"
+expect_fail "import without a file exits 2" 2 "$TF" import nothing.h5
+
+echo "-- archives from real host runs"
+check "run the ranked fixture (38 configurations)" "$TF" run -q -n 1 "$FIX/ranked.yaml" -o ranked.h5
+check "run the fault fixture (every failure status)" "$TF" run -q -n 1 "$FIX/faulty.yaml" -o faulty.h5
+
+echo "-- export: CSV, JSON, T4, Kernel Tuner cache"
+check "CSV to standard output" sh -c "\"$TF\" export ranked.h5 --format csv >ranked.csv"
+check "  pandas.read_csv reads every row and column back" $CHECK csv ranked.h5 ranked.csv
+check "CSV with failures, to a file" "$TF" export faulty.h5 --format csv -o faulty.csv
+check "  statuses by name, NaN times, messages" $CHECK csv faulty.h5 faulty.csv
+check "  no temporary file left" sh -c "! ls faulty.csv.tmp.* 2>/dev/null"
+check "JSON" "$TF" export faulty.h5 --format json -o faulty.json
+check "  holds the archive's rows" $CHECK json faulty.h5 faulty.json
+if [ -d "$DATA/t4-schema" ]; then
+    check "T4 of the fault fixture" "$TF" export faulty.h5 --format t4 -o faulty_t4.json
+    check "  results and metadata validate against the T4 schemas" \
+        $CHECK t4 faulty_t4.json faulty_t4.metadata.json "$DATA/t4-schema"
+    check "T4 of the ranked fixture" "$TF" export ranked.h5 --format t4 -o ranked_t4.json
+    check "  validates" $CHECK t4 ranked_t4.json ranked_t4.metadata.json "$DATA/t4-schema"
+else
+    skip "T4 schema validation" "no $DATA/t4-schema"
+fi
+check "Kernel Tuner cache of the ranked fixture" "$TF" export ranked.h5 --format kt-cache -o ranked_kt.json
+check "  keyed and closed as Kernel Tuner reads it" $CHECK kt ranked_kt.json
+check "  an enum parameter keeps its strings" grep -q '"Z":\["a","b"\]' ranked_kt.json
+check "--run, --problem, --kernel select" sh -c "\"$TF\" export ranked.h5 --format csv --run 0 \
+    --problem base --kernel ranked | wc -l | grep -qx 39"
+expect_fail "a kernel the archive lacks" 2 "$TF" export ranked.h5 --format csv --kernel nope
+check "  says which it has" contains "$TMP/last" "has no kernel 'nope'; it has: ranked"
+expect_fail "a run the archive lacks" 2 "$TF" export ranked.h5 --format csv --run 3
+expect_fail "an unwritable output" 1 "$TF" export ranked.h5 --format csv -o /proc/nope/x.csv
+
+if [ ! -f "$CONV/A100.json.gz" ]; then
+    skip "import of the convolution caches" "no $CONV"
+    finish
+    exit
+fi
+
+echo "-- import: six Kernel Tuner caches, six device classes of two vendors"
+check "import five caches that name their device" "$TF" import conv.h5 "$CONV/A100.json.gz" \
+    "$CONV/A4000.json.gz" "$CONV/A6000.json.gz" "$CONV/W6600.json.gz" "$CONV/W7800.json.gz"
+cp conv.h5 before.h5
+expect_fail "MI250X's cache names no device: refused" 2 "$TF" import conv.h5 "$CONV/MI250X.json.gz"
+check "  saying to give --device" contains "$TMP/last" "give --device NAME"
+check "  the archive is untouched" cmp conv.h5 before.h5
+check "  and no journal left" test ! -e conv.h5.journal
+check "with --device, --arch" "$TF" import conv.h5 "$CONV/MI250X.json.gz" --device "AMD Instinct MI250X" --arch gfx90a
+"$TF" query conv.h5 >query.out 2>&1 || true
+check "query: a line per device class (six), in both tables" sh -c \
+    "[ \$(grep -c '^convolution_kernel 4096x4096 ' query.out) -eq 12 ]"
+check "  NVIDIA and AMD side by side" sh -c "grep -q 'NVIDIA RTX A6000' query.out && grep -q 'AMD Instinct MI250X' query.out && grep -q 'AMD Radeon PRO W7800' query.out"
+check "  failures counted per class (A6000: 3889 of 4362 ok)" grep -q '3889/4362.*compile_error 252, runtime_error 221' query.out
+best=$($CHECK best "$CONV/A100.json.gz")
+check "  the A100's best is its fastest median ($best)" grep -q "NVIDIA A100-PCIE-40GB  *$best" query.out
+check "  the cross-device table: each class's best on the other five" sh -c \
+    "grep -q 'Across device classes' query.out && [ \$(grep -c '(1.00x)' query.out) -ge 6 ] && \
+     grep -q '^  best of AMD Instinct MI250X:' query.out"
+check "importing a cache again adds nothing" sh -c "\"$TF\" import conv.h5 \"$CONV/A100.json.gz\" | grep -q 'nothing added'"
+check "  six runs still" sh -c "\"$TF\" status conv.h5 | grep -q '6 runs, 6 devices'"
+expect_fail "a Kernel Tuner cache of six classes is refused" 2 "$TF" export conv.h5 --format kt-cache
+check "  saying to choose with --device" contains "$TMP/last" "choose one with --device"
+check "CSV of 26172 rows that pandas reads" sh -c "\"$TF\" export conv.h5 --format csv -o conv.csv && $CHECK csv conv.h5 conv.csv"
+
+echo "-- round trip: export(import(F)) holds F's configurations and times"
+for dev in A100 A6000 MI250X; do
+    name="NVIDIA A100-PCIE-40GB"
+    [ $dev = A6000 ] && name="NVIDIA RTX A6000"
+    [ $dev = MI250X ] && name="AMD Instinct MI250X"
+    check "Kernel Tuner cache $dev" "$TF" export conv.h5 --format kt-cache --device "$name" -o rt_$dev.json
+    check "  holds $dev.json.gz's configurations and times" $CHECK kt-roundtrip "$CONV/$dev.json.gz" rt_$dev.json
+done
+for dev in A100 MI250X; do
+    check "T4 $dev: import" "$TF" import t4_$dev.h5 "$CONV/${dev}_T4.json.gz" --kernel convolution_kernel --device "$dev"
+    check "  export" "$TF" export t4_$dev.h5 --format t4 -o rt_t4_$dev.json
+    check "  holds ${dev}_T4.json.gz's configurations and times" $CHECK t4-roundtrip "$CONV/${dev}_T4.json.gz" rt_t4_$dev.json
+    check "  and validates" $CHECK t4 rt_t4_$dev.json rt_t4_$dev.metadata.json "$DATA/t4-schema"
+done
+
+echo "-- hostile files never touch the archive"
+cp ranked.h5 keep.h5
+# refused NAME TEXT FILE [OPTIONS]: importing FILE into ranked.h5 exits 2 with
+# TEXT in the message, and ranked.h5 stays byte for byte as it was.
+refused() {
+    local name=$1 text=$2 file=$3 rc=0
+    shift 3
+    "$TF" import ranked.h5 "$file" "$@" >"$TMP/out" 2>&1 || rc=$?
+    cp "$TMP/out" "$TMP/last"
+    if [ "$rc" -eq 2 ] && contains "$TMP/out" "$text" && cmp -s ranked.h5 keep.h5 &&
+        [ ! -e ranked.h5.journal ] && ! ls ranked.h5.tmp.* >/dev/null 2>&1; then
+        pass "$name"
+    else
+        echo "      exit $rc; expected 2 with '$text' and the archive untouched" >>"$TMP/out"
+        fail "$name" "$TMP/out"
+    fi
+}
+head -c 300000 "$CONV/A4000.json.gz" >cut.json.gz
+refused "a truncated gzip'd cache" "truncated gzip data" cut.json.gz
+zcat "$CONV/A4000.json.gz" | head -c 5000 >cut.json
+refused "a cache cut in the middle of its JSON" "not valid JSON" cut.json
+check "  the message names file:line:col" grep -Eq 'cut\.json:[0-9]+:[0-9]+: error: not valid JSON' "$TMP/last"
+zcat "$CONV/A4000.json.gz" | sed 's/^"tune_params": {$/"tune_params": "all", "unused": {/' >types.json
+refused "tune_params of the wrong type" "tune_params" types.json
+zcat "$CONV/A4000.json.gz" | sed 's/"RuntimeFailedConfig"/"MeltedConfig"/' >status.json
+refused "an unknown failure name" '"MeltedConfig": expected milliseconds or one of Kernel Tuner' status.json
+zcat "$CONV/A4000.json.gz" | sed '0,/"time": [0-9]/s/"time": \([0-9]\)/"time": true, "x": \1/' >wrongtime.json
+refused "a time that is a list" "has no 'time'" wrongtime.json
+printf '{"results": [{"configuration": {"X": 1}, "times": {}, "invalidity": "meh", "correctness": 0}]}' >t4bad.json
+refused "a T4 invalidity outside the schema's" 'results[0].invalidity: "meh"' t4bad.json --kernel t --device d
+refused "a kernel whose parameters differ from the archive's" "archive kernel 'ranked' has parameters" \
+    "$CONV/A4000.json.gz" --kernel ranked
+refused "the archive named as a file" "is the archive" ranked.h5
+( flock 9; sleep 30 ) 9>>ranked.h5.journal &
+locker=$!
+sleep 1
+rc=0
+"$TF" import ranked.h5 "$CONV/A4000.json.gz" >lock.out 2>&1 || rc=$?
+check "an archive a run holds (its journal locked) is refused" sh -c "[ $rc -eq 2 ] && grep -q 'in use by another run' lock.out"
+check "  and left as it was" cmp -s ranked.h5 keep.h5
+kill "$locker" 2>/dev/null || true
+wait "$locker" 2>/dev/null || true
+rm -f ranked.h5.journal
+check "a good file after all that is imported" "$TF" import -q ranked.h5 "$CONV/A4000.json.gz"
+check "  beside the ranked kernel" sh -c "\"$TF\" query ranked.h5 | grep -q 'X=2 Y=1 Z=a' && \"$TF\" query ranked.h5 | grep -q 'NVIDIA RTX A4000'"
+
+finish
