@@ -399,17 +399,11 @@ void tf_replay_answer(const struct tf_replay *r, uint32_t kernel, uint32_t probl
     const struct kmap *m = &r->k[kernel];
     if (problem >= (uint32_t)m->nproblems || m->rows[problem] == NULL)
         goto missing;
-    size_t lo = 0, hi = m->nrows[problem];
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (m->rows[problem][mid].config < idx)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    if (lo == m->nrows[problem] || m->rows[problem][lo].config != idx)
+    const struct arow key = {idx, NULL};
+    const struct arow *row = bsearch(&key, m->rows[problem], m->nrows[problem], sizeof key, cmp_arow);
+    if (row == NULL)
         goto missing;
-    *out = *m->rows[problem][lo].r;
+    *out = *row->r;
     out->kernel = kernel;
     out->problem = problem;
     out->config = config;
