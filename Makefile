@@ -28,7 +28,7 @@ LIBS      := $(shell $(PKG) --libs $(PKGS)) -ldl -lpthread -lm
 SCHEMA_OBJS := schema/error.o schema/status.o schema/hash.o schema/device.o schema/result.o \
                schema/bundle.o schema/yamldoc.o schema/expr.o schema/kernel.o schema/job.o \
                schema/space.o schema/wire.o schema/wire_mpi.o schema/archive.o \
-               schema/ktcache.o
+               schema/ktcache.o schema/parammap.o
 COORD_OBJS  := coordinator/coordinator.o coordinator/plan.o coordinator/progress.o \
                coordinator/report.o coordinator/journal.o \
                coordinator/strategy.o coordinator/strategy_brute_force.o \
@@ -44,7 +44,7 @@ LIB         := build/libtunefarm.a
 ALL_OBJS    := $(SCHEMA_OBJS) $(COORD_OBJS) $(WORKER_OBJS) $(MAIN_OBJS)
 
 UNIT_TESTS  := expr loader space wire archive journal report measure verify host runner compiler cuda hip \
-               portability strategy ktcache replay
+               portability strategy ktcache replay parammap
 UNIT_BINS   := $(UNIT_TESTS:%=tests/unit/test_%)
 
 .PHONY: all test check unit integration check-faults slurm install uninstall clean bench-space deps \

@@ -44,6 +44,7 @@
 
 #include "../schema/archive.h"
 #include "../schema/job.h"
+#include "../schema/parammap.h"
 #include "../schema/wire.h"
 #include "journal.h"
 #include "plan.h"
@@ -1479,12 +1480,6 @@ fail:
     return code;
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
 static void format_time(double unix_seconds, char *out, size_t cap)
 {
     time_t t = (time_t)unix_seconds;
@@ -1519,7 +1514,7 @@ static void status_run(const struct tf_archive *a, uint32_t run, char (*keys)[25
                     ids[n++] = row->r.config * 3 + row->r.phase;
                     counts[row->r.status]++;
                 }
-                qsort(ids, n, sizeof *ids, cmp_u64);
+                qsort(ids, n, sizeof *ids, tf_config_cmp);
                 uint64_t distinct = 0;
                 for (uint64_t i = 0; i < n; i++)
                     distinct += i == 0 || ids[i] != ids[i - 1];

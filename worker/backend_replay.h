@@ -12,9 +12,11 @@
  * refused before anything starts (tf_replay_open names the difference). A
  * configuration SOURCE does not hold is `invalid` ("not in the replay
  * source"). An archive answers kernel K's problem P from its rows of kernel K
- * and problem P (the latest row of a configuration wins) measured on its one
- * device class (an archive with several classes for K is refused); a Kernel
- * Tuner cache has one kernel and problem and answers every one.
+ * and problem P (the latest row of a configuration wins); the rows of every
+ * job kernel must be of one device class, the replay's device (an archive
+ * whose job kernels were measured on two classes, in one kernel or across
+ * them, is refused); a Kernel Tuner cache has one kernel and problem and
+ * answers every one.
  *
  * Simulated clock: each replay worker spends the recorded compile + benchmark
  * time of each configuration (archive: compile_time + device_time), divided

@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "../schema/job.h"
+#include "../schema/parammap.h"
 #include "../schema/space.h"
 #include "backend.h"
 #include "compile.h"
@@ -40,12 +41,6 @@ static double mono_now(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
 }
 
 /* The first `limit` valid configurations of `s` in index order (all of them
@@ -135,7 +130,7 @@ int tf_precompile_variants(const struct tf_job *job, const struct tf_job_kernel 
         free(all);
         return -1;
     }
-    qsort(all, count, sizeof *all, cmp_u64);
+    qsort(all, count, sizeof *all, tf_config_cmp);
     uint64_t unique = 0;
     for (uint64_t i = 0; i < count; i++)
         if (unique == 0 || all[unique - 1] != all[i])
