@@ -28,8 +28,6 @@
 #include "../schema/status.h"
 #include "backend.h"
 
-#define REPLAY_MAX_WORKERS 4096
-
 /* An archive row of a source configuration. */
 struct arow {
     uint64_t config;    /* source index */
@@ -359,9 +357,11 @@ static int replay_probe(struct tf_error *err)
                         "SOURCE)");
 }
 
+/* One replay device: each worker describes it with its own ordinal (worker.c
+ * asks tf_replay_device directly, so a node's workers have no limit). */
 static int replay_device_count(void)
 {
-    return active ? REPLAY_MAX_WORKERS : 0; /* one simulated device per worker */
+    return active ? 1 : 0;
 }
 
 static int replay_describe(int ordinal, struct tf_device *out, struct tf_error *err)

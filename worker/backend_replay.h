@@ -23,7 +23,8 @@
  * by the speed (--speed 100: 100 simulated seconds per real second; 0 or
  * `instant`: no waiting). Results are stamped with the simulated time. The
  * device is SOURCE's (KT cache: its device_name; archive: its device row),
- * backend `replay`, one per worker (uuid replay-N). */
+ * backend `replay`, one per worker (uuid replay-N, N the worker's index among
+ * its node's workers: distinct on a node, however many there are). */
 #ifndef TF_BACKEND_REPLAY_H
 #define TF_BACKEND_REPLAY_H
 

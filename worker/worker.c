@@ -18,11 +18,14 @@
  * those queue entries end without a result.
  * A replay worker (backend_replay.h: --replay) has no pool and no runner: it
  * answers each configuration from the replay source and keeps a simulated
- * clock, waiting the recorded compile + benchmark time divided by the speed. */
+ * clock, waiting the recorded compile + benchmark time divided by the speed
+ * (at most REPLAY_MAX_WAIT for one configuration). Its device is replay-N, N
+ * its index among the node's workers, so any number of them share no device. */
 #include "worker.h"
 
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,6 +47,7 @@
 #define RESULTS_MAX_DELAY 1.0
 #define WORKER_MAX_SERVED 64 /* (class, kernel, problem) spaces a compile rank keeps */
 #define WORKER_MAX_POOLS 8   /* (backend, arch) pools a compile rank keeps */
+#define REPLAY_MAX_WAIT 3600.0 /* real seconds a replay worker waits for one configuration */
 
 struct pending {
     uint32_t kernel, problem, phase;
@@ -369,9 +373,12 @@ static int worker_measure_next(struct worker *w, struct tf_error *err)
         if (speed > 0) { /* the simulated clock, scaled: wait until it is due */
             double due = w->sim_start + w->sim_elapsed / speed, now = worker_wall();
             if (due > now) {
-                double s = due - now;
-                struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
-                while (nanosleep(&ts, &ts) != 0)
+                /* At most REPLAY_MAX_WAIT for one configuration (the clock then
+                 * runs ahead of the wall; a recorded time of 1e300 s would
+                 * not fit a time_t); interrupted sleeps go on, failed ones end. */
+                double s = due - now < REPLAY_MAX_WAIT ? due - now : REPLAY_MAX_WAIT;
+                struct timespec ts = {(time_t)s, (long)((s - floor(s)) * 1e9)};
+                while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
                     ;
             }
         }
@@ -630,6 +637,21 @@ int tf_worker_run(const char *exe, int local_index, int compile_rank)
         return 0;
     }
 
+    if (tf_replay_active() != NULL) {
+        /* Each replay worker is a simulated device of its own, replay-N after
+         * its index among the node's workers: no device to share, no limit. */
+        w.replay = tf_replay_active();
+        tf_replay_device(w.replay, local_index, &w.dev);
+        w.backend = &tf_backend_replay;
+        w.ordinal = local_index;
+        w.sim_start = worker_wall();
+        tf_wire_hello(&w.buf, &w.dev, ""); /* compiles for no one */
+        /* Few configurations ahead: a strategy's asks stay fine-grained. */
+        if (tf_wire_send(0, &w.buf, &err) || worker_loop(&w, 1, &err))
+            goto fail;
+        worker_destroy(&w);
+        return 0;
+    }
     struct tf_device devs[WORKER_MAX_DEVICES];
     const char *backend_of[WORKER_MAX_DEVICES];
     int ordinal_of[WORKER_MAX_DEVICES];
@@ -649,16 +671,6 @@ int tf_worker_run(const char *exe, int local_index, int compile_rank)
     w.dev = devs[pick];
     w.backend = tf_backend_find(backend_of[pick]);
     w.ordinal = ordinal_of[pick];
-    if (w.backend == &tf_backend_replay) {
-        w.replay = tf_replay_active();
-        w.sim_start = worker_wall();
-        tf_wire_hello(&w.buf, &w.dev, ""); /* compiles for no one */
-        /* Few configurations ahead: a strategy's asks stay fine-grained. */
-        if (tf_wire_send(0, &w.buf, &err) || worker_loop(&w, 1, &err))
-            goto fail;
-        worker_destroy(&w);
-        return 0;
-    }
 
     /* A GPU worker compiles on the cores nearest its GPU; the host worker
      * measures on a core, so it leaves that one to the runner. */
