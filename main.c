@@ -686,7 +686,10 @@ static int cmd_run(int argc, char **argv, const char *exe)
                          argv[i]);
     opt.command_line = command;
 
-    MPI_Init(&argc, &argv);
+    /* Serialized: a worker's heartbeat thread sends while its main thread
+     * waits on its device (worker.c); the two never call MPI at once. */
+    int thread_level;
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &thread_level);
     int rank, local_index = 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     /* A worker's index among the device workers of its node picks its device
