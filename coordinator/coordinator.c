@@ -43,6 +43,7 @@
  * TF_EXIT_INTERRUPTED so a requeue script knows to resubmit. */
 #include "coordinator.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1763,11 +1764,26 @@ static void merge_report(const char *in_path, const struct tf_archive *in,
     free(after);
 }
 
+/* Test hook: TUNEFARM_TEST_MERGE_PAUSE=SECONDS sleeps between reading an
+ * input's journal and its archive, so the fault tests can checkpoint a live
+ * run in between (tests/faults/scenarios/22-coordinator.sh). */
+static void merge_test_pause(void)
+{
+    const char *v = getenv("TUNEFARM_TEST_MERGE_PAUSE");
+    const double s = v ? atof(v) : 0;
+    if (s > 0 && s < 60) {
+        struct timespec ts = {(time_t)s, (long)((s - floor(s)) * 1e9)};
+        while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+            ;
+    }
+}
+
 int tf_coordinator_merge(const char *out_path, char *const *inputs, int n, bool quiet)
 {
     struct tf_error err = {0};
     struct tf_archive *out = NULL, *in = NULL;
     struct tf_journal *in_journal = NULL;
+    struct tf_journal_image *image = NULL;
     struct tf_journal_replay replay;
     uint64_t *before = NULL;
     bool *ended = NULL;
@@ -1788,14 +1804,21 @@ int tf_coordinator_merge(const char *out_path, char *const *inputs, int n, bool 
             goto fail;
         }
         /* A shared lock on the input's journal: no run starts on it while it is
-         * read. A run that holds it is live: what it has so far is merged. */
+         * read. A run that holds it is live: what it has so far is merged. Its
+         * journal is read before its archive: a checkpoint between the two
+         * leaves records the archive holds already (stale, skipped), where
+         * the other order met a journal ahead of its archive and refused it. */
         bool live = false;
-        if (tf_journal_open_read(inputs[i], &in_journal, &live, &err) != 0)
+        if (tf_journal_open_read(inputs[i], &in_journal, &live, &err) != 0 ||
+            (in_journal != NULL && tf_journal_read(in_journal, inputs[i], &image, &err) != 0))
             goto fail;
+        merge_test_pause();
         in = tf_archive_read(inputs[i], &err);
-        if (in == NULL || (in_journal != NULL &&
-                           tf_journal_replay(in_journal, inputs[i], in, &replay, &err) != 0))
+        if (in == NULL ||
+            (image != NULL && tf_journal_replay_image(image, inputs[i], in, &replay, &err) != 0))
             goto fail;
+        tf_journal_image_destroy(image);
+        image = NULL;
         const int nbefore = out->nruns;
         before = rows_per_run(out);
         ended = tf_xcalloc((size_t)nbefore + 1, sizeof *ended);
@@ -1844,6 +1867,7 @@ fail:
     }
     free(before);
     free(ended);
+    tf_journal_image_destroy(image);
     tf_journal_close(in_journal);
     tf_journal_close(journal);
     tf_archive_destroy(in);

@@ -81,3 +81,21 @@ t = h5py.File('wide.h5')['kernels/wide_index/results'][()]
 got = sorted((int(r['config']), int(r['phase'])) for r in t)
 assert got == [(0, 1), (0, 2), (6148914691236517205, 1), (6148914691236517205, 2)], got
 \""
+
+echo "-- merging a live run across its checkpoints"
+# The merge reads the input's journal, then (2.5 s later: test hook) its
+# archive, while the run checkpoints every second: the journal read is then
+# behind the archive, whose rows hold it. (Read the other way round, the
+# journal was ahead of the archive: "the archive was removed or replaced by
+# an older copy", exit 2.)
+start mcp.h5
+if wait_results mcp.h5 5; then
+    check "merge of a live run, checkpoints between its journal and archive reads" sh -c "
+        TUNEFARM_TEST_MERGE_PAUSE=2.5 \"$TF\" merge mcpout.h5 mcp.h5 >mcpout.1 2>&1 &&
+        grep -q 'STILL RUNNING' mcpout.1 || { cat mcpout.1; exit 1; }"
+    finish_rc
+    check "  once it ended, merging again completes it" sh -c "
+        [ $RUN_RC -eq 0 ] && \"$TF\" merge mcpout.h5 mcp.h5 >mcpout.2 2>&1 &&
+        grep -q 'rows added to run 0 .*now finished' mcpout.2"
+    verdict "  the merged archive holds the whole run, none twice" mcpout.h5
+else fail "live merge across checkpoints: no results reached the journal" mcp.h5.out; kill "$RUN_PID" 2>/dev/null || true; fi
