@@ -67,6 +67,9 @@ tests/unit/test_%: tests/unit/test_%.c $(LIB)
 bench/space: bench/space.c $(LIB)
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -I. $< -o $@ $(LIB) $(LIBS)
 
+bench/coordinator/warm_seeds: bench/coordinator/warm_seeds.c $(LIB)
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -I. $< -o $@ $(LIB) $(LIBS)
+
 unit: $(UNIT_BINS)
 	@tests/run_unit.sh $(UNIT_BINS)
 
@@ -106,7 +109,8 @@ deps:
 	scripts/deps.sh test
 
 clean:
-	rm -f tunefarm $(ALL_OBJS) $(ALL_OBJS:.o=.d) $(UNIT_BINS) bench/space bench/strategy/study
+	rm -f tunefarm $(ALL_OBJS) $(ALL_OBJS:.o=.d) $(UNIT_BINS) bench/space bench/strategy/study \
+	      bench/coordinator/warm_seeds
 	rm -rf build
 
 -include $(ALL_OBJS:.o=.d)
