@@ -1612,6 +1612,21 @@ static void format_time(double unix_seconds, char *out, size_t cap)
         strftime(out, cap, "%Y-%m-%d %H:%M:%S", &tm);
 }
 
+/* A configuration and phase of a row (never folded into one number: config
+ * * 3 + phase wraps above 2^64 / 3). */
+struct config_phase {
+    uint64_t config;
+    uint8_t phase;
+};
+
+static int cmp_config_phase(const void *a, const void *b)
+{
+    const struct config_phase *x = a, *y = b;
+    if (x->config != y->config)
+        return x->config < y->config ? -1 : 1;
+    return (x->phase > y->phase) - (x->phase < y->phase);
+}
+
 /* One line per (kernel, problem, class) of run `run`: measured (distinct
  * configuration and phase) by status, and against its plan what remains. */
 static void status_run(const struct tf_archive *a, uint32_t run, char (*keys)[256], FILE *out)
@@ -1627,19 +1642,19 @@ static void status_run(const struct tf_archive *a, uint32_t run, char (*keys)[25
                 if (seen)
                     continue;
                 uint64_t n = 0, counts[TF_STATUS_COUNT] = {0};
-                uint64_t *ids = tf_xmalloc(sizeof *ids * (ak->nrows ? ak->nrows : 1));
+                struct config_phase *ids = tf_xmalloc(sizeof *ids * (ak->nrows ? ak->nrows : 1));
                 for (uint64_t r = 0; r < ak->nrows; r++) {
                     const struct tf_archive_row *row = &ak->rows[r];
                     if (row->run != run || row->r.problem != (uint32_t)p ||
                         strcmp(keys[row->device], keys[d]) != 0)
                         continue;
-                    ids[n++] = row->r.config * 3 + row->r.phase;
+                    ids[n++] = (struct config_phase){row->r.config, row->r.phase};
                     counts[row->r.status]++;
                 }
-                qsort(ids, n, sizeof *ids, tf_config_cmp);
+                qsort(ids, n, sizeof *ids, cmp_config_phase);
                 uint64_t distinct = 0;
                 for (uint64_t i = 0; i < n; i++)
-                    distinct += i == 0 || ids[i] != ids[i - 1];
+                    distinct += i == 0 || cmp_config_phase(&ids[i], &ids[i - 1]) != 0;
                 free(ids);
                 const struct tf_archive_plan *plan = NULL;
                 for (int i = 0; i < a->nplans && plan == NULL; i++)

@@ -81,6 +81,9 @@ t = h5py.File('wide.h5')['kernels/wide_index/results'][()]
 got = sorted((int(r['config']), int(r['phase'])) for r in t)
 assert got == [(0, 1), (0, 2), (6148914691236517205, 1), (6148914691236517205, 2)], got
 \""
+check "  status counts four distinct, none repeated" sh -c "
+    \"$TF\" status wide.h5 >wide.status && grep -q 'two on .*: 4 of 4 measured' wide.status &&
+    ! grep -q 'repeat' wide.status || { cat wide.status; exit 1; }"
 
 echo "-- merging a live run across its checkpoints"
 # The merge reads the input's journal, then (2.5 s later: test hook) its
