@@ -29,8 +29,8 @@
 
 #include <errno.h>
 #include <limits.h>
-#include <pthread.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,9 +66,8 @@ struct heartbeat {
     pthread_cond_t wake;
     bool running;       /* the thread was started (MPI allows it) */
     bool stop;
-    bool owes;          /* results still to come: set on WORK, cleared by the main
-                           thread's flush with the queue empty (no beat follows the last
-                           results, which would be left unread) */
+    uint64_t unanswered; /* configurations queued to measure whose results are not in
+                            the batch yet (compile-only entries owe nothing) */
     double last_sent;   /* when the worker last sent anything (worker_now) */
     /* The batch (worker.batch, nbatch, last_flush) is under `mu` too: the
      * heartbeat sends results that wait while the main thread is busy. */
@@ -229,14 +228,19 @@ static void worker_flush_locked(struct worker *w, struct tf_buf *b)
     w->last_flush = w->hb.last_sent = worker_now();
 }
 
-/* Send the batch; with the queue empty nothing more is owed, so no beat
- * follows (main thread only: it owns the queue). */
 static void worker_flush(struct worker *w)
 {
     pthread_mutex_lock(&w->hb.mu);
     worker_flush_locked(w, &w->buf);
-    w->hb.owes = w->len > 0;
     pthread_mutex_unlock(&w->hb.mu);
+}
+
+/* Results still to come from this worker (under w->hb.mu). Once the last
+ * one is sent it owes nothing and no beat follows, which the coordinator,
+ * done with it, would leave unread. */
+static bool worker_owes(const struct worker *w)
+{
+    return w->hb.unanswered > 0 || w->nbatch > 0;
 }
 
 /* Every second of silence while results are owed: the results waiting in
@@ -252,7 +256,7 @@ static void *heartbeat_main(void *arg)
         clock_gettime(CLOCK_REALTIME, &until);
         until.tv_sec += (time_t)HEARTBEAT_INTERVAL;
         pthread_cond_timedwait(&hb->wake, &hb->mu, &until);
-        if (hb->stop || !hb->owes || worker_now() - hb->last_sent < HEARTBEAT_INTERVAL)
+        if (hb->stop || !worker_owes(w) || worker_now() - hb->last_sent < HEARTBEAT_INTERVAL)
             continue;
         if (w->nbatch > 0) {
             worker_flush_locked(w, &hb->buf);
@@ -303,6 +307,7 @@ static void heartbeat_stop(struct worker *w)
 static void worker_emit(struct worker *w, const struct tf_result *r)
 {
     pthread_mutex_lock(&w->hb.mu);
+    w->hb.unanswered--;
     w->batch[w->nbatch++] = *r;
     if (w->nbatch == RESULTS_BATCH || worker_now() - w->last_flush >= RESULTS_MAX_DELAY)
         worker_flush_locked(w, &w->buf);
@@ -333,7 +338,7 @@ static void worker_push(struct worker *w, uint32_t kernel, uint32_t problem, uin
     p->ticket = w->replay ? 0 : tf_compile_submit(pool ? pool : w->pool, w->job->kernels[kernel].kernel, config);
     if (pool == NULL) {
         pthread_mutex_lock(&w->hb.mu);
-        w->hb.owes = true;
+        w->hb.unanswered++;
         pthread_mutex_unlock(&w->hb.mu);
     }
 }
