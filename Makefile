@@ -34,7 +34,7 @@ ARCHIVE_OBJS := schema/archive.o schema/archive_merge.o schema/archive_validate.
 SCHEMA_OBJS := schema/error.o schema/status.o schema/hash.o schema/device.o schema/result.o \
                schema/bundle.o schema/yamldoc.o schema/expr.o schema/kernel.o schema/job.o \
                schema/space.o schema/wire.o schema/wire_mpi.o $(ARCHIVE_OBJS) \
-               schema/ktcache.o schema/exchange.o
+               schema/ktcache.o schema/exchange.o schema/parammap.o
 COORD_OBJS  := coordinator/coordinator.o coordinator/plan.o coordinator/progress.o \
                coordinator/report.o coordinator/journal.o \
                coordinator/strategy.o coordinator/strategy_brute_force.o \
@@ -52,7 +52,7 @@ LIB         := build/libtunefarm.a
 ALL_OBJS    := $(SCHEMA_OBJS) $(COORD_OBJS) $(WORKER_OBJS) $(TOOLS_OBJS) $(MAIN_OBJS)
 
 UNIT_TESTS  := expr loader space wire archive journal report measure verify host runner compiler cuda hip \
-               portability strategy ktcache replay exchange export import
+               portability strategy ktcache replay exchange export import parammap
 UNIT_BINS   := $(UNIT_TESTS:%=tests/unit/test_%)
 
 .PHONY: all test check unit integration check-faults slurm install uninstall clean bench-space deps \
@@ -77,6 +77,9 @@ bench/space: bench/space.c $(LIB)
 
 # What one configuration costs the runner around the variant (bench/results/runner-overhead-*.md).
 bench/runner_overhead: bench/runner_overhead.c $(LIB)
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -I. $< -o $@ $(LIB) $(LIBS)
+
+bench/coordinator/warm_seeds: bench/coordinator/warm_seeds.c $(LIB)
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -I. $< -o $@ $(LIB) $(LIBS)
 
 unit: $(UNIT_BINS)
@@ -122,7 +125,8 @@ deps:
 	scripts/deps.sh test
 
 clean:
-	rm -f tunefarm $(ALL_OBJS) $(ALL_OBJS:.o=.d) $(UNIT_BINS) bench/space bench/runner_overhead bench/strategy/study
+	rm -f tunefarm $(ALL_OBJS) $(ALL_OBJS:.o=.d) $(UNIT_BINS) bench/space bench/runner_overhead bench/strategy/study \
+	      bench/coordinator/warm_seeds
 	rm -rf build
 
 -include $(ALL_OBJS:.o=.d)

@@ -107,9 +107,10 @@ static const char usage_run[] =
     "                         (backend `replay`), whatever the job's targets say.\n"
     "                         The job's kernels must describe SOURCE's parameters\n"
     "                         (names and values); the /runs row names SOURCE\n"
-    "  -s, --speed X          replay: simulated seconds per real second (each\n"
-    "                         worker spends the recorded compile + benchmark\n"
-    "                         time / X); 0 or `instant` (default): no waiting\n"
+    "  -s, --speed X          replay: simulated seconds per real second, 1e-6 to\n"
+    "                         1e9 (each worker spends the recorded compile +\n"
+    "                         benchmark time / X, at most an hour per\n"
+    "                         configuration); 0 or `instant` (default): no waiting\n"
     "  -h, --help             this text\n"
     "\n"
     "exit codes:\n"
@@ -504,39 +505,68 @@ static int self_launch(const char *exe, int argc, char **argv, int workers)
 }
 
 /* --replay: the job loaded and matched against SOURCE. Every rank prepares it
- * (workers answer from it; rank 0 refuses a mismatch before anything runs).
- * A job that does not load is left to the coordinator to report. */
+ * (workers answer from it; rank 0 refuses a mismatch before anything runs,
+ * then lets it go). A job that does not load is left to the coordinator to
+ * report. */
 struct replay_prep {
     struct tf_bundle *bundle;
     struct tf_job *job;
     struct tf_replay *replay;
 };
 
-static int replay_prepare(const char *job_path, const char *source, double speed, bool loud,
-                          struct replay_prep *rp)
+/* An exit code; on TF_EXIT_USAGE `err` says why. */
+static int replay_prepare(const char *job_path, const char *source, double speed,
+                          struct replay_prep *rp, struct tf_error *err)
 {
-    struct tf_error err = {0};
     rp->bundle = tf_bundle_create();
-    rp->job = tf_job_load(job_path, rp->bundle, &err);
-    if (rp->job == NULL)
+    rp->job = tf_job_load(job_path, rp->bundle, err);
+    if (rp->job == NULL) {
+        tf_error_clear(err);
         return TF_EXIT_OK;
-    rp->replay = tf_replay_open(source, rp->job, &err);
-    if (rp->replay == NULL) {
-        if (loud)
-            tf_error_print(&err, "tunefarm run --replay", stderr);
-        return TF_EXIT_USAGE;
     }
+    rp->replay = tf_replay_open(source, rp->job, err);
+    if (rp->replay == NULL)
+        return TF_EXIT_USAGE;
     tf_replay_set_active(rp->replay, speed);
     return TF_EXIT_OK;
 }
 
-static void replay_release(struct replay_prep *rp)
+static void replay_prep_destroy(struct replay_prep *rp)
 {
     tf_replay_set_active(NULL, 0);
     tf_replay_destroy(rp->replay);
     tf_job_destroy(rp->job);
     tf_bundle_destroy(rp->bundle);
     *rp = (struct replay_prep){0};
+}
+
+/* Every rank of a --replay run prepares the source (collective); the worst
+ * code of all ranks is returned. A rank that fails says why, with its rank
+ * and host, unless rank 0 said the same (a mismatch every rank finds): a
+ * source that one node cannot read is named by that node. Rank 0 answers
+ * nothing, so it lets the source go at once (a large archive or cache stays
+ * in the workers' memory only). */
+static int replay_prepare_all(const char *job_path, const char *source, double speed, int rank,
+                              struct replay_prep *rp)
+{
+    struct tf_error err = {0};
+    int code = replay_prepare(job_path, source, speed, rp, &err), worst = code;
+    MPI_Allreduce(&code, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    char said[sizeof err.message];
+    tf_strlcpy(said, code != TF_EXIT_OK ? err.message : "", sizeof said);
+    MPI_Bcast(said, (int)sizeof said, MPI_CHAR, 0, MPI_COMM_WORLD);
+    if (rank == 0 && code != TF_EXIT_OK) {
+        tf_error_print(&err, "tunefarm run --replay", stderr);
+    } else if (code != TF_EXIT_OK && strcmp(said, err.message) != 0) {
+        char host[256] = "";
+        gethostname(host, sizeof host - 1);
+        char prog[320];
+        snprintf(prog, sizeof prog, "tunefarm run --replay: rank %d on %s", rank, host);
+        tf_error_print(&err, prog, stderr);
+    }
+    if (rank == 0)
+        replay_prep_destroy(rp);
+    return worst;
 }
 
 static int cmd_run(int argc, char **argv, const char *exe)
@@ -564,9 +594,11 @@ static int cmd_run(int argc, char **argv, const char *exe)
         case 's': {
             char *end;
             double v = strcmp(optarg, "instant") == 0 ? 0 : strtod(optarg, &end);
-            if ((strcmp(optarg, "instant") != 0 && *end) || !(v >= 0 && v <= 1e9)) {
+            /* Below 1e-6 a recorded millisecond is a quarter of an hour: a typo. */
+            if ((strcmp(optarg, "instant") != 0 && *end) || !(v >= 0 && v <= 1e9) ||
+                (v > 0 && v < 1e-6)) {
                 fprintf(stderr, "tunefarm run: --speed wants simulated seconds per real second "
-                                "(0 to 1e9) or 'instant', got '%s'\n", optarg);
+                                "(1e-6 to 1e9), or 0 or 'instant', got '%s'\n", optarg);
                 return TF_EXIT_USAGE;
             }
             speed = v;
@@ -641,8 +673,11 @@ static int cmd_run(int argc, char **argv, const char *exe)
     if (!under_launcher()) {
         /* A mismatched source is refused here, before mpirun starts ranks. */
         if (replay != NULL) {
-            int code = replay_prepare(opt.job_path, replay, speed, true, &rp);
-            replay_release(&rp);
+            struct tf_error err = {0};
+            int code = replay_prepare(opt.job_path, replay, speed, &rp, &err);
+            if (code != TF_EXIT_OK)
+                tf_error_print(&err, "tunefarm run --replay", stderr);
+            replay_prep_destroy(&rp);
             if (code != TF_EXIT_OK)
                 return code;
         }
@@ -656,7 +691,10 @@ static int cmd_run(int argc, char **argv, const char *exe)
                          argv[i]);
     opt.command_line = command;
 
-    MPI_Init(&argc, &argv);
+    /* Serialized: a worker's heartbeat thread sends while its main thread
+     * waits on its device (worker.c); the two never call MPI at once. */
+    int thread_level;
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &thread_level);
     int rank, local_index = 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     /* A worker's index among the device workers of its node picks its device
@@ -672,13 +710,12 @@ static int cmd_run(int argc, char **argv, const char *exe)
     free(ranks);
     MPI_Comm_free(&node);
     if (replay != NULL) {
-        int code = replay_prepare(opt.job_path, replay, speed, rank == 0, &rp), worst = code;
-        MPI_Allreduce(&code, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+        int worst = replay_prepare_all(opt.job_path, replay, speed, rank, &rp);
         if (worst != TF_EXIT_OK) {
             const char *sp = getenv("TUNEFARM_STATUS_FILE");
             if (rank == 0 && sp != NULL)
                 write_number(sp, worst);
-            replay_release(&rp);
+            replay_prep_destroy(&rp);
             finalize_bounded(rank, worst, false);
             return sp == NULL ? worst : 0;
         }
@@ -727,7 +764,7 @@ static int cmd_run(int argc, char **argv, const char *exe)
         write_number(status_path, code);
     const int exit_code = status_path == NULL && rank == 0 ? code : 0;
     finalize_bounded(rank, exit_code, true);
-    replay_release(&rp);
+    replay_prep_destroy(&rp);
     return exit_code;
 }
 

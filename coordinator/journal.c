@@ -17,7 +17,9 @@
  * record before it appends any, so a refused journal changes nothing. The run
  * holds an exclusive flock(2) on the journal, which also keeps a second run
  * off the same archive; `tunefarm merge` holds a shared one on each input's
- * journal while it reads it. Format TFJRNL01 (16-byte header: magic and
+ * journal while it reads it, and reads it before the archive
+ * (tf_journal_read, then tf_journal_replay_image): a live run's checkpoint
+ * between the two reads leaves records the archive holds, recognised as such. Format TFJRNL01 (16-byte header: magic and
  * checkpoint, no id, no CRC) is read only beside an archive that has no id
  * either (both written by a tunefarm before ids); schema/archive.md. */
 #include "journal.h"
@@ -388,62 +390,100 @@ static int check_header(const unsigned char *data, size_t len, const struct tf_a
     return 0;
 }
 
-int tf_journal_replay(struct tf_journal *j, const char *archive_path, struct tf_archive *a,
-                      struct tf_journal_replay *out, struct tf_error *err)
-{
+struct tf_journal_image {
     char path[4096];
+    unsigned char *data;
+    size_t len;
+    bool present;      /* the file exists (read without a handle), or holds bytes */
+};
+
+void tf_journal_image_destroy(struct tf_journal_image *im)
+{
+    if (im == NULL)
+        return;
+    free(im->data);
+    free(im);
+}
+
+int tf_journal_read(struct tf_journal *j, const char *archive_path,
+                    struct tf_journal_image **out, struct tf_error *err)
+{
+    struct tf_journal_image *im = tf_xcalloc(1, sizeof *im);
     int fd = -1, rc = -1;
-    unsigned char *data = NULL;
-    size_t len = 0;
-    memset(out, 0, sizeof *out);
+    *out = NULL;
     if (j != NULL) {
         fd = j->fd;
-        tf_strlcpy(path, j->path, sizeof path);
+        tf_strlcpy(im->path, j->path, sizeof im->path);
     } else {
-        tf_journal_path(archive_path, path, sizeof path);
-        fd = open(path, O_RDONLY | O_CLOEXEC);
+        tf_journal_path(archive_path, im->path, sizeof im->path);
+        fd = open(im->path, O_RDONLY | O_CLOEXEC);
         if (fd < 0) {
-            if (errno == ENOENT)
+            if (errno == ENOENT) {
+                *out = im; /* no journal: nothing to replay */
                 return 0;
-            return tf_error_set(err, TF_ERR_IO, "cannot open the journal '%s': %s", path,
-                                strerror(errno));
+            }
+            tf_error_set(err, TF_ERR_IO, "cannot open the journal '%s': %s", im->path,
+                         strerror(errno));
+            goto done;
         }
     }
-    if (read_whole(fd, path, &data, &len, err) != 0)
+    if (read_whole(fd, im->path, &im->data, &im->len, err) != 0)
         goto done;
-    out->present = j == NULL || len > 0;
+    im->present = j == NULL || im->len > 0;
+    *out = im;
+    im = NULL;
+    rc = 0;
+done:
+    if (j == NULL && fd >= 0)
+        close(fd);
+    tf_journal_image_destroy(im);
+    return rc;
+}
+
+int tf_journal_replay_image(const struct tf_journal_image *im, const char *archive_path,
+                            struct tf_archive *a, struct tf_journal_replay *out,
+                            struct tf_error *err)
+{
+    const unsigned char *data = im->data;
+    const size_t len = im->len;
+    const char *path = im->path;
+    memset(out, 0, sizeof *out);
+    out->present = im->present;
+    if (data == NULL)
+        return 0;
     const bool v1 = len >= 8 && memcmp(data, JOURNAL_MAGIC_V1, 8) == 0;
-    if (!v1 && len >= 8 && memcmp(data, JOURNAL_MAGIC, 8) != 0) {
-        tf_error_set(err, TF_ERR_SCHEMA, "'%s' is not a tunefarm journal (bad magic): move it "
-                     "away; the archive '%s' itself is unaffected", path, archive_path);
-        goto done;
-    }
-    if (v1) {
-        rc = replay_v1(data, len, a, path, archive_path, out, err);
-        goto done;
-    }
+    if (!v1 && len >= 8 && memcmp(data, JOURNAL_MAGIC, 8) != 0)
+        return tf_error_set(err, TF_ERR_SCHEMA, "'%s' is not a tunefarm journal (bad magic): "
+                            "move it away; the archive '%s' itself is unaffected", path,
+                            archive_path);
+    if (v1)
+        return replay_v1(data, len, a, path, archive_path, out, err);
     if (len < JOURNAL_HEADER) {
         /* Empty, or cut while its header was rewritten after a checkpoint (the
          * archive already holds everything): nothing to replay. */
         out->torn_bytes = len;
-        rc = 0;
-        goto done;
+        return 0;
     }
     char id[TF_ARCHIVE_ID_LEN], job[65];
     if (check_header(data, len, a, path, archive_path, id, job, out, err) != 0)
-        goto done;
-    if (out->damaged_header) {
-        rc = 0;
-        goto done;
-    }
+        return -1;
+    if (out->damaged_header)
+        return 0;
     uint64_t generation = (uint64_t)get_u32le(data + H_CHECKPOINT) |
                           (uint64_t)get_u32le(data + H_CHECKPOINT + 4) << 32;
-    rc = replay_generation(generation, data, len, JOURNAL_HEADER, a, job, path, archive_path,
-                           out, err);
-done:
-    free(data);
-    if (j == NULL && fd >= 0)
-        close(fd);
+    return replay_generation(generation, data, len, JOURNAL_HEADER, a, job, path, archive_path,
+                             out, err);
+}
+
+int tf_journal_replay(struct tf_journal *j, const char *archive_path, struct tf_archive *a,
+                      struct tf_journal_replay *out, struct tf_error *err)
+{
+    struct tf_journal_image *im;
+    memset(out, 0, sizeof *out);
+    if (tf_journal_read(j, archive_path, &im, err) != 0)
+        return -1;
+    const int rc = tf_journal_replay_image(im, archive_path, a, out, err);
+    tf_journal_image_destroy(im);
     return rc;
 }
 

@@ -73,4 +73,15 @@ if [ "$rc" -eq 2 ] && [ "$n" = 0 ] &&
 else
     echo "exit $rc" >>w_bad.out; fail "unreadable warm_start archive" w_bad.out
 fi
+
+echo "-- tunefarm compile of a warm start says what it leaves out"
+# Review L13: with a budget, the run's first configurations are other classes'
+# best, read when it starts; `tunefarm compile` compiles the first `budget` in
+# index order (brute force) and said nothing of the seeds it leaves out.
+sed 's/strategy: local/strategy: brute_force/' w_dst/warm.yaml >w_dst/warm_bf.yaml
+check "compile of a warm-started brute force with a budget: exit 0" sh -c \
+    "\"$TF\" compile w_dst/warm_bf.yaml --arch sm_90 >w_compile.out 2>&1"
+check "  saying the seeds are not among what it compiles" sh -c "
+    grep -q 'search.warm_start: the run first proposes the best configurations of other device classes' w_compile.out &&
+    grep -q 'this compiles the first .budget. valid configurations in index order, not those seeds' w_compile.out"
 unset TUNEFARM_KERNEL_PATH
