@@ -7,13 +7,16 @@ HOSTILE="$ROOT/tests/fixtures/runner_hostile"
 echo "-- hostile variants: each costs its own configuration, never the next ones"
 
 # The job's cache is `relcache`: relative to the folder the run starts in.
-# MODE 9 and 10 fork sleepers of 300 s: a run they hold up takes more than
-# 300 s (the timeout lets it get there), a healthy one a few seconds. The
-# sleepers carry TF_FAULTS_RUNNER=$TMP, for `strays` (run.sh).
+# MODE 9 and 10 fork sleepers of 300 s: a run they hold up takes about 300 s,
+# a healthy one a few seconds. Sleepers left behind keep mpirun from exiting,
+# and tunefarm run stops it 10 s after the finalize timeout (60 s by default):
+# that timeout is 300 s here, so a hold is not cut short, and the run's
+# timeout 400 s. The sleepers carry TF_FAULTS_RUNNER=$TMP (`strays`).
 mkdir -p hostile && cd hostile
 t0=$(date +%s)
 rc=0
-env TF_FAULTS_RUNNER="$TMP" timeout -k 5 400 "$TF" run -n 1 "$HOSTILE/job.yaml" -o hostile.h5 \
+env TF_FAULTS_RUNNER="$TMP" TUNEFARM_FINALIZE_TIMEOUT=300 timeout -k 5 400 \
+    "$TF" run -n 1 "$HOSTILE/job.yaml" -o hostile.h5 \
     >hostile.out 2>&1 || rc=$?
 took=$(($(date +%s) - t0))
 if [ "$rc" -eq 0 ]; then
