@@ -97,7 +97,11 @@ cp ref.h5 ref2.h5
 "$TF" run "$JOB" -o rres.h5 --replay ref.h5 --workers 2 --speed 0.5 >rres.h5.out 2>&1 &
 RUN_PID=$!
 # usr1_pending PID: SIGUSR1 (bit 10) is pending for the process PID.
-usr1_pending() { [ $((0x$(awk '/^ShdPnd:/ {print $2}' "/proc/$1/status") & 0x200)) -ne 0 ]; }
+usr1_pending() {
+    local pnd
+    pnd=$(awk '/^ShdPnd:/ {print $2}' "/proc/$1/status" 2>/dev/null) || return 1
+    [ -n "$pnd" ] && [ $((0x$pnd & 0x200)) -ne 0 ]
+}
 if wait_results rres.h5 3 && pid=$(rank_pid 0 rres.h5) && kill -STOP "$pid"; then
     kill -TERM "$RUN_PID"
     for i in $(seq 200); do usr1_pending "$pid" && break; sleep 0.05; done
