@@ -34,7 +34,7 @@ SCHEMA_OBJS := schema/error.o schema/status.o schema/hash.o schema/device.o sche
                schema/space.o schema/wire.o schema/wire_mpi.o $(ARCHIVE_OBJS) \
                schema/ktcache.o
 COORD_OBJS  := coordinator/coordinator.o coordinator/plan.o coordinator/progress.o \
-               coordinator/report.o coordinator/journal.o \
+               coordinator/report.o coordinator/journal.o coordinator/session.o \
                coordinator/strategy.o coordinator/strategy_brute_force.o \
                coordinator/strategy_random.o coordinator/strategy_genetic.o \
                coordinator/strategy_local.o coordinator/strategy_bayes.o
@@ -42,13 +42,14 @@ WORKER_OBJS := worker/worker.o worker/backends.o worker/backend_host.o worker/ca
                worker/compile.o worker/compiler.o worker/channel.o worker/runner.o \
                worker/measure.o worker/verify.o worker/gpu_backend.o worker/cuda_api.o \
                worker/backend_cuda.o worker/hip_api.o worker/backend_hip.o worker/portability.o \
-               worker/precompile.o worker/backend_replay.o
+               worker/precompile.o worker/backend_replay.o \
+               worker/provenance.o
 MAIN_OBJS   := main.o
 LIB         := build/libtunefarm.a
 ALL_OBJS    := $(SCHEMA_OBJS) $(COORD_OBJS) $(WORKER_OBJS) $(MAIN_OBJS)
 
 UNIT_TESTS  := expr loader space wire archive journal report measure verify host runner compiler cuda hip \
-               portability strategy ktcache replay
+               portability strategy ktcache replay provenance session
 UNIT_BINS   := $(UNIT_TESTS:%=tests/unit/test_%)
 
 .PHONY: all test check unit integration check-faults slurm install uninstall clean bench-space deps \

@@ -943,6 +943,12 @@ static int cmd_devices(int argc, char **argv)
                backends[i], ordinals[i], devs[i].name, key, devs[i].compute_units,
                (double)devs[i].memory_bytes / (1024.0 * 1024.0 * 1024.0),
                devs[i].compiler_version);
+        printf("    driver %s, runtime %s, clock %.0f MHz, memory clock %.0f MHz, power limit "
+               "%.0f W, clock policy %s (0: unknown)\n",
+               devs[i].driver_version[0] ? devs[i].driver_version : "?",
+               devs[i].runtime_version[0] ? devs[i].runtime_version : "?", devs[i].clock_mhz,
+               devs[i].memory_clock_mhz, devs[i].power_limit_w,
+               devs[i].clock_policy[0] ? devs[i].clock_policy : "?");
         printf("    properties:");
         for (int p = 0; p < TF_DEVPROP_COUNT; p++)
             printf(" %s=%lld", tf_devprop_name(p), (long long)devs[i].props[p]);
