@@ -142,11 +142,14 @@ static const char usage_query[] =
     "\n"
     "Print the best configuration per kernel, problem and device class of an\n"
     "archive, its time and metric, its speedup over that problem's default\n"
-    "configuration and the counts by status.\n"
+    "configuration and the counts by status (ok/total: configurations, each\n"
+    "once with the status of its latest measurement, however many runs\n"
+    "measured it).\n"
     "\n"
     "options:\n"
     "  -k, --kernel NAME   only this kernel\n"
-    "  -r, --run N         only run N (0-based, see /runs); default: every run\n"
+    "  -r, --run N         only run N (0-based, see `tunefarm status`; its job,\n"
+    "                      job hash and dates are printed); default: every run\n"
     "  -h, --help          this text\n"
     "\n"
     "exit codes: 0 printed; 2 bad arguments or unreadable archive.\n";
@@ -864,8 +867,11 @@ static int cmd_query(int argc, char **argv)
         tf_archive_destroy(a);
         return TF_EXIT_USAGE;
     }
-    printf("%s: %d run(s), %d device(s), %d kernel(s)\n\n", argv[optind], a->nruns, a->ndevices,
-           a->nkernels);
+    printf("%s: %d run(s), %d device(s), %d kernel(s)\n", argv[optind], a->nruns, a->ndevices,
+           tf_report_kernels_with_rows(a));
+    if (run >= 0)
+        tf_report_run_line(a, run, stdout);
+    printf("\n");
     tf_report_best(a, run, kernel, stdout);
     tf_report_cross(a, run, kernel, stdout);
     tf_archive_destroy(a);

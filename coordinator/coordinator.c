@@ -1618,7 +1618,8 @@ int tf_coordinator_status(const char *archive_path, FILE *out)
     }
     fprintf(out, "Archive %s: checkpoint %llu, %d run%s, %d device%s, %d kernel%s\n",
             archive_path, (unsigned long long)a->checkpoint, a->nruns, a->nruns == 1 ? "" : "s",
-            a->ndevices, a->ndevices == 1 ? "" : "s", a->nkernels, a->nkernels == 1 ? "" : "s");
+            a->ndevices, a->ndevices == 1 ? "" : "s", tf_report_kernels_with_rows(a),
+            tf_report_kernels_with_rows(a) == 1 ? "" : "s");
     char jpath[4200];
     tf_journal_path(archive_path, jpath, sizeof jpath);
     if (replay.records > 0)
