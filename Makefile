@@ -32,9 +32,9 @@ ARCHIVE_OBJS := schema/archive.o schema/archive_merge.o schema/archive_validate.
 SCHEMA_OBJS := schema/error.o schema/status.o schema/hash.o schema/device.o schema/result.o \
                schema/bundle.o schema/yamldoc.o schema/expr.o schema/kernel.o schema/job.o \
                schema/space.o schema/wire.o schema/wire_mpi.o $(ARCHIVE_OBJS) \
-               schema/ktcache.o
+               schema/ktcache.o schema/diff.o
 COORD_OBJS  := coordinator/coordinator.o coordinator/plan.o coordinator/progress.o \
-               coordinator/report.o coordinator/journal.o coordinator/session.o \
+               coordinator/report.o coordinator/journal.o coordinator/session.o coordinator/diffcmd.o \
                coordinator/strategy.o coordinator/strategy_brute_force.o \
                coordinator/strategy_random.o coordinator/strategy_genetic.o \
                coordinator/strategy_local.o coordinator/strategy_bayes.o
@@ -49,7 +49,7 @@ LIB         := build/libtunefarm.a
 ALL_OBJS    := $(SCHEMA_OBJS) $(COORD_OBJS) $(WORKER_OBJS) $(MAIN_OBJS)
 
 UNIT_TESTS  := expr loader space wire archive journal report measure verify host runner compiler cuda hip \
-               portability strategy ktcache replay provenance session
+               portability strategy ktcache replay provenance session diff
 UNIT_BINS   := $(UNIT_TESTS:%=tests/unit/test_%)
 
 .PHONY: all test check unit integration check-faults slurm install uninstall clean bench-space deps \

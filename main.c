@@ -25,6 +25,7 @@
 extern char **environ;
 
 #include "coordinator/coordinator.h"
+#include "coordinator/diffcmd.h"
 #include "coordinator/progress.h"
 #include "coordinator/report.h"
 #include "coordinator/strategy.h"
@@ -51,6 +52,7 @@ static const char usage_main[] =
     "  compile JOB.yaml --arch A   compile a job's variants ahead, on CPUs, into the cache\n"
     "  query ARCHIVE               best configuration per kernel, problem and device\n"
     "  status ARCHIVE              what each run measured, what an unfinished one has left\n"
+    "  diff ARCHIVE                what got faster or slower between two runs, and why\n"
     "  merge OUT IN...             add the runs of archives IN to archive OUT\n"
     "  devices                     the devices this node offers\n"
     "  header cuda|hip             print the portability header GPU kernels include\n"
@@ -986,6 +988,8 @@ int main(int argc, char **argv)
         return cmd_status(argc, argv);
     if (strcmp(cmd, "merge") == 0)
         return cmd_merge(argc, argv);
+    if (strcmp(cmd, "diff") == 0)
+        return tf_diff_command(argc, argv);
     if (strcmp(cmd, "header") == 0) {
         const char *text = argc == 3 ? tf_portability_header(argv[2]) : NULL;
         if (text == NULL) {
@@ -1008,6 +1012,7 @@ int main(int argc, char **argv)
               : strcmp(topic, "query") == 0   ? usage_query
               : strcmp(topic, "status") == 0  ? usage_status
               : strcmp(topic, "merge") == 0   ? usage_merge
+              : strcmp(topic, "diff") == 0    ? tf_diff_usage
               : strcmp(topic, "devices") == 0 ? usage_devices
                                               : usage_main,
               stdout);
