@@ -76,7 +76,7 @@ unit: $(UNIT_BINS)
 	@tests/run_unit.sh $(UNIT_BINS)
 
 integration: tunefarm
-	@tests/integration/run.sh
+	@tests/integration/run.sh; a=$$?; tests/integration/diff.sh; b=$$?; [ $$a -eq 0 ] && [ $$b -eq 0 ]
 
 check-faults: tunefarm
 	@tests/faults/run.sh
