@@ -135,9 +135,9 @@ static const char usage_status[] =
     "the sessions it was measured in when it was resumed (and what changed on\n"
     "a device between them: driver, clocks, power limit...), and per kernel,\n"
     "problem and device class how many configurations it measured (by status)\n"
-    "out of how many it planned. Results still in the\n"
-    "journal (ARCHIVE.journal: a run going on, or killed) are counted too. Reads\n"
-    "only; safe while a run writes the archive.\n"
+    "out of how many it planned. Results still in the journal (ARCHIVE.journal:\n"
+    "a run going on, or killed) are counted too. Reads only; safe while a run\n"
+    "writes the archive.\n"
     "\n"
     "exit codes: 0 printed; 2 bad arguments, unreadable archive or journal.\n";
 
