@@ -25,14 +25,15 @@ ALL_CFLAGS = -std=c11 -D_GNU_SOURCE -fopenmp-simd $(WARNINGS) $(CFLAGS) $(shell 
              -DTF_VERSION='"$(VERSION)"' -DTF_KERNEL_DIR='"$(SHAREDIR)/kernels"' -MMD -MP
 LIBS      := $(shell $(PKG) --libs $(PKGS)) -ldl -lpthread -lm
 
-# The archive module, one idea a file (schema/archive_internal.h lists them).
+# The archive module, one idea a file (schema/archive_internal.h lists them), and
+# what reads archives without the rest of tunefarm (diff): objects that need HDF5.
 ARCHIVE_OBJS := schema/archive.o schema/archive_merge.o schema/archive_validate.o \
                schema/archive_layout.o schema/archive_table.o schema/archive_h5.o \
-               schema/archive_write.o schema/archive_read.o
+               schema/archive_write.o schema/archive_read.o schema/diff.o
 SCHEMA_OBJS := schema/error.o schema/status.o schema/hash.o schema/device.o schema/result.o \
                schema/bundle.o schema/yamldoc.o schema/expr.o schema/kernel.o schema/job.o \
                schema/space.o schema/wire.o schema/wire_mpi.o $(ARCHIVE_OBJS) \
-               schema/ktcache.o schema/diff.o
+               schema/ktcache.o
 COORD_OBJS  := coordinator/coordinator.o coordinator/plan.o coordinator/progress.o \
                coordinator/report.o coordinator/journal.o coordinator/session.o coordinator/diffcmd.o \
                coordinator/strategy.o coordinator/strategy_brute_force.o \
