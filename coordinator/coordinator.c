@@ -24,8 +24,11 @@
  *
  * Never losing a result: a rerun of the same job on the same archive first
  * replays the journal (what a killed coordinator had not checkpointed), then
- * resumes the job's last run if it is unfinished: the plan leaves out every
- * configuration that run has a row for. A signal (SIGTERM, SIGINT, SIGUSR1,
+ * resumes the job's last run if it is unfinished and its devices run the same
+ * software (coordinator/session.h: else a new run starts, saying why): the
+ * plan leaves out every configuration that run has a row for. Each invocation
+ * that measures for a run is a session of it, recorded with what every device
+ * ran with. A signal (SIGTERM, SIGINT, SIGUSR1,
  * counted by main) stops the dispatching; work in flight is waited for up to
  * the grace period, the archive is checkpointed and the run ends with
  * TF_EXIT_INTERRUPTED so a requeue script knows to resubmit. */
