@@ -25,18 +25,19 @@ ALL_CFLAGS = -std=c11 -D_GNU_SOURCE -fopenmp-simd $(WARNINGS) $(CFLAGS) $(shell 
              -DTF_VERSION='"$(VERSION)"' -DTF_KERNEL_DIR='"$(SHAREDIR)/kernels"' -MMD -MP
 LIBS      := $(shell $(PKG) --libs $(PKGS)) -ldl -lpthread -lm
 
-# The archive module, one idea a file (schema/archive_internal.h lists them), and the
-# exchange formats that read and write archives through it (export.c, import.c).
+# The archive module, one idea a file (schema/archive_internal.h lists them), the
+# exchange formats that read and write archives through it (export.c, import.c), and
+# what compares archives (diff.c): objects that need HDF5.
 ARCHIVE_OBJS := schema/archive.o schema/archive_merge.o schema/archive_validate.o \
                schema/archive_layout.o schema/archive_table.o schema/archive_h5.o \
                schema/archive_write.o schema/archive_read.o \
-               schema/export.o schema/import.o
+               schema/export.o schema/import.o schema/diff.o
 SCHEMA_OBJS := schema/error.o schema/status.o schema/hash.o schema/device.o schema/result.o \
                schema/bundle.o schema/yamldoc.o schema/expr.o schema/kernel.o schema/job.o \
                schema/space.o schema/wire.o schema/wire_mpi.o $(ARCHIVE_OBJS) \
                schema/ktcache.o schema/exchange.o schema/parammap.o
 COORD_OBJS  := coordinator/coordinator.o coordinator/plan.o coordinator/progress.o \
-               coordinator/report.o coordinator/journal.o \
+               coordinator/report.o coordinator/journal.o coordinator/session.o coordinator/diffcmd.o \
                coordinator/strategy.o coordinator/strategy_brute_force.o \
                coordinator/strategy_random.o coordinator/strategy_genetic.o \
                coordinator/strategy_local.o coordinator/strategy_bayes.o
@@ -45,14 +46,16 @@ WORKER_OBJS := worker/worker.o worker/backends.o worker/backend_host.o worker/ca
                worker/runner_child.o worker/runner_shield.o worker/runner_guard.o \
                worker/measure.o worker/verify.o worker/gpu_backend.o worker/cuda_api.o \
                worker/backend_cuda.o worker/hip_api.o worker/backend_hip.o worker/portability.o \
-               worker/precompile.o worker/backend_replay.o
+               worker/precompile.o worker/backend_replay.o \
+               worker/provenance.o
 TOOLS_OBJS  := tools/space_tool.o tools/exchange_tool.o
 MAIN_OBJS   := main.o
 LIB         := build/libtunefarm.a
 ALL_OBJS    := $(SCHEMA_OBJS) $(COORD_OBJS) $(WORKER_OBJS) $(TOOLS_OBJS) $(MAIN_OBJS)
 
 UNIT_TESTS  := expr loader space wire archive journal report measure verify host runner compiler cuda hip \
-               portability strategy ktcache replay exchange export import parammap
+               portability strategy ktcache replay exchange export import parammap \
+               provenance session diff
 UNIT_BINS   := $(UNIT_TESTS:%=tests/unit/test_%)
 
 .PHONY: all test check unit integration check-faults slurm install uninstall clean bench-space deps \
@@ -86,8 +89,8 @@ unit: $(UNIT_BINS)
 	@tests/run_unit.sh $(UNIT_BINS)
 
 integration: tunefarm
-	@tests/integration/run.sh
-	@tests/integration/exchange.sh
+	@tests/integration/run.sh; a=$$?; tests/integration/exchange.sh; b=$$?; \
+	 tests/integration/diff.sh; c=$$?; [ $$a -eq 0 ] && [ $$b -eq 0 ] && [ $$c -eq 0 ]
 
 check-faults: tunefarm
 	@tests/faults/run.sh

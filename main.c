@@ -26,6 +26,7 @@ extern char **environ;
 
 #include "tools/exchange_tool.h"
 #include "coordinator/coordinator.h"
+#include "coordinator/diffcmd.h"
 #include "coordinator/progress.h"
 #include "coordinator/report.h"
 #include "coordinator/strategy.h"
@@ -53,6 +54,7 @@ static const char usage_main[] =
     "  compile JOB.yaml --arch A   compile a job's variants ahead, on CPUs, into the cache\n"
     "  query ARCHIVE               best configuration per kernel, problem and device\n"
     "  status ARCHIVE              what each run measured, what an unfinished one has left\n"
+    "  diff ARCHIVE                what got faster or slower between two runs, and why\n"
     "  merge OUT IN...             add the runs of archives IN to archive OUT\n"
     "  export ARCHIVE --format F   results as CSV, JSON, T4 or a Kernel Tuner cache\n"
     "  import ARCHIVE FILE...      add Kernel Tuner caches and T4 files to an archive\n"
@@ -136,10 +138,12 @@ static const char usage_status[] =
     "usage: tunefarm status ARCHIVE\n"
     "\n"
     "Say what an archive holds and what is left: per run, whether it finished,\n"
-    "and per kernel, problem and device class how many configurations it\n"
-    "measured (by status) out of how many it planned. Results still in the\n"
-    "journal (ARCHIVE.journal: a run going on, or killed) are counted too. Reads\n"
-    "only; safe while a run writes the archive.\n"
+    "the sessions it was measured in when it was resumed (and what changed on\n"
+    "a device between them: driver, clocks, power limit...), and per kernel,\n"
+    "problem and device class how many configurations it measured (by status)\n"
+    "out of how many it planned. Results still in the journal (ARCHIVE.journal:\n"
+    "a run going on, or killed) are counted too. Reads only; safe while a run\n"
+    "writes the archive.\n"
     "\n"
     "exit codes: 0 printed; 2 bad arguments, unreadable archive or journal.\n";
 
@@ -148,11 +152,14 @@ static const char usage_query[] =
     "\n"
     "Print the best configuration per kernel, problem and device class of an\n"
     "archive, its time and metric, its speedup over that problem's default\n"
-    "configuration and the counts by status.\n"
+    "configuration and the counts by status (ok/total: configurations, each\n"
+    "once with the status of its latest measurement, however many runs\n"
+    "measured it).\n"
     "\n"
     "options:\n"
     "  -k, --kernel NAME   only this kernel\n"
-    "  -r, --run N         only run N (0-based, see /runs); default: every run\n"
+    "  -r, --run N         only run N (0-based, see `tunefarm status`; its job,\n"
+    "                      job hash and dates are printed); default: every run\n"
     "  -h, --help          this text\n"
     "\n"
     "exit codes: 0 printed; 2 bad arguments or unreadable archive.\n";
@@ -906,8 +913,11 @@ static int cmd_query(int argc, char **argv)
         tf_archive_destroy(a);
         return TF_EXIT_USAGE;
     }
-    printf("%s: %d run(s), %d device(s), %d kernel(s)\n\n", argv[optind], a->nruns, a->ndevices,
-           a->nkernels);
+    printf("%s: %d run(s), %d device(s), %d kernel(s)\n", argv[optind], a->nruns, a->ndevices,
+           tf_report_kernels_with_rows(a));
+    if (run >= 0)
+        tf_report_run_line(a, run, stdout);
+    printf("\n");
     tf_report_best(a, run, kernel, stdout);
     tf_report_cross(a, run, kernel, stdout);
     tf_archive_destroy(a);
@@ -985,6 +995,12 @@ static int cmd_devices(int argc, char **argv)
                backends[i], ordinals[i], devs[i].name, key, devs[i].compute_units,
                (double)devs[i].memory_bytes / (1024.0 * 1024.0 * 1024.0),
                devs[i].compiler_version);
+        printf("    driver %s, runtime %s, clock %.0f MHz, memory clock %.0f MHz, power limit "
+               "%.0f W, clock policy %s (0: unknown)\n",
+               devs[i].driver_version[0] ? devs[i].driver_version : "?",
+               devs[i].runtime_version[0] ? devs[i].runtime_version : "?", devs[i].clock_mhz,
+               devs[i].memory_clock_mhz, devs[i].power_limit_w,
+               devs[i].clock_policy[0] ? devs[i].clock_policy : "?");
         printf("    properties:");
         for (int p = 0; p < TF_DEVPROP_COUNT; p++)
             printf(" %s=%lld", tf_devprop_name(p), (long long)devs[i].props[p]);
@@ -1022,6 +1038,8 @@ int main(int argc, char **argv)
         return tf_cmd_export(argc, argv);
     if (strcmp(cmd, "import") == 0)
         return tf_cmd_import(argc, argv);
+    if (strcmp(cmd, "diff") == 0)
+        return tf_diff_command(argc, argv);
     if (strcmp(cmd, "header") == 0) {
         const char *text = argc == 3 ? tf_portability_header(argv[2]) : NULL;
         if (text == NULL) {
@@ -1046,6 +1064,7 @@ int main(int argc, char **argv)
               : strcmp(topic, "merge") == 0   ? usage_merge
               : strcmp(topic, "export") == 0  ? tf_usage_export
               : strcmp(topic, "import") == 0  ? tf_usage_import
+              : strcmp(topic, "diff") == 0    ? tf_diff_usage
               : strcmp(topic, "devices") == 0 ? usage_devices
               : strcmp(topic, "space") == 0   ? tf_space_tool_usage
                                               : usage_main,

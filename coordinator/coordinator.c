@@ -36,8 +36,11 @@
  *
  * Never losing a result: a rerun of the same job on the same archive first
  * replays the journal (what a killed coordinator had not checkpointed), then
- * resumes the job's last run if it is unfinished: the plan leaves out every
- * configuration that run has a row for. A signal (SIGTERM, SIGINT, SIGUSR1,
+ * resumes the job's last run if it is unfinished and its devices run the same
+ * software (coordinator/session.h: else a new run starts, saying why): the
+ * plan leaves out every configuration that run has a row for. Each invocation
+ * that measures for a run is a session of it, recorded with what every device
+ * ran with. A signal (SIGTERM, SIGINT, SIGUSR1,
  * counted by main) stops the dispatching; work in flight is waited for up to
  * the grace period, the archive is checkpointed and the run ends with
  * TF_EXIT_INTERRUPTED so a requeue script knows to resubmit. */
@@ -63,6 +66,7 @@
 #include "plan.h"
 #include "progress.h"
 #include "report.h"
+#include "session.h"
 #include "strategy.h"
 
 #ifndef TF_VERSION
@@ -134,6 +138,7 @@ struct coordinator {
     struct tf_archive_kernel **akernels; /* per job kernel */
     uint32_t **aproblems;                /* per job kernel, per kernel problem: archive id */
     uint32_t run_id;
+    uint32_t session;                    /* this invocation's row in the archive's sessions */
     bool resumed;                        /* run_id is an interrupted run this one continues */
     uint64_t resumed_results;            /* configurations it had measured already */
     struct tf_journal *journal;
@@ -1336,6 +1341,45 @@ static void coordinator_record_plan(struct coordinator *c)
     free(keys);
 }
 
+/* Open this invocation's session of run c->run_id: its row, what each of its
+ * devices runs with, and the kernels' source hashes as this run measures them. */
+static void coordinator_begin_session(struct coordinator *c, int nranks)
+{
+    c->session = tf_session_begin(c->archive, c->run_id, c->opt->command_line, (uint32_t)nranks);
+    for (int i = 1; i <= c->nworkers; i++)
+        if (c->workers[i].klass >= 0)
+            tf_archive_set_session_device(c->archive, c->session, c->workers[i].device_id,
+                                          &c->workers[i].dev);
+    for (int k = 0; k < c->job->nkernels; k++)
+        tf_archive_set_run_kernel(c->archive, c->run_id,
+                                  (uint32_t)(c->akernels[k] - c->archive->kernels),
+                                  c->job->kernels[k].kernel->source_hash);
+}
+
+/* Whether the unfinished run `resume` may go on here (tf_session_may_resume);
+ * -1 and a line saying why when it may not: a new run starts, and that one
+ * stays unfinished. */
+static int coordinator_check_resume(const struct coordinator *c, int resume)
+{
+    if (resume < 0)
+        return resume;
+    struct tf_device *devs = tf_xcalloc((size_t)c->nworkers + 1, sizeof *devs);
+    int n = 0;
+    char why[640];
+    for (int i = 1; i <= c->nworkers; i++)
+        if (c->workers[i].klass >= 0)
+            devs[n++] = c->workers[i].dev;
+    const int ok = tf_session_may_resume(c->archive, (uint32_t)resume, TF_VERSION, devs, n, why,
+                                         sizeof why);
+    free(devs);
+    if (ok)
+        return resume;
+    fprintf(stderr, "tunefarm: not resuming unfinished run %d of job '%s': %s. A new run starts; "
+                    "run %d stays unfinished (a run is measured with one software stack)\n",
+            resume, c->job->name, why, resume);
+    return -1;
+}
+
 /* Hand the plan what run c->run_id measured before it was interrupted: the
  * rows of each task's kernel and problem from a device of the task's class. */
 static int coordinator_resume(struct coordinator *c, struct tf_error *err)
@@ -1476,6 +1520,7 @@ int tf_coordinator_run(const struct tf_run_options *opt, bool *abort_others)
         code = TF_EXIT_NO_DEVICE;
         goto fail;
     }
+    resume = coordinator_check_resume(&c, resume);
     c.plan = tf_plan_create(c.job, c.nclasses, c.classes, &err);
     /* Warm start: other devices' best, proposed first (the run being resumed
      * is not a source of its own seeds). */
@@ -1495,6 +1540,7 @@ int tf_coordinator_run(const struct tf_run_options *opt, bool *abort_others)
         c.run_id = (uint32_t)resume;
         c.resumed = true;
         coordinator_record_plan(&c); /* classes the run did not have before */
+        coordinator_begin_session(&c, nranks);
         if (coordinator_resume(&c, &err))
             goto fail;
     } else {
@@ -1507,8 +1553,10 @@ int tf_coordinator_run(const struct tf_run_options *opt, bool *abort_others)
         tf_strlcpy(run.tunefarm_version, TF_VERSION, sizeof run.tunefarm_version);
         tf_strlcpy(run.replay_source, opt->replay_source ? opt->replay_source : "",
                    sizeof run.replay_source);
+        tf_session_run_settings(&run, c.job);
         c.run_id = tf_archive_add_run(c.archive, &run);
         coordinator_record_plan(&c);
+        coordinator_begin_session(&c, nranks);
     }
     coordinator_print_plan(&c);
     if (c.resumed && !opt->quiet)
@@ -1528,6 +1576,7 @@ int tf_coordinator_run(const struct tf_run_options *opt, bool *abort_others)
     if (loop < 0) {
         /* Keep what was measured: one last write before reporting the failure. */
         struct tf_error werr;
+        c.archive->sessions[c.session].end = tf_wall_now();
         if (coordinator_checkpoint(&c, false, &werr) == 0)
             fprintf(stderr, "tunefarm: %llu results saved in %s\n",
                     (unsigned long long)c.done, c.archive_path);
@@ -1541,6 +1590,7 @@ int tf_coordinator_run(const struct tf_run_options *opt, bool *abort_others)
     }
     tf_progress_finish(&c.progress);
     const bool complete = loop == 0 && coordinator_complete(&c);
+    c.archive->sessions[c.session].end = tf_wall_now();
     if (coordinator_checkpoint(&c, complete, &err)) {
         tf_error_print(&err, "tunefarm", stderr);
         char jpath[4200];
@@ -1703,7 +1753,8 @@ int tf_coordinator_status(const char *archive_path, FILE *out)
     }
     fprintf(out, "Archive %s: checkpoint %llu, %d run%s, %d device%s, %d kernel%s\n",
             archive_path, (unsigned long long)a->checkpoint, a->nruns, a->nruns == 1 ? "" : "s",
-            a->ndevices, a->ndevices == 1 ? "" : "s", a->nkernels, a->nkernels == 1 ? "" : "s");
+            a->ndevices, a->ndevices == 1 ? "" : "s", tf_report_kernels_with_rows(a),
+            tf_report_kernels_with_rows(a) == 1 ? "" : "s");
     char jpath[4200];
     tf_journal_path(archive_path, jpath, sizeof jpath);
     if (replay.records > 0)
@@ -1728,6 +1779,7 @@ int tf_coordinator_status(const char *archive_path, FILE *out)
         if (run->slurm_job_id[0])
             fprintf(out, "; Slurm job %s", run->slurm_job_id);
         fprintf(out, "\n  command: %s\n", run->command);
+        tf_session_print(a, (uint32_t)r, "  ", out);
         status_run(a, (uint32_t)r, keys, out);
     }
     free(keys);

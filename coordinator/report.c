@@ -8,13 +8,15 @@
  * median time among `ok` rows, and the speedup compares it with the default
  * configuration's best median in the same group. The default is the problem's
  * own (a kernel's default may follow the problem sizes), as the archive's
- * problems table records it. */
+ * problems table records it. A configuration measured in several runs counts
+ * once in `ok/total`, with the status of its latest measurement. */
 #include "report.h"
 
 #include <math.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 void tf_format_seconds(double s, char *out, int cap)
 {
@@ -101,6 +103,68 @@ static int collect_classes(const struct tf_archive *a, const struct tf_archive_k
     return n;
 }
 
+/* A row's configuration and status, to count each configuration once. */
+struct config_status {
+    uint64_t config;
+    uint32_t run;
+    uint64_t row;
+    uint8_t status;
+};
+
+static int config_status_cmp(const void *x, const void *y)
+{
+    const struct config_status *a = x, *b = y;
+    if (a->config != b->config)
+        return a->config < b->config ? -1 : 1;
+    if (a->run != b->run)
+        return a->run < b->run ? -1 : 1;
+    return a->row < b->row ? -1 : a->row > b->row;
+}
+
+/* Count `v[0..n)` by status, each configuration once with the status of its
+ * latest measurement (highest run, then latest row): a configuration that
+ * failed last week and is ok tonight counts as ok. Returns the configurations. */
+static uint64_t count_configs(struct config_status *v, uint64_t n, uint64_t *counts)
+{
+    uint64_t total = 0;
+    qsort(v, n, sizeof *v, config_status_cmp);
+    for (uint64_t i = 0; i < n; i++) {
+        if (i + 1 < n && v[i + 1].config == v[i].config)
+            continue; /* a later measurement of it follows */
+        total++;
+        if (v[i].status < TF_STATUS_COUNT)
+            counts[v[i].status]++;
+    }
+    return total;
+}
+
+int tf_report_kernels_with_rows(const struct tf_archive *a)
+{
+    int n = 0;
+    for (int k = 0; k < a->nkernels; k++)
+        n += a->kernels[k].nrows > 0;
+    return n;
+}
+
+void tf_report_run_line(const struct tf_archive *a, int run, FILE *out)
+{
+    const struct tf_archive_run *r = &a->runs[run];
+    char start[32] = "-", end[32] = "-";
+    time_t t;
+    struct tm tm;
+    if (r->start > 0 && (t = (time_t)r->start, localtime_r(&t, &tm)))
+        strftime(start, sizeof start, "%Y-%m-%d %H:%M:%S", &tm);
+    if (r->end > 0 && (t = (time_t)r->end, localtime_r(&t, &tm)))
+        strftime(end, sizeof end, "%Y-%m-%d %H:%M:%S", &tm);
+    fprintf(out, "run %d: job '%s', job hash %.12s, started %s, %s%s", run, r->job_name,
+            r->job_hash, start, r->end > 0 ? "finished " : "UNFINISHED", r->end > 0 ? end : "");
+    if (r->slurm_job_id[0])
+        fprintf(out, ", Slurm job %s", r->slurm_job_id);
+    if (r->replay_source[0])
+        fprintf(out, ", a replay of %s", r->replay_source);
+    fputc('\n', out);
+}
+
 int tf_report_best(const struct tf_archive *a, int run, const char *kernel, FILE *out)
 {
     int lines = 0, kw, pw;
@@ -116,8 +180,10 @@ int tf_report_best(const struct tf_archive *a, int run, const char *kernel, FILE
             char keys[64][256];
             int nclasses = collect_classes(a, ak, (uint32_t)p, run, keys, 64);
             const struct tf_archive_problem *pr = &ak->problems[p];
+            struct config_status *seen =
+                tf_xmalloc(sizeof *seen * (ak->nrows ? ak->nrows : 1));
             for (int c = 0; c < nclasses; c++) {
-                uint64_t counts[TF_STATUS_COUNT] = {0}, total = 0;
+                uint64_t counts[TF_STATUS_COUNT] = {0}, total = 0, nseen = 0;
                 const struct tf_archive_row *best = NULL;
                 double default_time = NAN, default_screened = NAN;
                 const struct tf_device *dev = NULL;
@@ -137,10 +203,9 @@ int tf_report_best(const struct tf_archive *a, int run, const char *kernel, FILE
                     if (strcmp(key, keys[c]) != 0)
                         continue;
                     dev = &a->devices[row->device];
-                    if (row->r.phase != 2) /* a configuration counts once */
-                        total++;
-                    if (row->r.status < TF_STATUS_COUNT && row->r.phase != 2)
-                        counts[row->r.status]++;
+                    if (row->r.phase != 2) /* its re-measurement is not another one */
+                        seen[nseen++] = (struct config_status){row->r.config, row->run, r,
+                                                               row->r.status};
                     if (row->r.status != TF_STATUS_OK || !isfinite(row->r.time_median))
                         continue;
                     if (has_strict && row->r.phase == 1) {
@@ -155,6 +220,7 @@ int tf_report_best(const struct tf_archive *a, int run, const char *kernel, FILE
                         !(default_time <= row->r.time_median))
                         default_time = row->r.time_median;
                 }
+                total = count_configs(seen, nseen, counts);
                 if (!isfinite(default_time))
                     default_time = default_screened; /* the default missed the top k */
                 char tbuf[32] = "-", mbuf[48] = "-", sbuf[16] = "-", cfg[512] = "-";
@@ -184,6 +250,7 @@ int tf_report_best(const struct tf_archive *a, int run, const char *kernel, FILE
                         failures);
                 lines++;
             }
+            free(seen);
         }
     }
     return lines;

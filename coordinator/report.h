@@ -9,8 +9,9 @@
 /* Print, for each kernel x problem x device class of the archive's rows (of run
  * `run` only, or of every run if run < 0): the best configuration, its time and
  * metrics, its speedup over that problem's default configuration and counts by
- * status. `kernel` (NULL: all) restricts to one kernel. Returns the number of
- * lines printed. */
+ * status (`ok/total`: configurations, each once with the status of its latest
+ * measurement, however many runs measured it). `kernel` (NULL: all) restricts
+ * to one kernel. Returns the number of lines printed. */
 int tf_report_best(const struct tf_archive *a, int run, const char *kernel, FILE *out);
 /* For each kernel x problem measured on two or more device classes: each
  * class's best configuration, and that configuration's time on every class
@@ -18,6 +19,12 @@ int tf_report_best(const struct tf_archive *a, int run, const char *kernel, FILE
  * or why it has no time there (a failure status, or not measured). Same
  * selection of rows as tf_report_best. Returns the number of table lines. */
 int tf_report_cross(const struct tf_archive *a, int run, const char *kernel, FILE *out);
+/* The archive's kernels that have rows (an entry without rows, left by a run
+ * that measured nothing of it, is not a kernel of the archive's results). */
+int tf_report_kernels_with_rows(const struct tf_archive *a);
+/* One line naming run `run` (in range): job, job hash, start, end or
+ * UNFINISHED, Slurm job, replay source. */
+void tf_report_run_line(const struct tf_archive *a, int run, FILE *out);
 /* Write a duration in seconds with a readable unit ("1.23 ms") into `out`. */
 void tf_format_seconds(double s, char *out, int cap);
 /* Write "P1=v1 P2=v2 ..." of configuration `config` of archived kernel `ak`. */

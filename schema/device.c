@@ -1,5 +1,6 @@
 /* device.c - names of the device properties kernels may use in expressions,
- * and the class key the coordinator groups workers by. */
+ * the class key the coordinator groups workers by, and the comparisons of
+ * what devices run with (software versions, clock and power settings). */
 #include "device.h"
 
 #include <stdio.h>
@@ -19,6 +20,64 @@ static const char *const devprop_names[TF_DEVPROP_COUNT] = {
 const char *tf_devprop_name(int p)
 {
     return p >= 0 && p < TF_DEVPROP_COUNT ? devprop_names[p] : "unknown";
+}
+
+int tf_device_same_software(const struct tf_device *a, const struct tf_device *b)
+{
+    return strcmp(a->driver_version, b->driver_version) == 0 &&
+           strcmp(a->runtime_version, b->runtime_version) == 0 &&
+           strcmp(a->compiler_version, b->compiler_version) == 0 &&
+           strcmp(a->tunefarm_version, b->tunefarm_version) == 0;
+}
+
+int tf_device_same_settings(const struct tf_device *a, const struct tf_device *b)
+{
+    return a->clock_mhz == b->clock_mhz && a->memory_clock_mhz == b->memory_clock_mhz &&
+           a->power_limit_w == b->power_limit_w && strcmp(a->clock_policy, b->clock_policy) == 0;
+}
+
+/* ", " between items; "-" for an unknown value. */
+static int add_change(char *out, size_t cap, size_t *len, const char *what, const char *x,
+                      const char *y)
+{
+    if (strcmp(x, y) == 0)
+        return 0;
+    int w = snprintf(out + *len, cap - *len, "%s%s %s -> %s", *len ? ", " : "", what,
+                     x[0] ? x : "-", y[0] ? y : "-");
+    if (w > 0)
+        *len = (size_t)w >= cap - *len ? cap - 1 : *len + (size_t)w;
+    return 1;
+}
+
+static void number_text(double v, const char *unit, char *out, size_t cap)
+{
+    if (v > 0)
+        snprintf(out, cap, "%.0f %s", v, unit);
+    else
+        out[0] = '\0';
+}
+
+int tf_device_changes(const struct tf_device *x, const struct tf_device *y, char *out, size_t cap)
+{
+    size_t len = 0;
+    int n = 0;
+    char a[32], b[32];
+    out[0] = '\0';
+    n += add_change(out, cap, &len, "driver", x->driver_version, y->driver_version);
+    n += add_change(out, cap, &len, "runtime", x->runtime_version, y->runtime_version);
+    n += add_change(out, cap, &len, "compiler", x->compiler_version, y->compiler_version);
+    n += add_change(out, cap, &len, "tunefarm", x->tunefarm_version, y->tunefarm_version);
+    number_text(x->clock_mhz, "MHz", a, sizeof a);
+    number_text(y->clock_mhz, "MHz", b, sizeof b);
+    n += add_change(out, cap, &len, "clock", a, b);
+    number_text(x->memory_clock_mhz, "MHz", a, sizeof a);
+    number_text(y->memory_clock_mhz, "MHz", b, sizeof b);
+    n += add_change(out, cap, &len, "memory clock", a, b);
+    number_text(x->power_limit_w, "W", a, sizeof a);
+    number_text(y->power_limit_w, "W", b, sizeof b);
+    n += add_change(out, cap, &len, "power limit", a, b);
+    n += add_change(out, cap, &len, "clock policy", x->clock_policy, y->clock_policy);
+    return n;
 }
 
 void tf_device_class_key(const struct tf_device *d, char *out, int cap)

@@ -209,6 +209,11 @@ void tf_buf_put_device(struct tf_buf *b, const struct tf_device *d)
     tf_buf_put_str(b, d->driver_version);
     tf_buf_put_str(b, d->runtime_version);
     tf_buf_put_str(b, d->compiler_version);
+    tf_buf_put_str(b, d->tunefarm_version);
+    tf_buf_put_f64(b, d->clock_mhz);
+    tf_buf_put_f64(b, d->memory_clock_mhz);
+    tf_buf_put_f64(b, d->power_limit_w);
+    tf_buf_put_str(b, d->clock_policy);
     tf_buf_put_u32(b, TF_DEVPROP_COUNT);
     for (int i = 0; i < TF_DEVPROP_COUNT; i++)
         tf_buf_put_u64(b, (uint64_t)d->props[i]);
@@ -229,6 +234,10 @@ int tf_buf_get_device(struct tf_buf *b, struct tf_device *d)
         tf_buf_get_str(b, d->driver_version, sizeof d->driver_version) ||
         tf_buf_get_str(b, d->runtime_version, sizeof d->runtime_version) ||
         tf_buf_get_str(b, d->compiler_version, sizeof d->compiler_version) ||
+        tf_buf_get_str(b, d->tunefarm_version, sizeof d->tunefarm_version) ||
+        tf_buf_get_f64(b, &d->clock_mhz) || tf_buf_get_f64(b, &d->memory_clock_mhz) ||
+        tf_buf_get_f64(b, &d->power_limit_w) ||
+        tf_buf_get_str(b, d->clock_policy, sizeof d->clock_policy) ||
         tf_buf_get_u32(b, &nprops))
         return -1;
     /* A newer peer may know more properties: keep ours, skip the rest. */

@@ -25,7 +25,7 @@
 #include "result.h"
 
 #define TF_WIRE_MAGIC 0x31574654u /* "TFW1" little-endian */
-#define TF_WIRE_VERSION 2
+#define TF_WIRE_VERSION 3 /* 3: HELLO/COMPILE devices carry tunefarm version, clocks, power */
 #define TF_WIRE_HEADER 16
 #define TF_WIRE_TAG 7
 

@@ -184,6 +184,7 @@ typedef struct tf_nvml_device_st *tf_nvml_device;  /* nvmlDevice_t */
 enum {
     TF_NVML_SUCCESS = 0,                /* nvmlReturn_t NVML_SUCCESS */
     TF_NVML_CLOCK_SM = 1,               /* nvmlClockType_t NVML_CLOCK_SM */
+    TF_NVML_CLOCK_MEM = 2,              /* nvmlClockType_t NVML_CLOCK_MEM */
     TF_NVML_TEMPERATURE_GPU = 0         /* nvmlTemperatureSensors_t NVML_TEMPERATURE_GPU */
 };
 
@@ -206,6 +207,12 @@ struct tf_nvml {
     /* nvmlDeviceGetCurrentClocksEventReasons, or the older ...ThrottleReasons */
     tf_nvml_return (*nvmlDeviceGetCurrentClocksEventReasons)(tf_nvml_device device,
                                                              unsigned long long *reasons);
+    /* The clock an application runs at (set by `nvidia-smi -ac`), MHz. */
+    tf_nvml_return (*nvmlDeviceGetApplicationsClock)(tf_nvml_device device, int type,
+                                                     unsigned int *mhz);
+    /* The power limit the board enforces, milliwatts. */
+    tf_nvml_return (*nvmlDeviceGetEnforcedPowerLimit)(tf_nvml_device device,
+                                                      unsigned int *milliwatts);
 };
 
 /* The driver API from libcuda.so.1, loaded once per process (thread-safe) and

@@ -48,6 +48,10 @@
 #include "compile.h"
 #include "runner.h"
 
+#ifndef TF_VERSION
+#define TF_VERSION "0.1"
+#endif
+
 #define WORKER_MAX_DEVICES 64
 #define RESULTS_BATCH 64
 #define RESULTS_MAX_DELAY 1.0
@@ -171,6 +175,9 @@ int tf_worker_devices(struct tf_device *devs, const char **backend_of, int *ordi
                                          be->name, o, err.message);
                     continue;
                 }
+                /* The worker's own version travels with its device: it compiles and
+                 * measures, so it belongs to what the device ran with. */
+                tf_strlcpy(devs[n].tunefarm_version, TF_VERSION, sizeof devs[n].tunefarm_version);
                 backend_of[n] = be->name;
                 ordinal_of[n] = o;
                 n++;
