@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""journal_records.py JOURNAL [--wait N] [--seconds S]: the number of whole
-records in a tunefarm result journal, each checked against its CRC.
+"""journal_records.py JOURNAL [--wait N] [--seconds S] [--archive A]: the number
+of whole records in a tunefarm result journal, each checked against its CRC.
 
 The layout is coordinator/journal.c's: a 116-byte header (magic "TFJRNL02"),
 then records of u32 payload length, u32 CRC-32 of the payload (both
@@ -13,7 +13,11 @@ Without --wait: print the count and exit 0 (0 for a missing or bare journal).
 With --wait N: poll until the journal holds at least N records, print the
 count and exit 0; after S seconds (default 60) say so and exit 1. The journal
 is reset to a bare header after each checkpoint, so this counts the results
-since the last checkpoint, not all of them."""
+since the last checkpoint, not all of them. With --archive A, --wait counts the
+results written to the archive A too (the rows of every kernel) and waits for
+at least one record in the journal besides: "N results measured, some still
+only in the journal", which a run checkpointing every second reaches at any
+speed (8 records between two checkpoints it may never reach)."""
 import argparse
 import struct
 import sys
@@ -42,11 +46,25 @@ def count(path):
     return n
 
 
+def archive_rows(path):
+    """Rows of every kernel's results in archive PATH (0 while it does not exist
+    or is being replaced)."""
+    try:
+        import h5py
+        with h5py.File(path, "r") as f:
+            kernels = f.get("kernels")
+            return 0 if kernels is None else sum(
+                len(g["results"]) for g in kernels.values() if "results" in g)
+    except (OSError, KeyError):
+        return 0
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("journal")
     ap.add_argument("--wait", type=int, metavar="N")
     ap.add_argument("--seconds", type=float, default=60.0, metavar="S")
+    ap.add_argument("--archive", metavar="A")
     args = ap.parse_args()
     if args.wait is None:
         print(count(args.journal))
@@ -54,6 +72,8 @@ def main():
     deadline = time.monotonic() + args.seconds
     while True:
         n = count(args.journal)
+        if args.archive is not None and n >= 1:
+            n += archive_rows(args.archive)
         if n >= args.wait:
             print(n)
             return 0

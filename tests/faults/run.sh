@@ -49,10 +49,10 @@ rank_pid() {
 # counted, not guessed from the file's size (tests/faults/journal_records.py).
 journal_records() { $PY "$ROOT/tests/faults/journal_records.py" "$1"; }
 
-# wait_results ARCHIVE N: wait until ARCHIVE's journal holds at least N
-# records (results since the last checkpoint); fails after 60 s.
+# wait_results ARCHIVE N: wait until N results are measured (archive rows +
+# journal records) with at least one still in the journal; fails after 60 s.
 wait_results() {
-    $PY "$ROOT/tests/faults/journal_records.py" "$1.journal" --wait "$2" --seconds 60 >/dev/null
+    $PY "$ROOT/tests/faults/journal_records.py" "$1.journal" --archive "$1" --wait "$2" --seconds 60 >/dev/null
 }
 
 # kernel_rows ARCHIVE KERNEL KEYS PYTHON: run PYTHON with `rows` = {(KEY, ...):
