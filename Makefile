@@ -43,7 +43,7 @@ WORKER_OBJS := worker/worker.o worker/backends.o worker/backend_host.o worker/ca
                worker/measure.o worker/verify.o worker/gpu_backend.o worker/cuda_api.o \
                worker/backend_cuda.o worker/hip_api.o worker/backend_hip.o worker/portability.o \
                worker/precompile.o worker/backend_replay.o
-TOOLS_OBJS  := tools/space_tool.o
+TOOLS_OBJS  := tools/space_tool.o tools/outfile.o tools/best.o tools/svg.o tools/html_report.o
 MAIN_OBJS   := main.o
 LIB         := build/libtunefarm.a
 ALL_OBJS    := $(SCHEMA_OBJS) $(COORD_OBJS) $(WORKER_OBJS) $(TOOLS_OBJS) $(MAIN_OBJS)
