@@ -95,13 +95,14 @@ static bool in_group(const struct tf_archive *a, const struct tf_archive_row *ro
            row->device < (uint32_t)a->ndevices && in[row->device];
 }
 
-/* The fastest ok median of `config` in the group: its strict rows if it has
- * any, else its other rows. */
+/* The fastest ok median of `config` in the group among its strict and
+ * single-phase rows (the rows a best is chosen from), else among its
+ * screening rows. */
 static double config_time(const struct tf_archive *a, const struct tf_archive_kernel *ak,
                           uint32_t problem, int run, const bool *in, uint64_t config,
                           const struct tf_archive_row **found)
 {
-    const struct tf_archive_row *strict = NULL, *other = NULL, *failed = NULL;
+    const struct tf_archive_row *by_phase[3] = {NULL, NULL, NULL}, *failed = NULL;
     for (uint64_t r = 0; r < ak->nrows; r++) {
         const struct tf_archive_row *row = &ak->rows[r];
         if (row->r.config != config || !in_group(a, row, problem, run, in))
@@ -111,11 +112,15 @@ static double config_time(const struct tf_archive *a, const struct tf_archive_ke
                 failed = row;
             continue;
         }
-        const struct tf_archive_row **slot = row->r.phase == 2 ? &strict : &other;
+        const struct tf_archive_row **slot = &by_phase[row->r.phase <= 2 ? row->r.phase : 1];
         if (*slot == NULL || row->r.time_median < (*slot)->r.time_median)
             *slot = row;
     }
-    const struct tf_archive_row *ok = strict ? strict : other;
+    const struct tf_archive_row *ok = by_phase[0];
+    if (by_phase[2] && (ok == NULL || by_phase[2]->r.time_median < ok->r.time_median))
+        ok = by_phase[2];
+    if (ok == NULL)
+        ok = by_phase[1];
     if (found)
         *found = ok ? ok : failed;
     return ok ? ok->r.time_median : NAN;

@@ -42,8 +42,8 @@ int tf_report_classes(const struct tf_archive *a, const struct tf_archive_kernel
 void tf_report_pick(const struct tf_archive *a, const struct tf_archive_kernel *ak,
                     uint32_t problem, int run, const char *class_key, struct tf_report_pick *out);
 /* The time of configuration `config` in the group: its fastest ok median among
- * its strict rows, or among its other rows if it has no strict one (screened,
- * not re-measured); NaN if it never ran ok there. *row (when not NULL) gets
+ * its strict and single-phase rows (those a best is chosen from), else among
+ * its screening rows (screened, not re-measured); NaN if it never ran ok there. *row (when not NULL) gets
  * that row, else its first failing row (whose status says why), else NULL
  * (the group never measured it). */
 double tf_report_config_time(const struct tf_archive *a, const struct tf_archive_kernel *ak,
