@@ -22,7 +22,8 @@
  *     |tB / tA - 1| > max(3 sqrt(sA^2 + sB^2), 2%), s = the smaller of the
  *     row's time_rsd and (median - min) / median;
  *   - time against energy with its Pareto front (no other point is both
- *     faster and cheaper), where rows have energy_j;
+ *     faster and cheaper), where rows have energy_j (the rows the searches
+ *     measured, as in the distribution);
  *   - failures by status: configurations by the status of their latest
  *     measurement.
  * and per kernel and problem measured on several classes, the cross-device
@@ -389,7 +390,8 @@ static void chart_histogram(struct page *pg, const struct group *g)
     snprintf(cap, sizeof cap,
              "Distribution of the %" PRIu64 " ok times the searches measured (every run)%s. "
              "Dashed: the best%s and the default.",
-             n, xa.log ? ", log scale" : "", g->pick.strict ? " (strict re-measurement)" : "");
+             n, xa.log ? ", log scale" : "",
+             g->pick.best && g->pick.best->r.phase == 2 ? " (a strict re-measurement)" : "");
     figure_end(pg, &c, cap);
 }
 
@@ -650,8 +652,8 @@ static void chart_energy(struct page *pg, const struct group *g)
     uint64_t n = 0;
     for (uint64_t r = 0; r < v->nrows; r++) {
         const struct tf_result *x = &v->rows[r].r;
-        if (x->status == TF_STATUS_OK && isfinite(x->time_median) && x->time_median > 0 &&
-            isfinite(x->energy_j) && x->energy_j > 0)
+        if (x->status == TF_STATUS_OK && x->phase != 2 && isfinite(x->time_median) &&
+            x->time_median > 0 && isfinite(x->energy_j) && x->energy_j > 0)
             pts[n++] = (struct energy_point){x->time_median, x->energy_j, x->config};
     }
     if (n == 0) {
@@ -699,7 +701,8 @@ static void chart_energy(struct page *pg, const struct group *g)
     pg->stats->pareto_points += nf;
     char cap[300];
     snprintf(cap, sizeof cap,
-             "Time against energy of the %" PRIu64 " ok results with an energy reading%s. "
+             "Time against energy of the %" PRIu64 " ok results the searches measured with an "
+             "energy reading%s. "
              "Orange: the Pareto front (%d configuration%s no other result is both faster and "
              "cheaper than).",
              n, stride > 1 ? " (thinned evenly for drawing; the front is complete)" : "", nf,
@@ -1004,7 +1007,7 @@ void tf_html_report_write(const struct tf_archive *a, const char *archive_path,
                     fmt_seconds(g->pick.best->r.time_median, t, sizeof t);
                     fprintf(bo, "<p>Best: <b>%s</b> (run %u%s) <span class=\"cfg\">", t,
                             g->pick.best->run,
-                            g->pick.strict ? ", strict re-measurement" : "");
+                            g->pick.best->r.phase == 2 ? ", strict re-measurement" : "");
                     tf_html_escape(bo, cfg);
                     fputs("</span></p>\n", bo);
                 } else {
