@@ -49,7 +49,7 @@ LIB         := build/libtunefarm.a
 ALL_OBJS    := $(SCHEMA_OBJS) $(COORD_OBJS) $(WORKER_OBJS) $(TOOLS_OBJS) $(MAIN_OBJS)
 
 UNIT_TESTS  := expr loader space wire archive journal report measure verify host runner compiler cuda hip \
-               portability strategy ktcache replay
+               portability strategy ktcache replay best html_report
 UNIT_BINS   := $(UNIT_TESTS:%=tests/unit/test_%)
 
 .PHONY: all test check unit integration check-faults slurm install uninstall clean bench-space deps \
@@ -69,13 +69,18 @@ tunefarm: $(MAIN_OBJS) $(LIB)
 tests/unit/test_%: tests/unit/test_%.c $(LIB)
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -I. $< -o $@ $(LIB) $(shell $(PKG) --cflags --libs cmocka) $(LIBS)
 
+# The archive of tests/unit/report_fixture.h, for the browser test (tests/integration/report.sh).
+tests/integration/report_fixture: tests/integration/report_fixture.c tests/unit/report_fixture.h \
+                                  tests/unit/archive_fixture.h $(LIB)
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -I. $< -o $@ $(LIB) $(shell $(PKG) --cflags --libs cmocka) $(LIBS)
+
 bench/space: bench/space.c $(LIB)
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -I. $< -o $@ $(LIB) $(LIBS)
 
 unit: $(UNIT_BINS)
 	@tests/run_unit.sh $(UNIT_BINS)
 
-integration: tunefarm
+integration: tunefarm tests/integration/report_fixture
 	@tests/integration/run.sh
 
 check-faults: tunefarm
@@ -114,7 +119,8 @@ deps:
 	scripts/deps.sh test
 
 clean:
-	rm -f tunefarm $(ALL_OBJS) $(ALL_OBJS:.o=.d) $(UNIT_BINS) bench/space bench/strategy/study
+	rm -f tunefarm $(ALL_OBJS) $(ALL_OBJS:.o=.d) $(UNIT_BINS) bench/space bench/strategy/study \
+	      tests/integration/report_fixture
 	rm -rf build
 
 -include $(ALL_OBJS:.o=.d)
