@@ -119,7 +119,8 @@ static void fmt_seconds_digits(double s, int digits, char *out, int cap)
     if (s == 0)
         snprintf(out, (size_t)cap, "0");
     else
-        snprintf(out, (size_t)cap, "%.*g %s", digits, s / units[u].scale, units[u].unit);
+        snprintf(out, (size_t)cap, "%.*g %s", fabs(s / units[u].scale) >= 1000 ? 12 : digits,
+                 s / units[u].scale, units[u].unit); /* 2000 s, not 2e+03 s */
 }
 
 /* Seconds with three significant digits, for text. */
@@ -130,7 +131,7 @@ static void fmt_seconds(double s, char *out, int cap)
 
 static void fmt_joules(double j, int digits, char *out, int cap)
 {
-    snprintf(out, (size_t)cap, "%.*g J", digits, j);
+    snprintf(out, (size_t)cap, "%.*g J", fabs(j) >= 1000 ? 12 : digits, j);
 }
 
 static void fmt_count(double v, int digits, char *out, int cap)
@@ -423,7 +424,7 @@ static void chart_convergence(struct page *pg, const struct group *g, bool by_ti
                                      .format = by_time ? fmt_seconds_digits : fmt_count,
                                      .integer = !by_time};
             struct tf_svg_axis ya = {.label = "best time so far", .format = fmt_seconds_digits};
-            tf_svg_axis_fit(&xa, by_time ? 0 : 1, xmax, false);
+            tf_svg_axis_fit(&xa, by_time ? 0 : 1, xmax, !by_time); /* log past 20 */
             tf_svg_axis_fit(&ya, ylo, yhi, true);
             figure_begin(pg, &c, by_time ? "best so far against time" : "best so far against "
                                                                         "evaluations",
@@ -452,6 +453,18 @@ static void chart_convergence(struct page *pg, const struct group *g, bool by_ti
                 ys[m] = best;
                 m++;
             }
+            /* a staircase needs only its corners: where the best changes, and the end */
+            int kept = 0;
+            for (int j = 0; j < m; j++) {
+                bool same = j > 0 && ((isnan(ys[j]) && isnan(ys[j - 1])) || ys[j] == ys[j - 1]);
+                if (same && j < m - 1)
+                    continue;
+                xs[kept] = xs[j];
+                ys[kept] = ys[j];
+                kept++;
+            }
+            const int evaluations = m;
+            m = kept;
             if (pass == 0) {
                 for (int j = 0; j < m; j++)
                     if (isfinite(ys[j]) && ys[j] > 0) {
@@ -464,7 +477,7 @@ static void chart_convergence(struct page *pg, const struct group *g, bool by_ti
             const char *colour = tf_svg_colour(i - first);
             char tip[160], when[32];
             date_text(run->start, when, sizeof when);
-            snprintf(tip, sizeof tip, "run %d (%s): %d evaluations", runs[i], when, m);
+            snprintf(tip, sizeof tip, "run %d (%s): %d evaluations", runs[i], when, evaluations);
             tf_svg_line(&c, xs, ys, m, true, colour, 1.8, tip);
             if (m > 0)
                 tf_svg_dot(&c, xs[m - 1], ys[m - 1], 3, colour, tip);
@@ -854,7 +867,8 @@ static void runs_table(struct page *pg)
 {
     const struct tf_archive *a = pg->a;
     FILE *o = pg->out;
-    fputs("<h2 id=\"runs\">Runs</h2>\n<table><tr><th>run</th><th>job</th><th>job hash</th>"
+    fprintf(o, "<details><summary id=\"runs\">Runs (%d)</summary>\n", a->nruns);
+    fputs("<table><tr><th>run</th><th>job</th><th>job hash</th>"
           "<th>started</th><th>ended</th><th>Slurm job</th><th>tunefarm</th><th>results</th>"
           "<th>replay of</th></tr>\n",
           o);
@@ -880,14 +894,15 @@ static void runs_table(struct page *pg)
         tf_html_escape(o, run->replay_source);
         fputs("</td></tr>\n", o);
     }
-    fputs("</table>\n", o);
+    fputs("</table></details>\n", o);
 }
 
 static void devices_table(struct page *pg)
 {
     const struct tf_archive *a = pg->a;
     FILE *o = pg->out;
-    fputs("<h2 id=\"devices\">Devices</h2>\n<table><tr><th>device</th><th>backend</th>"
+    fprintf(o, "<details><summary id=\"devices\">Devices (%d)</summary>\n", a->ndevices);
+    fputs("<table><tr><th>device</th><th>backend</th>"
           "<th>arch</th><th>vendor</th><th>host</th><th>driver</th><th>runtime</th>"
           "<th>compiler</th></tr>\n",
           o);
@@ -903,7 +918,7 @@ static void devices_table(struct page *pg)
         }
         fputs("</tr>\n", o);
     }
-    fputs("</table>\n", o);
+    fputs("</table></details>\n", o);
 }
 
 static const char page_style[] =
@@ -922,7 +937,8 @@ static const char page_style[] =
     "max-width:360px;margin-top:4px}\n"
     ".bad{color:#c00000;font-weight:bold}.note{color:#666}.cfg{font-family:ui-monospace,"
     "monospace;font-size:12.5px;background:#f3f5f7;padding:1px 5px;border-radius:3px}"
-    "code{font-size:12.5px}\n";
+    "code{font-size:12.5px}summary{font-size:16px;font-weight:bold;margin:14px 0 4px;"
+    "cursor:pointer}\n";
 
 void tf_html_report_write(const struct tf_archive *a, const char *archive_path,
                           const char *kernel, FILE *out, struct tf_html_report_stats *stats)
