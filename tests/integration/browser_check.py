@@ -46,7 +46,8 @@ def chromium():
 
 
 def run_browser(exe, profile, args, url, timeout=120):
-    cmd = [exe, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+    cmd = [exe, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+           "--no-first-run",
            "--disable-extensions", "--disable-background-networking",
            "--user-data-dir=" + profile, "--enable-logging=stderr", "--v=0"] + args + [url]
     try:
