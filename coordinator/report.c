@@ -74,96 +74,6 @@ int tf_report_classes(const struct tf_archive *a, const struct tf_archive_kernel
     return n;
 }
 
-/* in[d] = device d is of class `key`; the caller frees it. Classes are
- * compared once per device, not once per row. */
-static bool *class_devices(const struct tf_archive *a, const char *key)
-{
-    bool *in = tf_xcalloc(a->ndevices > 0 ? (size_t)a->ndevices : 1, sizeof *in);
-    for (int d = 0; d < a->ndevices; d++) {
-        char k[256];
-        tf_device_class_key(&a->devices[d], k, sizeof k);
-        in[d] = strcmp(k, key) == 0;
-    }
-    return in;
-}
-
-/* Row `row` belongs to the group (problem, run, the devices in[]). */
-static bool in_group(const struct tf_archive *a, const struct tf_archive_row *row,
-                     uint32_t problem, int run, const bool *in)
-{
-    return row->r.problem == problem && (run < 0 || row->run == (uint32_t)run) &&
-           row->device < (uint32_t)a->ndevices && in[row->device];
-}
-
-/* The fastest ok median of `config` in the group among its strict and
- * single-phase rows (the rows a best is chosen from), else among its
- * screening rows. */
-static double config_time(const struct tf_archive *a, const struct tf_archive_kernel *ak,
-                          uint32_t problem, int run, const bool *in, uint64_t config,
-                          const struct tf_archive_row **found)
-{
-    const struct tf_archive_row *by_phase[3] = {NULL, NULL, NULL}, *failed = NULL;
-    for (uint64_t r = 0; r < ak->nrows; r++) {
-        const struct tf_archive_row *row = &ak->rows[r];
-        if (row->r.config != config || !in_group(a, row, problem, run, in))
-            continue;
-        if (row->r.status != TF_STATUS_OK || !isfinite(row->r.time_median)) {
-            if (failed == NULL && row->r.status != TF_STATUS_OK)
-                failed = row;
-            continue;
-        }
-        const struct tf_archive_row **slot = &by_phase[row->r.phase <= 2 ? row->r.phase : 1];
-        if (*slot == NULL || row->r.time_median < (*slot)->r.time_median)
-            *slot = row;
-    }
-    const struct tf_archive_row *ok = by_phase[0];
-    if (by_phase[2] && (ok == NULL || by_phase[2]->r.time_median < ok->r.time_median))
-        ok = by_phase[2];
-    if (ok == NULL)
-        ok = by_phase[1];
-    if (found)
-        *found = ok ? ok : failed;
-    return ok ? ok->r.time_median : NAN;
-}
-
-double tf_report_config_time(const struct tf_archive *a, const struct tf_archive_kernel *ak,
-                             uint32_t problem, int run, const char *class_key, uint64_t config,
-                             const struct tf_archive_row **row)
-{
-    bool *in = class_devices(a, class_key);
-    double t = config_time(a, ak, problem, run, in, config, row);
-    free(in);
-    return t;
-}
-
-void tf_report_pick(const struct tf_archive *a, const struct tf_archive_kernel *ak,
-                    uint32_t problem, int run, const char *class_key, struct tf_report_pick *out)
-{
-    bool *in = class_devices(a, class_key);
-    memset(out, 0, sizeof *out);
-    out->default_time = NAN;
-    /* With two phases, the strict re-measurements (phase 2) decide the best;
-     * screening rows (phase 1) use a cheaper protocol and only count. */
-    for (uint64_t r = 0; r < ak->nrows && !out->strict; r++)
-        out->strict = ak->rows[r].r.phase == 2 && in_group(a, &ak->rows[r], problem, run, in);
-    for (uint64_t r = 0; r < ak->nrows; r++) {
-        const struct tf_archive_row *row = &ak->rows[r];
-        if (!in_group(a, row, problem, run, in))
-            continue;
-        if (out->device == NULL)
-            out->device = &a->devices[row->device];
-        if (row->r.status != TF_STATUS_OK || !isfinite(row->r.time_median) ||
-            (out->strict && row->r.phase == 1))
-            continue;
-        if (out->best == NULL || row->r.time_median < out->best->r.time_median)
-            out->best = row;
-    }
-    const struct tf_archive_problem *pr = problem < (uint32_t)ak->nproblems ? &ak->problems[problem] : NULL;
-    if (pr && pr->has_default) /* screened only, if it missed the top k */
-        out->default_time = config_time(a, ak, problem, run, in, pr->default_index, NULL);
-    free(in);
-}
-
 int tf_report_best(const struct tf_archive *a, int run, const char *kernel, FILE *out)
 {
     int lines = 0;
@@ -297,4 +207,95 @@ int tf_report_cross(const struct tf_archive *a, int run, const char *kernel, FIL
         }
     }
     return lines;
+}
+
+/* in[d] = device d is of class `key`; the caller frees it. Classes are
+ * compared once per device, not once per row. */
+static bool *class_devices(const struct tf_archive *a, const char *key)
+{
+    bool *in = tf_xcalloc(a->ndevices > 0 ? (size_t)a->ndevices : 1, sizeof *in);
+    for (int d = 0; d < a->ndevices; d++) {
+        char k[256];
+        tf_device_class_key(&a->devices[d], k, sizeof k);
+        in[d] = strcmp(k, key) == 0;
+    }
+    return in;
+}
+
+/* Row `row` belongs to the group (problem, run, the devices in[]). */
+static bool in_group(const struct tf_archive *a, const struct tf_archive_row *row,
+                     uint32_t problem, int run, const bool *in)
+{
+    return row->r.problem == problem && (run < 0 || row->run == (uint32_t)run) &&
+           row->device < (uint32_t)a->ndevices && in[row->device];
+}
+
+/* The fastest ok median of `config` in the group among its strict and
+ * single-phase rows (the rows a best is chosen from), else among its
+ * screening rows. */
+static double config_time(const struct tf_archive *a, const struct tf_archive_kernel *ak,
+                          uint32_t problem, int run, const bool *in, uint64_t config,
+                          const struct tf_archive_row **found)
+{
+    const struct tf_archive_row *by_phase[3] = {NULL, NULL, NULL}, *failed = NULL;
+    for (uint64_t r = 0; r < ak->nrows; r++) {
+        const struct tf_archive_row *row = &ak->rows[r];
+        if (row->r.config != config || !in_group(a, row, problem, run, in))
+            continue;
+        if (row->r.status != TF_STATUS_OK || !isfinite(row->r.time_median)) {
+            if (failed == NULL && row->r.status != TF_STATUS_OK)
+                failed = row;
+            continue;
+        }
+        const struct tf_archive_row **slot = &by_phase[row->r.phase <= 2 ? row->r.phase : 1];
+        if (*slot == NULL || row->r.time_median < (*slot)->r.time_median)
+            *slot = row;
+    }
+    const struct tf_archive_row *ok = by_phase[0];
+    if (by_phase[2] && (ok == NULL || by_phase[2]->r.time_median < ok->r.time_median))
+        ok = by_phase[2];
+    if (ok == NULL)
+        ok = by_phase[1];
+    if (found)
+        *found = ok ? ok : failed;
+    return ok ? ok->r.time_median : NAN;
+}
+
+double tf_report_config_time(const struct tf_archive *a, const struct tf_archive_kernel *ak,
+                             uint32_t problem, int run, const char *class_key, uint64_t config,
+                             const struct tf_archive_row **row)
+{
+    bool *in = class_devices(a, class_key);
+    double t = config_time(a, ak, problem, run, in, config, row);
+    free(in);
+    return t;
+}
+
+void tf_report_pick(const struct tf_archive *a, const struct tf_archive_kernel *ak,
+                    uint32_t problem, int run, const char *class_key, struct tf_report_pick *out)
+{
+    bool *in = class_devices(a, class_key);
+    memset(out, 0, sizeof *out);
+    out->default_time = NAN;
+    /* With two phases, the strict re-measurements (phase 2) decide the best;
+     * screening rows (phase 1) use a cheaper protocol and only count. */
+    for (uint64_t r = 0; r < ak->nrows && !out->strict; r++)
+        out->strict = ak->rows[r].r.phase == 2 && in_group(a, &ak->rows[r], problem, run, in);
+    for (uint64_t r = 0; r < ak->nrows; r++) {
+        const struct tf_archive_row *row = &ak->rows[r];
+        if (!in_group(a, row, problem, run, in))
+            continue;
+        if (out->device == NULL)
+            out->device = &a->devices[row->device];
+        if (row->r.status != TF_STATUS_OK || !isfinite(row->r.time_median) ||
+            (out->strict && row->r.phase == 1))
+            continue;
+        if (out->best == NULL || row->r.time_median < out->best->r.time_median)
+            out->best = row;
+    }
+    const struct tf_archive_problem *pr =
+        problem < (uint32_t)ak->nproblems ? &ak->problems[problem] : NULL;
+    if (pr && pr->has_default) /* screened only, if it missed the top k */
+        out->default_time = config_time(a, ak, problem, run, in, pr->default_index, NULL);
+    free(in);
 }
