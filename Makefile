@@ -48,14 +48,15 @@ WORKER_OBJS := worker/worker.o worker/backends.o worker/backend_host.o worker/ca
                worker/backend_cuda.o worker/hip_api.o worker/backend_hip.o worker/portability.o \
                worker/precompile.o worker/backend_replay.o \
                worker/provenance.o
-TOOLS_OBJS  := tools/space_tool.o tools/exchange_tool.o
+TOOLS_OBJS  := tools/space_tool.o tools/exchange_tool.o tools/outfile.o tools/best.o tools/svg.o \
+               tools/html_report.o
 MAIN_OBJS   := main.o
 LIB         := build/libtunefarm.a
 ALL_OBJS    := $(SCHEMA_OBJS) $(COORD_OBJS) $(WORKER_OBJS) $(TOOLS_OBJS) $(MAIN_OBJS)
 
 UNIT_TESTS  := expr loader space wire archive journal report measure verify host runner compiler cuda hip \
                portability strategy ktcache replay exchange export import parammap \
-               provenance session diff
+               provenance session diff best html_report
 UNIT_BINS   := $(UNIT_TESTS:%=tests/unit/test_%)
 
 .PHONY: all test check unit integration check-faults slurm install uninstall clean bench-space deps \
@@ -75,6 +76,11 @@ tunefarm: $(MAIN_OBJS) $(LIB)
 tests/unit/test_%: tests/unit/test_%.c $(LIB)
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -I. $< -o $@ $(LIB) $(shell $(PKG) --cflags --libs cmocka) $(LIBS)
 
+# The archive of tests/unit/report_fixture.h, for the browser test (tests/integration/report.sh).
+tests/integration/report_fixture: tests/integration/report_fixture.c tests/unit/report_fixture.h \
+                                  tests/unit/archive_fixture.h $(LIB)
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -I. $< -o $@ $(LIB) $(shell $(PKG) --cflags --libs cmocka) $(LIBS)
+
 bench/space: bench/space.c $(LIB)
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -I. $< -o $@ $(LIB) $(LIBS)
 
@@ -88,7 +94,7 @@ bench/coordinator/warm_seeds: bench/coordinator/warm_seeds.c $(LIB)
 unit: $(UNIT_BINS)
 	@tests/run_unit.sh $(UNIT_BINS)
 
-integration: tunefarm
+integration: tunefarm tests/integration/report_fixture
 	@tests/integration/run.sh; a=$$?; tests/integration/exchange.sh; b=$$?; \
 	 tests/integration/diff.sh; c=$$?; [ $$a -eq 0 ] && [ $$b -eq 0 ] && [ $$c -eq 0 ]
 
@@ -129,7 +135,7 @@ deps:
 
 clean:
 	rm -f tunefarm $(ALL_OBJS) $(ALL_OBJS:.o=.d) $(UNIT_BINS) bench/space bench/runner_overhead bench/strategy/study \
-	      bench/coordinator/warm_seeds
+	      bench/coordinator/warm_seeds tests/integration/report_fixture
 	rm -rf build
 
 -include $(ALL_OBJS:.o=.d)

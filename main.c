@@ -32,6 +32,8 @@ extern char **environ;
 #include "coordinator/strategy.h"
 #include "schema/archive.h"
 #include "schema/space.h"
+#include "tools/best.h"
+#include "tools/html_report.h"
 #include "tools/space_tool.h"
 #include "worker/backend_replay.h"
 #include "worker/compiler.h"
@@ -60,6 +62,8 @@ static const char usage_main[] =
     "  import ARCHIVE FILE...      add Kernel Tuner caches and T4 files to an archive\n"
     "  devices                     the devices this node offers\n"
     "  space KERNEL.yaml           count, list or sample a kernel's space (no device)\n"
+    "  best ARCHIVE --kernel K     best configurations as a C header, JSON or -D flags\n"
+    "  report ARCHIVE -o F.html    one self-contained HTML page of charts of an archive\n"
     "  header cuda|hip             print the portability header GPU kernels include\n"
     "  version                     print the version\n"
     "  help [COMMAND]              this text, or a command's\n"
@@ -1040,6 +1044,10 @@ int main(int argc, char **argv)
         return tf_cmd_import(argc, argv);
     if (strcmp(cmd, "diff") == 0)
         return tf_diff_command(argc, argv);
+    if (strcmp(cmd, "best") == 0)
+        return tf_best_main(argc, argv);
+    if (strcmp(cmd, "report") == 0)
+        return tf_html_report_main(argc, argv);
     if (strcmp(cmd, "header") == 0) {
         const char *text = argc == 3 ? tf_portability_header(argv[2]) : NULL;
         if (text == NULL) {
@@ -1067,6 +1075,8 @@ int main(int argc, char **argv)
               : strcmp(topic, "diff") == 0    ? tf_diff_usage
               : strcmp(topic, "devices") == 0 ? usage_devices
               : strcmp(topic, "space") == 0   ? tf_space_tool_usage
+              : strcmp(topic, "best") == 0    ? tf_best_usage
+              : strcmp(topic, "report") == 0  ? tf_html_report_usage
                                               : usage_main,
               stdout);
         return TF_EXIT_OK;

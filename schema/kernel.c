@@ -1201,13 +1201,19 @@ void tf_kernel_format_config(const struct tf_kernel *k, uint64_t index, char *ou
     digits_free(digits, stack);
 }
 
-int tf_kernel_defines(const struct tf_kernel *k, uint64_t index, char **out, int max)
+int tf_param_defines(const struct tf_param *params, int nparams, uint64_t index, char **out,
+                     int max)
 {
     int stack[KERNEL_STACK_DIGITS];
-    int *digits = digits_for(k, index, stack);
+    int *digits =
+        nparams <= KERNEL_STACK_DIGITS ? stack : tf_xmalloc((size_t)nparams * sizeof *digits);
+    for (int i = nparams - 1; i >= 0; i--) { /* as tf_kernel_decode */
+        digits[i] = (int)(index % (uint64_t)params[i].count);
+        index /= (uint64_t)params[i].count;
+    }
     int n = 0;
-    for (int i = 0; i < k->nparams && n < max; i++) {
-        const struct tf_param *pa = &k->params[i];
+    for (int i = 0; i < nparams && n < max; i++) {
+        const struct tf_param *pa = &params[i];
         if (pa->kind == TF_PARAM_INT) {
             out[n++] = tf_xasprintf("-D%s=%" PRId64, pa->name, pa->ints[digits[i]]);
         } else {
@@ -1219,6 +1225,11 @@ int tf_kernel_defines(const struct tf_kernel *k, uint64_t index, char **out, int
     }
     digits_free(digits, stack);
     return n;
+}
+
+int tf_kernel_defines(const struct tf_kernel *k, uint64_t index, char **out, int max)
+{
+    return tf_param_defines(k->params, k->nparams, index, out, max);
 }
 
 int tf_kernel_constraint_error(const struct tf_kernel *k, int c, int problem,

@@ -150,5 +150,10 @@ void tf_kernel_format_config(const struct tf_kernel *k, uint64_t index, char *ou
 /* Write the compiler defines of configuration `index` as "-DNAME=VALUE" strings
  * (enum values also define NAME_value=1); returns how many were written (<= max). */
 int tf_kernel_defines(const struct tf_kernel *k, uint64_t index, char **out, int max);
+/* The same for configuration `index` of the parameters `params[0..nparams)`
+ * (an archived kernel's): tf_kernel_defines is this over the kernel's
+ * parameters, so `tunefarm best` gives exactly the flags a worker compiled. */
+int tf_param_defines(const struct tf_param *params, int nparams, uint64_t index, char **out,
+                     int max);
 
 #endif
