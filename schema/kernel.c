@@ -39,6 +39,9 @@ _Static_assert(sizeof ((struct tf_archive_problem *)0)->name == TF_PROBLEM_NAME_
                "TF_PROBLEM_NAME_MAX must follow the archive's problem name field");
 
 #define KERNEL_MAX_OPTIONS 64
+/* Values one range may give a parameter: a list in YAML is bounded by the
+ * document's node limit, a range only by this (8 MiB of int64 per parameter). */
+#define KERNEL_MAX_RANGE_VALUES (1 << 20)
 
 static const char *const kernel_keys[] = {
     "name",        "description", "language",  "source", "entry",   "options",
@@ -299,6 +302,11 @@ static int load_problems(struct kload *L, yaml_node_t *root)
                                 "size name '%s' is reserved (a device property or time_s); "
                                 "rename it",
                                 s);
+        if (tf_expr_is_keyword(s))
+            return tf_ydoc_fail(d, kn, L->err, TF_ERR_SCHEMA,
+                                "size name '%s' is a word of the expression language (and, or, "
+                                "not), so no expression could read it; rename it",
+                                s);
         /* the archive's problems table has these columns besides the sizes */
         if (strcmp(s, "id") == 0 || strcmp(s, "name") == 0 || strcmp(s, "default_config") == 0)
             return tf_ydoc_fail(d, kn, L->err, TF_ERR_SCHEMA,
@@ -353,6 +361,89 @@ static int load_problems(struct kload *L, yaml_node_t *root)
     return 0;
 }
 
+/* Integer values written as a range, both ends included:
+ *   {range: [FIRST, LAST]}        FIRST, FIRST+1, ..., LAST
+ *   {range: [FIRST, LAST, STEP]}  FIRST, FIRST+STEP, ... up to LAST (LAST only if reached)
+ *   {pow2: [FIRST, LAST]}         the powers of two from FIRST to LAST, both powers of two
+ * One form only, so the values a parameter can take are read off one line;
+ * pow2's ends are values, not exponents, and an end that is not a power of two
+ * is refused, which catches [0, 6] written for 1..64. */
+static int load_range(struct kload *L, yaml_node_t *vals, struct tf_param *pa)
+{
+    static const char *const range_keys[] = {"range", "pow2", NULL};
+    struct tf_ydoc *d = &L->d;
+    char what[200], buf[96];
+    snprintf(what, sizeof what, "the range of parameter '%s'", pa->name);
+    if (tf_ydoc_check_keys(d, vals, what, range_keys, L->err) != 0)
+        return -1;
+    if (tf_ydoc_map_size(vals) != 1)
+        return tf_ydoc_fail(d, vals, L->err, TF_ERR_SCHEMA,
+                            "parameter '%s' gives its values as a list ([64, 128]), as "
+                            "{range: [FIRST, LAST]}, {range: [FIRST, LAST, STEP]} or "
+                            "{pow2: [FIRST, LAST]}: one form, found %d keys",
+                            pa->name, tf_ydoc_map_size(vals));
+    const char *form = tf_ydoc_text(tf_ydoc_map_key(d, vals, 0));
+    bool pow2 = strcmp(form, "pow2") == 0;
+    yaml_node_t *list = tf_ydoc_map_value(d, vals, 0);
+    snprintf(what, sizeof what, "%s of parameter '%s'", form, pa->name);
+    if (tf_ydoc_expect_seq(d, list, what, L->err) != 0)
+        return -1;
+    int n = tf_ydoc_seq_size(list);
+    if (pow2 ? n != 2 : n < 2 || n > 3)
+        return tf_ydoc_fail(d, list, L->err, TF_ERR_SCHEMA,
+                            pow2 ? "'pow2' of parameter '%s' takes [FIRST, LAST] (powers of two, "
+                                   "both included), found %d values"
+                                 : "'range' of parameter '%s' takes [FIRST, LAST] or [FIRST, "
+                                   "LAST, STEP] (both ends included), found %d values",
+                            pa->name, n);
+    int64_t v[3] = {0, 0, 1};
+    yaml_node_t *items[3] = {NULL, NULL, NULL};
+    for (int i = 0; i < n; i++) {
+        items[i] = tf_ydoc_seq_item(d, list, i);
+        if (tf_ydoc_kind(items[i]) != TF_YS_INT)
+            return tf_ydoc_fail(d, items[i], L->err, TF_ERR_SCHEMA,
+                                "'%s' of parameter '%s' takes integers, found %s", form, pa->name,
+                                tf_ydoc_describe(items[i], buf, sizeof buf));
+        if (tf_ydoc_int(d, items[i], what, &v[i], L->err) != 0)
+            return -1;
+    }
+    if (v[1] < v[0])
+        return tf_ydoc_fail(d, items[1], L->err, TF_ERR_SCHEMA,
+                            "'%s' of parameter '%s' runs from %" PRId64 " down to %" PRId64
+                            ": LAST must be >= FIRST",
+                            form, pa->name, v[0], v[1]);
+    if (n == 3 && v[2] < 1)
+        return tf_ydoc_fail(d, items[2], L->err, TF_ERR_SCHEMA,
+                            "the step of parameter '%s' must be >= 1, found %" PRId64, pa->name,
+                            v[2]);
+    uint64_t count;
+    if (pow2) {
+        for (int i = 0; i < 2; i++)
+            if (v[i] < 1 || (v[i] & (v[i] - 1)) != 0)
+                return tf_ydoc_fail(d, items[i], L->err, TF_ERR_SCHEMA,
+                                    "'pow2' of parameter '%s' lists the powers of two from FIRST "
+                                    "to LAST, and %" PRId64 " is not one: give the values "
+                                    "themselves ([1, 64] for 1, 2, 4, ..., 64), not exponents",
+                                    pa->name, v[i]);
+        count = (uint64_t)(__builtin_ctzll((unsigned long long)v[1]) -
+                           __builtin_ctzll((unsigned long long)v[0])) + 1;
+    } else {
+        /* the span of two int64 fits a uint64; +1 only once it is known small */
+        count = ((uint64_t)v[1] - (uint64_t)v[0]) / (uint64_t)v[2];
+        if (count >= KERNEL_MAX_RANGE_VALUES)
+            return tf_ydoc_fail(d, list, L->err, TF_ERR_SCHEMA,
+                                "'range' of parameter '%s' gives more than %d values, the most "
+                                "one parameter may have: narrow it or take a larger step",
+                                pa->name, KERNEL_MAX_RANGE_VALUES);
+        count++;
+    }
+    pa->kind = TF_PARAM_INT;
+    pa->ints = tf_xcalloc((size_t)count, sizeof *pa->ints);
+    for (uint64_t i = 0; i < count; i++)
+        pa->ints[pa->count++] = pow2 ? v[0] << i : v[0] + (int64_t)i * v[2];
+    return 0;
+}
+
 static int load_parameters(struct kload *L, yaml_node_t *root)
 {
     struct tf_ydoc *d = &L->d;
@@ -384,6 +475,11 @@ static int load_parameters(struct kload *L, yaml_node_t *root)
                                 "parameter name '%s' is reserved (a column of the archive's "
                                 "results table); rename it",
                                 name);
+        if (tf_expr_is_keyword(name))
+            return tf_ydoc_fail(d, kn, L->err, TF_ERR_SCHEMA,
+                                "parameter name '%s' is a word of the expression language (and, "
+                                "or, not), so no expression could read it; rename it",
+                                name);
         for (int s = 0; s < k->nsizes; s++)
             if (strcmp(k->size_names[s], name) == 0)
                 return tf_ydoc_fail(d, kn, L->err, TF_ERR_SCHEMA,
@@ -392,8 +488,19 @@ static int load_parameters(struct kload *L, yaml_node_t *root)
                                     name);
         char what[160];
         snprintf(what, sizeof what, "parameter '%s'", name);
-        if (tf_ydoc_expect_seq(d, vals, what, L->err) != 0)
-            return -1;
+        if (vals && vals->type == YAML_MAPPING_NODE) {
+            struct tf_param *pa = &k->params[k->nparams++];
+            pa->name = tf_xstrdup(name);
+            if (load_range(L, vals, pa) != 0)
+                return -1;
+            continue;
+        }
+        if (vals == NULL || vals->type != YAML_SEQUENCE_NODE)
+            return tf_ydoc_fail(d, vals, L->err, TF_ERR_SCHEMA,
+                                "parameter '%s' must be a list of values ([64, 128]) or a range "
+                                "({range: [1, 10]}, {range: [32, 1024, 32]}, {pow2: [1, 64]}), "
+                                "found %s",
+                                name, tf_ydoc_describe(vals, buf, sizeof buf));
         int count = tf_ydoc_seq_size(vals);
         if (count == 0)
             return tf_ydoc_fail(d, vals, L->err, TF_ERR_SCHEMA,

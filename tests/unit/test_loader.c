@@ -842,6 +842,153 @@ static void test_scalar_ranges(void **state)
     assert_true(tf_scalar_fits(TF_ELEM_F32, tf_float(2.5), why, sizeof why));
 }
 
+/* A kernel file of `language` with problem sizes `sizes` ("N: 64"), the
+ * parameter lines `params` (each "  NAME: ...\n", the first at line 9) and
+ * `extra` lines after the arguments; tiny's sources. */
+static char *params_text(const char *language, const char *sizes, const char *params,
+                         const char *extra)
+{
+    return tf_xasprintf("name: ranged\nlanguage: %s\nsource: tiny.c\nentry: saxpy\n"
+                        "reference: {source: reference.c, entry: saxpy_reference}\n"
+                        "problems:\n  one: {%s}\n"
+                        "parameters:\n%s"
+                        "arguments:\n  - {name: y, buffer: float32, size: 64, output: true}\n%s",
+                        language, sizes, params, extra);
+}
+
+/* The values of the only parameter of `params`, which must load. */
+static void expect_values(const char *params, const int64_t *want, int n)
+{
+    struct tf_bundle *b;
+    struct tf_kernel *k = expect_kernel_loads(params_text("c", "N: 64", params, ""), &b);
+    assert_int_equal(k->params[0].kind, TF_PARAM_INT);
+    if (k->params[0].count != n)
+        fail_msg("%s: %d values, want %d", params, k->params[0].count, n);
+    for (int i = 0; i < n; i++)
+        if (k->params[0].ints[i] != want[i])
+            fail_msg("%s: value %d is %lld, want %lld", params, i,
+                     (long long)k->params[0].ints[i], (long long)want[i]);
+    tf_kernel_destroy(k);
+    tf_bundle_destroy(b);
+}
+
+/* Issue 14 item 6: a parameter's values as a range, both ends included. */
+static void test_parameter_ranges(void **state)
+{
+    (void)state;
+    static const int64_t one_to_ten[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
+    expect_values("  B: {range: [1, 10]}\n", one_to_ten, 10);
+    static const int64_t by3[] = {0, 3, 6, 9}; /* 10 is not reached */
+    expect_values("  B: {range: [0, 10, 3]}\n", by3, 4);
+    static const int64_t neg[] = {-4, 0, 4};
+    expect_values("  B: {range: [-4, 4, 4]}\n", neg, 3);
+    static const int64_t five[] = {5};
+    expect_values("  B: {range: [5, 5]}\n", five, 1);
+    static const int64_t pow2[] = {1, 2, 4, 8, 16, 32, 64};
+    expect_values("  B: {pow2: [1, 64]}\n", pow2, 7);
+    static const int64_t pow2b[] = {16, 32, 64};
+    expect_values("  B:\n    pow2: [16, 64]\n", pow2b, 3);
+    int64_t by32[32];
+    for (int i = 0; i < 32; i++)
+        by32[i] = 32 * (i + 1);
+    expect_values("  B: {range: [32, 1024, 32]}\n", by32, 32);
+    int64_t all_pow2[63];
+    for (int i = 0; i < 63; i++)
+        all_pow2[i] = (int64_t)1 << i;
+    expect_values("  B: {pow2: [1, 4611686018427387904]}\n", all_pow2, 63);
+
+    /* A range is a list like any other: defaults, constraints, defines, enums beside it. */
+    struct tf_bundle *b;
+    struct tf_kernel *k = expect_kernel_loads(
+        params_text("c", "N: 64",
+                    "  BX: {pow2: [1, 1024]}\n  BY: {range: [1, 4]}\n  MODE: [plain, fused]\n",
+                    "constraints:\n  - 32 <= BX * BY <= 1024 and not MODE == \"plain\"\n"
+                    "default: {BX: 64, BY: 2, MODE: fused}\n"),
+        &b);
+    assert_int_equal(tf_kernel_cartesian(k), 11 * 4 * 2);
+    assert_true(k->has_default);
+    int digits[3];
+    tf_kernel_decode(k, k->default_index, digits);
+    assert_int_equal(k->params[0].ints[digits[0]], 64);
+    assert_int_equal(k->params[1].ints[digits[1]], 2);
+    struct tf_value slots[64];
+    struct tf_error err;
+    bool valid;
+    int count = 0;
+    for (uint64_t c = 0; c < tf_kernel_cartesian(k); c++) {
+        tf_kernel_bind(k, c, 0, NULL, slots);
+        assert_int_equal(tf_kernel_check(k, slots, &valid, &err), 0);
+        count += valid;
+    }
+    /* MODE fused, and BX * BY in [32, 1024]: BY=1: 32..1024 (6), BY=2: 16..512 (6),
+     * BY=3: 16..256 (5), BY=4: 8..256 (6) */
+    assert_int_equal(count, 6 + 6 + 5 + 6);
+    tf_kernel_destroy(k);
+    tf_bundle_destroy(b);
+
+    /* Errors name the range, at its place. */
+    expect_kernel_error(params_text("c", "N: 64", "  B: {range: [10, 1]}\n", ""), 9, 19,
+                        "'range' of parameter 'B' runs from 10 down to 1: LAST must be >= FIRST");
+    expect_kernel_error(params_text("c", "N: 64", "  B: {range: [1, 10, 0]}\n", ""), 9, 22,
+                        "the step of parameter 'B' must be >= 1, found 0");
+    expect_kernel_error(params_text("c", "N: 64", "  B: {range: [1, 10, -2]}\n", ""), 9, 22,
+                        "must be >= 1, found -2");
+    expect_kernel_error(params_text("c", "N: 64", "  B: {pow2: [0, 6]}\n", ""), 9, 14,
+                        "'pow2' of parameter 'B' lists the powers of two from FIRST to LAST, and "
+                        "0 is not one: give the values themselves ([1, 64] for 1, 2, 4, ..., 64), "
+                        "not exponents");
+    expect_kernel_error(params_text("c", "N: 64", "  B: {pow2: [1, 6]}\n", ""), 9, 17,
+                        "6 is not one");
+    expect_kernel_error(params_text("c", "N: 64", "  B: {pow2: [1, 2, 4]}\n", ""), 9, 13,
+                        "'pow2' of parameter 'B' takes [FIRST, LAST] (powers of two, both "
+                        "included), found 3 values");
+    expect_kernel_error(params_text("c", "N: 64", "  B: {range: [1]}\n", ""), 9, 14,
+                        "'range' of parameter 'B' takes [FIRST, LAST] or [FIRST, LAST, STEP] "
+                        "(both ends included), found 1 values");
+    expect_kernel_error(params_text("c", "N: 64", "  B: {range: [1, 2.5]}\n", ""), 9, 18,
+                        "'range' of parameter 'B' takes integers, found");
+    expect_kernel_error(params_text("c", "N: 64", "  B: {range: 10}\n", ""), 9, 14,
+                        "'range of parameter 'B'' must be a list");
+    expect_kernel_error(params_text("c", "N: 64", "  B: {rnage: [1, 2]}\n", ""), 9, 7,
+                        "did you mean 'range'?");
+    expect_kernel_error(params_text("c", "N: 64", "  B: {range: [1, 2], pow2: [1, 2]}\n", ""), 9,
+                        6, "one form, found 2 keys");
+    expect_kernel_error(params_text("c", "N: 64", "  B: {range: [0, 2000000]}\n", ""), 9, 14,
+                        "'range' of parameter 'B' gives more than 1048576 values, the most one "
+                        "parameter may have");
+    expect_kernel_error(params_text("c", "N: 64",
+                                    "  B: {range: [-9223372036854775808, 9223372036854775807]}\n",
+                                    ""),
+                        9, 14, "gives more than 1048576 values");
+    expect_kernel_error(params_text("c", "N: 64", "  B: 5\n", ""), 9, 6,
+                        "parameter 'B' must be a list of values ([64, 128]) or a range ({range: "
+                        "[1, 10]}, {range: [32, 1024, 32]}, {pow2: [1, 64]}), found");
+    /* a default outside the range is refused as for a list */
+    expect_kernel_error(params_text("c", "N: 64", "  B: {range: [1, 4]}\n", "default: {B: 5}\n"),
+                        12, 14, "default for 'B' is integer 5, which is not one of its values "
+                                "(1, 2, 3, 4)");
+}
+
+/* and, or, not are words of the expression language: nothing can be named so. */
+static void test_keyword_names(void **state)
+{
+    (void)state;
+    expect_kernel_error(params_text("c", "N: 64", "  and: [1, 2]\n", ""), 9, 3,
+                        "parameter name 'and' is a word of the expression language (and, or, "
+                        "not), so no expression could read it; rename it");
+    expect_kernel_error(params_text("c", "N: 64", "  B: [1]\n  not: [1, 2]\n", ""), 10, 3,
+                        "parameter name 'not' is a word");
+    expect_kernel_error(params_text("c", "or: 64", "  B: [1]\n", ""), 7, 9,
+                        "size name 'or' is a word of the expression language");
+    /* a name that only starts like one is fine */
+    struct tf_bundle *b;
+    struct tf_kernel *k = expect_kernel_loads(
+        params_text("c", "order: 64", "  android: [1, 2]\n", "constraints: [android <= order]\n"),
+        &b);
+    tf_kernel_destroy(k);
+    tf_bundle_destroy(b);
+}
+
 /* Issue 11 item 13: compile_jobs: 100000 tried ~32k threads per worker and
  * ended in "no worker offers a device"; it is refused at load, at its value. */
 static void test_compile_jobs_cap(void **state)
@@ -1252,6 +1399,8 @@ int main(void)
         cmocka_unit_test(test_cartesian_saturates),
         cmocka_unit_test(test_archived_name_limits),
         cmocka_unit_test(test_scalar_ranges),
+        cmocka_unit_test(test_parameter_ranges),
+        cmocka_unit_test(test_keyword_names),
         cmocka_unit_test(test_compile_jobs_cap),
         cmocka_unit_test(test_job_search_raw),
         cmocka_unit_test(test_broken_files),
