@@ -26,6 +26,7 @@ ALL_CFLAGS = -std=c11 -D_GNU_SOURCE -fopenmp-simd $(WARNINGS) $(CFLAGS) $(shell 
 LIBS      := $(shell $(PKG) --libs $(PKGS)) -ldl -lpthread -lm
 
 SCHEMA_OBJS := schema/error.o schema/status.o schema/hash.o schema/device.o schema/result.o \
+               schema/defines.o \
                schema/bundle.o schema/yamldoc.o schema/expr.o schema/kernel.o schema/job.o \
                schema/space.o schema/wire.o schema/wire_mpi.o schema/archive.o \
                schema/ktcache.o

@@ -30,6 +30,7 @@
 #include <string.h>
 
 #include "archive.h"
+#include "defines.h"
 #include "hash.h"
 #include "result.h"
 #include "yamldoc.h"
@@ -480,6 +481,13 @@ static int load_parameters(struct kload *L, yaml_node_t *root)
                                 "parameter name '%s' is a word of the expression language (and, "
                                 "or, not), so no expression could read it; rename it",
                                 name);
+        /* -DNAME=VALUE comes before every header: a name they use breaks them all */
+        const char *why = tf_define_conflict(name, k->language);
+        if (why)
+            return tf_ydoc_fail(d, kn, L->err, TF_ERR_SCHEMA,
+                                "parameter name '%s' cannot be a compiler define (-D%s=...) of "
+                                "a %s kernel: %s; rename it",
+                                name, name, k->language, why);
         for (int s = 0; s < k->nsizes; s++)
             if (strcmp(k->size_names[s], name) == 0)
                 return tf_ydoc_fail(d, kn, L->err, TF_ERR_SCHEMA,
@@ -541,7 +549,14 @@ static int load_parameters(struct kload *L, yaml_node_t *root)
                                         "values of parameter '%s' must be all integers or all "
                                         "identifiers (like ikj or fast_path), found %s",
                                         name, tf_ydoc_describe(item, buf, sizeof buf));
-                char vwhat[160];
+                char vwhat[160], define[300];
+                snprintf(define, sizeof define, "%s_%s", name, s);
+                if ((why = tf_define_conflict(define, k->language)) != NULL)
+                    return tf_ydoc_fail(d, item, L->err, TF_ERR_SCHEMA,
+                                        "value '%s' of parameter '%s' makes the compiler define "
+                                        "%s (-D%s=1), which a %s kernel cannot have: %s; "
+                                        "rename the value or the parameter",
+                                        s, name, define, define, k->language, why);
                 snprintf(vwhat, sizeof vwhat, "value of parameter '%s'", name);
                 if (check_length(L, item, vwhat, s, TF_ENUM_VALUE_MAX,
                                  "the parameter's column of the archive's results table") != 0)

@@ -24,6 +24,7 @@
 
 #include "../../schema/archive.h"
 #include "../../schema/bundle.h"
+#include "../../schema/defines.h"
 #include "../../schema/job.h"
 #include "../../schema/kernel.h"
 #include "../../schema/yamldoc.h"
@@ -989,6 +990,110 @@ static void test_keyword_names(void **state)
     tf_bundle_destroy(b);
 }
 
+/* Issue 14 item 4: a parameter is -DNAME=VALUE before every header, so a name
+ * the compiler's headers use (T, a template parameter of NVRTC's builtin
+ * headers) is refused at its place, naming the reason. */
+static void test_define_names(void **state)
+{
+    (void)state;
+    expect_kernel_error(params_text("cuda", "N: 64", "  T: [1, 2]\n", ""), 9, 3,
+                        "parameter name 'T' cannot be a compiler define (-DT=...) of a cuda "
+                        "kernel: the CUDA headers NVRTC includes in every compile use it as an "
+                        "identifier");
+    expect_kernel_error(params_text("cuda", "N: 64", "  BX: [1]\n  width: [1, 2]\n", ""), 10, 3,
+                        "parameter name 'width' cannot be a compiler define");
+    expect_kernel_error(params_text("cuda", "N: 64", "  warpSize: [32]\n", ""), 9, 3,
+                        "use it as an identifier");
+    expect_kernel_error(params_text("cuda", "N: 64", "  class: [1]\n", ""), 9, 3,
+                        "it is a C++ keyword (CUDA kernels are compiled as C++)");
+    expect_kernel_error(params_text("c", "N: 64", "  int: [1]\n", ""), 9, 3,
+                        "parameter name 'int' cannot be a compiler define (-Dint=...) of a c "
+                        "kernel: it is a keyword of C and C++");
+    expect_kernel_error(params_text("c", "N: 64", "  __TILE: [1]\n", ""), 9, 3,
+                        "reserved to the compiler and its headers");
+    expect_kernel_error(params_text("cuda", "N: 64", "  _Tile: [1]\n", ""), 9, 3,
+                        "reserved to the compiler and its headers");
+    expect_kernel_error(params_text("c", "N: 64", "  defined: [1]\n", ""), 9, 3,
+                        "'defined' is an operator of the preprocessor");
+    static const char *const toolkit[] = {"cudaStream_t", "CUDA_ARCH", "CU_X", "CUstream",
+                                          "cuda_x", "cuda2"};
+    for (size_t i = 0; i < sizeof toolkit / sizeof toolkit[0]; i++) {
+        char line[64];
+        snprintf(line, sizeof line, "  %s: [1]\n", toolkit[i]);
+        expect_kernel_error(params_text("cuda", "N: 64", line, ""), 9, 3,
+                            "belong to the CUDA toolkit");
+    }
+    expect_kernel_error(params_text("cuda", "N: 64", "  TF_WARP: [1]\n", ""), 9, 3,
+                        "belong to the portability header tunefarm.h");
+    expect_kernel_error(params_text("cuda", "N: 64", "  tf_x: [1]\n", ""), 9, 3,
+                        "belong to the portability header");
+    /* an enum also defines NAME_value: tf with value x defines tf_x */
+    expect_kernel_error(params_text("cuda", "N: 64", "  tf: [x, y]\n", ""), 9, 8,
+                        "value 'x' of parameter 'tf' makes the compiler define tf_x (-Dtf_x=1), "
+                        "which a cuda kernel cannot have: names that begin with TF_ or tf_ "
+                        "belong to the portability header tunefarm.h; rename the value or the "
+                        "parameter");
+
+    /* what the CUDA headers do not use is fine: every capital letter but T, the
+     * usual names, and for a host kernel the CUDA names too */
+    char params[2048] = "";
+    for (char c = 'A'; c <= 'Z'; c++)
+        if (c != 'T' && c != 'N')
+            snprintf(params + strlen(params), sizeof params - strlen(params), "  %c: [1]\n", c);
+    strcat(params, "  BLOCK_SIZE_X: [1]\n  TILE: [1]\n  CUSTOM: [1]\n  cudax: [1]\n"
+                   "  cuda: [1]\n  CU: [1]\n  tile_x: [1]\n  MODE: [plain, fused]\n");
+    struct tf_bundle *b;
+    struct tf_kernel *k = expect_kernel_loads(params_text("cuda", "N: 64", params, ""), &b);
+    assert_int_equal(k->nparams, 24 + 8);
+    tf_kernel_destroy(k);
+    tf_bundle_destroy(b);
+    k = expect_kernel_loads(
+        params_text("c", "N: 64", "  T: [1]\n  x: [1]\n  width: [1]\n  class: [1]\n", ""), &b);
+    tf_kernel_destroy(k);
+    tf_bundle_destroy(b);
+}
+
+/* The table of schema/defines.c is scripts/nvrtc_names.py's output: every
+ * name in it is refused for CUDA and allowed for C, and it is in strcmp
+ * order, which the lookup (bsearch) relies on. */
+static void test_define_table(void **state)
+{
+    (void)state;
+    FILE *f = fopen("schema/defines.c", "r");
+    assert_non_null(f);
+    char line[512], prev[128] = "";
+    bool in_table = false;
+    int n = 0;
+    while (fgets(line, sizeof line, f)) {
+        if (strstr(line, "nvrtc_names[] = {"))
+            in_table = true;
+        else if (in_table && strncmp(line, "};", 2) == 0)
+            break;
+        else if (in_table)
+            for (char *q = strchr(line, '"'); q; q = strchr(q + 1, '"')) {
+                char *end = strchr(q + 1, '"');
+                assert_non_null(end);
+                char name[128];
+                snprintf(name, sizeof name, "%.*s", (int)(end - q - 1), q + 1);
+                if (strcmp(prev, name) >= 0)
+                    fail_msg("table not sorted: '%s' after '%s'", name, prev);
+                if (tf_define_conflict(name, "cuda") == NULL)
+                    fail_msg("'%s' is in the table but allowed", name);
+                if (tf_define_conflict(name, "c") != NULL)
+                    fail_msg("'%s' is refused for a host kernel", name);
+                snprintf(prev, sizeof prev, "%s", name);
+                n++;
+                q = end;
+            }
+    }
+    fclose(f);
+    assert_int_equal(n, 448);
+    assert_null(tf_define_conflict("N", "cuda"));
+    assert_null(tf_define_conflict("BLOCK", "cuda"));
+    assert_non_null(tf_define_conflict("T", "cuda"));
+    assert_null(tf_define_conflict("T", "c"));
+}
+
 /* Issue 11 item 13: compile_jobs: 100000 tried ~32k threads per worker and
  * ended in "no worker offers a device"; it is refused at load, at its value. */
 static void test_compile_jobs_cap(void **state)
@@ -1401,6 +1506,8 @@ int main(void)
         cmocka_unit_test(test_scalar_ranges),
         cmocka_unit_test(test_parameter_ranges),
         cmocka_unit_test(test_keyword_names),
+        cmocka_unit_test(test_define_names),
+        cmocka_unit_test(test_define_table),
         cmocka_unit_test(test_compile_jobs_cap),
         cmocka_unit_test(test_job_search_raw),
         cmocka_unit_test(test_broken_files),
