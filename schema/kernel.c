@@ -896,6 +896,95 @@ static int check_scalar(struct kload *L, const yaml_node_t *v, const struct tf_a
     return rc;
 }
 
+/* `init: {random: [LO, HI]}`: uniform in [LO, HI), HI excluded as in most
+ * random APIs (numpy's uniform and integers), so [324, 325) is a float just
+ * above 324 and an int32 [-5, 5) one of -5..4. Integer buffers take integer
+ * bounds; the range must hold a value of the buffer's type, which for float32
+ * means a float32 at or above LO and below HI. */
+static int load_init_range(struct kload *L, yaml_node_t *in, struct tf_arg *a)
+{
+    static const char *const init_keys[] = {"random", NULL};
+    struct tf_ydoc *d = &L->d;
+    char what[160], buf[96];
+    snprintf(what, sizeof what, "'init' of argument '%s'", a->name);
+    if (tf_ydoc_check_keys(d, in, what, init_keys, L->err) != 0)
+        return -1;
+    yaml_node_t *list = tf_ydoc_get(d, in, "random");
+    if (list == NULL)
+        return tf_ydoc_fail(d, in, L->err, TF_ERR_SCHEMA,
+                            "'init' of argument '%s' as a mapping is {random: [LO, HI]} (values "
+                            "from LO up to, not including, HI)",
+                            a->name);
+    snprintf(what, sizeof what, "random range of argument '%s'", a->name);
+    if (tf_ydoc_expect_seq(d, list, what, L->err) != 0)
+        return -1;
+    if (tf_ydoc_seq_size(list) != 2)
+        return tf_ydoc_fail(d, list, L->err, TF_ERR_SCHEMA,
+                            "the random range of argument '%s' is [LO, HI] (LO included, HI "
+                            "not), found %d values",
+                            a->name, tf_ydoc_seq_size(list));
+    const bool ints = a->type == TF_ELEM_I32 || a->type == TF_ELEM_I64;
+    struct tf_value v[2];
+    yaml_node_t *items[2];
+    for (int i = 0; i < 2; i++) {
+        items[i] = tf_ydoc_seq_item(d, list, i);
+        int kind = tf_ydoc_kind(items[i]);
+        if (kind != TF_YS_INT && (ints || kind != TF_YS_FLOAT))
+            return tf_ydoc_fail(d, items[i], L->err, TF_ERR_SCHEMA,
+                                "the random range of %s buffer '%s' takes %s, found %s",
+                                elem_type_name(a->type), a->name,
+                                ints ? "integers" : "numbers",
+                                tf_ydoc_describe(items[i], buf, sizeof buf));
+        if (kind == TF_YS_INT) {
+            int64_t x;
+            if (tf_ydoc_int(d, items[i], what, &x, L->err) != 0)
+                return -1;
+            v[i] = tf_int(x);
+        } else {
+            double x;
+            if (tf_ydoc_number(d, items[i], what, &x, L->err) != 0)
+                return -1;
+            if (!isfinite(x))
+                return tf_ydoc_fail(d, items[i], L->err, TF_ERR_SCHEMA,
+                                    "the random range of argument '%s' must be finite, found %g",
+                                    a->name, x);
+            v[i] = tf_float(x);
+        }
+    }
+    const double lo = tf_value_as_double(v[0]), hi = tf_value_as_double(v[1]);
+    if (ints ? v[1].u.i <= v[0].u.i : !(hi > lo))
+        return tf_ydoc_fail(d, items[1], L->err, TF_ERR_SCHEMA,
+                            "the random range of argument '%s' is [LO, HI) with HI > LO, found "
+                            "[%s, %s]",
+                            a->name, tf_ydoc_text(items[0]), tf_ydoc_text(items[1]));
+    if (a->type == TF_ELEM_I32 && (v[0].u.i < INT32_MIN || v[1].u.i - 1 > INT32_MAX))
+        return tf_ydoc_fail(d, list, L->err, TF_ERR_SCHEMA,
+                            "the random range of int32 buffer '%s' reaches outside int32 "
+                            "(-2147483648 up to 2147483648, HI excluded): declare it int64",
+                            a->name);
+    if (a->type == TF_ELEM_F32) {
+        /* the least float32 >= LO must exist and be below HI */
+        float f = (float)lo;
+        if (isfinite(f) && (double)f < lo)
+            f = nextafterf(f, INFINITY);
+        if (!isfinite(f) || (double)f >= hi)
+            return tf_ydoc_fail(d, list, L->err, TF_ERR_SCHEMA,
+                                "the random range of float32 buffer '%s' holds no float32 value "
+                                "(the range is too narrow or outside float32): widen it or "
+                                "declare it float64",
+                                a->name);
+    }
+    if (!ints && !isfinite(hi - lo))
+        return tf_ydoc_fail(d, list, L->err, TF_ERR_SCHEMA,
+                            "the random range of argument '%s' is too wide: HI - LO overflows",
+                            a->name);
+    a->init = TF_INIT_RANDOM;
+    a->init_range = true;
+    a->init_lo = v[0];
+    a->init_hi = v[1];
+    return 0;
+}
+
 static int load_argument(struct kload *L, yaml_node_t *n, struct tf_arg *a,
                          const struct tf_symtab *syms)
 {
@@ -950,6 +1039,8 @@ static int load_argument(struct kload *L, yaml_node_t *n, struct tf_arg *a,
         return -1;
     a->init = a->output ? TF_INIT_POISON : TF_INIT_RANDOM;
     yaml_node_t *in = tf_ydoc_get(d, n, "init");
+    if (in && in->type == YAML_MAPPING_NODE)
+        return load_init_range(L, in, a);
     if (in) {
         const char *s;
         if (tf_ydoc_string(d, in, "init", &s, L->err) != 0)
@@ -962,7 +1053,9 @@ static int load_argument(struct kload *L, yaml_node_t *n, struct tf_arg *a,
             a->init = TF_INIT_ONES;
         else
             return tf_ydoc_fail(d, in, L->err, TF_ERR_SCHEMA,
-                                "'init' must be random, zero or ones, found '%s'", s);
+                                "'init' must be random, zero, ones or {random: [LO, HI]}, found "
+                                "'%s'",
+                                s);
     }
     return 0;
 }

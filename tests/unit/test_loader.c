@@ -1094,6 +1094,91 @@ static void test_define_table(void **state)
     assert_null(tf_define_conflict("T", "c"));
 }
 
+/* A kernel whose input x is a `type` buffer with `init: INIT` (line 11). */
+static char *init_text(const char *type, const char *init)
+{
+    return tf_xasprintf("name: ranged\nlanguage: c\nsource: tiny.c\nentry: saxpy\n"
+                        "reference: {source: reference.c, entry: saxpy_reference}\n"
+                        "problems:\n  one: {N: 64}\nparameters:\n  B: [1]\narguments:\n"
+                        "  - {name: x, buffer: %s, size: 64, init: %s}\n"
+                        "  - {name: y, buffer: float32, size: 64, output: true}\n",
+                        type, init);
+}
+
+/* The column of init's value in init_text(type, ...), plus `plus`. */
+static int init_col(const char *type, int plus)
+{
+    return (int)(strlen("  - {name: x, buffer: ") + strlen(type) + strlen(", size: 64, init: ")) +
+           1 + plus;
+}
+
+/* Issue 14 item 7: init: {random: [LO, HI]}, values in [LO, HI). */
+static void test_init_random_range(void **state)
+{
+    (void)state;
+    struct tf_bundle *b;
+    struct tf_kernel *k = expect_kernel_loads(init_text("float32", "{random: [324, 325]}"), &b);
+    const struct tf_arg *x = &k->args[0];
+    assert_int_equal(x->init, TF_INIT_RANDOM);
+    assert_true(x->init_range);
+    assert_false(x->init_lo.is_float);
+    assert_int_equal(x->init_lo.u.i, 324);
+    assert_int_equal(x->init_hi.u.i, 325);
+    assert_false(k->args[1].init_range); /* an output without init: poison */
+    assert_int_equal(k->args[1].init, TF_INIT_POISON);
+    tf_kernel_destroy(k);
+    tf_bundle_destroy(b);
+    k = expect_kernel_loads(init_text("float64", "{random: [-0.5, 1e-3]}"), &b);
+    assert_true(k->args[0].init_lo.is_float);
+    assert_double_equal(k->args[0].init_lo.u.f, -0.5, 0);
+    assert_double_equal(k->args[0].init_hi.u.f, 1e-3, 0);
+    tf_kernel_destroy(k);
+    tf_bundle_destroy(b);
+    k = expect_kernel_loads(init_text("int32", "{random: [-2147483648, 2147483648]}"), &b);
+    assert_int_equal(k->args[0].init_lo.u.i, INT32_MIN);
+    tf_kernel_destroy(k);
+    tf_bundle_destroy(b);
+    k = expect_kernel_loads(init_text("int64", "random"), &b); /* the default range */
+    assert_int_equal(k->args[0].init, TF_INIT_RANDOM);
+    assert_false(k->args[0].init_range);
+    tf_kernel_destroy(k);
+    tf_bundle_destroy(b);
+    k = expect_kernel_loads(init_text("float32", "{random: [324, 324.00005]}"), &b);
+    tf_kernel_destroy(k);
+    tf_bundle_destroy(b);
+
+    expect_kernel_error(init_text("float32", "{random: [1, 1]}"), 11, init_col("float32", 13),
+                        "the random range of argument 'x' is [LO, HI) with HI > LO, found [1, 1]");
+    expect_kernel_error(init_text("int64", "{random: [5, -5]}"), 11, init_col("int64", 13),
+                        "with HI > LO, found [5, -5]");
+    expect_kernel_error(init_text("int32", "{random: [1.5, 2]}"), 11, init_col("int32", 10),
+                        "the random range of int32 buffer 'x' takes integers, found");
+    expect_kernel_error(init_text("float32", "{random: [a, 2]}"), 11, init_col("float32", 10),
+                        "the random range of float32 buffer 'x' takes numbers, found");
+    expect_kernel_error(init_text("int32", "{random: [0, 2147483649]}"), 11,
+                        init_col("int32", 9),
+                        "the random range of int32 buffer 'x' reaches outside int32 "
+                        "(-2147483648 up to 2147483648, HI excluded): declare it int64");
+    expect_kernel_error(init_text("float32", "{random: [0.1, 0.10000000001]}"), 11,
+                        init_col("float32", 9),
+                        "the random range of float32 buffer 'x' holds no float32 value");
+    expect_kernel_error(init_text("float32", "{random: [1e39, 2e39]}"), 11,
+                        init_col("float32", 9), "holds no float32 value");
+    expect_kernel_error(init_text("float64", "{random: [-1e308, 1e308]}"), 11,
+                        init_col("float64", 9), "is too wide: HI - LO overflows");
+    expect_kernel_error(init_text("float64", "{random: [.nan, 1]}"), 11, init_col("float64", 10),
+                        "must be finite");
+    expect_kernel_error(init_text("float32", "{random: [1, 2, 3]}"), 11, init_col("float32", 9),
+                        "the random range of argument 'x' is [LO, HI] (LO included, HI not), "
+                        "found 3 values");
+    expect_kernel_error(init_text("float32", "{rand: [1, 2]}"), 11, init_col("float32", 1),
+                        "did you mean 'random'?");
+    expect_kernel_error(init_text("float32", "{random: 5}"), 11, init_col("float32", 9),
+                        "must be a list");
+    expect_kernel_error(init_text("float32", "bogus"), 11, init_col("float32", 0),
+                        "'init' must be random, zero, ones or {random: [LO, HI]}, found 'bogus'");
+}
+
 /* Issue 11 item 13: compile_jobs: 100000 tried ~32k threads per worker and
  * ended in "no worker offers a device"; it is refused at load, at its value. */
 static void test_compile_jobs_cap(void **state)
@@ -1508,6 +1593,7 @@ int main(void)
         cmocka_unit_test(test_keyword_names),
         cmocka_unit_test(test_define_names),
         cmocka_unit_test(test_define_table),
+        cmocka_unit_test(test_init_random_range),
         cmocka_unit_test(test_compile_jobs_cap),
         cmocka_unit_test(test_job_search_raw),
         cmocka_unit_test(test_broken_files),
