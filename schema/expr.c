@@ -981,7 +981,8 @@ static int parse_call(struct parser *p)
                 return fail_lex(p, t);
             char what[64];
             return fail_at(p, TF_ERR_SYNTAX, t,
-                           "expected ',' or ')' in the call to '%s' opened at column %d, found %s%s",
+                           "expected ',' or ')' in the call to '%s' opened at column %d, "
+                           "found %s%s",
                            functions[fn].name, col_of(open), tok_describe(p, t, what, sizeof what),
                            word_hint(p, t));
         }

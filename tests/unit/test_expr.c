@@ -640,12 +640,16 @@ static void test_foreign_operators(void **state)
         const char *needle;
     } cases[] = {
         {"A is 7", TF_ERR_SYNTAX, 3, "'is' is Python's identity test: compare numbers with '=='"},
-        {"(A is not 7)", TF_ERR_SYNTAX, 4, "expected ')' to close '(' at column 1, found name 'is' ('is'"},
-        {"A in (1, 2)", TF_ERR_SYNTAX, 3, "membership 'in' is not supported: write X == 1 || X == 2"},
+        {"(A is not 7)", TF_ERR_SYNTAX, 4,
+         "expected ')' to close '(' at column 1, found name 'is' ('is'"},
+        {"A in (1, 2)", TF_ERR_SYNTAX, 3,
+         "membership 'in' is not supported: write X == 1 || X == 2"},
         {"A not in (1, 2)", TF_ERR_SYNTAX, 3, "'not in' is not supported"},
         {"4 if A else 5", TF_ERR_SYNTAX, 3, "'A if COND else B' is written 'COND ? A : B'"},
-        {"A ? 4 else 5", TF_ERR_SYNTAX, 7, "expected ':' for the '?' at column 3, found name 'else' (Python's"},
-        {"min(A if A else 1, 2)", TF_ERR_SYNTAX, 7, "in the call to 'min' opened at column 4, found name 'if' (Python's"},
+        {"A ? 4 else 5", TF_ERR_SYNTAX, 7,
+         "expected ':' for the '?' at column 3, found name 'else' (Python's"},
+        {"min(A if A else 1, 2)", TF_ERR_SYNTAX, 7,
+         "in the call to 'min' opened at column 4, found name 'if' (Python's"},
         {"A ^ 2", TF_ERR_SYNTAX, 3, "'^' is not supported: write '**' for a power"},
         {"A << 2", TF_ERR_SYNTAX, 3, "shifts are not supported: write X * 2 ** n"},
         {"A >> 2", TF_ERR_SYNTAX, 3, "write X // 2 ** n"},
@@ -654,8 +658,11 @@ static void test_foreign_operators(void **state)
         {"A !== 7", TF_ERR_SYNTAX, 3, "'!==' is not an operator here: write '!='"},
         {"~A", TF_ERR_SYNTAX, 1, "'~' (bitwise not) is not supported"},
         {"A == True", TF_ERR_SCHEMA, 6, "truth values are numbers here: write 1 for true"},
-        {"pow(A, 2)", TF_ERR_SCHEMA, 1, "unknown function 'pow' (known: ceil, floor, round, min, max, abs, log2, sqrt, int, float); write a ** b for pow(a, b)"},
-        {"A B", TF_ERR_SYNTAX, 3, "unexpected name 'B' after a complete expression (missing operator?)"},
+        {"pow(A, 2)", TF_ERR_SCHEMA, 1,
+         "unknown function 'pow' (known: ceil, floor, round, min, max, abs, log2, sqrt, int, "
+         "float); write a ** b for pow(a, b)"},
+        {"A B", TF_ERR_SYNTAX, 3,
+         "unexpected name 'B' after a complete expression (missing operator?)"},
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++)
         expect_compile_error(cases[k].text, cases[k].code, cases[k].column, cases[k].needle);
