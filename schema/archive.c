@@ -736,7 +736,10 @@ enum {
     DEV_MEMORY, DEV_CUS, DEV_DRIVER, DEV_RUNTIME, DEV_COMPILER, DEV_PROP0
 };
 
-static int devices_table(struct table *t, const char *file, struct tf_error *err)
+/* /devices; `nprops`: how many device property columns, TF_DEVPROP_COUNT
+ * when writing; archives written before max_shared_per_sm have one fewer
+ * (the properties are only ever added at the end, device.h). */
+static int devices_table(struct table *t, const char *file, int nprops, struct tf_error *err)
 {
     const struct tf_device *d = NULL;
     table_init(t, file, "/devices");
@@ -754,7 +757,7 @@ static int devices_table(struct table *t, const char *file, struct tf_error *err
         table_add(t, "runtime_version", COL_STR, sizeof d->runtime_version, err) < 0 ||
         table_add(t, "compiler_version", COL_STR, sizeof d->compiler_version, err) < 0)
         return -1;
-    for (int p = 0; p < TF_DEVPROP_COUNT; p++)
+    for (int p = 0; p < nprops; p++)
         if (table_add(t, tf_devprop_name(p), COL_I64, 0, err) < 0)
             return -1;
     return 0;
@@ -1832,7 +1835,7 @@ static int write_contents(hid_t f, const struct tf_archive *a, const char *path,
         hdf5_error(err, "%s: cannot write the root attributes", path);
         goto fail;
     }
-    if (devices_table(&t, path, err) != 0 ||
+    if (devices_table(&t, path, TF_DEVPROP_COUNT, err) != 0 ||
         table_write(f, "devices", &t, (uint64_t)a->ndevices, 0, devices_pack, (void *)a, err) != 0)
         goto fail;
     table_free(&t);
@@ -2056,8 +2059,12 @@ static int devices_unpack(void *ctx, const struct table *t, const unsigned char 
         get_str(t, buf, r, DEV_DRIVER, d->driver_version, sizeof d->driver_version);
         get_str(t, buf, r, DEV_RUNTIME, d->runtime_version, sizeof d->runtime_version);
         get_str(t, buf, r, DEV_COMPILER, d->compiler_version, sizeof d->compiler_version);
-        for (int p = 0; p < TF_DEVPROP_COUNT; p++)
+        for (int p = 0; p < TF_DEVPROP_COUNT && DEV_PROP0 + p < t->n; p++)
             GET(t, buf, r, DEV_PROP0 + p, d->props[p]);
+        /* an archive from before the column: a multiprocessor holds at least
+         * the shared memory one block may opt in to */
+        if (DEV_PROP0 + TF_DEVPROP_MAX_SHARED_PER_SM >= t->n)
+            d->props[TF_DEVPROP_MAX_SHARED_PER_SM] = d->props[TF_DEVPROP_MAX_SHARED_OPTIN];
     }
     return 0;
 }
@@ -2529,7 +2536,11 @@ struct tf_archive *tf_archive_read(const char *path, struct tf_error *err)
     rc.path = path;
     if (read_root(f, a, path, err) != 0)
         goto fail;
-    if (devices_table(&t, path, err) != 0 ||
+    if (devices_table(&t, path,
+                      dataset_has_column(f, "devices", tf_devprop_name(TF_DEVPROP_MAX_SHARED_PER_SM))
+                          ? TF_DEVPROP_COUNT
+                          : TF_DEVPROP_MAX_SHARED_PER_SM,
+                      err) != 0 ||
         table_read(f, "devices", &t, devices_sized, devices_unpack, &rc, err) != 0)
         goto fail;
     table_free(&t);

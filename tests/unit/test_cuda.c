@@ -428,6 +428,7 @@ static void h100_like(struct tf_device *d)
     d->props[TF_DEVPROP_L2_BYTES] = 50 * 1024 * 1024;
     d->props[TF_DEVPROP_MAX_REGISTERS] = 65536;
     d->props[TF_DEVPROP_SIMD_BYTES] = 0;
+    d->props[TF_DEVPROP_MAX_SHARED_PER_SM] = 233472;
 }
 
 static void test_every_cuda_kernel_compiles(void **state)
@@ -499,6 +500,16 @@ static void test_device_describe(void **state)
     assert_int_equal(d.compute_units, (uint32_t)d.props[TF_DEVPROP_SM_COUNT]);
     assert_true(d.props[TF_DEVPROP_L2_BYTES] >= 1 << 20);
     assert_true(d.props[TF_DEVPROP_MAX_REGISTERS] >= 32768);
+    /* an SM holds at least what one block may opt in to; what the nominal
+     * device of the architecture says, where there is one */
+    assert_true(d.props[TF_DEVPROP_MAX_SHARED_PER_SM] >= d.props[TF_DEVPROP_MAX_SHARED_OPTIN]);
+    struct tf_device nominal;
+    if (tf_device_for_arch(d.arch, &nominal) == 0)
+        assert_int_equal(d.props[TF_DEVPROP_MAX_SHARED_PER_SM],
+                         nominal.props[TF_DEVPROP_MAX_SHARED_PER_SM]);
+    printf("%s: max_shared_per_sm %lld, max_shared_optin %lld\n", d.name,
+           (long long)d.props[TF_DEVPROP_MAX_SHARED_PER_SM],
+           (long long)d.props[TF_DEVPROP_MAX_SHARED_OPTIN]);
 }
 
 static void test_device_vecadd(void **state)

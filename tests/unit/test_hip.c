@@ -495,6 +495,7 @@ static void test_device_describe(void **state)
     assert_int_equal(d.props[TF_DEVPROP_WARP_SIZE], strncmp(d.arch, "gfx9", 4) == 0 ? 64 : 32);
     assert_true(d.props[TF_DEVPROP_MAX_SHARED] >= 32 * 1024);
     assert_true(d.props[TF_DEVPROP_MAX_SHARED_OPTIN] >= d.props[TF_DEVPROP_MAX_SHARED]);
+    assert_true(d.props[TF_DEVPROP_MAX_SHARED_PER_SM] >= d.props[TF_DEVPROP_MAX_SHARED_OPTIN]);
     assert_true(d.props[TF_DEVPROP_SM_COUNT] >= 1);
     assert_int_equal(d.compute_units, (uint32_t)d.props[TF_DEVPROP_SM_COUNT]);
     assert_true(d.props[TF_DEVPROP_L2_BYTES] >= 1 << 20);

@@ -1179,6 +1179,52 @@ static void test_init_random_range(void **state)
                         "'init' must be random, zero, ones or {random: [LO, HI]}, found 'bogus'");
 }
 
+/* Issue 14 item 7: max_shared_per_sm, the shared memory of one
+ * multiprocessor, is a device property constraints read; `tunefarm compile`
+ * takes it from the nominal device of each architecture. */
+static void test_shared_per_sm(void **state)
+{
+    (void)state;
+    assert_string_equal(tf_devprop_name(TF_DEVPROP_MAX_SHARED_PER_SM), "max_shared_per_sm");
+    static const struct {
+        const char *arch;
+        int64_t per_sm;
+    } nominal[] = {{"sm_70", 96 << 10},  {"sm_80", 164 << 10}, {"sm_86", 100 << 10},
+                   {"sm_89", 100 << 10}, {"sm_90", 228 << 10}, {"gfx90a", 64 << 10},
+                   {"gfx942", 64 << 10}};
+    for (size_t i = 0; i < sizeof nominal / sizeof nominal[0]; i++) {
+        struct tf_device dev;
+        assert_int_equal(tf_device_for_arch(nominal[i].arch, &dev), 0);
+        assert_int_equal(dev.props[TF_DEVPROP_MAX_SHARED_PER_SM], nominal[i].per_sm);
+        assert_true(dev.props[TF_DEVPROP_MAX_SHARED_PER_SM] >=
+                    dev.props[TF_DEVPROP_MAX_SHARED_OPTIN]);
+    }
+    /* two blocks of BX KiB of shared memory each must fit one SM */
+    struct tf_bundle *b;
+    struct tf_kernel *k = expect_kernel_loads(
+        params_text("cuda", "N: 64", "  BX: {range: [16, 256, 16]}\n",
+                    "constraints: [2 * BX * 1024 <= max_shared_per_sm]\n"),
+        &b);
+    struct tf_device dev;
+    struct tf_value slots[64];
+    struct tf_error err;
+    int counts[2] = {0, 0};
+    const char *archs[2] = {"sm_90", "gfx942"};
+    for (int a = 0; a < 2; a++) {
+        assert_int_equal(tf_device_for_arch(archs[a], &dev), 0);
+        for (uint64_t c = 0; c < tf_kernel_cartesian(k); c++) {
+            bool valid;
+            tf_kernel_bind(k, c, 0, &dev, slots);
+            assert_int_equal(tf_kernel_check(k, slots, &valid, &err), 0);
+            counts[a] += valid;
+        }
+    }
+    assert_int_equal(counts[0], 7); /* BX 16..112: 2 * 112 KiB <= 228 KiB */
+    assert_int_equal(counts[1], 2); /* BX 16, 32: 2 * 32 KiB <= 64 KiB */
+    tf_kernel_destroy(k);
+    tf_bundle_destroy(b);
+}
+
 /* Issue 11 item 13: compile_jobs: 100000 tried ~32k threads per worker and
  * ended in "no worker offers a device"; it is refused at load, at its value. */
 static void test_compile_jobs_cap(void **state)
@@ -1594,6 +1640,7 @@ int main(void)
         cmocka_unit_test(test_define_names),
         cmocka_unit_test(test_define_table),
         cmocka_unit_test(test_init_random_range),
+        cmocka_unit_test(test_shared_per_sm),
         cmocka_unit_test(test_compile_jobs_cap),
         cmocka_unit_test(test_job_search_raw),
         cmocka_unit_test(test_broken_files),
