@@ -460,6 +460,9 @@ static int load_parameters(struct kload *L, yaml_node_t *root)
                             "'parameters' is empty; define at least one, e.g. 'BLOCK: [64, "
                             "128]'");
     k->params = tf_xcalloc((size_t)np, sizeof *k->params);
+    /* The space so far: ranges make big value lists cheap to write, so a file
+     * that could never be numbered is refused before it allocates more. */
+    uint64_t space = 1;
     for (int p = 0; p < np; p++) {
         yaml_node_t *kn = tf_ydoc_map_key(d, params, p);
         yaml_node_t *vals = tf_ydoc_map_value(d, params, p);
@@ -501,6 +504,12 @@ static int load_parameters(struct kload *L, yaml_node_t *root)
             pa->name = tf_xstrdup(name);
             if (load_range(L, vals, pa) != 0)
                 return -1;
+            if (__builtin_mul_overflow(space, (uint64_t)pa->count, &space) ||
+                space == UINT64_MAX)
+                return tf_ydoc_fail(d, vals, L->err, TF_ERR_SCHEMA,
+                                    "with parameter '%s' the parameter space has 2^64 or more "
+                                    "configurations, too many to number; shorten the ranges",
+                                    name);
             continue;
         }
         if (vals == NULL || vals->type != YAML_SEQUENCE_NODE)

@@ -961,6 +961,14 @@ static void test_parameter_ranges(void **state)
                                     "  B: {range: [-9223372036854775808, 9223372036854775807]}\n",
                                     ""),
                         9, 14, "gives more than 1048576 values");
+    /* ranges make huge spaces cheap to write: refused at the range that overflows */
+    expect_kernel_error(params_text("c", "N: 64",
+                                    "  A: {range: [0, 1000000]}\n  B: {range: [0, 1000000]}\n"
+                                    "  C: {range: [0, 1000000]}\n  D: {range: [0, 1000000]}\n"
+                                    "  E: {range: [0, 1000000]}\n",
+                                    ""),
+                        12, 6,
+                        "with parameter 'D' the parameter space has 2^64 or more configurations");
     expect_kernel_error(params_text("c", "N: 64", "  B: 5\n", ""), 9, 6,
                         "parameter 'B' must be a list of values ([64, 128]) or a range ({range: "
                         "[1, 10]}, {range: [32, 1024, 32]}, {pow2: [1, 64]}), found");
