@@ -1,6 +1,6 @@
 /* defines.c - the names a kernel's compiler defines may not take (defines.h).
  *
- * Four rules and one list, checked in this order:
+ * Four rules and two lists, checked in this order:
  * - reserved identifiers: a double underscore anywhere at the start (`__x`)
  *   or an underscore and a capital letter (`_T`) belong to the compiler and
  *   its headers (C11 7.1.3, C++ [lex.name]); `defined` is the preprocessor's;
@@ -12,11 +12,13 @@
  *   of the 1112 such identifiers in NVRTC 13.0's builtin headers, 885 broke the
  *   compile and the rest are macros that configure the toolkit
  *   (CUDA_API_PER_THREAD_DEFAULT_STREAM) or that a define would silently
- *   replace; and `TF_` / `tf_`, the portability header's (tunefarm.h) own;
- * - CUDA kernels only: the names below, which broke an NVRTC compile when
- *   defined.
+ *   replace; HIP's, `hip` followed by a capital, digit or underscore and
+ *   `HIP` (17 of a sample of 120 such names from libamdhip64 broke hipRTC);
+ *   and `TF_` / `tf_`, the portability header's (tunefarm.h) own;
+ * - CUDA kernels only: the names below, which broke an NVRTC compile, or a
+ *   hipRTC compile, when defined: a CUDA kernel is one source for both.
  *
- * How the list was made (scripts/nvrtc_names.py, rerun it for a new CUDA):
+ * How the list was made (scripts/compiler_names.py, rerun it for a new CUDA):
  * the candidates were every identifier in the text of libnvrtc-builtins.so
  * (NVRTC keeps its builtin headers there as strings), every identifier of
  * tunefarm.h, the 52 letters and the 936 names [A-Z][A-Z0-9], 4804 in all;
@@ -31,8 +33,15 @@
  * `warpSize`, `threadIdx`, `dim3`. Single capital letters other than `T`, and
  * names like N, M, K, BLOCK or TILE_X, compile fine. tunefarm.h itself uses
  * only tf_-prefixed locals since, so that its helpers take no ordinary name.
- * hipRTC's headers (AMD) could not be tried here; the reserved-identifier
- * rule covers their internals, and they also use `T` as a template parameter.
+ *
+ * hipRTC was tried the same way (the script's --hiprtc), ROCm 5.2.3's, the
+ * only one here, for gfx90a; at ~0.4 s a compile the candidates were fewer
+ * (2586: the letters, the two-character names [A-Z][A-Z0-9] and
+ * [a-z][a-z0-9], tunefarm.h's identifiers, common tuning words and the NVRTC
+ * table). 258 broke it; the 57 neither the rules nor the NVRTC table cover
+ * are the second table: B F R U V (template parameters of the HIP vector
+ * types and runtime), c d s n i t u (clang's HIP math declarations),
+ * min max abs sqrt pow sin cos... (clang's HIP math functions), half, lane.
  * A host C kernel includes what it likes, so for `c` only the rules apply. */
 #include "defines.h"
 
@@ -41,7 +50,7 @@
 #include <string.h>
 
 /* Identifiers whose definition broke an NVRTC 13.0 compile of vecadd.cu, the
- * output of scripts/nvrtc_names.py (4804 candidates, 1482 break the compile,
+ * output of scripts/compiler_names.py (4804 candidates, 1482 break the compile,
  * 448 left after the rules), sorted by strcmp for bsearch. */
 static const char *const nvrtc_names[] = {
     "ECCEnabled", "MAJOR_VERSION", "MINOR_VERSION", "PATCH_LEVEL", "T", "a", "accessDescCount",
@@ -126,6 +135,19 @@ static const char *const nvrtc_names[] = {
     "width", "win32", "win32SecurityAttributes", "x", "xsize", "y", "ysize", "z",
 };
 
+/* Identifiers whose definition broke a hipRTC (ROCm 5.2.3, gfx90a) compile of
+ * vecadd.cu inside the HIP headers, not already in nvrtc_names: the output of
+ * scripts/compiler_names.py --hiprtc libamdhip64.so.5 (2586 candidates, 258
+ * break the compile, 57 left after the rules and the NVRTC table), sorted by
+ * strcmp. */
+static const char *const hiprtc_names[] = {
+    "B", "F", "R", "U", "V", "abs", "c", "ceil", "constant", "cos", "d", "dx", "dy", "exp",
+    "exp2", "floor", "fma", "half", "hi", "i", "i4", "idx", "index", "is", "j0", "j1", "jn",
+    "l", "lane", "lo", "log", "log2", "max", "min", "n", "os", "pow", "r", "round", "s", "sin",
+    "sqrt", "t", "tan", "u", "u4", "ui", "uint", "x0", "x1", "xs", "y0", "y1", "yn", "z0", "z1",
+    "z2",
+};
+
 static const char *const c_keywords[] = {
     "_Alignas", "_Alignof", "_Atomic", "_Bool", "_Complex", "_Generic", "_Imaginary",
     "_Noreturn", "_Static_assert", "_Thread_local", "auto", "break", "case", "char", "const",
@@ -159,6 +181,11 @@ static int cmp_name(const void *key, const void *item)
     return strcmp((const char *)key, *(const char *const *)item);
 }
 
+static bool capital_digit_or_underscore(char c)
+{
+    return (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+}
+
 static bool starts(const char *s, const char *prefix)
 {
     return strncmp(s, prefix, strlen(prefix)) == 0;
@@ -180,17 +207,23 @@ const char *tf_define_conflict(const char *name, const char *language)
         return NULL;
     if (starts(name, "TF_") || starts(name, "tf_"))
         return "names that begin with TF_ or tf_ belong to the portability header tunefarm.h";
-    if ((starts(name, "cuda") && name[4] != '\0' &&
-         ((name[4] >= 'A' && name[4] <= 'Z') || (name[4] >= '0' && name[4] <= '9') ||
-          name[4] == '_')) ||
-        starts(name, "CUDA") || starts(name, "CU_") ||
-        (starts(name, "CU") && name[2] >= 'a' && name[2] <= 'z'))
+    if ((starts(name, "cuda") && capital_digit_or_underscore(name[4])) || starts(name, "CUDA") ||
+        starts(name, "CU_") || (starts(name, "CU") && name[2] >= 'a' && name[2] <= 'z'))
         return "names that begin with cuda, CUDA, CU_ or CU and a small letter belong to the "
                "CUDA toolkit, whose headers NVRTC includes in every compile";
+    if ((starts(name, "hip") && capital_digit_or_underscore(name[3])) || starts(name, "HIP"))
+        return "names that begin with hip or HIP belong to the HIP toolkit, whose headers "
+               "hipRTC includes in every compile";
     if (bsearch(name, nvrtc_names, sizeof nvrtc_names / sizeof nvrtc_names[0],
                 sizeof nvrtc_names[0], cmp_name) != NULL)
         return "the CUDA headers NVRTC includes in every compile use it as an identifier (a "
                "template or function parameter, a member or a function), so the define "
                "rewrites their text and every variant fails to compile there";
+    if (bsearch(name, hiprtc_names, sizeof hiprtc_names / sizeof hiprtc_names[0],
+                sizeof hiprtc_names[0], cmp_name) != NULL)
+        return "the HIP headers hipRTC includes in every compile for AMD GPUs use it as an "
+               "identifier (a template or function parameter, or a function), so the define "
+               "rewrites their text and every variant fails to compile there (a CUDA kernel is "
+               "one source for NVIDIA and AMD)";
     return NULL;
 }

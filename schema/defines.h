@@ -6,9 +6,9 @@
  * rewritten into a number wherever they use it: `T`, a template parameter of
  * the headers NVRTC includes in every CUDA compile, fails every variant with
  * "expected an identifier" deep inside a builtin header. The kernel loader
- * asks here and refuses such a name at its place, saying why. The list of
- * CUDA header names is evidence: scripts/nvrtc_names.py tried every candidate
- * with NVRTC and kept those that broke the compile (schema/defines.c). */
+ * asks here and refuses such a name at its place, saying why. The lists of
+ * header names are evidence: scripts/compiler_names.py tried candidates with
+ * NVRTC and hipRTC and kept those that broke the compile (schema/defines.c). */
 #ifndef TF_DEFINES_H
 #define TF_DEFINES_H
 

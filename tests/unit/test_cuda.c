@@ -332,9 +332,12 @@ static void test_define_names_nvrtc(void **state)
     source[len] = '\0';
     static const char *const refused[] = {"T", "x", "w", "width", "size", "warpSize", "dim3",
                                           "global", "launch_bounds", "exp2f"};
-    static const char *const allowed[] = {"N", "M", "K", "X", "Y", "Z", "A", "U", "I", "TILE_X",
-                                          "BLOCK_SIZE", "c", "d", "s", "m", "smem", "gmem",
-                                          "lane", "threads", "min_blocks", "unused", "unroll"};
+    /* NVRTC compiles all of these; the loader allows those before "|" (c, d, s, U
+     * and lane break hipRTC's headers instead: test_hip) */
+    static const char *const allowed[] = {"N", "M", "K", "X", "Y", "Z", "A", "I", "TILE_X",
+                                          "BLOCK_SIZE", "m", "smem", "gmem", "threads",
+                                          "min_blocks", "unused", "unroll", "|", "c", "d", "s",
+                                          "U", "lane"};
     char define[64], block[] = "-DBLOCK=256";
     char *defs[2] = {block, define};
     for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
@@ -345,8 +348,14 @@ static void test_define_names_nvrtc(void **state)
             fail_msg("-D%s=1 compiled, but the loader refuses it", refused[i]);
         free(log);
     }
+    bool loader_allows = true;
     for (size_t i = 0; i < sizeof allowed / sizeof allowed[0]; i++) {
-        assert_null(tf_define_conflict(allowed[i], "cuda"));
+        if (strcmp(allowed[i], "|") == 0) {
+            loader_allows = false;
+            continue;
+        }
+        if (loader_allows)
+            assert_null(tf_define_conflict(allowed[i], "cuda"));
         snprintf(define, sizeof define, "-D%s=1", allowed[i]);
         char *log = NULL;
         if (!compiles(source, defs, 2, &log, NULL, NULL))

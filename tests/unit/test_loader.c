@@ -1031,6 +1031,17 @@ static void test_define_names(void **state)
         expect_kernel_error(params_text("cuda", "N: 64", line, ""), 9, 3,
                             "belong to the CUDA toolkit");
     }
+    /* hipRTC's headers: a CUDA kernel is one source for NVIDIA and AMD */
+    expect_kernel_error(params_text("cuda", "N: 64", "  U: [1]\n", ""), 9, 3,
+                        "parameter name 'U' cannot be a compiler define (-DU=...) of a cuda "
+                        "kernel: the HIP headers hipRTC includes in every compile for AMD GPUs "
+                        "use it as an identifier");
+    expect_kernel_error(params_text("cuda", "N: 64", "  lane: [1]\n", ""), 9, 3,
+                        "the HIP headers hipRTC includes");
+    expect_kernel_error(params_text("cuda", "N: 64", "  hipStream_t: [1]\n", ""), 9, 3,
+                        "names that begin with hip or HIP belong to the HIP toolkit");
+    expect_kernel_error(params_text("cuda", "N: 64", "  HIP_X: [1]\n", ""), 9, 3,
+                        "belong to the HIP toolkit");
     expect_kernel_error(params_text("cuda", "N: 64", "  TF_WARP: [1]\n", ""), 9, 3,
                         "belong to the portability header tunefarm.h");
     expect_kernel_error(params_text("cuda", "N: 64", "  tf_x: [1]\n", ""), 9, 3,
@@ -1042,60 +1053,73 @@ static void test_define_names(void **state)
                         "belong to the portability header tunefarm.h; rename the value or the "
                         "parameter");
 
-    /* what the CUDA headers do not use is fine: every capital letter but T, the
-     * usual names, and for a host kernel the CUDA names too */
+    /* what the compilers' headers do not use is fine: the capital letters but
+     * T (NVRTC) and B F R U V (hipRTC), the usual names, and for a host kernel
+     * the CUDA names too */
     char params[2048] = "";
+    int n = 0;
     for (char c = 'A'; c <= 'Z'; c++)
-        if (c != 'T' && c != 'N')
+        if (!strchr("TBFRUVN", c)) {
             snprintf(params + strlen(params), sizeof params - strlen(params), "  %c: [1]\n", c);
+            n++;
+        }
     strcat(params, "  BLOCK_SIZE_X: [1]\n  TILE: [1]\n  CUSTOM: [1]\n  cudax: [1]\n"
-                   "  cuda: [1]\n  CU: [1]\n  tile_x: [1]\n  MODE: [plain, fused]\n");
+                   "  cuda: [1]\n  CU: [1]\n  tile_x: [1]\n  hip: [1]\n  hipx: [1]\n"
+                   "  MODE: [plain, fused]\n");
     struct tf_bundle *b;
     struct tf_kernel *k = expect_kernel_loads(params_text("cuda", "N: 64", params, ""), &b);
-    assert_int_equal(k->nparams, 24 + 8);
+    assert_int_equal(k->nparams, n + 10);
     tf_kernel_destroy(k);
     tf_bundle_destroy(b);
-    k = expect_kernel_loads(
-        params_text("c", "N: 64", "  T: [1]\n  x: [1]\n  width: [1]\n  class: [1]\n", ""), &b);
+    k = expect_kernel_loads(params_text("c", "N: 64",
+                                        "  T: [1]\n  x: [1]\n  width: [1]\n  class: [1]\n"
+                                        "  U: [1]\n  lane: [1]\n  hipStream_t: [1]\n",
+                                        ""),
+                            &b);
     tf_kernel_destroy(k);
     tf_bundle_destroy(b);
 }
 
-/* The table of schema/defines.c is scripts/nvrtc_names.py's output: every
- * name in it is refused for CUDA and allowed for C, and it is in strcmp
- * order, which the lookup (bsearch) relies on. */
+/* The tables of schema/defines.c are scripts/compiler_names.py's output
+ * (NVRTC, then hipRTC): every name in them is refused for CUDA and allowed
+ * for C, and each is in strcmp order, which the lookup (bsearch) relies on. */
+static int check_define_table(const char *text, const char *table)
+{
+    const char *at = strstr(text, table);
+    assert_non_null(at);
+    const char *end = strstr(at, "\n};");
+    assert_non_null(end);
+    char prev[128] = "";
+    int n = 0;
+    for (const char *q = strchr(at, '"'); q && q < end; q = strchr(q + 1, '"')) {
+        const char *close = strchr(q + 1, '"');
+        assert_non_null(close);
+        char name[128];
+        snprintf(name, sizeof name, "%.*s", (int)(close - q - 1), q + 1);
+        if (strcmp(prev, name) >= 0)
+            fail_msg("%s not sorted: '%s' after '%s'", table, name, prev);
+        if (tf_define_conflict(name, "cuda") == NULL)
+            fail_msg("'%s' is in %s but allowed", name, table);
+        if (tf_define_conflict(name, "c") != NULL)
+            fail_msg("'%s' is refused for a host kernel", name);
+        snprintf(prev, sizeof prev, "%s", name);
+        n++;
+        q = close;
+    }
+    return n;
+}
+
 static void test_define_table(void **state)
 {
     (void)state;
     FILE *f = fopen("schema/defines.c", "r");
     assert_non_null(f);
-    char line[512], prev[128] = "";
-    bool in_table = false;
-    int n = 0;
-    while (fgets(line, sizeof line, f)) {
-        if (strstr(line, "nvrtc_names[] = {"))
-            in_table = true;
-        else if (in_table && strncmp(line, "};", 2) == 0)
-            break;
-        else if (in_table)
-            for (char *q = strchr(line, '"'); q; q = strchr(q + 1, '"')) {
-                char *end = strchr(q + 1, '"');
-                assert_non_null(end);
-                char name[128];
-                snprintf(name, sizeof name, "%.*s", (int)(end - q - 1), q + 1);
-                if (strcmp(prev, name) >= 0)
-                    fail_msg("table not sorted: '%s' after '%s'", name, prev);
-                if (tf_define_conflict(name, "cuda") == NULL)
-                    fail_msg("'%s' is in the table but allowed", name);
-                if (tf_define_conflict(name, "c") != NULL)
-                    fail_msg("'%s' is refused for a host kernel", name);
-                snprintf(prev, sizeof prev, "%s", name);
-                n++;
-                q = end;
-            }
-    }
+    static char text[1 << 16];
+    size_t len = fread(text, 1, sizeof text - 1, f);
     fclose(f);
-    assert_int_equal(n, 448);
+    text[len] = '\0';
+    assert_int_equal(check_define_table(text, "nvrtc_names[] = {"), 448);
+    assert_int_equal(check_define_table(text, "hiprtc_names[] = {"), 57);
     assert_null(tf_define_conflict("N", "cuda"));
     assert_null(tf_define_conflict("BLOCK", "cuda"));
     assert_non_null(tf_define_conflict("T", "cuda"));
