@@ -33,6 +33,7 @@ ARCHIVE_OBJS := schema/archive.o schema/archive_merge.o schema/archive_validate.
                schema/archive_write.o schema/archive_read.o \
                schema/export.o schema/import.o schema/diff.o
 SCHEMA_OBJS := schema/error.o schema/status.o schema/hash.o schema/device.o schema/result.o \
+               schema/defines.o \
                schema/bundle.o schema/yamldoc.o schema/expr.o schema/kernel.o schema/job.o \
                schema/space.o schema/wire.o schema/wire_mpi.o $(ARCHIVE_OBJS) \
                schema/ktcache.o schema/exchange.o schema/parammap.o

@@ -14,7 +14,10 @@
 
 #include <stdio.h>
 
-int tf_layout_devices(struct tf_table *t, const char *file, struct tf_error *err)
+/* `nprops`: how many device property columns, TF_DEVPROP_COUNT when writing;
+ * archives written before max_shared_per_sm have one fewer (properties are
+ * only ever added at the end, device.h). */
+int tf_layout_devices(struct tf_table *t, const char *file, int nprops, struct tf_error *err)
 {
     const struct tf_device *d = NULL;
     tf_table_init(t, file, "/devices");
@@ -32,7 +35,7 @@ int tf_layout_devices(struct tf_table *t, const char *file, struct tf_error *err
         tf_table_add(t, "runtime_version", TF_COL_STR, sizeof d->runtime_version, err) < 0 ||
         tf_table_add(t, "compiler_version", TF_COL_STR, sizeof d->compiler_version, err) < 0)
         return -1;
-    for (int p = 0; p < TF_DEVPROP_COUNT; p++)
+    for (int p = 0; p < nprops; p++)
         if (tf_table_add(t, tf_devprop_name(p), TF_COL_I64, 0, err) < 0)
             return -1;
     return 0;

@@ -29,7 +29,7 @@ enum {
     DEV_MEMORY, DEV_CUS, DEV_DRIVER, DEV_RUNTIME, DEV_COMPILER, DEV_PROP0
 };
 /* The /devices table of `file` into `t`: 0, or -1 (+err). */
-int tf_layout_devices(struct tf_table *t, const char *file, struct tf_error *err);
+int tf_layout_devices(struct tf_table *t, const char *file, int nprops, struct tf_error *err);
 
 /* Columns of /runs that every archive has. */
 enum {

@@ -85,8 +85,12 @@ static int devices_unpack(void *ctx, const struct tf_table *t, const unsigned ch
         tf_table_get_str(t, buf, r, DEV_DRIVER, d->driver_version, sizeof d->driver_version);
         tf_table_get_str(t, buf, r, DEV_RUNTIME, d->runtime_version, sizeof d->runtime_version);
         tf_table_get_str(t, buf, r, DEV_COMPILER, d->compiler_version, sizeof d->compiler_version);
-        for (int p = 0; p < TF_DEVPROP_COUNT; p++)
+        for (int p = 0; p < TF_DEVPROP_COUNT && DEV_PROP0 + p < t->n; p++)
             TF_GET(t, buf, r, DEV_PROP0 + p, d->props[p]);
+        /* an archive from before the column: a multiprocessor holds at least
+         * the shared memory one block may opt in to */
+        if (DEV_PROP0 + TF_DEVPROP_MAX_SHARED_PER_SM >= t->n)
+            d->props[TF_DEVPROP_MAX_SHARED_PER_SM] = d->props[TF_DEVPROP_MAX_SHARED_OPTIN];
     }
     return 0;
 }
@@ -702,7 +706,12 @@ struct tf_archive *tf_archive_read(const char *path, struct tf_error *err)
     rc.path = path;
     if (read_root(f, a, path, err) != 0)
         goto fail;
-    if (tf_layout_devices(&t, path, err) != 0 ||
+    if (tf_layout_devices(&t, path,
+                          tf_table_has_column(f, "devices",
+                                              tf_devprop_name(TF_DEVPROP_MAX_SHARED_PER_SM))
+                              ? TF_DEVPROP_COUNT
+                              : TF_DEVPROP_MAX_SHARED_PER_SM,
+                          err) != 0 ||
         tf_table_read(f, "devices", &t, devices_sized, devices_unpack, &rc, err) != 0)
         goto fail;
     tf_table_free(&t);

@@ -358,7 +358,7 @@ static int write_contents(hid_t f, const struct tf_archive *a, const char *path,
         tf_h5_error(err, "%s: cannot write the root attributes", path);
         goto fail;
     }
-    if (tf_layout_devices(&t, path, err) != 0 ||
+    if (tf_layout_devices(&t, path, TF_DEVPROP_COUNT, err) != 0 ||
         tf_table_write(f, "devices", &t, (uint64_t)a->ndevices, 0, devices_pack, (void *)a, err) !=
             0)
         goto fail;

@@ -15,6 +15,7 @@ static const char *const devprop_names[TF_DEVPROP_COUNT] = {
     [TF_DEVPROP_L2_BYTES] = "l2_bytes",
     [TF_DEVPROP_MAX_REGISTERS] = "max_registers",
     [TF_DEVPROP_SIMD_BYTES] = "simd_bytes",
+    [TF_DEVPROP_MAX_SHARED_PER_SM] = "max_shared_per_sm",
 };
 
 const char *tf_devprop_name(int p)
@@ -98,20 +99,30 @@ const char *tf_device_language(const struct tf_device *d)
 }
 
 /* One representative model per architecture (public spec sheets); the real
- * device's own properties are used whenever the run has one. `tunefarm
+ * device's own properties are used whenever the run has one. per_sm is the
+ * shared memory of one multiprocessor (CUDA's "maximum amount of shared
+ * memory per SM": 96, 164, 100, 100 and 228 KiB for compute capability 7.0,
+ * 8.0, 8.6, 8.9 and 9.0; the 64 KiB LDS of a CDNA compute unit). `tunefarm
  * compile` and `tunefarm space` read this table; schema/kernel.md shows it
  * (keep the two in step). */
 static const struct {
     const char *arch, *backend, *vendor, *name;
-    int64_t max_threads, max_shared, max_shared_optin, warp, units, l2, registers;
+    int64_t max_threads, max_shared, max_shared_optin, warp, units, l2, registers, per_sm;
 } nominal[] = {
-    {"sm_70", "cuda", "NVIDIA", "NVIDIA V100 (nominal)", 1024, 49152, 98304, 32, 80, 6 << 20, 65536},
-    {"sm_80", "cuda", "NVIDIA", "NVIDIA A100 (nominal)", 1024, 49152, 166912, 32, 108, 40 << 20, 65536},
-    {"sm_86", "cuda", "NVIDIA", "NVIDIA A10 (nominal)", 1024, 49152, 101376, 32, 72, 6 << 20, 65536},
-    {"sm_89", "cuda", "NVIDIA", "NVIDIA L40S (nominal)", 1024, 49152, 101376, 32, 142, 96 << 20, 65536},
-    {"sm_90", "cuda", "NVIDIA", "NVIDIA H100 (nominal)", 1024, 49152, 232448, 32, 132, 50 << 20, 65536},
-    {"gfx90a", "hip", "AMD", "AMD Instinct MI250X (nominal)", 1024, 65536, 65536, 64, 110, 8 << 20, 65536},
-    {"gfx942", "hip", "AMD", "AMD Instinct MI300X (nominal)", 1024, 65536, 65536, 64, 304, 4 << 20, 65536},
+    {"sm_70", "cuda", "NVIDIA", "NVIDIA V100 (nominal)",
+     1024, 49152, 98304, 32, 80, 6 << 20, 65536, 98304},
+    {"sm_80", "cuda", "NVIDIA", "NVIDIA A100 (nominal)",
+     1024, 49152, 166912, 32, 108, 40 << 20, 65536, 167936},
+    {"sm_86", "cuda", "NVIDIA", "NVIDIA A10 (nominal)",
+     1024, 49152, 101376, 32, 72, 6 << 20, 65536, 102400},
+    {"sm_89", "cuda", "NVIDIA", "NVIDIA L40S (nominal)",
+     1024, 49152, 101376, 32, 142, 96 << 20, 65536, 102400},
+    {"sm_90", "cuda", "NVIDIA", "NVIDIA H100 (nominal)",
+     1024, 49152, 232448, 32, 132, 50 << 20, 65536, 233472},
+    {"gfx90a", "hip", "AMD", "AMD Instinct MI250X (nominal)",
+     1024, 65536, 65536, 64, 110, 8 << 20, 65536, 65536},
+    {"gfx942", "hip", "AMD", "AMD Instinct MI300X (nominal)",
+     1024, 65536, 65536, 64, 304, 4 << 20, 65536, 65536},
 };
 
 int tf_device_for_arch(const char *arch, struct tf_device *out)
@@ -132,6 +143,7 @@ int tf_device_for_arch(const char *arch, struct tf_device *out)
         out->props[TF_DEVPROP_SM_COUNT] = nominal[i].units;
         out->props[TF_DEVPROP_L2_BYTES] = nominal[i].l2;
         out->props[TF_DEVPROP_MAX_REGISTERS] = nominal[i].registers;
+        out->props[TF_DEVPROP_MAX_SHARED_PER_SM] = nominal[i].per_sm;
         return 0;
     }
     return -1;

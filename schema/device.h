@@ -19,6 +19,8 @@ enum tf_devprop {
     TF_DEVPROP_L2_BYTES,         /* last-level cache (host: L2 of its cores) */
     TF_DEVPROP_MAX_REGISTERS,    /* registers per block (host: 0) */
     TF_DEVPROP_SIMD_BYTES,       /* host: widest vector register, bytes; GPUs: 0 */
+    TF_DEVPROP_MAX_SHARED_PER_SM, /* shared memory of one SM / CU, all its blocks together,
+                                     bytes (host: L1d, as max_shared) */
     TF_DEVPROP_COUNT
 };
 

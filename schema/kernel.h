@@ -50,6 +50,9 @@ struct tf_arg {
     struct tf_expr *value; /* scalar: its value */
     struct tf_expr *size;  /* buffer: element count */
     enum tf_init init;     /* buffer: how inputs are filled (outputs default to poison) */
+    bool init_range;       /* TF_INIT_RANDOM in [init_lo, init_hi) rather than the default
+                              range (ints [0, 100), floats [-1, 1)); ints for int buffers */
+    struct tf_value init_lo, init_hi;
     bool output;           /* buffer: compared against the reference */
 };
 

@@ -217,6 +217,7 @@ static int cuda_describe(int ordinal, struct tf_device *out, struct tf_error *er
         {TF_DEVPROP_SM_COUNT, TF_CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT},
         {TF_DEVPROP_L2_BYTES, TF_CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE},
         {TF_DEVPROP_MAX_REGISTERS, TF_CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK},
+        {TF_DEVPROP_MAX_SHARED_PER_SM, TF_CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR},
     };
     for (size_t i = 0; i < sizeof props / sizeof props[0]; i++) {
         if (get_attr(cu, dev, props[i].attr, &v, err) != 0)

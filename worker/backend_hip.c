@@ -159,6 +159,21 @@ static int shared_optin(const struct tf_hip_runtime *hip, int dev, int max_share
     return v;
 }
 
+/* The LDS of one CU: the AMD-specific attribute, else the CUDA-compatible one
+ * (documented "CUDA only" in older ROCm), else the per-block opt-in, which a
+ * CU holds at least (one block's LDS never exceeds its CU's). */
+static int64_t shared_per_cu(const struct tf_hip_runtime *hip, int dev, int64_t optin)
+{
+    static const int attrs[] = {TF_HIP_ATTR_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR,
+                                TF_HIP_ATTR_SHARED_MEM_PER_MULTIPROCESSOR};
+    for (size_t i = 0; i < sizeof attrs / sizeof attrs[0]; i++) {
+        int v = 0;
+        if (hip->hipDeviceGetAttribute(&v, attrs[i], dev) == TF_HIP_SUCCESS && v >= optin)
+            return v;
+    }
+    return optin;
+}
+
 /* ROCm's UUID is the 16 characters after "GPU-" of its HSA agent's UUID (what
  * rocminfo and rocm-smi print); anything else is printed as hex like CUDA's. */
 static void format_uuid(const tf_hip_uuid *u, char *out, size_t cap)
@@ -293,6 +308,8 @@ static int hip_describe(int ordinal, struct tf_device *out, struct tf_error *err
     }
     out->props[TF_DEVPROP_MAX_SHARED_OPTIN] =
         shared_optin(hip, ordinal, (int)out->props[TF_DEVPROP_MAX_SHARED]);
+    out->props[TF_DEVPROP_MAX_SHARED_PER_SM] =
+        shared_per_cu(hip, ordinal, out->props[TF_DEVPROP_MAX_SHARED_OPTIN]);
     out->props[TF_DEVPROP_SIMD_BYTES] = 0;
     out->compute_units = (uint32_t)out->props[TF_DEVPROP_SM_COUNT];
     return 0;

@@ -469,6 +469,7 @@ static int host_describe(int ordinal, struct tf_device *out, struct tf_error *er
     out->props[TF_DEVPROP_L2_BYTES] = (int64_t)cs.l2;
     out->props[TF_DEVPROP_MAX_REGISTERS] = 0;
     out->props[TF_DEVPROP_SIMD_BYTES] = host_simd_bytes();
+    out->props[TF_DEVPROP_MAX_SHARED_PER_SM] = (int64_t)cs.l1d;
     return 0;
 }
 

@@ -233,7 +233,8 @@ struct tf_replay *tf_replay_open(const char *source, const struct tf_job *job,
             [TF_DEVPROP_MAX_THREADS] = 1024, [TF_DEVPROP_MAX_SHARED] = 65536,
             [TF_DEVPROP_MAX_SHARED_OPTIN] = 65536, [TF_DEVPROP_WARP_SIZE] = 32,
             [TF_DEVPROP_SM_COUNT] = 1, [TF_DEVPROP_L2_BYTES] = 1 << 20,
-            [TF_DEVPROP_MAX_REGISTERS] = 65536, [TF_DEVPROP_SIMD_BYTES] = 0};
+            [TF_DEVPROP_MAX_REGISTERS] = 65536, [TF_DEVPROP_SIMD_BYTES] = 0,
+            [TF_DEVPROP_MAX_SHARED_PER_SM] = 65536};
         memcpy(r->dev.props, nominal, sizeof nominal);
     }
     r->nkernels = job->nkernels;

@@ -1211,6 +1211,46 @@ static void test_archive_without_problem_defaults(void **state)
     tk_free(&vecadd);
 }
 
+/* Issue 14 item 7: max_shared_per_sm came after archives were written with
+ * one column per older property. Such an archive (the committed fuzz seed
+ * tests/fuzz/corpus/archive/ranked.h5) still reads, the property taken as
+ * the per-block opt-in; rewritten, it gains the column and keeps the value. */
+static void test_archive_without_shared_per_sm(void **state)
+{
+    (void)state;
+    const char *old = "tests/fuzz/corpus/archive/ranked.h5";
+    hid_t f = H5Fopen(old, H5F_ACC_RDONLY, H5P_DEFAULT);
+    assert_true(f >= 0);
+    hid_t d = H5Dopen2(f, "devices", H5P_DEFAULT);
+    hid_t t = H5Dget_type(d);
+    assert_true(H5Tget_member_index(t, "max_shared_optin") >= 0);
+    assert_true(H5Tget_member_index(t, "max_shared_per_sm") < 0); /* written before it */
+    H5Tclose(t);
+    H5Dclose(d);
+    H5Fclose(f);
+    struct tf_archive *a = read_ok(old);
+    assert_true(a->ndevices >= 1);
+    const int64_t optin = a->devices[0].props[TF_DEVPROP_MAX_SHARED_OPTIN];
+    assert_true(optin > 0);
+    assert_int_equal(a->devices[0].props[TF_DEVPROP_MAX_SHARED_PER_SM], optin);
+    char path[512];
+    path_in_tmp(path, sizeof path, "with-per-sm.h5");
+    a->devices[0].props[TF_DEVPROP_MAX_SHARED_PER_SM] = 233472;
+    write_ok(a, path);
+    f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    d = H5Dopen2(f, "devices", H5P_DEFAULT);
+    t = H5Dget_type(d);
+    assert_true(H5Tget_member_index(t, "max_shared_per_sm") >= 0);
+    H5Tclose(t);
+    H5Dclose(d);
+    H5Fclose(f);
+    struct tf_archive *b = read_ok(path);
+    assert_int_equal(b->devices[0].props[TF_DEVPROP_MAX_SHARED_PER_SM], 233472);
+    assert_int_equal(b->devices[0].props[TF_DEVPROP_MAX_SHARED_OPTIN], optin);
+    tf_archive_destroy(b);
+    tf_archive_destroy(a);
+}
+
 /* A per-problem default outside the space: refused on read (a hand-edited
  * file) and before writing (an inconsistent model). */
 static void test_bad_problem_default(void **state)
@@ -1610,6 +1650,7 @@ int main(void)
         cmocka_unit_test(test_merge_extends_run),
         cmocka_unit_test(test_problem_defaults_round_trip),
         cmocka_unit_test(test_archive_without_problem_defaults),
+        cmocka_unit_test(test_archive_without_shared_per_sm),
         cmocka_unit_test(test_bad_problem_default),
         cmocka_unit_test(test_problem_defaults_update_and_merge),
         cmocka_unit_test(test_archive_without_provenance),
