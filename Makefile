@@ -50,14 +50,14 @@ WORKER_OBJS := worker/worker.o worker/backends.o worker/backend_host.o worker/ca
                worker/precompile.o worker/backend_replay.o \
                worker/provenance.o
 TOOLS_OBJS  := tools/space_tool.o tools/exchange_tool.o tools/outfile.o tools/best.o tools/svg.o \
-               tools/html_report.o
+               tools/html_report.o tools/t1_expr.o
 MAIN_OBJS   := main.o
 LIB         := build/libtunefarm.a
 ALL_OBJS    := $(SCHEMA_OBJS) $(COORD_OBJS) $(WORKER_OBJS) $(TOOLS_OBJS) $(MAIN_OBJS)
 
 UNIT_TESTS  := expr loader space wire archive journal report measure verify host runner compiler cuda hip \
                portability strategy ktcache replay exchange export import parammap \
-               provenance session diff best html_report
+               provenance session diff best html_report t1
 UNIT_BINS   := $(UNIT_TESTS:%=tests/unit/test_%)
 
 .PHONY: all test check unit integration check-faults slurm install uninstall clean bench-space deps \
