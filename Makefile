@@ -50,7 +50,7 @@ WORKER_OBJS := worker/worker.o worker/backends.o worker/backend_host.o worker/ca
                worker/precompile.o worker/backend_replay.o \
                worker/provenance.o
 TOOLS_OBJS  := tools/space_tool.o tools/exchange_tool.o tools/outfile.o tools/best.o tools/svg.o \
-               tools/html_report.o tools/t1_expr.o
+               tools/html_report.o tools/t1_expr.o tools/t1_tool.o
 MAIN_OBJS   := main.o
 LIB         := build/libtunefarm.a
 ALL_OBJS    := $(SCHEMA_OBJS) $(COORD_OBJS) $(WORKER_OBJS) $(TOOLS_OBJS) $(MAIN_OBJS)

@@ -1546,3 +1546,14 @@ bool tf_scalar_fits(enum tf_elem_type type, struct tf_value v, char *why, size_t
     snprintf(why, cap, "unknown type");
     return false;
 }
+
+const char *tf_kernel_param_name_conflict(const char *name, const char *language)
+{
+    if (is_reserved_name(name))
+        return "it is reserved (a device property or time_s)";
+    if (is_result_column(name))
+        return "it is reserved (a column of the archive's results table)";
+    if (tf_expr_is_keyword(name))
+        return "it is a word of the expression language (and, or, not)";
+    return tf_define_conflict(name, language);
+}
