@@ -97,7 +97,8 @@ unit: $(UNIT_BINS)
 
 integration: tunefarm tests/integration/report_fixture
 	@tests/integration/run.sh; a=$$?; tests/integration/exchange.sh; b=$$?; \
-	 tests/integration/diff.sh; c=$$?; [ $$a -eq 0 ] && [ $$b -eq 0 ] && [ $$c -eq 0 ]
+	 tests/integration/diff.sh; c=$$?; tests/integration/t1.sh; d=$$?; \
+	 [ $$a -eq 0 ] && [ $$b -eq 0 ] && [ $$c -eq 0 ] && [ $$d -eq 0 ]
 
 check-faults: tunefarm
 	@tests/faults/run.sh

@@ -246,6 +246,9 @@ struct imp {
     const char *source_opt;   /* --source */
     char *source_in;          /* the source file found; NULL: a skeleton */
     char *source_name;        /* its name in the folder */
+    char *source_text;        /* what is written there (aliases, extern "C" added) */
+    char **inc_names, **inc_texts; /* its local headers: path in the folder, contents */
+    int nincs;
     const char *reference_opt;
     char *ref_in, *ref_entry, *ref_name;
 
@@ -1204,49 +1207,156 @@ static char *skeleton_reference(const struct imp *I)
     return sb_take(&b);
 }
 
-/* The source with `#define OLD NEW` for each renamed parameter, after its last
- * system #include (<...> or tunefarm.h), so that no header sees the old names. */
-static char *with_aliases(const struct imp *I, const char *src)
+/* Where a line of `src` starting at `line` is `#include` followed by `*what`
+ * ('<' or '"'): the text after the keyword, or NULL. */
+static const char *include_of(const char *line)
+{
+    const char *q = line;
+    while (*q == ' ' || *q == '\t')
+        q++;
+    if (*q != '#')
+        return NULL;
+    q++;
+    while (*q == ' ' || *q == '\t')
+        q++;
+    if (strncmp(q, "include", 7) != 0)
+        return NULL;
+    q += 7;
+    while (*q == ' ' || *q == '\t')
+        q++;
+    return q;
+}
+
+/* The source as it is written into the folder: after its last system
+ * #include (<...> or tunefarm.h), so that no header sees them, `#define OLD
+ * NEW` for each renamed parameter (the code keeps the T1 names), and, where
+ * the text has no extern "C", the rest wrapped in `extern "C" { }` as Kernel
+ * Tuner wraps such a source (pycuda's convention): tunefarm looks the entry
+ * up unmangled. */
+static char *prepare_source(struct imp *I, const char *src)
 {
     struct sbuf defs = {0};
     for (int p = 0; p < I->nparams; p++)
         if (strcmp(I->params[p].name, I->params[p].out) != 0)
             sb_printf(&defs, "#define %s %s\n", I->params[p].name, I->params[p].out);
-    if (!defs.len)
+    const bool wrap = strstr(src, "extern \"C\"") == NULL && strstr(src, "TF_GLOBAL") == NULL &&
+                      strstr(src, "TF_EXTERN_C") == NULL;
+    if (!defs.len && !wrap)
         return tf_xstrdup(src);
     const char *after = src; /* the start of the line after the last system include */
     for (const char *line = src; *line;) {
-        const char *q = line;
-        while (*q == ' ' || *q == '\t')
-            q++;
         const char *end = strchr(line, '\n');
         const char *next = end ? end + 1 : line + strlen(line);
-        if (*q == '#') {
-            q++;
-            while (*q == ' ' || *q == '\t')
-                q++;
-            if (strncmp(q, "include", 7) == 0) {
-                q += 7;
-                while (*q == ' ' || *q == '\t')
-                    q++;
-                if (*q == '<' || strncmp(q, "\"tunefarm.h\"", 12) == 0)
-                    after = next;
-            }
-        }
+        const char *q = include_of(line);
+        if (q && (*q == '<' || strncmp(q, "\"tunefarm.h\"", 12) == 0))
+            after = next;
         line = next;
     }
     struct sbuf b = {0};
     sb_printf(&b, "%.*s", (int)(after - src), src);
     if (after > src && after[-1] != '\n')
         sb_printf(&b, "\n");
-    sb_printf(&b,
-              "/* tunefarm import-t1: these parameters are compiled under other names (a\n"
-              " * define named as in the T1 file would break the compiler's headers); the\n"
-              " * code below keeps the T1 names. */\n%s",
-              defs.s);
+    if (defs.len)
+        sb_printf(&b,
+                  "/* tunefarm import-t1: these parameters are compiled under other names (a\n"
+                  " * define named as in the T1 file would break the compiler's headers); the\n"
+                  " * code below keeps the T1 names. */\n%s",
+                  defs.s);
+    if (wrap) {
+        sb_printf(&b, "/* tunefarm import-t1: extern \"C\" as Kernel Tuner adds it (to the end) */\n"
+                      "extern \"C\" {\n");
+        add_issue(I, NOTE, "KernelSpecification.KernelFile", NOWHERE,
+                  "the source has no extern \"C\": wrapped in extern \"C\" { } after its system "
+                  "#includes, as Kernel Tuner does, so that the entry '%s' is found unmangled",
+                  I->entry);
+    }
     sb_printf(&b, "%s", after);
+    if (wrap)
+        sb_printf(&b, "%s} /* extern \"C\" (tunefarm import-t1) */\n",
+                  b.len && b.s[b.len - 1] != '\n' ? "\n" : "");
     free(defs.s);
     return sb_take(&b);
+}
+
+/* The local headers `src` includes ("x.h": relative, no ..), found in
+ * `src_dir`, with theirs, into I->inc_names / inc_texts (`prefix` is their
+ * folder inside the kernel's). */
+static void collect_includes(struct imp *I, const char *src, const char *src_dir,
+                             const char *prefix)
+{
+    for (const char *line = src; *line;) {
+        const char *end = strchr(line, '\n');
+        const char *next = end ? end + 1 : line + strlen(line);
+        const char *q = include_of(line);
+        const char *close = q && *q == '"' ? memchr(q + 1, '"', (size_t)(next - q - 1)) : NULL;
+        line = next;
+        if (!close)
+            continue;
+        char *name = tf_xasprintf("%.*s", (int)(close - q - 1), q + 1);
+        char *from = tf_path_join(src_dir, name);
+        char *to = tf_path_join(prefix, name);
+        bool seen = strcmp(name, "tunefarm.h") == 0 || strcmp(to, I->source_name) == 0;
+        for (int i = 0; i < I->nincs && !seen; i++)
+            seen = strcmp(I->inc_names[i], to) == 0;
+        if (seen) {
+        } else if (name[0] == '/' || strstr(name, "..")) {
+            add_issue(I, NOTE, "KernelSpecification.KernelFile", NOWHERE,
+                      "the source includes \"%s\", outside its folder: not copied (give it "
+                      "with -I in CompilerOptions)",
+                      name);
+        } else if (!is_file(from)) {
+            add_issue(I, NOTE, "KernelSpecification.KernelFile", NOWHERE,
+                      "the source includes \"%s\", which is not next to it: not copied", name);
+        } else if (I->nincs >= T1_MAX_INCLUDES) {
+            add_issue(I, NOTE, "KernelSpecification.KernelFile", NOWHERE,
+                      "more than %d local headers: \"%s\" not copied", T1_MAX_INCLUDES, name);
+        } else {
+            struct tf_error err = {0};
+            char *text = read_text(from, &err);
+            if (!text) {
+                add_issue(I, UNTRANSLATED, "KernelSpecification.KernelFile", NOWHERE, "%s",
+                          err.message);
+            } else {
+                I->inc_names = tf_xrealloc(I->inc_names, (size_t)(I->nincs + 1) * sizeof(char *));
+                I->inc_texts = tf_xrealloc(I->inc_texts, (size_t)(I->nincs + 1) * sizeof(char *));
+                I->inc_names[I->nincs] = tf_xstrdup(to);
+                I->inc_texts[I->nincs++] = text;
+                char *sub_dir = tf_path_dir(from), *sub_prefix = tf_path_dir(to);
+                collect_includes(I, text, sub_dir, sub_prefix);
+                free(sub_dir);
+                free(sub_prefix);
+            }
+        }
+        free(name);
+        free(from);
+        free(to);
+    }
+}
+
+/* The source and its headers, read now so that what they need is reported
+ * with the rest: a skeleton where there is no source. */
+static void read_source(struct imp *I)
+{
+    if (!I->source_in) {
+        I->source_text = skeleton_source(I);
+        return;
+    }
+    struct tf_error err = {0};
+    char *src = read_text(I->source_in, &err);
+    if (!src) {
+        add_issue(I, UNTRANSLATED, "KernelSpecification.KernelFile", NOWHERE, "%s", err.message);
+        I->source_text = skeleton_source(I);
+        return;
+    }
+    if (!strstr(src, I->entry))
+        add_issue(I, UNTRANSLATED, "KernelSpecification.KernelName", NOWHERE,
+                  "'%s' does not appear in %s: no entry point of that name", I->entry,
+                  I->source_in);
+    I->source_text = prepare_source(I, src);
+    char *dir = tf_path_dir(I->source_in);
+    collect_includes(I, src, dir, ".");
+    free(dir);
+    free(src);
 }
 
 /* ---- search ------------------------------------------------------------------------- */
@@ -1562,74 +1672,6 @@ static int write_file(const char *dir, const char *name, const char *text, struc
     return rc;
 }
 
-/* The local headers `src` includes ("x.h", relative, no ..), found next to
- * `src_path`, copied into `dir` with theirs. -1 + err on a write failure. */
-static int copy_includes(struct imp *I, const char *src, const char *src_dir, const char *dir,
-                         int *copied, struct tf_error *err)
-{
-    for (const char *line = src; *line;) {
-        const char *end = strchr(line, '\n');
-        const char *next = end ? end + 1 : line + strlen(line);
-        const char *q = line;
-        while (*q == ' ' || *q == '\t')
-            q++;
-        if (*q == '#') {
-            q++;
-            while (*q == ' ' || *q == '\t')
-                q++;
-            if (strncmp(q, "include", 7) == 0) {
-                q += 7;
-                while (*q == ' ' || *q == '\t')
-                    q++;
-                const char *close = *q == '"' ? memchr(q + 1, '"', (size_t)(next - q - 1)) : NULL;
-                if (close) {
-                    char *name = tf_xasprintf("%.*s", (int)(close - q - 1), q + 1);
-                    char *from = tf_path_join(src_dir, name);
-                    bool skip = strcmp(name, "tunefarm.h") == 0;
-                    if (!skip && (name[0] == '/' || strstr(name, ".."))) {
-                        add_issue(I, NOTE, "KernelSpecification.KernelFile", NOWHERE,
-                                  "the source includes \"%s\", outside its folder: not copied",
-                                  name);
-                    } else if (!skip && !is_file(from)) {
-                        add_issue(I, NOTE, "KernelSpecification.KernelFile", NOWHERE,
-                                  "the source includes \"%s\", which is not next to it: not "
-                                  "copied",
-                                  name);
-                    } else if (!skip && *copied < T1_MAX_INCLUDES) {
-                        struct tf_error rerr = {0};
-                        char *text = read_text(from, &rerr);
-                        if (!text) {
-                            add_issue(I, NOTE, "KernelSpecification.KernelFile", NOWHERE, "%s",
-                                      rerr.message);
-                        } else {
-                            ++*copied;
-                            char *sub_dir = tf_path_dir(from);
-                            char *out_dir = tf_path_dir(name);
-                            char *dest_dir = tf_path_join(dir, out_dir);
-                            int rc = write_file(dir, name, text, err);
-                            if (rc == 0)
-                                rc = copy_includes(I, text, sub_dir, dest_dir, copied, err);
-                            free(sub_dir);
-                            free(out_dir);
-                            free(dest_dir);
-                            free(text);
-                            if (rc != 0) {
-                                free(name);
-                                free(from);
-                                return -1;
-                            }
-                        }
-                    }
-                    free(name);
-                    free(from);
-                }
-            }
-        }
-        line = next;
-    }
-    return 0;
-}
-
 /* ---- the command ---------------------------------------------------------------------- */
 
 static char *default_name(const struct imp *I)
@@ -1723,6 +1765,13 @@ static void imp_free(struct imp *I)
     free(I->entry);
     free(I->source_in);
     free(I->source_name);
+    free(I->source_text);
+    for (int i = 0; i < I->nincs; i++) {
+        free(I->inc_names[i]);
+        free(I->inc_texts[i]);
+    }
+    free(I->inc_names);
+    free(I->inc_texts);
     free(I->ref_in);
     free(I->ref_entry);
     free(I->ref_name);
@@ -1810,6 +1859,7 @@ static int read_t1(struct imp *I, const char *name_opt)
     read_arguments(I, spec);
     read_options(I, spec);
     find_source(I, spec);
+    read_source(I);
     const json_t *refs = json_object_get(spec, "ReferenceArguments");
     if (json_is_array(refs) && json_array_size(refs) > 0 && !I->reference_opt)
         add_issue(I, UNTRANSLATED, "KernelSpecification.ReferenceArguments",
@@ -1856,33 +1906,28 @@ static int parse_reference(struct imp *I)
         return -1;
     }
     I->ref_name = tf_xstrdup(base_name(I->ref_in));
+    bool clash = strcmp(I->ref_name, I->source_name) == 0;
+    for (int i = 0; i < I->nincs; i++)
+        clash |= strcmp(I->ref_name, I->inc_names[i]) == 0;
+    if (clash) {
+        free(I->ref_name);
+        I->ref_name = tf_xstrdup("tunefarm_reference.c");
+    }
     return 0;
 }
 
 static int write_folder(struct imp *I, const char *dir)
 {
     struct tf_error err = {0};
+    int rc;
     if (tf_mkdir_p(dir, &err) != 0)
         goto fail;
-    /* the source, aliases added for renamed parameters */
-    char *src = NULL;
-    if (I->source_in) {
-        src = read_text(I->source_in, &err);
-        if (!src)
-            goto fail;
-    }
-    char *text = src ? with_aliases(I, src) : skeleton_source(I);
-    int rc = write_file(dir, I->source_name, text, &err);
-    free(text);
-    if (rc == 0 && src) {
-        int copied = 0;
-        char *sdir = tf_path_dir(I->source_in);
-        rc = copy_includes(I, src, sdir, dir, &copied, &err);
-        free(sdir);
-    }
-    free(src);
-    if (rc != 0)
+    /* the source and its local headers, as read_source made them */
+    if (write_file(dir, I->source_name, I->source_text, &err) != 0)
         goto fail;
+    for (int i = 0; i < I->nincs; i++)
+        if (write_file(dir, I->inc_names[i], I->inc_texts[i], &err) != 0)
+            goto fail;
     if (I->ref_in) {
         char *ref = read_text(I->ref_in, &err);
         if (!ref || write_file(dir, I->ref_name, ref, &err) != 0) {
