@@ -72,6 +72,7 @@ struct node {
     struct node **kid;   /* N_CALL: callee then arguments; N_COMP: element, iterable, conditions */
     int *ops;            /* N_CMP: the n - 1 operators */
     int *op_cols;        /* N_CMP: their columns */
+    bool paren;          /* written in parentheses: printed in them too */
     bool is_float;       /* N_NUM */
     int64_t ival;
     double fval;
@@ -399,8 +400,10 @@ static struct node *p_display(struct parser *P, int close, int col)
     if (expect_op(P, close, close == ']' ? "',' or ']'" : "',' or ')'") != 0)
         return NULL;
     /* (x) is x; (x,) and () are tuples */
-    if (close == ')' && n->n == 1 && !comma)
+    if (close == ')' && n->n == 1 && !comma) {
+        n->kid[0]->paren = true;
         return n->kid[0];
+    }
     return n;
 }
 
@@ -1327,7 +1330,24 @@ static int print_cmp(struct printer *T, const struct node *n, struct out *o)
     return 0;
 }
 
+static int print_node(struct printer *T, const struct node *n, struct out *o);
+
+/* Print `n`; the parentheses the Python had around an operation are kept (once),
+ * so the translation groups visibly as the restriction did. */
 static int print(struct printer *T, const struct node *n, struct out *o)
+{
+    if (print_node(T, n, o) != 0)
+        return -1;
+    if (n->paren && o->level < L_ATOM) {
+        char *s = tf_xasprintf("(%s)", o->s);
+        free(o->s);
+        o->s = s;
+        o->level = L_ATOM;
+    }
+    return 0;
+}
+
+static int print_node(struct printer *T, const struct node *n, struct out *o)
 {
     const struct tf_t1_scope *sc = T->scope;
     *o = (struct out){0};

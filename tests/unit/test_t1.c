@@ -73,12 +73,12 @@ static void test_restrictions_of_the_convolution_file(void **state)
            "use_padding == 0 or block_size_x % 32 != 0");
     expect(&restriction, "block_size_x*block_size_y<=1024", "block_size_x * block_size_y <= 1024");
     expect(&restriction, "use_padding==0 or use_shmem != 0", "use_padding == 0 or use_shmem != 0");
-    /* Python's redundant parentheses go; the ones the grouping needs stay */
+    /* parentheses around an operation are kept, once */
     expect(&restriction,
            "use_shmem == 0 or (((block_size_x*tile+(filter_width-1)))*((block_size_y*tile+"
            "(filter_height-1)))) < 12*1024",
-           "use_shmem == 0 or (block_size_x * tile + (filter_width - 1)) * (block_size_y * tile "
-           "+ (filter_height - 1)) < 12 * 1024");
+           "use_shmem == 0 or ((block_size_x * tile + (filter_width - 1)) * (block_size_y * "
+           "tile + (filter_height - 1))) < 12 * 1024");
 }
 
 static void test_grouping_follows_the_tree(void **state)
@@ -87,7 +87,8 @@ static void test_grouping_follows_the_tree(void **state)
     expect(&restriction, "32 <= block_size_x * block_size_y <= 1024",
            "32 <= block_size_x * block_size_y <= 1024");
     expect(&restriction, "x - (tile - 1)", "x - (tile - 1)");
-    expect(&restriction, "(x - tile) - 1", "x - tile - 1");
+    expect(&restriction, "((x - tile)) - 1", "(x - tile) - 1");
+    expect(&restriction, "((x)) + (2)", "x + 2");
     expect(&restriction, "x / (tile * 2)", "x / (tile * 2)");
     expect(&restriction, "-2 ** 2", "-2 ** 2");
     expect(&restriction, "(-2) ** x", "(-2) ** x");
@@ -99,7 +100,8 @@ static void test_grouping_follows_the_tree(void **state)
     expect(&restriction, "(not x) + 1 > tile", "(not x) + 1 > tile");
     expect(&restriction, "(x < tile) == (tile < 2)", "(x < tile) == (tile < 2)");
     expect(&restriction, "x and (tile or T)", "x and (tile or T_)");
-    expect(&restriction, "(x and tile) or T", "x and tile or T_");
+    expect(&restriction, "(x and tile) or T", "(x and tile) or T_");
+    expect(&restriction, "x and tile or T", "x and tile or T_");
     expect(&restriction, "1_024 >= x * 0x10 + 0o7 + 0b1", "1024 >= x * 16 + 7 + 1");
     expect(&restriction, "x * 1.5e3 < 2.", "x * 1500.0 < 2.0");
 }
