@@ -1138,6 +1138,19 @@ static int check_string_link(struct printer *T, const struct node *na, const str
     if (op != OP_EQ && op != OP_NE && op != OP_IS && op != OP_ISNOT)
         return fail(T->err, TF_ERR_SCHEMA, col,
                     "a string parameter is only compared with == or != (its values have no order)");
+    const struct node *str = na->kind == N_STR ? na : nb;
+    for (int i = 0; p->strings && i < p->count; i++)
+        if (strcmp(p->strings[i], str->text) == 0)
+            return 0;
+    if (p->strings) {
+        char known[256] = "";
+        size_t len = 0;
+        for (int i = 0; i < p->count && len < sizeof known - 40; i++)
+            len += (size_t)snprintf(known + len, sizeof known - len, "%s%s", i ? ", " : "",
+                                    p->strings[i]);
+        return fail(T->err, TF_ERR_SCHEMA, str->col, "'%s' is not a value of '%s' (its values: %s)",
+                    str->text, p->name, known);
+    }
     return 0;
 }
 

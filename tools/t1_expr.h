@@ -30,6 +30,7 @@ struct tf_t1_param {
     bool is_enum;         /* string values */
     int count;            /* values */
     const int64_t *ints;  /* the values of an integer parameter (max(P), min(P), len(P)) */
+    const char *const *strings; /* the values of a string parameter (NULL: not checked) */
 };
 
 /* What the names of one expression mean. */

@@ -554,11 +554,14 @@ static int read_params(struct imp *I, const json_t *space)
         if (pa->v.is_enum) {
             for (int k = 0; k < pa->v.count; k++)
                 if (!tf_ydoc_is_ident(pa->v.strings[k]) ||
-                    strlen(pa->v.strings[k]) > TF_ENUM_VALUE_MAX)
-                    return malformed(I, vpath, locate_string(I, vtext, 0),
-                                     "value '%s' is not an identifier of at most %d bytes: "
-                                     "tunefarm's string values are names",
-                                     pa->v.strings[k], TF_ENUM_VALUE_MAX);
+                    strlen(pa->v.strings[k]) > TF_ENUM_VALUE_MAX) {
+                    malformed(I, vpath, locate_string(I, vtext, 0),
+                              "value '%s' is not an identifier of at most %d bytes: tunefarm's "
+                              "string values are names",
+                              pa->v.strings[k], TF_ENUM_VALUE_MAX);
+                    free(vtext);
+                    return -1;
+                }
             add_issue(I, NOTE, path,
                       NOWHERE,
                       "string parameter '%s': tunefarm defines %s=<index> and %s_<value>=1, "
@@ -592,7 +595,8 @@ static int read_params(struct imp *I, const json_t *space)
                                              .rename = pa->out,
                                              .is_enum = pa->v.is_enum,
                                              .count = pa->v.count,
-                                             .ints = pa->v.ints};
+                                             .ints = pa->v.ints,
+                                             .strings = (const char *const *)pa->v.strings};
     }
     return 0;
 }
@@ -932,11 +936,28 @@ static void read_argument(struct imp *I, const json_t *a, int i, struct arg *out
                       "a scalar argument needs its value as a number in FillValue");
             sb_printf(&comment, "NOT TRANSLATED: no FillValue; ");
             out->expr = tf_xstrdup("0");
-        } else if (out->type[0] == 'i' && strchr(out->expr, '.')) {
-            double x = json_real_value(fv);
-            if (x == floor(x)) {
+        } else if (out->type[0] == 'i') {
+            /* an integer scalar: a whole number in the type's range */
+            double x = json_number_value(fv);
+            double lim = strcmp(out->type, "int32") == 0 ? 2147483648.0 : 9223372036854775808.0;
+            if (json_is_real(fv) && (x != floor(x) || x < -lim || x >= lim)) {
+                snprintf(sub, sizeof sub, "%s.FillValue", path);
+                add_issue(I, UNTRANSLATED, sub, NOWHERE,
+                          "%s is not a whole number in %s's range", out->expr, out->type);
+                sb_printf(&comment, "NOT TRANSLATED: FillValue %s; ", out->expr);
+                free(out->expr);
+                out->expr = tf_xstrdup("0");
+            } else if (json_is_real(fv)) {
                 free(out->expr);
                 out->expr = tf_xasprintf("%.0f", x);
+            } else if (json_is_integer(fv) && strcmp(out->type, "int32") == 0 &&
+                       (json_integer_value(fv) < INT32_MIN || json_integer_value(fv) > INT32_MAX)) {
+                snprintf(sub, sizeof sub, "%s.FillValue", path);
+                add_issue(I, UNTRANSLATED, sub, NOWHERE, "%s does not fit int32 (declare the "
+                          "argument int64)", out->expr);
+                sb_printf(&comment, "NOT TRANSLATED: FillValue %s; ", out->expr);
+                free(out->expr);
+                out->expr = tf_xstrdup("0");
             }
         }
         if (comment.len >= 2)
@@ -1011,15 +1032,14 @@ static void read_argument(struct imp *I, const json_t *a, int i, struct arg *out
     out->comment = comment.len ? sb_take(&comment) : (free(comment.s), NULL);
 }
 
-static void read_arguments(struct imp *I, const json_t *spec)
+static int read_arguments(struct imp *I, const json_t *spec)
 {
     const json_t *list = json_object_get(spec, "Arguments");
-    if (!json_is_array(list) || json_array_size(list) == 0) {
-        add_issue(I, UNTRANSLATED, "KernelSpecification.Arguments", NOWHERE,
-                  "the kernel's arguments are not given (an array of {Name, Type, MemoryType, "
-                  "...})");
-        return;
-    }
+    if (!json_is_array(list) || json_array_size(list) == 0)
+        return malformed(I, "KernelSpecification.Arguments", locate_key(I, "Arguments"),
+                         "the kernel's arguments are not given (an array of {Name, Type, "
+                         "MemoryType, ...}): tunefarm needs them to launch the kernel and check "
+                         "its outputs");
     I->nargs = (int)json_array_size(list);
     I->args = tf_xcalloc((size_t)I->nargs, sizeof *I->args);
     bool any_output = false, random = false, seed = false;
@@ -1061,6 +1081,7 @@ static void read_arguments(struct imp *I, const json_t *spec)
                 break;
             }
     }
+    return 0;
 }
 
 /* ---- source and reference ----------------------------------------------------------- */
@@ -1856,7 +1877,8 @@ static int read_t1(struct imp *I, const char *name_opt)
         read_conditions(I, space) != 0)
         return -1;
     read_launch(I, spec);
-    read_arguments(I, spec);
+    if (read_arguments(I, spec) != 0)
+        return -1;
     read_options(I, spec);
     find_source(I, spec);
     read_source(I);

@@ -20,6 +20,7 @@
 static const int64_t bx_values[] = {16, 32, 48, 64};
 static const int64_t fw_values[] = {7, 15, 3};
 static const int64_t small_values[] = {0, 1, 2, 3};
+static const char *const loops[] = {"ikj", "kij"};
 
 /* Parameters: block_size_x, block_size_y, tile, x, use_padding, use_shmem,
  * filter_width, filter_height, LOOP (enum), T (renamed T_). */
@@ -32,7 +33,7 @@ static const struct tf_t1_param params[] = {
     {.name = "use_shmem", .count = 4, .ints = small_values},
     {.name = "filter_width", .count = 3, .ints = fw_values},
     {.name = "filter_height", .count = 3, .ints = fw_values},
-    {.name = "LOOP", .is_enum = true, .count = 2},
+    {.name = "LOOP", .is_enum = true, .count = 2, .strings = loops},
     {.name = "T", .rename = "T_", .count = 4, .ints = small_values},
 };
 static const char *const sizes[] = {"problem_size_x", "problem_size_y"};
@@ -152,6 +153,8 @@ static void test_enum_parameters(void **state)
     expect_error(&restriction, "x == 'ikj'", 3, "only compared with a string parameter");
     expect_error(&restriction, "LOOP < 'ikj'", 6, "only compared with == or !=");
     expect_error(&restriction, "'a' == 'b'", 5, "two strings");
+    expect_error(&restriction, "LOOP == 'jik'", 9, "'jik' is not a value of 'LOOP' (its values: ikj, kij)");
+    expect_error(&restriction, "LOOP in ('ikj', 'ijk')", 17, "'ijk' is not a value of 'LOOP'");
     expect_error(&restriction, "LOOP", 1, "'LOOP' has string values");
     expect_error(&restriction, "LOOP == x", 6, "'LOOP' has string values");
     expect_error(&restriction, "LOOP in (1, 2)", 6, "'LOOP' has string values");
