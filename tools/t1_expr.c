@@ -102,7 +102,10 @@ static int fail(struct tf_error *err, enum tf_error_code code, int col, const ch
     return -1;
 }
 
-static bool is_alpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
+static bool is_alpha(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+}
 static bool is_digit(char c) { return c >= '0' && c <= '9'; }
 static bool is_alnum(char c) { return is_alpha(c) || is_digit(c); }
 
@@ -200,7 +203,8 @@ static int lex(struct parser *P)
             i += t->len;
         } else if (c == '\'' || c == '"') {
             if (d == c && s[i + 2] == c)
-                return fail(P->err, TF_ERR_SCHEMA, i + 1, "triple-quoted strings are not supported");
+                return fail(P->err, TF_ERR_SCHEMA, i + 1,
+                            "triple-quoted strings are not supported");
             int e = i + 1;
             while (s[e] && s[e] != c) {
                 if (s[e] == '\\')
@@ -897,8 +901,9 @@ static int unknown_name(struct printer *T, const struct node *n)
                     sc->nsizes ? "write ProblemSize[0], [1] or [2]: the list has no value here"
                                : "the file gives no KernelSpecification.ProblemSize");
     if (best)
-        return fail(T->err, TF_ERR_SCHEMA, n->col, "unknown name '%s' (did you mean '%s'? known: %s)",
-                    n->text, best, known[0] ? known : "none");
+        return fail(T->err, TF_ERR_SCHEMA, n->col,
+                    "unknown name '%s' (did you mean '%s'? known: %s)", n->text, best,
+                    known[0] ? known : "none");
     return fail(T->err, TF_ERR_SCHEMA, n->col, "unknown name '%s' (known: %s)", n->text,
                 known[0] ? known : "none");
 }
@@ -1192,8 +1197,8 @@ static const char *cmp_text(int op)
 }
 
 /* `x in LIST` (or not in) as a disjunction (conjunction) of comparisons. */
-static int print_in(struct printer *T, const struct node *x, const char *sx, const struct node *list,
-                    int op, int col, struct out *o)
+static int print_in(struct printer *T, const struct node *x, const char *sx,
+                    const struct node *list, int op, int col, struct out *o)
 {
     const bool neg = op == OP_NOTIN;
     if (list->kind == N_CALL && list->kid[0]->kind == N_NAME &&
@@ -1469,7 +1474,8 @@ static int print_node(struct printer *T, const struct node *n, struct out *o)
                         "values, or arithmetic (X %% 2 ** n for the low bits)",
                         bitwise);
         if (n->op == '@')
-            return fail(T->err, TF_ERR_SCHEMA, n->col, "'@' (matrix product) has no tunefarm equivalent");
+            return fail(T->err, TF_ERR_SCHEMA, n->col,
+                        "'@' (matrix product) has no tunefarm equivalent");
         struct out a, b;
         if (operand(T, n->kid[0], &a) != 0)
             return -1;
@@ -1531,7 +1537,8 @@ static int print_node(struct printer *T, const struct node *n, struct out *o)
             }
             boolish &= x.boolish;
             char *s = at(&x, and_ ? L_NOT : L_AND);
-            char *next = acc ? tf_xasprintf("%s %s %s", acc, and_ ? "and" : "or", s) : tf_xstrdup(s);
+            char *next = acc ? tf_xasprintf("%s %s %s", acc, and_ ? "and" : "or", s)
+                             : tf_xstrdup(s);
             free(acc);
             free(s);
             acc = next;
@@ -1543,7 +1550,8 @@ static int print_node(struct printer *T, const struct node *n, struct out *o)
     case N_NOT: {
         struct out x;
         if (n->kid[0]->kind == N_STR)
-            return fail(T->err, TF_ERR_SCHEMA, n->kid[0]->col, "a string has no truth value in tunefarm");
+            return fail(T->err, TF_ERR_SCHEMA, n->kid[0]->col,
+                        "a string has no truth value in tunefarm");
         if (print(T, n->kid[0], &x) != 0)
             return -1;
         char *s = at(&x, L_NOT);
@@ -1584,7 +1592,8 @@ static char *print_root(const struct node *root, const struct tf_t1_scope *scope
 {
     struct printer T = {.scope = scope, .err = err};
     struct out o;
-    if (scope->numeric ? operand(&T, root, &o) : print(&T, root, &o)) /* print() refuses a bare string */
+    /* operand() refuses a bare string and an and/or used for its value; print() a string */
+    if (scope->numeric ? operand(&T, root, &o) : print(&T, root, &o))
         return NULL;
     if (strlen(o.s) > T1_MAX_OUT) {
         fail(err, TF_ERR_SCHEMA, 1,
@@ -1616,7 +1625,8 @@ static int add_int(struct vctx *V, int64_t x, int col)
 {
     struct tf_t1_values *v = V->v;
     if (v->count > 0 && v->is_enum)
-        return fail(V->err, TF_ERR_SCHEMA, col, "a number among string values: one kind per parameter");
+        return fail(V->err, TF_ERR_SCHEMA, col,
+                    "a number among string values: one kind per parameter");
     if (v->count >= T1_MAX_VALUES)
         return fail(V->err, TF_ERR_SCHEMA, col, "more than %d values", T1_MAX_VALUES);
     for (int i = 0; i < v->count; i++)
@@ -1646,14 +1656,16 @@ static int add_string(struct vctx *V, const char *s, int col)
 {
     struct tf_t1_values *v = V->v;
     if (v->count > 0 && !v->is_enum)
-        return fail(V->err, TF_ERR_SCHEMA, col, "a string among number values: one kind per parameter");
+        return fail(V->err, TF_ERR_SCHEMA, col,
+                    "a string among number values: one kind per parameter");
     v->is_enum = true;
     for (int i = 0; i < v->count; i++)
         if (strcmp(v->strings[i], s) == 0)
             return fail(V->err, TF_ERR_SCHEMA, col,
                         "value '%s' appears twice (tunefarm's values are distinct)", s);
     if ((v->count & (v->count - 1)) == 0)
-        v->strings = tf_xrealloc(v->strings, (size_t)(v->count ? 2 * v->count : 1) * sizeof(char *));
+        v->strings =
+            tf_xrealloc(v->strings, (size_t)(v->count ? 2 * v->count : 1) * sizeof(char *));
     v->strings[v->count++] = tf_xstrdup(s);
     return 0;
 }

@@ -237,7 +237,6 @@ struct imp {
     struct constraint *cons;
     int ncons;
     char *grid[3], *block[3], *shared;
-    struct sbuf launch_notes; /* comment lines above launch: */
     struct arg *args;
     int nargs;
     char **options;
@@ -256,7 +255,6 @@ struct imp {
     int64_t budget;
     double time_budget;
     char *device_name;
-    struct sbuf job_notes;
 };
 
 /* ---- issues --------------------------------------------------------------------- */
@@ -291,7 +289,8 @@ static struct loc locate_string(const struct imp *I, const char *value, int offs
         const char *first = strstr(I->text, enc);
         if (first && !strstr(first + 1, enc)) {
             /* the offset holds while the encoding has no escape before it */
-            bool plain = (size_t)offset + 1 <= strlen(enc) && !memchr(enc + 1, '\\', (size_t)offset);
+            bool plain =
+                (size_t)offset + 1 <= strlen(enc) && !memchr(enc + 1, '\\', (size_t)offset);
             l = loc_at(I, first + 1 + (plain ? offset : 0));
         }
         free(enc);
@@ -498,7 +497,8 @@ static int read_params(struct imp *I, const json_t *space)
     static const char *const param_keys[] = {"Name", "Type", "Values", "Default", NULL};
     const json_t *list = json_object_get(space, "TuningParameters");
     if (!json_is_array(list) || json_array_size(list) == 0)
-        return malformed(I, "ConfigurationSpace.TuningParameters", locate_key(I, "TuningParameters"),
+        return malformed(I, "ConfigurationSpace.TuningParameters",
+                         locate_key(I, "TuningParameters"),
                          "expected a non-empty array of parameters ({Name, Type, Values})");
     I->nparams = (int)json_array_size(list);
     I->params = tf_xcalloc((size_t)I->nparams, sizeof *I->params);
@@ -538,7 +538,8 @@ static int read_params(struct imp *I, const json_t *space)
                              "expected the values as a string (\"[1, 2, 4]\", \"range(1, 9)\")");
         struct tf_error err = {0};
         if (tf_t1_values(vtext, &pa->v, &err) != 0) {
-            struct loc l = json_is_string(values) ? locate_string(I, vtext, err.column - 1) : NOWHERE;
+            struct loc l =
+                json_is_string(values) ? locate_string(I, vtext, err.column - 1) : NOWHERE;
             malformed(I, vpath, l, "'%s': column %d: %s (a parameter's values must translate: "
                       "the space depends on them)",
                       vtext, err.column, err.message);
@@ -841,7 +842,8 @@ static void read_launch(struct imp *I, const json_t *spec)
     if (shm && json_is_integer(shm) && json_integer_value(shm) > 0)
         I->shared = tf_xasprintf("%" PRId64, (int64_t)json_integer_value(shm));
     else if (shm && !json_is_integer(shm))
-        add_issue(I, UNTRANSLATED, "KernelSpecification.SharedMemory", locate_key(I, "SharedMemory"),
+        add_issue(I, UNTRANSLATED, "KernelSpecification.SharedMemory",
+                  locate_key(I, "SharedMemory"),
                   "expected a number of bytes");
 }
 
@@ -1002,8 +1004,10 @@ static void read_argument(struct imp *I, const json_t *a, int i, struct arg *out
         out->expr = tf_xstrdup("1");
     }
     const json_t *flag = json_object_get(a, "Output");
-    out->output = (access && (strcmp(access, "WriteOnly") == 0 || strcmp(access, "ReadWrite") == 0)) ||
-                  (flag && (json_is_true(flag) || (json_is_integer(flag) && json_integer_value(flag) != 0)));
+    const bool writes =
+        access && (strcmp(access, "WriteOnly") == 0 || strcmp(access, "ReadWrite") == 0);
+    out->output = writes || (flag && (json_is_true(flag) ||
+                                      (json_is_integer(flag) && json_integer_value(flag) != 0)));
     bool reads = !out->output || (access && strcmp(access, "ReadWrite") == 0);
     if (reads) {
         snprintf(sub, sizeof sub, "%s.FillType", path);
@@ -1284,8 +1288,8 @@ static char *prepare_source(struct imp *I, const char *src)
                   " * code below keeps the T1 names. */\n%s",
                   defs.s);
     if (wrap) {
-        sb_printf(&b, "/* tunefarm import-t1: extern \"C\" as Kernel Tuner adds it (to the end) */\n"
-                      "extern \"C\" {\n");
+        sb_printf(&b, "/* tunefarm import-t1: extern \"C\" as Kernel Tuner adds it (to the "
+                      "end) */\nextern \"C\" {\n");
         add_issue(I, NOTE, "KernelSpecification.KernelFile", NOWHERE,
                   "the source has no extern \"C\": wrapped in extern \"C\" { } after its system "
                   "#includes, as Kernel Tuner does, so that the entry '%s' is found unmangled",
@@ -1662,7 +1666,8 @@ static char *job_yaml(const struct imp *I)
         sb_printf(&y, "# The T1 file names the device '%s': add `targets: [...]` (schema/job.md)\n"
                       "# to tune on some devices only.\n",
                   I->device_name);
-    sb_printf(&y, "name: %s\nkernels:\n  - kernel: ./kernel.yaml\nsearch:\n  strategy: %s\n",
+    /* a job name is at most 63 bytes (schema/job.md); a kernel's may be longer */
+    sb_printf(&y, "name: %.63s\nkernels:\n  - kernel: ./kernel.yaml\nsearch:\n  strategy: %s\n",
               I->name, I->strategy);
     if (I->budget > 0)
         sb_printf(&y, "  budget: %" PRId64 "\n", I->budget);
@@ -1780,8 +1785,6 @@ static void imp_free(struct imp *I)
     for (int i = 0; i < I->noptions; i++)
         free(I->options[i]);
     free(I->options);
-    free(I->launch_notes.s);
-    free(I->job_notes.s);
     free(I->name);
     free(I->entry);
     free(I->source_in);
@@ -2066,7 +2069,8 @@ int tf_t1_tool_main(int argc, char **argv)
         printf("wrote %s: kernel %s, %d parameters (%" PRIu64 " configurations), %d of %d "
                "restrictions, %d arguments%s\n",
                dir, k->name, k->nparams, tf_kernel_cartesian(k), k->nconstraints, I.ncons,
-               k->nargs, I.nuntranslated ? "; NOT TRANSLATED items are comments in kernel.yaml" : "");
+               k->nargs,
+               I.nuntranslated ? "; NOT TRANSLATED items are comments in kernel.yaml" : "");
         printf("  tunefarm space %s            count its valid configurations\n", dir);
         printf("  tunefarm compile %s/job.yaml --arch sm_90   compile them ahead\n", dir);
         printf("  tunefarm run %s/job.yaml      tune it\n", dir);

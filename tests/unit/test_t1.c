@@ -137,7 +137,8 @@ static void test_python_constructs_rewritten(void **state)
     expect(&restriction, "sum([x, tile, 1]) < len((1, 2, 3))", "x + tile + 1 < 3");
     expect(&restriction, "T > 2", "T_ > 2");
     expect(&restriction, "x > 2 * math.pi", "x > 2 * 3.141592653589793");
-    expect(&restriction, "ProblemSize[0] % block_size_x == 0", "problem_size_x % block_size_x == 0");
+    expect(&restriction, "ProblemSize[0] % block_size_x == 0",
+           "problem_size_x % block_size_x == 0");
     expect(&restriction, "ProblemSize[-1] > 0", "problem_size_y > 0");
 }
 
@@ -153,7 +154,8 @@ static void test_enum_parameters(void **state)
     expect_error(&restriction, "x == 'ikj'", 3, "only compared with a string parameter");
     expect_error(&restriction, "LOOP < 'ikj'", 6, "only compared with == or !=");
     expect_error(&restriction, "'a' == 'b'", 5, "two strings");
-    expect_error(&restriction, "LOOP == 'jik'", 9, "'jik' is not a value of 'LOOP' (its values: ikj, kij)");
+    expect_error(&restriction, "LOOP == 'jik'", 9,
+                 "'jik' is not a value of 'LOOP' (its values: ikj, kij)");
     expect_error(&restriction, "LOOP in ('ikj', 'ijk')", 17, "'ijk' is not a value of 'LOOP'");
     expect_error(&restriction, "LOOP", 1, "'LOOP' has string values");
     expect_error(&restriction, "LOOP == x", 6, "'LOOP' has string values");
