@@ -36,6 +36,7 @@
 #define T1_MAX_NEST 128        /* nested levels (two per parenthesis) */
 #define T1_MAX_OUT 4096        /* schema/expr's limit on an expression's text */
 #define T1_MAX_VALUES (1 << 20) /* schema/kernel's limit on one parameter's values */
+#define T1_DUP_SCAN 1024        /* values checked for duplicates as they come */
 
 /* ---- tokens ------------------------------------------------------------------ */
 
@@ -859,6 +860,7 @@ static int operand(struct printer *T, const struct node *n, struct out *o)
         return -1;
     if (o->valueop) {
         free(o->s);
+        o->s = NULL; /* callers free what they collected */
         return fail(T->err, TF_ERR_SCHEMA, n->col,
                     "Python's 'and' / 'or' give one of their operands (2 or 3 is 2), tunefarm's "
                     "give 0 or 1: use them on truth values only (comparisons), or write "
@@ -1629,7 +1631,9 @@ static int add_int(struct vctx *V, int64_t x, int col)
                     "a number among string values: one kind per parameter");
     if (v->count >= T1_MAX_VALUES)
         return fail(V->err, TF_ERR_SCHEMA, col, "more than %d values", T1_MAX_VALUES);
-    for (int i = 0; i < v->count; i++)
+    /* the first values are checked here, to name the element; the rest by
+     * sorting once at the end (check_distinct), a range can have a million */
+    for (int i = 0; i < v->count && v->count < T1_DUP_SCAN; i++)
         if (v->ints[i] == x)
             return fail(V->err, TF_ERR_SCHEMA, col,
                         "value %" PRId64 " appears twice (tunefarm's values are distinct)", x);
@@ -1659,7 +1663,7 @@ static int add_string(struct vctx *V, const char *s, int col)
         return fail(V->err, TF_ERR_SCHEMA, col,
                     "a string among number values: one kind per parameter");
     v->is_enum = true;
-    for (int i = 0; i < v->count; i++)
+    for (int i = 0; i < v->count && v->count < T1_DUP_SCAN; i++)
         if (strcmp(v->strings[i], s) == 0)
             return fail(V->err, TF_ERR_SCHEMA, col,
                         "value '%s' appears twice (tunefarm's values are distinct)", s);
@@ -1781,12 +1785,14 @@ static int comprehension(struct vctx *V, const struct node *c)
         items = tf_xmalloc((size_t)(it->n ? it->n : 1) * sizeof *items);
         for (int i = 0; i < it->n; i++, count++) {
             struct tf_value x;
-            if (eval_const(it->kid[i], NULL, NULL, &x, V->err) != 0 || x.is_float) {
-                if (x.is_float)
-                    fail(V->err, TF_ERR_SCHEMA, it->kid[i]->col,
-                         "a comprehension over numbers that are not integers");
+            if (eval_const(it->kid[i], NULL, NULL, &x, V->err) != 0) {
                 free(items);
                 return -1;
+            }
+            if (x.is_float) {
+                free(items);
+                return fail(V->err, TF_ERR_SCHEMA, it->kid[i]->col,
+                            "a comprehension over numbers that are not integers");
             }
             items[i] = x.u.i;
         }
@@ -1837,6 +1843,41 @@ out:
     return rc;
 }
 
+static int cmp_int64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The values past the first T1_DUP_SCAN are distinct: one sort of a copy. */
+static int check_distinct(const struct tf_t1_values *v, int col, struct tf_error *err)
+{
+    if (v->count < T1_DUP_SCAN)
+        return 0;
+    size_t n = (size_t)v->count, size = v->is_enum ? sizeof(char *) : sizeof(int64_t);
+    void *copy = tf_xmalloc(n * size);
+    memcpy(copy, v->is_enum ? (void *)v->strings : (void *)v->ints, n * size);
+    qsort(copy, n, size, v->is_enum ? cmp_str : cmp_int64);
+    int rc = 0;
+    for (size_t i = 1; i < n && rc == 0; i++) {
+        if (v->is_enum && strcmp(((char **)copy)[i], ((char **)copy)[i - 1]) == 0)
+            rc = fail(err, TF_ERR_SCHEMA, col,
+                      "value '%s' appears twice (tunefarm's values are distinct)",
+                      ((char **)copy)[i]);
+        else if (!v->is_enum && ((int64_t *)copy)[i] == ((int64_t *)copy)[i - 1])
+            rc = fail(err, TF_ERR_SCHEMA, col,
+                      "value %" PRId64 " appears twice (tunefarm's values are distinct)",
+                      ((int64_t *)copy)[i]);
+    }
+    free(copy);
+    return rc;
+}
+
 int tf_t1_values(const char *text, struct tf_t1_values *out, struct tf_error *err)
 {
     memset(out, 0, sizeof *out);
@@ -1875,6 +1916,8 @@ int tf_t1_values(const char *text, struct tf_t1_values *out, struct tf_error *er
         fail(err, TF_ERR_SCHEMA, 1, "no values (a parameter needs at least one)");
         goto done;
     }
+    if (check_distinct(out, root->col, err) != 0)
+        goto done;
     rc = 0;
 done:
     parser_free(&P);

@@ -12,7 +12,7 @@
 # Objects are compiled separately under build/{fuzz,replay,san}/: the in-tree .o files
 # belong to the normal build. tests/fuzz/README.md has the details and the results.
 
-FUZZ_TARGETS  := job kernel expr wire archive import
+FUZZ_TARGETS  := job kernel expr wire archive import t1
 FUZZ_CC       ?= clang-14
 REPLAY_CC     ?= gcc
 FUZZ_SECONDS  ?= 60
@@ -23,6 +23,7 @@ FUZZ_SCHEMA   := $(filter-out schema/wire_mpi.o,$(SCHEMA_OBJS))
 FUZZ_OBJS_archive := $(FUZZ_SCHEMA)
 FUZZ_OBJS_import := $(FUZZ_SCHEMA)
 FUZZ_OBJS_DEFAULT := $(filter-out $(ARCHIVE_OBJS),$(FUZZ_SCHEMA))
+FUZZ_OBJS_t1  := $(FUZZ_OBJS_DEFAULT) tools/t1_expr.o
 SAN_FLAGS     := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 # -O1 after ALL_CFLAGS' -O2: better stacks, still fast; the source tree for the
 # shipped kernels the job and kernel targets load.

@@ -203,6 +203,7 @@ static void test_untranslatable_named_with_column(void **state)
     expect_error(&restriction, "blok_size_x > 2", 1,
                  "unknown name 'blok_size_x' (did you mean 'block_size_x'?");
     expect_error(&restriction, "(x or 2) * 3 > 1", 2, "give one of their operands");
+    expect_error(&restriction, "(x or 2) > 3 * 1", 2, "give one of their operands");
     expect_error(&restriction, "x is None", 3, "None has no tunefarm equivalent");
     expect_error(&restriction, "x >", 4, "found end of expression");
     expect_error(&restriction, "(x > 1", 7, "',' or ')'");
@@ -317,6 +318,7 @@ static void test_values(void **state)
     static const struct { const char *py; int column; const char *text; } bad[] = {
         {"[0.5, 1]", 2, "not a whole number"},
         {"[1, 2, 1]", 8, "appears twice"},
+        {"[i % 2000 for i in range(3000)]", 1, "value 0 appears twice"},
         {"[]", 1, "no values"},
         {"[1, 'a']", 5, "a string among number values"},
         {"range(0, 10, 0)", 14, "must not be zero"},
