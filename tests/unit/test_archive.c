@@ -5,7 +5,7 @@
  * foreign, non-HDF5 and hand-edited files, and the writer unwritable paths and
  * a rename that fails after the temporary file exists; per-problem defaults
  * round-trip, and an archive written before them (no `default_config` column)
- * still reads. Kernels are built by
+ * still reads; so does one without the `noisy` and `energy_status` columns. Kernels are built by
  * hand (constraints compiled with the real expression compiler) so the tests
  * do not depend on the kernel.yaml loader. h5dump and read_archive.py, when
  * present, must accept the written file. */
@@ -79,7 +79,9 @@ static struct tf_archive *make_model(struct test_kernel *gemm, struct test_kerne
             row.r.sm_clock_mhz = 1980.0f;
             row.r.power_w = 612.5f;
             row.r.temperature_c = 61.0f;
-            row.r.energy_j = 0.061 * i;
+            row.r.energy_j = i == 3 ? NAN : 0.061 * i;
+            row.r.energy_status = (uint8_t)(i == 3 ? TF_ENERGY_NO_WINDOW : TF_ENERGY_MEASURED);
+            row.r.noisy = (uint8_t)(i == 5);
             row.r.flushed_l2 = 1;
             row.r.throttled = (uint8_t)(i == 5);
             row.r.metrics[0] = 1234.5 * i;
@@ -291,6 +293,8 @@ static void assert_archives_equal(const struct tf_archive *a, const struct tf_ar
             assert_int_equal(p->r.status, q->r.status);
             assert_int_equal(p->r.flushed_l2, q->r.flushed_l2);
             assert_int_equal(p->r.throttled, q->r.throttled);
+            assert_int_equal(p->r.noisy, q->r.noisy);
+            assert_int_equal(p->r.energy_status, q->r.energy_status);
             assert_int_equal(p->r.samples, q->r.samples);
             assert_same_double(p->r.time_median, q->r.time_median);
             assert_same_double(p->r.time_min, q->r.time_min);
@@ -372,6 +376,9 @@ static void test_round_trip(void **state)
     assert_int_equal(b->kernels[0].rows[4].r.status, TF_STATUS_TIMEOUT);
     assert_string_equal(b->kernels[0].rows[2].r.message, "error: identifier x undefined");
     assert_true(b->kernels[0].rows[5].r.time_median == 1e-4 * 6);
+    assert_int_equal(b->kernels[0].rows[5].r.noisy, 1);
+    assert_int_equal(b->kernels[0].rows[3].r.energy_status, TF_ENERGY_NO_WINDOW);
+    assert_int_equal(b->kernels[0].rows[2].r.energy_status, TF_ENERGY_NOT_RUN); /* failed */
     assert_int_equal(b->checkpoint, 41);
     assert_int_equal(strlen(b->id), 32);
     assert_int_equal(b->nplans, 2); /* set_plan updated the first row in place */
@@ -939,12 +946,21 @@ static int problem_default_column(const char *path, const char *kernel, uint64_t
     return (int)n;
 }
 
+static void drop_column(const char *path, const char *name, const char *column);
+
 /* Rewrite /kernels/NAME/problems without its `default_config` column, as an
  * archive written before per-problem defaults has it. */
 static void drop_problem_defaults(const char *path, const char *kernel)
 {
     char name[256];
     snprintf(name, sizeof name, "/kernels/%s/problems", kernel);
+    drop_column(path, name, "default_config");
+}
+
+/* Rewrite table `name` without its column `column`, as an archive written
+ * before the column has it. */
+static void drop_column(const char *path, const char *name, const char *column)
+{
     hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
     assert_true(f >= 0);
     hid_t ds = H5Dopen2(f, name, H5P_DEFAULT);
@@ -952,13 +968,13 @@ static void drop_problem_defaults(const char *path, const char *kernel)
     hid_t ft = H5Dget_type(ds), sp = H5Dget_space(ds);
     hsize_t n = 0;
     H5Sget_simple_extent_dims(sp, &n, NULL);
-    /* The old row type: every member but default_config, packed. */
+    /* The old row type: every member but `column`, packed. */
     int members = H5Tget_nmembers(ft);
     size_t size = 0;
     for (int i = 0; i < members; i++) {
         char *m = H5Tget_member_name(ft, (unsigned)i);
         hid_t mt = H5Tget_member_type(ft, (unsigned)i);
-        if (strcmp(m, "default_config") != 0)
+        if (strcmp(m, column) != 0)
             size += H5Tget_size(mt);
         H5Tclose(mt);
         H5free_memory(m);
@@ -968,7 +984,7 @@ static void drop_problem_defaults(const char *path, const char *kernel)
     for (int i = 0; i < members; i++) {
         char *m = H5Tget_member_name(ft, (unsigned)i);
         hid_t mt = H5Tget_member_type(ft, (unsigned)i);
-        if (strcmp(m, "default_config") != 0) {
+        if (strcmp(m, column) != 0) {
             H5Tinsert(old, m, size, mt);
             size += H5Tget_size(mt);
         }
@@ -980,7 +996,10 @@ static void drop_problem_defaults(const char *path, const char *kernel)
     assert_true(H5Dread(ds, old, H5S_ALL, H5S_ALL, H5P_DEFAULT, rows) >= 0);
     H5Dclose(ds);
     assert_true(H5Ldelete(f, name, H5P_DEFAULT) >= 0);
-    ds = H5Dcreate2(f, name, old, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    /* (contiguous, fixed size: a results table's unlimited size would need chunks) */
+    hid_t fixed = H5Screate_simple(1, &n, NULL);
+    ds = H5Dcreate2(f, name, old, fixed, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    H5Sclose(fixed);
     assert_true(ds >= 0);
     assert_true(H5Dwrite(ds, old, H5S_ALL, H5S_ALL, H5P_DEFAULT, rows) >= 0);
     free(rows);
@@ -1103,6 +1122,98 @@ static void test_archive_without_problem_defaults(void **state)
 
     tf_archive_destroy(c);
     tf_archive_destroy(b);
+    tf_archive_destroy(a);
+    tk_free(&gemm);
+    tk_free(&vecadd);
+}
+
+/* ---------------------------------------------------------------- noise and energy */
+
+/* The results columns `noisy` and `energy_status` (issue 13 item 7): an
+ * archive written before them reads with no row noisy and every energy
+ * status unknown, and gains them when this version rewrites it. A `noisy`
+ * that is not 0 or 1 is a hand-edited file. */
+static void test_archive_without_noise_and_energy(void **state)
+{
+    (void)state;
+    struct test_kernel gemm, vecadd;
+    make_gemm(&gemm);
+    make_vecadd(&vecadd);
+    struct tf_archive *a = make_model(&gemm, &vecadd);
+    char path[512];
+    path_in_tmp(path, sizeof path, "before-noise.h5");
+    write_ok(a, path);
+    drop_column(path, "/kernels/gemm/results", "noisy");
+    drop_column(path, "/kernels/gemm/results", "energy_status");
+    struct tf_archive *b = read_ok(path);
+    const struct tf_archive_kernel *ak = &b->kernels[0];
+    assert_int_equal(ak->nrows, 6);
+    for (uint64_t i = 0; i < ak->nrows; i++) {
+        assert_int_equal(ak->rows[i].r.noisy, 0);
+        assert_int_equal(ak->rows[i].r.energy_status, TF_ENERGY_UNKNOWN);
+    }
+    assert_true(ak->rows[1].r.energy_j == 0.061); /* the values stay */
+    /* one column without the other reads too */
+    write_ok(a, path);
+    drop_column(path, "/kernels/gemm/results", "noisy");
+    tf_archive_destroy(b);
+    b = read_ok(path);
+    assert_int_equal(b->kernels[0].rows[5].r.noisy, 0);
+    assert_int_equal(b->kernels[0].rows[3].r.energy_status, TF_ENERGY_NO_WINDOW);
+    /* rewritten by this version, it has both again */
+    write_ok(b, path);
+    tf_archive_destroy(b);
+    b = read_ok(path);
+    assert_int_equal(b->kernels[0].rows[3].r.energy_status, TF_ENERGY_NO_WINDOW);
+    tf_archive_destroy(b);
+
+    write_ok(a, path);
+    const uint8_t two = 2;
+    poke_results(path, "noisy", H5T_NATIVE_UINT8, &two, 4);
+    read_fails(path, "dataset /kernels/gemm/results row 4: column 'noisy' is 2; expected 0 or 1");
+
+    tf_archive_destroy(a);
+    tk_free(&gemm);
+    tk_free(&vecadd);
+}
+
+/* tf_archive_quality_count: the ok rows of one run, problem and device class
+ * (or all of them), how many are noisy, how many have their energy. */
+static void test_quality_count(void **state)
+{
+    (void)state;
+    struct test_kernel gemm, vecadd;
+    make_gemm(&gemm);
+    make_vecadd(&vecadd);
+    struct tf_archive *a = make_model(&gemm, &vecadd);
+    const struct tf_archive_kernel *ak = &a->kernels[0];
+    /* rows: 0 ok run 0 dev 0 small; 1 ok run 1 dev 0 small; 2 compile_error;
+     * 3 ok run 1 dev 1 large (no_window); 4 timeout; 5 ok run 1 dev 1 large, noisy */
+    struct tf_archive_quality q = {0};
+    tf_archive_quality_count(a, ak, -1, UINT32_MAX, NULL, &q);
+    assert_int_equal(q.ok, 4);
+    assert_int_equal(q.noisy, 1);
+    assert_int_equal(q.energy[TF_ENERGY_MEASURED], 3);
+    assert_int_equal(q.energy[TF_ENERGY_NO_WINDOW], 1);
+    assert_int_equal(q.energy[TF_ENERGY_NOT_RUN], 0); /* failures are not counted */
+
+    memset(&q, 0, sizeof q);
+    tf_archive_quality_count(a, ak, 1, UINT32_MAX, NULL, &q);
+    assert_int_equal(q.ok, 3);
+    char key[256];
+    tf_device_class_key(&a->devices[1], key, sizeof key);
+    memset(&q, 0, sizeof q);
+    tf_archive_quality_count(a, ak, 1, 1, key, &q);
+    assert_int_equal(q.ok, 2);
+    assert_int_equal(q.noisy, 1);
+    /* it adds to what `q` holds: the diff sums classes that way */
+    tf_device_class_key(&a->devices[0], key, sizeof key);
+    tf_archive_quality_count(a, ak, -1, 0, key, &q);
+    assert_int_equal(q.ok, 4);
+    memset(&q, 0, sizeof q);
+    tf_archive_quality_count(a, ak, 0, 1, NULL, &q); /* run 0 measured nothing of large */
+    assert_int_equal(q.ok, 0);
+
     tf_archive_destroy(a);
     tk_free(&gemm);
     tk_free(&vecadd);
@@ -1390,6 +1501,8 @@ int main(void)
         cmocka_unit_test(test_problem_defaults_round_trip),
         cmocka_unit_test(test_archive_without_problem_defaults),
         cmocka_unit_test(test_bad_problem_default),
+        cmocka_unit_test(test_archive_without_noise_and_energy),
+        cmocka_unit_test(test_quality_count),
         cmocka_unit_test(test_problem_defaults_update_and_merge),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
