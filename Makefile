@@ -45,14 +45,14 @@ WORKER_OBJS := worker/worker.o worker/backends.o worker/backend_host.o worker/ca
                worker/runner_child.o worker/runner_shield.o worker/runner_guard.o \
                worker/measure.o worker/verify.o worker/gpu_backend.o worker/cuda_api.o \
                worker/backend_cuda.o worker/hip_api.o worker/backend_hip.o worker/portability.o \
-               worker/precompile.o worker/backend_replay.o
+               worker/precompile.o worker/backend_replay.o worker/energy.o worker/rapl.o
 TOOLS_OBJS  := tools/space_tool.o tools/exchange_tool.o
 MAIN_OBJS   := main.o
 LIB         := build/libtunefarm.a
 ALL_OBJS    := $(SCHEMA_OBJS) $(COORD_OBJS) $(WORKER_OBJS) $(TOOLS_OBJS) $(MAIN_OBJS)
 
 UNIT_TESTS  := expr loader space wire archive journal report measure verify host runner compiler cuda hip \
-               portability strategy ktcache replay exchange export import
+               portability strategy ktcache replay exchange export import energy rapl
 UNIT_BINS   := $(UNIT_TESTS:%=tests/unit/test_%)
 
 .PHONY: all test check unit integration check-faults slurm install uninstall clean bench-space deps \
