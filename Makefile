@@ -85,6 +85,7 @@ unit: $(UNIT_BINS)
 integration: tunefarm
 	@tests/integration/run.sh
 	@tests/integration/exchange.sh
+	@tests/integration/noise_energy.sh
 
 check-faults: tunefarm
 	@tests/faults/run.sh
