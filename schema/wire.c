@@ -158,9 +158,14 @@ void tf_buf_put_result(struct tf_buf *b, const struct tf_result *r)
     for (int i = 0; i < TF_MAX_METRICS; i++)
         tf_buf_put_f64(b, r->metrics[i]);
     tf_buf_put_str(b, r->message);
+    /* Wire version 3 appended these, after the message: a journal record of
+     * version 2 ends before them (tf_buf_get_result_v2). */
+    tf_buf_put_u8(b, r->noisy);
+    tf_buf_put_u8(b, r->energy_status);
 }
 
-int tf_buf_get_result(struct tf_buf *b, struct tf_result *r)
+/* The fields of wire version 2, which every later version starts with. */
+static int get_result_v2(struct tf_buf *b, struct tf_result *r)
 {
     uint32_t u32;
     uint64_t u64;
@@ -193,6 +198,22 @@ int tf_buf_get_result(struct tf_buf *b, struct tf_result *r)
     if (tf_buf_get_str(b, r->message, sizeof r->message))
         return -1;
     return r->status < TF_STATUS_COUNT && r->phase <= 2 ? 0 : -1;
+}
+
+int tf_buf_get_result(struct tf_buf *b, struct tf_result *r)
+{
+    if (get_result_v2(b, r) || tf_buf_get_u8(b, &r->noisy) || tf_buf_get_u8(b, &r->energy_status))
+        return -1;
+    return r->noisy <= 1 && r->energy_status < TF_ENERGY_COUNT ? 0 : -1;
+}
+
+int tf_buf_get_result_v2(struct tf_buf *b, struct tf_result *r)
+{
+    if (get_result_v2(b, r))
+        return -1;
+    r->noisy = 0;
+    r->energy_status = r->status == TF_STATUS_OK ? TF_ENERGY_UNKNOWN : TF_ENERGY_NOT_RUN;
+    return 0;
 }
 
 void tf_buf_put_device(struct tf_buf *b, const struct tf_device *d)
