@@ -404,6 +404,16 @@ static void test_quiet_nights(void **state)
     text = report(a, 0, 1, &o, &sum, &regressions);
     assert_int_equal(regressions, 1);
     assert_has(text, "1.03x, SLOWER beyond the noise (band 2.0%)");
+    assert_has(text, "noisy: 0 of 1 ok rows then, 0 of 1 now; energy measured: 0 then, 0 now");
+    free(text);
+    /* Tonight's row stayed noisy and has its energy (issue 13 item 7): said
+     * per group and in the summary. */
+    a->kernels[0].rows[1].r.noisy = 1;
+    a->kernels[0].rows[1].r.energy_status = TF_ENERGY_MEASURED;
+    text = report(a, 0, 1, &o, &sum, &regressions);
+    assert_has(text, "noisy: 0 of 1 ok rows then, 1 of 1 now; energy measured: 0 then, 1 now");
+    assert_has(text, "noisy ok rows: 0 then, 1 now");
+    assert_int_equal(sum.noisy_b, 1);
     free(text);
     tf_archive_destroy(a);
     tk_free(&gemm);
