@@ -51,6 +51,7 @@
 struct compile_job {
     uint64_t ticket;
     const struct tf_kernel *kernel;
+    int problem; /* whose sizes the kernel's `defines:` compile in */
     uint64_t config;
     int state; /* 0 queued, 1 running, 2 done */
     struct tf_compiled result;
@@ -659,14 +660,17 @@ fail:
     return changed;
 }
 
-/* Compile configuration `config` of kernel `k` with the pool's backend on slot `s`. */
-static void compile_config(struct slot *s, const struct tf_kernel *k, uint64_t config,
-                           struct tf_compiled *out, int *ran_compiler)
+/* Compile configuration `config` of kernel `k` for problem `problem` (the
+ * sizes its `defines:` name; any problem if none) with the pool's backend on
+ * slot `s`. */
+static void compile_config(struct slot *s, const struct tf_kernel *k, int problem,
+                           uint64_t config, struct tf_compiled *out, int *ran_compiler)
 {
     struct tf_compile_pool *p = s->pool;
     char *defines[TF_MAX_DEFINES], includes[65];
     *ran_compiler = 0;
     int ndefines = tf_kernel_defines(k, config, defines, TF_MAX_DEFINES);
+    ndefines += tf_kernel_size_defines(k, problem, defines + ndefines, TF_MAX_DEFINES - ndefines);
     struct variant v = {
         .be = p->be,
         .cache_dir = p->cache_dir,
@@ -721,7 +725,7 @@ static void *compile_thread(void *arg)
         pthread_mutex_unlock(&p->mu);
 
         int ran = 0;
-        compile_config(s, job->kernel, job->config, &job->result, &ran);
+        compile_config(s, job->kernel, job->problem, job->config, &job->result, &ran);
 
         pthread_mutex_lock(&p->mu);
         if (--p->active == 0)
@@ -839,8 +843,15 @@ void tf_compile_pool_destroy(struct tf_compile_pool *p)
 
 uint64_t tf_compile_submit(struct tf_compile_pool *p, const struct tf_kernel *k, uint64_t config)
 {
+    return tf_compile_submit_for(p, k, 0, config);
+}
+
+uint64_t tf_compile_submit_for(struct tf_compile_pool *p, const struct tf_kernel *k, int problem,
+                               uint64_t config)
+{
     struct compile_job *job = tf_xcalloc(1, sizeof *job);
     job->kernel = k;
+    job->problem = problem;
     job->config = config;
     pthread_mutex_lock(&p->mu);
     job->ticket = p->next_ticket++;
@@ -888,6 +899,10 @@ int tf_compile_reference(struct tf_compile_pool *p, const struct tf_kernel *k, c
     static char opt_o3[] = "-O3", opt_native[] = "-march=native",
                 opt_contract[] = "-ffp-contract=off", opt_omp[] = "-fopenmp";
     char *options[] = {opt_o3, opt_native, opt_contract, opt_omp};
+    /* Where the sizes and the depends_on parameters sit in its argument
+     * array (TF_REF_NAME, kernel.md "References"). */
+    char *defines[TF_MAX_DEFINES];
+    const int ndefines = tf_kernel_reference_defines(k, defines, TF_MAX_DEFINES);
     struct variant v = {
         .be = &tf_backend_host,
         .cache_dir = p->cache_dir,
@@ -896,16 +911,21 @@ int tf_compile_reference(struct tf_compile_pool *p, const struct tf_kernel *k, c
                .source_name = k->ref_source_path,
                .entry = k->ref_entry,
                .arch = "reference",
-               .ndefines = 0,
-               .defines = NULL,
+               .ndefines = ndefines,
+               .defines = defines,
                .noptions = (int)(sizeof options / sizeof options[0]),
                .options = options},
     };
     struct tf_compiled out;
     int ran = 0;
-    if (k->ref_source == NULL || k->ref_entry == NULL)
+    if (k->ref_source == NULL || k->ref_entry == NULL) {
+        for (int i = 0; i < ndefines; i++)
+            free(defines[i]);
         return tf_error_set(err, TF_ERR_SCHEMA, "kernel '%s' has no reference", k->name);
+    }
     compile_variant(&v, &out, &ran);
+    for (int i = 0; i < ndefines; i++)
+        free(defines[i]);
     if (out.status != TF_STATUS_OK)
         return tf_error_at(err, TF_ERR_BACKEND, k->ref_source_path, 0, 0,
                            "reference of kernel '%s' does not compile: %s", k->name,

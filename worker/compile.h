@@ -45,8 +45,14 @@ struct tf_compile_pool *tf_compile_pool_create(const char *exe, const struct tf_
 /* Finish queued work, stop the children, join the threads, free; accepts NULL.
  * Unwaited results are dropped. */
 void tf_compile_pool_destroy(struct tf_compile_pool *p);
-/* Queue configuration `config` of `k` (which must outlive the wait); returns its ticket. */
+/* Queue configuration `config` of `k` (which must outlive the wait) for its
+ * problem 0; returns its ticket. Only for kernels whose binary does not depend
+ * on the problem (no `defines:`); tf_compile_submit_for otherwise. */
 uint64_t tf_compile_submit(struct tf_compile_pool *p, const struct tf_kernel *k, uint64_t config);
+/* Queue configuration `config` of `k` for problem `problem` of `k`: the sizes
+ * its `defines:` name are compiled in (kernel.md); returns its ticket. */
+uint64_t tf_compile_submit_for(struct tf_compile_pool *p, const struct tf_kernel *k, int problem,
+                               uint64_t config);
 /* Block until `ticket` is done and copy its result to `out`; each ticket is waited once. */
 void tf_compile_wait(struct tf_compile_pool *p, uint64_t ticket, struct tf_compiled *out);
 /* Compile (or find cached) `k`'s host C reference with tf_backend_host, synchronously,

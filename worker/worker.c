@@ -190,7 +190,10 @@ static void worker_push(struct worker *w, uint32_t kernel, uint32_t problem, uin
     p->phase = phase;
     p->config = config;
     p->compile_only = pool;
-    p->ticket = w->replay ? 0 : tf_compile_submit(pool ? pool : w->pool, w->job->kernels[kernel].kernel, config);
+    p->ticket = w->replay ? 0
+                          : tf_compile_submit_for(pool ? pool : w->pool,
+                                                  w->job->kernels[kernel].kernel, (int)problem,
+                                                  config);
 }
 
 /* Expand a slice into queued configurations; their compiles start now. */

@@ -176,6 +176,42 @@ static void test_compile_and_cache_hit(void **state)
     assert_int_equal(count_files(f->cache, "tmp.*"), 0);
 }
 
+/* Issue 14 item 1: a kernel with `defines: [NX]` (tests/fixtures/heat) is
+ * compiled with its problem's NX: one binary per problem, and without the
+ * define it does not compile (#error). Its reference is compiled with the
+ * indices of the sizes and depends_on values (TF_REF_NX, TF_REF_STEPS), which
+ * it reads. */
+static void test_size_defines_per_problem(void **state)
+{
+    struct fixture *f = *state;
+    struct tf_error err = {0};
+    struct tf_kernel *heat = tf_kernel_load("tests/fixtures/heat/kernel.yaml", f->bundle, &err);
+    assert_non_null(heat);
+    struct tf_compile_pool *p =
+        tf_compile_pool_create(SELF, &tf_backend_host, f->dev.arch, f->cache, 2, &err);
+    assert_non_null(p);
+    struct tf_compiled small, large, again;
+    tf_compile_wait(p, tf_compile_submit_for(p, heat, 0, 0), &small);
+    tf_compile_wait(p, tf_compile_submit_for(p, heat, 1, 0), &large);
+    assert_int_equal(small.status, TF_STATUS_OK);
+    assert_int_equal(large.status, TF_STATUS_OK);
+    assert_string_not_equal(small.binary_path, large.binary_path);
+    tf_compile_wait(p, tf_compile_submit(p, heat, 0), &again); /* problem 0 */
+    assert_int_equal(again.cached, 1);
+    assert_string_equal(again.binary_path, small.binary_path);
+
+    struct tf_kernel undefined = *heat; /* the pool only reads the kernel */
+    undefined.ndefine_sizes = 0;
+    tf_compile_wait(p, tf_compile_submit_for(p, &undefined, 0, 0), &again);
+    assert_int_equal(again.status, TF_STATUS_COMPILE_ERROR);
+    assert_non_null(strstr(again.message, "NX must be defined"));
+
+    char ref[4096];
+    assert_int_equal(tf_compile_reference(p, heat, ref, sizeof ref, &err), 0);
+    tf_compile_pool_destroy(p);
+    tf_kernel_destroy(heat);
+}
+
 static void test_compile_error(void **state)
 {
     struct fixture *f = *state;
@@ -378,6 +414,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_log_summary),
         cmocka_unit_test(test_compile_and_cache_hit),
         cmocka_unit_test(test_compile_error),
+        cmocka_unit_test(test_size_defines_per_problem),
         cmocka_unit_test(test_parallel_submits),
         cmocka_unit_test(test_pool_bad_cache_dir),
         cmocka_unit_test(test_load_and_launch),
