@@ -41,13 +41,22 @@ void tf_report_format_config(const struct tf_archive_kernel *ak, uint64_t config
         digits[i] = (int)(config % (uint64_t)ak->params[i].count);
         config /= (uint64_t)ak->params[i].count;
     }
+    /* A parameter with one value is the same in every configuration (a size
+     * pinned by a constraint, a switch not tuned here): it says nothing about
+     * which one won, so it is left out, unless every parameter has one. */
+    bool all_single = true;
+    for (int i = 0; i < ak->nparams; i++)
+        all_single &= ak->params[i].count == 1;
     for (int i = 0; i < ak->nparams && used < cap; i++) {
         const struct tf_param *p = &ak->params[i];
+        if (p->count == 1 && !all_single)
+            continue;
+        const char *sep = used ? " " : "";
         int n = p->kind == TF_PARAM_INT
-                    ? snprintf(out + used, (size_t)(cap - used), "%s%s=%lld", i ? " " : "",
-                               p->name, (long long)p->ints[digits[i]])
-                    : snprintf(out + used, (size_t)(cap - used), "%s%s=%s", i ? " " : "",
-                               p->name, p->strings[digits[i]]);
+                    ? snprintf(out + used, (size_t)(cap - used), "%s%s=%lld", sep, p->name,
+                               (long long)p->ints[digits[i]])
+                    : snprintf(out + used, (size_t)(cap - used), "%s%s=%s", sep, p->name,
+                               p->strings[digits[i]]);
         used += n;
     }
 }

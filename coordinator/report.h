@@ -20,7 +20,9 @@ int tf_report_best(const struct tf_archive *a, int run, const char *kernel, FILE
 int tf_report_cross(const struct tf_archive *a, int run, const char *kernel, FILE *out);
 /* Write a duration in seconds with a readable unit ("1.23 ms") into `out`. */
 void tf_format_seconds(double s, char *out, int cap);
-/* Write "P1=v1 P2=v2 ..." of configuration `config` of archived kernel `ak`. */
+/* Write "P1=v1 P2=v2 ..." of configuration `config` of archived kernel `ak`,
+ * leaving out parameters with a single value (all of them shown when every
+ * parameter has one); the archive keeps them all. */
 void tf_report_format_config(const struct tf_archive_kernel *ak, uint64_t config, char *out,
                              int cap);
 

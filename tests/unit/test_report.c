@@ -247,12 +247,81 @@ static void test_best_vs_problem_default(void **state)
     tk_free(&gemm);
 }
 
+/* Issue 14 item 1: a parameter with one value (a size pinned by a
+ * constraint) is not printed in the best configuration (summary, query and
+ * the cross-class lines); the others are, in order. A kernel whose every
+ * parameter has one value shows them all. */
+static void test_single_valued_parameters_hidden(void **state)
+{
+    (void)state;
+    struct test_kernel t;
+    memset(&t, 0, sizeof t);
+    t.k.name = "pinned";
+    static const int64_t one[] = {4096}, block[] = {64, 128}, also_one[] = {1};
+    tk_param_int(&t, "NX_AGAIN", 1, one);
+    tk_param_int(&t, "BLOCK", 2, block);
+    tk_param_int(&t, "VEC", 1, also_one);
+    t.size_names[0] = "NX";
+    t.k.nsizes = 1;
+    t.k.size_names = t.size_names;
+    tk_problem(&t, "only", (const int64_t[]){4096});
+    memset(t.k.source_hash, 'c', 64);
+    struct tf_error err = {0};
+    struct tf_archive *a = tf_archive_create();
+    struct tf_device h0 = make_device("cuda", "NVIDIA H200", "GPU-0", "node1");
+    struct tf_device mi = make_device("hip", "AMD Instinct MI300X", "GPU-2", "node3");
+    tf_archive_add_device(a, &h0);
+    tf_archive_add_device(a, &mi);
+    struct tf_archive_run run = make_run("pinned", 1714560000.0, 1714560100.0);
+    tf_archive_add_run(a, &run);
+    struct tf_archive_kernel *ak = tf_archive_kernel_for(a, &t.k, &err);
+    assert_non_null(ak);
+    tf_archive_problem_for(ak, &t.k, 0);
+    add_row(ak, 0, 0, 0, TF_STATUS_OK, 2.0);
+    add_row(ak, 0, 0, 1, TF_STATUS_OK, 1.0); /* BLOCK=128 */
+    add_row(ak, 1, 0, 0, TF_STATUS_OK, 1.0); /* BLOCK=64 on the MI300X */
+    int lines = 0;
+    char *text = capture(tf_report_best, a, "pinned", &lines);
+    const char *l = line_starting(text, "pinned");
+    assert_non_null(strstr(l, "BLOCK=128"));
+    assert_null(strstr(l, "NX_AGAIN"));
+    assert_null(strstr(l, "VEC"));
+    free(text);
+    text = capture(tf_report_cross, a, "pinned", &lines);
+    assert_non_null(strstr(text, "best of NVIDIA H200: BLOCK=128\n"));
+    assert_non_null(strstr(text, "best of AMD Instinct MI300X: BLOCK=64\n"));
+    free(text);
+    char cfg[128];
+    tf_report_format_config(ak, 1, cfg, sizeof cfg);
+    assert_string_equal(cfg, "BLOCK=128");
+    tf_archive_destroy(a);
+    tk_free(&t);
+
+    /* every parameter single-valued: all shown */
+    memset(&t, 0, sizeof t);
+    t.k.name = "fixed";
+    tk_param_int(&t, "NX_AGAIN", 1, one);
+    tk_param_int(&t, "VEC", 1, also_one);
+    t.size_names[0] = "NX";
+    t.k.nsizes = 1;
+    t.k.size_names = t.size_names;
+    tk_problem(&t, "only", (const int64_t[]){4096});
+    a = tf_archive_create();
+    ak = tf_archive_kernel_for(a, &t.k, &err);
+    assert_non_null(ak);
+    tf_report_format_config(ak, 0, cfg, sizeof cfg);
+    assert_string_equal(cfg, "NX_AGAIN=4096 VEC=1");
+    tf_archive_destroy(a);
+    tk_free(&t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_cross_table),
         cmocka_unit_test(test_best_groups_classes),
         cmocka_unit_test(test_best_vs_problem_default),
+        cmocka_unit_test(test_single_valued_parameters_hidden),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
