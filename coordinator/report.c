@@ -110,9 +110,46 @@ static int collect_classes(const struct tf_archive *a, const struct tf_archive_k
     return n;
 }
 
+/* A best row of tf_report_best, for the compiler's notes after the table. */
+struct best_note {
+    const char *kernel, *problem, *device;
+    const struct tf_archive_row *row;
+};
+
+/* The compiler's notes on the best configurations: registers per thread and
+ * spilled bytes (GPU), warnings and the first of them; only when some best has
+ * any of these known (a host run without warnings prints nothing). */
+static void compiler_notes(const struct best_note *notes, int n, int kw, int pw, FILE *out)
+{
+    bool any = false;
+    for (int i = 0; i < n; i++)
+        any |= notes[i].row->r.registers >= 0 || notes[i].row->r.warnings > 0;
+    if (!any)
+        return;
+    fprintf(out, "\nCompiler, best configurations: registers per thread, spilled bytes, warnings "
+                 "(the first; all of them in the compile cache's <key>.log)\n");
+    fprintf(out, "%-*s %-*s %-28s %-9s %-7s %s\n", kw, "kernel", pw, "problem", "device",
+            "registers", "spills", "warnings");
+    for (int i = 0; i < n; i++) {
+        const struct tf_result *r = &notes[i].row->r;
+        char regs[16] = "-", spills[24] = "-", warn[TF_WARNING_LEN + 16] = "-";
+        if (r->registers >= 0)
+            snprintf(regs, sizeof regs, "%d", (int)r->registers);
+        if (r->spill_bytes >= 0)
+            snprintf(spills, sizeof spills, "%lld", (long long)r->spill_bytes);
+        if (r->warnings > 0)
+            snprintf(warn, sizeof warn, "%d: %s", (int)r->warnings, r->first_warning);
+        else if (r->warnings == 0)
+            snprintf(warn, sizeof warn, "0");
+        fprintf(out, "%-*s %-*s %-28.28s %-9s %-7s %s\n", kw, notes[i].kernel, pw,
+                notes[i].problem, notes[i].device, regs, spills, warn);
+    }
+}
+
 int tf_report_best(const struct tf_archive *a, int run, const char *kernel, FILE *out)
 {
-    int lines = 0, kw, pw;
+    int lines = 0, kw, pw, nnotes = 0;
+    struct best_note *notes = NULL;
     name_widths(a, kernel, &kw, &pw);
     fprintf(out, "%-*s %-*s %-28s %-11s %-16s %-8s %-9s %s\n", kw, "kernel", pw, "problem",
             "device", "best time", "metric", "speedup", "ok/total",
@@ -192,9 +229,16 @@ int tf_report_best(const struct tf_archive *a, int run, const char *kernel, FILE
                         pw, ak->problems[p].name, devname, tbuf, mbuf, sbuf, okbuf, cfg,
                         failures);
                 lines++;
+                if (best) {
+                    notes = tf_xrealloc(notes, (size_t)(nnotes + 1) * sizeof *notes);
+                    notes[nnotes++] = (struct best_note){ak->name, ak->problems[p].name,
+                                                         dev ? dev->name : "?", best};
+                }
             }
         }
     }
+    compiler_notes(notes, nnotes, kw, pw, out);
+    free(notes);
     return lines;
 }
 

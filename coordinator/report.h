@@ -9,8 +9,9 @@
 /* Print, for each kernel x problem x device class of the archive's rows (of run
  * `run` only, or of every run if run < 0): the best configuration, its time and
  * metrics, its speedup over that problem's default configuration and counts by
- * status. `kernel` (NULL: all) restricts to one kernel. Returns the number of
- * lines printed. */
+ * status; then, where the compiler said anything of them (registers, spills,
+ * warnings), a table of that for each best. `kernel` (NULL: all) restricts to
+ * one kernel. Returns the number of lines of the first table. */
 int tf_report_best(const struct tf_archive *a, int run, const char *kernel, FILE *out);
 /* For each kernel x problem measured on two or more device classes: each
  * class's best configuration, and that configuration's time on every class

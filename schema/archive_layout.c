@@ -5,9 +5,9 @@
  * the writer's pack and the reader's unpack callbacks both index, so the two
  * cannot disagree on a column. String columns are as wide as the model's
  * fields (sizeof of the struct member), so nothing is cut on the way. Columns
- * added after files were in use (runs.replay_source, problems.default_config)
- * are behind a flag: always written, asked for by the reader only where the
- * file has them. schema/archive.md specifies the same layout for users. */
+ * added after files were in use (runs.replay_source, problems.default_config,
+ * results.warnings and first_warning) are behind a flag: always written, asked
+ * for by the reader only where the file has them. schema/archive.md specifies the same layout for users. */
 #include "archive_layout.h"
 
 #include <stdio.h>
@@ -93,7 +93,8 @@ int tf_layout_problems(struct tf_table *t, const struct tf_archive_kernel *ak, c
 }
 
 int tf_layout_results(struct tf_table *t, struct tf_results_cols *c,
-                      const struct tf_archive_kernel *ak, const char *file, struct tf_error *err)
+                      const struct tf_archive_kernel *ak, const char *file, int with_warnings,
+                      struct tf_error *err)
 {
     char what[320];
     snprintf(what, sizeof what, "/kernels/%s/results", ak->name);
@@ -122,6 +123,13 @@ int tf_layout_results(struct tf_table *t, struct tf_results_cols *c,
     ADD(registers, "registers", TF_COL_I32)
     ADD(shared_bytes, "shared_bytes", TF_COL_I64)
     ADD(spill_bytes, "spill_bytes", TF_COL_I64)
+    c->warnings = c->first_warning = -1;
+    if (with_warnings) {
+        ADD(warnings, "warnings", TF_COL_I32)
+        if ((c->first_warning = tf_table_add(t, "first_warning", TF_COL_STR, TF_WARNING_LEN,
+                                             err)) < 0)
+            return -1;
+    }
     ADD(sm_clock, "sm_clock_mhz", TF_COL_F32)
     ADD(power, "power_w", TF_COL_F32)
     ADD(temperature, "temperature_c", TF_COL_F32)

@@ -54,13 +54,15 @@ int tf_layout_problems(struct tf_table *t, const struct tf_archive_kernel *ak, c
 struct tf_results_cols {
     int run, device, problem, config, param0, status, samples, time_median, time_min,
         time_mean, time_rsd, compile_time, device_time, registers, shared_bytes, spill_bytes,
-        sm_clock, power, temperature, energy, flushed_l2, throttled, phase, timestamp, metric0,
-        message;
+        warnings, first_warning, sm_clock, power, temperature, energy, flushed_l2, throttled,
+        phase, timestamp, metric0, message;
 };
-/* /kernels/NAME/results of `ak` into `t`, its column indices into `c`: 0, or
- * -1 (+err: a parameter or metric named like another column). */
+/* /kernels/NAME/results of `ak` into `t`, its column indices into `c`, with
+ * the compiler's `warnings` and `first_warning` if `with_warnings` (written
+ * always; read only where present, else their indices are -1): 0, or -1
+ * (+err: a parameter or metric named like another column). */
 int tf_layout_results(struct tf_table *t, struct tf_results_cols *c,
-                      const struct tf_archive_kernel *ak, const char *file,
+                      const struct tf_archive_kernel *ak, const char *file, int with_warnings,
                       struct tf_error *err);
 
 #endif

@@ -262,6 +262,12 @@ static int results_unpack(void *ctx, const struct tf_table *t, const unsigned ch
         TF_GET(t, buf, o, c->registers, r->registers);
         TF_GET(t, buf, o, c->shared_bytes, r->shared_bytes);
         TF_GET(t, buf, o, c->spill_bytes, r->spill_bytes);
+        r->warnings = -1; /* unknown in archives written before the column */
+        if (c->warnings >= 0) {
+            TF_GET(t, buf, o, c->warnings, r->warnings);
+            tf_table_get_str(t, buf, o, c->first_warning, r->first_warning,
+                             sizeof r->first_warning);
+        }
         TF_GET(t, buf, o, c->sm_clock, r->sm_clock_mhz);
         TF_GET(t, buf, o, c->power, r->power_w);
         TF_GET(t, buf, o, c->temperature, r->temperature_c);
@@ -412,7 +418,19 @@ static int read_kernel(hid_t kernels, const char *name, struct tf_archive *a, co
     if (tf_table_read(g, "problems", &t, problems_sized, problems_unpack, &rc, err) != 0)
         goto fail;
     tf_table_free(&t);
-    if (tf_layout_results(&t, &rc.c, ak, path, err) != 0 ||
+    /* An older archive has no warnings columns (or a parameter named like one
+     * of them, which is then theirs). */
+    int with_warnings = tf_table_has_column(g, "results", "warnings") &&
+                        tf_table_has_column(g, "results", "first_warning");
+    for (int p = 0; p < ak->nparams && with_warnings; p++)
+        if (strcmp(ak->params[p].name, "warnings") == 0 ||
+            strcmp(ak->params[p].name, "first_warning") == 0)
+            with_warnings = 0;
+    for (int m = 0; m < ak->nmetrics && with_warnings; m++)
+        if (strcmp(ak->metric_names[m], "warnings") == 0 ||
+            strcmp(ak->metric_names[m], "first_warning") == 0)
+            with_warnings = 0;
+    if (tf_layout_results(&t, &rc.c, ak, path, with_warnings, err) != 0 ||
         tf_table_read(g, "results", &t, results_sized, results_unpack, &rc, err) != 0)
         goto fail;
     ret = 0;

@@ -168,6 +168,8 @@ static int results_pack(void *ctx, const struct tf_table *t, unsigned char *buf,
         TF_PUT(t, buf, o, c->registers, int32_t, r->registers);
         TF_PUT(t, buf, o, c->shared_bytes, int64_t, r->shared_bytes);
         TF_PUT(t, buf, o, c->spill_bytes, int64_t, r->spill_bytes);
+        TF_PUT(t, buf, o, c->warnings, int32_t, r->warnings);
+        tf_table_put_str(t, buf, o, c->first_warning, r->first_warning);
         TF_PUT(t, buf, o, c->sm_clock, float, r->sm_clock_mhz);
         TF_PUT(t, buf, o, c->power, float, r->power_w);
         TF_PUT(t, buf, o, c->temperature, float, r->temperature_c);
@@ -241,7 +243,7 @@ static int write_kernel(hid_t kernels, const struct tf_archive_kernel *ak, const
     tf_table_free(&t);
     rp.ak = ak;
     rp.digits = tf_xcalloc((size_t)ak->nparams + 1, sizeof *rp.digits);
-    if (tf_layout_results(&t, &rp.c, ak, path, err) != 0 ||
+    if (tf_layout_results(&t, &rp.c, ak, path, 1, err) != 0 ||
         tf_table_write(g, "results", &t, ak->nrows, 1, results_pack, &rp, err) != 0)
         goto fail;
     rc = 0;

@@ -62,7 +62,8 @@ struct kload {
 static const char *const result_columns[] = {
     "run",          "device",       "problem",    "config",      "status",     "samples",
     "time_median",  "time_min",     "time_mean",  "time_rsd",    "compile_time",
-    "device_time",  "registers",    "shared_bytes", "spill_bytes", "sm_clock_mhz",
+    "device_time",  "registers",    "shared_bytes", "spill_bytes", "warnings",
+    "first_warning", "sm_clock_mhz",
     "power_w",      "temperature_c", "energy_j",  "flushed_l2",  "throttled",  "phase",
     "timestamp",    "message",      NULL};
 

@@ -8,6 +8,7 @@
  * tf_buf helpers frame the worker <-> runner pipe protocol. */
 #include "wire.h"
 
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -158,9 +159,13 @@ void tf_buf_put_result(struct tf_buf *b, const struct tf_result *r)
     for (int i = 0; i < TF_MAX_METRICS; i++)
         tf_buf_put_f64(b, r->metrics[i]);
     tf_buf_put_str(b, r->message);
+    tf_buf_put_u32(b, (uint32_t)r->warnings);
+    tf_buf_put_str(b, r->first_warning);
 }
 
-int tf_buf_get_result(struct tf_buf *b, struct tf_result *r)
+/* A result; `compiler`: with the compiler's warnings at the end (wire version
+ * 3), else as version 2 encoded it (journals written before). */
+static int get_result(struct tf_buf *b, struct tf_result *r, bool compiler)
 {
     uint32_t u32;
     uint64_t u64;
@@ -192,7 +197,23 @@ int tf_buf_get_result(struct tf_buf *b, struct tf_result *r)
             return -1;
     if (tf_buf_get_str(b, r->message, sizeof r->message))
         return -1;
+    r->warnings = -1;
+    if (compiler && (tf_buf_get_u32(b, &u32) ||
+                     tf_buf_get_str(b, r->first_warning, sizeof r->first_warning)))
+        return -1;
+    if (compiler)
+        r->warnings = (int32_t)u32;
     return r->status < TF_STATUS_COUNT && r->phase <= 2 ? 0 : -1;
+}
+
+int tf_buf_get_result(struct tf_buf *b, struct tf_result *r)
+{
+    return get_result(b, r, true);
+}
+
+int tf_buf_get_result_v2(struct tf_buf *b, struct tf_result *r)
+{
+    return get_result(b, r, false);
 }
 
 void tf_buf_put_device(struct tf_buf *b, const struct tf_device *d)

@@ -30,6 +30,7 @@
  * run's summary is made of. */
 #include "compile.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -153,6 +154,42 @@ void tf_compile_log_summary(const char *log, char *out, size_t cap)
     out[n] = '\0';
 }
 
+int tf_compile_log_warnings(const char *log, char *first, size_t cap)
+{
+    int count = 0;
+    if (cap > 0)
+        first[0] = '\0';
+    for (const char *line = log; line && *line;) {
+        const size_t n = strcspn(line, "\n");
+        int hit = 0;
+        for (size_t i = 0; !hit && i + 7 <= n; i++) {
+            if (strncasecmp(line + i, "warning", 7) != 0 ||
+                (i > 0 && (isalnum((unsigned char)line[i - 1]) || line[i - 1] == '_')))
+                continue;
+            size_t j = i + 7;
+            while (j < n && line[j] == ' ')
+                j++;
+            hit = j < n && (line[j] == ':' || line[j] == '#');
+        }
+        if (hit && count++ == 0 && cap > 0) {
+            size_t len = n;
+            while (len > 0 && line[len - 1] == '\r')
+                len--;
+            /* Cut to fit whole UTF-8 characters (cc quotes names with U+2018). */
+            if (len > cap - 1) {
+                len = cap - 1;
+                while (len > 0 && ((unsigned char)line[len] & 0xC0) == 0x80)
+                    len--;
+            }
+            snprintf(first, cap, "%.*s", (int)len, line);
+        }
+        line += n;
+        if (*line == '\n')
+            line++;
+    }
+    return count;
+}
+
 /* Everything one compile needs, for kernels and references alike. */
 struct variant {
     const struct tf_backend *be;
@@ -197,9 +234,15 @@ static int cache_answer(const char *binary, const char *meta, const char *errf,
                         struct tf_compiled *out)
 {
     if (access(binary, R_OK) == 0) {
+        struct tf_cache_meta m;
         out->status = TF_STATUS_OK;
         out->cached = 1;
-        tf_cache_read_meta(meta, &out->registers, &out->shared_bytes, &out->spill_bytes);
+        tf_cache_read_meta(meta, &m);
+        out->registers = m.registers;
+        out->shared_bytes = m.shared_bytes;
+        out->spill_bytes = m.spill_bytes;
+        out->warnings = m.warnings;
+        tf_strlcpy(out->first_warning, m.first_warning, sizeof out->first_warning);
         return 1;
     }
     if (tf_cache_read_text(errf, out->message, sizeof out->message) == 0) {
@@ -530,7 +573,7 @@ static int includes_now(struct tf_compile_pool *p, const struct tf_kernel *k, in
 unreadable:
     memset(out, 0, sizeof *out);
     out->status = TF_STATUS_COMPILE_ERROR;
-    out->registers = -1;
+    out->registers = out->warnings = -1;
     out->shared_bytes = out->spill_bytes = -1;
     tf_strlcpy(out->message, why, sizeof out->message);
     return -1;
@@ -562,7 +605,7 @@ static int compile_variant(const struct variant *v, struct tf_compiled *out, int
 
     memset(out, 0, sizeof *out);
     out->status = TF_STATUS_COMPILE_ERROR;
-    out->registers = -1;
+    out->registers = out->warnings = -1;
     out->shared_bytes = out->spill_bytes = -1;
     *ran_compiler = 0;
 
@@ -624,8 +667,17 @@ static int compile_variant(const struct variant *v, struct tf_compiled *out, int
         out->registers = co.registers;
         out->shared_bytes = co.shared_bytes;
         out->spill_bytes = co.spill_bytes;
+        out->warnings = tf_compile_log_warnings(co.log, out->first_warning,
+                                                sizeof out->first_warning);
+        struct tf_cache_meta m = {co.registers, co.shared_bytes, co.spill_bytes, out->warnings,
+                                  ""};
+        tf_strlcpy(m.first_warning, out->first_warning, sizeof m.first_warning);
+        /* The whole log of a variant with warnings, beside it (the archive
+         * keeps the first); losing it costs nothing but that. */
+        if (out->warnings > 0)
+            tf_cache_write_file(logf, co.log, strlen(co.log), NULL);
         /* metadata first: a binary without .meta reads as "unknown", never as wrong */
-        if (tf_cache_write_meta(meta, co.registers, co.shared_bytes, co.spill_bytes, &err) != 0 ||
+        if (tf_cache_write_meta(meta, &m, &err) != 0 ||
             rename(tmp, out->binary_path) != 0) {
             if (err.message[0] == '\0')
                 tf_error_set(&err, TF_ERR_IO, "cannot rename into '%s': %s", out->binary_path,

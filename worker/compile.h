@@ -19,6 +19,8 @@ struct tf_compiled {
     int cached;                   /* 1 if found in the cache (a good or a known-bad variant) */
     int32_t registers;            /* -1 unknown (always on the host) */
     int64_t shared_bytes, spill_bytes;
+    int32_t warnings;             /* the compiler's warnings (ok only); -1 unknown */
+    char first_warning[TF_WARNING_LEN]; /* the first of them, "" if none */
     char message[TF_MESSAGE_LEN]; /* first meaningful line of the compiler log if not ok */
 };
 
@@ -72,5 +74,10 @@ int tf_compile_pool_starts(struct tf_compile_pool *p);
 /* The first meaningful line of a compiler log (the first containing "error",
  * else the first non-blank one) into `out` (cap bytes). */
 void tf_compile_log_summary(const char *log, char *out, size_t cap);
+/* The number of warnings in a compiler log (NULL: none): lines where the word
+ * "warning" is followed by ':' or '#' (cc and clang "x.c:3:5: warning: ...",
+ * NVRTC "x.cu(3): warning #177-D: ...", ptxas "ptxas warning : ..."), and the
+ * first of those lines into `first` (cap bytes; "" if none). */
+int tf_compile_log_warnings(const char *log, char *first, size_t cap);
 
 #endif

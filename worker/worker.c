@@ -416,6 +416,9 @@ static int worker_measure_next(struct worker *w, struct tf_error *err)
         r.shared_bytes = bin.shared_bytes;
     if (bin.spill_bytes >= 0)
         r.spill_bytes = bin.spill_bytes;
+    r.warnings = bin.status == TF_STATUS_OK ? bin.warnings : -1;
+    tf_strlcpy(r.first_warning, bin.status == TF_STATUS_OK ? bin.first_warning : "",
+               sizeof r.first_warning);
     if (r.timestamp == 0)
         r.timestamp = worker_wall();
     worker_emit(w, &r);

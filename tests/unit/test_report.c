@@ -315,6 +315,37 @@ static void test_single_valued_parameters_hidden(void **state)
     tk_free(&t);
 }
 
+/* Issue 14 item 8: `query` (and the run's summary) show the compiler's
+ * registers, spills and warnings of each best configuration, after the
+ * table; nothing when the compiler said nothing of them. */
+static void test_compiler_notes_for_the_best(void **state)
+{
+    (void)state;
+    struct model m;
+    int lines = 0;
+    char *text = capture(tf_report_best, make_cross_model(&m), "gemm", &lines);
+    assert_null(strstr(text, "Compiler"));
+    assert_int_equal(lines, 4); /* small and large, each on two classes: table lines only */
+    free(text);
+    /* small's H200 best is config 3 (row 1); another row of it has no warnings */
+    struct tf_archive_kernel *ak = &m.a->kernels[0];
+    ak->rows[1].r.registers = 40;
+    ak->rows[1].r.spill_bytes = 0;
+    ak->rows[1].r.warnings = 2;
+    tf_strlcpy(ak->rows[1].r.first_warning, "gemm.cu(12): warning #177-D: variable \"t\"",
+               sizeof ak->rows[1].r.first_warning);
+    ak->rows[0].r.warnings = 0;
+    text = capture(tf_report_best, m.a, "gemm", &lines);
+    assert_int_equal(lines, 4);
+    assert_non_null(strstr(text, "\nCompiler, best configurations: registers per thread"));
+    const char *notes = strstr(text, "\nCompiler") + 1; /* the rows below the table */
+    const char *l = line_starting(notes, "gemm       small    NVIDIA H200");
+    assert_non_null(strstr(l, " 40 "));
+    assert_non_null(strstr(l, "2: gemm.cu(12): warning #177-D: variable \"t\""));
+    free(text);
+    destroy_model(&m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -322,6 +353,7 @@ int main(void)
         cmocka_unit_test(test_best_groups_classes),
         cmocka_unit_test(test_best_vs_problem_default),
         cmocka_unit_test(test_single_valued_parameters_hidden),
+        cmocka_unit_test(test_compiler_notes_for_the_best),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

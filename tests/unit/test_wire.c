@@ -90,6 +90,10 @@ static void test_results_round_trip(void **state)
         r[i].time_median = 1.5e-3 * (i + 1);
         r[i].registers = 96;
         r[i].shared_bytes = 49152;
+        r[i].warnings = i - 1; /* -1 (unknown), 0, 1 */
+        if (i == 2)
+            tf_strlcpy(r[i].first_warning, "k.cu(2): warning #177-D: variable \"x\" unused",
+                       sizeof r[i].first_warning);
         r[i].metrics[0] = 123.5;
         snprintf(r[i].message, sizeof r[i].message, "message %d", i);
     }
@@ -112,6 +116,8 @@ static void test_results_round_trip(void **state)
         assert_true(isnan(back[i].time_min));
         assert_true(isnan(back[i].power_w));
         assert_string_equal(back[i].message, r[i].message);
+        assert_int_equal(back[i].warnings, i - 1);
+        assert_string_equal(back[i].first_warning, r[i].first_warning);
     }
     free(back);
     tf_buf_free(&b);
