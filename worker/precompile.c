@@ -211,8 +211,15 @@ static int precompile_arch(const struct tf_precompile_options *o, const struct t
 {
     struct tf_device dev;
     struct tf_error err = {0};
-    if (tf_device_for_arch(arch, &dev)) {
-        fprintf(stderr, "tunefarm compile: unknown architecture '%s' (known: %s)\n", arch,
+    if (strcmp(arch, "host") == 0) {
+        /* This machine's CPU, as its host worker describes it: the same
+         * architecture (hence cache keys) and properties a run here uses. */
+        if (tf_backend_host.describe(0, &dev, &err) != 0) {
+            tf_error_print(&err, "tunefarm compile", stderr);
+            return 1;
+        }
+    } else if (tf_device_for_arch(arch, &dev)) {
+        fprintf(stderr, "tunefarm compile: unknown architecture '%s' (known: %s, host)\n", arch,
                 tf_device_known_archs());
         return 2;
     }
@@ -229,7 +236,7 @@ static int precompile_arch(const struct tf_precompile_options *o, const struct t
     if (procs < 1)
         procs = 1;
     struct tf_compile_pool *pool =
-        tf_compile_pool_create(o->exe, be, arch, job->cache, procs, &err);
+        tf_compile_pool_create(o->exe, be, dev.arch, job->cache, procs, &err);
     if (pool == NULL) {
         tf_error_print(&err, "tunefarm compile", stderr);
         return 1;

@@ -264,5 +264,6 @@ check "  saying which parameter" contains "$TMP/last" "parameter X"
 
 
 . "$ROOT/tests/integration/space.sh"
+. "$ROOT/tests/integration/port.sh"
 
 finish
