@@ -25,18 +25,20 @@ ALL_CFLAGS = -std=c11 -D_GNU_SOURCE -fopenmp-simd $(WARNINGS) $(CFLAGS) $(shell 
              -DTF_VERSION='"$(VERSION)"' -DTF_KERNEL_DIR='"$(SHAREDIR)/kernels"' -MMD -MP
 LIBS      := $(shell $(PKG) --libs $(PKGS)) -ldl -lpthread -lm
 
-# The archive module, one idea a file (schema/archive_internal.h lists them), and the
-# exchange formats that read and write archives through it (export.c, import.c).
+# The archive module, one idea a file (schema/archive_internal.h lists them), the
+# exchange formats that read and write archives through it (export.c, import.c), and
+# what compares archives (diff.c): objects that need HDF5.
 ARCHIVE_OBJS := schema/archive.o schema/archive_merge.o schema/archive_validate.o \
                schema/archive_layout.o schema/archive_table.o schema/archive_h5.o \
                schema/archive_write.o schema/archive_read.o \
-               schema/export.o schema/import.o
+               schema/export.o schema/import.o schema/diff.o
 SCHEMA_OBJS := schema/error.o schema/status.o schema/hash.o schema/device.o schema/result.o \
+               schema/defines.o \
                schema/bundle.o schema/yamldoc.o schema/expr.o schema/kernel.o schema/job.o \
                schema/space.o schema/wire.o schema/wire_mpi.o $(ARCHIVE_OBJS) \
-               schema/ktcache.o schema/exchange.o
+               schema/ktcache.o schema/exchange.o schema/parammap.o
 COORD_OBJS  := coordinator/coordinator.o coordinator/plan.o coordinator/progress.o \
-               coordinator/report.o coordinator/journal.o \
+               coordinator/report.o coordinator/journal.o coordinator/session.o coordinator/diffcmd.o \
                coordinator/strategy.o coordinator/strategy_brute_force.o \
                coordinator/strategy_random.o coordinator/strategy_genetic.o \
                coordinator/strategy_local.o coordinator/strategy_bayes.o
@@ -45,14 +47,17 @@ WORKER_OBJS := worker/worker.o worker/backends.o worker/backend_host.o worker/ca
                worker/runner_child.o worker/runner_shield.o worker/runner_guard.o \
                worker/measure.o worker/verify.o worker/gpu_backend.o worker/cuda_api.o \
                worker/backend_cuda.o worker/hip_api.o worker/backend_hip.o worker/portability.o \
-               worker/precompile.o worker/backend_replay.o
-TOOLS_OBJS  := tools/space_tool.o tools/exchange_tool.o
+               worker/precompile.o worker/backend_replay.o \
+               worker/provenance.o
+TOOLS_OBJS  := tools/space_tool.o tools/exchange_tool.o tools/outfile.o tools/best.o tools/svg.o \
+               tools/html_report.o
 MAIN_OBJS   := main.o
 LIB         := build/libtunefarm.a
 ALL_OBJS    := $(SCHEMA_OBJS) $(COORD_OBJS) $(WORKER_OBJS) $(TOOLS_OBJS) $(MAIN_OBJS)
 
 UNIT_TESTS  := expr loader space wire archive journal report measure verify host runner compiler cuda hip \
-               portability strategy ktcache replay exchange export import
+               portability strategy ktcache replay exchange export import parammap \
+               provenance session diff best html_report
 UNIT_BINS   := $(UNIT_TESTS:%=tests/unit/test_%)
 
 .PHONY: all test check unit integration check-faults slurm install uninstall clean bench-space deps \
@@ -72,6 +77,11 @@ tunefarm: $(MAIN_OBJS) $(LIB)
 tests/unit/test_%: tests/unit/test_%.c $(LIB)
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -I. $< -o $@ $(LIB) $(shell $(PKG) --cflags --libs cmocka) $(LIBS)
 
+# The archive of tests/unit/report_fixture.h, for the browser test (tests/integration/report.sh).
+tests/integration/report_fixture: tests/integration/report_fixture.c tests/unit/report_fixture.h \
+                                  tests/unit/archive_fixture.h $(LIB)
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -I. $< -o $@ $(LIB) $(shell $(PKG) --cflags --libs cmocka) $(LIBS)
+
 bench/space: bench/space.c $(LIB)
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -I. $< -o $@ $(LIB) $(LIBS)
 
@@ -79,12 +89,15 @@ bench/space: bench/space.c $(LIB)
 bench/runner_overhead: bench/runner_overhead.c $(LIB)
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -I. $< -o $@ $(LIB) $(LIBS)
 
+bench/coordinator/warm_seeds: bench/coordinator/warm_seeds.c $(LIB)
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -I. $< -o $@ $(LIB) $(LIBS)
+
 unit: $(UNIT_BINS)
 	@tests/run_unit.sh $(UNIT_BINS)
 
-integration: tunefarm
-	@tests/integration/run.sh
-	@tests/integration/exchange.sh
+integration: tunefarm tests/integration/report_fixture
+	@tests/integration/run.sh; a=$$?; tests/integration/exchange.sh; b=$$?; \
+	 tests/integration/diff.sh; c=$$?; [ $$a -eq 0 ] && [ $$b -eq 0 ] && [ $$c -eq 0 ]
 
 check-faults: tunefarm
 	@tests/faults/run.sh
@@ -122,7 +135,8 @@ deps:
 	scripts/deps.sh test
 
 clean:
-	rm -f tunefarm $(ALL_OBJS) $(ALL_OBJS:.o=.d) $(UNIT_BINS) bench/space bench/runner_overhead bench/strategy/study
+	rm -f tunefarm $(ALL_OBJS) $(ALL_OBJS:.o=.d) $(UNIT_BINS) bench/space bench/runner_overhead bench/strategy/study \
+	      bench/coordinator/warm_seeds tests/integration/report_fixture
 	rm -rf build
 
 -include $(ALL_OBJS:.o=.d)

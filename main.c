@@ -26,11 +26,14 @@ extern char **environ;
 
 #include "tools/exchange_tool.h"
 #include "coordinator/coordinator.h"
+#include "coordinator/diffcmd.h"
 #include "coordinator/progress.h"
 #include "coordinator/report.h"
 #include "coordinator/strategy.h"
 #include "schema/archive.h"
 #include "schema/space.h"
+#include "tools/best.h"
+#include "tools/html_report.h"
 #include "tools/space_tool.h"
 #include "worker/backend_replay.h"
 #include "worker/compiler.h"
@@ -53,11 +56,14 @@ static const char usage_main[] =
     "  compile JOB.yaml --arch A   compile a job's variants ahead, on CPUs, into the cache\n"
     "  query ARCHIVE               best configuration per kernel, problem and device\n"
     "  status ARCHIVE              what each run measured, what an unfinished one has left\n"
+    "  diff ARCHIVE                what got faster or slower between two runs, and why\n"
     "  merge OUT IN...             add the runs of archives IN to archive OUT\n"
     "  export ARCHIVE --format F   results as CSV, JSON, T4 or a Kernel Tuner cache\n"
     "  import ARCHIVE FILE...      add Kernel Tuner caches and T4 files to an archive\n"
     "  devices                     the devices this node offers\n"
     "  space KERNEL.yaml           count, list or sample a kernel's space (no device)\n"
+    "  best ARCHIVE --kernel K     best configurations as a C header, JSON or -D flags\n"
+    "  report ARCHIVE -o F.html    one self-contained HTML page of charts of an archive\n"
     "  header cuda|hip             print the portability header GPU kernels include\n"
     "  version                     print the version\n"
     "  help [COMMAND]              this text, or a command's\n"
@@ -107,9 +113,10 @@ static const char usage_run[] =
     "                         (backend `replay`), whatever the job's targets say.\n"
     "                         The job's kernels must describe SOURCE's parameters\n"
     "                         (names and values); the /runs row names SOURCE\n"
-    "  -s, --speed X          replay: simulated seconds per real second (each\n"
-    "                         worker spends the recorded compile + benchmark\n"
-    "                         time / X); 0 or `instant` (default): no waiting\n"
+    "  -s, --speed X          replay: simulated seconds per real second, 1e-6 to\n"
+    "                         1e9 (each worker spends the recorded compile +\n"
+    "                         benchmark time / X, at most an hour per\n"
+    "                         configuration); 0 or `instant` (default): no waiting\n"
     "  -h, --help             this text\n"
     "\n"
     "exit codes:\n"
@@ -135,10 +142,12 @@ static const char usage_status[] =
     "usage: tunefarm status ARCHIVE\n"
     "\n"
     "Say what an archive holds and what is left: per run, whether it finished,\n"
-    "and per kernel, problem and device class how many configurations it\n"
-    "measured (by status) out of how many it planned. Results still in the\n"
-    "journal (ARCHIVE.journal: a run going on, or killed) are counted too. Reads\n"
-    "only; safe while a run writes the archive.\n"
+    "the sessions it was measured in when it was resumed (and what changed on\n"
+    "a device between them: driver, clocks, power limit...), and per kernel,\n"
+    "problem and device class how many configurations it measured (by status)\n"
+    "out of how many it planned. Results still in the journal (ARCHIVE.journal:\n"
+    "a run going on, or killed) are counted too. Reads only; safe while a run\n"
+    "writes the archive.\n"
     "\n"
     "exit codes: 0 printed; 2 bad arguments, unreadable archive or journal.\n";
 
@@ -147,11 +156,14 @@ static const char usage_query[] =
     "\n"
     "Print the best configuration per kernel, problem and device class of an\n"
     "archive, its time and metric, its speedup over that problem's default\n"
-    "configuration and the counts by status.\n"
+    "configuration and the counts by status (ok/total: configurations, each\n"
+    "once with the status of its latest measurement, however many runs\n"
+    "measured it).\n"
     "\n"
     "options:\n"
     "  -k, --kernel NAME   only this kernel\n"
-    "  -r, --run N         only run N (0-based, see /runs); default: every run\n"
+    "  -r, --run N         only run N (0-based, see `tunefarm status`; its job,\n"
+    "                      job hash and dates are printed); default: every run\n"
     "  -h, --help          this text\n"
     "\n"
     "exit codes: 0 printed; 2 bad arguments or unreadable archive.\n";
@@ -505,39 +517,68 @@ static int self_launch(const char *exe, int argc, char **argv, int workers)
 }
 
 /* --replay: the job loaded and matched against SOURCE. Every rank prepares it
- * (workers answer from it; rank 0 refuses a mismatch before anything runs).
- * A job that does not load is left to the coordinator to report. */
+ * (workers answer from it; rank 0 refuses a mismatch before anything runs,
+ * then lets it go). A job that does not load is left to the coordinator to
+ * report. */
 struct replay_prep {
     struct tf_bundle *bundle;
     struct tf_job *job;
     struct tf_replay *replay;
 };
 
-static int replay_prepare(const char *job_path, const char *source, double speed, bool loud,
-                          struct replay_prep *rp)
+/* An exit code; on TF_EXIT_USAGE `err` says why. */
+static int replay_prepare(const char *job_path, const char *source, double speed,
+                          struct replay_prep *rp, struct tf_error *err)
 {
-    struct tf_error err = {0};
     rp->bundle = tf_bundle_create();
-    rp->job = tf_job_load(job_path, rp->bundle, &err);
-    if (rp->job == NULL)
+    rp->job = tf_job_load(job_path, rp->bundle, err);
+    if (rp->job == NULL) {
+        tf_error_clear(err);
         return TF_EXIT_OK;
-    rp->replay = tf_replay_open(source, rp->job, &err);
-    if (rp->replay == NULL) {
-        if (loud)
-            tf_error_print(&err, "tunefarm run --replay", stderr);
-        return TF_EXIT_USAGE;
     }
+    rp->replay = tf_replay_open(source, rp->job, err);
+    if (rp->replay == NULL)
+        return TF_EXIT_USAGE;
     tf_replay_set_active(rp->replay, speed);
     return TF_EXIT_OK;
 }
 
-static void replay_release(struct replay_prep *rp)
+static void replay_prep_destroy(struct replay_prep *rp)
 {
     tf_replay_set_active(NULL, 0);
     tf_replay_destroy(rp->replay);
     tf_job_destroy(rp->job);
     tf_bundle_destroy(rp->bundle);
     *rp = (struct replay_prep){0};
+}
+
+/* Every rank of a --replay run prepares the source (collective); the worst
+ * code of all ranks is returned. A rank that fails says why, with its rank
+ * and host, unless rank 0 said the same (a mismatch every rank finds): a
+ * source that one node cannot read is named by that node. Rank 0 answers
+ * nothing, so it lets the source go at once (a large archive or cache stays
+ * in the workers' memory only). */
+static int replay_prepare_all(const char *job_path, const char *source, double speed, int rank,
+                              struct replay_prep *rp)
+{
+    struct tf_error err = {0};
+    int code = replay_prepare(job_path, source, speed, rp, &err), worst = code;
+    MPI_Allreduce(&code, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    char said[sizeof err.message];
+    tf_strlcpy(said, code != TF_EXIT_OK ? err.message : "", sizeof said);
+    MPI_Bcast(said, (int)sizeof said, MPI_CHAR, 0, MPI_COMM_WORLD);
+    if (rank == 0 && code != TF_EXIT_OK) {
+        tf_error_print(&err, "tunefarm run --replay", stderr);
+    } else if (code != TF_EXIT_OK && strcmp(said, err.message) != 0) {
+        char host[256] = "";
+        gethostname(host, sizeof host - 1);
+        char prog[320];
+        snprintf(prog, sizeof prog, "tunefarm run --replay: rank %d on %s", rank, host);
+        tf_error_print(&err, prog, stderr);
+    }
+    if (rank == 0)
+        replay_prep_destroy(rp);
+    return worst;
 }
 
 static int cmd_run(int argc, char **argv, const char *exe)
@@ -565,9 +606,11 @@ static int cmd_run(int argc, char **argv, const char *exe)
         case 's': {
             char *end;
             double v = strcmp(optarg, "instant") == 0 ? 0 : strtod(optarg, &end);
-            if ((strcmp(optarg, "instant") != 0 && *end) || !(v >= 0 && v <= 1e9)) {
+            /* Below 1e-6 a recorded millisecond is a quarter of an hour: a typo. */
+            if ((strcmp(optarg, "instant") != 0 && *end) || !(v >= 0 && v <= 1e9) ||
+                (v > 0 && v < 1e-6)) {
                 fprintf(stderr, "tunefarm run: --speed wants simulated seconds per real second "
-                                "(0 to 1e9) or 'instant', got '%s'\n", optarg);
+                                "(1e-6 to 1e9), or 0 or 'instant', got '%s'\n", optarg);
                 return TF_EXIT_USAGE;
             }
             speed = v;
@@ -642,8 +685,11 @@ static int cmd_run(int argc, char **argv, const char *exe)
     if (!under_launcher()) {
         /* A mismatched source is refused here, before mpirun starts ranks. */
         if (replay != NULL) {
-            int code = replay_prepare(opt.job_path, replay, speed, true, &rp);
-            replay_release(&rp);
+            struct tf_error err = {0};
+            int code = replay_prepare(opt.job_path, replay, speed, &rp, &err);
+            if (code != TF_EXIT_OK)
+                tf_error_print(&err, "tunefarm run --replay", stderr);
+            replay_prep_destroy(&rp);
             if (code != TF_EXIT_OK)
                 return code;
         }
@@ -657,7 +703,10 @@ static int cmd_run(int argc, char **argv, const char *exe)
                          argv[i]);
     opt.command_line = command;
 
-    MPI_Init(&argc, &argv);
+    /* Serialized: a worker's heartbeat thread sends while its main thread
+     * waits on its device (worker.c); the two never call MPI at once. */
+    int thread_level;
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &thread_level);
     int rank, local_index = 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     /* A worker's index among the device workers of its node picks its device
@@ -673,13 +722,12 @@ static int cmd_run(int argc, char **argv, const char *exe)
     free(ranks);
     MPI_Comm_free(&node);
     if (replay != NULL) {
-        int code = replay_prepare(opt.job_path, replay, speed, rank == 0, &rp), worst = code;
-        MPI_Allreduce(&code, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+        int worst = replay_prepare_all(opt.job_path, replay, speed, rank, &rp);
         if (worst != TF_EXIT_OK) {
             const char *sp = getenv("TUNEFARM_STATUS_FILE");
             if (rank == 0 && sp != NULL)
                 write_number(sp, worst);
-            replay_release(&rp);
+            replay_prep_destroy(&rp);
             finalize_bounded(rank, worst, false);
             return sp == NULL ? worst : 0;
         }
@@ -728,7 +776,7 @@ static int cmd_run(int argc, char **argv, const char *exe)
         write_number(status_path, code);
     const int exit_code = status_path == NULL && rank == 0 ? code : 0;
     finalize_bounded(rank, exit_code, true);
-    replay_release(&rp);
+    replay_prep_destroy(&rp);
     return exit_code;
 }
 
@@ -870,8 +918,11 @@ static int cmd_query(int argc, char **argv)
         tf_archive_destroy(a);
         return TF_EXIT_USAGE;
     }
-    printf("%s: %d run(s), %d device(s), %d kernel(s)\n\n", argv[optind], a->nruns, a->ndevices,
-           a->nkernels);
+    printf("%s: %d run(s), %d device(s), %d kernel(s)\n", argv[optind], a->nruns, a->ndevices,
+           tf_report_kernels_with_rows(a));
+    if (run >= 0)
+        tf_report_run_line(a, run, stdout);
+    printf("\n");
     tf_report_best(a, run, kernel, stdout);
     tf_report_cross(a, run, kernel, stdout);
     tf_archive_destroy(a);
@@ -949,6 +1000,12 @@ static int cmd_devices(int argc, char **argv)
                backends[i], ordinals[i], devs[i].name, key, devs[i].compute_units,
                (double)devs[i].memory_bytes / (1024.0 * 1024.0 * 1024.0),
                devs[i].compiler_version);
+        printf("    driver %s, runtime %s, clock %.0f MHz, memory clock %.0f MHz, power limit "
+               "%.0f W, clock policy %s (0: unknown)\n",
+               devs[i].driver_version[0] ? devs[i].driver_version : "?",
+               devs[i].runtime_version[0] ? devs[i].runtime_version : "?", devs[i].clock_mhz,
+               devs[i].memory_clock_mhz, devs[i].power_limit_w,
+               devs[i].clock_policy[0] ? devs[i].clock_policy : "?");
         printf("    properties:");
         for (int p = 0; p < TF_DEVPROP_COUNT; p++)
             printf(" %s=%lld", tf_devprop_name(p), (long long)devs[i].props[p]);
@@ -986,6 +1043,12 @@ int main(int argc, char **argv)
         return tf_cmd_export(argc, argv);
     if (strcmp(cmd, "import") == 0)
         return tf_cmd_import(argc, argv);
+    if (strcmp(cmd, "diff") == 0)
+        return tf_diff_command(argc, argv);
+    if (strcmp(cmd, "best") == 0)
+        return tf_best_main(argc, argv);
+    if (strcmp(cmd, "report") == 0)
+        return tf_html_report_main(argc, argv);
     if (strcmp(cmd, "header") == 0) {
         const char *text = argc == 3 ? tf_portability_header(argv[2]) : NULL;
         if (text == NULL) {
@@ -1010,8 +1073,11 @@ int main(int argc, char **argv)
               : strcmp(topic, "merge") == 0   ? usage_merge
               : strcmp(topic, "export") == 0  ? tf_usage_export
               : strcmp(topic, "import") == 0  ? tf_usage_import
+              : strcmp(topic, "diff") == 0    ? tf_diff_usage
               : strcmp(topic, "devices") == 0 ? usage_devices
               : strcmp(topic, "space") == 0   ? tf_space_tool_usage
+              : strcmp(topic, "best") == 0    ? tf_best_usage
+              : strcmp(topic, "report") == 0  ? tf_html_report_usage
                                               : usage_main,
               stdout);
         return TF_EXIT_OK;

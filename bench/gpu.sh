@@ -152,13 +152,12 @@ for s in $SECTIONS; do
     search)
         # The deep tune with each adaptive strategy beside random, same budget (1500
         # screened + top 30), same seed: best found, configurations/s, GPU duty.
-        for s in deep deep-local deep-genetic; do
-            job=bench/gpu/sgemm-$s.yaml
-            [ "$s" = deep ] && job=bench/gpu/sgemm-deep.yaml
-            run "search-$s" "$job"
-            steady "$WORK/search-$s.h5" | tee -a "$LOG/search-$s.log"
-            row "sgemm 4096^3 $s" "$(sed -n 's/^Job .*configurations in \(.*\); archive.*/\1/p' "$LOG/search-$s.log"), $(sed -n 's/^Duty cycle .*: \([0-9.]*%\).*/duty \1/p' "$LOG/search-$s.log")"
-            grep -m1 '^sgemm ' "$LOG/search-$s.log" | tee -a "$TABLE"
+        # (`tune`, not `s`: the section loop's variable.)
+        for tune in deep deep-local deep-genetic; do
+            run "search-$tune" "bench/gpu/sgemm-$tune.yaml"
+            steady "$WORK/search-$tune.h5" | tee -a "$LOG/search-$tune.log"
+            row "sgemm 4096^3 $tune" "$(sed -n 's/^Job .*configurations in \(.*\); archive.*/\1/p' "$LOG/search-$tune.log"), $(sed -n 's/^Duty cycle .*: \([0-9.]*%\).*/duty \1/p' "$LOG/search-$tune.log")"
+            grep -m1 '^sgemm ' "$LOG/search-$tune.log" | tee -a "$TABLE"
         done
         ;;
     baselines)

@@ -16,21 +16,37 @@
  * blocking so it never competes for the cores the workers measure on.
  *
  * A stalled worker (SIGSTOP, a hung node): every WORK slice is kept until
- * its results are in; a worker silent for longer than the timeouts of the
- * configurations it owes plus STALL_MARGIN has its slices handed to the
- * other workers of its class. The first answer for a configuration is the
- * one recorded (a set of what this run recorded): a late or repeated answer
- * is dropped, and said so, so the archive never holds a configuration twice.
+ * its results are in, and a worker that owes results and stays silent past
+ * its bound has its slices handed to the other workers of its class, trimmed
+ * to what is not recorded yet. Silence is not slowness: a live worker may wait
+ * minutes on one thing (a large problem's CPU reference, up to the runner's
+ * max(120 s, 10 x timeout); a compile, up to 120 s; a runner restart), so a
+ * bound of timeouts per configuration took a slow reference for a stall and
+ * had the work measured twice. A worker therefore beats: a thread of its own
+ * sends an empty RESULTS after every second of silence while it owes results
+ * (worker.c), and says so at once, so the bound of a beating worker is
+ * STALL_SILENCE whatever it waits on. A worker whose MPI allows no second
+ * thread never beats; its bound is the longest a live one can be silent
+ * (worker_silence_bound: the worker's own limits, one configuration's worth).
+ * The inbox is drained before any bound is checked, so a coordinator that
+ * was busy itself (a checkpoint) does not blame the workers. The first answer
+ * for a configuration is the one recorded (a set of what this run recorded):
+ * a late or repeated answer is dropped, and said so, so the archive never
+ * holds a configuration twice.
  *
  * Never losing a result: a rerun of the same job on the same archive first
  * replays the journal (what a killed coordinator had not checkpointed), then
- * resumes the job's last run if it is unfinished: the plan leaves out every
- * configuration that run has a row for. A signal (SIGTERM, SIGINT, SIGUSR1,
+ * resumes the job's last run if it is unfinished and its devices run the same
+ * software (coordinator/session.h: else a new run starts, saying why): the
+ * plan leaves out every configuration that run has a row for. Each invocation
+ * that measures for a run is a session of it, recorded with what every device
+ * ran with. A signal (SIGTERM, SIGINT, SIGUSR1,
  * counted by main) stops the dispatching; work in flight is waited for up to
  * the grace period, the archive is checkpointed and the run ends with
  * TF_EXIT_INTERRUPTED so a requeue script knows to resubmit. */
 #include "coordinator.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,11 +60,13 @@
 
 #include "../schema/archive.h"
 #include "../schema/job.h"
+#include "../schema/parammap.h"
 #include "../schema/wire.h"
 #include "journal.h"
 #include "plan.h"
 #include "progress.h"
 #include "report.h"
+#include "session.h"
 #include "strategy.h"
 
 #ifndef TF_VERSION
@@ -67,6 +85,7 @@ struct slice {
     int klass;
     uint64_t n;             /* configurations in it */
     uint64_t left;          /* results still owed by the worker holding it */
+    uint32_t cursor;        /* list: where the next result is expected (they come in order) */
     int from;               /* re-queued: the stalled rank it was taken from */
     uint64_t from_left;     /* re-queued: what that rank still owed of it */
 };
@@ -95,14 +114,17 @@ struct worker_state {
     struct slices taken;    /* slices taken away when it stalled: late answers are matched
                                against these, and dropped if another worker answered first */
     double last_heard;      /* when it last sent anything (tf_now) */
+    bool beats;             /* it sends heartbeats (an empty RESULTS): its bound is STALL_SILENCE */
     bool stalled;           /* silent past its bound: its slices went to other workers */
 };
 
 /* Results recorded this run, by (task, configuration, phase): the first
  * answer for a configuration is kept, a second one (a stalled worker's
- * late answer, or the answer of the worker its slice went to) is dropped. */
+ * late answer, or the answer of the worker its slice went to) is dropped.
+ * The phase is a field of its own: folded into the configuration (config * 3
+ * + phase) two keys met above 2^64 / 3. */
 struct done_set {
-    struct done_key { uint64_t key; uint32_t task; uint32_t used; } *v;
+    struct done_key { uint64_t config; uint32_t task; uint8_t phase, used; } *v;
     size_t n, cap;
 };
 
@@ -116,6 +138,7 @@ struct coordinator {
     struct tf_archive_kernel **akernels; /* per job kernel */
     uint32_t **aproblems;                /* per job kernel, per kernel problem: archive id */
     uint32_t run_id;
+    uint32_t session;                    /* this invocation's row in the archive's sessions */
     bool resumed;                        /* run_id is an interrupted run this one continues */
     uint64_t resumed_results;            /* configurations it had measured already */
     struct tf_journal *journal;
@@ -145,10 +168,17 @@ static uint64_t coordinator_in_flight(const struct coordinator *c);
 static bool coordinator_compile_future(const struct coordinator *c, int src);
 static int coordinator_on_request(struct coordinator *c, int src, struct tf_error *err);
 
-/* Seconds a worker may stay silent while it owes results, on top of a
- * per-configuration timeout for each configuration it holds: a live worker
- * sends its results at least once a second while it measures, and one
- * configuration takes at most its timeout to measure plus its compile. */
+/* Seconds a beating worker (see the header) may stay silent while it owes
+ * results: it says something every second. */
+#define STALL_SILENCE 10.0
+/* For a worker that does not beat: the worker's own limits (worker/runner.c
+ * SETUP_DEADLINE_MIN and INIT_DEADLINE, worker/compiler.h TF_COMPILER_DEADLINE,
+ * worker/worker.c REPLAY_MAX_WAIT; mirrored here, as coordinator/ may not
+ * include worker/), and a margin. */
+#define WORKER_SETUP_MIN 120.0
+#define WORKER_RUNNER_START 60.0
+#define WORKER_COMPILE_LIMIT 120.0
+#define WORKER_REPLAY_MAX_WAIT 3600.0
 #define STALL_MARGIN 10.0
 
 static void slices_push(struct slices *s, const struct slice *x)
@@ -175,48 +205,61 @@ static void slices_free(struct slices *s)
     memset(s, 0, sizeof *s);
 }
 
-/* True if slice `s` holds the configuration of result `r`. */
-static bool slice_has(const struct slice *s, const struct tf_result *r)
+/* True if slice `s` holds the configuration of result `r`. A worker answers
+ * a list in its order, so the place after the last match (the cursor) is
+ * tried first and the list searched only for an answer out of order: a long
+ * list costs one comparison per result, not its length. */
+static bool slice_has(struct slice *s, const struct tf_result *r)
 {
     const struct tf_work *w = &s->work;
     if (w->kernel != r->kernel || w->problem != r->problem || w->phase != r->phase)
         return false;
     if (w->nlist == 0)
         return r->config >= w->lo && r->config < w->hi;
+    if (s->cursor < w->nlist && w->list[s->cursor] == r->config) {
+        s->cursor++;
+        return true;
+    }
     for (uint32_t i = 0; i < w->nlist; i++)
         if (w->list[i] == r->config)
             return true;
     return false;
 }
 
-static size_t done_slot(const struct done_set *d, uint32_t task, uint64_t key)
+static size_t done_slot(const struct done_set *d, uint32_t task, uint64_t config, uint8_t phase)
 {
-    uint64_t h = (key ^ (uint64_t)task << 40) * 0x9E3779B97F4A7C15u;
+    uint64_t h = (config ^ (uint64_t)task << 40 ^ (uint64_t)phase << 62) * 0x9E3779B97F4A7C15u;
     size_t i = (size_t)(h >> 20) & (d->cap - 1);
-    while (d->v[i].used && (d->v[i].key != key || d->v[i].task != task))
+    while (d->v[i].used &&
+           (d->v[i].config != config || d->v[i].task != task || d->v[i].phase != phase))
         i = (i + 1) & (d->cap - 1);
     return i;
+}
+
+/* True if (task, config, phase) was recorded this run. */
+static bool done_has(const struct done_set *d, uint32_t task, uint64_t config, uint8_t phase)
+{
+    return d->cap > 0 && d->v[done_slot(d, task, config, phase)].used;
 }
 
 /* Add (task, config, phase); false if it was there already. */
 static bool done_add(struct done_set *d, uint32_t task, uint64_t config, uint8_t phase)
 {
-    const uint64_t key = config * 3 + phase;
     if (2 * (d->n + 1) > d->cap) {
         struct done_set g = {tf_xcalloc(d->cap ? 2 * d->cap : 1024, sizeof *g.v), 0,
                              d->cap ? 2 * d->cap : 1024};
         for (size_t i = 0; i < d->cap; i++)
             if (d->v[i].used) {
-                g.v[done_slot(&g, d->v[i].task, d->v[i].key)] = d->v[i];
+                g.v[done_slot(&g, d->v[i].task, d->v[i].config, d->v[i].phase)] = d->v[i];
                 g.n++;
             }
         free(d->v);
         *d = g;
     }
-    size_t i = done_slot(d, task, key);
+    size_t i = done_slot(d, task, config, phase);
     if (d->v[i].used)
         return false;
-    d->v[i] = (struct done_key){key, task, 1};
+    d->v[i] = (struct done_key){config, task, phase, 1};
     d->n++;
     return true;
 }
@@ -517,24 +560,81 @@ static int coordinator_give(struct coordinator *c, int src, struct slice *sl, st
         w->first_work = tf_now();
     tf_wire_work(&c->buf, &sl->work);
     sl->left = sl->n;
+    sl->cursor = 0;
     w->outstanding += sl->n;
     slices_push(&w->held, sl);
     return tf_wire_post(&w->outbox, src, &c->buf, err);
 }
 
-/* A re-queued slice of class `klass` from a rank other than `src`, if any
- * (its list cut down to what is not recorded yet). */
-static bool coordinator_take_requeued(struct coordinator *c, int klass, int src,
-                                      struct slice *out)
+/* Cut re-queued slice `sl` down to the configurations no one has answered
+ * (the stalled rank answered some before it went silent): a range becomes
+ * the list of its valid configurations not recorded, a list keeps its
+ * order. 0, or -1 + err. */
+static int requeued_trim(struct coordinator *c, struct slice *sl, struct tf_error *err)
 {
-    for (size_t i = 0; i < c->requeue.n; i++) {
-        struct slice *sl = &c->requeue.v[i];
-        if (sl->klass != klass || sl->from == src)
-            continue;
-        slices_take(&c->requeue, i, out);
-        return true;
+    struct tf_work *w = &sl->work;
+    const struct tf_task *t = tf_plan_find(c->plan, (int)w->kernel, (int)w->problem, sl->klass);
+    if (t == NULL)
+        return tf_error_set(err, TF_ERR_MPI, "internal: a re-queued slice of no task");
+    if (w->nlist == 0 && sl->n > UINT32_MAX)
+        return 0; /* too long for a list: handed over whole, repeats dropped */
+    const uint32_t task = (uint32_t)(t - c->plan->tasks);
+    const uint8_t phase = (uint8_t)w->phase;
+    uint64_t *keep = tf_xmalloc(sizeof *keep * (sl->n ? sl->n : 1)), n = 0;
+    if (w->nlist > 0) {
+        for (uint32_t i = 0; i < w->nlist; i++)
+            if (!done_has(&c->recorded, task, w->list[i], phase))
+                keep[n++] = w->list[i];
+    } else {
+        for (uint64_t idx = w->lo;; idx++) {
+            int found = tf_space_next(t->space, idx, w->hi, &idx, err);
+            if (found < 0) {
+                free(keep);
+                return -1;
+            }
+            if (found == 0)
+                break;
+            if (n == sl->n) { /* more valid ones than it was cut with: cannot be */
+                free(keep);
+                return tf_error_set(err, TF_ERR_MPI, "internal: a re-queued range holds "
+                                    "more than its %llu configurations",
+                                    (unsigned long long)sl->n);
+            }
+            if (!done_has(&c->recorded, task, idx, phase))
+                keep[n++] = idx;
+        }
     }
-    return false;
+    free(w->list);
+    w->list = keep;
+    w->nlist = (uint32_t)n;
+    w->lo = w->hi = 0;
+    sl->n = n;
+    sl->cursor = 0;
+    return 0;
+}
+
+/* A re-queued slice of class `klass` from a rank other than `src`, if any,
+ * cut down to what is not recorded yet (requeued_trim; one with nothing
+ * left is dropped): 1 if *out holds one, 0 if none, -1 + err. */
+static int coordinator_take_requeued(struct coordinator *c, int klass, int src,
+                                     struct slice *out, struct tf_error *err)
+{
+    for (size_t i = 0; i < c->requeue.n;) {
+        struct slice *sl = &c->requeue.v[i];
+        if (sl->klass != klass || sl->from == src) {
+            i++;
+            continue;
+        }
+        slices_take(&c->requeue, i, out);
+        if (requeued_trim(c, out, err)) {
+            free(out->work.list);
+            return -1;
+        }
+        if (out->n > 0)
+            return 1;
+        free(out->work.list); /* all answered before its rank went silent */
+    }
+    return 0;
 }
 
 /* The job's time budget (search.time_budget, counted from the start of the
@@ -597,7 +697,10 @@ static int coordinator_on_request(struct coordinator *c, int src, struct tf_erro
         return coordinator_compile_or_stop(c, src, err);
     /* Work a stalled worker of this class held goes out first. */
     struct slice sl;
-    if (coordinator_take_requeued(c, w->klass, src, &sl)) {
+    const int requeued = coordinator_take_requeued(c, w->klass, src, &sl, err);
+    if (requeued < 0)
+        return -1;
+    if (requeued) {
         c->requeued += sl.n;
         if (!c->opt->quiet)
             fprintf(stderr, "tunefarm: rank %d takes over %llu configurations of stalled rank "
@@ -630,6 +733,23 @@ static int coordinator_on_request(struct coordinator *c, int src, struct tf_erro
     return coordinator_give(c, src, &sl, err);
 }
 
+/* The longest a live worker without a heartbeat can be silent while it owes
+ * results: it sends what it has at least every second between
+ * configurations, and one configuration may cost a reference compile and a
+ * variant's compile, two runner starts, a problem's setup (its CPU
+ * reference) and the measurement itself; a replay worker, its wait. */
+static double worker_silence_bound(const struct coordinator *c, const struct worker_state *w)
+{
+    if (strcmp(w->dev.backend, "replay") == 0)
+        return WORKER_REPLAY_MAX_WAIT + STALL_MARGIN;
+    /* The longer of the two protocols' timeouts: a slice may be either. */
+    const double timeout = c->job->top_k > 0 && c->job->screen.timeout > c->job->measure.timeout
+                               ? c->job->screen.timeout
+                               : c->job->measure.timeout;
+    return 1.0 + 2 * WORKER_COMPILE_LIMIT + 2 * WORKER_RUNNER_START +
+           fmax(WORKER_SETUP_MIN, 10 * timeout) + timeout + STALL_MARGIN;
+}
+
 /* Rank `src` has been silent past its bound while owing results (SIGSTOP, a
  * hung node): its slices go to the other workers of its class. It is not
  * given up on: if it answers after all, what it has not handed over is its
@@ -642,11 +762,7 @@ static int coordinator_check_stalls(struct coordinator *c, struct tf_error *err)
         struct worker_state *w = &c->workers[i];
         if (w->stalled || w->held.n == 0 || w->stopped)
             continue;
-        /* The longer of the two protocols' timeouts: a slice may be either. */
-        const double timeout = c->job->top_k > 0 && c->job->screen.timeout > c->job->measure.timeout
-                                   ? c->job->screen.timeout
-                                   : c->job->measure.timeout;
-        const double bound = (double)w->outstanding * timeout + STALL_MARGIN;
+        const double bound = w->beats ? STALL_SILENCE : worker_silence_bound(c, w);
         if (now - w->last_heard <= bound)
             continue;
         bool peers = false;
@@ -654,10 +770,11 @@ static int coordinator_check_stalls(struct coordinator *c, struct tf_error *err)
             peers = k != i && c->workers[k].klass == w->klass && !c->workers[k].stalled;
         tf_progress_finish(&c->progress);
         fprintf(stderr, "tunefarm: rank %d has sent nothing for %.0f s while it owes %llu "
-                        "results (bound: %g s timeout each + %g s): %s; a late answer from it "
-                        "is kept only where no other came first\n",
-                i, now - w->last_heard, (unsigned long long)w->outstanding, timeout,
-                STALL_MARGIN,
+                        "results (bound: %g s, %s): %s; a late answer from it is kept only "
+                        "where no other came first\n",
+                i, now - w->last_heard, (unsigned long long)w->outstanding, bound,
+                w->beats ? "its heartbeat stopped" : "the longest a worker without a "
+                                                     "heartbeat waits",
                 peers ? "its work goes to the other workers of its class"
                       : "no other worker of its class can take its work: waiting for it");
         w->stalled = true;
@@ -729,7 +846,7 @@ static void coordinator_metrics(struct coordinator *c, const struct tf_kernel *k
 }
 
 /* The slice of `held` that holds `r`'s configuration, or -1. */
-static ssize_t slice_find(const struct slices *held, const struct tf_result *r)
+static ssize_t slice_find(struct slices *held, const struct tf_result *r)
 {
     for (size_t i = 0; i < held->n; i++)
         if (slice_has(&held->v[i], r))
@@ -745,6 +862,11 @@ static int coordinator_on_results(struct coordinator *c, int src, struct tf_erro
     if (tf_wire_get_results(&c->buf, &rs, &n, err))
         return -1;
     coordinator_unstall(c, src);
+    if (n == 0) { /* a heartbeat: alive, waiting on its reference, a compile or its device */
+        w->beats = true;
+        free(rs);
+        return 0;
+    }
     struct tf_task **tasks = tf_xcalloc(n ? n : 1, sizeof *tasks);
     struct tf_archive_row *rows = tf_xcalloc(n ? n : 1, sizeof *rows);
     uint32_t *kernels = tf_xcalloc(n ? n : 1, sizeof *kernels);
@@ -1015,8 +1137,6 @@ static int coordinator_loop(struct coordinator *c, struct tf_error *err)
     for (;;) {
         if (coordinator_check_signals(c, &seen))
             return 1;
-        if (coordinator_check_stalls(c, err))
-            return -1;
         if (coordinator_check_time(c, err))
             return -1;
         /* A rank still silent once every other one is done and none of its
@@ -1042,6 +1162,10 @@ static int coordinator_loop(struct coordinator *c, struct tf_error *err)
         if (rc < 0)
             return -1;
         if (rc == 0) {
+            /* Nothing waiting: whoever is silent now is silent (a busy
+             * coordinator had not read what the workers sent meanwhile). */
+            if (coordinator_check_stalls(c, err))
+                return -1;
             char best[256];
             coordinator_best_line(c, best, sizeof best);
             tf_progress_update(&c->progress, c->done - c->resumed_results,
@@ -1217,6 +1341,45 @@ static void coordinator_record_plan(struct coordinator *c)
     free(keys);
 }
 
+/* Open this invocation's session of run c->run_id: its row, what each of its
+ * devices runs with, and the kernels' source hashes as this run measures them. */
+static void coordinator_begin_session(struct coordinator *c, int nranks)
+{
+    c->session = tf_session_begin(c->archive, c->run_id, c->opt->command_line, (uint32_t)nranks);
+    for (int i = 1; i <= c->nworkers; i++)
+        if (c->workers[i].klass >= 0)
+            tf_archive_set_session_device(c->archive, c->session, c->workers[i].device_id,
+                                          &c->workers[i].dev);
+    for (int k = 0; k < c->job->nkernels; k++)
+        tf_archive_set_run_kernel(c->archive, c->run_id,
+                                  (uint32_t)(c->akernels[k] - c->archive->kernels),
+                                  c->job->kernels[k].kernel->source_hash);
+}
+
+/* Whether the unfinished run `resume` may go on here (tf_session_may_resume);
+ * -1 and a line saying why when it may not: a new run starts, and that one
+ * stays unfinished. */
+static int coordinator_check_resume(const struct coordinator *c, int resume)
+{
+    if (resume < 0)
+        return resume;
+    struct tf_device *devs = tf_xcalloc((size_t)c->nworkers + 1, sizeof *devs);
+    int n = 0;
+    char why[640];
+    for (int i = 1; i <= c->nworkers; i++)
+        if (c->workers[i].klass >= 0)
+            devs[n++] = c->workers[i].dev;
+    const int ok = tf_session_may_resume(c->archive, (uint32_t)resume, TF_VERSION, devs, n, why,
+                                         sizeof why);
+    free(devs);
+    if (ok)
+        return resume;
+    fprintf(stderr, "tunefarm: not resuming unfinished run %d of job '%s': %s. A new run starts; "
+                    "run %d stays unfinished (a run is measured with one software stack)\n",
+            resume, c->job->name, why, resume);
+    return -1;
+}
+
 /* Hand the plan what run c->run_id measured before it was interrupted: the
  * rows of each task's kernel and problem from a device of the task's class. */
 static int coordinator_resume(struct coordinator *c, struct tf_error *err)
@@ -1292,6 +1455,10 @@ static void coordinator_print_summary(const struct coordinator *c, double wall)
         if (c->status_counts[s])
             printf(" %s %llu", tf_status_name(s), (unsigned long long)c->status_counts[s]);
     printf("\n");
+    if (c->requeued > 0 || c->dropped > 0)
+        printf("Stalled workers: %llu configurations handed to other workers, %llu late or "
+               "repeated answers dropped\n",
+               (unsigned long long)c->requeued, (unsigned long long)c->dropped);
     coordinator_print_searches(c);
     printf("\n");
     tf_report_best(c->archive, (int)c->run_id, NULL, stdout);
@@ -1353,6 +1520,7 @@ int tf_coordinator_run(const struct tf_run_options *opt, bool *abort_others)
         code = TF_EXIT_NO_DEVICE;
         goto fail;
     }
+    resume = coordinator_check_resume(&c, resume);
     c.plan = tf_plan_create(c.job, c.nclasses, c.classes, &err);
     /* Warm start: other devices' best, proposed first (the run being resumed
      * is not a source of its own seeds). */
@@ -1372,6 +1540,7 @@ int tf_coordinator_run(const struct tf_run_options *opt, bool *abort_others)
         c.run_id = (uint32_t)resume;
         c.resumed = true;
         coordinator_record_plan(&c); /* classes the run did not have before */
+        coordinator_begin_session(&c, nranks);
         if (coordinator_resume(&c, &err))
             goto fail;
     } else {
@@ -1384,8 +1553,10 @@ int tf_coordinator_run(const struct tf_run_options *opt, bool *abort_others)
         tf_strlcpy(run.tunefarm_version, TF_VERSION, sizeof run.tunefarm_version);
         tf_strlcpy(run.replay_source, opt->replay_source ? opt->replay_source : "",
                    sizeof run.replay_source);
+        tf_session_run_settings(&run, c.job);
         c.run_id = tf_archive_add_run(c.archive, &run);
         coordinator_record_plan(&c);
+        coordinator_begin_session(&c, nranks);
     }
     coordinator_print_plan(&c);
     if (c.resumed && !opt->quiet)
@@ -1405,6 +1576,7 @@ int tf_coordinator_run(const struct tf_run_options *opt, bool *abort_others)
     if (loop < 0) {
         /* Keep what was measured: one last write before reporting the failure. */
         struct tf_error werr;
+        c.archive->sessions[c.session].end = tf_wall_now();
         if (coordinator_checkpoint(&c, false, &werr) == 0)
             fprintf(stderr, "tunefarm: %llu results saved in %s\n",
                     (unsigned long long)c.done, c.archive_path);
@@ -1418,6 +1590,7 @@ int tf_coordinator_run(const struct tf_run_options *opt, bool *abort_others)
     }
     tf_progress_finish(&c.progress);
     const bool complete = loop == 0 && coordinator_complete(&c);
+    c.archive->sessions[c.session].end = tf_wall_now();
     if (coordinator_checkpoint(&c, complete, &err)) {
         tf_error_print(&err, "tunefarm", stderr);
         char jpath[4200];
@@ -1479,12 +1652,6 @@ fail:
     return code;
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
 static void format_time(double unix_seconds, char *out, size_t cap)
 {
     time_t t = (time_t)unix_seconds;
@@ -1493,6 +1660,21 @@ static void format_time(double unix_seconds, char *out, size_t cap)
         tf_strlcpy(out, "-", cap);
     else
         strftime(out, cap, "%Y-%m-%d %H:%M:%S", &tm);
+}
+
+/* A configuration and phase of a row (never folded into one number: config
+ * * 3 + phase wraps above 2^64 / 3). */
+struct config_phase {
+    uint64_t config;
+    uint8_t phase;
+};
+
+static int cmp_config_phase(const void *a, const void *b)
+{
+    const struct config_phase *x = a, *y = b;
+    if (x->config != y->config)
+        return x->config < y->config ? -1 : 1;
+    return (x->phase > y->phase) - (x->phase < y->phase);
 }
 
 /* One line per (kernel, problem, class) of run `run`: measured (distinct
@@ -1510,19 +1692,19 @@ static void status_run(const struct tf_archive *a, uint32_t run, char (*keys)[25
                 if (seen)
                     continue;
                 uint64_t n = 0, counts[TF_STATUS_COUNT] = {0};
-                uint64_t *ids = tf_xmalloc(sizeof *ids * (ak->nrows ? ak->nrows : 1));
+                struct config_phase *ids = tf_xmalloc(sizeof *ids * (ak->nrows ? ak->nrows : 1));
                 for (uint64_t r = 0; r < ak->nrows; r++) {
                     const struct tf_archive_row *row = &ak->rows[r];
                     if (row->run != run || row->r.problem != (uint32_t)p ||
                         strcmp(keys[row->device], keys[d]) != 0)
                         continue;
-                    ids[n++] = row->r.config * 3 + row->r.phase;
+                    ids[n++] = (struct config_phase){row->r.config, row->r.phase};
                     counts[row->r.status]++;
                 }
-                qsort(ids, n, sizeof *ids, cmp_u64);
+                qsort(ids, n, sizeof *ids, cmp_config_phase);
                 uint64_t distinct = 0;
                 for (uint64_t i = 0; i < n; i++)
-                    distinct += i == 0 || ids[i] != ids[i - 1];
+                    distinct += i == 0 || cmp_config_phase(&ids[i], &ids[i - 1]) != 0;
                 free(ids);
                 const struct tf_archive_plan *plan = NULL;
                 for (int i = 0; i < a->nplans && plan == NULL; i++)
@@ -1571,7 +1753,8 @@ int tf_coordinator_status(const char *archive_path, FILE *out)
     }
     fprintf(out, "Archive %s: checkpoint %llu, %d run%s, %d device%s, %d kernel%s\n",
             archive_path, (unsigned long long)a->checkpoint, a->nruns, a->nruns == 1 ? "" : "s",
-            a->ndevices, a->ndevices == 1 ? "" : "s", a->nkernels, a->nkernels == 1 ? "" : "s");
+            a->ndevices, a->ndevices == 1 ? "" : "s", tf_report_kernels_with_rows(a),
+            tf_report_kernels_with_rows(a) == 1 ? "" : "s");
     char jpath[4200];
     tf_journal_path(archive_path, jpath, sizeof jpath);
     if (replay.records > 0)
@@ -1596,6 +1779,7 @@ int tf_coordinator_status(const char *archive_path, FILE *out)
         if (run->slurm_job_id[0])
             fprintf(out, "; Slurm job %s", run->slurm_job_id);
         fprintf(out, "\n  command: %s\n", run->command);
+        tf_session_print(a, (uint32_t)r, "  ", out);
         status_run(a, (uint32_t)r, keys, out);
     }
     free(keys);
@@ -1647,11 +1831,26 @@ static void merge_report(const char *in_path, const struct tf_archive *in,
     free(after);
 }
 
+/* Test hook: TUNEFARM_TEST_MERGE_PAUSE=SECONDS sleeps between reading an
+ * input's journal and its archive, so the fault tests can checkpoint a live
+ * run in between (tests/faults/scenarios/22-coordinator.sh). */
+static void merge_test_pause(void)
+{
+    const char *v = getenv("TUNEFARM_TEST_MERGE_PAUSE");
+    const double s = v ? atof(v) : 0;
+    if (s > 0 && s < 60) {
+        struct timespec ts = {(time_t)s, (long)((s - floor(s)) * 1e9)};
+        while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+            ;
+    }
+}
+
 int tf_coordinator_merge(const char *out_path, char *const *inputs, int n, bool quiet)
 {
     struct tf_error err = {0};
     struct tf_archive *out = NULL, *in = NULL;
     struct tf_journal *in_journal = NULL;
+    struct tf_journal_image *image = NULL;
     struct tf_journal_replay replay;
     uint64_t *before = NULL;
     bool *ended = NULL;
@@ -1672,14 +1871,21 @@ int tf_coordinator_merge(const char *out_path, char *const *inputs, int n, bool 
             goto fail;
         }
         /* A shared lock on the input's journal: no run starts on it while it is
-         * read. A run that holds it is live: what it has so far is merged. */
+         * read. A run that holds it is live: what it has so far is merged. Its
+         * journal is read before its archive: a checkpoint between the two
+         * leaves records the archive holds already (stale, skipped), where
+         * the other order met a journal ahead of its archive and refused it. */
         bool live = false;
-        if (tf_journal_open_read(inputs[i], &in_journal, &live, &err) != 0)
+        if (tf_journal_open_read(inputs[i], &in_journal, &live, &err) != 0 ||
+            (in_journal != NULL && tf_journal_read(in_journal, inputs[i], &image, &err) != 0))
             goto fail;
+        merge_test_pause();
         in = tf_archive_read(inputs[i], &err);
-        if (in == NULL || (in_journal != NULL &&
-                           tf_journal_replay(in_journal, inputs[i], in, &replay, &err) != 0))
+        if (in == NULL ||
+            (image != NULL && tf_journal_replay_image(image, inputs[i], in, &replay, &err) != 0))
             goto fail;
+        tf_journal_image_destroy(image);
+        image = NULL;
         const int nbefore = out->nruns;
         before = rows_per_run(out);
         ended = tf_xcalloc((size_t)nbefore + 1, sizeof *ended);
@@ -1728,6 +1934,7 @@ fail:
     }
     free(before);
     free(ended);
+    tf_journal_image_destroy(image);
     tf_journal_close(in_journal);
     tf_journal_close(journal);
     tf_archive_destroy(in);

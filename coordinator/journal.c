@@ -6,8 +6,8 @@
  * little-endian), the job hash of the run that writes it (64 hex digits, or
  * zeros for a merge), and a CRC-32 of those 112 bytes. A record is u32 payload
  * length, u32 CRC-32 of the payload, payload (archive kernel index, run index
- * and device index as u32, then the result in the wire's encoding, version 2's
- * read too). A batch of
+ * and device index as u32, then the result in the wire's encoding, that of
+ * versions 2 and 3 read too). A batch of
  * results is one write(2), so a killed coordinator leaves whole batches and at
  * most one torn record at the end, which the CRC or the length gives away.
  * After a checkpoint the coordinator resets the file to a bare header naming
@@ -18,7 +18,9 @@
  * record before it appends any, so a refused journal changes nothing. The run
  * holds an exclusive flock(2) on the journal, which also keeps a second run
  * off the same archive; `tunefarm merge` holds a shared one on each input's
- * journal while it reads it. Format TFJRNL01 (16-byte header: magic and
+ * journal while it reads it, and reads it before the archive
+ * (tf_journal_read, then tf_journal_replay_image): a live run's checkpoint
+ * between the two reads leaves records the archive holds, recognised as such. Format TFJRNL01 (16-byte header: magic and
  * checkpoint, no id, no CRC) is read only beside an archive that has no id
  * either (both written by a tunefarm before ids); schema/archive.md. */
 #include "journal.h"
@@ -219,11 +221,11 @@ static int decode_record(const unsigned char *p, size_t n, const struct tf_archi
     if (tf_buf_get_u32(&b, kernel) || tf_buf_get_u32(&b, &row->run) ||
         tf_buf_get_u32(&b, &row->device))
         return -1;
-    /* A record of a tunefarm before wire version 3 has no compiler warnings. */
+    /* A record of a tunefarm before wire version 4 has no compiler warnings. */
     const size_t at = b.pos;
     if (tf_buf_get_result(&b, &row->r) || b.pos != b.len) {
         b.pos = at;
-        if (tf_buf_get_result_v2(&b, &row->r) || b.pos != b.len)
+        if (tf_buf_get_result_v3(&b, &row->r) || b.pos != b.len)
             return -1;
     }
     if (*kernel >= (uint32_t)a->nkernels || row->run >= (uint32_t)a->nruns ||
@@ -396,62 +398,100 @@ static int check_header(const unsigned char *data, size_t len, const struct tf_a
     return 0;
 }
 
-int tf_journal_replay(struct tf_journal *j, const char *archive_path, struct tf_archive *a,
-                      struct tf_journal_replay *out, struct tf_error *err)
-{
+struct tf_journal_image {
     char path[4096];
+    unsigned char *data;
+    size_t len;
+    bool present;      /* the file exists (read without a handle), or holds bytes */
+};
+
+void tf_journal_image_destroy(struct tf_journal_image *im)
+{
+    if (im == NULL)
+        return;
+    free(im->data);
+    free(im);
+}
+
+int tf_journal_read(struct tf_journal *j, const char *archive_path,
+                    struct tf_journal_image **out, struct tf_error *err)
+{
+    struct tf_journal_image *im = tf_xcalloc(1, sizeof *im);
     int fd = -1, rc = -1;
-    unsigned char *data = NULL;
-    size_t len = 0;
-    memset(out, 0, sizeof *out);
+    *out = NULL;
     if (j != NULL) {
         fd = j->fd;
-        tf_strlcpy(path, j->path, sizeof path);
+        tf_strlcpy(im->path, j->path, sizeof im->path);
     } else {
-        tf_journal_path(archive_path, path, sizeof path);
-        fd = open(path, O_RDONLY | O_CLOEXEC);
+        tf_journal_path(archive_path, im->path, sizeof im->path);
+        fd = open(im->path, O_RDONLY | O_CLOEXEC);
         if (fd < 0) {
-            if (errno == ENOENT)
+            if (errno == ENOENT) {
+                *out = im; /* no journal: nothing to replay */
                 return 0;
-            return tf_error_set(err, TF_ERR_IO, "cannot open the journal '%s': %s", path,
-                                strerror(errno));
+            }
+            tf_error_set(err, TF_ERR_IO, "cannot open the journal '%s': %s", im->path,
+                         strerror(errno));
+            goto done;
         }
     }
-    if (read_whole(fd, path, &data, &len, err) != 0)
+    if (read_whole(fd, im->path, &im->data, &im->len, err) != 0)
         goto done;
-    out->present = j == NULL || len > 0;
+    im->present = j == NULL || im->len > 0;
+    *out = im;
+    im = NULL;
+    rc = 0;
+done:
+    if (j == NULL && fd >= 0)
+        close(fd);
+    tf_journal_image_destroy(im);
+    return rc;
+}
+
+int tf_journal_replay_image(const struct tf_journal_image *im, const char *archive_path,
+                            struct tf_archive *a, struct tf_journal_replay *out,
+                            struct tf_error *err)
+{
+    const unsigned char *data = im->data;
+    const size_t len = im->len;
+    const char *path = im->path;
+    memset(out, 0, sizeof *out);
+    out->present = im->present;
+    if (data == NULL)
+        return 0;
     const bool v1 = len >= 8 && memcmp(data, JOURNAL_MAGIC_V1, 8) == 0;
-    if (!v1 && len >= 8 && memcmp(data, JOURNAL_MAGIC, 8) != 0) {
-        tf_error_set(err, TF_ERR_SCHEMA, "'%s' is not a tunefarm journal (bad magic): move it "
-                     "away; the archive '%s' itself is unaffected", path, archive_path);
-        goto done;
-    }
-    if (v1) {
-        rc = replay_v1(data, len, a, path, archive_path, out, err);
-        goto done;
-    }
+    if (!v1 && len >= 8 && memcmp(data, JOURNAL_MAGIC, 8) != 0)
+        return tf_error_set(err, TF_ERR_SCHEMA, "'%s' is not a tunefarm journal (bad magic): "
+                            "move it away; the archive '%s' itself is unaffected", path,
+                            archive_path);
+    if (v1)
+        return replay_v1(data, len, a, path, archive_path, out, err);
     if (len < JOURNAL_HEADER) {
         /* Empty, or cut while its header was rewritten after a checkpoint (the
          * archive already holds everything): nothing to replay. */
         out->torn_bytes = len;
-        rc = 0;
-        goto done;
+        return 0;
     }
     char id[TF_ARCHIVE_ID_LEN], job[65];
     if (check_header(data, len, a, path, archive_path, id, job, out, err) != 0)
-        goto done;
-    if (out->damaged_header) {
-        rc = 0;
-        goto done;
-    }
+        return -1;
+    if (out->damaged_header)
+        return 0;
     uint64_t generation = (uint64_t)get_u32le(data + H_CHECKPOINT) |
                           (uint64_t)get_u32le(data + H_CHECKPOINT + 4) << 32;
-    rc = replay_generation(generation, data, len, JOURNAL_HEADER, a, job, path, archive_path,
-                           out, err);
-done:
-    free(data);
-    if (j == NULL && fd >= 0)
-        close(fd);
+    return replay_generation(generation, data, len, JOURNAL_HEADER, a, job, path, archive_path,
+                             out, err);
+}
+
+int tf_journal_replay(struct tf_journal *j, const char *archive_path, struct tf_archive *a,
+                      struct tf_journal_replay *out, struct tf_error *err)
+{
+    struct tf_journal_image *im;
+    memset(out, 0, sizeof *out);
+    if (tf_journal_read(j, archive_path, &im, err) != 0)
+        return -1;
+    const int rc = tf_journal_replay_image(im, archive_path, a, out, err);
+    tf_journal_image_destroy(im);
     return rc;
 }
 

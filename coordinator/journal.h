@@ -61,6 +61,23 @@ void tf_journal_close(struct tf_journal *j);
 int tf_journal_replay(struct tf_journal *j, const char *archive_path, struct tf_archive *a,
                       struct tf_journal_replay *out, struct tf_error *err);
 
+/* A journal's bytes as read at one moment (tf_journal_read), replayed later
+ * (tf_journal_replay_image). `tunefarm merge` reads a live run's journal
+ * before its archive: a checkpoint in between then leaves records the archive
+ * read after already holds (recognised as such), never a journal ahead of an
+ * archive read before it (refused as "replaced by an older copy"). */
+struct tf_journal_image;
+/* Read the journal of `archive_path` (through `j`, or without a handle when
+ * `j` is NULL; no journal reads as an empty one) into *out. 0, or -1 + err. */
+int tf_journal_read(struct tf_journal *j, const char *archive_path,
+                    struct tf_journal_image **out, struct tf_error *err);
+/* tf_journal_replay of the bytes in `im`, against `a` (the same refusals). */
+int tf_journal_replay_image(const struct tf_journal_image *im, const char *archive_path,
+                            struct tf_archive *a, struct tf_journal_replay *out,
+                            struct tf_error *err);
+/* Free; accepts NULL. */
+void tf_journal_image_destroy(struct tf_journal_image *im);
+
 /* Start over after checkpoint `a->checkpoint` of archive `a` was written: the
  * file becomes a bare header naming `a`'s id, that checkpoint and `job_hash`
  * (the job of the run that will append; NULL for none), synced to disk. `a`

@@ -37,6 +37,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../schema/parammap.h"
+
 /* The most configurations one ask proposes (tf_strategy_ask counts in int). */
 #define ASK_MAX (1 << 20)
 
@@ -52,12 +54,6 @@ const char *tf_plan_stop_name(enum tf_plan_stop s)
     return "unknown";
 }
 
-
-static int cmp_u64(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
-}
 
 /* FNV-1a, to derive a task's seed from names (not indices: the same kernel
  * and problem get the same search in any job that names them). */
@@ -196,92 +192,26 @@ void tf_plan_destroy(struct tf_plan *plan)
 
 /* ---- warm start ------------------------------------------------------------ */
 
-/* A parameter value as text ("16", "float4"): how values are matched across
- * kernels and archives (an int 16 and an enum "16" are the same value). */
-static void param_text(const struct tf_param *p, int v, char *out, size_t cap)
-{
-    if (p->kind == TF_PARAM_INT)
-        snprintf(out, cap, "%lld", (long long)p->ints[v]);
-    else
-        snprintf(out, cap, "%s", p->strings[v]);
-}
-
-/* How an archive kernel's configurations map onto kernel `k`'s space: for
- * each of k's parameters the archive's parameter of that name and, per
- * archive digit, k's digit (-1: the value does not exist here). NULL when a
- * parameter of k is missing from the archive (nothing maps). */
-struct pmap {
-    int nsrc;
-    const int *src_radix;
-    int from[TF_STRATEGY_MAX_PARAMS];
-    int *digit[TF_STRATEGY_MAX_PARAMS];
-    int src_radix_store[TF_STRATEGY_MAX_PARAMS];
+/* A configuration and its position (where it was recorded, or ranked): sorted
+ * by configuration, first position first, to keep each one's first; then
+ * back by position. */
+struct at {
+    uint64_t config;
+    uint64_t pos;
 };
 
-static void pmap_free(struct pmap *m)
+static int cmp_at_config(const void *a, const void *b)
 {
-    if (!m)
-        return;
-    for (int q = 0; q < TF_STRATEGY_MAX_PARAMS; q++)
-        free(m->digit[q]);
-    free(m);
+    const struct at *x = a, *y = b;
+    if (x->config != y->config)
+        return x->config < y->config ? -1 : 1;
+    return x->pos < y->pos ? -1 : x->pos > y->pos;
 }
 
-static struct pmap *pmap_create(const struct tf_archive_kernel *ak, const struct tf_kernel *k)
+static int cmp_at_pos(const void *a, const void *b)
 {
-    if (ak->nparams > TF_STRATEGY_MAX_PARAMS || k->nparams > TF_STRATEGY_MAX_PARAMS)
-        return NULL;
-    struct pmap *m = tf_xcalloc(1, sizeof *m);
-    m->nsrc = ak->nparams;
-    for (int r = 0; r < ak->nparams; r++)
-        m->src_radix_store[r] = ak->params[r].count;
-    m->src_radix = m->src_radix_store;
-    for (int q = 0; q < k->nparams; q++) {
-        m->from[q] = -1;
-        for (int r = 0; r < ak->nparams; r++)
-            if (strcmp(ak->params[r].name, k->params[q].name) == 0)
-                m->from[q] = r;
-        if (m->from[q] < 0) {
-            pmap_free(m);
-            return NULL;
-        }
-        const struct tf_param *a = &ak->params[m->from[q]], *b = &k->params[q];
-        m->digit[q] = tf_xmalloc(sizeof(int) * (size_t)a->count);
-        for (int i = 0; i < a->count; i++) {
-            char x[128], y[128];
-            param_text(a, i, x, sizeof x);
-            m->digit[q][i] = -1;
-            for (int j = 0; j < b->count && m->digit[q][i] < 0; j++) {
-                param_text(b, j, y, sizeof y);
-                if (strcmp(x, y) == 0)
-                    m->digit[q][i] = j;
-            }
-        }
-    }
-    return m;
-}
-
-/* Archive configuration `x` as an index of k's space; 0 if it does not map. */
-static int pmap_apply(const struct pmap *m, const struct tf_kernel *k, uint64_t x, uint64_t *out)
-{
-    int sd[TF_STRATEGY_MAX_PARAMS];
-    for (int r = m->nsrc - 1; r >= 0; r--) {
-        if (m->src_radix[r] < 1)
-            return 0;
-        sd[r] = (int)(x % (uint64_t)m->src_radix[r]);
-        x /= (uint64_t)m->src_radix[r];
-    }
-    if (x != 0)
-        return 0; /* outside the archive's space */
-    uint64_t y = 0;
-    for (int q = 0; q < k->nparams; q++) {
-        int d = m->digit[q][sd[m->from[q]]];
-        if (d < 0)
-            return 0;
-        y = y * (uint64_t)k->params[q].count + (uint64_t)d;
-    }
-    *out = y;
-    return 1;
+    const struct at *x = a, *y = b;
+    return x->pos < y->pos ? -1 : x->pos > y->pos;
 }
 
 struct ranked {
@@ -299,10 +229,25 @@ static int cmp_ranked(const void *a, const void *b)
 
 static int cmp_key(const void *a, const void *b) { return strcmp(a, b); }
 
+/* How an archive kernel's configurations map onto kernel `k`'s space, by
+ * parameter name and value (schema/parammap.h: an archive parameter k lacks
+ * is ignored, a value k lacks maps nowhere); NULL when a parameter of k is
+ * missing from the archive or a name is there twice (nothing maps). */
+static struct tf_parammap *archive_map(const struct tf_archive_kernel *ak,
+                                       const struct tf_kernel *k)
+{
+    struct tf_parammap_space *from = tf_parammap_space_params(ak->params, ak->nparams, "archive");
+    struct tf_parammap_space *to = tf_parammap_space_params(k->params, k->nparams, "kernel");
+    struct tf_error ignored;
+    struct tf_parammap *m = tf_parammap_create(from, to, false, &ignored);
+    tf_parammap_space_destroy(from);
+    tf_parammap_space_destroy(to);
+    return m;
+}
+
 /* One source class's seeds for task `t`: appended to lists[*nlists]. */
-static int class_seeds(const struct tf_task *t, const struct tf_kernel *k,
-                       const struct tf_archive_kernel *ak, uint32_t problem, const char *key,
-                       char (*keys)[256], uint32_t count, const struct pmap *m,
+static int class_seeds(const struct tf_task *t, const struct tf_archive_kernel *ak,
+                       uint32_t problem, const char *key, char (*keys)[256], uint32_t count, const struct tf_parammap *m,
                        int64_t exclude_run, uint64_t **list, uint64_t *n, struct tf_error *err)
 {
     struct ranked *r = tf_xmalloc(sizeof *r * (ak->nrows ? ak->nrows : 1));
@@ -316,27 +261,35 @@ static int class_seeds(const struct tf_task *t, const struct tf_kernel *k,
         r[nr++] = (struct ranked){row->r.config, row->r.time_median};
     }
     qsort(r, nr, sizeof *r, cmp_ranked);
+    /* Mapped here, in rank order; a configuration measured twice (phases,
+     * runs) counts at its best (its first rank), and two that map to one
+     * here once: sorted by configuration to keep each one's first, then
+     * back in rank order (count may be 100000: no pairwise search). */
+    struct at *mapped = tf_xmalloc(sizeof *mapped * (nr ? nr : 1));
+    uint64_t nm = 0, distinct = 0;
+    for (uint64_t i = 0; i < nr; i++) {
+        uint64_t y;
+        if (tf_parammap_apply(m, r[i].config, &y) && y < tf_space_cartesian(t->space))
+            mapped[nm++] = (struct at){y, i};
+    }
+    free(r);
+    qsort(mapped, nm, sizeof *mapped, cmp_at_config);
+    for (uint64_t i = 0; i < nm; i++)
+        if (distinct == 0 || mapped[distinct - 1].config != mapped[i].config)
+            mapped[distinct++] = mapped[i];
+    qsort(mapped, distinct, sizeof *mapped, cmp_at_pos);
     *list = tf_xmalloc(sizeof **list * (count ? count : 1));
     *n = 0;
-    for (uint64_t i = 0; i < nr && *n < count; i++) {
-        uint64_t y;
-        bool valid = false, again = false;
-        if (!pmap_apply(m, k, r[i].config, &y) || y >= tf_space_cartesian(t->space))
-            continue;
-        /* A configuration measured twice (phases, runs) counts at its best
-         * (the first in time order); two that map to one here, once. */
-        for (uint64_t j = 0; j < *n && !again; j++)
-            again = (*list)[j] == y;
-        if (again)
-            continue;
-        if (tf_space_is_valid(t->space, y, &valid, err)) {
-            free(r);
+    for (uint64_t i = 0; i < distinct && *n < count; i++) {
+        bool valid = false;
+        if (tf_space_is_valid(t->space, mapped[i].config, &valid, err)) {
+            free(mapped);
             return -1;
         }
         if (valid)
-            (*list)[(*n)++] = y;
+            (*list)[(*n)++] = mapped[i].config;
     }
-    free(r);
+    free(mapped);
     return 0;
 }
 
@@ -381,7 +334,7 @@ int tf_plan_warm_start(struct tf_plan *plan, const struct tf_job *job,
             for (int p = 0; ak && p < ak->nproblems && problem < 0; p++)
                 if (strcmp(ak->problems[p].name, pname) == 0)
                     problem = p;
-            struct pmap *m = problem >= 0 ? pmap_create(ak, k) : NULL;
+            struct tf_parammap *m = problem >= 0 ? archive_map(ak, k) : NULL;
             if (m == NULL)
                 continue; /* no such kernel, problem or parameters there: nothing to take */
             /* Its device classes, in key order (deterministic whatever the
@@ -402,7 +355,7 @@ int tf_plan_warm_start(struct tf_plan *plan, const struct tf_job *job,
             for (int c = 0; c < nc && !bad; c++) {
                 lists = tf_xrealloc(lists, sizeof *lists * (size_t)(nl + 1));
                 lens = tf_xrealloc(lens, sizeof *lens * (size_t)(nl + 1));
-                if (class_seeds(t, k, ak, (uint32_t)problem, classes[c], keys, job->warm_count,
+                if (class_seeds(t, ak, (uint32_t)problem, classes[c], keys, job->warm_count,
                                 m, job->warm[w].same ? exclude_run : -1, &lists[nl],
                                 &lens[nl], err))
                     bad = true;
@@ -410,7 +363,7 @@ int tf_plan_warm_start(struct tf_plan *plan, const struct tf_job *job,
             }
             free(keys);
             free(classes);
-            pmap_free(m);
+            tf_parammap_destroy(m);
         }
         /* Interleaved by rank: every source class's best first. */
         uint64_t total = 0;
@@ -500,7 +453,7 @@ static int cut_slice(const struct tf_task *t, uint64_t done, uint64_t *cursor, u
                                              "internal: fewer valid configurations than counted");
             }
             idx = last + 1;
-            if (!bsearch(&last, t->skip, t->nskip, sizeof *t->skip, cmp_u64))
+            if (!bsearch(&last, t->skip, t->nskip, sizeof *t->skip, tf_config_cmp))
                 work->list[k++] = last;
         }
         work->nlist = (uint32_t)n;
@@ -694,7 +647,7 @@ static void start_top_k(struct tf_plan *plan, struct tf_task *t)
     t->list = tf_xmalloc(sizeof *t->list * (k ? k : 1));
     for (uint64_t i = 0; i < k; i++)
         t->list[i] = t->screened[i].config;
-    qsort(t->list, k, sizeof *t->list, cmp_u64);
+    qsort(t->list, k, sizeof *t->list, tf_config_cmp);
     free(t->screened);
     t->screened = NULL;
     t->nscreened = 0;
@@ -793,7 +746,7 @@ static uint64_t list_done_first(struct tf_task *t, const uint64_t *seen, uint64_
     uint64_t *back = tf_xmalloc(sizeof *back * (t->nlist ? t->nlist : 1));
     uint64_t nf = 0, nb = 0;
     for (uint64_t i = 0; i < t->nlist; i++) {
-        if (bsearch(&t->list[i], seen, n, sizeof *seen, cmp_u64))
+        if (bsearch(&t->list[i], seen, n, sizeof *seen, tf_config_cmp))
             front[nf++] = t->list[i];
         else
             back[nb++] = t->list[i];
@@ -803,26 +756,6 @@ static uint64_t list_done_first(struct tf_task *t, const uint64_t *seen, uint64_
     free(front);
     free(back);
     return nf;
-}
-
-/* A result of `done` by configuration, then by position (the first recorded first). */
-struct at {
-    uint64_t config;
-    uint64_t pos;
-};
-
-static int cmp_at_config(const void *a, const void *b)
-{
-    const struct at *x = a, *y = b;
-    if (x->config != y->config)
-        return x->config < y->config ? -1 : 1;
-    return x->pos < y->pos ? -1 : x->pos > y->pos;
-}
-
-static int cmp_at_pos(const void *a, const void *b)
-{
-    const struct at *x = a, *y = b;
-    return x->pos < y->pos ? -1 : x->pos > y->pos;
 }
 
 /* Take the results of `done` that belong to t's current phase: the first one
@@ -845,7 +778,7 @@ static int64_t resume_phase(struct tf_plan *plan, struct tf_task *t, const struc
             continue;
         bool ok;
         if (t->list != NULL)
-            ok = bsearch(&c, t->list, t->nlist, sizeof *t->list, cmp_u64) != NULL;
+            ok = bsearch(&c, t->list, t->nlist, sizeof *t->list, tf_config_cmp) != NULL;
         else if (c >= tf_space_cartesian(t->space))
             ok = false;
         else if (tf_space_is_valid(t->space, c, &ok, err) != 0)
@@ -861,7 +794,7 @@ static int64_t resume_phase(struct tf_plan *plan, struct tf_task *t, const struc
         taken = t->total - t->dispatched;
         for (uint64_t i = 0; i < taken; i++)
             configs[i] = mine[i].config;
-        qsort(configs, taken, sizeof *configs, cmp_u64);
+        qsort(configs, taken, sizeof *configs, tf_config_cmp);
     }
     if (taken == 0)
         goto out;
@@ -869,7 +802,7 @@ static int64_t resume_phase(struct tf_plan *plan, struct tf_task *t, const struc
         /* The search itself knows what it was told: nothing to skip here. */
     } else if (t->list != NULL) {
         /* A random or top-k list can be out of order only here; sort to search it. */
-        qsort(t->list, t->nlist, sizeof *t->list, cmp_u64);
+        qsort(t->list, t->nlist, sizeof *t->list, tf_config_cmp);
         list_done_first(t, configs, taken);
     } else {
         t->skip = configs;

@@ -5,16 +5,20 @@
  * archive model rather than any live coordinator state: what the table shows
  * is exactly what the file holds. Rows are grouped by kernel, problem and
  * device class (backend/arch/name: all H100s together); the best is the lowest
- * median time among `ok` rows, and the speedup compares it with the default
- * configuration's best median in the same group. The default is the problem's
+ * median time among `ok` rows (only the strict re-measurements where the group
+ * has them: tf_report_pick, which `tunefarm best` and `tunefarm report` use
+ * too), and the speedup compares it with the default configuration's time in
+ * the same group. The default is the problem's
  * own (a kernel's default may follow the problem sizes), as the archive's
- * problems table records it. */
+ * problems table records it. A configuration measured in several runs counts
+ * once in `ok/total`, with the status of its latest measurement. */
 #include "report.h"
 
 #include <math.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 void tf_format_seconds(double s, char *out, int cap)
 {
@@ -89,9 +93,8 @@ static void format_metric(double v, const char *name, char *out, size_t cap)
         snprintf(out, cap, "%.4g %s", v, name);
 }
 
-/* Distinct class keys of the devices used by `ak`'s rows of problem `problem`. */
-static int collect_classes(const struct tf_archive *a, const struct tf_archive_kernel *ak,
-                           uint32_t problem, int run, char (*keys)[256], int max)
+int tf_report_classes(const struct tf_archive *a, const struct tf_archive_kernel *ak,
+                      uint32_t problem, int run, char (*keys)[256], int max)
 {
     int n = 0;
     for (uint64_t r = 0; r < ak->nrows; r++) {
@@ -146,6 +149,68 @@ static void compiler_notes(const struct best_note *notes, int n, int kw, int pw,
     }
 }
 
+/* A row's configuration and status, to count each configuration once. */
+struct config_status {
+    uint64_t config;
+    uint32_t run;
+    uint64_t row;
+    uint8_t status;
+};
+
+static int config_status_cmp(const void *x, const void *y)
+{
+    const struct config_status *a = x, *b = y;
+    if (a->config != b->config)
+        return a->config < b->config ? -1 : 1;
+    if (a->run != b->run)
+        return a->run < b->run ? -1 : 1;
+    return a->row < b->row ? -1 : a->row > b->row;
+}
+
+/* Count `v[0..n)` by status, each configuration once with the status of its
+ * latest measurement (highest run, then latest row): a configuration that
+ * failed last week and is ok tonight counts as ok. Returns the configurations. */
+static uint64_t count_configs(struct config_status *v, uint64_t n, uint64_t *counts)
+{
+    uint64_t total = 0;
+    qsort(v, n, sizeof *v, config_status_cmp);
+    for (uint64_t i = 0; i < n; i++) {
+        if (i + 1 < n && v[i + 1].config == v[i].config)
+            continue; /* a later measurement of it follows */
+        total++;
+        if (v[i].status < TF_STATUS_COUNT)
+            counts[v[i].status]++;
+    }
+    return total;
+}
+
+int tf_report_kernels_with_rows(const struct tf_archive *a)
+{
+    int n = 0;
+    for (int k = 0; k < a->nkernels; k++)
+        n += a->kernels[k].nrows > 0;
+    return n;
+}
+
+void tf_report_run_line(const struct tf_archive *a, int run, FILE *out)
+{
+    const struct tf_archive_run *r = &a->runs[run];
+    char start[32] = "-", end[32] = "-";
+    time_t t;
+    struct tm tm;
+    if (r->start > 0 && (t = (time_t)r->start, localtime_r(&t, &tm)))
+        strftime(start, sizeof start, "%Y-%m-%d %H:%M:%S", &tm);
+    if (r->end > 0 && (t = (time_t)r->end, localtime_r(&t, &tm)))
+        strftime(end, sizeof end, "%Y-%m-%d %H:%M:%S", &tm);
+    fprintf(out, "run %d: job '%s', job hash %.12s, started %s, %s%s", run, r->job_name,
+            r->job_hash, start, r->end > 0 ? "finished " : "UNFINISHED", r->end > 0 ? end : "");
+    if (r->slurm_job_id[0])
+        fprintf(out, ", Slurm job %s", r->slurm_job_id);
+    if (r->replay_source[0])
+        fprintf(out, ", a replay of %s", r->replay_source);
+    fputc('\n', out);
+}
+
 int tf_report_best(const struct tf_archive *a, int run, const char *kernel, FILE *out)
 {
     int lines = 0, kw, pw, nnotes = 0;
@@ -160,18 +225,16 @@ int tf_report_best(const struct tf_archive *a, int run, const char *kernel, FILE
             continue;
         for (int p = 0; p < ak->nproblems; p++) {
             char keys[64][256];
-            int nclasses = collect_classes(a, ak, (uint32_t)p, run, keys, 64);
-            const struct tf_archive_problem *pr = &ak->problems[p];
+            int nclasses = tf_report_classes(a, ak, (uint32_t)p, run, keys, 64);
+            struct config_status *seen =
+                tf_xmalloc(sizeof *seen * (ak->nrows ? ak->nrows : 1));
             for (int c = 0; c < nclasses; c++) {
-                uint64_t counts[TF_STATUS_COUNT] = {0}, total = 0;
-                const struct tf_archive_row *best = NULL;
-                double default_time = NAN, default_screened = NAN;
-                const struct tf_device *dev = NULL;
-                /* With two phases, the strict re-measurements (phase 2) decide the
-                 * best; screening rows (phase 1) only count. */
-                bool has_strict = false;
-                for (uint64_t r = 0; r < ak->nrows && !has_strict; r++)
-                    has_strict = ak->rows[r].r.phase == 2 && ak->rows[r].r.problem == (uint32_t)p;
+                uint64_t counts[TF_STATUS_COUNT] = {0}, total = 0, nseen = 0;
+                struct tf_report_pick pick;
+                tf_report_pick(a, ak, (uint32_t)p, run, keys[c], &pick);
+                const struct tf_archive_row *best = pick.best;
+                const double default_time = pick.default_time;
+                const struct tf_device *dev = pick.device;
                 for (uint64_t r = 0; r < ak->nrows; r++) {
                     const struct tf_archive_row *row = &ak->rows[r];
                     if (row->r.problem != (uint32_t)p ||
@@ -182,27 +245,11 @@ int tf_report_best(const struct tf_archive *a, int run, const char *kernel, FILE
                     tf_device_class_key(&a->devices[row->device], key, sizeof key);
                     if (strcmp(key, keys[c]) != 0)
                         continue;
-                    dev = &a->devices[row->device];
-                    if (row->r.phase != 2) /* a configuration counts once */
-                        total++;
-                    if (row->r.status < TF_STATUS_COUNT && row->r.phase != 2)
-                        counts[row->r.status]++;
-                    if (row->r.status != TF_STATUS_OK || !isfinite(row->r.time_median))
-                        continue;
-                    if (has_strict && row->r.phase == 1) {
-                        if (pr->has_default && row->r.config == pr->default_index &&
-                            !(default_screened <= row->r.time_median))
-                            default_screened = row->r.time_median;
-                        continue;
-                    }
-                    if (best == NULL || row->r.time_median < best->r.time_median)
-                        best = row;
-                    if (pr->has_default && row->r.config == pr->default_index &&
-                        !(default_time <= row->r.time_median))
-                        default_time = row->r.time_median;
+                    if (row->r.phase != 2) /* its re-measurement is not another one */
+                        seen[nseen++] = (struct config_status){row->r.config, row->run, r,
+                                                               row->r.status};
                 }
-                if (!isfinite(default_time))
-                    default_time = default_screened; /* the default missed the top k */
+                total = count_configs(seen, nseen, counts);
                 char tbuf[32] = "-", mbuf[48] = "-", sbuf[16] = "-", cfg[512] = "-";
                 char devname[160], okbuf[48], failures[256] = "";
                 if (best) {
@@ -235,6 +282,7 @@ int tf_report_best(const struct tf_archive *a, int run, const char *kernel, FILE
                                                          dev ? dev->name : "?", best};
                 }
             }
+            free(seen);
         }
     }
     compiler_notes(notes, nnotes, kw, pw, out);
@@ -250,60 +298,6 @@ static const char *class_name(const char *key)
     return slash ? slash + 1 : key;
 }
 
-/* Per row of `ak`: the index in keys[] of its device's class, or -1 when the row
- * is of another problem or run. The caller frees the array. */
-static int *row_classes(const struct tf_archive *a, const struct tf_archive_kernel *ak,
-                        uint32_t problem, int run, char (*keys)[256], int nkeys)
-{
-    int *cls = tf_xcalloc(ak->nrows ? ak->nrows : 1, sizeof *cls);
-    for (uint64_t r = 0; r < ak->nrows; r++) {
-        const struct tf_archive_row *row = &ak->rows[r];
-        cls[r] = -1;
-        if (row->r.problem != problem || (run >= 0 && row->run != (uint32_t)run) ||
-            row->device >= (uint32_t)a->ndevices)
-            continue;
-        char key[256];
-        tf_device_class_key(&a->devices[row->device], key, sizeof key);
-        for (int i = 0; i < nkeys && cls[r] < 0; i++)
-            if (strcmp(keys[i], key) == 0)
-                cls[r] = i;
-    }
-    return cls;
-}
-
-/* The fastest `ok` median of `config` (any configuration if config is
- * UINT64_MAX) among the rows of class `c`; with two phases only the strict
- * rows count. NaN if none; *found gets the row. */
-static double class_time(const struct tf_archive_kernel *ak, const int *cls, int c,
-                         uint64_t config, bool strict_only, const struct tf_archive_row **found)
-{
-    double best = NAN;
-    *found = NULL;
-    for (uint64_t r = 0; r < ak->nrows; r++) {
-        const struct tf_archive_row *row = &ak->rows[r];
-        if (cls[r] != c || row->r.status != TF_STATUS_OK || !isfinite(row->r.time_median) ||
-            (strict_only && row->r.phase == 1) || (config != UINT64_MAX && row->r.config != config))
-            continue;
-        if (!(best <= row->r.time_median)) {
-            best = row->r.time_median;
-            *found = row;
-        }
-    }
-    return best;
-}
-
-/* What happened to `config` on class `c` when it was not ok: the first
- * failing status, or NULL if it was not measured there at all. */
-static const char *class_failure(const struct tf_archive_kernel *ak, const int *cls, int c,
-                                 uint64_t config)
-{
-    for (uint64_t r = 0; r < ak->nrows; r++)
-        if (cls[r] == c && ak->rows[r].r.config == config &&
-            ak->rows[r].r.status != TF_STATUS_OK)
-            return tf_status_name(ak->rows[r].r.status);
-    return NULL;
-}
-
 int tf_report_cross(const struct tf_archive *a, int run, const char *kernel, FILE *out)
 {
     int lines = 0, kw, pw;
@@ -314,20 +308,17 @@ int tf_report_cross(const struct tf_archive *a, int run, const char *kernel, FIL
             continue;
         for (int p = 0; p < ak->nproblems; p++) {
             char keys[64][256];
-            const int n = collect_classes(a, ak, (uint32_t)p, run, keys, 64);
+            const int n = tf_report_classes(a, ak, (uint32_t)p, run, keys, 64);
             if (n < 2)
                 continue;
-            int *cls = row_classes(a, ak, (uint32_t)p, run, keys, n);
-            bool strict = false;
-            for (uint64_t r = 0; r < ak->nrows && !strict; r++)
-                strict = cls[r] >= 0 && ak->rows[r].r.phase == 2;
             double own[64];
             uint64_t best_config[64];
             const char *names[64];
             for (int c = 0; c < n; c++) {
-                const struct tf_archive_row *row;
-                own[c] = class_time(ak, cls, c, UINT64_MAX, strict, &row);
-                best_config[c] = row ? row->r.config : UINT64_MAX;
+                struct tf_report_pick pick;
+                tf_report_pick(a, ak, (uint32_t)p, run, keys[c], &pick);
+                own[c] = pick.best ? pick.best->r.time_median : NAN;
+                best_config[c] = pick.best ? pick.best->r.config : UINT64_MAX;
                 names[c] = class_name(keys[c]);
             }
             if (lines == 0)
@@ -342,16 +333,18 @@ int tf_report_cross(const struct tf_archive *a, int run, const char *kernel, FIL
                         names[c]);
                 for (int d = 0; d < n; d++) {
                     char cell[64] = "-", t[32];
-                    const struct tf_archive_row *row;
-                    const double time = best_config[c] == UINT64_MAX
-                                            ? NAN
-                                            : class_time(ak, cls, d, best_config[c], false, &row);
+                    const struct tf_archive_row *row = NULL;
+                    const double time =
+                        best_config[c] == UINT64_MAX
+                            ? NAN
+                            : tf_report_config_time(a, ak, (uint32_t)p, run, keys[d],
+                                                    best_config[c], &row);
                     if (isfinite(time)) {
                         tf_format_seconds(time, t, sizeof t);
                         snprintf(cell, sizeof cell, "%s (%.2fx)", t, own[d] / time);
                     } else if (best_config[c] != UINT64_MAX) {
-                        const char *why = class_failure(ak, cls, d, best_config[c]);
-                        snprintf(cell, sizeof cell, "%s", why ? why : "not measured");
+                        snprintf(cell, sizeof cell, "%s",
+                                 row ? tf_status_name(row->r.status) : "not measured");
                     }
                     fprintf(out, "  %-24s", cell);
                 }
@@ -364,8 +357,98 @@ int tf_report_cross(const struct tf_archive *a, int run, const char *kernel, FIL
                     tf_report_format_config(ak, best_config[c], cfg, sizeof cfg);
                 fprintf(out, "  best of %s: %s\n", names[c], cfg);
             }
-            free(cls);
         }
     }
     return lines;
+}
+
+/* in[d] = device d is of class `key`; the caller frees it. Classes are
+ * compared once per device, not once per row. */
+static bool *class_devices(const struct tf_archive *a, const char *key)
+{
+    bool *in = tf_xcalloc(a->ndevices > 0 ? (size_t)a->ndevices : 1, sizeof *in);
+    for (int d = 0; d < a->ndevices; d++) {
+        char k[256];
+        tf_device_class_key(&a->devices[d], k, sizeof k);
+        in[d] = strcmp(k, key) == 0;
+    }
+    return in;
+}
+
+/* Row `row` belongs to the group (problem, run, the devices in[]). */
+static bool in_group(const struct tf_archive *a, const struct tf_archive_row *row,
+                     uint32_t problem, int run, const bool *in)
+{
+    return row->r.problem == problem && (run < 0 || row->run == (uint32_t)run) &&
+           row->device < (uint32_t)a->ndevices && in[row->device];
+}
+
+/* The fastest ok median of `config` in the group among its strict and
+ * single-phase rows (the rows a best is chosen from), else among its
+ * screening rows. */
+static double config_time(const struct tf_archive *a, const struct tf_archive_kernel *ak,
+                          uint32_t problem, int run, const bool *in, uint64_t config,
+                          const struct tf_archive_row **found)
+{
+    const struct tf_archive_row *by_phase[3] = {NULL, NULL, NULL}, *failed = NULL;
+    for (uint64_t r = 0; r < ak->nrows; r++) {
+        const struct tf_archive_row *row = &ak->rows[r];
+        if (row->r.config != config || !in_group(a, row, problem, run, in))
+            continue;
+        if (row->r.status != TF_STATUS_OK || !isfinite(row->r.time_median)) {
+            if (failed == NULL && row->r.status != TF_STATUS_OK)
+                failed = row;
+            continue;
+        }
+        const struct tf_archive_row **slot = &by_phase[row->r.phase <= 2 ? row->r.phase : 1];
+        if (*slot == NULL || row->r.time_median < (*slot)->r.time_median)
+            *slot = row;
+    }
+    const struct tf_archive_row *ok = by_phase[0];
+    if (by_phase[2] && (ok == NULL || by_phase[2]->r.time_median < ok->r.time_median))
+        ok = by_phase[2];
+    if (ok == NULL)
+        ok = by_phase[1];
+    if (found)
+        *found = ok ? ok : failed;
+    return ok ? ok->r.time_median : NAN;
+}
+
+double tf_report_config_time(const struct tf_archive *a, const struct tf_archive_kernel *ak,
+                             uint32_t problem, int run, const char *class_key, uint64_t config,
+                             const struct tf_archive_row **row)
+{
+    bool *in = class_devices(a, class_key);
+    double t = config_time(a, ak, problem, run, in, config, row);
+    free(in);
+    return t;
+}
+
+void tf_report_pick(const struct tf_archive *a, const struct tf_archive_kernel *ak,
+                    uint32_t problem, int run, const char *class_key, struct tf_report_pick *out)
+{
+    bool *in = class_devices(a, class_key);
+    memset(out, 0, sizeof *out);
+    out->default_time = NAN;
+    /* With two phases, the strict re-measurements (phase 2) decide the best;
+     * screening rows (phase 1) use a cheaper protocol and only count. */
+    for (uint64_t r = 0; r < ak->nrows && !out->strict; r++)
+        out->strict = ak->rows[r].r.phase == 2 && in_group(a, &ak->rows[r], problem, run, in);
+    for (uint64_t r = 0; r < ak->nrows; r++) {
+        const struct tf_archive_row *row = &ak->rows[r];
+        if (!in_group(a, row, problem, run, in))
+            continue;
+        if (out->device == NULL)
+            out->device = &a->devices[row->device];
+        if (row->r.status != TF_STATUS_OK || !isfinite(row->r.time_median) ||
+            (out->strict && row->r.phase == 1))
+            continue;
+        if (out->best == NULL || row->r.time_median < out->best->r.time_median)
+            out->best = row;
+    }
+    const struct tf_archive_problem *pr =
+        problem < (uint32_t)ak->nproblems ? &ak->problems[problem] : NULL;
+    if (pr && pr->has_default) /* screened only, if it missed the top k */
+        out->default_time = config_time(a, ak, problem, run, in, pr->default_index, NULL);
+    free(in);
 }

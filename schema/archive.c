@@ -1,4 +1,5 @@
-/* archive.c - the archive's in-memory model: devices, runs, kernels, problems, rows, plans.
+/* archive.c - the archive's in-memory model: devices, runs, sessions, kernels, problems,
+ * rows, plans.
  *
  * The coordinator keeps the whole archive as a plain C model and rewrites the
  * file from it at every checkpoint (archive_write.c); the reader builds the
@@ -9,7 +10,10 @@
  * names), since its rows' configuration indices and columns mean that shape;
  * its provenance (source hash, constraint texts, default) follows the newest
  * kernel file. A problem is keyed by (name, sizes), so rows keep meaning the
- * sizes they ran with. Rows are appended to a doubling array. The other pieces
+ * sizes they ran with. Rows are appended to a doubling array. Provenance is
+ * kept per run and session (what each device ran with, each kernel's source
+ * hash per run), since a device row and a kernel's attributes hold only the
+ * values first seen and the latest. The other pieces
  * of the module are listed in archive_internal.h; the layout is specified for
  * users in schema/archive.md. */
 #include "archive.h"
@@ -201,6 +205,9 @@ void tf_archive_destroy(struct tf_archive *a)
     free(a->devices);
     free(a->runs);
     free(a->plans);
+    free(a->sessions);
+    free(a->session_devices);
+    free(a->run_kernels);
     if (a->kernels)
         for (int i = 0; i < a->nkernels; i++)
             kernel_free(&a->kernels[i]);
@@ -234,6 +241,69 @@ uint32_t tf_archive_add_run(struct tf_archive *a, const struct tf_archive_run *r
     a->runs = tf_xrealloc(a->runs, (size_t)(a->nruns + 1) * sizeof *a->runs);
     a->runs[a->nruns] = *run;
     return (uint32_t)a->nruns++;
+}
+
+uint32_t tf_archive_add_session(struct tf_archive *a, const struct tf_archive_session *s)
+{
+    a->sessions = tf_xrealloc(a->sessions, (size_t)(a->nsessions + 1) * sizeof *a->sessions);
+    a->sessions[a->nsessions] = *s;
+    return (uint32_t)a->nsessions++;
+}
+
+void tf_archive_set_session_device(struct tf_archive *a, uint32_t session, uint32_t device,
+                                   const struct tf_device *d)
+{
+    struct tf_archive_session_device *sd = NULL;
+    for (int i = 0; i < a->nsession_devices && sd == NULL; i++)
+        if (a->session_devices[i].session == session && a->session_devices[i].device == device)
+            sd = &a->session_devices[i];
+    if (sd == NULL) {
+        a->session_devices = tf_xrealloc(a->session_devices, (size_t)(a->nsession_devices + 1) *
+                                                                 sizeof *a->session_devices);
+        sd = &a->session_devices[a->nsession_devices++];
+    }
+    sd->session = session;
+    sd->device = device;
+    sd->d = *d;
+}
+
+void tf_archive_set_run_kernel(struct tf_archive *a, uint32_t run, uint32_t kernel,
+                               const char *source_hash)
+{
+    struct tf_archive_run_kernel *rk = NULL;
+    for (int i = 0; i < a->nrun_kernels && rk == NULL; i++)
+        if (a->run_kernels[i].run == run && a->run_kernels[i].kernel == kernel)
+            rk = &a->run_kernels[i];
+    if (rk == NULL) {
+        a->run_kernels = tf_xrealloc(a->run_kernels,
+                                     (size_t)(a->nrun_kernels + 1) * sizeof *a->run_kernels);
+        rk = &a->run_kernels[a->nrun_kernels++];
+    }
+    rk->run = run;
+    rk->kernel = kernel;
+    tf_strlcpy(rk->source_hash, source_hash, sizeof rk->source_hash);
+}
+
+const char *tf_archive_run_source_hash(const struct tf_archive *a, uint32_t run, uint32_t kernel)
+{
+    for (int i = 0; i < a->nrun_kernels; i++)
+        if (a->run_kernels[i].run == run && a->run_kernels[i].kernel == kernel)
+            return a->run_kernels[i].source_hash;
+    return NULL;
+}
+
+int tf_archive_run_session(const struct tf_archive *a, uint32_t run, int nth, int *count)
+{
+    int seen = 0, found = -1;
+    for (int i = 0; i < a->nsessions; i++)
+        if (a->sessions[i].run == run) {
+            if (seen == nth)
+                found = i;
+            seen++;
+        }
+    if (count)
+        *count = seen;
+    return found;
 }
 
 struct tf_archive_kernel *tf_archive_find_kernel(const struct tf_archive *a, const char *name)

@@ -32,6 +32,46 @@ struct tf_archive_run {
     char replay_source[512];  /* a replay (worker/backend_replay.h): the source archive or
                                  Kernel Tuner cache it answered from; "" for a measured run
                                  (and for every run of an archive older than the column) */
+    /* The job's search and measurement settings (tf_archive_run_settings); ""
+     * and 0 in runs of archives older than these columns. */
+    char search_strategy[32];
+    uint64_t search_seed;
+    uint64_t search_budget;   /* configurations per kernel, problem and class; 0: all */
+    char search[256];         /* the other search settings, "key=value ..." */
+    char measure[256];        /* the strict measurement protocol, "key=value ..." */
+    char screen[256];         /* the screening protocol of a two-phase search; "" for one */
+};
+
+/* One invocation of `tunefarm run` that measured for a run: the one that
+ * started it and each that resumed it. A run of more than one session was
+ * measured at more than one time (an interrupted night resumed the next). */
+struct tf_archive_session {
+    uint32_t run;
+    double start;             /* unix seconds */
+    double end;               /* when it stopped, finished or interrupted by a signal;
+                                 0 if it was killed (or is still running) */
+    char command[512];
+    char slurm_job_id[32];
+    uint32_t ranks;
+    char tunefarm_version[32]; /* of its coordinator */
+    char host[64];            /* its coordinator's host */
+};
+
+/* What a device ran with in one session: the device as its worker described
+ * it then (d: identity from /devices, versions and clock/power settings from
+ * /session_devices). */
+struct tf_archive_session_device {
+    uint32_t session;         /* index into sessions */
+    uint32_t device;          /* index into devices */
+    struct tf_device d;
+};
+
+/* A kernel's source hash as a run measured it (the kernel's attribute holds
+ * only the latest). */
+struct tf_archive_run_kernel {
+    uint32_t run;
+    uint32_t kernel;          /* index into kernels */
+    char source_hash[65];
 };
 
 /* What a run set out to measure for one (kernel, problem, device class): the
@@ -96,6 +136,12 @@ struct tf_archive {
     struct tf_archive_kernel *kernels;
     int nplans;
     struct tf_archive_plan *plans;   /* /plan: one row per run x kernel x problem x class */
+    int nsessions;
+    struct tf_archive_session *sessions; /* /sessions, in the order they started */
+    int nsession_devices;
+    struct tf_archive_session_device *session_devices; /* /session_devices */
+    int nrun_kernels;
+    struct tf_archive_run_kernel *run_kernels; /* /run_kernels */
 };
 
 /* New empty archive model, with a new id. */
@@ -115,6 +161,21 @@ int tf_archive_write(const struct tf_archive *a, const char *path, struct tf_err
 uint32_t tf_archive_add_device(struct tf_archive *a, const struct tf_device *d);
 /* Append a run; returns its index. */
 uint32_t tf_archive_add_run(struct tf_archive *a, const struct tf_archive_run *run);
+/* Append a session of run `s->run`; returns its index. */
+uint32_t tf_archive_add_session(struct tf_archive *a, const struct tf_archive_session *s);
+/* Record (or replace) what device `device` ran with in session `session`: `d`'s
+ * versions and settings. */
+void tf_archive_set_session_device(struct tf_archive *a, uint32_t session, uint32_t device,
+                                   const struct tf_device *d);
+/* Record (or replace) kernel `kernel`'s source hash as run `run` measured it. */
+void tf_archive_set_run_kernel(struct tf_archive *a, uint32_t run, uint32_t kernel,
+                               const char *source_hash);
+/* Kernel `kernel`'s source hash in run `run`; NULL if the archive does not say
+ * (runs of archives older than /run_kernels). */
+const char *tf_archive_run_source_hash(const struct tf_archive *a, uint32_t run, uint32_t kernel);
+/* Index of run `run`'s `nth` session (0 the first) in sessions, -1 if it has
+ * no such session; how many sessions the run has in *count if not NULL. */
+int tf_archive_run_session(const struct tf_archive *a, uint32_t run, int nth, int *count);
 /* The archive entry for kernel `k`, created if new. An existing entry with other
  * parameters, sizes or metrics is an error (NULL + err naming the difference). */
 struct tf_archive_kernel *tf_archive_kernel_for(struct tf_archive *a, const struct tf_kernel *k,

@@ -5,14 +5,20 @@
  * the writer's pack and the reader's unpack callbacks both index, so the two
  * cannot disagree on a column. String columns are as wide as the model's
  * fields (sizeof of the struct member), so nothing is cut on the way. Columns
- * added after files were in use (runs.replay_source, problems.default_config,
- * results.warnings and first_warning) are behind a flag: always written, asked
- * for by the reader only where the file has them. schema/archive.md specifies the same layout for users. */
+ * added after files were in use (runs.replay_source, the runs' job settings,
+ * problems.default_config, results.warnings and first_warning) are behind a
+ * flag: always written, asked for by the reader only where the file has them;
+ * tables added later (/plan, /sessions, /session_devices, /run_kernels) are
+ * read only where present. schema/archive.md specifies the same layout for
+ * users. */
 #include "archive_layout.h"
 
 #include <stdio.h>
 
-int tf_layout_devices(struct tf_table *t, const char *file, struct tf_error *err)
+/* `nprops`: how many device property columns, TF_DEVPROP_COUNT when writing;
+ * archives written before max_shared_per_sm have one fewer (properties are
+ * only ever added at the end, device.h). */
+int tf_layout_devices(struct tf_table *t, const char *file, int nprops, struct tf_error *err)
 {
     const struct tf_device *d = NULL;
     tf_table_init(t, file, "/devices");
@@ -30,18 +36,22 @@ int tf_layout_devices(struct tf_table *t, const char *file, struct tf_error *err
         tf_table_add(t, "runtime_version", TF_COL_STR, sizeof d->runtime_version, err) < 0 ||
         tf_table_add(t, "compiler_version", TF_COL_STR, sizeof d->compiler_version, err) < 0)
         return -1;
-    for (int p = 0; p < TF_DEVPROP_COUNT; p++)
+    for (int p = 0; p < nprops; p++)
         if (tf_table_add(t, tf_devprop_name(p), TF_COL_I64, 0, err) < 0)
             return -1;
     return 0;
 }
 
-/* /runs; `with_replay`: with the replay_source column (written always; read
- * only where present, so archives written before it stay readable). */
-int tf_layout_runs(struct tf_table *t, const char *file, int with_replay, struct tf_error *err)
+/* /runs. Columns added after files were in use are behind flags (written
+ * always; read only where present, so older archives stay readable):
+ * `with_replay` replay_source, `with_settings` the job's search and
+ * measurement settings. */
+int tf_layout_runs(struct tf_table *t, struct tf_runs_cols *c, const char *file, int with_replay,
+                   int with_settings, struct tf_error *err)
 {
     const struct tf_archive_run *r = NULL;
     tf_table_init(t, file, "/runs");
+    c->replay = c->strategy = c->seed = c->budget = c->search = c->measure = c->screen = -1;
     if (tf_table_add(t, "id", TF_COL_U32, 0, err) < 0 ||
         tf_table_add(t, "job_name", TF_COL_STR, sizeof r->job_name, err) < 0 ||
         tf_table_add(t, "job_hash", TF_COL_STR, sizeof r->job_hash, err) < 0 ||
@@ -52,9 +62,67 @@ int tf_layout_runs(struct tf_table *t, const char *file, int with_replay, struct
         tf_table_add(t, "command", TF_COL_STR, sizeof r->command, err) < 0 ||
         tf_table_add(t, "slurm_job_id", TF_COL_STR, sizeof r->slurm_job_id, err) < 0 ||
         tf_table_add(t, "ranks", TF_COL_U32, 0, err) < 0 ||
-        tf_table_add(t, "tunefarm_version", TF_COL_STR, sizeof r->tunefarm_version, err) < 0 ||
-        (with_replay &&
-         tf_table_add(t, "replay_source", TF_COL_STR, sizeof r->replay_source, err) < 0))
+        tf_table_add(t, "tunefarm_version", TF_COL_STR, sizeof r->tunefarm_version, err) < 0)
+        return -1;
+    if (with_replay &&
+        (c->replay = tf_table_add(t, "replay_source", TF_COL_STR, sizeof r->replay_source, err)) <
+            0)
+        return -1;
+    if (with_settings &&
+        ((c->strategy = tf_table_add(t, "search_strategy", TF_COL_STR, sizeof r->search_strategy,
+                                     err)) < 0 ||
+         (c->seed = tf_table_add(t, "search_seed", TF_COL_U64, 0, err)) < 0 ||
+         (c->budget = tf_table_add(t, "search_budget", TF_COL_U64, 0, err)) < 0 ||
+         (c->search = tf_table_add(t, "search", TF_COL_STR, sizeof r->search, err)) < 0 ||
+         (c->measure = tf_table_add(t, "measure", TF_COL_STR, sizeof r->measure, err)) < 0 ||
+         (c->screen = tf_table_add(t, "screen", TF_COL_STR, sizeof r->screen, err)) < 0))
+        return -1;
+    return 0;
+}
+
+int tf_layout_sessions(struct tf_table *t, const char *file, struct tf_error *err)
+{
+    const struct tf_archive_session *s = NULL;
+    tf_table_init(t, file, "/sessions");
+    if (tf_table_add(t, "run", TF_COL_U32, 0, err) < 0 ||
+        tf_table_add(t, "start_unix", TF_COL_F64, 0, err) < 0 ||
+        tf_table_add(t, "end_unix", TF_COL_F64, 0, err) < 0 ||
+        tf_table_add(t, "start", TF_COL_STR, TF_ARCHIVE_ISO_LEN, err) < 0 ||
+        tf_table_add(t, "end", TF_COL_STR, TF_ARCHIVE_ISO_LEN, err) < 0 ||
+        tf_table_add(t, "command", TF_COL_STR, sizeof s->command, err) < 0 ||
+        tf_table_add(t, "slurm_job_id", TF_COL_STR, sizeof s->slurm_job_id, err) < 0 ||
+        tf_table_add(t, "ranks", TF_COL_U32, 0, err) < 0 ||
+        tf_table_add(t, "tunefarm_version", TF_COL_STR, sizeof s->tunefarm_version, err) < 0 ||
+        tf_table_add(t, "host", TF_COL_STR, sizeof s->host, err) < 0)
+        return -1;
+    return 0;
+}
+
+int tf_layout_session_devices(struct tf_table *t, const char *file, struct tf_error *err)
+{
+    const struct tf_device *d = NULL;
+    tf_table_init(t, file, "/session_devices");
+    if (tf_table_add(t, "session", TF_COL_U32, 0, err) < 0 ||
+        tf_table_add(t, "device", TF_COL_U32, 0, err) < 0 ||
+        tf_table_add(t, "driver_version", TF_COL_STR, sizeof d->driver_version, err) < 0 ||
+        tf_table_add(t, "runtime_version", TF_COL_STR, sizeof d->runtime_version, err) < 0 ||
+        tf_table_add(t, "compiler_version", TF_COL_STR, sizeof d->compiler_version, err) < 0 ||
+        tf_table_add(t, "tunefarm_version", TF_COL_STR, sizeof d->tunefarm_version, err) < 0 ||
+        tf_table_add(t, "clock_mhz", TF_COL_F64, 0, err) < 0 ||
+        tf_table_add(t, "memory_clock_mhz", TF_COL_F64, 0, err) < 0 ||
+        tf_table_add(t, "power_limit_w", TF_COL_F64, 0, err) < 0 ||
+        tf_table_add(t, "clock_policy", TF_COL_STR, sizeof d->clock_policy, err) < 0)
+        return -1;
+    return 0;
+}
+
+int tf_layout_run_kernels(struct tf_table *t, const char *file, struct tf_error *err)
+{
+    const struct tf_archive_run_kernel *k = NULL;
+    tf_table_init(t, file, "/run_kernels");
+    if (tf_table_add(t, "run", TF_COL_U32, 0, err) < 0 ||
+        tf_table_add(t, "kernel", TF_COL_STR, 128, err) < 0 ||
+        tf_table_add(t, "source_hash", TF_COL_STR, sizeof k->source_hash, err) < 0)
         return -1;
     return 0;
 }

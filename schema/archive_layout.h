@@ -1,5 +1,6 @@
 /* archive_layout.h - the archive's tables: the columns of /devices, /runs, /plan,
- * and of each kernel's `problems` and `results`.
+ * /sessions, /session_devices, /run_kernels, and of each kernel's `problems`
+ * and `results`.
  *
  * Internal to schema/archive*.c. One builder per table gives the column list
  * (archive_table.h) that the writer packs and the reader unpacks. The enums
@@ -28,16 +29,44 @@ enum {
     DEV_MEMORY, DEV_CUS, DEV_DRIVER, DEV_RUNTIME, DEV_COMPILER, DEV_PROP0
 };
 /* The /devices table of `file` into `t`: 0, or -1 (+err). */
-int tf_layout_devices(struct tf_table *t, const char *file, struct tf_error *err);
+int tf_layout_devices(struct tf_table *t, const char *file, int nprops, struct tf_error *err);
 
-/* Columns of /runs. */
+/* Columns of /runs that every archive has. */
 enum {
     RUN_ID, RUN_JOB_NAME, RUN_JOB_HASH, RUN_START_UNIX, RUN_END_UNIX, RUN_START, RUN_END,
-    RUN_COMMAND, RUN_SLURM, RUN_RANKS, RUN_VERSION, RUN_REPLAY
+    RUN_COMMAND, RUN_SLURM, RUN_RANKS, RUN_VERSION
 };
-/* The /runs table into `t`, with the replay_source column if `with_replay`
- * (written always; read only where present). 0, or -1 (+err). */
-int tf_layout_runs(struct tf_table *t, const char *file, int with_replay, struct tf_error *err);
+/* Indices of the /runs columns added later; -1 where left out. */
+struct tf_runs_cols {
+    int replay;                                    /* replay_source */
+    int strategy, seed, budget, search, measure, screen; /* the job's settings */
+};
+/* The /runs table into `t`, with replay_source if `with_replay` and the
+ * job's settings if `with_settings` (written always; read only where
+ * present), their indices into `c`. 0, or -1 (+err). */
+int tf_layout_runs(struct tf_table *t, struct tf_runs_cols *c, const char *file, int with_replay,
+                   int with_settings, struct tf_error *err);
+
+/* Columns of /sessions. */
+enum {
+    SES_RUN, SES_START_UNIX, SES_END_UNIX, SES_START, SES_END, SES_COMMAND, SES_SLURM, SES_RANKS,
+    SES_VERSION, SES_HOST
+};
+/* The /sessions table into `t`: 0, or -1 (+err). */
+int tf_layout_sessions(struct tf_table *t, const char *file, struct tf_error *err);
+
+/* Columns of /session_devices. */
+enum {
+    SD_SESSION, SD_DEVICE, SD_DRIVER, SD_RUNTIME, SD_COMPILER, SD_VERSION, SD_CLOCK,
+    SD_MEMORY_CLOCK, SD_POWER_LIMIT, SD_CLOCK_POLICY
+};
+/* The /session_devices table into `t`: 0, or -1 (+err). */
+int tf_layout_session_devices(struct tf_table *t, const char *file, struct tf_error *err);
+
+/* Columns of /run_kernels. */
+enum { RK_RUN, RK_KERNEL, RK_SOURCE_HASH };
+/* The /run_kernels table into `t`: 0, or -1 (+err). */
+int tf_layout_run_kernels(struct tf_table *t, const char *file, struct tf_error *err);
 
 /* Columns of /plan. */
 enum { PLAN_RUN, PLAN_KERNEL, PLAN_PROBLEM, PLAN_DEVICE, PLAN_PLANNED };

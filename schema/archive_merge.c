@@ -7,8 +7,10 @@
  * lacks: the rows `dst` has of the shared runs are sorted by key (run,
  * device, problem, configuration, phase) and each row of `src` is looked up
  * there, so merging twice adds nothing and merging a run again after it was
- * resumed completes it. Every kernel's shape is compared before anything
- * changes, so a mismatch leaves `dst` as it was. */
+ * resumed completes it. Sessions are matched by (run, start, command, Slurm
+ * id), so a run's sessions come over once each, with what their devices ran
+ * with; a run's kernel source hashes come with the run. Every kernel's shape
+ * is compared before anything changes, so a mismatch leaves `dst` as it was. */
 #include "archive.h"
 
 #include <stdbool.h>
@@ -45,6 +47,45 @@ static bool same_run(const struct tf_archive_run *x, const struct tf_archive_run
 {
     return strcmp(x->job_hash, y->job_hash) == 0 && x->start == y->start &&
            strcmp(x->command, y->command) == 0 && strcmp(x->slurm_job_id, y->slurm_job_id) == 0;
+}
+
+/* The session of `dst`'s run `run` that `s` is (same start, command, Slurm id), or -1. */
+static int find_session(const struct tf_archive *dst, uint32_t run,
+                        const struct tf_archive_session *s)
+{
+    for (int i = 0; i < dst->nsessions; i++) {
+        const struct tf_archive_session *d = &dst->sessions[i];
+        if (d->run == run && d->start == s->start && strcmp(d->command, s->command) == 0 &&
+            strcmp(d->slurm_job_id, s->slurm_job_id) == 0)
+            return i;
+    }
+    return -1;
+}
+
+/* `src`'s sessions and what their devices ran with, onto `dst`'s runs
+ * (`runs`) and devices (`devices`): a session `dst` has already keeps its
+ * row and gets a later end. */
+static void merge_sessions(struct tf_archive *dst, const struct tf_archive *src,
+                           const uint32_t *runs, const uint32_t *devices)
+{
+    uint32_t *sessions = tf_xcalloc((size_t)src->nsessions + 1, sizeof *sessions);
+    for (int i = 0; i < src->nsessions; i++) {
+        struct tf_archive_session s = src->sessions[i];
+        s.run = runs[s.run];
+        const int have = find_session(dst, s.run, &s);
+        if (have < 0) {
+            sessions[i] = tf_archive_add_session(dst, &s);
+        } else {
+            sessions[i] = (uint32_t)have;
+            if (dst->sessions[have].end == 0)
+                dst->sessions[have].end = s.end;
+        }
+    }
+    for (int i = 0; i < src->nsession_devices; i++) {
+        const struct tf_archive_session_device *sd = &src->session_devices[i];
+        tf_archive_set_session_device(dst, sessions[sd->session], devices[sd->device], &sd->d);
+    }
+    free(sessions);
 }
 
 /* A result row's identity within an archive: a run measures a configuration
@@ -165,8 +206,15 @@ int tf_archive_merge(struct tf_archive *dst, const struct tf_archive *src,
                                          devices[sp->device], sp->planned};
             tf_archive_set_plan(dst, &np);
         }
+        for (int i = 0; i < src->nrun_kernels; i++) {
+            const struct tf_archive_run_kernel *rk = &src->run_kernels[i];
+            if (rk->kernel == (uint32_t)k &&
+                tf_archive_run_source_hash(dst, runs[rk->run], kernel) == NULL)
+                tf_archive_set_run_kernel(dst, runs[rk->run], kernel, rk->source_hash);
+        }
         free(problems);
     }
+    merge_sessions(dst, src, runs, devices);
     free(devices);
     free(runs);
     free(present);

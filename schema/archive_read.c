@@ -8,7 +8,8 @@
  * model block by block and check every cross reference as they go: ids equal
  * to the row index; a result's run, device, problem, configuration and status
  * in range; parameter columns that agree with the configuration index. Parts
- * older archives lack (runs.replay_source, problems.default_config, /plan,
+ * older archives lack (runs.replay_source, the runs' job settings,
+ * problems.default_config, /plan, /sessions, /session_devices, /run_kernels,
  * archive_id, checkpoint) are read where present. Kernels come back in the
  * order they were written, or by name for files that do not track it. */
 #include "archive.h"
@@ -36,6 +37,9 @@ struct read_ctx {
     char **plan_names;   /* /plan's kernel column until plan_resolve */
     int nplan_names;
     int default_col;     /* problems' `default_config` column; -1: absent (older archive) */
+    struct tf_runs_cols runs_cols; /* /runs' later columns; -1: absent (older archive) */
+    char **rk_names;     /* /run_kernels' kernel column until run_kernels_resolve */
+    int nrk_names;
 };
 
 static int check_id(const struct tf_table *t, const unsigned char *buf, uint64_t o, uint64_t i,
@@ -81,8 +85,12 @@ static int devices_unpack(void *ctx, const struct tf_table *t, const unsigned ch
         tf_table_get_str(t, buf, r, DEV_DRIVER, d->driver_version, sizeof d->driver_version);
         tf_table_get_str(t, buf, r, DEV_RUNTIME, d->runtime_version, sizeof d->runtime_version);
         tf_table_get_str(t, buf, r, DEV_COMPILER, d->compiler_version, sizeof d->compiler_version);
-        for (int p = 0; p < TF_DEVPROP_COUNT; p++)
+        for (int p = 0; p < TF_DEVPROP_COUNT && DEV_PROP0 + p < t->n; p++)
             TF_GET(t, buf, r, DEV_PROP0 + p, d->props[p]);
+        /* an archive from before the column: a multiprocessor holds at least
+         * the shared memory one block may opt in to */
+        if (DEV_PROP0 + TF_DEVPROP_MAX_SHARED_PER_SM >= t->n)
+            d->props[TF_DEVPROP_MAX_SHARED_PER_SM] = d->props[TF_DEVPROP_MAX_SHARED_OPTIN];
     }
     return 0;
 }
@@ -168,8 +176,148 @@ static int runs_unpack(void *ctx, const struct tf_table *t, const unsigned char 
         TF_GET(t, buf, r, RUN_RANKS, run->ranks);
         tf_table_get_str(t, buf, r, RUN_VERSION, run->tunefarm_version,
                          sizeof run->tunefarm_version);
-        if (t->n > RUN_REPLAY)
-            tf_table_get_str(t, buf, r, RUN_REPLAY, run->replay_source, sizeof run->replay_source);
+        const struct tf_runs_cols *c = &rc->runs_cols;
+        if (c->replay >= 0)
+            tf_table_get_str(t, buf, r, c->replay, run->replay_source, sizeof run->replay_source);
+        if (c->strategy >= 0) {
+            tf_table_get_str(t, buf, r, c->strategy, run->search_strategy,
+                             sizeof run->search_strategy);
+            TF_GET(t, buf, r, c->seed, run->search_seed);
+            TF_GET(t, buf, r, c->budget, run->search_budget);
+            tf_table_get_str(t, buf, r, c->search, run->search, sizeof run->search);
+            tf_table_get_str(t, buf, r, c->measure, run->measure, sizeof run->measure);
+            tf_table_get_str(t, buf, r, c->screen, run->screen, sizeof run->screen);
+        }
+    }
+    return 0;
+}
+
+static int sessions_sized(void *ctx, uint64_t n, struct tf_error *err)
+{
+    struct read_ctx *rc = ctx;
+    if (n > INT32_MAX)
+        return tf_error_set(err, TF_ERR_SCHEMA, "%s: /sessions has %llu rows", rc->path,
+                            (unsigned long long)n);
+    rc->a->nsessions = (int)n;
+    rc->a->sessions = tf_xcalloc((size_t)(n ? n : 1), sizeof *rc->a->sessions);
+    return 0;
+}
+
+static int sessions_unpack(void *ctx, const struct tf_table *t, const unsigned char *buf,
+                           uint64_t lo, uint64_t hi, struct tf_error *err)
+{
+    struct read_ctx *rc = ctx;
+    for (uint64_t i = lo; i < hi; i++) {
+        struct tf_archive_session *s = &rc->a->sessions[i];
+        uint64_t r = i - lo;
+        TF_GET(t, buf, r, SES_RUN, s->run);
+        TF_GET(t, buf, r, SES_START_UNIX, s->start);
+        TF_GET(t, buf, r, SES_END_UNIX, s->end);
+        tf_table_get_str(t, buf, r, SES_COMMAND, s->command, sizeof s->command);
+        tf_table_get_str(t, buf, r, SES_SLURM, s->slurm_job_id, sizeof s->slurm_job_id);
+        TF_GET(t, buf, r, SES_RANKS, s->ranks);
+        tf_table_get_str(t, buf, r, SES_VERSION, s->tunefarm_version, sizeof s->tunefarm_version);
+        tf_table_get_str(t, buf, r, SES_HOST, s->host, sizeof s->host);
+        if (s->run >= (uint32_t)rc->a->nruns)
+            return tf_error_set(err, TF_ERR_SCHEMA, "%s: dataset %s row %llu: column 'run' is "
+                                "out of range", t->file, t->what, (unsigned long long)i);
+    }
+    return 0;
+}
+
+static int session_devices_sized(void *ctx, uint64_t n, struct tf_error *err)
+{
+    struct read_ctx *rc = ctx;
+    if (n > INT32_MAX)
+        return tf_error_set(err, TF_ERR_SCHEMA, "%s: /session_devices has %llu rows", rc->path,
+                            (unsigned long long)n);
+    rc->a->nsession_devices = (int)n;
+    rc->a->session_devices = tf_xcalloc((size_t)(n ? n : 1), sizeof *rc->a->session_devices);
+    return 0;
+}
+
+/* NaN (unknown, in the file) is 0 in the model; so is a negative value. */
+static double known_or_zero(double v)
+{
+    return v > 0 && isfinite(v) ? v : 0;
+}
+
+static int session_devices_unpack(void *ctx, const struct tf_table *t, const unsigned char *buf,
+                                  uint64_t lo, uint64_t hi, struct tf_error *err)
+{
+    struct read_ctx *rc = ctx;
+    for (uint64_t i = lo; i < hi; i++) {
+        struct tf_archive_session_device *sd = &rc->a->session_devices[i];
+        uint64_t r = i - lo;
+        TF_GET(t, buf, r, SD_SESSION, sd->session);
+        TF_GET(t, buf, r, SD_DEVICE, sd->device);
+        if (sd->session >= (uint32_t)rc->a->nsessions || sd->device >= (uint32_t)rc->a->ndevices)
+            return tf_error_set(err, TF_ERR_SCHEMA, "%s: dataset %s row %llu: column '%s' is "
+                                "out of range", t->file, t->what, (unsigned long long)i,
+                                sd->session >= (uint32_t)rc->a->nsessions ? "session"
+                                                                           : "device");
+        /* The device as described in that session: its identity from /devices. */
+        struct tf_device *d = &sd->d;
+        *d = rc->a->devices[sd->device];
+        tf_table_get_str(t, buf, r, SD_DRIVER, d->driver_version, sizeof d->driver_version);
+        tf_table_get_str(t, buf, r, SD_RUNTIME, d->runtime_version, sizeof d->runtime_version);
+        tf_table_get_str(t, buf, r, SD_COMPILER, d->compiler_version, sizeof d->compiler_version);
+        tf_table_get_str(t, buf, r, SD_VERSION, d->tunefarm_version, sizeof d->tunefarm_version);
+        TF_GET(t, buf, r, SD_CLOCK, d->clock_mhz);
+        TF_GET(t, buf, r, SD_MEMORY_CLOCK, d->memory_clock_mhz);
+        TF_GET(t, buf, r, SD_POWER_LIMIT, d->power_limit_w);
+        d->clock_mhz = known_or_zero(d->clock_mhz);
+        d->memory_clock_mhz = known_or_zero(d->memory_clock_mhz);
+        d->power_limit_w = known_or_zero(d->power_limit_w);
+        tf_table_get_str(t, buf, r, SD_CLOCK_POLICY, d->clock_policy, sizeof d->clock_policy);
+    }
+    return 0;
+}
+
+static int run_kernels_sized(void *ctx, uint64_t n, struct tf_error *err)
+{
+    struct read_ctx *rc = ctx;
+    if (n > INT32_MAX)
+        return tf_error_set(err, TF_ERR_SCHEMA, "%s: /run_kernels has %llu rows", rc->path,
+                            (unsigned long long)n);
+    rc->a->nrun_kernels = (int)n;
+    rc->a->run_kernels = tf_xcalloc((size_t)(n ? n : 1), sizeof *rc->a->run_kernels);
+    rc->rk_names = tf_xcalloc((size_t)(n ? n : 1), sizeof *rc->rk_names);
+    return 0;
+}
+
+/* Kernel names are resolved once the kernels are read (run_kernels_resolve). */
+static int run_kernels_unpack(void *ctx, const struct tf_table *t, const unsigned char *buf,
+                              uint64_t lo, uint64_t hi, struct tf_error *err)
+{
+    struct read_ctx *rc = ctx;
+    (void)err;
+    for (uint64_t i = lo; i < hi; i++) {
+        struct tf_archive_run_kernel *rk = &rc->a->run_kernels[i];
+        uint64_t r = i - lo;
+        char name[129];
+        TF_GET(t, buf, r, RK_RUN, rk->run);
+        tf_table_get_str(t, buf, r, RK_KERNEL, name, sizeof name);
+        tf_table_get_str(t, buf, r, RK_SOURCE_HASH, rk->source_hash, sizeof rk->source_hash);
+        rk->kernel = UINT32_MAX;
+        rc->rk_names[i] = tf_xstrdup(name);
+        rc->nrk_names = (int)i + 1;
+    }
+    return 0;
+}
+
+static int run_kernels_resolve(struct read_ctx *rc, struct tf_error *err)
+{
+    struct tf_archive *a = rc->a;
+    for (int i = 0; i < a->nrun_kernels; i++) {
+        struct tf_archive_run_kernel *rk = &a->run_kernels[i];
+        for (int k = 0; k < a->nkernels && rk->kernel == UINT32_MAX; k++)
+            if (strcmp(a->kernels[k].name, rc->rk_names[i]) == 0)
+                rk->kernel = (uint32_t)k;
+        if (rk->kernel == UINT32_MAX || rk->run >= (uint32_t)a->nruns)
+            return tf_error_set(err, TF_ERR_SCHEMA, "%s: /run_kernels row %d names a run or "
+                                "kernel the archive does not have (damaged file?)",
+                                rc->path, i);
     }
     return 0;
 }
@@ -576,16 +724,42 @@ struct tf_archive *tf_archive_read(const char *path, struct tf_error *err)
     rc.path = path;
     if (read_root(f, a, path, err) != 0)
         goto fail;
-    if (tf_layout_devices(&t, path, err) != 0 ||
+    if (tf_layout_devices(&t, path,
+                          tf_table_has_column(f, "devices",
+                                              tf_devprop_name(TF_DEVPROP_MAX_SHARED_PER_SM))
+                              ? TF_DEVPROP_COUNT
+                              : TF_DEVPROP_MAX_SHARED_PER_SM,
+                          err) != 0 ||
         tf_table_read(f, "devices", &t, devices_sized, devices_unpack, &rc, err) != 0)
         goto fail;
     tf_table_free(&t);
-    if (tf_layout_runs(&t, path, tf_table_has_column(f, "runs", "replay_source"), err) != 0 ||
+    if (tf_layout_runs(&t, &rc.runs_cols, path, tf_table_has_column(f, "runs", "replay_source"),
+                       tf_table_has_column(f, "runs", "search_strategy"), err) != 0 ||
         tf_table_read(f, "runs", &t, runs_sized, runs_unpack, &rc, err) != 0)
+        goto fail;
+    tf_table_free(&t);
+    /* /sessions, /session_devices and /run_kernels came with per-run provenance:
+     * older archives lack them. */
+    if (H5Lexists(f, "sessions", H5P_DEFAULT) > 0 &&
+        (tf_layout_sessions(&t, path, err) != 0 ||
+         tf_table_read(f, "sessions", &t, sessions_sized, sessions_unpack, &rc, err) != 0))
+        goto fail;
+    tf_table_free(&t);
+    if (H5Lexists(f, "session_devices", H5P_DEFAULT) > 0 &&
+        (tf_layout_session_devices(&t, path, err) != 0 ||
+         tf_table_read(f, "session_devices", &t, session_devices_sized, session_devices_unpack,
+                       &rc, err) != 0))
         goto fail;
     tf_table_free(&t);
     if (read_kernels(f, a, path, err) != 0)
         goto fail;
+    if (H5Lexists(f, "run_kernels", H5P_DEFAULT) > 0 &&
+        (tf_layout_run_kernels(&t, path, err) != 0 ||
+         tf_table_read(f, "run_kernels", &t, run_kernels_sized, run_kernels_unpack, &rc, err) !=
+             0 ||
+         run_kernels_resolve(&rc, err) != 0))
+        goto fail;
+    tf_table_free(&t);
     /* /plan came with `tunefarm status`: older archives lack it. */
     htri_t has_plan = H5Lexists(f, "plan", H5P_DEFAULT);
     if (has_plan > 0 && (tf_layout_plan(&t, path, err) != 0 ||
@@ -598,6 +772,9 @@ fail:
     for (int i = 0; i < rc.nplan_names; i++)
         free(rc.plan_names[i]);
     free(rc.plan_names);
+    for (int i = 0; i < rc.nrk_names; i++)
+        free(rc.rk_names[i]);
+    free(rc.rk_names);
     tf_table_free(&t);
     tf_h5_close(&f, H5Fclose);
     tf_h5_close(&fapl, H5Pclose);

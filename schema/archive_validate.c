@@ -8,8 +8,8 @@
  * TF_MAX_METRICS metrics, and parameter, size and metric names that collide
  * with no other column (found by building its tables with archive_layout.c).
  * A model must have distinct kernel names and every reference in range: plan
- * rows, problem defaults, and each result row's run, device, problem,
- * configuration and status. */
+ * rows, sessions, session devices, run kernels, problem defaults, and each
+ * result row's run, device, problem, configuration and status. */
 #include "archive_internal.h"
 
 #include <string.h>
@@ -69,6 +69,21 @@ int tf_archive_model_validate(const struct tf_archive *a, const char *path, stru
             return tf_error_set(err, TF_ERR_SCHEMA, "%s: plan row %d is out of range (not "
                                 "written; the archive model is inconsistent)", path, i);
     }
+    for (int i = 0; i < a->nsessions; i++)
+        if (a->sessions[i].run >= (uint32_t)a->nruns)
+            return tf_error_set(err, TF_ERR_SCHEMA, "%s: session %d names run %u, which is out "
+                                "of range (not written; the archive model is inconsistent)",
+                                path, i, a->sessions[i].run);
+    for (int i = 0; i < a->nsession_devices; i++)
+        if (a->session_devices[i].session >= (uint32_t)a->nsessions ||
+            a->session_devices[i].device >= (uint32_t)a->ndevices)
+            return tf_error_set(err, TF_ERR_SCHEMA, "%s: session device row %d is out of range "
+                                "(not written; the archive model is inconsistent)", path, i);
+    for (int i = 0; i < a->nrun_kernels; i++)
+        if (a->run_kernels[i].run >= (uint32_t)a->nruns ||
+            a->run_kernels[i].kernel >= (uint32_t)a->nkernels)
+            return tf_error_set(err, TF_ERR_SCHEMA, "%s: run kernel row %d is out of range (not "
+                                "written; the archive model is inconsistent)", path, i);
     for (int k = 0; k < a->nkernels; k++) {
         const struct tf_archive_kernel *ak = &a->kernels[k];
         if (tf_archive_kernel_validate(ak, path, err) != 0)

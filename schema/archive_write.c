@@ -2,7 +2,8 @@
  *
  * The model is validated first (archive_validate.c): a model that would not
  * read back is refused before anything is written. Then come the root
- * attributes, /devices, /runs, /plan and one group per kernel (its parameter
+ * attributes, /devices, /runs, /sessions, /session_devices, /run_kernels,
+ * /plan and one group per kernel (its parameter
  * space as attributes, `problems`, and `results` growable and compressed),
  * each table through its description (archive_layout.c) and a pack callback
  * that fills one block of rows from the model; a result's parameter columns
@@ -73,15 +74,21 @@ static int devices_pack(void *ctx, const struct tf_table *t, unsigned char *buf,
     return 0;
 }
 
+struct runs_pack {
+    const struct tf_archive *a;
+    struct tf_runs_cols c;
+};
+
 static int runs_pack(void *ctx, const struct tf_table *t, unsigned char *buf, uint64_t lo,
                      uint64_t hi, struct tf_error *err)
 {
-    const struct tf_archive *a = ctx;
+    const struct runs_pack *rp = ctx;
+    const struct tf_runs_cols *c = &rp->c;
+    char iso[TF_ARCHIVE_ISO_LEN];
     (void)err;
     for (uint64_t i = lo; i < hi; i++) {
-        const struct tf_archive_run *run = &a->runs[i];
+        const struct tf_archive_run *run = &rp->a->runs[i];
         uint64_t r = i - lo;
-        char iso[TF_ARCHIVE_ISO_LEN];
         TF_PUT(t, buf, r, RUN_ID, uint32_t, (uint32_t)i);
         tf_table_put_str(t, buf, r, RUN_JOB_NAME, run->job_name);
         tf_table_put_str(t, buf, r, RUN_JOB_HASH, run->job_hash);
@@ -95,7 +102,82 @@ static int runs_pack(void *ctx, const struct tf_table *t, unsigned char *buf, ui
         tf_table_put_str(t, buf, r, RUN_SLURM, run->slurm_job_id);
         TF_PUT(t, buf, r, RUN_RANKS, uint32_t, run->ranks);
         tf_table_put_str(t, buf, r, RUN_VERSION, run->tunefarm_version);
-        tf_table_put_str(t, buf, r, RUN_REPLAY, run->replay_source);
+        tf_table_put_str(t, buf, r, c->replay, run->replay_source);
+        tf_table_put_str(t, buf, r, c->strategy, run->search_strategy);
+        TF_PUT(t, buf, r, c->seed, uint64_t, run->search_seed);
+        TF_PUT(t, buf, r, c->budget, uint64_t, run->search_budget);
+        tf_table_put_str(t, buf, r, c->search, run->search);
+        tf_table_put_str(t, buf, r, c->measure, run->measure);
+        tf_table_put_str(t, buf, r, c->screen, run->screen);
+    }
+    return 0;
+}
+
+static int sessions_pack(void *ctx, const struct tf_table *t, unsigned char *buf, uint64_t lo,
+                         uint64_t hi, struct tf_error *err)
+{
+    const struct tf_archive *a = ctx;
+    char iso[TF_ARCHIVE_ISO_LEN];
+    (void)err;
+    for (uint64_t i = lo; i < hi; i++) {
+        const struct tf_archive_session *s = &a->sessions[i];
+        uint64_t r = i - lo;
+        TF_PUT(t, buf, r, SES_RUN, uint32_t, s->run);
+        TF_PUT(t, buf, r, SES_START_UNIX, double, s->start);
+        TF_PUT(t, buf, r, SES_END_UNIX, double, s->end);
+        iso_time(s->start, iso, sizeof iso);
+        tf_table_put_str(t, buf, r, SES_START, iso);
+        iso_time(s->end, iso, sizeof iso);
+        tf_table_put_str(t, buf, r, SES_END, iso);
+        tf_table_put_str(t, buf, r, SES_COMMAND, s->command);
+        tf_table_put_str(t, buf, r, SES_SLURM, s->slurm_job_id);
+        TF_PUT(t, buf, r, SES_RANKS, uint32_t, s->ranks);
+        tf_table_put_str(t, buf, r, SES_VERSION, s->tunefarm_version);
+        tf_table_put_str(t, buf, r, SES_HOST, s->host);
+    }
+    return 0;
+}
+
+/* The model says 0 for a clock or power it does not know; the file, like every
+ * float column of the archive, NaN. */
+static double unknown_nan(double v)
+{
+    return v > 0 ? v : NAN;
+}
+
+static int session_devices_pack(void *ctx, const struct tf_table *t, unsigned char *buf,
+                                uint64_t lo, uint64_t hi, struct tf_error *err)
+{
+    const struct tf_archive *a = ctx;
+    (void)err;
+    for (uint64_t i = lo; i < hi; i++) {
+        const struct tf_archive_session_device *sd = &a->session_devices[i];
+        uint64_t r = i - lo;
+        TF_PUT(t, buf, r, SD_SESSION, uint32_t, sd->session);
+        TF_PUT(t, buf, r, SD_DEVICE, uint32_t, sd->device);
+        tf_table_put_str(t, buf, r, SD_DRIVER, sd->d.driver_version);
+        tf_table_put_str(t, buf, r, SD_RUNTIME, sd->d.runtime_version);
+        tf_table_put_str(t, buf, r, SD_COMPILER, sd->d.compiler_version);
+        tf_table_put_str(t, buf, r, SD_VERSION, sd->d.tunefarm_version);
+        TF_PUT(t, buf, r, SD_CLOCK, double, unknown_nan(sd->d.clock_mhz));
+        TF_PUT(t, buf, r, SD_MEMORY_CLOCK, double, unknown_nan(sd->d.memory_clock_mhz));
+        TF_PUT(t, buf, r, SD_POWER_LIMIT, double, unknown_nan(sd->d.power_limit_w));
+        tf_table_put_str(t, buf, r, SD_CLOCK_POLICY, sd->d.clock_policy);
+    }
+    return 0;
+}
+
+static int run_kernels_pack(void *ctx, const struct tf_table *t, unsigned char *buf, uint64_t lo,
+                            uint64_t hi, struct tf_error *err)
+{
+    const struct tf_archive *a = ctx;
+    (void)err;
+    for (uint64_t i = lo; i < hi; i++) {
+        const struct tf_archive_run_kernel *rk = &a->run_kernels[i];
+        uint64_t r = i - lo;
+        TF_PUT(t, buf, r, RK_RUN, uint32_t, rk->run);
+        tf_table_put_str(t, buf, r, RK_KERNEL, a->kernels[rk->kernel].name);
+        tf_table_put_str(t, buf, r, RK_SOURCE_HASH, rk->source_hash);
     }
     return 0;
 }
@@ -278,13 +360,29 @@ static int write_contents(hid_t f, const struct tf_archive *a, const char *path,
         tf_h5_error(err, "%s: cannot write the root attributes", path);
         goto fail;
     }
-    if (tf_layout_devices(&t, path, err) != 0 ||
+    if (tf_layout_devices(&t, path, TF_DEVPROP_COUNT, err) != 0 ||
         tf_table_write(f, "devices", &t, (uint64_t)a->ndevices, 0, devices_pack, (void *)a, err) !=
             0)
         goto fail;
     tf_table_free(&t);
-    if (tf_layout_runs(&t, path, 1, err) != 0 ||
-        tf_table_write(f, "runs", &t, (uint64_t)a->nruns, 0, runs_pack, (void *)a, err) != 0)
+    struct runs_pack rp = {.a = a};
+    if (tf_layout_runs(&t, &rp.c, path, 1, 1, err) != 0 ||
+        tf_table_write(f, "runs", &t, (uint64_t)a->nruns, 0, runs_pack, &rp, err) != 0)
+        goto fail;
+    tf_table_free(&t);
+    if (tf_layout_sessions(&t, path, err) != 0 ||
+        tf_table_write(f, "sessions", &t, (uint64_t)a->nsessions, 0, sessions_pack, (void *)a,
+                       err) != 0)
+        goto fail;
+    tf_table_free(&t);
+    if (tf_layout_session_devices(&t, path, err) != 0 ||
+        tf_table_write(f, "session_devices", &t, (uint64_t)a->nsession_devices, 0,
+                       session_devices_pack, (void *)a, err) != 0)
+        goto fail;
+    tf_table_free(&t);
+    if (tf_layout_run_kernels(&t, path, err) != 0 ||
+        tf_table_write(f, "run_kernels", &t, (uint64_t)a->nrun_kernels, 0, run_kernels_pack,
+                       (void *)a, err) != 0)
         goto fail;
     tf_table_free(&t);
     if (tf_layout_plan(&t, path, err) != 0 ||

@@ -6,6 +6,7 @@
 #ifndef TF_DEVICE_H
 #define TF_DEVICE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /* Device properties usable in expressions, in slot order. Never renumber. */
@@ -18,6 +19,8 @@ enum tf_devprop {
     TF_DEVPROP_L2_BYTES,         /* last-level cache (host: L2 of its cores) */
     TF_DEVPROP_MAX_REGISTERS,    /* registers per block (host: 0) */
     TF_DEVPROP_SIMD_BYTES,       /* host: widest vector register, bytes; GPUs: 0 */
+    TF_DEVPROP_MAX_SHARED_PER_SM, /* shared memory of one SM / CU, all its blocks together,
+                                     bytes (host: L1d, as max_shared) */
     TF_DEVPROP_COUNT
 };
 
@@ -34,11 +37,34 @@ struct tf_device {
     char host[64];           /* hostname of the node */
     uint64_t memory_bytes;
     uint32_t compute_units;
-    char driver_version[32];
-    char runtime_version[32];
-    char compiler_version[96];
+    /* What the device runs with, read when its worker starts. These change under
+     * a device (a driver upgrade, a new toolkit, clocks set by an admin), so a
+     * run records them per session and device (archive /session_devices);
+     * /devices keeps the values first seen. Numbers: 0 when unknown. */
+    char driver_version[32];   /* the kernel driver: NVIDIA "580.159.04", amdgpu "6.8.5",
+                                  host: the Linux release */
+    char runtime_version[32];  /* "CUDA 13.0" (the driver API's version), "HIP 6.2.41133
+                                  (ROCm 6.2.0)", host "glibc 2.36" */
+    char compiler_version[96]; /* "NVRTC 13.0", "hipRTC ...", host: `cc --version` line 1 */
+    char tunefarm_version[32]; /* of the worker that describes the device */
+    double clock_mhz;          /* configured core clock: NVIDIA application SM clock,
+                                  host cpufreq scaling_max_freq (the lowest of the
+                                  worker's CPUs); AMD: 0 */
+    double memory_clock_mhz;   /* NVIDIA application memory clock; others 0 */
+    double power_limit_w;      /* NVIDIA enforced power limit, AMD hwmon power1_cap,
+                                  host RAPL package limits (summed) */
+    char clock_policy[32];     /* host cpufreq governor ("performance", "mixed" when
+                                  the worker's CPUs differ), AMD DPM performance level
+                                  ("auto", "high", "manual"); NVIDIA "" */
     int64_t props[TF_DEVPROP_COUNT];
 };
+
+/* 1 if `a` and `b` run the same software: driver, runtime, compiler and
+ * tunefarm versions. A run resumes only on devices where this holds. */
+int tf_device_same_software(const struct tf_device *a, const struct tf_device *b);
+/* 1 if `a` and `b` have the same clock and power settings (clocks, power
+ * limit, clock policy). */
+int tf_device_same_settings(const struct tf_device *a, const struct tf_device *b);
 
 /* The kernel language a device's backend compiles: "c" for host, "cuda" for the
  * cuda and hip backends (one single source for both GPU vendors). */
@@ -53,6 +79,11 @@ int tf_device_nominal_count(void);
 const char *tf_device_nominal_arch(int i);
 /* Comma-separated list of the architectures tf_device_for_arch knows. */
 const char *tf_device_known_archs(void);
+/* What differs between `x` and `y` (a device, or a device class, at two
+ * times) as "driver 580.65.06 -> 580.159.04, power limit 700 W -> 600 W" into
+ * `out` ("" if nothing): versions first, then settings. Returns the number of
+ * differences. */
+int tf_device_changes(const struct tf_device *x, const struct tf_device *y, char *out, size_t cap);
 /* Write the class key "backend/arch/name" into `out`. */
 void tf_device_class_key(const struct tf_device *d, char *out, int cap);
 

@@ -7,7 +7,10 @@
  * bytecode directly while tracking the exact stack depth each instruction
  * leaves; names are resolved to slots and enum strings to indices on the way.
  * `&&`, `||` and `?:` become conditional jumps, back-patched through a list
- * threaded in the jump operands, so short-circuit needs no runtime support.
+ * threaded in the jump operands, so short-circuit needs no runtime support;
+ * a comparison chain `a < b < c` likewise, with OP_CHAIN, which compares,
+ * keeps the middle operand for the next link, and jumps out with 0 on false.
+ * The words `and`, `or` and `not` are tokens, not names.
  * Operations whose operands are all constants are folded when the folding
  * cannot fail (a failing one, e.g. `1 // 0`, is left for evaluation so that a
  * guarded `N == 0 || 1 // 0` stays legal). Evaluation is one switch-dispatch
@@ -60,6 +63,8 @@ enum op {
     OP_JUMP_FALSE,/* pop; if false pc := a */
     OP_AND_JUMP,  /* if top is false: top := 0, pc := a; else pop */
     OP_OR_JUMP,   /* if top is true: top := 1, pc := a; else pop */
+    OP_CHAIN,     /* fn = a comparison op: x := pop, y := pop; if y fn x is false push 0 and
+                     pc := a, else push x (a chain's middle operand, for the next link) */
     OP_END        /* the result is the only value left */
 };
 
@@ -343,7 +348,8 @@ enum tok_type {
     T_END, T_ERROR, T_INT, T_FLOAT, T_NAME, T_STRING,
     T_LPAREN, T_RPAREN, T_COMMA, T_QUESTION, T_COLON,
     T_PLUS, T_MINUS, T_STAR, T_POW, T_SLASH, T_DSLASH, T_PERCENT,
-    T_EQ, T_NE, T_LT, T_LE, T_GT, T_GE, T_AND, T_OR, T_NOT
+    T_EQ, T_NE, T_LT, T_LE, T_GT, T_GE, T_AND, T_OR, T_NOT,
+    T_NOT_WORD /* `not`: Python's precedence, below the comparisons (`!` is C's) */
 };
 
 struct token {
@@ -511,6 +517,13 @@ static void lex(struct parser *p)
                 e++;
             t->type = T_NAME;
             t->len = e - pos;
+            /* and, or, not: the words Python restrictions are written with */
+            if (t->len == 3 && memcmp(s + pos, "and", 3) == 0)
+                t->type = T_AND;
+            else if (t->len == 2 && memcmp(s + pos, "or", 2) == 0)
+                t->type = T_OR;
+            else if (t->len == 3 && memcmp(s + pos, "not", 3) == 0)
+                t->type = T_NOT_WORD;
             pos = e;
             continue;
         }
@@ -551,6 +564,25 @@ static void lex(struct parser *p)
         if (t->type != T_ERROR && !two && (c == '=' || c == '&' || c == '|')) {
             snprintf(p->lex_msg, sizeof p->lex_msg, "unexpected '%c' (did you mean '%c%c'?)", c,
                      c, c);
+            t->type = T_ERROR;
+        }
+        /* Operators of other languages, named with what to write instead. */
+        const char *other = NULL;
+        if ((c == '=' || c == '!') && c1 == '=' && s[pos + 2] == '=')
+            other = c == '=' ? "'===' is not an operator here: write '=='"
+                             : "'!==' is not an operator here: write '!='";
+        else if (c == '<' && c1 == '>')
+            other = "'<>' is not an operator here: write '!='";
+        else if ((c == '<' && c1 == '<') || (c == '>' && c1 == '>'))
+            other = c == '<' ? "shifts are not supported: write X * 2 ** n instead of X << n"
+                             : "shifts are not supported: write X // 2 ** n instead of X >> n";
+        else if (c == '^')
+            other = "'^' is not supported: write '**' for a power (and '!=' for the exclusive "
+                    "or of two truth values)";
+        else if (c == '~')
+            other = "'~' (bitwise not) is not supported: write 'not X' or '!X' for a truth value";
+        if (other) {
+            snprintf(p->lex_msg, sizeof p->lex_msg, "%s", other);
             t->type = T_ERROR;
         }
         if (t->type == T_ERROR) {
@@ -602,6 +634,22 @@ static const char *tok_describe(const struct parser *p, const struct token *t, c
     default: snprintf(buf, cap, "'%.*s'", len, s); break;
     }
     return buf;
+}
+
+/* Words of Python that this language spells otherwise, explained where one
+ * stops the parse ("found name 'is'..."): "" for any other token. */
+static const char *word_hint(const struct parser *p, const struct token *t)
+{
+    if (tok_is(t, p, "is"))
+        return " ('is' is Python's identity test: compare numbers with '==', and write '!=' "
+               "for 'is not')";
+    if (tok_is(t, p, "in"))
+        return " (membership 'in' is not supported: write X == 1 || X == 2 for X in (1, 2))";
+    if (tok_is(t, p, "if") || tok_is(t, p, "else"))
+        return " (Python's 'A if COND else B' is written 'COND ? A : B' here)";
+    if (t->type == T_NOT_WORD && peek(p, 1)->type == T_NAME && tok_is(peek(p, 1), p, "in"))
+        return " ('not in' is not supported: write X != 1 && X != 2 for X not in (1, 2))";
+    return "";
 }
 
 /* Record a compile error at token `t` (printf-style); returns -1. */
@@ -801,6 +849,10 @@ static int undefined_name(struct parser *p, const struct token *t)
         if (tok_is(t, p, functions[f].name))
             snprintf(hint, sizeof hint, "'%s' is a function: call it as %s(...); ",
                      functions[f].name, functions[f].name);
+    if (tok_is(t, p, "True") || tok_is(t, p, "False") || tok_is(t, p, "true") ||
+        tok_is(t, p, "false"))
+        snprintf(hint, sizeof hint, "truth values are numbers here: write 1 for true, 0 for "
+                                    "false; ");
     if (count == 0)
         return fail_at(p, TF_ERR_SCHEMA, t, "undefined name '%.*s' (%sno names are defined here)",
                        t->len, name, hint);
@@ -906,8 +958,9 @@ static int parse_call(struct parser *p)
         for (int f = 0; f < FN_COUNT; f++)
             used += (size_t)snprintf(known + used, sizeof known - used, "%s%s", f ? ", " : "",
                                      functions[f].name);
-        return fail_at(p, TF_ERR_SCHEMA, name, "unknown function '%.*s' (known: %s)",
-                       name->len > 60 ? 60 : name->len, p->text + name->pos, known);
+        return fail_at(p, TF_ERR_SCHEMA, name, "unknown function '%.*s' (known: %s)%s",
+                       name->len > 60 ? 60 : name->len, p->text + name->pos, known,
+                       tok_is(name, p, "pow") ? "; write a ** b for pow(a, b)" : "");
     }
     const struct token *open = peek(p, 1);
     p->i += 2;
@@ -928,8 +981,10 @@ static int parse_call(struct parser *p)
                 return fail_lex(p, t);
             char what[64];
             return fail_at(p, TF_ERR_SYNTAX, t,
-                           "expected ',' or ')' in the call to '%s' opened at column %d, found %s",
-                           functions[fn].name, col_of(open), tok_describe(p, t, what, sizeof what));
+                           "expected ',' or ')' in the call to '%s' opened at column %d, "
+                           "found %s%s",
+                           functions[fn].name, col_of(open), tok_describe(p, t, what, sizeof what),
+                           word_hint(p, t));
         }
     }
     p->i++; /* ')' */
@@ -976,11 +1031,18 @@ static int parse_atom(struct parser *p)
         }
         if (close->type == T_ERROR)
             return fail_lex(p, close);
-        return fail_at(p, TF_ERR_SYNTAX, close, "expected ')' to close '(' at column %d, found %s",
-                       col_of(t), tok_describe(p, close, what, sizeof what));
+        return fail_at(p, TF_ERR_SYNTAX, close,
+                       "expected ')' to close '(' at column %d, found %s%s", col_of(t),
+                       tok_describe(p, close, what, sizeof what), word_hint(p, close));
     }
     case T_STRING: return string_misuse(p, t);
     case T_ERROR: return fail_lex(p, t);
+    case T_NOT_WORD:
+        /* as in Python, `not` negates a whole comparison: 1 + not A, A == not B
+         * and -not A are errors there too */
+        return fail_at(p, TF_ERR_SYNTAX, t,
+                       "'not' applies to a whole comparison (as in Python), so it cannot be "
+                       "an operand here: write (not X), or !X for C's unary negation");
     default:
         return fail_at(p, TF_ERR_SYNTAX, t,
                        "unexpected %s: expected a number, a name, a function call or '('",
@@ -1096,32 +1158,84 @@ static int parse_enum_compare(struct parser *p)
     return emit_binary(p, cmp_op(t1->type), t1) < 0 ? -1 : 1;
 }
 
+/* One link of a comparison chain: `a < b` with `b < ...` to come. Two
+ * constants that compare true fold into the middle one; anything else is an
+ * OP_CHAIN chained into the patch list *head, jumping to the chain's end with
+ * 0 when the link is false. */
+static int emit_chain(struct parser *p, int op, int *head, const struct token *t)
+{
+    struct tf_value r;
+    if (tail_is_const(p, 2) &&
+        binary(op, p->code[p->ncode - 2].k, p->code[p->ncode - 1].k, &r) == F_OK && truthy(r)) {
+        replace_tail(p, 2, p->code[p->ncode - 1].k);
+        return 0;
+    }
+    int pc = emit(p, OP_CHAIN, op, *head, tf_int(0), t);
+    if (pc < 0)
+        return -1;
+    *head = pc;
+    return 0;
+}
+
+/* cmp := sum (CMP sum)*. A chain means what it means in Python (and in Kernel
+ * Tuner's restrictions): `a < b <= c` is `a < b && b <= c` with b evaluated
+ * once, stopping at the first false link. */
 static int parse_cmp(struct parser *p)
 {
     int handled = parse_enum_compare(p);
     if (handled < 0)
         return -1;
-    if (!handled) {
+    if (handled) {
+        const struct token *t = cur(p);
+        if (is_cmp(t->type))
+            return fail_at(p, TF_ERR_SYNTAX, t,
+                           "a comparison with an enum string does not chain: write "
+                           "'LOOP == \"ikj\" && ...' instead");
+        return 0;
+    }
+    if (parse_sum(p))
+        return -1;
+    const struct token *t = cur(p);
+    if (!is_cmp(t->type))
+        return 0;
+    int patches = -1;
+    for (;;) {
+        p->i++;
         if (parse_sum(p))
             return -1;
-        const struct token *t = cur(p);
-        if (!is_cmp(t->type))
-            return 0;
-        p->i++;
-        if (parse_sum(p) || emit_binary(p, cmp_op(t->type), t))
+        const struct token *next = cur(p);
+        if (!is_cmp(next->type))
+            break;
+        if (emit_chain(p, cmp_op(t->type), &patches, t))
             return -1;
+        t = next;
     }
-    const struct token *t = cur(p);
-    if (is_cmp(t->type))
-        return fail_at(p, TF_ERR_SYNTAX, t,
-                       "comparisons do not chain: write 'a < b && b < c' instead of 'a < b < c'");
+    if (emit_binary(p, cmp_op(t->type), t))
+        return -1;
+    if (patches >= 0)
+        place_label(p, patches);
     return 0;
 }
 
-/* and := cmp ('&&' cmp)*  and  or := and ('||' and)*, sharing the shape. */
+/* not := 'not' not | cmp: Python's `not`, looser than the comparisons, so
+ * `not A == B` is `not (A == B)`; C's `!` stays a unary operator. */
+static int parse_not(struct parser *p)
+{
+    const struct token *t = cur(p);
+    if (t->type != T_NOT_WORD)
+        return parse_cmp(p);
+    p->i++;
+    if (nest_enter(p, t) || parse_not(p))
+        return -1;
+    p->nest--;
+    return emit_unary(p, OP_NOT, t);
+}
+
+/* and := not ('&&' not)*  and  or := and ('||' and)*, sharing the shape
+ * (`and` and `or` lex as '&&' and '||'). */
 static int parse_logic(struct parser *p, bool is_or)
 {
-    if (is_or ? parse_logic(p, false) : parse_cmp(p))
+    if (is_or ? parse_logic(p, false) : parse_not(p))
         return -1;
     enum tok_type tt = is_or ? T_OR : T_AND;
     if (cur(p)->type != tt)
@@ -1133,7 +1247,7 @@ static int parse_logic(struct parser *p, bool is_or)
         if (emit_jump(p, is_or ? OP_OR_JUMP : OP_AND_JUMP, &patches, t))
             return -1;
         p->i++;
-        if (is_or ? parse_logic(p, false) : parse_cmp(p))
+        if (is_or ? parse_logic(p, false) : parse_not(p))
             return -1;
     }
     if (emit_unary(p, OP_BOOL, t))
@@ -1158,8 +1272,9 @@ static int parse_cond(struct parser *p)
             char what[64];
             if (colon->type == T_ERROR)
                 return fail_lex(p, colon);
-            return fail_at(p, TF_ERR_SYNTAX, colon, "expected ':' for the '?' at column %d, found %s",
-                           col_of(q), tok_describe(p, colon, what, sizeof what));
+            return fail_at(p, TF_ERR_SYNTAX, colon,
+                           "expected ':' for the '?' at column %d, found %s%s", col_of(q),
+                           tok_describe(p, colon, what, sizeof what), word_hint(p, colon));
         }
         p->i++;
         place_label(p, to_else);
@@ -1204,8 +1319,9 @@ struct tf_expr *tf_expr_compile(const char *text, const struct tf_symtab *syms,
     }
     if (t->type != T_END) {
         char what[64];
-        fail_at(&p, TF_ERR_SYNTAX, t, "unexpected %s after a complete expression (missing operator?)",
-                tok_describe(&p, t, what, sizeof what));
+        const char *hint = word_hint(&p, t);
+        fail_at(&p, TF_ERR_SYNTAX, t, "unexpected %s after a complete expression%s",
+                tok_describe(&p, t, what, sizeof what), hint[0] ? hint : " (missing operator?)");
         goto fail;
     }
     if (emit(&p, OP_END, 0, 0, tf_int(0), t) < 0)
@@ -1381,6 +1497,19 @@ int tf_expr_eval(const struct tf_expr *e, const struct tf_value *slots, struct t
                 sp--;
             }
             break;
+        case OP_CHAIN: {
+            struct tf_value r;
+            if ((f = binary(in->fn, sp[-2], sp[-1], &r)) != F_OK)
+                return eval_fail(e, in, f, sp - 2, 2, err);
+            sp--;
+            if (truthy(r)) {
+                sp[-1] = sp[0]; /* the middle operand, for the next link */
+            } else {
+                sp[-1] = tf_int(0);
+                in = code + in->a - 1;
+            }
+            break;
+        }
         case OP_END: *out = st[0]; return 0;
         default: tf_die("bad opcode %d in '%s'", in->op, e->text);
         }
@@ -1408,3 +1537,8 @@ bool tf_expr_uses_slot(const struct tf_expr *e, int slot)
 }
 
 const char *tf_expr_text(const struct tf_expr *e) { return e->text; }
+
+bool tf_expr_is_keyword(const char *name)
+{
+    return strcmp(name, "and") == 0 || strcmp(name, "or") == 0 || strcmp(name, "not") == 0;
+}

@@ -3,8 +3,9 @@
  * Constraints, problem sizes, launch geometry, argument values and derived
  * metrics are all written in it. Grammar (lowest precedence first):
  *   cond    := or ('?' cond ':' cond)?
- *   or      := and ('||' and)*          and := cmp ('&&' cmp)*
- *   cmp     := sum (('=='|'!='|'<'|'<='|'>'|'>=') sum)?
+ *   or      := and (('||'|'or') and)*  and := not (('&&'|'and') not)*
+ *   not     := 'not' not | cmp          (Python's `not`: `not A == B` is `not (A == B)`)
+ *   cmp     := sum (('=='|'!='|'<'|'<='|'>'|'>=') sum)*   (chains as in Python)
  *   sum     := prod (('+'|'-') prod)*   prod := unary (('*'|'/'|'//'|'%') unary)*
  *   unary   := ('-'|'+'|'!') unary | power        power := atom ('**' unary)?
  *   atom    := INT | FLOAT | NAME | NAME '(' args ')' | '(' cond ')' | STRING
@@ -16,8 +17,9 @@
  * is an enum parameter: it compiles to that value's index.
  * Names are resolved at compile time against a symbol table to slots, so
  * evaluation is a loop over bytecode with no lookups; it never runs host code.
- * '!' is a unary operator (C precedence: `!a == b` is `(!a) == b`); comparisons
- * do not chain. Limits: 4096 bytes of text, 64 nesting levels, 64 stack values.
+ * '!' is a unary operator (C precedence: `!a == b` is `(!a) == b`). A chain
+ * `a < b <= c` is `a < b && b <= c` with b evaluated once, as in Python.
+ * Limits: 4096 bytes of text, 64 nesting levels, 64 stack values.
  * A compiled expression is immutable: evaluate it from any number of threads.
  * schema/expr.md is the user-facing spec. */
 #ifndef TF_EXPR_H
@@ -75,6 +77,9 @@ int tf_expr_max_slot(const struct tf_expr *e);
 bool tf_expr_uses_slot(const struct tf_expr *e, int slot);
 /* The source text it was compiled from. */
 const char *tf_expr_text(const struct tf_expr *e);
+/* True if `name` is a word of the language (and, or, not), which no symbol
+ * can be called since the lexer reads it as an operator. */
+bool tf_expr_is_keyword(const char *name);
 
 /* Value helpers. */
 static inline struct tf_value tf_int(int64_t i) { return (struct tf_value){.is_float = false, .u.i = i}; }

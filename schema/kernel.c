@@ -30,6 +30,7 @@
 #include <string.h>
 
 #include "archive.h"
+#include "defines.h"
 #include "hash.h"
 #include "result.h"
 #include "yamldoc.h"
@@ -39,6 +40,9 @@ _Static_assert(sizeof ((struct tf_archive_problem *)0)->name == TF_PROBLEM_NAME_
                "TF_PROBLEM_NAME_MAX must follow the archive's problem name field");
 
 #define KERNEL_MAX_OPTIONS 64
+/* Values one range may give a parameter: a list in YAML is bounded by the
+ * document's node limit, a range only by this (8 MiB of int64 per parameter). */
+#define KERNEL_MAX_RANGE_VALUES (1 << 20)
 
 static const char *const kernel_keys[] = {
     "name",        "description", "language",  "source", "entry",   "options",
@@ -301,6 +305,11 @@ static int load_problems(struct kload *L, yaml_node_t *root)
                                 "size name '%s' is reserved (a device property or time_s); "
                                 "rename it",
                                 s);
+        if (tf_expr_is_keyword(s))
+            return tf_ydoc_fail(d, kn, L->err, TF_ERR_SCHEMA,
+                                "size name '%s' is a word of the expression language (and, or, "
+                                "not), so no expression could read it; rename it",
+                                s);
         /* the archive's problems table has these columns besides the sizes */
         if (strcmp(s, "id") == 0 || strcmp(s, "name") == 0 || strcmp(s, "default_config") == 0)
             return tf_ydoc_fail(d, kn, L->err, TF_ERR_SCHEMA,
@@ -355,6 +364,89 @@ static int load_problems(struct kload *L, yaml_node_t *root)
     return 0;
 }
 
+/* Integer values written as a range, both ends included:
+ *   {range: [FIRST, LAST]}        FIRST, FIRST+1, ..., LAST
+ *   {range: [FIRST, LAST, STEP]}  FIRST, FIRST+STEP, ... up to LAST (LAST only if reached)
+ *   {pow2: [FIRST, LAST]}         the powers of two from FIRST to LAST, both powers of two
+ * One form only, so the values a parameter can take are read off one line;
+ * pow2's ends are values, not exponents, and an end that is not a power of two
+ * is refused, which catches [0, 6] written for 1..64. */
+static int load_range(struct kload *L, yaml_node_t *vals, struct tf_param *pa)
+{
+    static const char *const range_keys[] = {"range", "pow2", NULL};
+    struct tf_ydoc *d = &L->d;
+    char what[200], buf[96];
+    snprintf(what, sizeof what, "the range of parameter '%s'", pa->name);
+    if (tf_ydoc_check_keys(d, vals, what, range_keys, L->err) != 0)
+        return -1;
+    if (tf_ydoc_map_size(vals) != 1)
+        return tf_ydoc_fail(d, vals, L->err, TF_ERR_SCHEMA,
+                            "parameter '%s' gives its values as a list ([64, 128]), as "
+                            "{range: [FIRST, LAST]}, {range: [FIRST, LAST, STEP]} or "
+                            "{pow2: [FIRST, LAST]}: one form, found %d keys",
+                            pa->name, tf_ydoc_map_size(vals));
+    const char *form = tf_ydoc_text(tf_ydoc_map_key(d, vals, 0));
+    bool pow2 = strcmp(form, "pow2") == 0;
+    yaml_node_t *list = tf_ydoc_map_value(d, vals, 0);
+    snprintf(what, sizeof what, "%s of parameter '%s'", form, pa->name);
+    if (tf_ydoc_expect_seq(d, list, what, L->err) != 0)
+        return -1;
+    int n = tf_ydoc_seq_size(list);
+    if (pow2 ? n != 2 : n < 2 || n > 3)
+        return tf_ydoc_fail(d, list, L->err, TF_ERR_SCHEMA,
+                            pow2 ? "'pow2' of parameter '%s' takes [FIRST, LAST] (powers of two, "
+                                   "both included), found %d values"
+                                 : "'range' of parameter '%s' takes [FIRST, LAST] or [FIRST, "
+                                   "LAST, STEP] (both ends included), found %d values",
+                            pa->name, n);
+    int64_t v[3] = {0, 0, 1};
+    yaml_node_t *items[3] = {NULL, NULL, NULL};
+    for (int i = 0; i < n; i++) {
+        items[i] = tf_ydoc_seq_item(d, list, i);
+        if (tf_ydoc_kind(items[i]) != TF_YS_INT)
+            return tf_ydoc_fail(d, items[i], L->err, TF_ERR_SCHEMA,
+                                "'%s' of parameter '%s' takes integers, found %s", form, pa->name,
+                                tf_ydoc_describe(items[i], buf, sizeof buf));
+        if (tf_ydoc_int(d, items[i], what, &v[i], L->err) != 0)
+            return -1;
+    }
+    if (v[1] < v[0])
+        return tf_ydoc_fail(d, items[1], L->err, TF_ERR_SCHEMA,
+                            "'%s' of parameter '%s' runs from %" PRId64 " down to %" PRId64
+                            ": LAST must be >= FIRST",
+                            form, pa->name, v[0], v[1]);
+    if (n == 3 && v[2] < 1)
+        return tf_ydoc_fail(d, items[2], L->err, TF_ERR_SCHEMA,
+                            "the step of parameter '%s' must be >= 1, found %" PRId64, pa->name,
+                            v[2]);
+    uint64_t count;
+    if (pow2) {
+        for (int i = 0; i < 2; i++)
+            if (v[i] < 1 || (v[i] & (v[i] - 1)) != 0)
+                return tf_ydoc_fail(d, items[i], L->err, TF_ERR_SCHEMA,
+                                    "'pow2' of parameter '%s' lists the powers of two from FIRST "
+                                    "to LAST, and %" PRId64 " is not one: give the values "
+                                    "themselves ([1, 64] for 1, 2, 4, ..., 64), not exponents",
+                                    pa->name, v[i]);
+        count = (uint64_t)(__builtin_ctzll((unsigned long long)v[1]) -
+                           __builtin_ctzll((unsigned long long)v[0])) + 1;
+    } else {
+        /* the span of two int64 fits a uint64; +1 only once it is known small */
+        count = ((uint64_t)v[1] - (uint64_t)v[0]) / (uint64_t)v[2];
+        if (count >= KERNEL_MAX_RANGE_VALUES)
+            return tf_ydoc_fail(d, list, L->err, TF_ERR_SCHEMA,
+                                "'range' of parameter '%s' gives more than %d values, the most "
+                                "one parameter may have: narrow it or take a larger step",
+                                pa->name, KERNEL_MAX_RANGE_VALUES);
+        count++;
+    }
+    pa->kind = TF_PARAM_INT;
+    pa->ints = tf_xcalloc((size_t)count, sizeof *pa->ints);
+    for (uint64_t i = 0; i < count; i++)
+        pa->ints[pa->count++] = pow2 ? v[0] << i : v[0] + (int64_t)i * v[2];
+    return 0;
+}
+
 static int load_parameters(struct kload *L, yaml_node_t *root)
 {
     struct tf_ydoc *d = &L->d;
@@ -370,6 +462,9 @@ static int load_parameters(struct kload *L, yaml_node_t *root)
                             "'parameters' is empty; define at least one, e.g. 'BLOCK: [64, "
                             "128]'");
     k->params = tf_xcalloc((size_t)np, sizeof *k->params);
+    /* The space so far: ranges make big value lists cheap to write, so a file
+     * that could never be numbered is refused before it allocates more. */
+    uint64_t space = 1;
     for (int p = 0; p < np; p++) {
         yaml_node_t *kn = tf_ydoc_map_key(d, params, p);
         yaml_node_t *vals = tf_ydoc_map_value(d, params, p);
@@ -386,6 +481,18 @@ static int load_parameters(struct kload *L, yaml_node_t *root)
                                 "parameter name '%s' is reserved (a column of the archive's "
                                 "results table); rename it",
                                 name);
+        if (tf_expr_is_keyword(name))
+            return tf_ydoc_fail(d, kn, L->err, TF_ERR_SCHEMA,
+                                "parameter name '%s' is a word of the expression language (and, "
+                                "or, not), so no expression could read it; rename it",
+                                name);
+        /* -DNAME=VALUE comes before every header: a name they use breaks them all */
+        const char *why = tf_define_conflict(name, k->language);
+        if (why)
+            return tf_ydoc_fail(d, kn, L->err, TF_ERR_SCHEMA,
+                                "parameter name '%s' cannot be a compiler define (-D%s=...) of "
+                                "a %s kernel: %s; rename it",
+                                name, name, k->language, why);
         for (int s = 0; s < k->nsizes; s++)
             if (strcmp(k->size_names[s], name) == 0)
                 return tf_ydoc_fail(d, kn, L->err, TF_ERR_SCHEMA,
@@ -394,8 +501,25 @@ static int load_parameters(struct kload *L, yaml_node_t *root)
                                     name);
         char what[160];
         snprintf(what, sizeof what, "parameter '%s'", name);
-        if (tf_ydoc_expect_seq(d, vals, what, L->err) != 0)
-            return -1;
+        if (vals && vals->type == YAML_MAPPING_NODE) {
+            struct tf_param *pa = &k->params[k->nparams++];
+            pa->name = tf_xstrdup(name);
+            if (load_range(L, vals, pa) != 0)
+                return -1;
+            if (__builtin_mul_overflow(space, (uint64_t)pa->count, &space) ||
+                space == UINT64_MAX)
+                return tf_ydoc_fail(d, vals, L->err, TF_ERR_SCHEMA,
+                                    "with parameter '%s' the parameter space has 2^64 or more "
+                                    "configurations, too many to number; shorten the ranges",
+                                    name);
+            continue;
+        }
+        if (vals == NULL || vals->type != YAML_SEQUENCE_NODE)
+            return tf_ydoc_fail(d, vals, L->err, TF_ERR_SCHEMA,
+                                "parameter '%s' must be a list of values ([64, 128]) or a range "
+                                "({range: [1, 10]}, {range: [32, 1024, 32]}, {pow2: [1, 64]}), "
+                                "found %s",
+                                name, tf_ydoc_describe(vals, buf, sizeof buf));
         int count = tf_ydoc_seq_size(vals);
         if (count == 0)
             return tf_ydoc_fail(d, vals, L->err, TF_ERR_SCHEMA,
@@ -436,7 +560,14 @@ static int load_parameters(struct kload *L, yaml_node_t *root)
                                         "values of parameter '%s' must be all integers or all "
                                         "identifiers (like ikj or fast_path), found %s",
                                         name, tf_ydoc_describe(item, buf, sizeof buf));
-                char vwhat[160];
+                char vwhat[160], define[300];
+                snprintf(define, sizeof define, "%s_%s", name, s);
+                if ((why = tf_define_conflict(define, k->language)) != NULL)
+                    return tf_ydoc_fail(d, item, L->err, TF_ERR_SCHEMA,
+                                        "value '%s' of parameter '%s' makes the compiler define "
+                                        "%s (-D%s=1), which a %s kernel cannot have: %s; "
+                                        "rename the value or the parameter",
+                                        s, name, define, define, k->language, why);
                 snprintf(vwhat, sizeof vwhat, "value of parameter '%s'", name);
                 if (check_length(L, item, vwhat, s, TF_ENUM_VALUE_MAX,
                                  "the parameter's column of the archive's results table") != 0)
@@ -776,6 +907,95 @@ static int check_scalar(struct kload *L, const yaml_node_t *v, const struct tf_a
     return rc;
 }
 
+/* `init: {random: [LO, HI]}`: uniform in [LO, HI), HI excluded as in most
+ * random APIs (numpy's uniform and integers), so [324, 325) is a float just
+ * above 324 and an int32 [-5, 5) one of -5..4. Integer buffers take integer
+ * bounds; the range must hold a value of the buffer's type, which for float32
+ * means a float32 at or above LO and below HI. */
+static int load_init_range(struct kload *L, yaml_node_t *in, struct tf_arg *a)
+{
+    static const char *const init_keys[] = {"random", NULL};
+    struct tf_ydoc *d = &L->d;
+    char what[160], buf[96];
+    snprintf(what, sizeof what, "'init' of argument '%s'", a->name);
+    if (tf_ydoc_check_keys(d, in, what, init_keys, L->err) != 0)
+        return -1;
+    yaml_node_t *list = tf_ydoc_get(d, in, "random");
+    if (list == NULL)
+        return tf_ydoc_fail(d, in, L->err, TF_ERR_SCHEMA,
+                            "'init' of argument '%s' as a mapping is {random: [LO, HI]} (values "
+                            "from LO up to, not including, HI)",
+                            a->name);
+    snprintf(what, sizeof what, "random range of argument '%s'", a->name);
+    if (tf_ydoc_expect_seq(d, list, what, L->err) != 0)
+        return -1;
+    if (tf_ydoc_seq_size(list) != 2)
+        return tf_ydoc_fail(d, list, L->err, TF_ERR_SCHEMA,
+                            "the random range of argument '%s' is [LO, HI] (LO included, HI "
+                            "not), found %d values",
+                            a->name, tf_ydoc_seq_size(list));
+    const bool ints = a->type == TF_ELEM_I32 || a->type == TF_ELEM_I64;
+    struct tf_value v[2];
+    yaml_node_t *items[2];
+    for (int i = 0; i < 2; i++) {
+        items[i] = tf_ydoc_seq_item(d, list, i);
+        int kind = tf_ydoc_kind(items[i]);
+        if (kind != TF_YS_INT && (ints || kind != TF_YS_FLOAT))
+            return tf_ydoc_fail(d, items[i], L->err, TF_ERR_SCHEMA,
+                                "the random range of %s buffer '%s' takes %s, found %s",
+                                elem_type_name(a->type), a->name,
+                                ints ? "integers" : "numbers",
+                                tf_ydoc_describe(items[i], buf, sizeof buf));
+        if (kind == TF_YS_INT) {
+            int64_t x;
+            if (tf_ydoc_int(d, items[i], what, &x, L->err) != 0)
+                return -1;
+            v[i] = tf_int(x);
+        } else {
+            double x;
+            if (tf_ydoc_number(d, items[i], what, &x, L->err) != 0)
+                return -1;
+            if (!isfinite(x))
+                return tf_ydoc_fail(d, items[i], L->err, TF_ERR_SCHEMA,
+                                    "the random range of argument '%s' must be finite, found %g",
+                                    a->name, x);
+            v[i] = tf_float(x);
+        }
+    }
+    const double lo = tf_value_as_double(v[0]), hi = tf_value_as_double(v[1]);
+    if (ints ? v[1].u.i <= v[0].u.i : !(hi > lo))
+        return tf_ydoc_fail(d, items[1], L->err, TF_ERR_SCHEMA,
+                            "the random range of argument '%s' is [LO, HI) with HI > LO, found "
+                            "[%s, %s]",
+                            a->name, tf_ydoc_text(items[0]), tf_ydoc_text(items[1]));
+    if (a->type == TF_ELEM_I32 && (v[0].u.i < INT32_MIN || v[1].u.i - 1 > INT32_MAX))
+        return tf_ydoc_fail(d, list, L->err, TF_ERR_SCHEMA,
+                            "the random range of int32 buffer '%s' reaches outside int32 "
+                            "(-2147483648 up to 2147483648, HI excluded): declare it int64",
+                            a->name);
+    if (a->type == TF_ELEM_F32) {
+        /* the least float32 >= LO must exist and be below HI */
+        float f = (float)lo;
+        if (isfinite(f) && (double)f < lo)
+            f = nextafterf(f, INFINITY);
+        if (!isfinite(f) || (double)f >= hi)
+            return tf_ydoc_fail(d, list, L->err, TF_ERR_SCHEMA,
+                                "the random range of float32 buffer '%s' holds no float32 value "
+                                "(the range is too narrow or outside float32): widen it or "
+                                "declare it float64",
+                                a->name);
+    }
+    if (!ints && !isfinite(hi - lo))
+        return tf_ydoc_fail(d, list, L->err, TF_ERR_SCHEMA,
+                            "the random range of argument '%s' is too wide: HI - LO overflows",
+                            a->name);
+    a->init = TF_INIT_RANDOM;
+    a->init_range = true;
+    a->init_lo = v[0];
+    a->init_hi = v[1];
+    return 0;
+}
+
 static int load_argument(struct kload *L, yaml_node_t *n, struct tf_arg *a,
                          const struct tf_symtab *syms)
 {
@@ -830,6 +1050,8 @@ static int load_argument(struct kload *L, yaml_node_t *n, struct tf_arg *a,
         return -1;
     a->init = a->output ? TF_INIT_POISON : TF_INIT_RANDOM;
     yaml_node_t *in = tf_ydoc_get(d, n, "init");
+    if (in && in->type == YAML_MAPPING_NODE)
+        return load_init_range(L, in, a);
     if (in) {
         const char *s;
         if (tf_ydoc_string(d, in, "init", &s, L->err) != 0)
@@ -842,7 +1064,9 @@ static int load_argument(struct kload *L, yaml_node_t *n, struct tf_arg *a,
             a->init = TF_INIT_ONES;
         else
             return tf_ydoc_fail(d, in, L->err, TF_ERR_SCHEMA,
-                                "'init' must be random, zero or ones, found '%s'", s);
+                                "'init' must be random, zero, ones or {random: [LO, HI]}, found "
+                                "'%s'",
+                                s);
     }
     return 0;
 }
@@ -913,6 +1137,32 @@ static void format_sizes(const struct tf_kernel *k, char *list, size_t cap)
                                  k->size_names[i]);
 }
 
+/* -1 + an error at `n` if size `name` cannot be a compiler define: a name the
+ * language or the compiler's headers use (the parameters' rule, defines.h), or
+ * the NAME_value define of an enum parameter's value. */
+static int check_size_define(struct kload *L, const yaml_node_t *n, const char *name)
+{
+    const struct tf_kernel *k = L->k;
+    const char *why = tf_define_conflict(name, k->language);
+    if (why)
+        return tf_ydoc_fail(&L->d, n, L->err, TF_ERR_SCHEMA,
+                            "size '%s' cannot be a compiler define (-D%s=...) of a %s kernel: "
+                            "%s; rename it, or leave it out of 'defines'",
+                            name, name, k->language, why);
+    for (int p = 0; p < k->nparams; p++) {
+        const struct tf_param *pa = &k->params[p];
+        const size_t len = strlen(pa->name);
+        for (int v = 0; pa->kind == TF_PARAM_ENUM && v < pa->count; v++)
+            if (strncmp(name, pa->name, len) == 0 && name[len] == '_' &&
+                strcmp(name + len + 1, pa->strings[v]) == 0)
+                return tf_ydoc_fail(&L->d, n, L->err, TF_ERR_SCHEMA,
+                                    "size '%s' would be defined twice: value '%s' of enum "
+                                    "parameter '%s' defines %s=1 too; rename one of them",
+                                    name, pa->strings[v], pa->name, name);
+    }
+    return 0;
+}
+
 /* `defines:` - the problem sizes every variant is compiled with, as
  * -DNAME=value beside the parameters' defines: a list of size names, or `all`.
  * Sizes and parameters never share a name (load_parameters), so the defines
@@ -928,8 +1178,11 @@ static int load_defines(struct kload *L, yaml_node_t *root)
     format_sizes(k, list, sizeof list);
     k->define_sizes = tf_xcalloc((size_t)(k->nsizes ? k->nsizes : 1), sizeof *k->define_sizes);
     if (n->type == YAML_SCALAR_NODE && !tf_ydoc_quoted(n) && strcmp(tf_ydoc_text(n), "all") == 0) {
-        for (int i = 0; i < k->nsizes; i++)
+        for (int i = 0; i < k->nsizes; i++) {
+            if (check_size_define(L, n, k->size_names[i]) != 0)
+                return -1;
             k->define_sizes[k->ndefine_sizes++] = i;
+        }
         return 0;
     }
     if (n->type != YAML_SEQUENCE_NODE)
@@ -961,6 +1214,8 @@ static int load_defines(struct kload *L, yaml_node_t *root)
             if (k->define_sizes[j] == found)
                 return tf_ydoc_fail(d, item, L->err, TF_ERR_SCHEMA,
                                     "'defines' names size '%s' twice", name);
+        if (check_size_define(L, item, name) != 0)
+            return -1;
         k->define_sizes[k->ndefine_sizes++] = found;
     }
     return 0;
@@ -1374,13 +1629,19 @@ void tf_kernel_format_config(const struct tf_kernel *k, uint64_t index, char *ou
     digits_free(digits, stack);
 }
 
-int tf_kernel_defines(const struct tf_kernel *k, uint64_t index, char **out, int max)
+int tf_param_defines(const struct tf_param *params, int nparams, uint64_t index, char **out,
+                     int max)
 {
     int stack[KERNEL_STACK_DIGITS];
-    int *digits = digits_for(k, index, stack);
+    int *digits =
+        nparams <= KERNEL_STACK_DIGITS ? stack : tf_xmalloc((size_t)nparams * sizeof *digits);
+    for (int i = nparams - 1; i >= 0; i--) { /* as tf_kernel_decode */
+        digits[i] = (int)(index % (uint64_t)params[i].count);
+        index /= (uint64_t)params[i].count;
+    }
     int n = 0;
-    for (int i = 0; i < k->nparams && n < max; i++) {
-        const struct tf_param *pa = &k->params[i];
+    for (int i = 0; i < nparams && n < max; i++) {
+        const struct tf_param *pa = &params[i];
         if (pa->kind == TF_PARAM_INT) {
             out[n++] = tf_xasprintf("-D%s=%" PRId64, pa->name, pa->ints[digits[i]]);
         } else {
@@ -1392,6 +1653,11 @@ int tf_kernel_defines(const struct tf_kernel *k, uint64_t index, char **out, int
     }
     digits_free(digits, stack);
     return n;
+}
+
+int tf_kernel_defines(const struct tf_kernel *k, uint64_t index, char **out, int max)
+{
+    return tf_param_defines(k->params, k->nparams, index, out, max);
 }
 
 int tf_kernel_constraint_error(const struct tf_kernel *k, int c, int problem,

@@ -50,6 +50,9 @@ struct tf_arg {
     struct tf_expr *value; /* scalar: its value */
     struct tf_expr *size;  /* buffer: element count */
     enum tf_init init;     /* buffer: how inputs are filled (outputs default to poison) */
+    bool init_range;       /* TF_INIT_RANDOM in [init_lo, init_hi) rather than the default
+                              range (ints [0, 100), floats [-1, 1)); ints for int buffers */
+    struct tf_value init_lo, init_hi;
     bool output;           /* buffer: compared against the reference */
 };
 
@@ -179,5 +182,10 @@ int tf_kernel_reference_defines(const struct tf_kernel *k, char **out, int max);
  * parameter's value, an enum's index) into values[nref_depends]. */
 void tf_kernel_reference_values(const struct tf_kernel *k, const struct tf_value *slots,
                                 int64_t *values);
+/* The same for configuration `index` of the parameters `params[0..nparams)`
+ * (an archived kernel's): tf_kernel_defines is this over the kernel's
+ * parameters, so `tunefarm best` gives exactly the flags a worker compiled. */
+int tf_param_defines(const struct tf_param *params, int nparams, uint64_t index, char **out,
+                     int max);
 
 #endif

@@ -389,7 +389,7 @@ void tf_ktcache_destroy(struct tf_ktcache *c)
     free(c);
 }
 
-const struct tf_ktcache_entry *tf_ktcache_find(const struct tf_ktcache *c, uint64_t index)
+size_t tf_ktcache_lower_bound(const struct tf_ktcache *c, uint64_t index)
 {
     size_t lo = 0, hi = c->nentries;
     while (lo < hi) {
@@ -399,5 +399,11 @@ const struct tf_ktcache_entry *tf_ktcache_find(const struct tf_ktcache *c, uint6
         else
             hi = mid;
     }
-    return lo < c->nentries && c->entries[lo].index == index ? &c->entries[lo] : NULL;
+    return lo;
+}
+
+const struct tf_ktcache_entry *tf_ktcache_find(const struct tf_ktcache *c, uint64_t index)
+{
+    size_t at = tf_ktcache_lower_bound(c, index);
+    return at < c->nentries && c->entries[at].index == index ? &c->entries[at] : NULL;
 }

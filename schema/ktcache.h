@@ -76,6 +76,10 @@ struct tf_ktcache *tf_ktcache_from_json(const json_t *root, const char *path,
                                         struct tf_error *err);
 /* Free; accepts NULL. */
 void tf_ktcache_destroy(struct tf_ktcache *c);
+/* The position in c->entries of the first entry whose index is `index` or
+ * more (c->nentries if none): where a walk of the entries from `index` on
+ * starts. */
+size_t tf_ktcache_lower_bound(const struct tf_ktcache *c, uint64_t index);
 /* The entry of configuration `index`, or NULL if the cache has none. */
 const struct tf_ktcache_entry *tf_ktcache_find(const struct tf_ktcache *c, uint64_t index);
 /* Status for a Kernel Tuner failure string (see above). */

@@ -54,6 +54,7 @@
 #include "space.h"
 
 #include "hash.h"
+#include "parammap.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -1094,12 +1095,6 @@ static uint64_t rng_below(uint64_t *s, uint64_t n)
     return x % n;
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
 /* Open-addressing set of uint64 (capacity a power of two, twice the budget). */
 struct u64_set {
     uint64_t *slots;
@@ -1183,7 +1178,7 @@ int tf_space_sample(struct tf_space *s, uint64_t valid_count, uint64_t budget, u
                 ranks[nranks++] = r;
         }
         free(rset.slots);
-        qsort(ranks, nranks, sizeof *ranks, cmp_u64);
+        qsort(ranks, nranks, sizeof *ranks, tf_config_cmp);
         /* One walk over the valid configurations, taking those at the drawn ranks;
          * a second walk tops the sample up if a rank hit the default again. */
         uint64_t idx = 0, at = 0;
@@ -1208,7 +1203,7 @@ int tf_space_sample(struct tf_space *s, uint64_t valid_count, uint64_t budget, u
         free(ranks);
     }
     free(set.slots);
-    qsort(list, nlist, sizeof *list, cmp_u64);
+    qsort(list, nlist, sizeof *list, tf_config_cmp);
     poll_end(&s->poll, began);
     *out = list;
     *n = nlist;
@@ -1269,7 +1264,7 @@ static int sample_huge(struct tf_space *s, uint64_t budget, uint64_t seed, uint6
         rc = 1;
         goto out;
     }
-    qsort(list, nlist, sizeof *list, cmp_u64);
+    qsort(list, nlist, sizeof *list, tf_config_cmp);
     double estimate = (double)hits / (double)draws * (double)s->cartesian;
     *valid_out = estimate < (double)nlist ? nlist : estimate >= 1.8e19 ? s->cartesian
                                                                        : (uint64_t)estimate;

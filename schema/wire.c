@@ -164,7 +164,7 @@ void tf_buf_put_result(struct tf_buf *b, const struct tf_result *r)
 }
 
 /* A result; `compiler`: with the compiler's warnings at the end (wire version
- * 3), else as version 2 encoded it (journals written before). */
+ * 4), else as versions 2 and 3 encoded it (journals written before). */
 static int get_result(struct tf_buf *b, struct tf_result *r, bool compiler)
 {
     uint32_t u32;
@@ -211,7 +211,7 @@ int tf_buf_get_result(struct tf_buf *b, struct tf_result *r)
     return get_result(b, r, true);
 }
 
-int tf_buf_get_result_v2(struct tf_buf *b, struct tf_result *r)
+int tf_buf_get_result_v3(struct tf_buf *b, struct tf_result *r)
 {
     return get_result(b, r, false);
 }
@@ -230,6 +230,11 @@ void tf_buf_put_device(struct tf_buf *b, const struct tf_device *d)
     tf_buf_put_str(b, d->driver_version);
     tf_buf_put_str(b, d->runtime_version);
     tf_buf_put_str(b, d->compiler_version);
+    tf_buf_put_str(b, d->tunefarm_version);
+    tf_buf_put_f64(b, d->clock_mhz);
+    tf_buf_put_f64(b, d->memory_clock_mhz);
+    tf_buf_put_f64(b, d->power_limit_w);
+    tf_buf_put_str(b, d->clock_policy);
     tf_buf_put_u32(b, TF_DEVPROP_COUNT);
     for (int i = 0; i < TF_DEVPROP_COUNT; i++)
         tf_buf_put_u64(b, (uint64_t)d->props[i]);
@@ -250,6 +255,10 @@ int tf_buf_get_device(struct tf_buf *b, struct tf_device *d)
         tf_buf_get_str(b, d->driver_version, sizeof d->driver_version) ||
         tf_buf_get_str(b, d->runtime_version, sizeof d->runtime_version) ||
         tf_buf_get_str(b, d->compiler_version, sizeof d->compiler_version) ||
+        tf_buf_get_str(b, d->tunefarm_version, sizeof d->tunefarm_version) ||
+        tf_buf_get_f64(b, &d->clock_mhz) || tf_buf_get_f64(b, &d->memory_clock_mhz) ||
+        tf_buf_get_f64(b, &d->power_limit_w) ||
+        tf_buf_get_str(b, d->clock_policy, sizeof d->clock_policy) ||
         tf_buf_get_u32(b, &nprops))
         return -1;
     /* A newer peer may know more properties: keep ours, skip the rest. */

@@ -25,7 +25,8 @@
 #include "result.h"
 
 #define TF_WIRE_MAGIC 0x31574654u /* "TFW1" little-endian */
-#define TF_WIRE_VERSION 3
+#define TF_WIRE_VERSION 4 /* 3: HELLO/COMPILE devices carry tunefarm version, clocks, power;
+                             4: results carry the compiler's warnings */
 #define TF_WIRE_HEADER 16
 #define TF_WIRE_TAG 7
 
@@ -77,9 +78,9 @@ int tf_buf_get_str(struct tf_buf *b, char *out, size_t cap);
 char *tf_buf_get_strdup(struct tf_buf *b);
 void tf_buf_put_result(struct tf_buf *b, const struct tf_result *r);
 int tf_buf_get_result(struct tf_buf *b, struct tf_result *r);
-/* A result as wire version 2 encoded it (no compiler warnings: -1 and ""), for
- * journals written before version 3. */
-int tf_buf_get_result_v2(struct tf_buf *b, struct tf_result *r);
+/* A result as wire versions 2 and 3 encoded it (no compiler warnings: -1 and
+ * ""), for journals written before version 4. */
+int tf_buf_get_result_v3(struct tf_buf *b, struct tf_result *r);
 void tf_buf_put_device(struct tf_buf *b, const struct tf_device *d);
 int tf_buf_get_device(struct tf_buf *b, struct tf_device *d);
 

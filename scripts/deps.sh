@@ -21,6 +21,9 @@ if [ "$mode" = test ]; then
   # and logs in a temporary folder. Installing may start the distribution's
   # own services; they do not get in the way (other socket, other ports).
   pkgs="$pkgs munge slurmctld slurmd slurm-client"
+  # tests/integration/report.sh: the HTML report loaded in a real headless
+  # browser, its screenshot read back with PIL.
+  pkgs="$pkgs chromium python3-pil"
 fi
 missing=""
 for p in $pkgs; do

@@ -28,6 +28,7 @@
 #include "cuda_api.h"
 #include "gpu_backend.h"
 #include "portability.h"
+#include "provenance.h"
 
 /* ---- errors ---- */
 
@@ -177,19 +178,34 @@ static int cuda_describe(int ordinal, struct tf_device *out, struct tf_error *er
         return cuda_fail(rc, err, "cuDeviceTotalMem");
     out->memory_bytes = total;
 
-    /* driver_version: the CUDA version the driver implements (13000 -> "13.0");
-     * runtime_version: the driver release itself (NVML, "580.65.06"), which is
-     * what changes under an operator's feet - there is no CUDA runtime here. */
+    /* driver_version: the driver release (NVML, "580.159.04"; the kernel module's
+     * /proc file where NVML is missing), which is what changes under an
+     * operator's feet; runtime_version: the CUDA version that driver implements
+     * ("CUDA 13.0"; tunefarm has no CUDA runtime, the driver API is its runtime). */
     if ((rc = cu->cuDriverGetVersion(&version)) != TF_CUDA_SUCCESS)
         return cuda_fail(rc, err, "cuDriverGetVersion");
-    snprintf(out->driver_version, sizeof out->driver_version, "%d.%d", version / 1000,
+    snprintf(out->runtime_version, sizeof out->runtime_version, "CUDA %d.%d", version / 1000,
              version % 1000 / 10);
     const struct tf_nvml *nvml = tf_nvml_load(NULL);
-    if (nvml == NULL || nvml->nvmlSystemGetDriverVersion(out->runtime_version,
-                                                         (unsigned)sizeof out->runtime_version) !=
+    if (nvml == NULL || nvml->nvmlSystemGetDriverVersion(out->driver_version,
+                                                         (unsigned)sizeof out->driver_version) !=
                             TF_NVML_SUCCESS)
-        out->runtime_version[0] = '\0';
+        tf_provenance_nvidia_version("/proc", out->driver_version, sizeof out->driver_version);
     nvrtc_version(out->compiler_version, sizeof out->compiler_version);
+    /* The settings an admin changes: application clocks (nvidia-smi -ac) and the
+     * enforced power limit (nvidia-smi -pl); 0 where the board does not say. */
+    tf_nvml_device handle = NULL;
+    unsigned int u = 0;
+    if (nvml && nvml->nvmlDeviceGetHandleByUUID(out->uuid, &handle) == TF_NVML_SUCCESS &&
+        handle != NULL) {
+        if (nvml->nvmlDeviceGetApplicationsClock(handle, TF_NVML_CLOCK_SM, &u) == TF_NVML_SUCCESS)
+            out->clock_mhz = u;
+        if (nvml->nvmlDeviceGetApplicationsClock(handle, TF_NVML_CLOCK_MEM, &u) ==
+            TF_NVML_SUCCESS)
+            out->memory_clock_mhz = u;
+        if (nvml->nvmlDeviceGetEnforcedPowerLimit(handle, &u) == TF_NVML_SUCCESS)
+            out->power_limit_w = u * 1e-3;
+    }
 
     static const struct {
         int prop, attr;
@@ -201,6 +217,7 @@ static int cuda_describe(int ordinal, struct tf_device *out, struct tf_error *er
         {TF_DEVPROP_SM_COUNT, TF_CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT},
         {TF_DEVPROP_L2_BYTES, TF_CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE},
         {TF_DEVPROP_MAX_REGISTERS, TF_CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK},
+        {TF_DEVPROP_MAX_SHARED_PER_SM, TF_CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR},
     };
     for (size_t i = 0; i < sizeof props / sizeof props[0]; i++) {
         if (get_attr(cu, dev, props[i].attr, &v, err) != 0)

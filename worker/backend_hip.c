@@ -36,6 +36,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include "../schema/status.h"
@@ -43,6 +44,7 @@
 #include "gpu_backend.h"
 #include "hip_api.h"
 #include "portability.h"
+#include "provenance.h"
 
 /* ---- errors ---- */
 
@@ -157,6 +159,21 @@ static int shared_optin(const struct tf_hip_runtime *hip, int dev, int max_share
     return v;
 }
 
+/* The LDS of one CU: the AMD-specific attribute, else the CUDA-compatible one
+ * (documented "CUDA only" in older ROCm), else the per-block opt-in, which a
+ * CU holds at least (one block's LDS never exceeds its CU's). */
+static int64_t shared_per_cu(const struct tf_hip_runtime *hip, int dev, int64_t optin)
+{
+    static const int attrs[] = {TF_HIP_ATTR_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR,
+                                TF_HIP_ATTR_SHARED_MEM_PER_MULTIPROCESSOR};
+    for (size_t i = 0; i < sizeof attrs / sizeof attrs[0]; i++) {
+        int v = 0;
+        if (hip->hipDeviceGetAttribute(&v, attrs[i], dev) == TF_HIP_SUCCESS && v >= optin)
+            return v;
+    }
+    return optin;
+}
+
 /* ROCm's UUID is the 16 characters after "GPU-" of its HSA agent's UUID (what
  * rocminfo and rocm-smi print); anything else is printed as hex like CUDA's. */
 static void format_uuid(const tf_hip_uuid *u, char *out, size_t cap)
@@ -200,20 +217,6 @@ static void hiprtc_version(char *out, size_t cap)
                  minor);
     else
         snprintf(out, cap, "hipRTC %s", rt->version[0] ? rt->version : "?");
-}
-
-/* The amdgpu kernel driver's release ("6.8.5"), which is what changes under an
- * operator's feet; "" where the module has no version file (in-tree builds). */
-static void amdgpu_version(char *out, size_t cap)
-{
-    FILE *f = fopen("/sys/module/amdgpu/version", "re");
-    out[0] = '\0';
-    if (f == NULL)
-        return;
-    if (fgets(out, (int)cap, f) == NULL)
-        out[0] = '\0';
-    out[strcspn(out, "\n")] = '\0';
-    fclose(f);
 }
 
 static int hip_describe(int ordinal, struct tf_device *out, struct tf_error *err)
@@ -263,14 +266,30 @@ static int hip_describe(int ordinal, struct tf_device *out, struct tf_error *err
         return hip_fail(rc, err, "hipDeviceTotalMem");
     out->memory_bytes = total;
 
-    /* driver_version: the HIP version the runtime implements ("6.2.41133");
-     * runtime_version: the amdgpu kernel driver's release, as cuda puts the
-     * NVIDIA driver's release there. */
+    /* driver_version: the amdgpu kernel driver's release ("6.8.5"), which is what
+     * changes under an operator's feet; an amdgpu built into the kernel has no
+     * version of its own and goes with the kernel's release ("linux 6.8.0-45").
+     * runtime_version: the HIP version the runtime implements and the ROCm
+     * release it came with ("HIP 6.2.41133 (ROCm 6.2.0)"). */
     if ((rc = hip->hipDriverGetVersion(&version)) != TF_HIP_SUCCESS)
         return hip_fail(rc, err, "hipDriverGetVersion");
-    format_hip_version(version, out->driver_version, sizeof out->driver_version);
-    amdgpu_version(out->runtime_version, sizeof out->runtime_version);
+    char text[160], hipv[32], rocm[32];
+    if (tf_provenance_amdgpu_version("/sys", out->driver_version, sizeof out->driver_version)) {
+        struct utsname u;
+        if (uname(&u) == 0) {
+            snprintf(text, sizeof text, "linux %s", u.release);
+            tf_strlcpy(out->driver_version, text, sizeof out->driver_version);
+        }
+    }
+    const char *root = getenv("ROCM_PATH");
+    format_hip_version(version, hipv, sizeof hipv);
+    if (tf_provenance_rocm_version(root && root[0] ? root : "/opt/rocm", rocm, sizeof rocm) == 0)
+        snprintf(text, sizeof text, "HIP %s (ROCm %s)", hipv, rocm);
+    else
+        snprintf(text, sizeof text, "HIP %s", hipv);
+    tf_strlcpy(out->runtime_version, text, sizeof out->runtime_version);
     hiprtc_version(out->compiler_version, sizeof out->compiler_version);
+    tf_provenance_amdgpu("/sys", out->pci_bus, out);
 
     static const struct {
         int prop, attr;
@@ -289,6 +308,8 @@ static int hip_describe(int ordinal, struct tf_device *out, struct tf_error *err
     }
     out->props[TF_DEVPROP_MAX_SHARED_OPTIN] =
         shared_optin(hip, ordinal, (int)out->props[TF_DEVPROP_MAX_SHARED]);
+    out->props[TF_DEVPROP_MAX_SHARED_PER_SM] =
+        shared_per_cu(hip, ordinal, out->props[TF_DEVPROP_MAX_SHARED_OPTIN]);
     out->props[TF_DEVPROP_SIMD_BYTES] = 0;
     out->compute_units = (uint32_t)out->props[TF_DEVPROP_SM_COUNT];
     return 0;

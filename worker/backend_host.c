@@ -26,6 +26,7 @@
 #include <hwloc.h>
 #include <limits.h>
 #include <poll.h>
+#include <sched.h>
 #include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
@@ -41,6 +42,7 @@
 
 #include "../schema/hash.h"
 #include "../schema/status.h"
+#include "provenance.h"
 
 extern char **environ;
 
@@ -450,9 +452,14 @@ static int host_describe(int ordinal, struct tf_device *out, struct tf_error *er
         tf_strlcpy(out->driver_version, u.release, sizeof out->driver_version);
     }
     gethostname(out->host, sizeof out->host - 1);
-    tf_strlcpy(out->runtime_version, gnu_get_libc_version(), sizeof out->runtime_version);
+    snprintf(out->runtime_version, sizeof out->runtime_version, "glibc %s",
+             gnu_get_libc_version());
     pthread_once(&ident_once, ident_init);
     tf_strlcpy(out->compiler_version, ident_version, sizeof out->compiler_version);
+    /* The governor, clock ceiling and power limit of the CPUs it may use. */
+    int *cpus = tf_xcalloc(CPU_SETSIZE, sizeof *cpus);
+    tf_provenance_host("/sys", cpus, tf_provenance_own_cpus(cpus, CPU_SETSIZE), out);
+    free(cpus);
 
     out->props[TF_DEVPROP_MAX_THREADS] = 1;
     out->props[TF_DEVPROP_MAX_SHARED] = (int64_t)cs.l1d;
@@ -462,6 +469,7 @@ static int host_describe(int ordinal, struct tf_device *out, struct tf_error *er
     out->props[TF_DEVPROP_L2_BYTES] = (int64_t)cs.l2;
     out->props[TF_DEVPROP_MAX_REGISTERS] = 0;
     out->props[TF_DEVPROP_SIMD_BYTES] = host_simd_bytes();
+    out->props[TF_DEVPROP_MAX_SHARED_PER_SM] = (int64_t)cs.l1d;
     return 0;
 }
 

@@ -1,11 +1,14 @@
 /* backend_replay.c - the replay backend (see backend_replay.h).
  *
  * Loading: SOURCE is an HDF5 archive when it starts with HDF5's signature,
- * else a Kernel Tuner cache (gzip'd or plain JSON). For each job kernel a map
- * takes a job configuration index to SOURCE's: per SOURCE parameter, the job
- * parameter of the same name and, per job digit, SOURCE's digit of the same
- * value. An archive's rows of (kernel, problem) on its device class become a
- * sorted (configuration, row) table, the latest row of a configuration kept.
+ * else a Kernel Tuner cache (gzip'd or plain JSON). For each job kernel an
+ * exact parameter map (schema/parammap.h: the same names and value sets, any
+ * number of parameters, no name twice on either side) takes a job
+ * configuration index to SOURCE's. An archive's rows of (kernel, problem)
+ * become a sorted (configuration, row) table, the latest row of a
+ * configuration kept; every row of every job kernel must be of one device
+ * class, the replay's device (the first row's), so no answer is labelled with
+ * another class's device.
  *
  * The table entry `tf_backend_replay` makes the replay a backend like the
  * others for discovery (probe, device_count, describe); it has nothing to
@@ -21,25 +24,19 @@
 
 #include "../schema/archive.h"
 #include "../schema/ktcache.h"
+#include "../schema/parammap.h"
 #include "../schema/status.h"
 #include "backend.h"
 
-#define REPLAY_MAX_WORKERS 4096
-
-struct pmap {
-    int job_param;      /* job parameter of this source parameter */
-    int *digit;         /* job digit -> source digit */
-};
-
+/* An archive row of a source configuration. */
 struct arow {
     uint64_t config;    /* source index */
     const struct tf_result *r;
 };
 
+/* How one job kernel is answered. */
 struct kmap {
-    struct pmap *p;     /* per source parameter */
-    int nsrc;
-    uint64_t *src_count;
+    struct tf_parammap *map; /* job configuration -> source configuration (exact) */
     /* archive: per kernel problem, sorted rows (NULL: the archive has no such problem) */
     struct arow **rows;
     size_t *nrows;
@@ -54,6 +51,10 @@ struct tf_replay {
     struct kmap *k;
     int nkernels;
     struct tf_device dev;
+    /* archive: the one device class every answer comes from, and the first
+     * job kernel with a row of it (for the message refusing a second class) */
+    char klass[256];
+    const char *klass_kernel;
 };
 
 static struct tf_replay *active;
@@ -61,75 +62,64 @@ static double active_speed;
 
 /* ---- matching ------------------------------------------------------------------------ */
 
-/* Value `d` of job parameter `jp` as text ("16", "float4"). */
-static void job_value(const struct tf_param *jp, int d, char *out, size_t cap)
-{
-    if (jp->kind == TF_PARAM_INT)
-        snprintf(out, cap, "%lld", (long long)jp->ints[d]);
-    else
-        snprintf(out, cap, "%s", jp->strings[d]);
-}
-
-/* Source parameter `s` value `d` equals job parameter value `v` (text)? A
- * numeric Kernel Tuner value matches an integer of the same value (16.0 = 16). */
-static int same_kt_value(const struct tf_ktcache_param *kp, int d, const struct tf_param *jp,
-                         int jd)
-{
-    char v[128];
-    job_value(jp, jd, v, sizeof v);
-    if (strcmp(kp->text[d], v) == 0)
-        return 1;
-    return jp->kind == TF_PARAM_INT && kp->values && kp->values[d] == (double)jp->ints[jd];
-}
-
-static int param_count_src(const struct tf_replay *r, const struct tf_archive_kernel *ak, int s)
-{
-    return r->kt ? r->kt->params[s].count : ak->params[s].count;
-}
-
-static const char *param_name_src(const struct tf_replay *r, const struct tf_archive_kernel *ak,
-                                  int s)
-{
-    return r->kt ? r->kt->params[s].name : ak->params[s].name;
-}
-
-static int same_value_src(const struct tf_replay *r, const struct tf_archive_kernel *ak, int s,
-                          int d, const struct tf_param *jp, int jd)
-{
-    if (r->kt)
-        return same_kt_value(&r->kt->params[s], d, jp, jd);
-    char a[128], b[128];
-    job_value(&ak->params[s], d, a, sizeof a);
-    job_value(jp, jd, b, sizeof b);
-    return strcmp(a, b) == 0;
-}
-
-/* The values of a parameter as text, for error messages. */
-static void values_text(const struct tf_replay *r, const struct tf_archive_kernel *ak, int s,
-                        const struct tf_param *jp, char *out, size_t cap)
-{
-    size_t used = 0;
-    int n = jp ? jp->count : param_count_src(r, ak, s);
-    out[0] = '\0';
-    for (int d = 0; d < n && used + 2 < cap; d++) {
-        char v[128];
-        if (jp)
-            job_value(jp, d, v, sizeof v);
-        else if (r->kt)
-            tf_strlcpy(v, r->kt->params[s].text[d], sizeof v);
-        else
-            job_value(&ak->params[s], d, v, sizeof v);
-        int w = snprintf(out + used, cap - used, "%s%s", d ? ", " : "", v);
-        if (w < 0 || (size_t)w >= cap - used)
-            break;
-        used += (size_t)w;
-    }
-}
-
 static int cmp_arow(const void *a, const void *b)
 {
     const struct arow *x = a, *y = b;
     return (x->config > y->config) - (x->config < y->config);
+}
+
+/* Kernel `ki`'s parameter map onto the source's: the same names and values
+ * (tf_parammap_create, exact); -1 + err naming the mismatch. */
+static int map_params(struct tf_replay *r, int ki, const struct tf_archive_kernel *ak,
+                      struct tf_error *err)
+{
+    const struct tf_kernel *k = r->job->kernels[ki].kernel;
+    const int nsrc = r->kt ? r->kt->nparams : ak->nparams;
+    if (nsrc != k->nparams)
+        return tf_error_set(err, TF_ERR_SCHEMA,
+                            "%s: kernel '%s' (%s) has %d parameters, the replay source %d: "
+                            "the kernel must describe the source's parameters (same names "
+                            "and values)", r->source, k->name, k->file, k->nparams, nsrc);
+    char label[600];
+    snprintf(label, sizeof label, "kernel '%s' (%s)", k->name, k->file);
+    struct tf_parammap_space *job = tf_parammap_space_params(k->params, k->nparams, label);
+    struct tf_parammap_space *src =
+        r->kt ? tf_parammap_space_ktcache(r->kt, "the replay source")
+              : tf_parammap_space_params(ak->params, ak->nparams, "the replay source");
+    struct tf_error e = {0};
+    r->k[ki].map = tf_parammap_create(job, src, true, &e);
+    tf_parammap_space_destroy(job);
+    tf_parammap_space_destroy(src);
+    if (r->k[ki].map == NULL)
+        return tf_error_set(err, TF_ERR_SCHEMA, "%s: %s: the kernel must describe the "
+                            "source's parameters (same names and values)", r->source,
+                            e.message);
+    return 0;
+}
+
+/* Every row of archive kernel `ak` (job kernel `ki`) is of the replay's one
+ * device class: the first row met sets it, for every kernel. -1 + err if not. */
+static int check_class(struct tf_replay *r, int ki, const struct tf_archive_kernel *ak,
+                       struct tf_error *err)
+{
+    const char *name = r->job->kernels[ki].kernel->name;
+    char key[256];
+    for (uint64_t i = 0; i < ak->nrows; i++) {
+        const struct tf_device *d = &r->ar->devices[ak->rows[i].device];
+        tf_device_class_key(d, key, sizeof key);
+        if (r->klass[0] == '\0') {
+            tf_strlcpy(r->klass, key, sizeof r->klass);
+            r->klass_kernel = name;
+            r->dev = *d;
+        } else if (strcmp(r->klass, key) != 0) {
+            return tf_error_set(err, TF_ERR_SCHEMA,
+                                "%s: kernel '%s' was measured on two device classes (%s, in "
+                                "kernel '%s', and %s); a replay answers as one device: extract "
+                                "one class's runs into an archive of their own",
+                                r->source, name, r->klass, r->klass_kernel, key);
+        }
+    }
+    return 0;
 }
 
 /* Build kernel `ki`'s map; -1 + err naming the mismatch. */
@@ -146,71 +136,16 @@ static int map_kernel(struct tf_replay *r, int ki, struct tf_error *err)
                                 "replay an archive that measured it", r->source, k->name,
                                 k->file);
     }
-    m->nsrc = r->kt ? r->kt->nparams : ak->nparams;
-    if (m->nsrc != k->nparams) {
-        return tf_error_set(err, TF_ERR_SCHEMA,
-                            "%s: kernel '%s' (%s) has %d parameters, the replay source %d: "
-                            "the kernel must describe the source's parameters (same names "
-                            "and values)", r->source, k->name, k->file, k->nparams, m->nsrc);
-    }
-    m->p = tf_xcalloc((size_t)m->nsrc, sizeof *m->p);
-    m->src_count = tf_xcalloc((size_t)m->nsrc, sizeof *m->src_count);
-    for (int s = 0; s < m->nsrc; s++) {
-        const char *name = param_name_src(r, ak, s);
-        int j = -1;
-        for (int q = 0; q < k->nparams && j < 0; q++)
-            if (strcmp(k->params[q].name, name) == 0)
-                j = q;
-        if (j < 0)
-            return tf_error_set(err, TF_ERR_SCHEMA,
-                                "%s: the replay source has parameter '%s', kernel '%s' (%s) "
-                                "has none of that name: the kernel must describe the source's "
-                                "parameters (same names and values)",
-                                r->source, name, k->name, k->file);
-        const struct tf_param *jp = &k->params[j];
-        int ns = param_count_src(r, ak, s);
-        m->p[s].job_param = j;
-        m->src_count[s] = (uint64_t)ns;
-        m->p[s].digit = tf_xcalloc((size_t)jp->count, sizeof *m->p[s].digit);
-        bool ok = jp->count == ns;
-        for (int jd = 0; jd < jp->count && ok; jd++) {
-            int found = -1;
-            for (int d = 0; d < ns && found < 0; d++)
-                if (same_value_src(r, ak, s, d, jp, jd))
-                    found = d;
-            m->p[s].digit[jd] = found;
-            ok = found >= 0;
-        }
-        if (!ok) {
-            char a[512], b[512];
-            values_text(r, ak, s, NULL, a, sizeof a);
-            values_text(r, ak, s, jp, b, sizeof b);
-            return tf_error_set(err, TF_ERR_SCHEMA,
-                                "%s: parameter '%s' has the values [%s] in the replay source "
-                                "but [%s] in kernel '%s' (%s): the kernel must list the "
-                                "source's values", r->source, name, a, b, k->name, k->file);
-        }
-    }
+    if (map_params(r, ki, ak, err))
+        return -1;
     if (r->ar == NULL)
         return 0;
     /* An archive: the rows of each problem on the source's device class. */
+    if (check_class(r, ki, ak, err))
+        return -1;
     m->nproblems = k->nproblems;
     m->rows = tf_xcalloc((size_t)k->nproblems, sizeof *m->rows);
     m->nrows = tf_xcalloc((size_t)k->nproblems, sizeof *m->nrows);
-    char cls[256] = "", key[256];
-    for (uint64_t i = 0; i < ak->nrows; i++) {
-        tf_device_class_key(&r->ar->devices[ak->rows[i].device], key, sizeof key);
-        if (cls[0] == '\0')
-            tf_strlcpy(cls, key, sizeof cls);
-        else if (strcmp(cls, key) != 0)
-            return tf_error_set(err, TF_ERR_SCHEMA,
-                                "%s: kernel '%s' was measured on two device classes (%s and "
-                                "%s); a replay answers as one device: extract one class's "
-                                "runs into an archive of their own", r->source, k->name, cls,
-                                key);
-        if (r->dev.name[0] == '\0')
-            r->dev = r->ar->devices[ak->rows[i].device];
-    }
     for (int p = 0; p < k->nproblems; p++) {
         int ap = -1;
         for (int q = 0; q < ak->nproblems && ap < 0; q++)
@@ -298,7 +233,8 @@ struct tf_replay *tf_replay_open(const char *source, const struct tf_job *job,
             [TF_DEVPROP_MAX_THREADS] = 1024, [TF_DEVPROP_MAX_SHARED] = 65536,
             [TF_DEVPROP_MAX_SHARED_OPTIN] = 65536, [TF_DEVPROP_WARP_SIZE] = 32,
             [TF_DEVPROP_SM_COUNT] = 1, [TF_DEVPROP_L2_BYTES] = 1 << 20,
-            [TF_DEVPROP_MAX_REGISTERS] = 65536, [TF_DEVPROP_SIMD_BYTES] = 0};
+            [TF_DEVPROP_MAX_REGISTERS] = 65536, [TF_DEVPROP_SIMD_BYTES] = 0,
+            [TF_DEVPROP_MAX_SHARED_PER_SM] = 65536};
         memcpy(r->dev.props, nominal, sizeof nominal);
     }
     r->nkernels = job->nkernels;
@@ -319,10 +255,7 @@ void tf_replay_destroy(struct tf_replay *r)
     if (active == r)
         active = NULL;
     for (int i = 0; r->k && i < r->nkernels; i++) {
-        for (int s = 0; r->k[i].p && s < r->k[i].nsrc; s++)
-            free(r->k[i].p[s].digit);
-        free(r->k[i].p);
-        free(r->k[i].src_count);
+        tf_parammap_destroy(r->k[i].map);
         for (int p = 0; r->k[i].rows && p < r->k[i].nproblems; p++)
             free(r->k[i].rows[p]);
         free(r->k[i].rows);
@@ -347,24 +280,6 @@ void tf_replay_device(const struct tf_replay *r, int ordinal, struct tf_device *
 
 /* ---- answers --------------------------------------------------------------------------- */
 
-static int src_index(const struct tf_replay *r, uint32_t kernel, uint64_t config, uint64_t *out)
-{
-    const struct tf_kernel *k = r->job->kernels[kernel].kernel;
-    const struct kmap *m = &r->k[kernel];
-    int digits[64];
-    if (k->nparams > 64)
-        return -1;
-    for (int q = k->nparams - 1; q >= 0; q--) {
-        digits[q] = (int)(config % (uint64_t)k->params[q].count);
-        config /= (uint64_t)k->params[q].count;
-    }
-    uint64_t idx = 0;
-    for (int s = 0; s < m->nsrc; s++)
-        idx = idx * m->src_count[s] + (uint64_t)m->p[s].digit[digits[m->p[s].job_param]];
-    *out = idx;
-    return 0;
-}
-
 static double or_zero(double x)
 {
     return isfinite(x) && x > 0 ? x : 0;
@@ -375,7 +290,7 @@ void tf_replay_answer(const struct tf_replay *r, uint32_t kernel, uint32_t probl
 {
     uint64_t idx = 0;
     *cost_s = 0;
-    if (kernel >= (uint32_t)r->nkernels || src_index(r, kernel, config, &idx) != 0)
+    if (kernel >= (uint32_t)r->nkernels || !tf_parammap_apply(r->k[kernel].map, config, &idx))
         goto missing;
     if (r->kt) {
         const struct tf_ktcache_entry *e = tf_ktcache_find(r->kt, idx);
@@ -399,17 +314,11 @@ void tf_replay_answer(const struct tf_replay *r, uint32_t kernel, uint32_t probl
     const struct kmap *m = &r->k[kernel];
     if (problem >= (uint32_t)m->nproblems || m->rows[problem] == NULL)
         goto missing;
-    size_t lo = 0, hi = m->nrows[problem];
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (m->rows[problem][mid].config < idx)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    if (lo == m->nrows[problem] || m->rows[problem][lo].config != idx)
+    const struct arow key = {idx, NULL};
+    const struct arow *row = bsearch(&key, m->rows[problem], m->nrows[problem], sizeof key, cmp_arow);
+    if (row == NULL)
         goto missing;
-    *out = *m->rows[problem][lo].r;
+    *out = *row->r;
     out->kernel = kernel;
     out->problem = problem;
     out->config = config;
@@ -449,9 +358,11 @@ static int replay_probe(struct tf_error *err)
                         "SOURCE)");
 }
 
+/* One replay device: each worker describes it with its own ordinal (worker.c
+ * asks tf_replay_device directly, so a node's workers have no limit). */
 static int replay_device_count(void)
 {
-    return active ? REPLAY_MAX_WORKERS : 0; /* one simulated device per worker */
+    return active ? 1 : 0;
 }
 
 static int replay_describe(int ordinal, struct tf_device *out, struct tf_error *err)

@@ -12,16 +12,19 @@
  * refused before anything starts (tf_replay_open names the difference). A
  * configuration SOURCE does not hold is `invalid` ("not in the replay
  * source"). An archive answers kernel K's problem P from its rows of kernel K
- * and problem P (the latest row of a configuration wins) measured on its one
- * device class (an archive with several classes for K is refused); a Kernel
- * Tuner cache has one kernel and problem and answers every one.
+ * and problem P (the latest row of a configuration wins); the rows of every
+ * job kernel must be of one device class, the replay's device (an archive
+ * whose job kernels were measured on two classes, in one kernel or across
+ * them, is refused); a Kernel Tuner cache has one kernel and problem and
+ * answers every one.
  *
  * Simulated clock: each replay worker spends the recorded compile + benchmark
  * time of each configuration (archive: compile_time + device_time), divided
  * by the speed (--speed 100: 100 simulated seconds per real second; 0 or
  * `instant`: no waiting). Results are stamped with the simulated time. The
  * device is SOURCE's (KT cache: its device_name; archive: its device row),
- * backend `replay`, one per worker (uuid replay-N). */
+ * backend `replay`, one per worker (uuid replay-N, N the worker's index among
+ * its node's workers: distinct on a node, however many there are). */
 #ifndef TF_BACKEND_REPLAY_H
 #define TF_BACKEND_REPLAY_H
 

@@ -201,6 +201,8 @@ static const struct symbol nvml_symbols[] = {
     SYM(tf_nvml, nvmlDeviceGetTemperature, "nvmlDeviceGetTemperature"),
     SYM(tf_nvml, nvmlDeviceGetCurrentClocksEventReasons,
         "nvmlDeviceGetCurrentClocksEventReasons", "nvmlDeviceGetCurrentClocksThrottleReasons"),
+    SYM(tf_nvml, nvmlDeviceGetApplicationsClock, "nvmlDeviceGetApplicationsClock"),
+    SYM(tf_nvml, nvmlDeviceGetEnforcedPowerLimit, "nvmlDeviceGetEnforcedPowerLimit"),
 };
 
 static pthread_once_t nvml_once = PTHREAD_ONCE_INIT;

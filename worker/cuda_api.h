@@ -76,6 +76,7 @@ enum {
     TF_CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE = 38,               /* cuda.h:766 */
     TF_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75,    /* cuda.h:803 */
     TF_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76,    /* cuda.h:804 */
+    TF_CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR = 81, /* cuda.h:809 */
     TF_CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN = 97 /* cuda.h:825 */
 };
 
@@ -184,6 +185,7 @@ typedef struct tf_nvml_device_st *tf_nvml_device;  /* nvmlDevice_t */
 enum {
     TF_NVML_SUCCESS = 0,                /* nvmlReturn_t NVML_SUCCESS */
     TF_NVML_CLOCK_SM = 1,               /* nvmlClockType_t NVML_CLOCK_SM */
+    TF_NVML_CLOCK_MEM = 2,              /* nvmlClockType_t NVML_CLOCK_MEM */
     TF_NVML_TEMPERATURE_GPU = 0         /* nvmlTemperatureSensors_t NVML_TEMPERATURE_GPU */
 };
 
@@ -206,6 +208,12 @@ struct tf_nvml {
     /* nvmlDeviceGetCurrentClocksEventReasons, or the older ...ThrottleReasons */
     tf_nvml_return (*nvmlDeviceGetCurrentClocksEventReasons)(tf_nvml_device device,
                                                              unsigned long long *reasons);
+    /* The clock an application runs at (set by `nvidia-smi -ac`), MHz. */
+    tf_nvml_return (*nvmlDeviceGetApplicationsClock)(tf_nvml_device device, int type,
+                                                     unsigned int *mhz);
+    /* The power limit the board enforces, milliwatts. */
+    tf_nvml_return (*nvmlDeviceGetEnforcedPowerLimit)(tf_nvml_device device,
+                                                      unsigned int *milliwatts);
 };
 
 /* The driver API from libcuda.so.1, loaded once per process (thread-safe) and

@@ -90,7 +90,12 @@ enum {
     TF_HIP_ATTR_MAX_REGISTERS_PER_BLOCK = 71,      /* hipDeviceAttributeMaxRegistersPerBlock */
     TF_HIP_ATTR_MAX_SHARED_MEMORY_PER_BLOCK = 74,  /* hipDeviceAttributeMaxSharedMemoryPerBlock */
     TF_HIP_ATTR_SHARED_MEM_PER_BLOCK_OPTIN = 75,   /* hipDeviceAttributeSharedMemPerBlockOptin */
-    TF_HIP_ATTR_WARP_SIZE = 87                     /* hipDeviceAttributeWarpSize */
+    TF_HIP_ATTR_SHARED_MEM_PER_MULTIPROCESSOR = 76, /* hipDeviceAttributeSharedMemPerMultiprocessor */
+    TF_HIP_ATTR_WARP_SIZE = 87,                    /* hipDeviceAttributeWarpSize */
+    /* AMD-specific: hipDeviceAttributeAmdSpecificBegin = 10000 is
+     * ClockInstructionRate, then Arch (10001, "Unused" in later releases),
+     * then MaxSharedMemoryPerMultiprocessor: the LDS of one CU. */
+    TF_HIP_ATTR_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR = 10002
 };
 
 /* hipFunction_attribute values (HIP_FUNC_ATTRIBUTE_*), as CUDA's. */

@@ -12,9 +12,15 @@
  * know it ahead: it gets the problem's default configuration and a seeded
  * random sample, `budget` configurations in all (TF_PRECOMPILE_ADAPTIVE_SAMPLE
  * without a budget), never the whole space, and the output says so; compile
- * ranks of the run compile the search's likely next proposals. A variant's
- * binary does not depend on the problem unless the kernel compiles sizes in
- * (`defines:`, one set per problem then), so each kernel's configurations are
+ * ranks of the run compile the search's likely next proposals. A warm start
+ * (search.warm_start) makes every strategy a search seeded with other
+ * classes' best, read from archives when the run starts: without a budget the
+ * run still measures every valid configuration (compiled here); with one,
+ * brute force gets its first `budget` in index order (what the run measures
+ * after its seeds) and random the adaptive draw, and the output says the
+ * seeds are not among them. A variant's binary does not depend on the
+ * problem unless the kernel compiles sizes in (`defines:`, one set per
+ * problem then), so each kernel's configurations are
  * merged over its problems and compiled once, through the same compile pool
  * and content-hash cache a run uses: a later `tunefarm run` on a node that
  * shares the cache finds them and spends its device time measuring. Under
@@ -32,6 +38,7 @@
 #include <unistd.h>
 
 #include "../schema/job.h"
+#include "../schema/parammap.h"
 #include "../schema/space.h"
 #include "backend.h"
 #include "compile.h"
@@ -41,12 +48,6 @@ static double mono_now(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
 }
 
 /* The first `limit` valid configurations of `s` in index order (all of them
@@ -136,7 +137,7 @@ int tf_precompile_variants(const struct tf_job *job, const struct tf_job_kernel 
         free(all);
         return -1;
     }
-    qsort(all, count, sizeof *all, cmp_u64);
+    qsort(all, count, sizeof *all, tf_config_cmp);
     uint64_t unique = 0;
     for (uint64_t i = 0; i < count; i++)
         if (unique == 0 || all[unique - 1] != all[i])
@@ -304,6 +305,21 @@ int tf_precompile(const struct tf_precompile_options *o)
                "run compiles the rest as the search proposes them\n",
                job->strategy_name, (unsigned long long)tf_precompile_sample_size(job),
                job->budget ? "the job's budget" : "no budget: a fixed sample");
+    /* A warm start proposes other device classes' best first, read from
+     * archives when the run starts: with a budget those seeds displace part
+     * of what is compiled here (without one, every valid configuration is
+     * measured, and compiled). Say so rather than let a cache look complete. */
+    if (job->nwarm > 0 && job->budget > 0 && o->rank == 0)
+        printf("tunefarm compile: search.warm_start: the run first proposes the best "
+               "configurations of other device classes (up to %u per class, read from the "
+               "warm_start archives when it starts), then %s; this compiles %s, not those "
+               "seeds: the run compiles what it lacks as it goes\n",
+               job->warm_count,
+               job->strategy == TF_STRATEGY_BRUTE_FORCE ? "valid ones in index order"
+                                                        : "what its search proposes",
+               job->strategy == TF_STRATEGY_BRUTE_FORCE
+                   ? "the first `budget` valid configurations in index order"
+                   : "the default configuration and a seeded random sample of `budget`");
     char *archs = tf_xstrdup(o->archs), *save = NULL;
     for (char *a = strtok_r(archs, ",", &save); a != NULL && code == 0;
          a = strtok_r(NULL, ",", &save))

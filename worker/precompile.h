@@ -38,13 +38,15 @@ int tf_precompile(const struct tf_precompile_options *o);
 uint64_t tf_precompile_sample_size(const struct tf_job *job);
 
 /* The configurations of `jk` to compile ahead for a run of `job` on `dev`,
- * over its problems, ascending and distinct, into a new array *out of *n.
- * Exactly what the plan measures where the plan knows it up front:
+ * over its problems, ascending and distinct, into a new array *out of *n:
  * tf_space_random for a random search, the first `budget` valid ones in index
- * order for brute force (all without a budget). For an adaptive search, which
- * decides during the run, the same draw as a random search of
- * tf_precompile_sample_size(job): the default configuration first, then a
- * sample seeded by the job's seed. 0, or -1 + err. */
+ * order for brute force (all without a budget). That is exactly what the plan
+ * measures, unless the job has a warm start (search.warm_start) and a budget:
+ * the run then measures other classes' best first, read from archives when it
+ * starts, and a random search draws its own sample after them. For an
+ * adaptive search, which decides during the run, the same draw as a random
+ * search of tf_precompile_sample_size(job): the default configuration first,
+ * then a sample seeded by the job's seed. 0, or -1 + err. */
 int tf_precompile_variants(const struct tf_job *job, const struct tf_job_kernel *jk,
                            const struct tf_device *dev, uint64_t **out, uint64_t *n,
                            struct tf_error *err);

@@ -6,7 +6,8 @@
  * result, then puts back what the variant changed of the process
  * (runner_shield.c). Inputs come from splitmix64 seeded by (job seed,
  * kernel, problem, argument), so every runner on every node builds the same
- * data; outputs are poisoned (NaN / 0x7fffffff) before the verified launch
+ * data (floats in [-1, 1), ints in [0, 100), or the argument's own [LO, HI));
+ * outputs are poisoned (NaN / 0x7fffffff) before the verified launch
  * so that an element a kernel forgets to write can never pass. The runner
  * keeps private copies of its protocol descriptors and points fd 1 at
  * stderr, so a kernel that printf()s cannot corrupt the protocol stream. A
@@ -85,6 +86,48 @@ static void fill_random(enum tf_elem_type type, void *p, int64_t n, uint64_t see
         case TF_ELEM_F32: ((float *)p)[0] = 1.0f; break;
         case TF_ELEM_F64: ((double *)p)[0] = 1.0; break;
         }
+    }
+}
+
+/* Inputs with a range of their own (`init: {random: [LO, HI]}`): uniform in
+ * [LO, HI) from the same splitmix64 stream. Integers are LO + x mod (HI - LO)
+ * (the modulo bias is below 2^-40 for spans under 2^24); reals LO + (HI - LO)
+ * * u, u in [0, 1) with 53 bits, then kept inside the range where rounding,
+ * to double or to float, would reach HI or fall under LO (the loader made
+ * sure a float32 exists in it). */
+static void fill_random_range(enum tf_elem_type type, void *p, int64_t n, uint64_t seed,
+                              struct tf_value lo, struct tf_value hi)
+{
+    uint64_t s = seed;
+    if (type == TF_ELEM_I32 || type == TF_ELEM_I64) {
+        const uint64_t span = (uint64_t)hi.u.i - (uint64_t)lo.u.i;
+        for (int64_t i = 0; i < n; i++) {
+            const int64_t v = (int64_t)((uint64_t)lo.u.i + tf_runner_splitmix64(&s) % span);
+            if (type == TF_ELEM_I32)
+                ((int32_t *)p)[i] = (int32_t)v;
+            else
+                ((int64_t *)p)[i] = v;
+        }
+        return;
+    }
+    const double a = tf_value_as_double(lo), b = tf_value_as_double(hi);
+    for (int64_t i = 0; i < n; i++) {
+        const double u = (double)(tf_runner_splitmix64(&s) >> 11) * 0x1.0p-53;
+        double v = a + (b - a) * u;
+        if (v >= b)
+            v = nextafter(b, -INFINITY);
+        if (v < a)
+            v = a;
+        if (type == TF_ELEM_F64) {
+            ((double *)p)[i] = v;
+            continue;
+        }
+        float f = (float)v;
+        if ((double)f >= b)
+            f = nextafterf(f, -INFINITY);
+        if ((double)f < a)
+            f = nextafterf(f, INFINITY);
+        ((float *)p)[i] = f;
     }
 }
 
@@ -639,7 +682,12 @@ static int build_buffers(struct runner_child *c, uint64_t config, const int64_t 
                                             c->problem) ^
                             (uint64_t)i);
         switch (a->init) {
-        case TF_INIT_RANDOM: fill_random(a->type, b->init, b->count, seed); break;
+        case TF_INIT_RANDOM:
+            if (a->init_range)
+                fill_random_range(a->type, b->init, b->count, seed, a->init_lo, a->init_hi);
+            else
+                fill_random(a->type, b->init, b->count, seed);
+            break;
         case TF_INIT_ZERO: fill_const(a->type, b->init, b->count, 0); break;
         case TF_INIT_ONES: fill_const(a->type, b->init, b->count, 1); break;
         case TF_INIT_POISON: fill_poison(a->type, b->init, b->count); break;

@@ -9,8 +9,12 @@
  * waits for its binary and hands it to the runner child, which owns the device.
  * It asks for the next slice while the current one still has a pool's worth of
  * configurations left, so neither the pool nor the device waits for the
- * coordinator. Results go back in batches (at most every second). A failed
- * variant is a result like any other: only a broken runner stops the worker.
+ * coordinator. Results go back in batches (at most every second); while the
+ * worker owes results a heartbeat thread speaks for it after every second of
+ * silence (the batch waiting, else an empty RESULTS), so the coordinator can
+ * tell a worker waiting minutes on a reference or a compile from a stopped
+ * one. A failed variant is a result like any other: only a broken runner
+ * stops the worker.
  * A worker is also a compile rank when the coordinator says so (COMPILE: its
  * own class has nothing left, or it was started with --compile-rank and has
  * no device): it compiles another class's future configurations into the
@@ -18,11 +22,15 @@
  * those queue entries end without a result.
  * A replay worker (backend_replay.h: --replay) has no pool and no runner: it
  * answers each configuration from the replay source and keeps a simulated
- * clock, waiting the recorded compile + benchmark time divided by the speed. */
+ * clock, waiting the recorded compile + benchmark time divided by the speed
+ * (at most REPLAY_MAX_WAIT for one configuration). Its device is replay-N, N
+ * its index among the node's workers, so any number of them share no device. */
 #include "worker.h"
 
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +38,7 @@
 #include <unistd.h>
 
 #include <hwloc.h>
+#include <mpi.h>
 
 #include "../schema/job.h"
 #include "../schema/space.h"
@@ -39,11 +48,35 @@
 #include "compile.h"
 #include "runner.h"
 
+#ifndef TF_VERSION
+#define TF_VERSION "0.1"
+#endif
+
 #define WORKER_MAX_DEVICES 64
 #define RESULTS_BATCH 64
 #define RESULTS_MAX_DELAY 1.0
 #define WORKER_MAX_SERVED 64 /* (class, kernel, problem) spaces a compile rank keeps */
 #define WORKER_MAX_POOLS 8   /* (backend, arch) pools a compile rank keeps */
+#define REPLAY_MAX_WAIT 3600.0 /* real seconds a replay worker waits for one configuration */
+#define HEARTBEAT_INTERVAL 1.0 /* an owing worker silent this long sends an empty RESULTS */
+
+/* The heartbeat: a thread that tells the coordinator the worker is alive while
+ * its main thread waits on something long (a problem's reference, seconds
+ * to minutes; a compile; a slow configuration; a replay's simulated clock).
+ * Every MPI call of the worker is made under `mu` (MPI_THREAD_SERIALIZED). */
+struct heartbeat {
+    pthread_t thread;
+    pthread_mutex_t mu;
+    pthread_cond_t wake;
+    bool running;       /* the thread was started (MPI allows it) */
+    bool stop;
+    uint64_t unanswered; /* configurations queued to measure whose results are not in
+                            the batch yet (compile-only entries owe nothing) */
+    double last_sent;   /* when the worker last sent anything (worker_now) */
+    /* The batch (worker.batch, nbatch, last_flush) is under `mu` too: the
+     * heartbeat sends results that wait while the main thread is busy. */
+    struct tf_buf buf;
+};
 
 struct pending {
     uint32_t kernel, problem, phase;
@@ -93,6 +126,7 @@ struct worker {
     /* replay */
     struct tf_replay *replay;    /* non-NULL: answer from it, compile and run nothing */
     double sim_start, sim_elapsed; /* wall time the worker started; simulated seconds spent */
+    struct heartbeat hb;
 };
 
 static double worker_now(void)
@@ -141,6 +175,9 @@ int tf_worker_devices(struct tf_device *devs, const char **backend_of, int *ordi
                                          be->name, o, err.message);
                     continue;
                 }
+                /* The worker's own version travels with its device: it compiles and
+                 * measures, so it belongs to what the device ran with. */
+                tf_strlcpy(devs[n].tunefarm_version, TF_VERSION, sizeof devs[n].tunefarm_version);
                 backend_of[n] = be->name;
                 ordinal_of[n] = o;
                 n++;
@@ -150,23 +187,138 @@ int tf_worker_devices(struct tf_device *devs, const char **backend_of, int *ordi
     return n;
 }
 
-static void worker_flush(struct worker *w)
+/* Send w->buf to the coordinator (under the heartbeat's lock). */
+static int worker_send(struct worker *w, struct tf_error *err)
+{
+    pthread_mutex_lock(&w->hb.mu);
+    int rc = tf_wire_send(0, &w->buf, err);
+    w->hb.last_sent = worker_now();
+    pthread_mutex_unlock(&w->hb.mu);
+    return rc;
+}
+
+/* A message from the coordinator into w->buf if one is there: 1, 0 if none, -1 + err. */
+static int worker_poll(struct worker *w, struct tf_error *err)
+{
+    pthread_mutex_lock(&w->hb.mu);
+    int rc = tf_wire_poll(0, &w->buf, NULL, err);
+    pthread_mutex_unlock(&w->hb.mu);
+    return rc;
+}
+
+/* Wait for a message (tf_wire_recv's naps, 50 us to 2 ms: a blocking receive
+ * would spin a core the device ranks measure on). 1, or -1 + err. */
+static int worker_recv(struct worker *w, struct tf_error *err)
+{
+    long nap = 50000;
+    for (;;) {
+        int rc = worker_poll(w, err);
+        if (rc != 0)
+            return rc;
+        nanosleep(&(struct timespec){0, nap}, NULL);
+        if (nap < 2000000)
+            nap *= 2;
+    }
+}
+
+/* Send the batch of results into `b` (w->buf, or the heartbeat's own);
+ * the caller holds w->hb.mu. */
+static void worker_flush_locked(struct worker *w, struct tf_buf *b)
 {
     struct tf_error err;
     if (w->nbatch == 0)
         return;
-    tf_wire_results(&w->buf, w->batch, w->nbatch);
-    if (tf_wire_send(0, &w->buf, &err))
+    tf_wire_results(b, w->batch, w->nbatch);
+    if (tf_wire_send(0, b, &err))
         tf_die("%s", err.message); /* the coordinator is gone: nothing left to do */
     w->nbatch = 0;
-    w->last_flush = worker_now();
+    w->last_flush = w->hb.last_sent = worker_now();
+}
+
+static void worker_flush(struct worker *w)
+{
+    pthread_mutex_lock(&w->hb.mu);
+    worker_flush_locked(w, &w->buf);
+    pthread_mutex_unlock(&w->hb.mu);
+}
+
+/* Results still to come from this worker (under w->hb.mu). Once the last
+ * one is sent it owes nothing and no beat follows, which the coordinator,
+ * done with it, would leave unread. */
+static bool worker_owes(const struct worker *w)
+{
+    return w->hb.unanswered > 0 || w->nbatch > 0;
+}
+
+/* Every second of silence while results are owed: the results waiting in
+ * the batch (the main thread may be minutes into the next configuration),
+ * else an empty RESULTS, "alive". */
+static void *heartbeat_main(void *arg)
+{
+    struct worker *w = arg;
+    struct heartbeat *hb = &w->hb;
+    pthread_mutex_lock(&hb->mu);
+    while (!hb->stop) {
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_sec += (time_t)HEARTBEAT_INTERVAL;
+        pthread_cond_timedwait(&hb->wake, &hb->mu, &until);
+        if (hb->stop || !worker_owes(w) || worker_now() - hb->last_sent < HEARTBEAT_INTERVAL)
+            continue;
+        if (w->nbatch > 0) {
+            worker_flush_locked(w, &hb->buf);
+            continue;
+        }
+        struct tf_error err;
+        tf_wire_results(&hb->buf, NULL, 0);
+        if (tf_wire_send(0, &hb->buf, &err) == 0)
+            hb->last_sent = worker_now();
+    }
+    pthread_mutex_unlock(&hb->mu);
+    return NULL;
+}
+
+/* Start the heartbeat thread if MPI lets a second thread send, and say so
+ * with a first beat: the coordinator then holds this worker to the short
+ * bound of a beating one (coordinator.c). */
+static void heartbeat_start(struct worker *w)
+{
+    int level = MPI_THREAD_SINGLE;
+    MPI_Query_thread(&level);
+    w->hb.stop = false;
+    w->hb.last_sent = worker_now();
+    if (level < MPI_THREAD_SERIALIZED ||
+        pthread_create(&w->hb.thread, NULL, heartbeat_main, w) != 0)
+        return;
+    w->hb.running = true;
+    struct tf_error err;
+    pthread_mutex_lock(&w->hb.mu);
+    tf_wire_results(&w->hb.buf, NULL, 0);
+    if (tf_wire_send(0, &w->hb.buf, &err) == 0)
+        w->hb.last_sent = worker_now();
+    pthread_mutex_unlock(&w->hb.mu);
+}
+
+static void heartbeat_stop(struct worker *w)
+{
+    if (!w->hb.running)
+        return;
+    pthread_mutex_lock(&w->hb.mu);
+    w->hb.stop = true;
+    pthread_cond_signal(&w->hb.wake);
+    pthread_mutex_unlock(&w->hb.mu);
+    pthread_join(w->hb.thread, NULL);
+    w->hb.running = false;
 }
 
 static void worker_emit(struct worker *w, const struct tf_result *r)
 {
+    pthread_mutex_lock(&w->hb.mu);
+    w->hb.unanswered--;
     w->batch[w->nbatch++] = *r;
     if (w->nbatch == RESULTS_BATCH || worker_now() - w->last_flush >= RESULTS_MAX_DELAY)
-        worker_flush(w);
+        worker_flush_locked(w, &w->buf);
+    pthread_mutex_unlock(&w->hb.mu);
 }
 
 /* Queue `config` and submit its compile: to `pool` for a compile rank's entry
@@ -194,6 +346,11 @@ static void worker_push(struct worker *w, uint32_t kernel, uint32_t problem, uin
                           : tf_compile_submit_for(pool ? pool : w->pool,
                                                   w->job->kernels[kernel].kernel, (int)problem,
                                                   config);
+    if (pool == NULL) {
+        pthread_mutex_lock(&w->hb.mu);
+        w->hb.unanswered++;
+        pthread_mutex_unlock(&w->hb.mu);
+    }
 }
 
 /* Expand a slice into queued configurations; their compiles start now. */
@@ -372,9 +529,12 @@ static int worker_measure_next(struct worker *w, struct tf_error *err)
         if (speed > 0) { /* the simulated clock, scaled: wait until it is due */
             double due = w->sim_start + w->sim_elapsed / speed, now = worker_wall();
             if (due > now) {
-                double s = due - now;
-                struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
-                while (nanosleep(&ts, &ts) != 0)
+                /* At most REPLAY_MAX_WAIT for one configuration (the clock then
+                 * runs ahead of the wall; a recorded time of 1e300 s would
+                 * not fit a time_t); interrupted sleeps go on, failed ones end. */
+                double s = due - now < REPLAY_MAX_WAIT ? due - now : REPLAY_MAX_WAIT;
+                struct timespec ts = {(time_t)s, (long)((s - floor(s)) * 1e9)};
+                while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
                     ;
             }
         }
@@ -425,23 +585,22 @@ static int worker_measure_next(struct worker *w, struct tf_error *err)
     return 0;
 }
 
-static int worker_loop(struct worker *w, int low_water, struct tf_error *err)
+static int worker_serve(struct worker *w, int low_water, struct tf_error *err)
 {
     bool stopped = false, requested = false;
-    w->last_flush = worker_now();
     for (;;) {
         if (!stopped && !requested && w->len <= (size_t)low_water) {
             tf_wire_request(&w->buf);
-            if (tf_wire_send(0, &w->buf, err))
+            if (worker_send(w, err))
                 return -1;
             requested = true;
         }
         int rc;
         if (w->len == 0 && !stopped) {
             worker_flush(w);
-            rc = tf_wire_recv(0, &w->buf, NULL, err) == 0 ? 1 : -1;
+            rc = worker_recv(w, err);
         } else {
-            rc = tf_wire_poll(0, &w->buf, NULL, err);
+            rc = worker_poll(w, err);
         }
         if (rc < 0)
             return -1;
@@ -472,9 +631,22 @@ static int worker_loop(struct worker *w, int low_water, struct tf_error *err)
             worker_flush(w);
             return 0;
         }
-        if (worker_now() - w->last_flush >= RESULTS_MAX_DELAY)
+        pthread_mutex_lock(&w->hb.mu);
+        const bool due = worker_now() - w->last_flush >= RESULTS_MAX_DELAY;
+        pthread_mutex_unlock(&w->hb.mu);
+        if (due)
             worker_flush(w);
     }
+}
+
+/* Pull and serve until STOP (0), or -1 + err; the heartbeat beats meanwhile. */
+static int worker_loop(struct worker *w, int low_water, struct tf_error *err)
+{
+    w->last_flush = worker_now();
+    heartbeat_start(w);
+    const int rc = worker_serve(w, low_water, err);
+    heartbeat_stop(w);
+    return rc;
 }
 
 static void worker_destroy(struct worker *w)
@@ -504,6 +676,9 @@ static void worker_destroy(struct worker *w)
     tf_job_destroy(w->job);
     tf_bundle_destroy(w->bundle);
     tf_buf_free(&w->buf);
+    tf_buf_free(&w->hb.buf);
+    pthread_cond_destroy(&w->hb.wake);
+    pthread_mutex_destroy(&w->hb.mu);
 }
 
 /* The cpuset of the cores nearest PCI device `bus` ("0000:17:00.0"): hwloc's PCI
@@ -594,6 +769,8 @@ int tf_worker_run(const char *exe, int local_index, int compile_rank)
     char compilers[128];
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     w.exe = exe;
+    pthread_mutex_init(&w.hb.mu, NULL);
+    pthread_cond_init(&w.hb.wake, NULL);
     if (tf_wire_bcast(&w.buf, &err) || tf_wire_open(&w.buf, &type, &err))
         goto fail;
     if (type == TF_MSG_STOP) { /* the coordinator rejected the job: it said why */
@@ -636,6 +813,21 @@ int tf_worker_run(const char *exe, int local_index, int compile_rank)
         return 0;
     }
 
+    if (tf_replay_active() != NULL) {
+        /* Each replay worker is a simulated device of its own, replay-N after
+         * its index among the node's workers: no device to share, no limit. */
+        w.replay = tf_replay_active();
+        tf_replay_device(w.replay, local_index, &w.dev);
+        w.backend = &tf_backend_replay;
+        w.ordinal = local_index;
+        w.sim_start = worker_wall();
+        tf_wire_hello(&w.buf, &w.dev, ""); /* compiles for no one */
+        /* Few configurations ahead: a strategy's asks stay fine-grained. */
+        if (tf_wire_send(0, &w.buf, &err) || worker_loop(&w, 1, &err))
+            goto fail;
+        worker_destroy(&w);
+        return 0;
+    }
     struct tf_device devs[WORKER_MAX_DEVICES];
     const char *backend_of[WORKER_MAX_DEVICES];
     int ordinal_of[WORKER_MAX_DEVICES];
@@ -655,16 +847,6 @@ int tf_worker_run(const char *exe, int local_index, int compile_rank)
     w.dev = devs[pick];
     w.backend = tf_backend_find(backend_of[pick]);
     w.ordinal = ordinal_of[pick];
-    if (w.backend == &tf_backend_replay) {
-        w.replay = tf_replay_active();
-        w.sim_start = worker_wall();
-        tf_wire_hello(&w.buf, &w.dev, ""); /* compiles for no one */
-        /* Few configurations ahead: a strategy's asks stay fine-grained. */
-        if (tf_wire_send(0, &w.buf, &err) || worker_loop(&w, 1, &err))
-            goto fail;
-        worker_destroy(&w);
-        return 0;
-    }
 
     /* A GPU worker compiles on the cores nearest its GPU; the host worker
      * measures on a core, so it leaves that one to the runner. */

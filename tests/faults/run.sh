@@ -5,9 +5,28 @@
 # exactly the rows of an uninterrupted run of the same job (compare.py: same
 # keys, same statuses, none twice, one run) and pass h5dump. Bad archives must
 # be refused with a clear error (run, query, status, merge) and left untouched.
+#
+# Usage: tests/faults/run.sh [AREA...]. With no AREA, everything. Otherwise the
+# reference run and only the areas named: `core` (the scenarios of this file)
+# or a scenario file's name without .sh (tests/faults/run.sh core 30-space).
 source "$(dirname "$0")/../lib.sh"
 JOB="$ROOT/tests/fixtures/matrix.yaml"
 COMPARE="$PY $ROOT/tests/faults/compare.py"
+AREAS=("$@")
+for a in "${AREAS[@]}"; do
+    if [ "$a" != core ] && [ ! -e "$ROOT/tests/faults/scenarios/$a.sh" ]; then
+        echo "tests/faults/run.sh: no area '$a' (core, or one of:" \
+            $(cd "$ROOT/tests/faults/scenarios" && ls *.sh | sed 's/\.sh$//')")" >&2
+        exit 2
+    fi
+done
+# wanted AREA: AREA was named, or none was.
+wanted() {
+    [ "${#AREAS[@]}" -eq 0 ] && return 0
+    local a
+    for a in "${AREAS[@]}"; do [ "$a" = "$1" ] && return 0; done
+    return 1
+}
 cd "$TMP"
 
 # rank_pid N ARCHIVE: the pid of MPI rank N of the run writing ARCHIVE (the
@@ -25,17 +44,39 @@ rank_pid() {
     return 1
 }
 
-# wait_results ARCHIVE N: wait until the journal holds about N results (each
-# record is ~300 bytes after a 116-byte header); fails after 60 s.
+# journal_records JOURNAL: how many whole records (CRC checked) it holds.
+# Records differ in size (each ends with its result's message), so they are
+# counted, not guessed from the file's size (tests/faults/journal_records.py).
+journal_records() { $PY "$ROOT/tests/faults/journal_records.py" "$1"; }
+
+# wait_results ARCHIVE N: wait until N results are measured (archive rows +
+# journal records) with at least one still in the journal; fails after 60 s.
 wait_results() {
-    local i
-    for i in $(seq 600); do
-        local size
-        size=$(stat -c %s "$1.journal" 2>/dev/null || echo 0)
-        [ "$size" -gt $((116 + 300 * $2)) ] && return 0
-        sleep 0.1
+    $PY "$ROOT/tests/faults/journal_records.py" "$1.journal" --archive "$1" --wait "$2" --seconds 60 >/dev/null
+}
+
+# kernel_rows ARCHIVE KERNEL KEYS PYTHON: run PYTHON with `rows` = {(KEY, ...):
+# (status, message, time_min, time_median)} of KERNEL's results, keyed by the
+# integer parameters named in KEYS ("MODE I").
+kernel_rows() { $PY -c "
+import h5py, sys
+t = h5py.File(sys.argv[1])['kernels/' + sys.argv[2] + '/results'][()]
+keys = sys.argv[3].split()
+names = {v: k for k, v in h5py.check_enum_dtype(t.dtype['status']).items()}
+rows = {tuple(int(r[k]) for k in keys): (names[int(r['status'])], r['message'].decode(),
+        float(r['time_min']), float(r['time_median'])) for r in t}
+$4" "$1" "$2" "$3"; }
+
+# strays NAME VALUE: how many processes are running with NAME=VALUE in their
+# environment (what a variant forked and left behind; zombies are not counted).
+strays() {
+    local p n=0
+    for p in /proc/[0-9]*; do
+        { tr "\0" "\n" <"$p/environ"; } 2>/dev/null | grep -qxF "$1=$2" || continue
+        [ "$(sed 's/.*) \(.\).*/\1/' "$p/stat" 2>/dev/null)" = Z ] && continue
+        n=$((n + 1))
     done
-    echo "no results in $1.journal after 60 s" >&2; return 1
+    echo "$n"
 }
 
 # start ARCHIVE [ENV...]: start a run in the background; its pid in $RUN_PID,
@@ -70,6 +111,16 @@ resume() {
     fi
 }
 
+echo "-- the helpers' own checks"
+# The zero-strays checks of the scenarios mean something only if `strays` sees
+# a stray: plant one (a sleeper with a marker in its environment), then end it.
+env TF_FAULTS_PROBE="$TMP" sleep 300 &
+probe=$!
+check "strays finds a planted stray process" test "$(strays TF_FAULTS_PROBE "$TMP")" -eq 1
+check "  and no other value of its marker" test "$(strays TF_FAULTS_PROBE "$TMP/x")" -eq 0
+kill "$probe"; wait "$probe" 2>/dev/null || true
+check "  and none once it ended" test "$(strays TF_FAULTS_PROBE "$TMP")" -eq 0
+
 echo "-- the reference: one uninterrupted run"
 check "uninterrupted run of the matrix job" "$TF" run -q -n 1 "$JOB" -o ref.h5
 # Faults that are results: each MODE of the faulty kernel ends with its status.
@@ -88,6 +139,9 @@ for scenario in "compile error:1" "runner segfault:2" "runner hang:3" "wrong res
 done
 check "the reference passes h5dump" h5dump -H ref.h5
 
+# The scenarios of this file: the area `core` (the body is not indented, to
+# keep it as it was; it ends at "end of the area core" below).
+if wanted core; then
 echo "-- killed processes: resume makes the archive whole"
 start wkill.h5
 if wait_results wkill.h5 5 && pid=$(rank_pid 1 wkill.h5); then
@@ -97,12 +151,14 @@ if wait_results wkill.h5 5 && pid=$(rank_pid 1 wkill.h5); then
 else fail "worker SIGKILL: no worker rank found" wkill.h5.out; kill "$RUN_PID" 2>/dev/null || true; fi
 
 start ckill.h5
-if wait_results ckill.h5 8 && pid=$(rank_pid 0 ckill.h5); then
+# The coordinator's pid first, so that it dies right after the 8th record (a
+# checkpoint, every second, empties the journal).
+if wait_results ckill.h5 1 && pid=$(rank_pid 0 ckill.h5) && wait_results ckill.h5 8; then
     kill -KILL "$pid"; finish_rc
-    check "coordinator SIGKILL: its journal holds results" \
-        sh -c "[ \$(stat -c %s ckill.h5.journal) -gt 416 ]"
-    check "  status counts them, and calls the run unfinished" sh -c \
-        "\"$TF\" status ckill.h5 | grep -q 'results not checkpointed yet' &&
+    held=$(journal_records ckill.h5.journal)
+    check "coordinator SIGKILL: its journal holds whole results ($held records)" test "$held" -ge 1
+    check "  status counts them all, and calls the run unfinished" sh -c \
+        "\"$TF\" status ckill.h5 | grep -q 'Journal .*: $held results not checkpointed yet' &&
          \"$TF\" status ckill.h5 | grep -q UNFINISHED"
     resume "coordinator SIGKILL mid-run, then resume" ckill.h5
 else fail "coordinator SIGKILL: no coordinator rank found" ckill.h5.out; kill "$RUN_PID" 2>/dev/null || true; fi
@@ -217,12 +273,15 @@ check "  saying the archive was removed or moved" contains "$TMP/last" "the arch
 expect_fail "  merge refuses too (exit 2)" 2 "$TF" merge gone.h5 ref.h5
 check "  the journal is kept as it was, no archive made" sh -c \
     "[ \"\$(md5sum <gone.h5.journal)\" = '$sum' ] && [ ! -e gone.h5 ]"
+fi # end of the area core
 # More scenarios, one file per area (runner isolation, journal identity, space
 # counting, compile cache, ...): each is sourced here, in name order, with
-# everything above (ref.h5, start, verdict, resume, wait_results) at hand. Each
-# runs in a folder of its own, so two files cannot meet on an archive name.
+# everything above (ref.h5, start, verdict, resume, wait_results, kernel_rows,
+# strays) at hand. Each runs in a folder of its own, so two files cannot meet
+# on an archive name.
 for more in "$ROOT"/tests/faults/scenarios/*.sh; do
     [ -e "$more" ] || continue
+    wanted "$(basename "$more" .sh)" || continue
     area="$TMP/$(basename "$more" .sh)"
     mkdir -p "$area" && ln -sf "$TMP/ref.h5" "$area/ref.h5"
     cd "$area"

@@ -2,7 +2,8 @@
 """read_archive.py ARCHIVE - read a tunefarm HDF5 archive with h5py + pandas only.
 
 Checks the documented layout (schema/archive.md): root attributes, /devices,
-/runs and every /kernels/NAME group with its attributes, `problems` and
+/runs, /sessions, /session_devices and /run_kernels where present (archives
+before them lack them), and every /kernels/NAME group with its attributes, `problems` and
 `results`. Each kernel's results become a pandas DataFrame with the enum
 `status` and the fixed-length byte-string columns decoded to str; the script
 prints the row count per status and the best `ok` row (lowest time_median)
@@ -33,6 +34,13 @@ DEVICE_COLUMNS = ["id", "backend", "vendor", "name", "arch", "uuid", "pci_bus", 
                   "compiler_version"] + DEVPROPS
 RUN_COLUMNS = ["id", "job_name", "job_hash", "start_unix", "end_unix", "start", "end",
                "command", "slurm_job_id", "ranks", "tunefarm_version"]
+# Tables that came with per-run provenance: optional (older archives lack them).
+SESSION_COLUMNS = ["run", "start_unix", "end_unix", "start", "end", "command", "slurm_job_id",
+                   "ranks", "tunefarm_version", "host"]
+SESSION_DEVICE_COLUMNS = ["session", "device", "driver_version", "runtime_version",
+                          "compiler_version", "tunefarm_version", "clock_mhz",
+                          "memory_clock_mhz", "power_limit_w", "clock_policy"]
+RUN_KERNEL_COLUMNS = ["run", "kernel", "source_hash"]
 RESULT_COLUMNS = ["run", "device", "problem", "config", "status", "samples", "time_median",
                   "time_min", "time_mean", "time_rsd", "compile_time", "registers",
                   "shared_bytes", "spill_bytes", "sm_clock_mhz", "power_w", "temperature_c",
@@ -154,6 +162,27 @@ def report(path):
         print("devices: %d, runs: %d" % (len(devices), len(runs)))
         if "kernels" not in f or not isinstance(f["kernels"], h5py.Group):
             raise LayoutError("no group /kernels")
+        # Provenance per run and session, where the archive has it.
+        refs = {"run": len(runs), "device": len(devices)}
+        if "sessions" in f:
+            sessions = frame(table(f, "sessions", SESSION_COLUMNS))
+            refs["session"] = len(sessions)
+            print("sessions: %d" % len(sessions))
+            for name, columns in (("sessions", SESSION_COLUMNS),
+                                  ("session_devices", SESSION_DEVICE_COLUMNS),
+                                  ("run_kernels", RUN_KERNEL_COLUMNS)):
+                if name not in f:
+                    raise LayoutError("/sessions without /%s" % name)
+                df = frame(table(f, name, columns))
+                for col in ("run", "session", "device"):
+                    if col in df.columns and len(df) and int(df[col].max()) >= refs[col]:
+                        raise LayoutError("/%s: column '%s' refers past the %d rows of its table"
+                                          % (name, col, refs[col]))
+                if name == "run_kernels":
+                    unknown = set(df["kernel"]) - set(f["kernels"].keys())
+                    if unknown:
+                        raise LayoutError("/run_kernels names kernel(s) %s not under /kernels"
+                                          % ", ".join(sorted(unknown)))
 
         for name, g in f["kernels"].items():
             if not isinstance(g, h5py.Group):

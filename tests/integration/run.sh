@@ -72,6 +72,9 @@ check "compiler message kept in the archive" sh -c \
 
 check "an OpenMP reference does not crash the runner" sh -c \
     "\"$TF\" run -q -n 1 \"$FIX/ompref.yaml\" -o ompref.h5 && $CHECK ompref.h5 ompref --rows 3 --all-ok"
+# issue 14: parameter ranges, a constraint with and/not and a chain, inputs in [LO, HI)
+check "ranges, Python's words and input ranges run end to end" sh -c \
+    "\"$TF\" run -q -n 1 \"$FIX/init_range.yaml\" -o init_range.h5 && $CHECK init_range.h5 init_range --rows 8 --unique --all-ok"
 
 echo "-- MPI: one coordinator, two workers, against a serial run"
 # Timing on a small machine: a first run fills the compile cache, so that the
@@ -264,6 +267,7 @@ check "  saying which parameter" contains "$TMP/last" "parameter X"
 
 
 . "$ROOT/tests/integration/space.sh"
+. "$ROOT/tests/integration/report.sh"
 . "$ROOT/tests/integration/port.sh"
 
 finish

@@ -13,6 +13,11 @@
 #     nvidia), component 1 on the other (amd), one MPI job over both through
 #     srun --het-group=0,1 --mpi=pmix: the run has every rank, and the workers
 #     of both components measured;
+#   - slurm/nightly.sh (what nightly.scrontab runs): three nights, each a
+#     tuning job and a diff job after it; the diff job's state is the answer
+#     (nothing to compare, no regression, a planted 8x regression: FAILED with
+#     exit 1), its report kept beside the archive; a diff job after a job that
+#     requeues itself waits for its end;
 #   - nightly.scrontab installs (scrontab accepts its options and schedule).
 # Without the packages or the rights to start the daemons, the cluster part
 # prints "skip  slurm: <why>" (scripts/deps.sh test installs the packages).
@@ -30,9 +35,10 @@ export TUNEFARM_FINALIZE_TIMEOUT=20
 export PATH="$PATH:/usr/sbin:/sbin"
 
 echo "-- templates"
-for t in tune hetjob array; do
+for t in tune hetjob array diff; do
     check "$t.sbatch is valid bash" bash -n "$SL/$t.sbatch"
 done
+check "nightly.sh is valid bash" bash -n "$SL/nightly.sh"
 # The checkpoint / requeue block is copied into every template (each stays
 # self-contained): the copies must not drift apart.
 block() { sed -n '/^# --- checkpoint, requeue, resume/,/^# ----------/p' "$SL/$1.sbatch"; }
@@ -179,6 +185,11 @@ requeued() { wait_until 60 restarted && grep -q "interrupted; requeueing Slurm j
 partial() { echo "$left of 38 measured"; [ -n "$left" ] && [ "$left" -ge 4 ] && [ "$left" -lt 38 ]; }
 jid=$("${SB[@]}" --chdir="$TMP/b" --output="$TMP/b/job.out" "$SL/tune.sbatch" \
     job.yaml b.h5 2>b/sbatch.err) || true
+# What slurm/nightly.sh does: a diff job to run once the tuning job has ended.
+# A requeued job has not ended: the diff must wait for the resumed run.
+djid=""
+[ -n "$jid" ] && djid=$(sbatch --parsable --partition=local --time=5 --dependency=afterany:"$jid" \
+    --chdir="$TMP/b" --output="$TMP/b/diff.out" "$SL/diff.sbatch" b.h5 2>b/dsbatch.err) || true
 if [ -z "$jid" ]; then
     fail "sbatch accepts the requeue job" b/sbatch.err
 elif ! wait_until 90 has_some; then
@@ -196,7 +207,72 @@ else
         runs_check b/b.h5 ranked 38 "$jid"
     check "every row ok" $CHECK b/b.h5 ranked --rows 38 --unique --all-ok
     check "tunefarm status: 38 of 38, nothing left" sh -c "\"$TF\" status b/b.h5 | grep -q '38 of 38 measured'"
+    # diff_after: the diff job ran, and started once the requeued job had ended.
+    diff_after() {
+        local started ended
+        started=$(job_field "$djid" StartTime) ended=$(job_field "$jid" EndTime)
+        echo "diff job $djid started $started; tuning job $jid ended $ended"
+        [ -n "$started" ] && [ -n "$ended" ] && ! [[ $started < $ended ]]
+    }
+    if [ -z "$djid" ]; then
+        fail "sbatch accepts diff.sbatch after the requeue job" b/dsbatch.err
+    else
+        state=$(wait_done "$djid" 60)
+        job_ends "its diff job (afterany) completes ($state): the first run, nothing to compare" \
+            "$djid" b/diff.out
+        check "  it waited for the requeued job's end, not its first stop" diff_after
+        check "  its report, beside the archive, says there is nothing to compare yet" \
+            grep -q 'nothing to compare yet' b/b.diff-latest.txt
+    fi
 fi
+
+echo "-- slurm/nightly.sh: three nights, each tuned then compared with the night before"
+# As slurm/nightly.scrontab runs it, but for what this cluster lacks (the
+# tuning job's partition, GPUs, tasks; the diff job's partition). The drift
+# fixture: night 3 compiles its best 8 times slower (tests/integration/diff.sh
+# does the same without Slurm). Tolerance 50%: a shared machine, an 8x change.
+mkdir -p n && cp -r "$FIX/drift" "$FIX/drift.yaml" n/
+# night N: submit a night; the ids of its tuning and diff jobs in $tj and $dj.
+night() {
+    (cd n && DIFF_SBATCH_ARGS="--partition=local --time=5 --output=$TMP/n/diff-$1.out" \
+        TUNEFARM_DIFF_ARGS="--tolerance 50%" "$SL/nightly.sh" drift.yaml n.h5 \
+        --partition=local --gpus-per-node=0 --ntasks-per-node=2 --time=10 \
+        --output="$TMP/n/tune-$1.out") >"n/submit-$1.out" 2>&1
+    tj=$(sed -n 's/^tunefarm nightly: tuning job \([0-9]*\) .*/\1/p' "n/submit-$1.out")
+    dj=$(sed -n 's/.* then diff job \([0-9]*\)$/\1/p' "n/submit-$1.out")
+    [ -n "$tj" ] && [ -n "$dj" ]
+}
+# diff_exit ID CODE: the diff job ended with exit CODE (COMPLETED for 0, FAILED else).
+diff_exit() {
+    local s c
+    s=$(job_field "$1" JobState) c=$(job_field "$1" ExitCode)
+    echo "diff job $1: $s, exit $c"
+    if [ "$2" = 0 ]; then [ "$s" = COMPLETED ] && [ "$c" = 0:0 ]; else [ "$s" = FAILED ] && [ "$c" = "$2:0" ]; fi
+}
+for i in 1 2 3; do
+    [ "$i" = 3 ] && sed -i 's/^options: \[-O1\]$/options: [-O1, -DDRIFT_SLOWDOWN=8]/' n/drift/kernel.yaml
+    if ! night "$i"; then
+        fail "night $i: slurm/nightly.sh submits a tuning job and a diff job" "n/submit-$i.out"
+        break
+    fi
+    pass "night $i: slurm/nightly.sh submits tuning job $tj and diff job $dj after it"
+    state=$(wait_done "$tj" 120)
+    job_ends "  the tuning job completes ($state)" "$tj" "n/tune-$i.out"
+    state=$(wait_done "$dj" 60)
+    case $i in
+    1) check "  the diff job completes: nothing to compare on the first night" diff_exit "$dj" 0
+       check "  its report says so, beside the archive" grep -q 'nothing to compare yet' n/n.diff-latest.txt ;;
+    2) check "  the diff job completes: no regression (exit 0)" diff_exit "$dj" 0
+       check "  its report compares night 2 with night 1" sh -c \
+           "grep -q 'B (now):  run 1' n/n.diff-latest.txt && grep -q 'Exit 0: no regression' n/n.diff-latest.txt" ;;
+    3) check "  the diff job FAILS with exit 1: a regression" diff_exit "$dj" 1
+       check "  its report names the slower previous best and the changed source" sh -c \
+           "grep -q 'SLOWER beyond the noise' n/n.diff-latest.txt &&
+            grep -q 'kernel drift source' n/n.diff-latest.txt && grep -q 'Exit 1: a regression' n/n.diff-latest.txt" ;;
+    esac
+done
+check "one report per night beside the archive, the latest linked" sh -c \
+    "[ \$(ls n/n.diff-2*.txt | wc -l) -ge 1 ] && [ -L n/n.diff-latest.txt ]"
 
 echo "-- slurm/array.sbatch: one array task per job file"
 mkdir -p c && cp -r "$FIX/ranked" c/
@@ -303,7 +379,7 @@ echo "-- slurm/nightly.scrontab"
 sed -e 's/--partition=cpu/--partition=local/' -e "s|/srv/tunefarm|$TMP|g" \
     "$SL/nightly.scrontab" >nightly.scrontab
 scron_installs() {
-    scrontab nightly.scrontab && scrontab -l | grep -q '^30 1 \* \* \* sbatch ' &&
+    scrontab nightly.scrontab && scrontab -l | grep -q '^30 1 \* \* \* slurm/nightly.sh ' &&
         squeue -h -n tunefarm-nightly-submit -o '%T %r' | grep -q 'PENDING BeginTime'
 }
 scron_options() {
@@ -312,7 +388,7 @@ scron_options() {
     echo "options: $opts"
     # shellcheck disable=SC2086
     sbatch --test-only $opts --wrap=true 2>&1 | tee /dev/stderr | grep -q 'to start at' &&
-        grep -Eq '^([0-9*/,-]+ ){5}sbatch .*slurm/tune\.sbatch jobs/nightly\.yaml' nightly.scrontab
+        grep -Eq '^([0-9*/,-]+ ){5}slurm/nightly\.sh jobs/nightly\.yaml results/nightly\.h5 ' nightly.scrontab
 }
 if command -v scrontab >/dev/null 2>&1; then
     check "scrontab installs it; its cron job waits for 01:30" scron_installs

@@ -5,7 +5,9 @@
  * foreign, non-HDF5 and hand-edited files, and the writer unwritable paths and
  * a rename that fails after the temporary file exists; per-problem defaults
  * round-trip, and an archive written before them (no `default_config` column)
- * still reads. Kernels are built by
+ * still reads; so do per-run provenance (job settings, sessions, what each
+ * device ran with, source hashes per run), its merge, and an archive written
+ * before it. Kernels are built by
  * hand (constraints compiled with the real expression compiler) so the tests
  * do not depend on the kernel.yaml loader. h5dump and read_archive.py, when
  * present, must accept the written file. */
@@ -103,6 +105,42 @@ static struct tf_archive *make_model(struct test_kernel *gemm, struct test_kerne
                                                      .device = 0, .planned = 3});
     tf_archive_set_plan(a, &(struct tf_archive_plan){.run = 1, .kernel = 0, .problem = 1,
                                                      .device = 1, .planned = 1200});
+    /* Provenance: the job's settings on run 1, two sessions of it (resumed),
+     * what each device ran with in each (a driver upgrade, a clock unknown in
+     * the second), and the kernels' source hashes per run. */
+    struct tf_archive_run *r = &a->runs[1];
+    tf_strlcpy(r->search_strategy, "random", sizeof r->search_strategy);
+    r->search_seed = 7;
+    r->search_budget = 500;
+    tf_strlcpy(r->search, "time_budget=0 patience=0 noise=0.005 top_k=8", sizeof r->search);
+    tf_strlcpy(r->measure, "warmup=2 min_samples=10", sizeof r->measure);
+    tf_strlcpy(r->screen, "warmup=1 min_samples=3", sizeof r->screen);
+    struct tf_archive_session s = {.run = 1, .start = 1714646400.0, .end = 1714650000.5,
+                                   .ranks = 3};
+    tf_strlcpy(s.command, "tunefarm run jobs/nightly.yaml", sizeof s.command);
+    tf_strlcpy(s.slurm_job_id, "100", sizeof s.slurm_job_id);
+    tf_strlcpy(s.tunefarm_version, "0.1.0", sizeof s.tunefarm_version);
+    tf_strlcpy(s.host, "login1", sizeof s.host);
+    assert_int_equal(tf_archive_add_session(a, &s), 0);
+    s.start = 1714732800.0;
+    s.end = 0; /* killed */
+    tf_strlcpy(s.slurm_job_id, "117", sizeof s.slurm_job_id);
+    assert_int_equal(tf_archive_add_session(a, &s), 1);
+    struct tf_device v = d0;
+    tf_strlcpy(v.tunefarm_version, "0.1.0", sizeof v.tunefarm_version);
+    v.clock_mhz = 1980;
+    v.memory_clock_mhz = 2619;
+    v.power_limit_w = 700;
+    tf_archive_set_session_device(a, 0, 0, &v);
+    tf_archive_set_session_device(a, 0, 1, &d1);
+    tf_strlcpy(v.driver_version, "580.159.04", sizeof v.driver_version);
+    v.clock_mhz = 0;
+    tf_strlcpy(v.clock_policy, "manual", sizeof v.clock_policy);
+    tf_archive_set_session_device(a, 1, 0, &v);
+    tf_archive_set_run_kernel(a, 0, 0, gemm->k.source_hash);
+    tf_archive_set_run_kernel(a, 1, 0, "1234");
+    tf_archive_set_run_kernel(a, 1, 1, vecadd->k.source_hash);
+    tf_archive_set_run_kernel(a, 1, 0, gemm->k.source_hash); /* replaces, in place */
     a->checkpoint = 41;
     return a;
 }
@@ -232,6 +270,48 @@ static void assert_archives_equal(const struct tf_archive *a, const struct tf_ar
         assert_string_equal(x->slurm_job_id, y->slurm_job_id);
         assert_int_equal(x->ranks, y->ranks);
         assert_string_equal(x->tunefarm_version, y->tunefarm_version);
+        assert_string_equal(x->replay_source, y->replay_source);
+        assert_string_equal(x->search_strategy, y->search_strategy);
+        assert_int_equal(x->search_seed, y->search_seed);
+        assert_int_equal(x->search_budget, y->search_budget);
+        assert_string_equal(x->search, y->search);
+        assert_string_equal(x->measure, y->measure);
+        assert_string_equal(x->screen, y->screen);
+    }
+    assert_int_equal(a->nsessions, b->nsessions);
+    for (int i = 0; i < a->nsessions; i++) {
+        const struct tf_archive_session *x = &a->sessions[i], *y = &b->sessions[i];
+        assert_int_equal(x->run, y->run);
+        assert_same_double(x->start, y->start);
+        assert_same_double(x->end, y->end);
+        assert_string_equal(x->command, y->command);
+        assert_string_equal(x->slurm_job_id, y->slurm_job_id);
+        assert_int_equal(x->ranks, y->ranks);
+        assert_string_equal(x->tunefarm_version, y->tunefarm_version);
+        assert_string_equal(x->host, y->host);
+    }
+    assert_int_equal(a->nsession_devices, b->nsession_devices);
+    for (int i = 0; i < a->nsession_devices; i++) {
+        const struct tf_archive_session_device *x = &a->session_devices[i];
+        const struct tf_archive_session_device *y = &b->session_devices[i];
+        assert_int_equal(x->session, y->session);
+        assert_int_equal(x->device, y->device);
+        assert_string_equal(x->d.name, y->d.name);
+        assert_string_equal(x->d.uuid, y->d.uuid);
+        assert_string_equal(x->d.driver_version, y->d.driver_version);
+        assert_string_equal(x->d.runtime_version, y->d.runtime_version);
+        assert_string_equal(x->d.compiler_version, y->d.compiler_version);
+        assert_string_equal(x->d.tunefarm_version, y->d.tunefarm_version);
+        assert_same_double(x->d.clock_mhz, y->d.clock_mhz);
+        assert_same_double(x->d.memory_clock_mhz, y->d.memory_clock_mhz);
+        assert_same_double(x->d.power_limit_w, y->d.power_limit_w);
+        assert_string_equal(x->d.clock_policy, y->d.clock_policy);
+    }
+    assert_int_equal(a->nrun_kernels, b->nrun_kernels);
+    for (int i = 0; i < a->nrun_kernels; i++) {
+        assert_int_equal(a->run_kernels[i].run, b->run_kernels[i].run);
+        assert_int_equal(a->run_kernels[i].kernel, b->run_kernels[i].kernel);
+        assert_string_equal(a->run_kernels[i].source_hash, b->run_kernels[i].source_hash);
     }
     assert_int_equal(a->checkpoint, b->checkpoint);
     assert_int_equal(a->nplans, b->nplans);
@@ -379,6 +459,20 @@ static void test_round_trip(void **state)
     assert_int_equal(b->nplans, 2); /* set_plan updated the first row in place */
     assert_int_equal(b->plans[0].planned, 1200);
     assert_int_equal(b->plans[1].kernel, 1);
+    assert_int_equal(b->nsessions, 2);
+    assert_int_equal(b->nsession_devices, 3);
+    assert_string_equal(b->session_devices[2].d.driver_version, "580.159.04");
+    assert_true(b->session_devices[2].d.clock_mhz == 0); /* unknown: NaN in the file */
+    assert_true(b->session_devices[0].d.power_limit_w == 700);
+    assert_int_equal(b->nrun_kernels, 3); /* set_run_kernel replaced in place */
+    assert_string_equal(tf_archive_run_source_hash(b, 1, 0), gemm.k.source_hash);
+    assert_null(tf_archive_run_source_hash(b, 0, 1));
+    int count = 0;
+    assert_int_equal(tf_archive_run_session(b, 1, 1, &count), 1);
+    assert_int_equal(count, 2);
+    assert_int_equal(tf_archive_run_session(b, 0, 0, &count), -1);
+    assert_int_equal(count, 0);
+    assert_string_equal(b->runs[1].screen, "warmup=1 min_samples=3");
 
     /* A model read back can be extended and rewritten over itself. */
     struct tf_error err = {0};
@@ -893,7 +987,7 @@ static void test_external_readers(void **state)
             "            d.attrs.create(k, [x.decode() for x in v], dtype=h5py.string_dtype())\n"
             "        else: d.attrs[k] = v\n"
             "attrs(src, dst)\n"
-            "for t in ('devices', 'runs', 'plan'): dst.create_dataset(t, data=rev(src[t]))\n"
+            "for t in ('devices', 'runs', 'plan', 'sessions', 'session_devices', 'run_kernels'): dst.create_dataset(t, data=rev(src[t]))\n"
             "for name in sorted(src['kernels'], reverse=True):\n"
             "    s = src['kernels'][name]; g = dst.create_group('kernels/' + name); attrs(s, g)\n"
             "    g.create_dataset('problems', data=rev(s['problems']))\n"
@@ -941,12 +1035,10 @@ static int problem_default_column(const char *path, const char *kernel, uint64_t
     return (int)n;
 }
 
-/* Rewrite /kernels/NAME/problems without its `default_config` column, as an
- * archive written before per-problem defaults has it. */
-static void drop_problem_defaults(const char *path, const char *kernel)
+/* Rewrite table `name` without the columns `drop[0..ndrop)` (each must be
+ * there), as an archive written before they existed has it. */
+static void drop_columns(const char *path, const char *name, const char *const *drop, int ndrop)
 {
-    char name[256];
-    snprintf(name, sizeof name, "/kernels/%s/problems", kernel);
     hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
     assert_true(f >= 0);
     hid_t ds = H5Dopen2(f, name, H5P_DEFAULT);
@@ -954,43 +1046,54 @@ static void drop_problem_defaults(const char *path, const char *kernel)
     hid_t ft = H5Dget_type(ds), sp = H5Dget_space(ds);
     hsize_t n = 0;
     H5Sget_simple_extent_dims(sp, &n, NULL);
-    /* The old row type: every member but default_config, packed. */
-    int members = H5Tget_nmembers(ft);
+    /* The old row type: every member but the dropped ones, packed. */
+    int members = H5Tget_nmembers(ft), kept = 0;
     size_t size = 0;
-    for (int i = 0; i < members; i++) {
-        char *m = H5Tget_member_name(ft, (unsigned)i);
-        hid_t mt = H5Tget_member_type(ft, (unsigned)i);
-        if (strcmp(m, "default_config") != 0)
-            size += H5Tget_size(mt);
-        H5Tclose(mt);
-        H5free_memory(m);
-    }
-    hid_t old = H5Tcreate(H5T_COMPOUND, size);
-    size = 0;
-    for (int i = 0; i < members; i++) {
-        char *m = H5Tget_member_name(ft, (unsigned)i);
-        hid_t mt = H5Tget_member_type(ft, (unsigned)i);
-        if (strcmp(m, "default_config") != 0) {
-            H5Tinsert(old, m, size, mt);
-            size += H5Tget_size(mt);
+    for (int pass = 0; pass < 2; pass++) {
+        hid_t old = pass == 1 ? H5Tcreate(H5T_COMPOUND, size) : H5I_INVALID_HID;
+        size = 0;
+        for (int i = 0; i < members; i++) {
+            char *m = H5Tget_member_name(ft, (unsigned)i);
+            hid_t mt = H5Tget_member_type(ft, (unsigned)i);
+            int dropped = 0;
+            for (int d = 0; d < ndrop; d++)
+                dropped |= strcmp(m, drop[d]) == 0;
+            if (!dropped) {
+                if (pass == 1)
+                    H5Tinsert(old, m, size, mt);
+                size += H5Tget_size(mt);
+            }
+            H5Tclose(mt);
+            H5free_memory(m);
         }
-        H5Tclose(mt);
-        H5free_memory(m);
+        if (pass == 0)
+            continue;
+        kept = H5Tget_nmembers(old);
+        assert_int_equal(kept, members - ndrop); /* it had every column */
+        unsigned char *rows = calloc((size_t)n + 1, size);
+        assert_true(H5Dread(ds, old, H5S_ALL, H5S_ALL, H5P_DEFAULT, rows) >= 0);
+        H5Dclose(ds);
+        assert_true(H5Ldelete(f, name, H5P_DEFAULT) >= 0);
+        ds = H5Dcreate2(f, name, old, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+        assert_true(ds >= 0);
+        assert_true(H5Dwrite(ds, old, H5S_ALL, H5S_ALL, H5P_DEFAULT, rows) >= 0);
+        free(rows);
+        H5Tclose(old);
     }
-    assert_int_equal(H5Tget_nmembers(old), members - 1); /* it had the column */
-    unsigned char *rows = calloc((size_t)n + 1, size);
-    assert_true(H5Dread(ds, old, H5S_ALL, H5S_ALL, H5P_DEFAULT, rows) >= 0);
     H5Dclose(ds);
-    assert_true(H5Ldelete(f, name, H5P_DEFAULT) >= 0);
-    ds = H5Dcreate2(f, name, old, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-    assert_true(ds >= 0);
-    assert_true(H5Dwrite(ds, old, H5S_ALL, H5S_ALL, H5P_DEFAULT, rows) >= 0);
-    free(rows);
-    H5Dclose(ds);
-    H5Tclose(old);
     H5Sclose(sp);
     H5Tclose(ft);
     H5Fclose(f);
+}
+
+/* Rewrite /kernels/NAME/problems without its `default_config` column, as an
+ * archive written before per-problem defaults has it. */
+static void drop_problem_defaults(const char *path, const char *kernel)
+{
+    char name[256];
+    static const char *const col[] = {"default_config"};
+    snprintf(name, sizeof name, "/kernels/%s/problems", kernel);
+    drop_columns(path, name, col, 1);
 }
 
 /* True if the group of `kernel` has attribute `attr`. */
@@ -1215,6 +1318,46 @@ static void test_warnings_columns(void **state)
     tf_archive_destroy(a);
     tk_free(&gemm);
     tk_free(&vecadd);
+}
+
+/* Issue 14 item 7: max_shared_per_sm came after archives were written with
+ * one column per older property. Such an archive (the committed fuzz seed
+ * tests/fuzz/corpus/archive/ranked.h5) still reads, the property taken as
+ * the per-block opt-in; rewritten, it gains the column and keeps the value. */
+static void test_archive_without_shared_per_sm(void **state)
+{
+    (void)state;
+    const char *old = "tests/fuzz/corpus/archive/ranked.h5";
+    hid_t f = H5Fopen(old, H5F_ACC_RDONLY, H5P_DEFAULT);
+    assert_true(f >= 0);
+    hid_t d = H5Dopen2(f, "devices", H5P_DEFAULT);
+    hid_t t = H5Dget_type(d);
+    assert_true(H5Tget_member_index(t, "max_shared_optin") >= 0);
+    assert_true(H5Tget_member_index(t, "max_shared_per_sm") < 0); /* written before it */
+    H5Tclose(t);
+    H5Dclose(d);
+    H5Fclose(f);
+    struct tf_archive *a = read_ok(old);
+    assert_true(a->ndevices >= 1);
+    const int64_t optin = a->devices[0].props[TF_DEVPROP_MAX_SHARED_OPTIN];
+    assert_true(optin > 0);
+    assert_int_equal(a->devices[0].props[TF_DEVPROP_MAX_SHARED_PER_SM], optin);
+    char path[512];
+    path_in_tmp(path, sizeof path, "with-per-sm.h5");
+    a->devices[0].props[TF_DEVPROP_MAX_SHARED_PER_SM] = 233472;
+    write_ok(a, path);
+    f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    d = H5Dopen2(f, "devices", H5P_DEFAULT);
+    t = H5Dget_type(d);
+    assert_true(H5Tget_member_index(t, "max_shared_per_sm") >= 0);
+    H5Tclose(t);
+    H5Dclose(d);
+    H5Fclose(f);
+    struct tf_archive *b = read_ok(path);
+    assert_int_equal(b->devices[0].props[TF_DEVPROP_MAX_SHARED_PER_SM], 233472);
+    assert_int_equal(b->devices[0].props[TF_DEVPROP_MAX_SHARED_OPTIN], optin);
+    tf_archive_destroy(b);
+    tf_archive_destroy(a);
 }
 
 /* A per-problem default outside the space: refused on read (a hand-edited
@@ -1475,6 +1618,124 @@ static void test_merge_extends_run(void **state)
     tk_free(&gemm);
 }
 
+/* An archive written before per-run provenance: no /sessions,
+ * /session_devices, /run_kernels, no job settings in /runs. It reads, with
+ * none of them, and a rewrite adds them (empty). */
+static void test_archive_without_provenance(void **state)
+{
+    (void)state;
+    struct test_kernel gemm, vecadd;
+    make_gemm(&gemm);
+    make_vecadd(&vecadd);
+    struct tf_archive *a = make_model(&gemm, &vecadd);
+    char path[512];
+    path_in_tmp(path, sizeof path, "before-provenance.h5");
+    write_ok(a, path);
+    static const char *const settings[] = {"search_strategy", "search_seed", "search_budget",
+                                           "search", "measure", "screen"};
+    drop_columns(path, "/runs", settings, 6);
+    hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
+    assert_true(f >= 0);
+    assert_true(H5Ldelete(f, "/sessions", H5P_DEFAULT) >= 0);
+    assert_true(H5Ldelete(f, "/session_devices", H5P_DEFAULT) >= 0);
+    assert_true(H5Ldelete(f, "/run_kernels", H5P_DEFAULT) >= 0);
+    H5Fclose(f);
+    struct tf_archive *b = read_ok(path);
+    assert_int_equal(b->nruns, 2);
+    assert_string_equal(b->runs[1].search_strategy, "");
+    assert_int_equal(b->runs[1].search_seed, 0);
+    assert_string_equal(b->runs[1].measure, "");
+    assert_string_equal(b->runs[1].job_name, "nightly"); /* the rest is there */
+    assert_int_equal(b->nsessions, 0);
+    assert_int_equal(b->nsession_devices, 0);
+    assert_int_equal(b->nrun_kernels, 0);
+    assert_null(tf_archive_run_source_hash(b, 1, 0));
+    assert_int_equal(b->kernels[0].nrows, 6);
+    write_ok(b, path);
+    struct tf_archive *c = read_ok(path);
+    assert_archives_equal(b, c);
+    tf_archive_destroy(c);
+    tf_archive_destroy(b);
+    tf_archive_destroy(a);
+    tk_free(&gemm);
+    tk_free(&vecadd);
+}
+
+/* Damaged provenance tables are refused with the table and column named. */
+static void test_bad_provenance(void **state)
+{
+    (void)state;
+    struct test_kernel gemm, vecadd;
+    make_gemm(&gemm);
+    make_vecadd(&vecadd);
+    struct tf_archive *a = make_model(&gemm, &vecadd);
+    char path[512];
+    path_in_tmp(path, sizeof path, "bad-provenance.h5");
+    write_ok(a, path);
+    uint32_t bad = 9;
+    poke_table(path, "/session_devices", "device", H5T_NATIVE_UINT32, &bad, 1);
+    read_fails(path, "dataset /session_devices row 1: column 'device' is out of range");
+    write_ok(a, path);
+    poke_table(path, "/sessions", "run", H5T_NATIVE_UINT32, &bad, 0);
+    read_fails(path, "dataset /sessions row 0: column 'run' is out of range");
+    write_ok(a, path);
+    poke_table(path, "/run_kernels", "run", H5T_NATIVE_UINT32, &bad, 2);
+    read_fails(path, "/run_kernels row 2 names a run or kernel the archive does not have");
+    /* and the writer refuses such a model */
+    a->session_devices[0].session = 5;
+    struct tf_error err = {0};
+    assert_int_equal(tf_archive_write(a, path, &err), -1);
+    assert_non_null(strstr(err.message, "session device row 0 is out of range"));
+    tf_archive_destroy(a);
+    tk_free(&gemm);
+    tk_free(&vecadd);
+}
+
+/* Merging carries sessions, what their devices ran with and the runs' source
+ * hashes, onto the output's ids; merging again adds no session twice, and a
+ * session added to a run since (a resume) comes over on its own. */
+static void test_merge_provenance(void **state)
+{
+    (void)state;
+    struct test_kernel gemm, vecadd;
+    make_gemm(&gemm);
+    make_vecadd(&vecadd);
+    struct tf_archive *a = make_model(&gemm, &vecadd);
+    struct tf_archive *m = tf_archive_create();
+    /* m knows the MI300X already, under another id */
+    struct tf_device mi = make_device("hip", "AMD Instinct MI300X", "GPU-1111-xyz", "node2");
+    assert_int_equal(tf_archive_add_device(m, &mi), 0);
+    struct tf_archive_merge_stats st;
+    struct tf_error err = {0};
+    assert_int_equal(tf_archive_merge(m, a, &st, &err), 0);
+    assert_int_equal(m->nsessions, 2);
+    assert_int_equal(m->nsession_devices, 3);
+    assert_int_equal(m->session_devices[1].device, 0); /* the MI300X: m's device 0 */
+    assert_int_equal(m->session_devices[0].device, 1); /* the H100: new in m */
+    assert_string_equal(m->session_devices[2].d.driver_version, "580.159.04");
+    assert_int_equal(m->nrun_kernels, 3);
+    assert_string_equal(tf_archive_run_source_hash(m, 1, 1), vecadd.k.source_hash);
+    assert_int_equal(tf_archive_merge(m, a, &st, &err), 0);
+    assert_int_equal(m->nsessions, 2);
+    assert_int_equal(m->nsession_devices, 3);
+    assert_int_equal(m->nrun_kernels, 3);
+    /* run 1 resumed once more in a, and its killed session 1 got an end after all */
+    a->sessions[1].end = 1714740000.0;
+    struct tf_archive_session s3 = a->sessions[1];
+    s3.start = 1714819200.0;
+    tf_strlcpy(s3.slurm_job_id, "130", sizeof s3.slurm_job_id);
+    tf_archive_add_session(a, &s3);
+    assert_int_equal(tf_archive_merge(m, a, &st, &err), 0);
+    assert_int_equal(m->nsessions, 3);
+    assert_int_equal(m->sessions[2].run, 1);
+    assert_string_equal(m->sessions[2].slurm_job_id, "130");
+    assert_true(m->sessions[1].end == 1714740000.0);
+    tf_archive_destroy(m);
+    tf_archive_destroy(a);
+    tk_free(&gemm);
+    tk_free(&vecadd);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1499,8 +1760,12 @@ int main(void)
         cmocka_unit_test(test_problem_defaults_round_trip),
         cmocka_unit_test(test_archive_without_problem_defaults),
         cmocka_unit_test(test_warnings_columns),
+        cmocka_unit_test(test_archive_without_shared_per_sm),
         cmocka_unit_test(test_bad_problem_default),
         cmocka_unit_test(test_problem_defaults_update_and_merge),
+        cmocka_unit_test(test_archive_without_provenance),
+        cmocka_unit_test(test_bad_provenance),
+        cmocka_unit_test(test_merge_provenance),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "../../schema/bundle.h"
+#include "../../schema/defines.h"
 #include "../../schema/job.h"
 #include "../../schema/kernel.h"
 #include "../../schema/space.h"
@@ -295,6 +296,178 @@ static void test_compile_error_names_line(void **state)
     unlink(path);
 }
 
+/* Compile `source` for sm_90 with `defines`; 1 if it compiled, 0 if not (the
+ * log, if any, into *log when log is not NULL), the CUBIN into *bin. */
+static int compiles(const char *source, char **defines, int ndefines, char **log,
+                    unsigned char **bin, size_t *binlen)
+{
+    char path[] = "/tmp/tf-test-cuda-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    struct tf_compile_output out;
+    assert_int_equal(compile_source("names.cu", source, "k", "sm_90", defines, ndefines, NULL,
+                                    0, path, &out),
+                     0);
+    if (bin)
+        *bin = out.ok ? (unsigned char *)read_all(path, binlen) : NULL;
+    unlink(path);
+    if (log)
+        *log = out.log;
+    else
+        free(out.log);
+    return out.ok;
+}
+
+/* The register cap NVRTC put on `entry`: attribute 0x1b (EIATTR_MAXREG_COUNT,
+ * a 16-bit value) of the CUBIN's .nv.info.ENTRY section, learned by comparing
+ * the sections of __launch_bounds__(256) (0xff) and (256, 3) (80) under
+ * NVRTC 13.0. Records are a format byte, an attribute byte, then 2 bytes of
+ * value (format 3), nothing (format 1), or a 16-bit size and that many bytes
+ * (format 4). -1 if absent. */
+static int cubin_max_regs(const unsigned char *elf, size_t len, const char *entry)
+{
+    if (len < 64 || memcmp(elf, "\177ELF", 4) != 0 || elf[4] != 2)
+        return -1;
+    uint64_t shoff = (uint64_t)le32(elf + 40) | (uint64_t)le32(elf + 44) << 32;
+    unsigned shentsize = le16(elf + 58), shnum = le16(elf + 60), shstrndx = le16(elf + 62);
+    if (shoff + (uint64_t)shnum * shentsize > len || shstrndx >= shnum)
+        return -1;
+    const unsigned char *strtab_sh = elf + shoff + (uint64_t)shstrndx * shentsize;
+    uint64_t stroff = (uint64_t)le32(strtab_sh + 24) | (uint64_t)le32(strtab_sh + 28) << 32;
+    char want[256];
+    snprintf(want, sizeof want, ".nv.info.%s", entry);
+    for (unsigned i = 0; i < shnum; i++) {
+        const unsigned char *sh = elf + shoff + (uint64_t)i * shentsize;
+        uint64_t off = (uint64_t)le32(sh + 24) | (uint64_t)le32(sh + 28) << 32;
+        uint64_t size = (uint64_t)le32(sh + 32) | (uint64_t)le32(sh + 36) << 32;
+        if (stroff + le32(sh) >= len || strcmp((const char *)elf + stroff + le32(sh), want) != 0 ||
+            off + size > len)
+            continue;
+        for (uint64_t p = off; p + 4 <= off + size;) {
+            const unsigned fmt = elf[p], attr = elf[p + 1];
+            if (fmt == 3 && attr == 0x1b)
+                return le16(elf + p + 2);
+            if (fmt == 1)
+                p += 2;
+            else if (fmt == 3 || fmt == 2)
+                p += 4;
+            else if (fmt == 4)
+                p += 4 + le16(elf + p + 2);
+            else
+                return -1;
+        }
+    }
+    return -1;
+}
+
+/* Issue 14 item 4, the evidence behind schema/defines.c: names the loader
+ * refuses for a CUDA kernel do break an NVRTC compile, names it allows do
+ * not; and tunefarm.h's helpers take no ordinary name (their locals are
+ * tf_-prefixed: before, c, d and s broke every compile). */
+static void test_define_names_nvrtc(void **state)
+{
+    (void)state;
+    if (!have_nvrtc()) {
+        skip();
+        return;
+    }
+    size_t len;
+    char *source = read_all("kernels/vecadd_cuda/vecadd.cu", &len);
+    assert_non_null(source);
+    source = realloc(source, len + 1);
+    source[len] = '\0';
+    static const char *const refused[] = {"T", "x", "w", "width", "size", "warpSize", "dim3",
+                                          "global", "launch_bounds", "exp2f"};
+    /* NVRTC compiles all of these; the loader allows those before "|" (c, d, s, U
+     * and lane break hipRTC's headers instead: test_hip) */
+    static const char *const allowed[] = {"N", "M", "K", "X", "Y", "Z", "A", "I", "TILE_X",
+                                          "BLOCK_SIZE", "m", "smem", "gmem", "threads",
+                                          "min_blocks", "unused", "unroll", "|", "c", "d", "s",
+                                          "U", "lane"};
+    char define[64], block[] = "-DBLOCK=256";
+    char *defs[2] = {block, define};
+    for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
+        assert_non_null(tf_define_conflict(refused[i], "cuda"));
+        snprintf(define, sizeof define, "-D%s=1", refused[i]);
+        char *log = NULL;
+        if (compiles(source, defs, 2, &log, NULL, NULL))
+            fail_msg("-D%s=1 compiled, but the loader refuses it", refused[i]);
+        free(log);
+    }
+    bool loader_allows = true;
+    for (size_t i = 0; i < sizeof allowed / sizeof allowed[0]; i++) {
+        if (strcmp(allowed[i], "|") == 0) {
+            loader_allows = false;
+            continue;
+        }
+        if (loader_allows)
+            assert_null(tf_define_conflict(allowed[i], "cuda"));
+        snprintf(define, sizeof define, "-D%s=1", allowed[i]);
+        char *log = NULL;
+        if (!compiles(source, defs, 2, &log, NULL, NULL))
+            fail_msg("-D%s=1 does not compile:\n%s", allowed[i], log ? log : "");
+        free(log);
+    }
+    free(source);
+
+    /* every helper of tunefarm.h instantiated, with its old local names defined */
+    const char *helpers =
+        "#include \"tunefarm.h\"\n"
+        "TF_GLOBAL void TF_LAUNCH_BOUNDS(256) k(float *y, const float *x) {\n"
+        "    TF_SHARED float4 buf[64];\n"
+        "    tf_cp_async16(&buf[threadIdx.x % 64], x + 4 * threadIdx.x);\n"
+        "    TF_CP_ASYNC_COMMIT(); TF_CP_ASYNC_WAIT(0); TF_SYNC();\n"
+        "    float v = tf_warp_sum(buf[threadIdx.x % 64].x) + tf_warp_max(x[threadIdx.x]);\n"
+        "    v += tf_exp2f(v) + tf_expf(v) + tf_logf(v) + tf_rsqrtf(v) + tf_fdividef(v, 2.0f);\n"
+        "    TF_UNROLL_N(4) for (int j = 0; j < 4; j++) v = tf_fmaf(v, v, tf_maxf(v, 1.0f));\n"
+        "    y[threadIdx.x] = v;\n"
+        "}\n";
+    char *olds[] = {"-Da=1", "-Db=2", "-Dc=3", "-Dd=4", "-Ds=5", "-Dv=6", "-Dx=7",
+                    "-Dsmem=8", "-Dgmem=9", "-Dm=10", "-Dlane=11", "-Dn=12", "-Dp=13"};
+    char *log = NULL;
+    assert_true(compiles(helpers, NULL, 0, NULL, NULL, NULL));
+    /* a, b, v, x and p are the builtin headers' names (the loader refuses them);
+     * the rest must pass */
+    char *ours[] = {olds[2], olds[3], olds[4], olds[7], olds[8], olds[9], olds[10], olds[11]};
+    if (!compiles(helpers, ours, 8, &log, NULL, NULL))
+        fail_msg("tunefarm.h breaks with its old local names defined:\n%s", log ? log : "");
+    free(log);
+}
+
+/* Issue 14 item 7: TF_LAUNCH_BOUNDS(threads, min_blocks) reaches NVRTC as
+ * __launch_bounds__(threads, min_blocks): with 3 blocks of 256 threads per
+ * SM the register cap falls to at most 65536 / 768 = 85 per thread. */
+static void test_launch_bounds_min_blocks(void **state)
+{
+    (void)state;
+    if (!have_nvrtc()) {
+        skip();
+        return;
+    }
+    const char *one = "#include \"tunefarm.h\"\n"
+                      "TF_GLOBAL void TF_LAUNCH_BOUNDS(256) k(float *y) { y[threadIdx.x] = 1; }\n";
+    const char *two = "#include \"tunefarm.h\"\n"
+                      "TF_GLOBAL void TF_LAUNCH_BOUNDS(BLOCK, MIN_BLOCKS) k(float *y)\n"
+                      "{ y[threadIdx.x] = 1; }\n";
+    unsigned char *bin = NULL;
+    size_t len = 0;
+    assert_true(compiles(one, NULL, 0, NULL, &bin, &len));
+    const int free_regs = cubin_max_regs(bin, len, "k");
+    free(bin);
+    char *defs[] = {"-DBLOCK=256", "-DMIN_BLOCKS=3"};
+    char *log = NULL;
+    if (!compiles(two, defs, 2, &log, &bin, &len))
+        fail_msg("TF_LAUNCH_BOUNDS(BLOCK, MIN_BLOCKS) does not compile:\n%s", log ? log : "");
+    free(log);
+    const int capped = cubin_max_regs(bin, len, "k");
+    free(bin);
+    printf("register cap: %d with TF_LAUNCH_BOUNDS(256), %d with (256, 3)\n", free_regs,
+           capped);
+    assert_true(capped > 0 && capped <= 85);
+    assert_true(free_regs > 85);
+}
+
 /* A synthetic H100 (SXM): constraints see what a real one would report. */
 static void h100_like(struct tf_device *d)
 {
@@ -311,6 +484,7 @@ static void h100_like(struct tf_device *d)
     d->props[TF_DEVPROP_L2_BYTES] = 50 * 1024 * 1024;
     d->props[TF_DEVPROP_MAX_REGISTERS] = 65536;
     d->props[TF_DEVPROP_SIMD_BYTES] = 0;
+    d->props[TF_DEVPROP_MAX_SHARED_PER_SM] = 233472;
 }
 
 static void test_every_cuda_kernel_compiles(void **state)
@@ -382,6 +556,16 @@ static void test_device_describe(void **state)
     assert_int_equal(d.compute_units, (uint32_t)d.props[TF_DEVPROP_SM_COUNT]);
     assert_true(d.props[TF_DEVPROP_L2_BYTES] >= 1 << 20);
     assert_true(d.props[TF_DEVPROP_MAX_REGISTERS] >= 32768);
+    /* an SM holds at least what one block may opt in to; what the nominal
+     * device of the architecture says, where there is one */
+    assert_true(d.props[TF_DEVPROP_MAX_SHARED_PER_SM] >= d.props[TF_DEVPROP_MAX_SHARED_OPTIN]);
+    struct tf_device nominal;
+    if (tf_device_for_arch(d.arch, &nominal) == 0)
+        assert_int_equal(d.props[TF_DEVPROP_MAX_SHARED_PER_SM],
+                         nominal.props[TF_DEVPROP_MAX_SHARED_PER_SM]);
+    printf("%s: max_shared_per_sm %lld, max_shared_optin %lld\n", d.name,
+           (long long)d.props[TF_DEVPROP_MAX_SHARED_PER_SM],
+           (long long)d.props[TF_DEVPROP_MAX_SHARED_OPTIN]);
 }
 
 static void test_device_vecadd(void **state)
@@ -482,6 +666,8 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_compile_error_names_line),
         cmocka_unit_test(test_compile_reports_resources_and_warnings),
         cmocka_unit_test(test_every_cuda_kernel_compiles),
+        cmocka_unit_test(test_define_names_nvrtc),
+        cmocka_unit_test(test_launch_bounds_min_blocks),
         cmocka_unit_test(test_device_describe),
         cmocka_unit_test(test_device_vecadd),
         cmocka_unit_test(test_device_faults),

@@ -497,7 +497,6 @@ static void test_syntax_errors(void **state)
         {"1 = 2", 3, "unexpected '=' (did you mean '=='?)"},
         {"M & N", 3, "did you mean '&&'?"},
         {"M | N", 3, "did you mean '||'?"},
-        {"1 < 2 < 3", 7, "comparisons do not chain"},
         {"min(1, 2", 9, "expected ',' or ')' in the call to 'min' opened at column 4, found end"},
         {"min(1 2)", 7, "expected ',' or ')'"},
         {"A ? 1", 6, "expected ':' for the '?' at column 3, found end of expression"},
@@ -519,6 +518,154 @@ static void test_syntax_errors(void **state)
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++)
         expect_compile_error(cases[k].text, TF_ERR_SYNTAX, cases[k].column, cases[k].needle);
+}
+
+/* `and`, `or`, `not`: the words of Python restrictions. `and` and `or` are
+ * `&&` and `||`; `not` has Python's precedence, below the comparisons, so it
+ * negates a whole comparison where C's `!` negates its operand. Base values:
+ * A=7 B=-2 C=3 Z=0. */
+static void test_python_words(void **state)
+{
+    (void)state;
+    static const struct value_case cases[] = {
+        I("A == 7 and B == -2", 1), I("A == 7 and B == 2", 0), I("Z or A", 1),
+        I("Z or Z", 0),             I("not Z", 1),             I("not A", 0),
+        I("not not A", 1),          I("not Z and A", 1),       I("not (Z or Z)", 1),
+        I("Z or not Z", 1),         I("A or B and Z", 1),      I("(A or B) and Z", 0),
+        I("A && B or Z", 1),        I("A and B && C || Z", 1), I("A == 7 and not B == 0", 1),
+        /* not C == 5 is not (3 == 5); !C == 5 is (!3) == 5 */
+        I("not C == 5", 1),         I("!C == 5", 0),
+        I("not C < 5", 0),          I("!C < 5", 1),
+        I("(not A) + 1", 1),        I("not A ? 4 : 5", 5),
+    };
+    run_table(cases, sizeof cases / sizeof cases[0]);
+
+    /* short-circuit, as && and || */
+    struct tf_value s[S_COUNT];
+    base_slots(s);
+    assert_int_equal(eval_text("Z == 0 or M // Z > 1", s).u.i, 1);
+    assert_int_equal(eval_text("Z != 0 and M // Z > 1", s).u.i, 0);
+    expect_eval_error("Z == 1 or M // Z > 1", s, "division by zero");
+
+    /* words are not names */
+    assert_true(tf_expr_is_keyword("and"));
+    assert_true(tf_expr_is_keyword("or"));
+    assert_true(tf_expr_is_keyword("not"));
+    assert_false(tf_expr_is_keyword("AND"));
+    assert_false(tf_expr_is_keyword("nota"));
+    assert_false(tf_expr_is_keyword("order"));
+    /* names that start like a word stay names */
+    static const struct tf_symbol words[] = {{"order", 0, NULL, 0}, {"notes", 1, NULL, 0},
+                                             {"android", 2, NULL, 0}};
+    static const struct tf_symtab wt = {words, 3};
+    struct tf_error err = {0};
+    struct tf_expr *e = tf_expr_compile("order and notes or not android", &wt, &err);
+    assert_non_null(e);
+    struct tf_value ws[3] = {tf_int(1), tf_int(0), tf_int(0)}, v;
+    assert_int_equal(tf_expr_eval(e, ws, &v, &err), 0);
+    assert_int_equal(v.u.i, 1); /* (1 and 0) or (not 0) */
+    assert_int_equal(tf_expr_max_slot(e), 2);
+    tf_expr_destroy(e);
+
+    expect_compile_error("1 + not A", TF_ERR_SYNTAX, 5,
+                         "'not' applies to a whole comparison (as in Python)");
+    expect_compile_error("A == not B", TF_ERR_SYNTAX, 6, "write (not X), or !X");
+    expect_compile_error("-not A", TF_ERR_SYNTAX, 2, "'not' applies to a whole comparison");
+    expect_compile_error("A and", TF_ERR_SYNTAX, 6, "unexpected end of expression");
+    expect_compile_error("or A", TF_ERR_SYNTAX, 1, "unexpected 'or'");
+}
+
+/* Comparison chains mean what they mean in Python and in Kernel Tuner's
+ * restrictions: a < b <= c is a < b && b <= c, b evaluated once, stopping at
+ * the first false link. Base values: A=7 B=-2 C=3 F=2.5 Z=0 M=1024 N=512. */
+static void test_comparison_chains(void **state)
+{
+    (void)state;
+    static const struct value_case cases[] = {
+        I("1 < A < 10", 1),          I("1 < A < 5", 0),          I("A < 1 < 10", 0),
+        I("1 <= A <= 7", 1),         I("1 <= A <= 7 <= 7", 1),    I("1 <= A <= 7 < 7", 0),
+        I("32 <= M * N <= 1024", 0), I("32 <= M // N <= 1024", 0), I("1 <= M // N <= 2", 1),
+        /* Python's meaning, not C's: (A == 7) == 7 would be 0 */
+        I("A == 7 == 7", 1),         I("C < A > B", 1),           I("C < A > 8", 0),
+        I("A != C != 3", 0),         I("F < A <= 7.0", 1),        I("B < F < C", 1),
+        I("1 < 2 < 3", 1),           I("3 < 2 < 1", 0),           I("2 < 3 < 1", 0),
+        I("1 < 2 < A", 1),           I("3 < 2 < A", 0),
+        I("1 < A < 10 && B < 0", 1), I("1 < A < 5 || C == 3", 1), I("(1 < A < 5) + 1", 1),
+        I("1 < A < 10 ? 4 : 5", 4),  I("not 1 < A < 10", 0),      I("1 < A < 10 and 0 < C < 2", 0),
+    };
+    run_table(cases, sizeof cases / sizeof cases[0]);
+
+    struct tf_value s[S_COUNT];
+    base_slots(s);
+    /* a false link stops the chain: the rest is not evaluated */
+    struct tf_value v = eval_text("Z > 1 < M // Z", s);
+    assert_false(v.is_float);
+    assert_int_equal(v.u.i, 0);
+    assert_int_equal(eval_text("A < 1 < M // Z < 2", s).u.i, 0);
+    /* a true link goes on to the next one */
+    expect_eval_error("Z < 1 < M // Z", s, "division by zero in 'Z < 1 < M // Z' at column 11");
+    /* the middle operand is evaluated once: an error in it is reported once, at its place */
+    expect_eval_error("1 < M // Z < 3", s, "division by zero in '1 < M // Z < 3' at column 7");
+    /* chains read every slot they name */
+    struct tf_error err = {0};
+    struct tf_expr *e = tf_expr_compile("TILE_X <= M * N <= K", &symtab, &err);
+    assert_non_null(e);
+    assert_true(tf_expr_uses_slot(e, S_TILE_X));
+    assert_true(tf_expr_uses_slot(e, S_M));
+    assert_true(tf_expr_uses_slot(e, S_N));
+    assert_true(tf_expr_uses_slot(e, S_K));
+    s[S_K] = tf_int(INT64_MAX);
+    assert_int_equal(tf_expr_eval(e, s, &v, &err), 0);
+    assert_int_equal(v.u.i, 1);
+    s[S_K] = tf_int(1024 * 512 - 1);
+    assert_int_equal(tf_expr_eval(e, s, &v, &err), 0);
+    assert_int_equal(v.u.i, 0);
+    tf_expr_destroy(e);
+
+    /* an enum comparison is a whole operand, so it does not chain */
+    expect_compile_error("LOOP == 'ikj' == 1", TF_ERR_SYNTAX, 15,
+                         "a comparison with an enum string does not chain");
+    expect_compile_error("1 < LOOP == 'ikj'", TF_ERR_SCHEMA, 13, "string 'ikj' is not allowed");
+}
+
+/* What people write from Python (and other languages) that is not this
+ * language: the error names the operator and what to write. */
+static void test_foreign_operators(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *text;
+        enum tf_error_code code;
+        int column;
+        const char *needle;
+    } cases[] = {
+        {"A is 7", TF_ERR_SYNTAX, 3, "'is' is Python's identity test: compare numbers with '=='"},
+        {"(A is not 7)", TF_ERR_SYNTAX, 4,
+         "expected ')' to close '(' at column 1, found name 'is' ('is'"},
+        {"A in (1, 2)", TF_ERR_SYNTAX, 3,
+         "membership 'in' is not supported: write X == 1 || X == 2"},
+        {"A not in (1, 2)", TF_ERR_SYNTAX, 3, "'not in' is not supported"},
+        {"4 if A else 5", TF_ERR_SYNTAX, 3, "'A if COND else B' is written 'COND ? A : B'"},
+        {"A ? 4 else 5", TF_ERR_SYNTAX, 7,
+         "expected ':' for the '?' at column 3, found name 'else' (Python's"},
+        {"min(A if A else 1, 2)", TF_ERR_SYNTAX, 7,
+         "in the call to 'min' opened at column 4, found name 'if' (Python's"},
+        {"A ^ 2", TF_ERR_SYNTAX, 3, "'^' is not supported: write '**' for a power"},
+        {"A << 2", TF_ERR_SYNTAX, 3, "shifts are not supported: write X * 2 ** n"},
+        {"A >> 2", TF_ERR_SYNTAX, 3, "write X // 2 ** n"},
+        {"A <> 2", TF_ERR_SYNTAX, 3, "'<>' is not an operator here: write '!='"},
+        {"A === 7", TF_ERR_SYNTAX, 3, "'===' is not an operator here: write '=='"},
+        {"A !== 7", TF_ERR_SYNTAX, 3, "'!==' is not an operator here: write '!='"},
+        {"~A", TF_ERR_SYNTAX, 1, "'~' (bitwise not) is not supported"},
+        {"A == True", TF_ERR_SCHEMA, 6, "truth values are numbers here: write 1 for true"},
+        {"pow(A, 2)", TF_ERR_SCHEMA, 1,
+         "unknown function 'pow' (known: ceil, floor, round, min, max, abs, log2, sqrt, int, "
+         "float); write a ** b for pow(a, b)"},
+        {"A B", TF_ERR_SYNTAX, 3,
+         "unexpected name 'B' after a complete expression (missing operator?)"},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++)
+        expect_compile_error(cases[k].text, cases[k].code, cases[k].column, cases[k].needle);
 }
 
 static void test_slots(void **state)
@@ -721,6 +868,9 @@ int main(void)
         cmocka_unit_test(test_enum_strings),
         cmocka_unit_test(test_undefined_name),
         cmocka_unit_test(test_syntax_errors),
+        cmocka_unit_test(test_python_words),
+        cmocka_unit_test(test_comparison_chains),
+        cmocka_unit_test(test_foreign_operators),
         cmocka_unit_test(test_slots),
         cmocka_unit_test(test_deep_nesting),
         cmocka_unit_test(test_eval_bool_and_nan),

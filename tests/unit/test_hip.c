@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "../../schema/bundle.h"
+#include "../../schema/defines.h"
 #include "../../schema/job.h"
 #include "../../schema/kernel.h"
 #include "../../schema/space.h"
@@ -273,6 +274,91 @@ static void test_compile_vecadd_code_object(void **state)
     tf_bundle_destroy(b);
 }
 
+/* Compile `source` for gfx90a with `defines`: 1 if it compiled (the log to
+ * *log if log is not NULL), 0 if not. */
+static int hip_compiles(const char *source, char **defines, int ndefines, char **log)
+{
+    char path[] = "/tmp/tf-test-hip-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    struct tf_compile_output out;
+    assert_int_equal(compile_source("lb.cu", source, "k", "gfx90a", defines, ndefines, NULL, 0,
+                                    path, &out),
+                     0);
+    unlink(path);
+    if (log)
+        *log = out.log;
+    else
+        free(out.log);
+    return out.ok;
+}
+
+/* Issue 14 item 7: TF_LAUNCH_BOUNDS(threads, min_blocks) on AMD passes HIP's
+ * second argument, waves per EU: ceil(min_blocks * threads / (warp * 4)), at
+ * least 1, checked by static_assert under hipRTC for gfx90a (wave64), and a
+ * kernel with both arguments as defines compiles. */
+static void test_launch_bounds_min_blocks(void **state)
+{
+    (void)state;
+    if (!have_hiprtc()) {
+        skip();
+        return;
+    }
+    const char *source =
+        "#include \"tunefarm.h\"\n"
+        "static_assert(TF_WARP_SIZE == 64, \"gfx90a runs wave64\");\n"
+        "static_assert(TF_WAVES_PER_EU(256, 3) == 3, \"768 threads = 12 waves on 4 SIMDs\");\n"
+        "static_assert(TF_WAVES_PER_EU(1024, 2) == 8, \"2048 threads = 32 waves\");\n"
+        "static_assert(TF_WAVES_PER_EU(320, 1) == 2, \"5 waves: 2 on some SIMD\");\n"
+        "static_assert(TF_WAVES_PER_EU(64, 1) == 1, \"at least 1\");\n"
+        "TF_GLOBAL void TF_LAUNCH_BOUNDS(BLOCK, MIN_BLOCKS) k(float *y) { y[threadIdx.x] = 1; }\n"
+        "TF_GLOBAL void TF_LAUNCH_BOUNDS(BLOCK) k1(float *y) { y[threadIdx.x] = 2; }\n";
+    char *defs[] = {"-DBLOCK=256", "-DMIN_BLOCKS=3"};
+    char *log = NULL;
+    if (!hip_compiles(source, defs, 2, &log))
+        fail_msg("TF_LAUNCH_BOUNDS with two arguments does not compile under hipRTC:\n%s",
+                 log ? log : "");
+    free(log);
+}
+
+/* Issue 14 item 4 on AMD, the evidence behind schema/defines.c's hiprtc_names:
+ * names the loader refuses for their hipRTC headers do break a hipRTC
+ * compile (T and U are template parameters there, c and s parameters of
+ * clang's HIP math declarations), names it allows do not. */
+static void test_define_names_hiprtc(void **state)
+{
+    (void)state;
+    if (!have_hiprtc()) {
+        skip();
+        return;
+    }
+    const char *source = "#include \"tunefarm.h\"\n"
+                         "TF_GLOBAL void TF_LAUNCH_BOUNDS(256) k(float *y) {\n"
+                         "    y[threadIdx.x] = tf_warp_sum(y[threadIdx.x]);\n"
+                         "}\n";
+    char define[64];
+    char *defs[] = {define};
+    char *log = NULL;
+    static const char *const refused[] = {"T", "B", "U", "c", "s", "n", "lane", "min", "x"};
+    for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
+        assert_non_null(tf_define_conflict(refused[i], "cuda"));
+        snprintf(define, sizeof define, "-D%s=1", refused[i]);
+        if (hip_compiles(source, defs, 1, &log))
+            fail_msg("hipRTC: -D%s=1 compiled, but the loader refuses it", refused[i]);
+        free(log);
+    }
+    static const char *const allowed[] = {"N", "M", "K", "X", "Y", "Z", "BLOCK", "TILE_X",
+                                          "m", "smem", "gmem", "threads"};
+    for (size_t i = 0; i < sizeof allowed / sizeof allowed[0]; i++) {
+        assert_null(tf_define_conflict(allowed[i], "cuda"));
+        snprintf(define, sizeof define, "-D%s=1", allowed[i]);
+        if (!hip_compiles(source, defs, 1, &log))
+            fail_msg("hipRTC: -D%s=1 does not compile:\n%s", allowed[i], log ? log : "");
+        free(log);
+    }
+}
+
 static void test_compile_error_names_line(void **state)
 {
     (void)state;
@@ -495,6 +581,7 @@ static void test_device_describe(void **state)
     assert_int_equal(d.props[TF_DEVPROP_WARP_SIZE], strncmp(d.arch, "gfx9", 4) == 0 ? 64 : 32);
     assert_true(d.props[TF_DEVPROP_MAX_SHARED] >= 32 * 1024);
     assert_true(d.props[TF_DEVPROP_MAX_SHARED_OPTIN] >= d.props[TF_DEVPROP_MAX_SHARED]);
+    assert_true(d.props[TF_DEVPROP_MAX_SHARED_PER_SM] >= d.props[TF_DEVPROP_MAX_SHARED_OPTIN]);
     assert_true(d.props[TF_DEVPROP_SM_COUNT] >= 1);
     assert_int_equal(d.compute_units, (uint32_t)d.props[TF_DEVPROP_SM_COUNT]);
     assert_true(d.props[TF_DEVPROP_L2_BYTES] >= 1 << 20);
@@ -586,6 +673,8 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_rocm_smi_loads_or_says_why),
         cmocka_unit_test(test_compile_vecadd_code_object),
         cmocka_unit_test(test_compile_error_names_line),
+        cmocka_unit_test(test_launch_bounds_min_blocks),
+        cmocka_unit_test(test_define_names_hiprtc),
         cmocka_unit_test(test_warp_size_follows_target),
         cmocka_unit_test(test_every_cuda_kernel_compiles),
         cmocka_unit_test(test_device_describe),

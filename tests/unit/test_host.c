@@ -120,6 +120,9 @@ static void test_discovery(void **state)
     assert_int_equal(f->dev.props[TF_DEVPROP_SM_COUNT], (int64_t)f->dev.compute_units);
     assert_true(f->dev.props[TF_DEVPROP_L2_BYTES] > 0);
     assert_true(f->dev.props[TF_DEVPROP_MAX_SHARED] > 0);
+    /* a core's "shared memory" is its L1d, per block and per core alike */
+    assert_int_equal(f->dev.props[TF_DEVPROP_MAX_SHARED_PER_SM],
+                     f->dev.props[TF_DEVPROP_MAX_SHARED]);
     const int64_t simd = f->dev.props[TF_DEVPROP_SIMD_BYTES];
     assert_true(simd == 16 || simd == 32 || simd == 64);
     struct tf_device other;

@@ -416,9 +416,9 @@ static void journal_with_bad_row(uint32_t kernel, struct tf_archive_row row)
     tf_journal_close(j);
 }
 
-/* Issue 14 item 8: records carry the compiler's warnings (wire version 3) and
- * replay keeps them; a journal written before (version 2 records, which end
- * at the message) still replays, its rows' warnings unknown (-1). */
+/* Issue 14 item 8: records carry the compiler's warnings (wire version 4) and
+ * replay keeps them; a journal written before (version 2 and 3 records, which
+ * end at the message) still replays, its rows' warnings unknown (-1). */
 static void test_warnings_and_version_2_records(void **state)
 {
     (void)state;

@@ -72,6 +72,14 @@ static void check_small(const struct tf_ktcache *c)
     assert_null(tf_ktcache_find(c, 12));
     for (size_t i = 1; i < c->nentries; i++)
         assert_true(c->entries[i - 1].index < c->entries[i].index);
+    /* The lower bound of every index, against a walk. */
+    for (uint64_t x = 0; x <= c->cartesian + 1; x++) {
+        size_t want = 0;
+        while (want < c->nentries && c->entries[want].index < x)
+            want++;
+        assert_int_equal(tf_ktcache_lower_bound(c, x), want);
+    }
+    assert_int_equal(tf_ktcache_lower_bound(c, UINT64_MAX), c->nentries);
 }
 
 static void test_load_small(void **state)

@@ -24,6 +24,7 @@
 
 #include "../../schema/archive.h"
 #include "../../schema/bundle.h"
+#include "../../schema/defines.h"
 #include "../../schema/job.h"
 #include "../../schema/kernel.h"
 #include "../../schema/yamldoc.h"
@@ -857,6 +858,420 @@ static void test_scalar_ranges(void **state)
     assert_true(tf_scalar_fits(TF_ELEM_F32, tf_float(2.5), why, sizeof why));
 }
 
+/* A kernel file of `language` with problem sizes `sizes` ("N: 64"), the
+ * parameter lines `params` (each "  NAME: ...\n", the first at line 9) and
+ * `extra` lines after the arguments; tiny's sources. */
+static char *params_text(const char *language, const char *sizes, const char *params,
+                         const char *extra)
+{
+    return tf_xasprintf("name: ranged\nlanguage: %s\nsource: tiny.c\nentry: saxpy\n"
+                        "reference: {source: reference.c, entry: saxpy_reference}\n"
+                        "problems:\n  one: {%s}\n"
+                        "parameters:\n%s"
+                        "arguments:\n  - {name: y, buffer: float32, size: 64, output: true}\n%s",
+                        language, sizes, params, extra);
+}
+
+/* The values of the only parameter of `params`, which must load. */
+static void expect_values(const char *params, const int64_t *want, int n)
+{
+    struct tf_bundle *b;
+    struct tf_kernel *k = expect_kernel_loads(params_text("c", "N: 64", params, ""), &b);
+    assert_int_equal(k->params[0].kind, TF_PARAM_INT);
+    if (k->params[0].count != n)
+        fail_msg("%s: %d values, want %d", params, k->params[0].count, n);
+    for (int i = 0; i < n; i++)
+        if (k->params[0].ints[i] != want[i])
+            fail_msg("%s: value %d is %lld, want %lld", params, i,
+                     (long long)k->params[0].ints[i], (long long)want[i]);
+    tf_kernel_destroy(k);
+    tf_bundle_destroy(b);
+}
+
+/* Issue 14 item 6: a parameter's values as a range, both ends included. */
+static void test_parameter_ranges(void **state)
+{
+    (void)state;
+    static const int64_t one_to_ten[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
+    expect_values("  B: {range: [1, 10]}\n", one_to_ten, 10);
+    static const int64_t by3[] = {0, 3, 6, 9}; /* 10 is not reached */
+    expect_values("  B: {range: [0, 10, 3]}\n", by3, 4);
+    static const int64_t neg[] = {-4, 0, 4};
+    expect_values("  B: {range: [-4, 4, 4]}\n", neg, 3);
+    static const int64_t five[] = {5};
+    expect_values("  B: {range: [5, 5]}\n", five, 1);
+    static const int64_t pow2[] = {1, 2, 4, 8, 16, 32, 64};
+    expect_values("  B: {pow2: [1, 64]}\n", pow2, 7);
+    static const int64_t pow2b[] = {16, 32, 64};
+    expect_values("  B:\n    pow2: [16, 64]\n", pow2b, 3);
+    int64_t by32[32];
+    for (int i = 0; i < 32; i++)
+        by32[i] = 32 * (i + 1);
+    expect_values("  B: {range: [32, 1024, 32]}\n", by32, 32);
+    int64_t all_pow2[63];
+    for (int i = 0; i < 63; i++)
+        all_pow2[i] = (int64_t)1 << i;
+    expect_values("  B: {pow2: [1, 4611686018427387904]}\n", all_pow2, 63);
+
+    /* A range is a list like any other: defaults, constraints, defines, enums beside it. */
+    struct tf_bundle *b;
+    struct tf_kernel *k = expect_kernel_loads(
+        params_text("c", "N: 64",
+                    "  BX: {pow2: [1, 1024]}\n  BY: {range: [1, 4]}\n  MODE: [plain, fused]\n",
+                    "constraints:\n  - 32 <= BX * BY <= 1024 and not MODE == \"plain\"\n"
+                    "default: {BX: 64, BY: 2, MODE: fused}\n"),
+        &b);
+    assert_int_equal(tf_kernel_cartesian(k), 11 * 4 * 2);
+    assert_true(k->has_default);
+    int digits[3];
+    tf_kernel_decode(k, k->default_index, digits);
+    assert_int_equal(k->params[0].ints[digits[0]], 64);
+    assert_int_equal(k->params[1].ints[digits[1]], 2);
+    struct tf_value slots[64];
+    struct tf_error err;
+    bool valid;
+    int count = 0;
+    for (uint64_t c = 0; c < tf_kernel_cartesian(k); c++) {
+        tf_kernel_bind(k, c, 0, NULL, slots);
+        assert_int_equal(tf_kernel_check(k, slots, &valid, &err), 0);
+        count += valid;
+    }
+    /* MODE fused, and BX * BY in [32, 1024]: BY=1: 32..1024 (6), BY=2: 16..512 (6),
+     * BY=3: 16..256 (5), BY=4: 8..256 (6) */
+    assert_int_equal(count, 6 + 6 + 5 + 6);
+    tf_kernel_destroy(k);
+    tf_bundle_destroy(b);
+
+    /* Errors name the range, at its place. */
+    expect_kernel_error(params_text("c", "N: 64", "  B: {range: [10, 1]}\n", ""), 9, 19,
+                        "'range' of parameter 'B' runs from 10 down to 1: LAST must be >= FIRST");
+    expect_kernel_error(params_text("c", "N: 64", "  B: {range: [1, 10, 0]}\n", ""), 9, 22,
+                        "the step of parameter 'B' must be >= 1, found 0");
+    expect_kernel_error(params_text("c", "N: 64", "  B: {range: [1, 10, -2]}\n", ""), 9, 22,
+                        "must be >= 1, found -2");
+    expect_kernel_error(params_text("c", "N: 64", "  B: {pow2: [0, 6]}\n", ""), 9, 14,
+                        "'pow2' of parameter 'B' lists the powers of two from FIRST to LAST, and "
+                        "0 is not one: give the values themselves ([1, 64] for 1, 2, 4, ..., 64), "
+                        "not exponents");
+    expect_kernel_error(params_text("c", "N: 64", "  B: {pow2: [1, 6]}\n", ""), 9, 17,
+                        "6 is not one");
+    expect_kernel_error(params_text("c", "N: 64", "  B: {pow2: [1, 2, 4]}\n", ""), 9, 13,
+                        "'pow2' of parameter 'B' takes [FIRST, LAST] (powers of two, both "
+                        "included), found 3 values");
+    expect_kernel_error(params_text("c", "N: 64", "  B: {range: [1]}\n", ""), 9, 14,
+                        "'range' of parameter 'B' takes [FIRST, LAST] or [FIRST, LAST, STEP] "
+                        "(both ends included), found 1 values");
+    expect_kernel_error(params_text("c", "N: 64", "  B: {range: [1, 2.5]}\n", ""), 9, 18,
+                        "'range' of parameter 'B' takes integers, found");
+    expect_kernel_error(params_text("c", "N: 64", "  B: {range: 10}\n", ""), 9, 14,
+                        "'range of parameter 'B'' must be a list");
+    expect_kernel_error(params_text("c", "N: 64", "  B: {rnage: [1, 2]}\n", ""), 9, 7,
+                        "did you mean 'range'?");
+    expect_kernel_error(params_text("c", "N: 64", "  B: {range: [1, 2], pow2: [1, 2]}\n", ""), 9,
+                        6, "one form, found 2 keys");
+    expect_kernel_error(params_text("c", "N: 64", "  B: {range: [0, 2000000]}\n", ""), 9, 14,
+                        "'range' of parameter 'B' gives more than 1048576 values, the most one "
+                        "parameter may have");
+    expect_kernel_error(params_text("c", "N: 64",
+                                    "  B: {range: [-9223372036854775808, 9223372036854775807]}\n",
+                                    ""),
+                        9, 14, "gives more than 1048576 values");
+    /* ranges make huge spaces cheap to write: refused at the range that overflows */
+    expect_kernel_error(params_text("c", "N: 64",
+                                    "  A: {range: [0, 1000000]}\n  B: {range: [0, 1000000]}\n"
+                                    "  C: {range: [0, 1000000]}\n  D: {range: [0, 1000000]}\n"
+                                    "  E: {range: [0, 1000000]}\n",
+                                    ""),
+                        12, 6,
+                        "with parameter 'D' the parameter space has 2^64 or more configurations");
+    expect_kernel_error(params_text("c", "N: 64", "  B: 5\n", ""), 9, 6,
+                        "parameter 'B' must be a list of values ([64, 128]) or a range ({range: "
+                        "[1, 10]}, {range: [32, 1024, 32]}, {pow2: [1, 64]}), found");
+    /* a default outside the range is refused as for a list */
+    expect_kernel_error(params_text("c", "N: 64", "  B: {range: [1, 4]}\n", "default: {B: 5}\n"),
+                        12, 14, "default for 'B' is integer 5, which is not one of its values "
+                                "(1, 2, 3, 4)");
+}
+
+/* and, or, not are words of the expression language: nothing can be named so. */
+static void test_keyword_names(void **state)
+{
+    (void)state;
+    expect_kernel_error(params_text("c", "N: 64", "  and: [1, 2]\n", ""), 9, 3,
+                        "parameter name 'and' is a word of the expression language (and, or, "
+                        "not), so no expression could read it; rename it");
+    expect_kernel_error(params_text("c", "N: 64", "  B: [1]\n  not: [1, 2]\n", ""), 10, 3,
+                        "parameter name 'not' is a word");
+    expect_kernel_error(params_text("c", "or: 64", "  B: [1]\n", ""), 7, 9,
+                        "size name 'or' is a word of the expression language");
+    /* a name that only starts like one is fine */
+    struct tf_bundle *b;
+    struct tf_kernel *k = expect_kernel_loads(
+        params_text("c", "order: 64", "  android: [1, 2]\n", "constraints: [android <= order]\n"),
+        &b);
+    tf_kernel_destroy(k);
+    tf_bundle_destroy(b);
+}
+
+/* Issue 14 item 4: a parameter is -DNAME=VALUE before every header, so a name
+ * the compiler's headers use (T, a template parameter of NVRTC's builtin
+ * headers) is refused at its place, naming the reason. */
+static void test_define_names(void **state)
+{
+    (void)state;
+    expect_kernel_error(params_text("cuda", "N: 64", "  T: [1, 2]\n", ""), 9, 3,
+                        "parameter name 'T' cannot be a compiler define (-DT=...) of a cuda "
+                        "kernel: the CUDA headers NVRTC includes in every compile use it as an "
+                        "identifier");
+    expect_kernel_error(params_text("cuda", "N: 64", "  BX: [1]\n  width: [1, 2]\n", ""), 10, 3,
+                        "parameter name 'width' cannot be a compiler define");
+    expect_kernel_error(params_text("cuda", "N: 64", "  warpSize: [32]\n", ""), 9, 3,
+                        "use it as an identifier");
+    expect_kernel_error(params_text("cuda", "N: 64", "  class: [1]\n", ""), 9, 3,
+                        "it is a C++ keyword (CUDA kernels are compiled as C++)");
+    expect_kernel_error(params_text("c", "N: 64", "  int: [1]\n", ""), 9, 3,
+                        "parameter name 'int' cannot be a compiler define (-Dint=...) of a c "
+                        "kernel: it is a keyword of C and C++");
+    expect_kernel_error(params_text("c", "N: 64", "  __TILE: [1]\n", ""), 9, 3,
+                        "reserved to the compiler and its headers");
+    expect_kernel_error(params_text("cuda", "N: 64", "  _Tile: [1]\n", ""), 9, 3,
+                        "reserved to the compiler and its headers");
+    expect_kernel_error(params_text("c", "N: 64", "  defined: [1]\n", ""), 9, 3,
+                        "'defined' is an operator of the preprocessor");
+    static const char *const toolkit[] = {"cudaStream_t", "CUDA_ARCH", "CU_X", "CUstream",
+                                          "cuda_x", "cuda2"};
+    for (size_t i = 0; i < sizeof toolkit / sizeof toolkit[0]; i++) {
+        char line[64];
+        snprintf(line, sizeof line, "  %s: [1]\n", toolkit[i]);
+        expect_kernel_error(params_text("cuda", "N: 64", line, ""), 9, 3,
+                            "belong to the CUDA toolkit");
+    }
+    /* hipRTC's headers: a CUDA kernel is one source for NVIDIA and AMD */
+    expect_kernel_error(params_text("cuda", "N: 64", "  U: [1]\n", ""), 9, 3,
+                        "parameter name 'U' cannot be a compiler define (-DU=...) of a cuda "
+                        "kernel: the HIP headers hipRTC includes in every compile for AMD GPUs "
+                        "use it as an identifier");
+    expect_kernel_error(params_text("cuda", "N: 64", "  lane: [1]\n", ""), 9, 3,
+                        "the HIP headers hipRTC includes");
+    expect_kernel_error(params_text("cuda", "N: 64", "  hipStream_t: [1]\n", ""), 9, 3,
+                        "names that begin with hip or HIP belong to the HIP toolkit");
+    expect_kernel_error(params_text("cuda", "N: 64", "  HIP_X: [1]\n", ""), 9, 3,
+                        "belong to the HIP toolkit");
+    expect_kernel_error(params_text("cuda", "N: 64", "  TF_WARP: [1]\n", ""), 9, 3,
+                        "belong to the portability header tunefarm.h");
+    expect_kernel_error(params_text("cuda", "N: 64", "  tf_x: [1]\n", ""), 9, 3,
+                        "belong to the portability header");
+    /* an enum also defines NAME_value: tf with value x defines tf_x */
+    expect_kernel_error(params_text("cuda", "N: 64", "  tf: [x, y]\n", ""), 9, 8,
+                        "value 'x' of parameter 'tf' makes the compiler define tf_x (-Dtf_x=1), "
+                        "which a cuda kernel cannot have: names that begin with TF_ or tf_ "
+                        "belong to the portability header tunefarm.h; rename the value or the "
+                        "parameter");
+
+    /* what the compilers' headers do not use is fine: the capital letters but
+     * T (NVRTC) and B F R U V (hipRTC), the usual names, and for a host kernel
+     * the CUDA names too */
+    char params[2048] = "";
+    int n = 0;
+    for (char c = 'A'; c <= 'Z'; c++)
+        if (!strchr("TBFRUVN", c)) {
+            snprintf(params + strlen(params), sizeof params - strlen(params), "  %c: [1]\n", c);
+            n++;
+        }
+    strcat(params, "  BLOCK_SIZE_X: [1]\n  TILE: [1]\n  CUSTOM: [1]\n  cudax: [1]\n"
+                   "  cuda: [1]\n  CU: [1]\n  tile_x: [1]\n  hip: [1]\n  hipx: [1]\n"
+                   "  MODE: [plain, fused]\n");
+    struct tf_bundle *b;
+    struct tf_kernel *k = expect_kernel_loads(params_text("cuda", "N: 64", params, ""), &b);
+    assert_int_equal(k->nparams, n + 10);
+    tf_kernel_destroy(k);
+    tf_bundle_destroy(b);
+    k = expect_kernel_loads(params_text("c", "N: 64",
+                                        "  T: [1]\n  x: [1]\n  width: [1]\n  class: [1]\n"
+                                        "  U: [1]\n  lane: [1]\n  hipStream_t: [1]\n",
+                                        ""),
+                            &b);
+    tf_kernel_destroy(k);
+    tf_bundle_destroy(b);
+}
+
+/* The tables of schema/defines.c are scripts/compiler_names.py's output
+ * (NVRTC, then hipRTC): every name in them is refused for CUDA and allowed
+ * for C, and each is in strcmp order, which the lookup (bsearch) relies on. */
+static int check_define_table(const char *text, const char *table)
+{
+    const char *at = strstr(text, table);
+    assert_non_null(at);
+    const char *end = strstr(at, "\n};");
+    assert_non_null(end);
+    char prev[128] = "";
+    int n = 0;
+    for (const char *q = strchr(at, '"'); q && q < end; q = strchr(q + 1, '"')) {
+        const char *close = strchr(q + 1, '"');
+        assert_non_null(close);
+        char name[128];
+        snprintf(name, sizeof name, "%.*s", (int)(close - q - 1), q + 1);
+        if (strcmp(prev, name) >= 0)
+            fail_msg("%s not sorted: '%s' after '%s'", table, name, prev);
+        if (tf_define_conflict(name, "cuda") == NULL)
+            fail_msg("'%s' is in %s but allowed", name, table);
+        if (tf_define_conflict(name, "c") != NULL)
+            fail_msg("'%s' is refused for a host kernel", name);
+        snprintf(prev, sizeof prev, "%s", name);
+        n++;
+        q = close;
+    }
+    return n;
+}
+
+static void test_define_table(void **state)
+{
+    (void)state;
+    FILE *f = fopen("schema/defines.c", "r");
+    assert_non_null(f);
+    static char text[1 << 16];
+    size_t len = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[len] = '\0';
+    assert_int_equal(check_define_table(text, "nvrtc_names[] = {"), 448);
+    assert_int_equal(check_define_table(text, "hiprtc_names[] = {"), 57);
+    assert_null(tf_define_conflict("N", "cuda"));
+    assert_null(tf_define_conflict("BLOCK", "cuda"));
+    assert_non_null(tf_define_conflict("T", "cuda"));
+    assert_null(tf_define_conflict("T", "c"));
+}
+
+/* A kernel whose input x is a `type` buffer with `init: INIT` (line 11). */
+static char *init_text(const char *type, const char *init)
+{
+    return tf_xasprintf("name: ranged\nlanguage: c\nsource: tiny.c\nentry: saxpy\n"
+                        "reference: {source: reference.c, entry: saxpy_reference}\n"
+                        "problems:\n  one: {N: 64}\nparameters:\n  B: [1]\narguments:\n"
+                        "  - {name: x, buffer: %s, size: 64, init: %s}\n"
+                        "  - {name: y, buffer: float32, size: 64, output: true}\n",
+                        type, init);
+}
+
+/* The column of init's value in init_text(type, ...), plus `plus`. */
+static int init_col(const char *type, int plus)
+{
+    return (int)(strlen("  - {name: x, buffer: ") + strlen(type) + strlen(", size: 64, init: ")) +
+           1 + plus;
+}
+
+/* Issue 14 item 7: init: {random: [LO, HI]}, values in [LO, HI). */
+static void test_init_random_range(void **state)
+{
+    (void)state;
+    struct tf_bundle *b;
+    struct tf_kernel *k = expect_kernel_loads(init_text("float32", "{random: [324, 325]}"), &b);
+    const struct tf_arg *x = &k->args[0];
+    assert_int_equal(x->init, TF_INIT_RANDOM);
+    assert_true(x->init_range);
+    assert_false(x->init_lo.is_float);
+    assert_int_equal(x->init_lo.u.i, 324);
+    assert_int_equal(x->init_hi.u.i, 325);
+    assert_false(k->args[1].init_range); /* an output without init: poison */
+    assert_int_equal(k->args[1].init, TF_INIT_POISON);
+    tf_kernel_destroy(k);
+    tf_bundle_destroy(b);
+    k = expect_kernel_loads(init_text("float64", "{random: [-0.5, 1e-3]}"), &b);
+    assert_true(k->args[0].init_lo.is_float);
+    assert_double_equal(k->args[0].init_lo.u.f, -0.5, 0);
+    assert_double_equal(k->args[0].init_hi.u.f, 1e-3, 0);
+    tf_kernel_destroy(k);
+    tf_bundle_destroy(b);
+    k = expect_kernel_loads(init_text("int32", "{random: [-2147483648, 2147483648]}"), &b);
+    assert_int_equal(k->args[0].init_lo.u.i, INT32_MIN);
+    tf_kernel_destroy(k);
+    tf_bundle_destroy(b);
+    k = expect_kernel_loads(init_text("int64", "random"), &b); /* the default range */
+    assert_int_equal(k->args[0].init, TF_INIT_RANDOM);
+    assert_false(k->args[0].init_range);
+    tf_kernel_destroy(k);
+    tf_bundle_destroy(b);
+    k = expect_kernel_loads(init_text("float32", "{random: [324, 324.00005]}"), &b);
+    tf_kernel_destroy(k);
+    tf_bundle_destroy(b);
+
+    expect_kernel_error(init_text("float32", "{random: [1, 1]}"), 11, init_col("float32", 13),
+                        "the random range of argument 'x' is [LO, HI) with HI > LO, found [1, 1]");
+    expect_kernel_error(init_text("int64", "{random: [5, -5]}"), 11, init_col("int64", 13),
+                        "with HI > LO, found [5, -5]");
+    expect_kernel_error(init_text("int32", "{random: [1.5, 2]}"), 11, init_col("int32", 10),
+                        "the random range of int32 buffer 'x' takes integers, found");
+    expect_kernel_error(init_text("float32", "{random: [a, 2]}"), 11, init_col("float32", 10),
+                        "the random range of float32 buffer 'x' takes numbers, found");
+    expect_kernel_error(init_text("int32", "{random: [0, 2147483649]}"), 11,
+                        init_col("int32", 9),
+                        "the random range of int32 buffer 'x' reaches outside int32 "
+                        "(-2147483648 up to 2147483648, HI excluded): declare it int64");
+    expect_kernel_error(init_text("float32", "{random: [0.1, 0.10000000001]}"), 11,
+                        init_col("float32", 9),
+                        "the random range of float32 buffer 'x' holds no float32 value");
+    expect_kernel_error(init_text("float32", "{random: [1e39, 2e39]}"), 11,
+                        init_col("float32", 9), "holds no float32 value");
+    expect_kernel_error(init_text("float64", "{random: [-1e308, 1e308]}"), 11,
+                        init_col("float64", 9), "is too wide: HI - LO overflows");
+    expect_kernel_error(init_text("float64", "{random: [.nan, 1]}"), 11, init_col("float64", 10),
+                        "must be finite");
+    expect_kernel_error(init_text("float32", "{random: [1, 2, 3]}"), 11, init_col("float32", 9),
+                        "the random range of argument 'x' is [LO, HI] (LO included, HI not), "
+                        "found 3 values");
+    expect_kernel_error(init_text("float32", "{rand: [1, 2]}"), 11, init_col("float32", 1),
+                        "did you mean 'random'?");
+    expect_kernel_error(init_text("float32", "{random: 5}"), 11, init_col("float32", 9),
+                        "must be a list");
+    expect_kernel_error(init_text("float32", "bogus"), 11, init_col("float32", 0),
+                        "'init' must be random, zero, ones or {random: [LO, HI]}, found 'bogus'");
+}
+
+/* Issue 14 item 7: max_shared_per_sm, the shared memory of one
+ * multiprocessor, is a device property constraints read; `tunefarm compile`
+ * takes it from the nominal device of each architecture. */
+static void test_shared_per_sm(void **state)
+{
+    (void)state;
+    assert_string_equal(tf_devprop_name(TF_DEVPROP_MAX_SHARED_PER_SM), "max_shared_per_sm");
+    static const struct {
+        const char *arch;
+        int64_t per_sm;
+    } nominal[] = {{"sm_70", 96 << 10},  {"sm_80", 164 << 10}, {"sm_86", 100 << 10},
+                   {"sm_89", 100 << 10}, {"sm_90", 228 << 10}, {"gfx90a", 64 << 10},
+                   {"gfx942", 64 << 10}};
+    for (size_t i = 0; i < sizeof nominal / sizeof nominal[0]; i++) {
+        struct tf_device dev;
+        assert_int_equal(tf_device_for_arch(nominal[i].arch, &dev), 0);
+        assert_int_equal(dev.props[TF_DEVPROP_MAX_SHARED_PER_SM], nominal[i].per_sm);
+        assert_true(dev.props[TF_DEVPROP_MAX_SHARED_PER_SM] >=
+                    dev.props[TF_DEVPROP_MAX_SHARED_OPTIN]);
+    }
+    /* two blocks of BX KiB of shared memory each must fit one SM */
+    struct tf_bundle *b;
+    struct tf_kernel *k = expect_kernel_loads(
+        params_text("cuda", "N: 64", "  BX: {range: [16, 256, 16]}\n",
+                    "constraints: [2 * BX * 1024 <= max_shared_per_sm]\n"),
+        &b);
+    struct tf_device dev;
+    struct tf_value slots[64];
+    struct tf_error err;
+    int counts[2] = {0, 0};
+    const char *archs[2] = {"sm_90", "gfx942"};
+    for (int a = 0; a < 2; a++) {
+        assert_int_equal(tf_device_for_arch(archs[a], &dev), 0);
+        for (uint64_t c = 0; c < tf_kernel_cartesian(k); c++) {
+            bool valid;
+            tf_kernel_bind(k, c, 0, &dev, slots);
+            assert_int_equal(tf_kernel_check(k, slots, &valid, &err), 0);
+            counts[a] += valid;
+        }
+    }
+    assert_int_equal(counts[0], 7); /* BX 16..112: 2 * 112 KiB <= 228 KiB */
+    assert_int_equal(counts[1], 2); /* BX 16, 32: 2 * 32 KiB <= 64 KiB */
+    tf_kernel_destroy(k);
+    tf_bundle_destroy(b);
+}
+
 /* Issue 11 item 13: compile_jobs: 100000 tried ~32k threads per worker and
  * ended in "no worker offers a device"; it is refused at load, at its value. */
 static void test_compile_jobs_cap(void **state)
@@ -954,6 +1369,25 @@ static void test_size_defines(void **state)
     expect_kernel_error(port_text("defines: everything\n", both), 5, 10,
                         "or 'all', found string 'everything'");
     expect_kernel_error(port_text("defines: [\"N-X\"]\n", both), 5, 11, "defines item");
+
+    /* a defined size obeys the parameters' rule of names (schema/defines.h),
+     * and may not be an enum value's define; undefined, it may be anything */
+    static const char sized[] = "name: sized\nlanguage: c\nsource: tiny.c\nentry: saxpy\n%s"
+                                "reference: {source: reference.c, entry: saxpy_reference}\n"
+                                "problems:\n  one: {_N: 8, PIPE_two: 2}\n"
+                                "parameters:\n  PIPE: [one, two]\n"
+                                "arguments:\n  - {name: y, buffer: float32, size: 64, "
+                                "output: true}\n";
+    k = expect_kernel_loads(tf_xasprintf(sized, ""), &b);
+    tf_kernel_destroy(k);
+    tf_bundle_destroy(b);
+    expect_kernel_error(tf_xasprintf(sized, "defines: [_N]\n"), 5, 11,
+                        "size '_N' cannot be a compiler define (-D_N=...) of a c kernel: ");
+    expect_kernel_error(tf_xasprintf(sized, "defines: all\n"), 5, 10,
+                        "size '_N' cannot be a compiler define");
+    expect_kernel_error(tf_xasprintf(sized, "defines: [PIPE_two]\n"), 5, 11,
+                        "size 'PIPE_two' would be defined twice: value 'two' of enum parameter "
+                        "'PIPE' defines PIPE_two=1 too");
 }
 
 /* Items 2 and 3: an argument that reads a parameter needs the reference to
@@ -1404,6 +1838,12 @@ int main(void)
         cmocka_unit_test(test_cartesian_saturates),
         cmocka_unit_test(test_archived_name_limits),
         cmocka_unit_test(test_scalar_ranges),
+        cmocka_unit_test(test_parameter_ranges),
+        cmocka_unit_test(test_keyword_names),
+        cmocka_unit_test(test_define_names),
+        cmocka_unit_test(test_define_table),
+        cmocka_unit_test(test_init_random_range),
+        cmocka_unit_test(test_shared_per_sm),
         cmocka_unit_test(test_compile_jobs_cap),
         cmocka_unit_test(test_job_search_raw),
         cmocka_unit_test(test_broken_files),

@@ -33,6 +33,7 @@
 static const char *const required[] = {
     "TF_WARP_SIZE", "TF_SHFL(", "TF_SHFL_DOWN(", "TF_SHFL_XOR(", "TF_SYNC_WARP()",
     "TF_GLOBAL", "TF_DEVICE", "TF_SHARED", "TF_RESTRICT", "TF_LAUNCH_BOUNDS(", "TF_SYNC()",
+    "TF_LAUNCH_BOUNDS_1(threads)", "TF_LAUNCH_BOUNDS_2(threads, min_blocks)",
     "TF_UNROLL", "TF_UNROLL_N(", "TF_LDG(", "tf_exp2f", "tf_expf", "tf_rsqrtf", "tf_fmaf",
     "tf_warp_sum", "tf_warp_max", "TF_LOG2E", "tf_cp_async16", "TF_CP_ASYNC_COMMIT()",
     "TF_CP_ASYNC_WAIT(", "TF_EXTERN_C", NULL};
@@ -67,6 +68,10 @@ static void test_header_cuda(void **state)
     (void)state;
     check_header("cuda", "#define TF_WARP_SIZE 32\n");
     assert_non_null(strstr(tf_portability_header("cuda"), "__shfl_down_sync"));
+    /* CUDA's own meaning of the second argument (compiled in test_cuda) */
+    assert_non_null(strstr(tf_portability_header("cuda"),
+                           "#define TF_LAUNCH_BOUNDS_2(threads, min_blocks) "
+                           "__launch_bounds__(threads, min_blocks)\n"));
 }
 
 static void test_header_hip(void **state)
@@ -74,6 +79,12 @@ static void test_header_hip(void **state)
     (void)state;
     check_header("hip", "#define TF_WARP_SIZE 64\n");
     assert_null(strstr(tf_portability_header("hip"), "_sync("));
+    /* HIP's second argument is waves per execution unit: converted, not passed */
+    const char *h = tf_portability_header("hip");
+    assert_non_null(strstr(h, "__launch_bounds__(threads, TF_WAVES_PER_EU(threads, min_blocks))"));
+    assert_non_null(
+        strstr(h, "((min_blocks) * (threads) + TF_WARP_SIZE * 4 - 1) / (TF_WARP_SIZE * 4)"));
+    assert_null(strstr(h, "__launch_bounds__(threads, min_blocks)"));
 }
 
 static void test_header_unknown(void **state)

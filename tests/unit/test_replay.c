@@ -4,8 +4,9 @@
  * in another order) or a tunefarm archive, with the recorded status, times and
  * simulated cost; a configuration the source lacks is `invalid` ("not in the
  * replay source"); a kernel whose values differ is refused naming the
- * parameter; an archive of two device classes is refused; /runs keeps the
- * replay source; and bench/strategy/convolution_milo/kernel.yaml's valid set is
+ * parameter; an archive of two device classes is refused, in one kernel or
+ * across the job's kernels; 65 parameters are answered; a source naming a
+ * parameter twice is refused; /runs keeps the replay source; and bench/strategy/convolution_milo/kernel.yaml's valid set is
  * exactly the A4000 cache's configurations (4,362; skipped without the
  * dataset). The MPI side (brute force, --workers 4, archive replay, refusal
  * exit codes) is fault scenario 80-replay. */
@@ -213,6 +214,152 @@ static void test_archive_source(void **state)
     unload(&l);
 }
 
+/* A job given as text, as if it were tests/fixtures/NAME.yaml (its kernels
+ * found beside it, or in `kernel_files`: path, text pairs, NULL-ended). */
+static struct loaded load_job_text(const char *text, const char *const *kernel_files)
+{
+    static const char path[] = "tests/fixtures/replay_text.yaml";
+    struct tf_error err = {0};
+    struct loaded l = {tf_bundle_create(), NULL};
+    tf_bundle_add(l.bundle, path, text, strlen(text));
+    for (int i = 0; kernel_files && kernel_files[i]; i += 2)
+        tf_bundle_add(l.bundle, kernel_files[i], kernel_files[i + 1], strlen(kernel_files[i + 1]));
+    l.job = tf_job_load(path, l.bundle, &err);
+    if (l.job == NULL)
+        fail_msg("%s:%d:%d: %s", err.file, err.line, err.column, err.message);
+    return l;
+}
+
+/* Two job kernels, each measured on one class, but not the same one: the
+ * replay would announce the first kernel's device and answer the second with
+ * another device's times. Refused; one class for both is answered. */
+static void test_one_class_across_kernels(void **state)
+{
+    (void)state;
+    struct loaded l = load_job_text("name: two\nkernels: [replay_small, replay_mismatch]\n"
+                                    "targets: [replay]\n", NULL);
+    assert_int_equal(l.job->nkernels, 2);
+    char path[] = "/tmp/tf-test-replay-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    for (int same = 0; same < 2; same++) {
+        struct tf_error err = {0};
+        struct tf_archive *a = tf_archive_create();
+        struct tf_archive_run run = {.start = 1, .end = 2, .ranks = 2};
+        tf_strlcpy(run.job_name, "src", sizeof run.job_name);
+        uint32_t run_id = tf_archive_add_run(a, &run);
+        for (int ki = 0; ki < 2; ki++) {
+            const struct tf_kernel *k = l.job->kernels[ki].kernel;
+            struct tf_archive_kernel *ak = tf_archive_kernel_for(a, k, &err);
+            assert_non_null(ak);
+            struct tf_device d = {0};
+            tf_strlcpy(d.backend, "cuda", sizeof d.backend);
+            tf_strlcpy(d.arch, ki == 0 || same ? "sm_90" : "sm_80", sizeof d.arch);
+            tf_strlcpy(d.name, ki == 0 || same ? "Fake H100" : "Fake A100", sizeof d.name);
+            struct tf_archive_row row = {.run = run_id, .device = tf_archive_add_device(a, &d)};
+            tf_result_init(&row.r, 0, tf_archive_problem_for(ak, k, 0), 1, TF_STATUS_OK);
+            row.r.time_median = row.r.time_min = row.r.time_mean = 1e-3;
+            row.r.samples = 10;
+            tf_archive_append(ak, &row);
+        }
+        if (tf_archive_write(a, path, &err))
+            fail_msg("%s", err.message);
+        tf_archive_destroy(a);
+        struct tf_replay *r = tf_replay_open(path, l.job, &err);
+        if (same) {
+            if (r == NULL)
+                fail_msg("%s", err.message);
+            struct tf_result res;
+            double cost;
+            tf_replay_answer(r, 1, 0, 1, &res, &cost);
+            assert_int_equal(res.status, TF_STATUS_OK);
+        } else {
+            assert_null(r);
+            if (!strstr(err.message, "kernel 'replay_mismatch' was measured on two device "
+                                     "classes") || !strstr(err.message, "in kernel 'replay_small'"))
+                fail_msg("%s", err.message);
+        }
+        tf_replay_destroy(r);
+    }
+    unlink(path);
+    unload(&l);
+}
+
+/* More than 64 parameters are answered like 3 (they were all "not in the
+ * replay source"). */
+static void test_many_parameters(void **state)
+{
+    (void)state;
+    enum { N = 65 };
+    char kernel[8192];
+    int used = snprintf(kernel, sizeof kernel,
+                        "name: replay_wide\nlanguage: c\nsource: placeholder.c\n"
+                        "entry: wide\nreference: {source: placeholder.c, entry: wide_ref}\n"
+                        "problems:\n  p: {N: 64}\nparameters:\n");
+    for (int i = 0; i < N; i++)
+        used += snprintf(kernel + used, sizeof kernel - (size_t)used, "  P%d: [%s]\n", i,
+                         i == 10 || i == 64 ? "1, 2" : "7");
+    snprintf(kernel + used, sizeof kernel - (size_t)used,
+             "arguments:\n  - {name: out, buffer: float32, size: N, output: true}\n");
+    static const char *files[] = {"tests/fixtures/replay_wide/kernel.yaml", NULL,
+                                  "tests/fixtures/replay_wide/placeholder.c", "\n", NULL};
+    files[1] = kernel;
+    struct loaded l = load_job_text("name: wide\nkernels: [replay_wide]\ntargets: [replay]\n",
+                                    files);
+    const struct tf_kernel *k = l.job->kernels[0].kernel;
+    assert_int_equal(k->nparams, N);
+    char path[] = "/tmp/tf-test-replay-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    const struct row_spec rows[] = {{3, TF_STATUS_OK, 1e-3, "Fake H100"},
+                                    {1, TF_STATUS_OK, 2e-3, "Fake H100"}};
+    write_archive(path, k, rows, 2);
+    struct tf_error err = {0};
+    struct tf_replay *r = tf_replay_open(path, l.job, &err);
+    if (r == NULL)
+        fail_msg("%s", err.message);
+    struct tf_result res;
+    double cost;
+    tf_replay_answer(r, 0, 0, 3, &res, &cost);
+    if (res.status != TF_STATUS_OK)
+        fail_msg("configuration 3 of %d parameters: %s", N, res.message);
+    assert_true(res.time_median == 1e-3);
+    tf_replay_answer(r, 0, 0, 1, &res, &cost);
+    assert_true(res.status == TF_STATUS_OK && res.time_median == 2e-3);
+    tf_replay_destroy(r);
+    unlink(path);
+    unload(&l);
+}
+
+/* A Kernel Tuner cache naming block_size_x twice (and no tile_size_x): it
+ * matched both to the job's block_size_x and left tile_size_x unmapped. */
+static void test_parameter_named_twice(void **state)
+{
+    (void)state;
+    static const char twice[] =
+        "{\"device_name\": \"Test GPU\", \"kernel_name\": \"k\", \"objective\": \"time\",\n"
+        "\"tune_params_keys\": [\"block_size_x\", \"block_size_x\", \"layout\"],\n"
+        "\"tune_params\": {\"block_size_x\": [16, 32, 64], \"layout\": [\"row\", \"col\"]},\n"
+        "\"cache\": {\"16,16,row\": {\"block_size_x\": 16, \"layout\": \"row\", \"time\": 1.0,\n"
+        "  \"compile_time\": 1, \"benchmark_time\": 1}}}\n";
+    char kt[] = "/tmp/tf-test-replay-kt-XXXXXX";
+    int fd = mkstemp(kt);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, twice, sizeof twice - 1), (ssize_t)(sizeof twice - 1));
+    close(fd);
+    struct loaded l = load_job("tests/fixtures/replay_small.yaml");
+    struct tf_error err = {0};
+    struct tf_replay *r = tf_replay_open(kt, l.job, &err);
+    if (r != NULL)
+        fail_msg("a source with two parameters named block_size_x was taken");
+    if (!strstr(err.message, "the replay source has two parameters named 'block_size_x'"))
+        fail_msg("%s", err.message);
+    unlink(kt);
+    unload(&l);
+}
+
 /* The convolution_milo kernel file's valid set is the cache's exactly. */
 static void test_convolution_milo_valid_set(void **state)
 {
@@ -268,6 +415,9 @@ int main(void)
         cmocka_unit_test(test_ktcache_answers),
         cmocka_unit_test(test_mismatch_refused),
         cmocka_unit_test(test_archive_source),
+        cmocka_unit_test(test_one_class_across_kernels),
+        cmocka_unit_test(test_many_parameters),
+        cmocka_unit_test(test_parameter_named_twice),
         cmocka_unit_test(test_convolution_milo_valid_set),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

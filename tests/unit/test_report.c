@@ -346,6 +346,66 @@ static void test_compiler_notes_for_the_best(void **state)
     destroy_model(&m);
 }
 
+/* Runs that repeat configurations (a nightly archive): `ok/total` counts each
+ * configuration once, with its latest status; one run alone counts its own.
+ * A kernel without rows is not a kernel of the archive's results, and a run
+ * is named by its job, hash and dates. */
+static void test_repeated_runs(void **state)
+{
+    (void)state;
+    struct test_kernel gemm, vecadd;
+    struct tf_error err = {0};
+    make_gemm(&gemm);
+    make_vecadd(&vecadd);
+    struct tf_archive *a = tf_archive_create();
+    struct tf_device h0 = make_device("cuda", "NVIDIA H200", "GPU-0", "node1");
+    tf_archive_add_device(a, &h0);
+    struct tf_archive_run r0 = make_run("nightly", 1714560000.0, 1714563600.0);
+    struct tf_archive_run r1 = make_run("nightly", 1714646400.0, 0);
+    tf_archive_add_run(a, &r0);
+    tf_archive_add_run(a, &r1);
+    struct tf_archive_kernel *ak = tf_archive_kernel_for(a, &gemm.k, &err);
+    assert_non_null(ak);
+    tf_archive_problem_for(ak, &gemm.k, 0);
+    assert_non_null(tf_archive_kernel_for(a, &vecadd.k, &err)); /* no rows */
+    ak = tf_archive_find_kernel(a, "gemm");
+    static const struct {
+        uint32_t run;
+        uint64_t config;
+        int status;
+    } rows[] = {{0, 1, TF_STATUS_WRONG_RESULT}, {0, 3, TF_STATUS_OK}, {0, 5, TF_STATUS_OK},
+                {1, 1, TF_STATUS_OK},           {1, 3, TF_STATUS_OK}, {1, 5, TF_STATUS_TIMEOUT}};
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        add_row(ak, 0, 0, rows[i].config, rows[i].status, 1.0 + (double)i);
+        ak->rows[ak->nrows - 1].run = rows[i].run;
+    }
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    tf_report_best(a, -1, NULL, f);
+    tf_report_best(a, 0, NULL, f);
+    tf_report_run_line(a, 1, f);
+    fclose(f);
+    /* every run: 3 configurations (not 6 rows), 2 ok: config 5 timed out last */
+    const char *all = strstr(text, "gemm ");
+    assert_non_null(all);
+    assert_non_null(strstr(line_starting(all, "gemm"), " 2/3 "));
+    assert_non_null(strstr(line_starting(all, "gemm"), "[timeout 1]"));
+    /* run 0 alone: its own 3, config 1 wrong there */
+    const char *one = strstr(all + 1, "gemm ");
+    assert_non_null(one);
+    assert_non_null(strstr(line_starting(one, "gemm"), " 2/3 "));
+    assert_non_null(strstr(line_starting(one, "gemm"), "[wrong_result 1]"));
+    assert_non_null(strstr(text, "run 1: job 'nightly', job hash ffffffffffff, started "));
+    assert_non_null(strstr(text, "UNFINISHED"));
+    assert_int_equal(tf_report_kernels_with_rows(a), 1);
+    assert_int_equal(a->nkernels, 2);
+    free(text);
+    tf_archive_destroy(a);
+    tk_free(&gemm);
+    tk_free(&vecadd);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -354,6 +414,7 @@ int main(void)
         cmocka_unit_test(test_best_vs_problem_default),
         cmocka_unit_test(test_single_valued_parameters_hidden),
         cmocka_unit_test(test_compiler_notes_for_the_best),
+        cmocka_unit_test(test_repeated_runs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -9,7 +9,8 @@
  * buffer, chdir(), forked children, scripted times, a stop in the middle),
  * compiled into a cache given by a relative path (the runner is the child of
  * the shield the test spawns: strays() does not count it). A third checks scalar
- * arguments per configuration (tests/fixtures/followup_scalar). */
+ * arguments per configuration (tests/fixtures/followup_scalar), a fourth
+ * inputs filled in ranges of their own (tests/fixtures/init_range). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -867,6 +868,32 @@ static void test_slow_reference_is_not_a_timeout(void **state)
     assert_int_equal(heat_runs(2), 1);
 }
 
+/* ---- inputs in their own ranges (issue 14 item 7) ------------------------- */
+
+static int setup_init_range(void **state)
+{
+    return setup_job(state, "tests/fixtures/init_range.yaml");
+}
+
+/* tests/fixtures/init_range checks, in the variant, that every input lies in
+ * the range its `init` gives (float32 [324, 325), float64 [-1e-3, 1e-3),
+ * int32 [-5, 5), int64 [10^12, 10^12 + 3), float32 default [-1, 1)), that the
+ * ints reach both ends (HI excluded) and x spreads over its range; the
+ * reference says what a correct fill gives, so a fill outside its range is
+ * wrong_result. Twice: the seed is deterministic, a fresh runner fills the same. */
+static void test_init_random_range(void **state)
+{
+    struct fixture *f = *state;
+    expect_ok(f, 0);
+    expect_ok(f, 0);
+    const struct tf_arg *x = &f->k->args[1], *k = &f->k->args[3], *d = &f->k->args[5];
+    assert_true(x->init_range);
+    assert_true(x->init_lo.is_float == false && x->init_lo.u.i == 324);
+    assert_int_equal(k->init_hi.u.i, 5);
+    assert_false(d->init_range);
+    assert_int_equal(d->init, TF_INIT_RANDOM);
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], "__runner") == 0)
@@ -904,9 +931,14 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_slow_reference_is_not_a_timeout, setup_heat_slow,
                                         teardown_heat),
     };
+    const struct CMUnitTest ranges[] = {
+        cmocka_unit_test(test_init_random_range),
+    };
     int failed = cmocka_run_group_tests(tests, setup, teardown);
     failed += cmocka_run_group_tests_name("a reference that depends on parameters", depends,
                                           NULL, NULL);
+    failed += cmocka_run_group_tests_name("inputs in their own ranges", ranges,
+                                          setup_init_range, teardown);
     failed += cmocka_run_group_tests_name("scalars checked per configuration", scalars,
                                           setup_scalar, teardown);
     return failed + cmocka_run_group_tests_name("hostile variants", hostile, setup_hostile,

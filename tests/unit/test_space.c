@@ -290,43 +290,84 @@ static void test_compile_slices_run_ahead(void **state)
     tf_bundle_destroy(b);
 }
 
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Two plans of the same job text, each loaded on its own (load_job), for one
+ * fixture device with 8 threads: a random sample must come out the same. */
+struct twin_plans {
+    struct tf_bundle *b[2];
+    struct tf_job *j[2];
+    struct tf_plan *p[2];
+};
+
+/* Load `text` twice and plan each; fails the test if a plan is refused. The
+ * seconds the first plan took go to *took (if not NULL). */
+static void twin_plans_create(struct twin_plans *tw, const char *text, double *took)
+{
+    struct tf_device d = fixture_device(8);
+    for (int i = 0; i < 2; i++) {
+        struct tf_error err = {0};
+        tw->j[i] = load_job(text, &tw->b[i]);
+        const double t0 = now_s();
+        tw->p[i] = tf_plan_create(tw->j[i], 1, &d, &err);
+        if (i == 0 && took)
+            *took = now_s() - t0;
+        if (tw->p[i] == NULL)
+            fail_msg("plan %d: %s", i, err.message);
+    }
+}
+
+static void twin_plans_destroy(struct twin_plans *tw)
+{
+    for (int i = 0; i < 2; i++) {
+        tf_plan_destroy(tw->p[i]);
+        tf_job_destroy(tw->j[i]);
+        tf_bundle_destroy(tw->b[i]);
+    }
+}
+
+/* The sample of `t` (its list): every configuration valid, sorted (hence
+ * distinct), `def` among them, and the same list as `again`'s. */
+static void expect_sample(const struct tf_task *t, const struct tf_task *again, uint64_t def)
+{
+    struct tf_error err = {0};
+    bool has_default = false;
+    assert_int_equal(t->nlist, again->nlist);
+    for (uint64_t i = 0; i < t->nlist; i++) {
+        bool valid = false;
+        assert_int_equal(tf_space_is_valid(t->space, t->list[i], &valid, &err), 0);
+        assert_true(valid);
+        if (i > 0)
+            assert_true(t->list[i] > t->list[i - 1]);
+        has_default |= t->list[i] == def;
+        assert_int_equal(t->list[i], again->list[i]); /* reproducible */
+    }
+    assert_true(has_default);
+}
+
 static void test_random_sample(void **state)
 {
     (void)state;
     const char *text = "name: sample\nkernels:\n  - kernel: KERNEL\n    problems: [p1]\n"
                        "search: {strategy: random, budget: 25, seed: 7}\n";
-    struct tf_bundle *b1, *b2;
-    struct tf_job *j1 = load_job(text, &b1), *j2 = load_job(text, &b2);
-    struct tf_device d = fixture_device(8);
+    struct twin_plans tw;
+    twin_plans_create(&tw, text, NULL);
     struct tf_error err = {0};
-    struct tf_plan *p1 = tf_plan_create(j1, 1, &d, &err), *p2 = tf_plan_create(j2, 1, &d, &err);
-    assert_non_null(p1);
-    assert_non_null(p2);
-    struct tf_task *t = &p1->tasks[0];
-    const struct tf_kernel *k = j1->kernels[0].kernel;
+    struct tf_task *t = &tw.p[0]->tasks[0];
+    const struct tf_kernel *k = tw.j[0]->kernels[0].kernel;
     assert_int_equal(t->total, 25);
-    bool has_default = false;
-    for (uint64_t i = 0; i < t->nlist; i++) {
-        bool valid;
-        assert_int_equal(tf_space_is_valid(t->space, t->list[i], &valid, &err), 0);
-        assert_true(valid);
-        if (i > 0)
-            assert_true(t->list[i] > t->list[i - 1]); /* sorted, hence distinct */
-        has_default |= t->list[i] == k->default_index;
-        assert_int_equal(t->list[i], p2->tasks[0].list[i]); /* reproducible */
-    }
-    assert_true(has_default);
+    expect_sample(t, &tw.p[1]->tasks[0], k->default_index);
     struct tf_work w;
-    assert_int_equal(tf_plan_next_slice(p1, 0, 10, &w, &err), 10);
+    assert_int_equal(tf_plan_next_slice(tw.p[0], 0, 10, &w, &err), 10);
     assert_int_equal(w.nlist, 10);
     assert_memory_equal(w.list, t->list, 10 * sizeof *w.list);
     free(w.list);
-    tf_plan_destroy(p1);
-    tf_plan_destroy(p2);
-    tf_job_destroy(j1);
-    tf_job_destroy(j2);
-    tf_bundle_destroy(b1);
-    tf_bundle_destroy(b2);
+    twin_plans_destroy(&tw);
 }
 
 /* A default that follows the problem (space/per_problem: A is N // 32): each
@@ -379,15 +420,11 @@ static void test_random_sample_sparse(void **state)
     (void)state;
     const char *text = "name: sparse\nkernels:\n  - kernel: KERNEL/sparse\n"
                        "search: {strategy: random, budget: 10, seed: 11}\n";
-    struct tf_bundle *b1, *b2;
-    struct tf_job *j1 = load_job(text, &b1), *j2 = load_job(text, &b2);
-    struct tf_device d = fixture_device(8);
+    struct twin_plans tw;
+    twin_plans_create(&tw, text, NULL);
     struct tf_error err = {0};
-    struct tf_plan *p1 = tf_plan_create(j1, 1, &d, &err), *p2 = tf_plan_create(j2, 1, &d, &err);
-    assert_non_null(p1);
-    assert_non_null(p2);
-    const struct tf_kernel *k = j1->kernels[0].kernel;
-    struct tf_task *t = &p1->tasks[0];
+    const struct tf_kernel *k = tw.j[0]->kernels[0].kernel;
+    struct tf_task *t = &tw.p[0]->tasks[0];
     assert_int_equal(tf_kernel_cartesian(k), 32768);
     assert_int_equal(t->valid, 32);
     assert_false(t->valid_estimated);
@@ -400,32 +437,15 @@ static void test_random_sample_sparse(void **state)
         assert_int_equal(tf_space_next(t->space, idx, UINT64_MAX, &first_ten[i], &err), 1);
         idx = first_ten[i] + 1;
     }
-    bool has_default = false;
+    expect_sample(t, &tw.p[1]->tasks[0], def);
     for (uint64_t i = 0; i < t->nlist; i++) {
         int digits[3];
         tf_kernel_decode(k, t->list[i], digits);
-        assert_int_equal(digits[0], digits[1]); /* valid: A == B == C */
+        assert_int_equal(digits[0], digits[1]); /* valid here: A == B == C */
         assert_int_equal(digits[1], digits[2]);
-        if (i > 0)
-            assert_true(t->list[i] > t->list[i - 1]); /* sorted, hence distinct */
-        has_default |= t->list[i] == def;
-        assert_int_equal(t->list[i], p2->tasks[0].list[i]); /* reproducible */
     }
-    assert_true(has_default);
     assert_memory_not_equal(t->list, first_ten, sizeof first_ten);
-    tf_plan_destroy(p1);
-    tf_plan_destroy(p2);
-    tf_job_destroy(j1);
-    tf_job_destroy(j2);
-    tf_bundle_destroy(b1);
-    tf_bundle_destroy(b2);
-}
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+    twin_plans_destroy(&tw);
 }
 
 /* Issue 11 item 7: a random search of 10^11 configurations (budget 10)
@@ -437,20 +457,12 @@ static void test_random_huge_space_without_count(void **state)
     (void)state;
     const char *text = "name: huge\nkernels:\n  - kernel: KERNEL/huge\n    problems: [near]\n"
                        "search: {strategy: random, budget: 10, seed: 3}\n";
-    struct tf_bundle *b1, *b2;
-    struct tf_job *j1 = load_job(text, &b1), *j2 = load_job(text, &b2);
-    struct tf_device d = fixture_device(8);
-    struct tf_error err = {0};
-    double t0 = now_s();
-    struct tf_plan *p1 = tf_plan_create(j1, 1, &d, &err);
-    double took = now_s() - t0;
-    if (p1 == NULL)
-        fail_msg("plan: %s", err.message);
-    struct tf_plan *p2 = tf_plan_create(j2, 1, &d, &err);
-    assert_non_null(p2);
+    struct twin_plans tw;
+    double took = 0;
+    twin_plans_create(&tw, text, &took);
     assert_true(took < 5.0);
-    struct tf_task *t = &p1->tasks[0];
-    const struct tf_kernel *k = j1->kernels[0].kernel;
+    struct tf_task *t = &tw.p[0]->tasks[0];
+    const struct tf_kernel *k = tw.j[0]->kernels[0].kernel;
     assert_true(tf_space_cartesian(t->space) == UINT64_C(100000000000));
     assert_true(t->valid_estimated);
     assert_true(t->valid > UINT64_C(40000000000) && t->valid < UINT64_C(60000000000));
@@ -458,23 +470,8 @@ static void test_random_huge_space_without_count(void **state)
     assert_int_equal(t->nlist, 10);
     uint64_t def;
     assert_true(tf_kernel_default_for(k, t->problem, &def));
-    bool has_default = false;
-    for (uint64_t i = 0; i < t->nlist; i++) {
-        bool valid;
-        assert_int_equal(tf_space_is_valid(t->space, t->list[i], &valid, &err), 0);
-        assert_true(valid);
-        if (i > 0)
-            assert_true(t->list[i] > t->list[i - 1]);
-        has_default |= t->list[i] == def;
-        assert_int_equal(t->list[i], p2->tasks[0].list[i]);
-    }
-    assert_true(has_default);
-    tf_plan_destroy(p1);
-    tf_plan_destroy(p2);
-    tf_job_destroy(j1);
-    tf_job_destroy(j2);
-    tf_bundle_destroy(b1);
-    tf_bundle_destroy(b2);
+    expect_sample(t, &tw.p[1]->tasks[0], def);
+    twin_plans_destroy(&tw);
 }
 
 struct poll_record {

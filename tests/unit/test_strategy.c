@@ -421,15 +421,92 @@ static struct tf_job *job_text(const char *text, struct tf_bundle **bout, struct
     return j;
 }
 
+/* The test job (name s, one kernel `.` with problem p1) whose `search:` (line
+ * 3) is followed by the printf-formatted rest: a block ("\n  strategy: ...")
+ * or a flow mapping (" {strategy: ...}"). */
+static struct tf_job *search_job(struct tf_bundle **bout, struct tf_error *err, const char *fmt,
+                                 ...) __attribute__((format(printf, 3, 4)));
+static struct tf_job *search_job(struct tf_bundle **bout, struct tf_error *err, const char *fmt,
+                                 ...)
+{
+    char text[1024];
+    int n = snprintf(text, sizeof text, "name: s\nkernels: [{kernel: ., problems: [p1]}]\nsearch:");
+    va_list ap;
+    va_start(ap, fmt);
+    n += vsnprintf(text + n, sizeof text - (size_t)n, fmt, ap);
+    va_end(ap);
+    assert_true(n < (int)sizeof text);
+    return job_text(text, bout, err);
+}
+
+/* A search section that must be refused: its block (the lines after
+ * `search:`), and the error's line, column and a part of its message. */
+struct bad_search {
+    const char *search;
+    int line, col;
+    const char *message;
+};
+
+/* Whether `err` is the refusal `bad` describes, in the test job's file. */
+static bool refused_as(const struct tf_error *err, const struct bad_search *bad)
+{
+    return strstr(err->message, bad->message) != NULL && err->line == bad->line &&
+           err->column == bad->col && strcmp(err->file, SJOB) == 0;
+}
+
+/* Each of bad[0..n) is refused by the job loader, as it describes. */
+static void expect_refused_at_load(const struct bad_search *bad, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        struct tf_error err;
+        struct tf_job *j = search_job(NULL, &err, "\n%s", bad[i].search);
+        if (j || !refused_as(&err, &bad[i]))
+            fail_msg("case %zu: %s:%d:%d: %s", i, err.file, err.line, err.column, err.message);
+        tf_job_destroy(j);
+    }
+}
+
+/* Each of bad[0..n) is accepted by the loader (which keeps the strategy and
+ * its options raw) and refused, as it describes, by tf_strategy_check_job and
+ * by tf_plan_create (a schema error). */
+static void expect_refused_by_check(const struct bad_search *bad, size_t n)
+{
+    struct tf_device dev;
+    memset(&dev, 0, sizeof dev);
+    strcpy(dev.backend, "host");
+    dev.props[TF_DEVPROP_MAX_THREADS] = 256;
+    for (size_t i = 0; i < n; i++) {
+        struct tf_error err;
+        struct tf_job *j = search_job(NULL, &err, "\n%s", bad[i].search);
+        if (!j) /* the loader no longer knows strategies: it must accept these */
+            fail_msg("case %zu: refused at load: %s:%d:%d: %s", i, err.file, err.line,
+                     err.column, err.message);
+        for (int via_plan = 0; via_plan < 2; via_plan++) {
+            tf_error_clear(&err);
+            int rc = -1;
+            if (via_plan) {
+                struct tf_plan *p = tf_plan_create(j, 1, &dev, &err);
+                rc = p ? 0 : -1;
+                tf_plan_destroy(p);
+            } else {
+                rc = tf_strategy_check_job(j, &err);
+            }
+            if (rc == 0 || !refused_as(&err, &bad[i]) || err.code != TF_ERR_SCHEMA)
+                fail_msg("case %zu%s: %s:%d:%d: %s", i, via_plan ? " (plan)" : "", err.file,
+                         err.line, err.column, err.message);
+        }
+        tf_job_destroy(j);
+    }
+}
+
 static void test_job_search_fields(void **state)
 {
     (void)state;
     struct tf_error err;
-    struct tf_job *j = job_text("name: s\nkernels: [{kernel: ., problems: [p1]}]\n"
-                                "search:\n  strategy: local\n  options: {init: 4, chains: 2}\n"
-                                "  budget: 30\n  time_budget: 5.5\n  patience: 10\n"
-                                "  noise: 0.01\n  seed: 9\n  top_k: 3\n",
-                                NULL, &err);
+    struct tf_job *j = search_job(NULL, &err,
+                                  "\n  strategy: local\n  options: {init: 4, chains: 2}\n"
+                                  "  budget: 30\n  time_budget: 5.5\n  patience: 10\n"
+                                  "  noise: 0.01\n  seed: 9\n  top_k: 3\n");
     if (!j)
         fail_msg("%s:%d:%d: %s", err.file, err.line, err.column, err.message);
     assert_int_equal(j->strategy, TF_STRATEGY_ADAPTIVE);
@@ -446,8 +523,7 @@ static void test_job_search_fields(void **state)
     assert_int_equal(j->top_k, 3);
     tf_job_destroy(j);
     /* Existing jobs: brute force without a budget, and now with one. */
-    j = job_text("name: s\nkernels: [{kernel: ., problems: [p1]}]\n"
-                 "search: {strategy: brute_force, budget: 7}\n", NULL, &err);
+    j = search_job(NULL, &err, " {strategy: brute_force, budget: 7}\n");
     assert_non_null(j);
     assert_int_equal(j->strategy, TF_STRATEGY_BRUTE_FORCE);
     assert_int_equal(j->budget, 7);
@@ -455,8 +531,7 @@ static void test_job_search_fields(void **state)
     tf_job_destroy(j);
 
     /* The loader keeps the section raw, with positions, for the coordinator. */
-    j = job_text("name: s\nkernels: [{kernel: ., problems: [p1]}]\n"
-                 "search:\n  strategy: annealing\n  options: {heat: lots}\n", NULL, &err);
+    j = search_job(NULL, &err, "\n  strategy: annealing\n  options: {heat: lots}\n");
     if (!j)
         fail_msg("%s:%d:%d: %s", err.file, err.line, err.column, err.message);
     assert_int_equal(j->strategy, TF_STRATEGY_ADAPTIVE);
@@ -471,11 +546,7 @@ static void test_job_search_fields(void **state)
     tf_job_destroy(j);
 
     /* What the loader checks itself: types, ranges, budget rules. */
-    static const struct {
-        const char *search;
-        int line, col;
-        const char *message;
-    } bad[] = {
+    static const struct bad_search bad[] = {
         {"  strategy: local\n  time_budget: 0\n", 5, 16, "'time_budget' must be > 0"},
         {"  strategy: local\n  patience: 0\n", 5, 13, "'patience' (results without"},
         {"  strategy: local\n  noise: 0.1\n", 5, 10, "'noise' is only used with 'patience'"},
@@ -485,16 +556,7 @@ static void test_job_search_fields(void **state)
          "option 'mutation' of strategy genetic must be a number, found an empty value"},
         {"  strategy: [local]\n", 4, 13, "'strategy' must be a string"},
     };
-    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
-        char text[512];
-        snprintf(text, sizeof text, "name: s\nkernels: [{kernel: ., problems: [p1]}]\nsearch:\n%s",
-                 bad[i].search);
-        j = job_text(text, NULL, &err);
-        if (j || !strstr(err.message, bad[i].message) || err.line != bad[i].line ||
-            err.column != bad[i].col || strcmp(err.file, SJOB) != 0)
-            fail_msg("case %zu: %s:%d:%d: %s", i, err.file, err.line, err.column, err.message);
-        tf_job_destroy(j);
-    }
+    expect_refused_at_load(bad, sizeof bad / sizeof *bad);
 }
 
 /* ---- warm start ------------------------------------------------------------------- */
@@ -584,11 +646,10 @@ static void test_job_warm_start(void **state)
 {
     (void)state;
     struct tf_error err;
-    struct tf_job *j = job_text("name: s\nkernels: [{kernel: ., problems: [p1]}]\n"
-                                "search:\n  strategy: local\n"
-                                "  warm_start: [same, ../runs/a100.h5, /abs/mi250x.h5]\n"
-                                "  warm_count: 3\n",
-                                NULL, &err);
+    struct tf_job *j = search_job(NULL, &err,
+                                  "\n  strategy: local\n"
+                                  "  warm_start: [same, ../runs/a100.h5, /abs/mi250x.h5]\n"
+                                  "  warm_count: 3\n");
     if (!j)
         fail_msg("%s:%d:%d: %s", err.file, err.line, err.column, err.message);
     assert_int_equal(j->nwarm, 3);
@@ -601,24 +662,18 @@ static void test_job_warm_start(void **state)
     assert_string_equal(j->warm[2].path, "/abs/mi250x.h5");
     assert_int_equal(j->warm_count, 3);
     tf_job_destroy(j);
-    j = job_text("name: s\nkernels: [{kernel: ., problems: [p1]}]\n"
-                 "search: {strategy: genetic, warm_start: old.h5}\n", NULL, &err);
+    j = search_job(NULL, &err, " {strategy: genetic, warm_start: old.h5}\n");
     if (!j)
         fail_msg("%s:%d:%d: %s", err.file, err.line, err.column, err.message);
     assert_int_equal(j->nwarm, 1);
     assert_string_equal(j->warm[0].path, "tests/unit/space/old.h5");
     assert_int_equal(j->warm_count, TF_JOB_WARM_COUNT);
     tf_job_destroy(j);
-    j = job_text("name: s\nkernels: [{kernel: ., problems: [p1]}]\nsearch: {strategy: local}\n",
-                 NULL, &err);
+    j = search_job(NULL, &err, " {strategy: local}\n");
     assert_non_null(j);
     assert_int_equal(j->nwarm, 0); /* a cold start */
     tf_job_destroy(j);
-    static const struct {
-        const char *search;
-        int line, col;
-        const char *message;
-    } bad[] = {
+    static const struct bad_search bad[] = {
         {"  warm_start: []\n", 4, 15, "'warm_start' is empty"},
         {"  warm_start: [a.h5, same, a.h5]\n", 4, 28, "'warm_start' names 'a.h5' twice"},
         {"  warm_start: [same, same]\n", 4, 22, "'warm_start' names 'same' twice"},
@@ -628,16 +683,7 @@ static void test_job_warm_start(void **state)
         {"  warm_start: same\n  warm_count: 0\n", 5, 15, "'warm_count' (best configurations"},
         {"  warm_start: same\n  warm_count: lots\n", 5, 15, "warm_count"},
     };
-    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
-        char text[512];
-        snprintf(text, sizeof text,
-                 "name: s\nkernels: [{kernel: ., problems: [p1]}]\nsearch:\n%s", bad[i].search);
-        j = job_text(text, NULL, &err);
-        if (j || !strstr(err.message, bad[i].message) || err.line != bad[i].line ||
-            err.column != bad[i].col || strcmp(err.file, SJOB) != 0)
-            fail_msg("case %zu: %s:%d:%d: %s", i, err.file, err.line, err.column, err.message);
-        tf_job_destroy(j);
-    }
+    expect_refused_at_load(bad, sizeof bad / sizeof *bad);
 }
 
 /* The strategy's name and options, checked against the registry on the
@@ -647,11 +693,7 @@ static void test_job_warm_start(void **state)
 static void test_check_job_search(void **state)
 {
     (void)state;
-    static const struct {
-        const char *search;
-        int line, col;
-        const char *message;
-    } bad[] = {
+    static const struct bad_search bad[] = {
         {"  strategy: annealing\n", 4, 13,
          "'strategy' must be one of brute_force, random, genetic, local, bayes, found 'annealing'"},
         {"  strategy: local\n  options: {chains: 2, popsize: 4}\n", 5, 24,
@@ -665,37 +707,7 @@ static void test_check_job_search(void **state)
         {"  options: {init: 3}\n", 4, 13,
          "unknown option 'init' of strategy brute_force: expected no options"},
     };
-    struct tf_device dev;
-    memset(&dev, 0, sizeof dev);
-    strcpy(dev.backend, "host");
-    dev.props[TF_DEVPROP_MAX_THREADS] = 256;
-    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
-        char text[512];
-        snprintf(text, sizeof text, "name: s\nkernels: [{kernel: ., problems: [p1]}]\nsearch:\n%s",
-                 bad[i].search);
-        struct tf_error err;
-        struct tf_job *j = job_text(text, NULL, &err);
-        if (!j) /* the loader no longer knows strategies: it must accept these */
-            fail_msg("case %zu: refused at load: %s:%d:%d: %s", i, err.file, err.line,
-                     err.column, err.message);
-        for (int via_plan = 0; via_plan < 2; via_plan++) {
-            tf_error_clear(&err);
-            int rc = -1;
-            if (via_plan) {
-                struct tf_plan *p = tf_plan_create(j, 1, &dev, &err);
-                rc = p ? 0 : -1;
-                tf_plan_destroy(p);
-            } else {
-                rc = tf_strategy_check_job(j, &err);
-            }
-            if (rc == 0 || !strstr(err.message, bad[i].message) || err.line != bad[i].line ||
-                err.column != bad[i].col || strcmp(err.file, SJOB) != 0 ||
-                err.code != TF_ERR_SCHEMA)
-                fail_msg("case %zu%s: %s:%d:%d: %s", i, via_plan ? " (plan)" : "", err.file,
-                         err.line, err.column, err.message);
-        }
-        tf_job_destroy(j);
-    }
+    expect_refused_by_check(bad, sizeof bad / sizeof *bad);
     /* Good ones pass: every strategy, with its options. */
     static const char *const good[] = {
         "{strategy: local, budget: 10, options: {init: 4, chains: 2, reach: 1, perturb: 2}}",
@@ -705,11 +717,8 @@ static void test_check_job_search(void **state)
         "{strategy: brute_force}",
     };
     for (size_t i = 0; i < sizeof good / sizeof *good; i++) {
-        char text[512];
-        snprintf(text, sizeof text, "name: s\nkernels: [{kernel: ., problems: [p1]}]\nsearch: %s\n",
-                 good[i]);
         struct tf_error err;
-        struct tf_job *j = job_text(text, NULL, &err);
+        struct tf_job *j = search_job(NULL, &err, " %s\n", good[i]);
         if (!j || tf_strategy_check_job(j, &err) != 0)
             fail_msg("good %zu: %s:%d:%d: %s", i, err.file, err.line, err.column, err.message);
         tf_job_destroy(j);
@@ -726,11 +735,8 @@ static double plan_time(uint64_t c, int *status)
 static struct tf_plan *plan_for(const char *search, struct tf_job **jout, struct tf_bundle **bout,
                                 struct tf_device *dev)
 {
-    char text[512];
-    snprintf(text, sizeof text, "name: s\nkernels: [{kernel: ., problems: [p1]}]\nsearch: %s\n",
-             search);
     struct tf_error err;
-    *jout = job_text(text, bout, &err);
+    *jout = search_job(bout, &err, " %s\n", search);
     if (!*jout)
         fail_msg("%s", err.message);
     memset(dev, 0, sizeof *dev);

@@ -28,7 +28,14 @@ static struct tf_device sample_device(void)
     strcpy(d.host, "node042");
     d.memory_bytes = 85899345920ull;
     d.compute_units = 132;
+    strcpy(d.driver_version, "580.159.04");
+    strcpy(d.runtime_version, "CUDA 13.0");
     strcpy(d.compiler_version, "NVRTC 13.0");
+    strcpy(d.tunefarm_version, "40e1511");
+    d.clock_mhz = 1980;
+    d.memory_clock_mhz = 2619;
+    d.power_limit_w = 700.5;
+    strcpy(d.clock_policy, "manual");
     for (int i = 0; i < TF_DEVPROP_COUNT; i++)
         d.props[i] = 1000 + i;
     return d;

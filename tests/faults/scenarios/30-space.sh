@@ -19,8 +19,10 @@ expect_fail "random search, budget 10, of 10^11 configurations: the run finishes
     timeout -k 5 120 "$TF" run -n 1 "$SPACE_FIX/space_random.yaml" -o "$TMP/space_random.h5"
 t1=$(date +%s)
 space_stop "$TMP/space_random.h5"
-check "  in seconds ($((t1 - t0)) s), with an estimated count of the valid ones" sh -c \
-    "[ $((t1 - t0)) -lt 30 ] && grep -q '10 of about [0-9]* valid (100000000000 in the Cartesian product)' '$TMP/last'"
+# Counting 10^11 configurations would take hours (the timeout ends it at 120
+# s); sampling takes a few seconds, so 100 s leaves a slow machine room.
+check "  in seconds ($((t1 - t0)) s, less than 100), with an estimated count of the valid ones" sh -c \
+    "[ $((t1 - t0)) -lt 100 ] && grep -q '10 of about [0-9]* valid (100000000000 in the Cartesian product)' '$TMP/last'"
 check "  10 distinct valid rows, all ok, the default among them" $PY -c "
 import h5py
 t = h5py.File('$TMP/space_random.h5')['kernels/space_huge/results'][()]
@@ -41,19 +43,25 @@ for i in $(seq 300); do
     sleep 0.1
 done
 if contains space_count.out "counting the valid configurations of space_huge/none"; then
+    # The count polls for a signal every 65536 steps (well under a second); a
+    # count that did not would run for hours: after 60 s it is killed.
     t0=$(date +%s%N)
-    kill -TERM "$RUN_PID"; finish_rc
+    kill -TERM "$RUN_PID"
+    for i in $(seq 1200); do kill -0 "$RUN_PID" 2>/dev/null || break; sleep 0.05; done
     ms=$((($(date +%s%N) - t0) / 1000000))
-    if [ "$RUN_RC" -eq 75 ] && [ "$ms" -lt 5000 ] &&
+    kill -0 "$RUN_PID" 2>/dev/null && space_stop "$TMP/space_count.h5"
+    finish_rc
+    if [ "$RUN_RC" -eq 75 ] && [ "$ms" -lt 15000 ] &&
        contains space_count.out "stopped by a signal while counting the valid configurations" &&
        contains space_count.out "run the same command again"; then
         pass "SIGTERM while counting 10^11 configurations: exit 75 in $ms ms, progress shown"
     else
         echo "exit $RUN_RC after $ms ms" >>space_count.out
-        fail "SIGTERM while counting: expected exit 75 within 5 s" space_count.out
+        fail "SIGTERM while counting: expected exit 75 within 15 s" space_count.out
         space_stop "$TMP/space_count.h5"
     fi
-    check "  no archive left (nothing was measured)" sh -c "[ ! -e space_count.h5 ]"
+    check "  no archive left, nor a journal (nothing was measured)" sh -c \
+        "[ ! -e '$TMP/space_count.h5' ] && [ ! -e '$TMP/space_count.h5.journal' ]"
 else
     fail "a long count shows no progress line after 30 s" space_count.out
     space_stop "$TMP/space_count.h5"

@@ -91,10 +91,21 @@ PYEOF
 
 echo "-- replay: a run resumes only a run of the same source"
 cp ref.h5 ref2.h5
+# The coordinator is stopped (SIGSTOP) before the SIGTERM and continued once
+# the signal, passed on as SIGUSR1 by `tunefarm run`, waits for it: so the run
+# cannot end before the signal reaches it.
 "$TF" run "$JOB" -o rres.h5 --replay ref.h5 --workers 2 --speed 0.5 >rres.h5.out 2>&1 &
 RUN_PID=$!
-if wait_results rres.h5 3; then
-    kill -TERM "$RUN_PID"; finish_rc
+# usr1_pending PID: SIGUSR1 (bit 10) is pending for the process PID.
+usr1_pending() {
+    local pnd
+    pnd=$(awk '/^ShdPnd:/ {print $2}' "/proc/$1/status" 2>/dev/null) || return 1
+    [ -n "$pnd" ] && [ $((0x$pnd & 0x200)) -ne 0 ]
+}
+if wait_results rres.h5 3 && pid=$(rank_pid 0 rres.h5) && kill -STOP "$pid"; then
+    kill -TERM "$RUN_PID"
+    for i in $(seq 200); do usr1_pending "$pid" && break; sleep 0.05; done
+    kill -CONT "$pid" 2>/dev/null || true; finish_rc
     check "a slow replay stopped by SIGTERM: exit 75, run unfinished" sh -c \
         "[ $RUN_RC -eq 75 ] && \"$TF\" status rres.h5 | grep -q UNFINISHED"
     check "  a replay of another source starts a run of its own" sh -c \
@@ -105,5 +116,5 @@ if wait_results rres.h5 3; then
 import h5py; r = h5py.File('rres.h5')['runs'][()]
 assert len(r) == 2 and r[0]['end_unix'] > 0 and r[1]['end_unix'] > 0, r
 assert r[0]['replay_source'].decode().endswith('/ref.h5') and r[1]['replay_source'].decode().endswith('/ref2.h5'), r"
-else fail "slow replay: no results" rres.h5.out; kill "$RUN_PID" 2>/dev/null || true; fi
+else fail "slow replay: no results, or no coordinator to stop" rres.h5.out; kill "$RUN_PID" 2>/dev/null || true; fi
 unset TUNEFARM_KERNEL_PATH

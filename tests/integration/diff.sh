@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# Integration tests of `tunefarm diff` (issue 13 items 3 and 8): real runs of
+# a host kernel (tests/fixtures/drift) appended night after night to one
+# archive, real measurements. Two nights of the same code differ only within
+# the noise (exit 0); a third night compiles the fixture with
+# -DDRIFT_SLOWDOWN=8, which makes the previous best do 8 times its work (a
+# planted regression, measured: exit 1, the report says which configuration,
+# by how much, and that the kernel's source and the job changed); a fourth
+# night without it is faster again (exit 0). The tolerance is 50% where an
+# exit code is checked: the shared test machine moves a 10 us median by a few
+# percent between runs, the planted change is 8x. Bad input exits 2. Also
+# `query` over repeated runs: each configuration counted once, and `--run N`
+# names its run.
+. "$(dirname "$0")/../lib.sh"
+cd "$TMP"
+cp -r "$ROOT/tests/fixtures/drift" "$ROOT/tests/fixtures/drift.yaml" .
+night() { "$TF" run -q -n 1 drift.yaml -o nightly.h5 >"night$1.out" 2>&1; }
+
+echo "-- diff: command line"
+check "diff --help" "$TF" diff --help
+check "help diff names the noise rule and the exit codes" sh -c \
+    "\"$TF\" help diff | grep -qF 'max(3 x sqrt(s_A^2 + s_B^2), tolerance)' &&
+     \"$TF\" help diff | grep -q '0 no regression; 1 a regression; 2 bad arguments'"
+expect_fail "diff without an archive exits 2" 2 "$TF" diff
+expect_fail "diff of a missing archive exits 2" 2 "$TF" diff none.h5
+check "  saying why" contains "$TMP/last" "none.h5"
+expect_fail "an unknown option exits 2" 2 "$TF" diff --frobnicate nightly.h5
+expect_fail "a tolerance that is not a number exits 2" 2 "$TF" diff --tolerance lots nightly.h5
+check "  saying what it wants" contains "$TMP/last" "--tolerance wants a fraction or a percentage"
+
+echo "-- two nights of the same code: no regression"
+if night 1; then pass "night 1 ran"; else fail "night 1 ran" night1.out; fi
+expect_fail "one run only: nothing to compare with (exit 2)" 2 "$TF" diff nightly.h5
+check "  saying so" contains "$TMP/last" "run 0 (job 'drift') has no earlier run of the same job"
+if night 2; then pass "night 2 ran"; else fail "night 2 ran" night2.out; fi
+expect_fail "diff of nights 1 and 2: exit 0" 0 "$TF" diff --tolerance 50% nightly.h5
+cp "$TMP/last" quiet.txt
+check "  run A is night 1, run B night 2" sh -c \
+    "grep -q \"A (then): run 0: job 'drift'\" quiet.txt && grep -q \"B (now):  run 1: job 'drift'\" quiet.txt"
+check "  the same best, within the noise" sh -c \
+    "grep -q 'best then: X=2 Y=0' quiet.txt && grep -q 'best now:  X=2 Y=0' quiet.txt &&
+     grep -q 'within the noise (band 50.0%)' quiet.txt &&
+     grep -q 'previous best now: the same configuration' quiet.txt"
+check "  nothing differs in how the nights were made" contains quiet.txt \
+    "none: the same job and settings, kernel sources, tunefarm, and on every device the same"
+check "  every configuration in both, no status changed" sh -c \
+    "grep -q 'configurations: 8 then, 8 now: 0 gained, 0 lost' quiet.txt && grep -q 'statuses: 0 changed' quiet.txt"
+expect_fail "--run 7: no such run (exit 2)" 2 "$TF" diff --run 7 nightly.h5
+check "  saying how many there are" contains "$TMP/last" "run 7 does not exist: the archive has 2 runs"
+expect_fail "--run 1 --run 1: a run with itself (exit 2)" 2 "$TF" diff --run 1 --run 1 nightly.h5
+
+echo "-- query over repeated runs"
+check "query counts each configuration once over both nights (8/8, not 16/16)" sh -c \
+    "\"$TF\" query nightly.h5 | grep -q '^drift .* 8/8 '"
+check "query --run 1 names its run" sh -c \
+    "\"$TF\" query --run 1 nightly.h5 | grep -q \"^run 1: job 'drift', job hash [0-9a-f]\\{12\\}, started \""
+# A job with a CUDA kernel and host targets: the archive gets an entry for
+# vecadd_cuda, which nothing here can run, without rows.
+cat >mixed.yaml <<EOF
+name: mixed
+kernels:
+  - kernel: drift
+  - kernel: $ROOT/kernels/vecadd_cuda
+targets: [host]
+search: {strategy: brute_force}
+measure: {warmup: 2, min_samples: 10, max_samples: 2000, min_time: 0.01, max_time: 0.05, max_noise: 0.02, timeout: 5}
+checkpoint: 1
+EOF
+check "a job whose CUDA kernel no host can run" "$TF" run -q -n 1 mixed.yaml -o mixed.h5
+check "  leaves an entry without rows in the archive" "$PY" -c "
+import h5py; k = h5py.File('mixed.h5')['kernels']
+assert sorted(k) == ['drift', 'vecadd_cuda'] and len(k['vecadd_cuda/results']) == 0, list(k)"
+check "  which query does not count as a kernel of the archive" sh -c \
+    "\"$TF\" query mixed.h5 | grep -q '1 run(s), 1 device(s), 1 kernel(s)'"
+check "  nor status" sh -c "\"$TF\" status mixed.h5 | grep -q '1 device, 1 kernel$'"
+
+echo "-- night 3: the previous best made 8 times slower (-DDRIFT_SLOWDOWN=8)"
+sed -i 's/^options: \[-O1\]$/options: [-O1, -DDRIFT_SLOWDOWN=8]/' drift/kernel.yaml
+check "the fixture now compiles the slowdown in" grep -q 'DRIFT_SLOWDOWN=8' drift/kernel.yaml
+if night 3; then pass "night 3 ran"; else fail "night 3 ran" night3.out; fi
+expect_fail "diff of nights 2 and 3: a regression, exit 1" 1 \
+    "$TF" diff --tolerance 50% -o report3.txt nightly.h5
+check "  stdout is the summary line naming the report" contains "$TMP/last" \
+    "nightly.h5: runs 1 -> 2: 1 group compared, 1 with a regression; report report3.txt"
+check "  the report: the previous best slower beyond the noise" sh -c \
+    "grep -q 'best then: X=2 Y=0' report3.txt &&
+     grep -Eq 'previous best now: .*  [5-9][.][0-9]{2}x, SLOWER beyond the noise' report3.txt"
+check "  the best now is another configuration, also slower than then" sh -c \
+    "grep -Eq 'best now:  X=[13] Y=0 .*SLOWER beyond the noise' report3.txt"
+check "  provenance: the kernel's source and the job changed" sh -c \
+    "grep -q 'kernel drift source (kernel.yaml, source, reference): [0-9a-f]\\{12\\} -> [0-9a-f]\\{12\\}' report3.txt &&
+     grep -q '^  job hash (the job file' report3.txt"
+check "  it ends with the exit code" contains report3.txt "Exit 1: a regression"
+check "  no temporary report is left" sh -c "! ls report3.txt.tmp.* 2>/dev/null"
+expect_fail "night 1 against night 3, named: exit 1" 1 "$TF" diff --tolerance 50% --run 0 --run 2 nightly.h5
+expect_fail "a report that cannot be written: exit 2" 2 "$TF" diff -o /proc/no/report.txt nightly.h5
+check "  saying so" contains "$TMP/last" "cannot write the report /proc/no/report.txt"
+
+echo "-- night 4: the slowdown removed"
+sed -i 's/^options: \[-O1, -DDRIFT_SLOWDOWN=8\]$/options: [-O1]/' drift/kernel.yaml
+if night 4; then pass "night 4 ran"; else fail "night 4 ran" night4.out; fi
+expect_fail "diff of nights 3 and 4: exit 0" 0 "$TF" diff --tolerance 50% nightly.h5
+check "  the best is faster beyond the noise, none slower" sh -c \
+    "grep -q 'faster beyond the noise' '$TMP/last' && ! grep -q 'SLOWER' '$TMP/last' &&
+     grep -q 'best faster: 1' '$TMP/last'"
+check "  --run 3 alone compares night 4 with night 3" sh -c \
+    "\"$TF\" diff --tolerance 50% --run 3 nightly.h5 | grep -q 'A (then): run 2: '"
+check "h5py reads the archive with its provenance tables" \
+    "$PY" "$ROOT/tests/integration/read_archive.py" nightly.h5
+
+finish

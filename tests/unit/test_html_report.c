@@ -1,0 +1,232 @@
+/* test_html_report.c - `tunefarm report` (tools/html_report.c, tools/svg.c).
+ *
+ * The page of report_fixture.h's archive (written to HDF5 and read back) must
+ * be self-contained (no script, no URL it could fetch, the
+ * Content-Security-Policy that forbids loading anything), escape every
+ * hostile name, never write a number that is not finite into the SVG, mark
+ * exactly the fixture's one regression (30% slower, 0.5% spread; the 0.2%
+ * drifts are noise), draw a Pareto front with exactly the points no other
+ * point dominates (counted here by brute force over the same rows), show
+ * the cross-device matrix with the ratios query prints, and say where
+ * nothing ran ok. The browser test of the same page is
+ * tests/integration/report.sh. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../../coordinator/report.h"
+#include "../../tools/html_report.h"
+#include "../../tools/svg.h"
+#include "report_fixture.h"
+
+static struct tf_archive *read_back(void)
+{
+    char path[] = "/tmp/tf-test-html.XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    struct report_fixture f;
+    struct tf_error err = {0};
+    report_fixture_make(&f);
+    if (tf_archive_write(f.a, path, &err) != 0)
+        fail_msg("write: %s", err.message);
+    report_fixture_free(&f);
+    struct tf_archive *a = tf_archive_read(path, &err);
+    if (a == NULL)
+        fail_msg("read: %s", err.message);
+    unlink(path);
+    return a;
+}
+
+static char *page_of(const struct tf_archive *a, const char *kernel,
+                     struct tf_html_report_stats *stats)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    assert_non_null(f);
+    tf_html_report_write(a, "results/<nightly>.h5", kernel, f, stats);
+    fclose(f);
+    return text;
+}
+
+static int count(const char *text, const char *what)
+{
+    int n = 0;
+    for (const char *p = strstr(text, what); p; p = strstr(p + 1, what))
+        n++;
+    return n;
+}
+
+/* Points of the time-energy charts by brute force: rows the searches
+ * measured (phase 0 / 1), ok, with time and energy; a point is on the front
+ * if no other is at least as fast and as cheap and better in one. */
+static int pareto_by_brute_force(const struct tf_archive *a)
+{
+    int total = 0;
+    for (int k = 0; k < a->nkernels; k++) {
+        const struct tf_archive_kernel *ak = &a->kernels[k];
+        for (int p = 0; p < ak->nproblems; p++) {
+            char keys[8][256];
+            int n = tf_report_classes(a, ak, (uint32_t)p, -1, keys, 8);
+            for (int c = 0; c < n; c++) {
+                for (uint64_t i = 0; i < ak->nrows; i++) {
+                    const struct tf_archive_row *x = &ak->rows[i];
+                    char key[256];
+                    tf_device_class_key(&a->devices[x->device], key, sizeof key);
+                    if (x->r.problem != (uint32_t)p || strcmp(key, keys[c]) != 0 ||
+                        x->r.status != TF_STATUS_OK || x->r.phase == 2 ||
+                        !isfinite(x->r.energy_j))
+                        continue;
+                    bool dominated = false;
+                    for (uint64_t j = 0; j < ak->nrows && !dominated; j++) {
+                        const struct tf_archive_row *y = &ak->rows[j];
+                        tf_device_class_key(&a->devices[y->device], key, sizeof key);
+                        if (j == i || y->r.problem != (uint32_t)p || strcmp(key, keys[c]) != 0 ||
+                            y->r.status != TF_STATUS_OK || y->r.phase == 2 ||
+                            !isfinite(y->r.energy_j))
+                            continue;
+                        dominated = y->r.time_median <= x->r.time_median &&
+                                    y->r.energy_j <= x->r.energy_j &&
+                                    (y->r.time_median < x->r.time_median ||
+                                     y->r.energy_j < x->r.energy_j || j < i);
+                    }
+                    total += !dominated;
+                }
+            }
+        }
+    }
+    return total;
+}
+
+static void test_page_is_self_contained_and_escaped(void **state)
+{
+    (void)state;
+    struct tf_archive *a = read_back();
+    struct tf_html_report_stats st;
+    char *page = page_of(a, NULL, &st);
+    assert_true(strncmp(page, "<!DOCTYPE html>", 15) == 0);
+    assert_non_null(strstr(page, "<meta http-equiv=\"Content-Security-Policy\" "
+                                 "content=\"default-src 'none'; style-src 'unsafe-inline'\">"));
+    /* nothing that runs or loads */
+    assert_int_equal(count(page, "<script"), 0);
+    assert_int_equal(count(page, "<img"), 0);
+    assert_int_equal(count(page, " src=\""), 0); /* an attribute; the text "src=x" is escaped */
+    assert_int_equal(count(page, "href=\"http"), 0);
+    assert_int_equal(count(page, "url("), 0);
+    assert_int_equal(count(page, "https:"), 0);
+    /* the only http: is the SVG namespace, once per chart */
+    assert_int_equal(count(page, "http:"), count(page, "xmlns=\"http://www.w3.org/2000/svg\""));
+    assert_int_equal(count(page, "<svg "), st.charts);
+    assert_int_equal(count(page, "</svg>"), st.charts);
+    /* hostile text arrives as text */
+    assert_non_null(strstr(page, "x&lt;h2&gt;&lt;script&gt;alert(&#39;k&#39;)&lt;\\script&gt;"
+                                 "&quot;&amp;*"));
+    assert_non_null(strstr(page, "&lt;img src=x onerror=alert(1)&gt;"));
+    assert_non_null(strstr(page, "&lt;/td&gt;&lt;script&gt;alert(3)&lt;/script&gt;"));
+    assert_non_null(strstr(page, "<title>tunefarm report: results/&lt;nightly&gt;.h5</title>"));
+    /* no number that is not one */
+    assert_int_equal(count(page, "nan"), 0);
+    assert_int_equal(count(page, "inf\""), 0);
+    assert_int_equal(count(page, "=\"-"), 0); /* no negative coordinate or size */
+    free(page);
+    tf_archive_destroy(a);
+}
+
+static void test_page_shows_what_the_archive_holds(void **state)
+{
+    (void)state;
+    struct tf_archive *a = read_back();
+    struct tf_html_report_stats st;
+    char *page = page_of(a, NULL, &st);
+    assert_int_equal(st.kernels, 2);
+    assert_int_equal(st.groups, 3 * 2 + 2);
+    /* the one regression: night 3 of the H100s' small problem */
+    assert_int_equal(st.regressions, 1);
+    assert_non_null(strstr(page, "<span class=\"bad\">run 2: 29.7% slower</span>"));
+    assert_non_null(strstr(page, "REGRESSION: 29.7% slower than run 1"));
+    assert_int_equal(count(page, "no regression"), 5);
+    /* the Pareto fronts */
+    assert_int_equal(st.pareto_points, pareto_by_brute_force(a));
+    assert_true(st.pareto_points > 2 * 4); /* not one point a group */
+    /* the host rows have no energy: no energy chart there (4 GPU groups + the hostile one) */
+    assert_int_equal(count(page, "<title>time against energy</title>"), 5);
+    /* the cross-device matrix, as query computes it */
+    assert_int_equal(count(page, "<h4>Across device classes</h4>"), 2);
+    assert_non_null(strstr(page, "<td class=\"fair\">2.5 ms <b>0.80x</b></td>"));
+    assert_non_null(strstr(page, "<td class=\"poor\">1.5 ms <b>0.67x</b></td>"));
+    assert_non_null(strstr(page, "<td class=\"good\">1 ms <b>1.00x</b></td>"));
+    /* best and default */
+    assert_non_null(strstr(page, "Best: <b>1 ms</b> (run 0) <span class=\"cfg\">BM=32 BN=64 "
+                                 "LAYOUT=col</span>"));
+    assert_non_null(strstr(page, "The best is <b>1.20x</b> faster"));
+    assert_non_null(strstr(page, "<p class=\"bad\">No configuration ran ok.</p>"));
+    /* failures by status */
+    assert_non_null(strstr(page, "<title>compile_error: 1</title>"));
+    assert_non_null(strstr(page, "<title>crashed: 12</title>"));
+    /* convergence: one staircase per night of a group */
+    assert_non_null(strstr(page, "run 2 (2025-11-27"));
+    free(page);
+
+    /* one kernel only */
+    page = page_of(a, "gemm", &st);
+    assert_int_equal(st.kernels, 1);
+    assert_int_equal(st.groups, 6);
+    assert_int_equal(count(page, "alert("), 2); /* the runs and devices tables still list all */
+    free(page);
+    tf_archive_destroy(a);
+}
+
+static void test_escape_and_svg_numbers(void **state)
+{
+    (void)state;
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    tf_html_escape(f, "<a href=\"x\">&'\x01</a>");
+    fflush(f);
+    assert_string_equal(text, "&lt;a href=&quot;x&quot;&gt;&amp;&#39; &lt;/a&gt;");
+    rewind(f);
+    /* a chart fed NaN, infinities and non-positive values on a log axis */
+    struct tf_svg_chart c;
+    memset(&c, 0, sizeof c);
+    c.x.label = "x";
+    c.y.label = "y";
+    tf_svg_axis_fit(&c.x, 1e-6, 1e-2, true);
+    tf_svg_axis_fit(&c.y, NAN, INFINITY, true);
+    assert_true(c.x.log);
+    tf_svg_begin(&c, f, 300, 200, "t");
+    const double xs[] = {NAN, 1e-5, -1, 0, INFINITY, 1e-3}, ys[] = {1, NAN, 0.5, 0.5, 1, 0.7};
+    tf_svg_line(&c, xs, ys, 6, true, "#000", 1, NULL);
+    tf_svg_dot(&c, NAN, 1, 2, "#000", "<tip>");
+    tf_svg_dot(&c, 1e-3, 0.5, 2, "#000", "<tip>");
+    tf_svg_vline(&c, -5, "#000", "neg");
+    tf_svg_bar(&c, 1e-4, 0, INFINITY, 1, "#000", NULL);
+    tf_svg_end(&c);
+    fclose(f);
+    assert_null(strstr(text, "nan"));
+    assert_null(strstr(text, "inf"));
+    assert_null(strstr(text, "neg"));
+    assert_non_null(strstr(text, "<title>&lt;tip&gt;</title></circle>"));
+    assert_int_equal(count(text, "<circle"), 1);
+    assert_int_equal(count(text, "<polyline"), 1);
+    free(text);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_page_is_self_contained_and_escaped),
+        cmocka_unit_test(test_page_shows_what_the_archive_holds),
+        cmocka_unit_test(test_escape_and_svg_numbers),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
