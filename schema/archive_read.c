@@ -497,8 +497,20 @@ static int read_kernel(hid_t kernels, const char *name, struct tf_archive *a, co
         tf_h5_attr_read_strings(g, objname, "constraints", 0, &ak->constraints, &ak->nconstraints,
                                 path, err) != 0 ||
         tf_h5_attr_read_strings(g, objname, "metric_names", 1, &ak->metric_names, &ak->nmetrics,
-                                path, err) != 0)
+                                path, err) != 0 ||
+        tf_h5_attr_read_strings(g, objname, "size_defines", 0, &ak->define_sizes,
+                                &ak->ndefine_sizes, path, err) != 0)
         goto fail;
+    for (int i = 0; i < ak->ndefine_sizes; i++) {
+        int known = 0;
+        for (int z = 0; z < ak->nsizes; z++)
+            known |= strcmp(ak->define_sizes[i], ak->size_names[z]) == 0;
+        if (!known) {
+            tf_error_set(err, TF_ERR_SCHEMA, "%s: %s: size_defines names '%.64s', which is not "
+                         "one of its size_names", path, objname, ak->define_sizes[i]);
+            goto fail;
+        }
+    }
     int has = tf_h5_attr_read_number(g, objname, "default_index", 0, H5T_INTEGER, H5T_NATIVE_UINT64,
                                      &ak->default_index, path, err);
     if (has < 0)

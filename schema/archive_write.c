@@ -299,6 +299,10 @@ static int write_kernel(hid_t kernels, const struct tf_archive_kernel *ak, const
     else if (tf_h5_attr_write_strings(g, "metric_names", (const char *const *)ak->metric_names,
                                       ak->nmetrics, 0) != 0)
         failed = "metric_names";
+    else if (ak->ndefine_sizes > 0 &&
+             tf_h5_attr_write_strings(g, "size_defines", (const char *const *)ak->define_sizes,
+                                      ak->ndefine_sizes, 0) != 0)
+        failed = "size_defines";
     else if (ak->has_default && tf_h5_attr_write_scalar(g, "default_index", H5T_STD_U64LE,
                                                         H5T_NATIVE_UINT64, &ak->default_index) != 0)
         failed = "default_index";

@@ -58,6 +58,10 @@ check "  and the compiler's warning for each best" sh -c \
     "grep -q '^Compiler, best configurations' '$PORT/query.out' &&
      [ \$(grep -cE '^heat +(small|large) .* 1: .*heat.c:[0-9]+:[0-9]+: warning: unused variable' '$PORT/query.out') -eq 2 ]"
 check "  the run's own summary shows the same" contains "$PORT/run.out" "Compiler, best configurations"
+check "best --format make: the flags a worker compiled, NX of each problem included" sh -c \
+    "\"$TF\" best '$PORT/heat.h5' --format make >'$PORT/best.mk' &&
+     grep -qE '^HEAT_BEST_SMALL_[A-Z0-9_]+ := -DBLOCK=[0-9]+ -DSTEPS=[124] -DVEC=1 -DNX=1000\$' '$PORT/best.mk' &&
+     grep -qE '^HEAT_BEST_LARGE_[A-Z0-9_]+ := -DBLOCK=[0-9]+ -DSTEPS=[124] -DVEC=1 -DNX=5000\$' '$PORT/best.mk'"
 if mpirun -np 3 --oversubscribe --bind-to none "$TF" run -q "$PORT_FIX/heat.yaml" \
     -o "$PORT/heat-mpi.h5" >"$PORT/mpi.out" 2>&1; then
     pass "mpirun -np 3: two workers share it"
