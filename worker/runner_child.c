@@ -373,11 +373,13 @@ static void set_drop(struct runner_child *c, int i)
     free(e->maps);
     free(e->bytes);
     free(e->key);
-    c->sets[i] = c->sets[--c->nsets];
-    if (c->current_set == c->nsets) /* the last one moved into slot i */
-        c->current_set = i;
-    else if (c->current_set == i)
+    const int last = --c->nsets;
+    if (c->current_set == i)
         c->current_set = -1;
+    else if (c->current_set == last) /* the last one moves into slot i */
+        c->current_set = i;
+    if (i != last)
+        c->sets[i] = c->sets[last];
 }
 
 /* Every set of the current problem, dropped (the buffers' `expected` with them). */

@@ -790,6 +790,16 @@ static int setup_heat(void **state)
     return setup_job(state, "tests/fixtures/heat_runner.yaml");
 }
 
+/* 20 values of STEPS (tests/fixtures/heat_many). */
+static int setup_heat_many(void **state)
+{
+    snprintf(heat_reference_log, sizeof heat_reference_log, "/tmp/tf-test-heat-%ld.log",
+             (long)getpid());
+    unlink(heat_reference_log);
+    setenv("TF_TEST_REFERENCE_LOG", heat_reference_log, 1);
+    return setup_job(state, "tests/fixtures/heat_many.yaml");
+}
+
 /* The same, with every run of the reference 1.5 s long (in the runner's environment). */
 static int setup_heat_slow(void **state)
 {
@@ -852,6 +862,26 @@ static void test_reference_per_depends_on_value(void **state)
         expect_ok(f, heat_config(f->k, 2, steps));
     assert_int_equal(tf_runner_starts(f->runner), starts + 1);
     assert_int_equal(heat_runs(0), 3);
+}
+
+/* More values of STEPS (20) than sets a runner keeps (16): STEPS 1 to 20 runs
+ * the reference 20 times, and 20 back to 1 finds the 16 most recent (20 to 5)
+ * and computes 4 to 1 again: 24 in all. Every configuration is ok meanwhile,
+ * so the set in use is never the one dropped, whatever slot it moved to. */
+static void test_sets_beyond_the_bound(void **state)
+{
+    struct fixture *f = *state;
+    for (int s = 0; s < 20; s++)
+        expect_ok(f, heat_config(f->k, 0, s));
+    assert_int_equal(heat_runs(0), 20);
+    for (int s = 19; s >= 0; s--)
+        expect_ok(f, heat_config(f->k, 0, s));
+    if (heat_runs(0) != 24)
+        fprintf(stderr, "the reference ran %d times\n", heat_runs(0));
+    assert_int_equal(heat_runs(0), 24);
+    assert_int_equal(heat_runs(4), 2);
+    assert_int_equal(heat_runs(5), 1);
+    assert_int_equal(tf_runner_starts(f->runner), 1);
 }
 
 /* A reference that runs in the middle of a MEASURE (a new STEPS) and takes
@@ -929,6 +959,8 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_reference_per_depends_on_value, setup_heat,
                                         teardown_heat),
         cmocka_unit_test_setup_teardown(test_slow_reference_is_not_a_timeout, setup_heat_slow,
+                                        teardown_heat),
+        cmocka_unit_test_setup_teardown(test_sets_beyond_the_bound, setup_heat_many,
                                         teardown_heat),
     };
     const struct CMUnitTest ranges[] = {
