@@ -569,12 +569,13 @@ static int worker_measure_next(struct worker *w, struct tf_error *err)
     r.phase = (uint8_t)p.phase;
     r.config = p.config;
     r.compile_time = bin.compile_time;
-    /* Keep what the runner read off the loaded binary unless the compiler said. */
-    if (bin.registers >= 0)
+    /* What the runner read off the loaded binary first; the compiler's report
+     * (ptxas: the same registers and spills) where it read nothing. Shared
+     * memory only from the runner: it adds the launch's dynamic shared memory
+     * to the static amount, which is all the compiler knows. */
+    if (r.registers < 0)
         r.registers = bin.registers;
-    if (bin.shared_bytes >= 0)
-        r.shared_bytes = bin.shared_bytes;
-    if (bin.spill_bytes >= 0)
+    if (r.spill_bytes < 0)
         r.spill_bytes = bin.spill_bytes;
     r.warnings = bin.status == TF_STATUS_OK ? bin.warnings : -1;
     tf_strlcpy(r.first_warning, bin.status == TF_STATUS_OK ? bin.first_warning : "",
