@@ -925,6 +925,8 @@ static int cmd_query(int argc, char **argv)
     printf("\n");
     tf_report_best(a, run, kernel, stdout);
     tf_report_cross(a, run, kernel, stdout);
+    printf("\n");
+    tf_report_quality(a, run, kernel, stdout);
     tf_archive_destroy(a);
     return TF_EXIT_OK;
 }

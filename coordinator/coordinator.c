@@ -829,13 +829,18 @@ static void coordinator_unstall(struct coordinator *c, int src)
                     "are its own again\n", src, (unsigned long long)back);
 }
 
-/* Derived metrics of an ok result, from its median time. */
+/* Derived metrics of an ok result, from its median time and its energy per
+ * launch (energy_j holds the samples' energy: samples x one launch's). */
 static void coordinator_metrics(struct coordinator *c, const struct tf_kernel *k,
                                 const struct tf_device *dev, struct tf_result *r)
 {
     struct tf_value slots[k->nslots];
     tf_kernel_bind(k, r->config, (int)r->problem, dev, slots);
     slots[tf_kernel_time_slot(k)] = tf_float(r->time_median);
+    slots[tf_kernel_energy_slot(k)] =
+        tf_float(r->energy_status == TF_ENERGY_MEASURED && r->samples > 0
+                     ? r->energy_j / r->samples
+                     : NAN);
     for (int m = 0; m < k->nmetrics && m < TF_MAX_METRICS; m++) {
         struct tf_value v;
         r->metrics[m] = tf_expr_eval(k->metrics[m], slots, &v, NULL) == 0
@@ -1459,6 +1464,7 @@ static void coordinator_print_summary(const struct coordinator *c, double wall)
         printf("Stalled workers: %llu configurations handed to other workers, %llu late or "
                "repeated answers dropped\n",
                (unsigned long long)c->requeued, (unsigned long long)c->dropped);
+    tf_report_quality(c->archive, (int)c->run_id, NULL, stdout);
     coordinator_print_searches(c);
     printf("\n");
     tf_report_best(c->archive, (int)c->run_id, NULL, stdout);

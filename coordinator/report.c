@@ -11,7 +11,9 @@
  * the same group. The default is the problem's
  * own (a kernel's default may follow the problem sizes), as the archive's
  * problems table records it. A configuration measured in several runs counts
- * once in `ok/total`, with the status of its latest measurement. */
+ * once in `ok/total`, with the status of its latest measurement. Noisy rows
+ * and missing energies are counted by tf_archive_quality_count, which
+ * `tunefarm diff` uses too. */
 #include "report.h"
 
 #include <math.h>
@@ -216,8 +218,8 @@ int tf_report_best(const struct tf_archive *a, int run, const char *kernel, FILE
     int lines = 0, kw, pw, nnotes = 0;
     struct best_note *notes = NULL;
     name_widths(a, kernel, &kw, &pw);
-    fprintf(out, "%-*s %-*s %-28s %-11s %-16s %-8s %-9s %s\n", kw, "kernel", pw, "problem",
-            "device", "best time", "metric", "speedup", "ok/total",
+    fprintf(out, "%-*s %-*s %-28s %-11s %-16s %-8s %-9s %-5s %s\n", kw, "kernel", pw,
+            "problem", "device", "best time", "metric", "speedup", "ok/total", "noisy",
             "best configuration  [failures]");
     for (int k = 0; k < a->nkernels; k++) {
         const struct tf_archive_kernel *ak = &a->kernels[k];
@@ -264,6 +266,8 @@ int tf_report_best(const struct tf_archive *a, int run, const char *kernel, FILE
                 snprintf(devname, sizeof devname, "%s", dev ? dev->name : "?");
                 snprintf(okbuf, sizeof okbuf, "%llu/%llu", (unsigned long long)counts[0],
                          (unsigned long long)total);
+                struct tf_archive_quality q = {0};
+                tf_archive_quality_count(a, ak, run, (uint32_t)p, keys[c], &q);
                 int used = 0;
                 for (int s = 1; s < TF_STATUS_COUNT; s++)
                     if (counts[s] && used < (int)sizeof failures)
@@ -272,9 +276,9 @@ int tf_report_best(const struct tf_archive *a, int run, const char *kernel, FILE
                                          (unsigned long long)counts[s]);
                 if (used && used < (int)sizeof failures - 1)
                     strcat(failures, "]");
-                fprintf(out, "%-*s %-*s %-28.28s %-11s %-16s %-8s %-9s %s%s\n", kw, ak->name,
-                        pw, ak->problems[p].name, devname, tbuf, mbuf, sbuf, okbuf, cfg,
-                        failures);
+                fprintf(out, "%-*s %-*s %-28.28s %-11s %-16s %-8s %-9s %-5llu %s%s\n", kw,
+                        ak->name, pw, ak->problems[p].name, devname, tbuf, mbuf, sbuf, okbuf,
+                        (unsigned long long)q.noisy, cfg, failures);
                 lines++;
                 if (best) {
                     notes = tf_xrealloc(notes, (size_t)(nnotes + 1) * sizeof *notes);
@@ -288,6 +292,31 @@ int tf_report_best(const struct tf_archive *a, int run, const char *kernel, FILE
     compiler_notes(notes, nnotes, kw, pw, out);
     free(notes);
     return lines;
+}
+
+int tf_report_quality(const struct tf_archive *a, int run, const char *kernel, FILE *out)
+{
+    struct tf_archive_quality q = {0};
+    for (int k = 0; k < a->nkernels; k++)
+        if (kernel == NULL || strcmp(kernel, a->kernels[k].name) == 0)
+            tf_archive_quality_count(a, &a->kernels[k], run, UINT32_MAX, NULL, &q);
+    if (q.ok == 0)
+        return 0;
+    fprintf(out, "Noisy: %llu of %llu ok results stayed above max_noise at max_time (or "
+                 "max_samples)%s\n",
+            (unsigned long long)q.noisy, (unsigned long long)q.ok,
+            q.noisy ? ": marked in the archive's `noisy` column, time_rsd says by how much" : "");
+    fprintf(out, "Energy: measured for %llu of %llu ok results",
+            (unsigned long long)q.energy[TF_ENERGY_MEASURED], (unsigned long long)q.ok);
+    const char *sep = "; without: ";
+    for (int e = 0; e < TF_ENERGY_COUNT; e++)
+        if (e != TF_ENERGY_MEASURED && q.energy[e]) {
+            fprintf(out, "%s%s %llu", sep, tf_energy_status_name(e),
+                    (unsigned long long)q.energy[e]);
+            sep = ", ";
+        }
+    fprintf(out, "\n");
+    return 2;
 }
 
 /* The model name in a class key "backend/arch/name" (the name may hold '/'). */

@@ -10,10 +10,12 @@
  * names), since its rows' configuration indices and columns mean that shape;
  * its provenance (source hash, constraint texts, default) follows the newest
  * kernel file. A problem is keyed by (name, sizes), so rows keep meaning the
- * sizes they ran with. Rows are appended to a doubling array. Provenance is
- * kept per run and session (what each device ran with, each kernel's source
- * hash per run), since a device row and a kernel's attributes hold only the
- * values first seen and the latest. The other pieces
+ * sizes they ran with. Rows are appended to a doubling array, and counted
+ * for what they say of their own quality (noisy, energy) by whoever reports
+ * on them. Provenance is kept per run and session (what each device ran
+ * with, each kernel's source hash per run), since a device row and a
+ * kernel's attributes hold only the values first seen and the latest. The
+ * other pieces
  * of the module are listed in archive_internal.h; the layout is specified for
  * users in schema/archive.md. */
 #include "archive.h"
@@ -313,6 +315,29 @@ struct tf_archive_kernel *tf_archive_find_kernel(const struct tf_archive *a, con
         if (strcmp(a->kernels[i].name, name) == 0)
             return &a->kernels[i];
     return NULL;
+}
+
+void tf_archive_quality_count(const struct tf_archive *a, const struct tf_archive_kernel *ak,
+                              int run, uint32_t problem, const char *class_key,
+                              struct tf_archive_quality *q)
+{
+    for (uint64_t i = 0; i < ak->nrows; i++) {
+        const struct tf_archive_row *row = &ak->rows[i];
+        if (row->r.status != TF_STATUS_OK || (run >= 0 && row->run != (uint32_t)run) ||
+            (problem != UINT32_MAX && row->r.problem != problem) ||
+            row->device >= (uint32_t)a->ndevices)
+            continue;
+        if (class_key) {
+            char key[256];
+            tf_device_class_key(&a->devices[row->device], key, sizeof key);
+            if (strcmp(key, class_key) != 0)
+                continue;
+        }
+        q->ok++;
+        q->noisy += row->r.noisy != 0;
+        q->energy[row->r.energy_status < TF_ENERGY_COUNT ? row->r.energy_status
+                                                         : TF_ENERGY_UNKNOWN]++;
+    }
 }
 
 /* Product of the value counts, saturating like tf_kernel_cartesian. */

@@ -211,4 +211,19 @@ int tf_archive_merge(struct tf_archive *dst, const struct tf_archive *src,
 /* Find a kernel entry by name (NULL if none). */
 struct tf_archive_kernel *tf_archive_find_kernel(const struct tf_archive *a, const char *name);
 
+/* What a set of ok rows says about its own measurements. */
+struct tf_archive_quality {
+    uint64_t ok;                      /* ok rows counted */
+    uint64_t noisy;                   /* of those, marked noisy: their spread stayed above
+                                         max_noise when max_time (or max_samples) ended them */
+    uint64_t energy[TF_ENERGY_COUNT]; /* of those, by energy_status (measured: with energy) */
+};
+/* Add to `q` the ok rows of kernel `ak` (an entry of `a`) of run `run` (every
+ * run if negative), of problem `problem` (every problem if UINT32_MAX) and on
+ * devices of class `class_key` (tf_device_class_key; every class if NULL).
+ * The run summary, `tunefarm query` and `tunefarm diff` count with it. */
+void tf_archive_quality_count(const struct tf_archive *a, const struct tf_archive_kernel *ak,
+                              int run, uint32_t problem, const char *class_key,
+                              struct tf_archive_quality *q);
+
 #endif

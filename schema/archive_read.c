@@ -9,8 +9,9 @@
  * to the row index; a result's run, device, problem, configuration and status
  * in range; parameter columns that agree with the configuration index. Parts
  * older archives lack (runs.replay_source, the runs' job settings,
- * problems.default_config, /plan, /sessions, /session_devices, /run_kernels,
- * archive_id, checkpoint) are read where present. Kernels come back in the
+ * problems.default_config, results.noisy and results.energy_status, /plan,
+ * /sessions, /session_devices, /run_kernels, archive_id, checkpoint) are read
+ * where present. Kernels come back in the
  * order they were written, or by name for files that do not track it. */
 #include "archive.h"
 
@@ -405,6 +406,8 @@ static int results_unpack(void *ctx, const struct tf_table *t, const unsigned ch
         TF_GET(t, buf, o, c->time_min, r->time_min);
         TF_GET(t, buf, o, c->time_mean, r->time_mean);
         TF_GET(t, buf, o, c->time_rsd, r->time_rsd);
+        if (c->noisy >= 0) /* older archives lack it: not marked */
+            TF_GET(t, buf, o, c->noisy, r->noisy);
         TF_GET(t, buf, o, c->compile_time, r->compile_time);
         TF_GET(t, buf, o, c->device_time, r->device_time);
         TF_GET(t, buf, o, c->registers, r->registers);
@@ -420,6 +423,9 @@ static int results_unpack(void *ctx, const struct tf_table *t, const unsigned ch
         TF_GET(t, buf, o, c->power, r->power_w);
         TF_GET(t, buf, o, c->temperature, r->temperature_c);
         TF_GET(t, buf, o, c->energy, r->energy_j);
+        r->energy_status = TF_ENERGY_UNKNOWN; /* older archives lack it: rows do not say */
+        if (c->energy_status >= 0)
+            TF_GET(t, buf, o, c->energy_status, r->energy_status);
         TF_GET(t, buf, o, c->flushed_l2, r->flushed_l2);
         TF_GET(t, buf, o, c->throttled, r->throttled);
         TF_GET(t, buf, o, c->phase, r->phase);
@@ -430,11 +436,16 @@ static int results_unpack(void *ctx, const struct tf_table *t, const unsigned ch
             TF_GET(t, buf, o, c->metric0 + m, r->metrics[m]);
         tf_table_get_str(t, buf, o, c->message, r->message, sizeof r->message);
 
+        if (r->noisy > 1)
+            return tf_error_set(err, TF_ERR_SCHEMA, "%s: dataset %s row %llu: column 'noisy' "
+                                "is %u; expected 0 or 1", t->file, t->what,
+                                (unsigned long long)i, (unsigned)r->noisy);
         const char *bad = row->run >= (uint32_t)rc->a->nruns        ? "run"
                           : row->device >= (uint32_t)rc->a->ndevices ? "device"
                           : r->problem >= (uint32_t)ak->nproblems    ? "problem"
                           : r->config >= rc->cartesian               ? "config"
                           : r->status >= TF_STATUS_COUNT             ? "status"
+                          : r->energy_status >= TF_ENERGY_COUNT      ? "energy_status"
                                                                      : NULL;
         if (bad)
             return tf_error_set(err, TF_ERR_SCHEMA, "%s: dataset %s row %llu: column '%s' is "
@@ -578,19 +589,18 @@ static int read_kernel(hid_t kernels, const char *name, struct tf_archive *a, co
     if (tf_table_read(g, "problems", &t, problems_sized, problems_unpack, &rc, err) != 0)
         goto fail;
     tf_table_free(&t);
-    /* An older archive has no warnings columns (or a parameter named like one
-     * of them, which is then theirs). */
-    int with_warnings = tf_table_has_column(g, "results", "warnings") &&
-                        tf_table_has_column(g, "results", "first_warning");
-    for (int p = 0; p < ak->nparams && with_warnings; p++)
-        if (strcmp(ak->params[p].name, "warnings") == 0 ||
-            strcmp(ak->params[p].name, "first_warning") == 0)
-            with_warnings = 0;
-    for (int m = 0; m < ak->nmetrics && with_warnings; m++)
-        if (strcmp(ak->metric_names[m], "warnings") == 0 ||
-            strcmp(ak->metric_names[m], "first_warning") == 0)
-            with_warnings = 0;
-    if (tf_layout_results(&t, &rc.c, ak, path, with_warnings, err) != 0 ||
+    /* Columns added later are read where the file has them. (A parameter or
+     * metric of an older archive named like one was refused above, by
+     * tf_archive_kernel_validate, with the advice to rename it.) */
+    unsigned optional = 0;
+    if (tf_table_has_column(g, "results", "noisy"))
+        optional |= TF_RESULTS_NOISY;
+    if (tf_table_has_column(g, "results", "energy_status"))
+        optional |= TF_RESULTS_ENERGY_STATUS;
+    if (tf_table_has_column(g, "results", "warnings") &&
+        tf_table_has_column(g, "results", "first_warning"))
+        optional |= TF_RESULTS_WARNINGS;
+    if (tf_layout_results(&t, &rc.c, ak, path, optional, err) != 0 ||
         tf_table_read(g, "results", &t, results_sized, results_unpack, &rc, err) != 0)
         goto fail;
     ret = 0;

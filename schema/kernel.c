@@ -9,10 +9,10 @@
  * earlier ones: problem sizes (constants, evaluated now) fix the size names,
  * parameters fix the symbol table, and only then are constraints, launch
  * geometry, arguments and metrics compiled and the default resolved for every
- * problem (its values may be expressions over the sizes). `time_s` is the last
- * slot, so the symbol table without it (for everything but metrics) is simply
- * the same array one shorter, and using `time_s` in a constraint is "undefined
- * name".
+ * problem (its values may be expressions over the sizes). `time_s` and
+ * `energy_j` are the last two slots, so the symbol table without them (for
+ * everything but metrics) is simply the same array two shorter, and using
+ * either in a constraint is "undefined name".
  * Every error is placed at file:line:column of the offending node; expression
  * errors add the expression's own column to the scalar's start.
  *
@@ -69,7 +69,7 @@ static const char *const result_columns[] = {
     "device_time",  "registers",    "shared_bytes", "spill_bytes", "warnings",
     "first_warning", "sm_clock_mhz",
     "power_w",      "temperature_c", "energy_j",  "flushed_l2",  "throttled",  "phase",
-    "timestamp",    "message",      NULL};
+    "timestamp",    "message",      "noisy",      "energy_status", NULL};
 
 static bool is_result_column(const char *s)
 {
@@ -94,7 +94,7 @@ static int check_length(struct kload *L, const yaml_node_t *n, const char *what,
 
 static bool is_reserved_name(const char *s)
 {
-    if (strcmp(s, "time_s") == 0)
+    if (strcmp(s, "time_s") == 0 || strcmp(s, "energy_j") == 0)
         return true;
     for (int p = 0; p < TF_DEVPROP_COUNT; p++)
         if (strcmp(s, tf_devprop_name(p)) == 0)
@@ -128,6 +128,8 @@ static struct tf_expr *compile_node(struct kload *L, const yaml_node_t *n, const
     const char *hint = "";
     if (syms->count < L->k->nslots && strstr(e.message, "time_s"))
         hint = " (time_s, the measured time, is only available in metrics)";
+    else if (syms->count < L->k->nslots && strstr(e.message, "energy_j"))
+        hint = " (energy_j, the measured energy of a launch, is only available in metrics)";
     tf_error_at(L->err, e.code ? e.code : TF_ERR_SYNTAX, L->d.file, line, col, "in %s: %s%s",
                 what, e.message, hint);
     return NULL;
@@ -302,8 +304,8 @@ static int load_problems(struct kload *L, yaml_node_t *root)
             return -1;
         if (is_reserved_name(s))
             return tf_ydoc_fail(d, kn, L->err, TF_ERR_SCHEMA,
-                                "size name '%s' is reserved (a device property or time_s); "
-                                "rename it",
+                                "size name '%s' is reserved (a device property, time_s or "
+                                "energy_j); rename it",
                                 s);
         if (tf_expr_is_keyword(s))
             return tf_ydoc_fail(d, kn, L->err, TF_ERR_SCHEMA,
@@ -473,8 +475,8 @@ static int load_parameters(struct kload *L, yaml_node_t *root)
             return -1;
         if (is_reserved_name(name))
             return tf_ydoc_fail(d, kn, L->err, TF_ERR_SCHEMA,
-                                "parameter name '%s' is reserved (a device property or "
-                                "time_s); rename it",
+                                "parameter name '%s' is reserved (a device property, "
+                                "time_s or energy_j); rename it",
                                 name);
         if (is_result_column(name))
             return tf_ydoc_fail(d, kn, L->err, TF_ERR_SCHEMA,
@@ -589,10 +591,11 @@ static int load_parameters(struct kload *L, yaml_node_t *root)
     return 0;
 }
 
-/* The symbol table: parameters, sizes, device properties, time_s (last). */
+/* The symbol table: parameters, sizes, device properties, then the two that
+ * only metrics read: time_s and energy_j (last). */
 static void build_symtab(struct tf_kernel *k)
 {
-    k->nslots = k->nparams + k->nsizes + TF_DEVPROP_COUNT + 1;
+    k->nslots = k->nparams + k->nsizes + TF_DEVPROP_COUNT + TF_KERNEL_METRIC_ONLY_SLOTS;
     k->symbols = tf_xcalloc((size_t)k->nslots, sizeof *k->symbols);
     int n = 0;
     for (int i = 0; i < k->nparams; i++) {
@@ -615,6 +618,9 @@ static void build_symtab(struct tf_kernel *k)
         n++;
     }
     k->symbols[n].name = "time_s";
+    k->symbols[n].slot = n;
+    n++;
+    k->symbols[n].name = "energy_j";
     k->symbols[n].slot = n;
     k->symtab.symbols = k->symbols;
     k->symtab.count = k->nslots;
@@ -1417,8 +1423,8 @@ struct tf_kernel *tf_kernel_load(const char *path, struct tf_bundle *bundle, str
         load_parameters(&L, root) != 0)
         goto fail;
     build_symtab(k);
-    /* Everything but metrics is compiled without time_s (the last slot). */
-    struct tf_symtab no_time = {k->symbols, k->nslots - 1};
+    /* Everything but metrics is compiled without time_s and energy_j (the last slots). */
+    struct tf_symtab no_time = {k->symbols, k->nslots - TF_KERNEL_METRIC_ONLY_SLOTS};
     if (load_constraints(&L, root, &no_time) != 0 || load_default(&L, root) != 0 ||
         load_launch(&L, root, &no_time) != 0 || load_arguments(&L, root, &no_time) != 0 ||
         load_verify(&L, root) != 0 || load_metrics(&L, root) != 0)
@@ -1585,6 +1591,7 @@ void tf_kernel_bind(const struct tf_kernel *k, uint64_t index, int problem,
     for (int p = 0; p < TF_DEVPROP_COUNT; p++)
         slots[tf_kernel_devprop_slot(k, p)] = tf_int(dev ? dev->props[p] : 0);
     slots[tf_kernel_time_slot(k)] = tf_float(0.0);
+    slots[tf_kernel_energy_slot(k)] = tf_float(NAN);
 }
 
 int tf_kernel_check(const struct tf_kernel *k, const struct tf_value *slots, bool *valid,

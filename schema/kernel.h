@@ -119,7 +119,7 @@ struct tf_kernel {
     int nref_independent;
     int *ref_independent;
 
-    int nslots;             /* nparams + nsizes + TF_DEVPROP_COUNT + 1 */
+    int nslots;             /* nparams + nsizes + TF_DEVPROP_COUNT + 2 (time_s, energy_j) */
     struct tf_symbol *symbols;
     struct tf_symtab symtab;
     char source_hash[65];   /* SHA-256 of kernel.yaml, source and reference */
@@ -134,6 +134,10 @@ void tf_kernel_destroy(struct tf_kernel *k);
 static inline int tf_kernel_size_slot(const struct tf_kernel *k, int i) { return k->nparams + i; }
 static inline int tf_kernel_devprop_slot(const struct tf_kernel *k, int p) { return k->nparams + k->nsizes + p; }
 static inline int tf_kernel_time_slot(const struct tf_kernel *k) { return k->nparams + k->nsizes + TF_DEVPROP_COUNT; }
+/* Metrics only, like time_s: one launch's energy in joules (NaN where not measured). */
+static inline int tf_kernel_energy_slot(const struct tf_kernel *k) { return tf_kernel_time_slot(k) + 1; }
+/* The symbols every expression but a metric may read: all but time_s and energy_j. */
+#define TF_KERNEL_METRIC_ONLY_SLOTS 2
 
 /* The default configuration of problem `problem` into *index; false if it has none
  * (no `default:`, or `problem` out of range). A kernel built by hand without
@@ -146,7 +150,8 @@ void tf_kernel_decode(const struct tf_kernel *k, uint64_t index, int *digits);
 /* Inverse of tf_kernel_decode. */
 uint64_t tf_kernel_encode(const struct tf_kernel *k, const int *digits);
 /* Fill `slots` (k->nslots long): parameters from `index`, sizes from problem
- * `problem`, device properties from `dev` (NULL: all zero), time_s = 0. */
+ * `problem`, device properties from `dev` (NULL: all zero), time_s = 0,
+ * energy_j = NaN. */
 void tf_kernel_bind(const struct tf_kernel *k, uint64_t index, int problem,
                     const struct tf_device *dev, struct tf_value *slots);
 /* Check every constraint for a bound slot array; *valid false if one fails.

@@ -672,6 +672,26 @@ static void cuda_sensor_read(void *sensor, struct tf_telemetry *t)
                                 TF_NVML_CLOCKS_EVENT_REASON_APPLICATIONS_CLOCKS)) != 0;
 }
 
+/* NVML's total energy since the driver loaded (Volta and later), read now.
+ * NVML updates it every 20-100 ms on recent boards: energy.c copes. */
+static int cuda_sensor_energy(void *sensor, double *joules, char *why, size_t cap)
+{
+    const struct cuda_sensor *s = sensor;
+    unsigned long long mj = 0;
+    const tf_nvml_return rc = s->nvml->nvmlDeviceGetTotalEnergyConsumption(s->dev, &mj);
+    if (rc == TF_NVML_SUCCESS) {
+        *joules = (double)mj * 1e-3;
+        return 0;
+    }
+    if (rc == TF_NVML_ERROR_NOT_SUPPORTED) {
+        snprintf(why, cap, "nvmlDeviceGetTotalEnergyConsumption is not supported on this "
+                           "device (NVML_ERROR_NOT_SUPPORTED; Volta and later have it)");
+        return 1;
+    }
+    snprintf(why, cap, "nvmlDeviceGetTotalEnergyConsumption failed (NVML error %d)", rc);
+    return -1;
+}
+
 static const struct tf_gpu_vendor cuda_vendor = {
     .version = TF_GPU_VENDOR_VERSION,
     .name = "CUDA",
@@ -706,6 +726,7 @@ static const struct tf_gpu_vendor cuda_vendor = {
     .host_free = cuda_host_free,
     .sensor_open = cuda_sensor_open,
     .sensor_read = cuda_sensor_read,
+    .sensor_energy = cuda_sensor_energy,
     .sensor_close = free,
 };
 

@@ -298,6 +298,7 @@ void tf_replay_answer(const struct tf_replay *r, uint32_t kernel, uint32_t probl
             goto missing;
         tf_result_init(out, kernel, problem, config, e->status);
         if (e->status == TF_STATUS_OK) {
+            out->energy_status = TF_ENERGY_NOT_IN_SOURCE; /* a cache has times only */
             out->time_mean = e->time_ms / 1e3;
             out->time_median = e->median_ms / 1e3;
             out->time_min = e->min_ms / 1e3;

@@ -38,6 +38,7 @@
 #include "../schema/job.h"
 #include "../schema/kernel.h"
 #include "../schema/status.h"
+#include "energy.h"
 #include "measure.h"
 #include "verify.h"
 
@@ -833,6 +834,124 @@ static int sample_collect(void *ctx, double *seconds, struct tf_error *err)
     return s->c->be->collect(s->c->ctx, seconds, err);
 }
 
+/* The energy window's launches (energy.h): queued on the device where the
+ * backend can (the counter is then read while they run), else run here. */
+struct energy_ctx {
+    struct sample_ctx *s;
+    int queued;            /* launches enqueued, to collect */
+    double ran;            /* device seconds of launches run without a queue */
+};
+
+static int energy_start(void *ctx, int n, struct tf_error *err)
+{
+    struct energy_ctx *e = ctx;
+    struct runner_child *c = e->s->c;
+    if (c->be->enqueue && c->be->collect) {
+        e->queued = n;
+        return c->be->enqueue(c->ctx, e->s->fn, e->s->geo, launch_args(c), n, 0, err);
+    }
+    e->ran = 0;
+    for (int i = 0; i < n; i++) {
+        double t = 0;
+        const int status = c->be->launch(c->ctx, e->s->fn, e->s->geo, launch_args(c), &t, err);
+        if (status != TF_STATUS_OK)
+            return status;
+        e->ran += t;
+    }
+    return TF_STATUS_OK;
+}
+
+static int energy_finish(void *ctx, double *seconds, struct tf_error *err)
+{
+    struct energy_ctx *e = ctx;
+    struct runner_child *c = e->s->c;
+    if (e->queued == 0) {
+        *seconds = e->ran;
+        return TF_STATUS_OK;
+    }
+    double times[TF_MAX_BATCH];
+    const int n = e->queued;
+    e->queued = 0;
+    const int status = c->be->collect(c->ctx, times, err);
+    *seconds = 0;
+    for (int i = 0; status == TF_STATUS_OK && i < n; i++)
+        *seconds += times[i];
+    return status;
+}
+
+static int energy_read(void *ctx, double *joules, struct tf_error *err)
+{
+    struct energy_ctx *e = ctx;
+    return e->s->c->be->energy(e->s->c->ctx, joules, err);
+}
+
+static double energy_now(void *ctx)
+{
+    (void)ctx;
+    return tf_channel_now();
+}
+
+/* Device seconds per batch of the energy window: small against the update
+ * period of NVML's counter (20-100 ms), long against a counter reading
+ * (under a millisecond), which the device does not wait for. */
+#define ENERGY_BATCH_S 0.005
+/* Batches between the two updates, at least: each end is attributed to the
+ * launches done when the update was seen, late by under one batch. */
+#define ENERGY_MIN_BATCHES 10
+
+/* Why energy went missing, per status, for the profile report (stderr when
+ * TUNEFARM_PROFILE is set): the archive keeps only the status. */
+static struct {
+    long count[TF_ENERGY_COUNT];
+    char why[TF_ENERGY_COUNT][256];
+} energy_log;
+
+/* The energy of one launch of the variant measured by `sc`, after its
+ * samples `st` under `protocol`, into `res` (energy_status, energy_j as the
+ * samples' energy); `started` is when this configuration's deadline began.
+ * Returns a status: not ok if a launch of the window failed (err). */
+static int measure_energy(struct sample_ctx *sc, const struct tf_measure *protocol,
+                          const struct tf_stats *st, double started, struct tf_result *res,
+                          struct tf_error *err)
+{
+    struct runner_child *c = sc->c;
+    if (!(protocol->energy_time > 0)) {
+        res->energy_status = TF_ENERGY_OFF;
+        return TF_STATUS_OK;
+    }
+    if (c->be->energy == NULL) {
+        res->energy_status = TF_ENERGY_NO_COUNTER;
+        snprintf(energy_log.why[TF_ENERGY_NO_COUNTER], sizeof energy_log.why[0],
+                 "the %s backend reads no energy counter", c->be->name);
+        energy_log.count[TF_ENERGY_NO_COUNTER]++;
+        return TF_STATUS_OK;
+    }
+    /* What is left of the deadline, half of it at most: the window must never
+     * turn a measured configuration into a timeout. */
+    const double left = protocol->timeout - (tf_channel_now() - started);
+    const struct tf_energy_plan plan = {.window = protocol->energy_time,
+                                        .launch_s = st->median,
+                                        .batch_s = ENERGY_BATCH_S,
+                                        .min_batches = ENERGY_MIN_BATCHES,
+                                        .limit_s = fmin(2 * protocol->energy_time + 0.5,
+                                                        0.5 * left)};
+    struct energy_ctx ec = {.s = sc};
+    const struct tf_energy_ops ops = {energy_start, energy_finish, energy_read, energy_now, &ec,
+                                      c->be->enqueue && c->be->collect};
+    struct tf_energy_result en;
+    const int status = tf_energy_measure(&plan, &ops, &en, err);
+    res->device_time += en.busy_s;
+    if (status != TF_STATUS_OK)
+        return status;
+    res->energy_status = (uint8_t)en.status;
+    if (en.status == TF_ENERGY_MEASURED)
+        res->energy_j = en.joules * (double)st->n;
+    else
+        tf_strlcpy(energy_log.why[en.status], en.why, sizeof energy_log.why[0]);
+    energy_log.count[en.status]++;
+    return TF_STATUS_OK;
+}
+
 /* Compare every output of the verified launch (downloaded before the samples
  * were queued) with the reference, while the device runs the first samples. */
 static int sample_verify(void *ctx, struct tf_error *err)
@@ -897,19 +1016,16 @@ static int read_telemetry(struct runner_child *c, struct tf_telemetry *t)
 }
 
 /* Result telemetry from readings before (may be NULL) and after the samples:
- * the energy the samples used, the clock, power and temperature at their end,
- * throttled if the device said so at either end. */
+ * the clock, power and temperature at their end, throttled if the device
+ * said so at either end. */
 static void apply_telemetry(struct tf_result *res, const struct tf_telemetry *before,
                             const struct tf_telemetry *after)
 {
     res->sm_clock_mhz = (float)after->sm_clock_mhz;
     res->power_w = (float)after->power_w;
     res->temperature_c = (float)after->temperature_c;
-    /* NVML's counter ticks coarsely (tens of ms): a phase shorter than a tick
-     * reads 0, which is "too short to tell", not "free" - keep it unknown. */
-    if (before && isfinite(before->energy_mj) && isfinite(after->energy_mj) &&
-        after->energy_mj > before->energy_mj)
-        res->energy_j = (after->energy_mj - before->energy_mj) * 1e-3;
+    /* (Energy is not the counter's difference around the samples: they are
+     * often shorter than its update period. measure_energy has its window.) */
     res->throttled = (uint8_t)(after->throttled == 1 || (before && before->throttled == 1));
 }
 
@@ -933,6 +1049,11 @@ static void profile_report(void)
             profile.configs, profile.total * k, profile.load * k, profile.restore * k,
             profile.verify_launch * k, profile.download * k, profile.measure * k,
             profile.telemetry * k, profile.setup);
+    for (int e = 0; e < TF_ENERGY_COUNT; e++)
+        if (energy_log.count[e])
+            fprintf(stderr, "tunefarm runner energy: %ld %s%s%s\n", energy_log.count[e],
+                    tf_energy_status_name(e), energy_log.why[e][0] ? ": " : "",
+                    energy_log.why[e]);
 }
 
 /* Add the time since *mark to *slot and move the mark. */
@@ -1047,7 +1168,7 @@ void tf_runner_child_measure(struct runner_child *c, uint32_t kernel, uint32_t p
 {
     /* The screening pass of a two-phase search uses the cheap protocol. */
     const struct tf_measure *protocol = phase == 1 ? &c->job->screen : &c->job->measure;
-    const double started = profile.on ? tf_channel_now() : 0;
+    const double started = tf_channel_now();
     double mark = started, ignored = 0;
     struct tf_error err = {0};
     void *fn = NULL;
@@ -1121,6 +1242,11 @@ void tf_runner_child_measure(struct runner_child *c, uint32_t kernel, uint32_t p
     /* Verification waited for the downloads, unless the samples failed first:
      * `got` and the snapshots are reused, so nothing may still be landing. */
     wait_downloads(c, &(struct tf_error){0});
+    /* Then the energy of one launch, over a window of its own (the guards
+     * below cover its launches too). */
+    res->device_time = 0;
+    if (status == TF_STATUS_OK)
+        status = measure_energy(&sc, protocol, &st, started, res, &err);
     /* The samples ran the variant again: the guards once more (an overflow
      * that only some launches make). A failed launch may have broken the
      * device context, where nothing can be read back: not then. */
@@ -1136,6 +1262,7 @@ void tf_runner_child_measure(struct runner_child *c, uint32_t kernel, uint32_t p
     if (status == TF_STATUS_WRONG_RESULT) {
         res->status = (uint8_t)status;
         res->device_time = verified_seconds + st.busy;
+        res->energy_status = TF_ENERGY_NOT_RUN;
         res->timestamp = tf_runner_unix_now();
         c->be->unload(c->ctx, fn);
         return;
@@ -1149,13 +1276,17 @@ void tf_runner_child_measure(struct runner_child *c, uint32_t kernel, uint32_t p
     }
     res->status = (uint8_t)status;
     res->samples = st.n;
-    res->device_time = verified_seconds + st.busy;
+    res->device_time += verified_seconds + st.busy; /* (+ the energy window's) */
     res->flushed_l2 = protocol->flush_l2;
     if (status == TF_STATUS_OK) {
         res->time_median = st.median;
         res->time_min = st.min;
         res->time_mean = st.mean;
         res->time_rsd = st.rsd;
+        res->noisy = (uint8_t)st.noisy;
+    } else {
+        res->energy_j = NAN;
+        res->energy_status = TF_ENERGY_NOT_RUN;
     }
 done:
     if (fn)

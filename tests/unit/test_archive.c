@@ -6,8 +6,9 @@
  * a rename that fails after the temporary file exists; per-problem defaults
  * round-trip, and an archive written before them (no `default_config` column)
  * still reads; so do per-run provenance (job settings, sessions, what each
- * device ran with, source hashes per run), its merge, and an archive written
- * before it. Kernels are built by
+ * device ran with, source hashes per run), its merge, an archive written
+ * before it, and one without the `noisy` and `energy_status` columns.
+ * Kernels are built by
  * hand (constraints compiled with the real expression compiler) so the tests
  * do not depend on the kernel.yaml loader. h5dump and read_archive.py, when
  * present, must accept the written file. */
@@ -81,7 +82,9 @@ static struct tf_archive *make_model(struct test_kernel *gemm, struct test_kerne
             row.r.sm_clock_mhz = 1980.0f;
             row.r.power_w = 612.5f;
             row.r.temperature_c = 61.0f;
-            row.r.energy_j = 0.061 * i;
+            row.r.energy_j = i == 3 ? NAN : 0.061 * i;
+            row.r.energy_status = (uint8_t)(i == 3 ? TF_ENERGY_NO_WINDOW : TF_ENERGY_MEASURED);
+            row.r.noisy = (uint8_t)(i == 5);
             row.r.flushed_l2 = 1;
             row.r.throttled = (uint8_t)(i == 5);
             row.r.metrics[0] = 1234.5 * i;
@@ -371,6 +374,8 @@ static void assert_archives_equal(const struct tf_archive *a, const struct tf_ar
             assert_int_equal(p->r.status, q->r.status);
             assert_int_equal(p->r.flushed_l2, q->r.flushed_l2);
             assert_int_equal(p->r.throttled, q->r.throttled);
+            assert_int_equal(p->r.noisy, q->r.noisy);
+            assert_int_equal(p->r.energy_status, q->r.energy_status);
             assert_int_equal(p->r.samples, q->r.samples);
             assert_same_double(p->r.time_median, q->r.time_median);
             assert_same_double(p->r.time_min, q->r.time_min);
@@ -454,6 +459,9 @@ static void test_round_trip(void **state)
     assert_int_equal(b->kernels[0].rows[4].r.status, TF_STATUS_TIMEOUT);
     assert_string_equal(b->kernels[0].rows[2].r.message, "error: identifier x undefined");
     assert_true(b->kernels[0].rows[5].r.time_median == 1e-4 * 6);
+    assert_int_equal(b->kernels[0].rows[5].r.noisy, 1);
+    assert_int_equal(b->kernels[0].rows[3].r.energy_status, TF_ENERGY_NO_WINDOW);
+    assert_int_equal(b->kernels[0].rows[2].r.energy_status, TF_ENERGY_NOT_RUN); /* failed */
     assert_int_equal(b->checkpoint, 41);
     assert_int_equal(strlen(b->id), 32);
     assert_int_equal(b->nplans, 2); /* set_plan updated the first row in place */
@@ -1074,7 +1082,10 @@ static void drop_columns(const char *path, const char *name, const char *const *
         assert_true(H5Dread(ds, old, H5S_ALL, H5S_ALL, H5P_DEFAULT, rows) >= 0);
         H5Dclose(ds);
         assert_true(H5Ldelete(f, name, H5P_DEFAULT) >= 0);
-        ds = H5Dcreate2(f, name, old, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+        /* contiguous, fixed size: a results table's unlimited size would need chunks */
+        hid_t fixed = H5Screate_simple(1, &n, NULL);
+        ds = H5Dcreate2(f, name, old, fixed, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+        H5Sclose(fixed);
         assert_true(ds >= 0);
         assert_true(H5Dwrite(ds, old, H5S_ALL, H5S_ALL, H5P_DEFAULT, rows) >= 0);
         free(rows);
@@ -1358,6 +1369,105 @@ static void test_archive_without_shared_per_sm(void **state)
     assert_int_equal(b->devices[0].props[TF_DEVPROP_MAX_SHARED_OPTIN], optin);
     tf_archive_destroy(b);
     tf_archive_destroy(a);
+}
+
+/* Rewrite table `name` without its column `column` (drop_columns of one). */
+static void drop_column(const char *path, const char *name, const char *column)
+{
+    const char *const drop[] = {column};
+    drop_columns(path, name, drop, 1);
+}
+
+/* ---------------------------------------------------------------- noise and energy */
+
+/* The results columns `noisy` and `energy_status` (issue 13 item 7): an
+ * archive written before them reads with no row noisy and every energy
+ * status unknown, and gains them when this version rewrites it. A `noisy`
+ * that is not 0 or 1 is a hand-edited file. */
+static void test_archive_without_noise_and_energy(void **state)
+{
+    (void)state;
+    struct test_kernel gemm, vecadd;
+    make_gemm(&gemm);
+    make_vecadd(&vecadd);
+    struct tf_archive *a = make_model(&gemm, &vecadd);
+    char path[512];
+    path_in_tmp(path, sizeof path, "before-noise.h5");
+    write_ok(a, path);
+    drop_column(path, "/kernels/gemm/results", "noisy");
+    drop_column(path, "/kernels/gemm/results", "energy_status");
+    struct tf_archive *b = read_ok(path);
+    const struct tf_archive_kernel *ak = &b->kernels[0];
+    assert_int_equal(ak->nrows, 6);
+    for (uint64_t i = 0; i < ak->nrows; i++) {
+        assert_int_equal(ak->rows[i].r.noisy, 0);
+        assert_int_equal(ak->rows[i].r.energy_status, TF_ENERGY_UNKNOWN);
+    }
+    assert_true(ak->rows[1].r.energy_j == 0.061); /* the values stay */
+    /* one column without the other reads too */
+    write_ok(a, path);
+    drop_column(path, "/kernels/gemm/results", "noisy");
+    tf_archive_destroy(b);
+    b = read_ok(path);
+    assert_int_equal(b->kernels[0].rows[5].r.noisy, 0);
+    assert_int_equal(b->kernels[0].rows[3].r.energy_status, TF_ENERGY_NO_WINDOW);
+    /* rewritten by this version, it has both again */
+    write_ok(b, path);
+    tf_archive_destroy(b);
+    b = read_ok(path);
+    assert_int_equal(b->kernels[0].rows[3].r.energy_status, TF_ENERGY_NO_WINDOW);
+    tf_archive_destroy(b);
+
+    write_ok(a, path);
+    const uint8_t two = 2;
+    poke_results(path, "noisy", H5T_NATIVE_UINT8, &two, 4);
+    read_fails(path, "dataset /kernels/gemm/results row 4: column 'noisy' is 2; expected 0 or 1");
+
+    tf_archive_destroy(a);
+    tk_free(&gemm);
+    tk_free(&vecadd);
+}
+
+/* tf_archive_quality_count: the ok rows of one run, problem and device class
+ * (or all of them), how many are noisy, how many have their energy. */
+static void test_quality_count(void **state)
+{
+    (void)state;
+    struct test_kernel gemm, vecadd;
+    make_gemm(&gemm);
+    make_vecadd(&vecadd);
+    struct tf_archive *a = make_model(&gemm, &vecadd);
+    const struct tf_archive_kernel *ak = &a->kernels[0];
+    /* rows: 0 ok run 0 dev 0 small; 1 ok run 1 dev 0 small; 2 compile_error;
+     * 3 ok run 1 dev 1 large (no_window); 4 timeout; 5 ok run 1 dev 1 large, noisy */
+    struct tf_archive_quality q = {0};
+    tf_archive_quality_count(a, ak, -1, UINT32_MAX, NULL, &q);
+    assert_int_equal(q.ok, 4);
+    assert_int_equal(q.noisy, 1);
+    assert_int_equal(q.energy[TF_ENERGY_MEASURED], 3);
+    assert_int_equal(q.energy[TF_ENERGY_NO_WINDOW], 1);
+    assert_int_equal(q.energy[TF_ENERGY_NOT_RUN], 0); /* failures are not counted */
+
+    memset(&q, 0, sizeof q);
+    tf_archive_quality_count(a, ak, 1, UINT32_MAX, NULL, &q);
+    assert_int_equal(q.ok, 3);
+    char key[256];
+    tf_device_class_key(&a->devices[1], key, sizeof key);
+    memset(&q, 0, sizeof q);
+    tf_archive_quality_count(a, ak, 1, 1, key, &q);
+    assert_int_equal(q.ok, 2);
+    assert_int_equal(q.noisy, 1);
+    /* it adds to what `q` holds: the diff sums classes that way */
+    tf_device_class_key(&a->devices[0], key, sizeof key);
+    tf_archive_quality_count(a, ak, -1, 0, key, &q);
+    assert_int_equal(q.ok, 4);
+    memset(&q, 0, sizeof q);
+    tf_archive_quality_count(a, ak, 0, 1, NULL, &q); /* run 0 measured nothing of large */
+    assert_int_equal(q.ok, 0);
+
+    tf_archive_destroy(a);
+    tk_free(&gemm);
+    tk_free(&vecadd);
 }
 
 /* A per-problem default outside the space: refused on read (a hand-edited
@@ -1762,6 +1872,8 @@ int main(void)
         cmocka_unit_test(test_warnings_columns),
         cmocka_unit_test(test_archive_without_shared_per_sm),
         cmocka_unit_test(test_bad_problem_default),
+        cmocka_unit_test(test_archive_without_noise_and_energy),
+        cmocka_unit_test(test_quality_count),
         cmocka_unit_test(test_problem_defaults_update_and_merge),
         cmocka_unit_test(test_archive_without_provenance),
         cmocka_unit_test(test_bad_provenance),

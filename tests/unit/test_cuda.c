@@ -598,6 +598,18 @@ static void test_device_vecadd(void **state)
         assert_true(r.sm_clock_mhz > 0);
         assert_true(r.temperature_c > 0);
     }
+    /* Energy over its own window (energy_time 0.1 s): a launch's energy is a
+     * board's power (10..2000 W) over its time, or the reason why not. */
+    const double per_launch = r.energy_j / r.samples;
+    printf("note: vecadd_cuda large energy: %s, %.4g J a launch (%.0f W over its median)\n",
+           tf_energy_status_name(r.energy_status), per_launch, per_launch / r.time_median);
+    if (r.energy_status == TF_ENERGY_MEASURED) {
+        assert_true(per_launch > 10 * r.time_median && per_launch < 2000 * r.time_median);
+    } else {
+        assert_true(isnan(r.energy_j));
+        /* without NVML's counter it says so; with it, the window must find one */
+        assert_true(r.energy_status == TF_ENERGY_NO_COUNTER);
+    }
     assert_true(tf_runner_device_seconds(f->runner) > 0.0);
     assert_int_equal(tf_runner_starts(f->runner), 1);
     device_stop(f);

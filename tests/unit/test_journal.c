@@ -23,6 +23,8 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include <zlib.h>
+
 #include "../../coordinator/journal.h"
 #include "archive_fixture.h"
 
@@ -445,7 +447,7 @@ static void test_warnings_and_version_2_records(void **state)
     tf_archive_destroy(a);
     tk_free(&gemm);
 
-    /* The same records as version 2 wrote them: without the last 8 + 22 and
+    /* The same records as version 3 wrote them: without the last 8 + 22 and
      * 8 bytes (warnings u32, first_warning's length u32 and text). */
     size_t len = 0;
     unsigned char *data = NULL;
@@ -608,6 +610,74 @@ static void test_old_format(void **state)
     free(data);
 }
 
+/* Records written by a tunefarm before wire version 3 (a run it left
+ * unfinished, resumed by this one): each result ends before `noisy` and
+ * `energy_status`. They are read, with those as "not noisy" and "unknown",
+ * beside records of the current encoding in the same journal. */
+static void test_records_before_wire_3(void **state)
+{
+    (void)state;
+    struct test_kernel gemm;
+    struct tf_error err = {0};
+    struct tf_journal_replay rep;
+    struct tf_journal *j = tf_journal_open(archive, &err);
+    assert_non_null(j);
+    reset_to(j, 4);
+    const uint32_t kernels[3] = {0, 0, 0};
+    struct tf_archive_row rows[3] = {make_row(1, 1e-3), make_row(2, 2e-3), make_row(3, 3e-3)};
+    for (int i = 0; i < 3; i++) {
+        rows[i].r.noisy = 1;
+        rows[i].r.energy_status = TF_ENERGY_MEASURED;
+        rows[i].r.energy_j = 0.5;
+    }
+    assert_int_equal(tf_journal_append(j, kernels, rows, 3, &err), 0);
+    tf_journal_close(j);
+    /* The first two records rewritten as version 2 wrote them: without the
+     * two bytes of version 3 and the eight of version 4 (warnings and an
+     * empty first_warning), their CRC recomputed (zlib's crc32 is the
+     * journal's). */
+    unsigned char *data;
+    size_t len;
+    read_file(journal, &data, &len);
+    unsigned char *old = malloc(len);
+    size_t in = HEADER, out = HEADER;
+    memcpy(old, data, HEADER);
+    for (int rec = 0; rec < 3; rec++) {
+        uint32_t n;
+        memcpy(&n, data + in, 4); /* little-endian, as this machine */
+        const uint32_t cut = rec < 2 ? n - 2 - 8 : n;
+        memcpy(old + out, &cut, 4);
+        const uint32_t crc = (uint32_t)crc32(0L, data + in + 8, cut);
+        memcpy(old + out + 4, &crc, 4);
+        memcpy(old + out + 8, data + in + 8, cut);
+        in += 8 + n;
+        out += 8 + cut;
+    }
+    assert_int_equal(in, len);
+    write_file(journal, old, out);
+    struct tf_archive *a = make_archive(&gemm);
+    a->checkpoint = 4;
+    if (tf_journal_replay(NULL, archive, a, &rep, &err) != 0)
+        fail_msg("replay: %s", err.message);
+    assert_int_equal(rep.records, 3);
+    assert_int_equal(rep.torn_bytes, 0);
+    const struct tf_archive_kernel *ak = &a->kernels[0];
+    assert_int_equal(ak->nrows, 3);
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(ak->rows[i].r.config, i + 1);
+        assert_true(ak->rows[i].r.time_median == 1e-3 * (i + 1));
+        assert_int_equal(ak->rows[i].r.noisy, 0);
+        assert_int_equal(ak->rows[i].r.energy_status, TF_ENERGY_UNKNOWN);
+        assert_true(ak->rows[i].r.energy_j == 0.5); /* the value stays what it was */
+    }
+    assert_int_equal(ak->rows[2].r.noisy, 1);
+    assert_int_equal(ak->rows[2].r.energy_status, TF_ENERGY_MEASURED);
+    tf_archive_destroy(a);
+    tk_free(&gemm);
+    free(old);
+    free(data);
+}
+
 /* tunefarm merge reads an input under a shared lock: no run starts on it
  * meanwhile; if a run holds it, the input is live (read without a lock). */
 static void test_open_read(void **state)
@@ -650,6 +720,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_warnings_and_version_2_records, setup, teardown),
         cmocka_unit_test_setup_teardown(test_identity, setup, teardown),
         cmocka_unit_test_setup_teardown(test_old_format, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_records_before_wire_3, setup, teardown),
         cmocka_unit_test_setup_teardown(test_open_read, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

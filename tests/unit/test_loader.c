@@ -110,7 +110,7 @@ static void test_gemm_loads(void **state)
     assert_int_equal(k->nmetrics, 1);
     assert_string_equal(k->metric_names[0], "gflops");
     assert_null(k->grid[0]);
-    assert_int_equal(k->nslots, 6 + 3 + TF_DEVPROP_COUNT + 1);
+    assert_int_equal(k->nslots, 6 + 3 + TF_DEVPROP_COUNT + 2); /* + time_s, energy_j */
     assert_int_equal(strlen(k->source_hash), 64);
 
     /* default: {BM: 8, BN: 16, BK: 16, UNROLL: 1, VEC: 1, LOOP: ikj} = first of each list. */
@@ -308,6 +308,8 @@ static void test_minimal_job_defaults(void **state)
     assert_double_equal(job->measure.max_time, 1.0, 1e-12);
     assert_double_equal(job->measure.max_noise, 0.005, 1e-12);
     assert_false(job->measure.flush_l2);
+    assert_double_equal(job->measure.energy_time, 0.1, 1e-12); /* an energy window */
+    assert_double_equal(job->screen.energy_time, 0, 1e-12);    /* screening: none */
     assert_string_equal(job->archive, "results/minimal.h5");
     assert_string_equal(job->cache, "/home/tester/.cache/tunefarm");
     assert_double_equal(job->checkpoint, 10.0, 1e-12);
@@ -790,6 +792,49 @@ static void test_archived_name_limits(void **state)
     tf_bundle_destroy(b);
     free(job);
     free(k128); free(k129); free(p63); free(p64); free(v32); free(v33);
+}
+
+/* Issue 13 item 7: metrics may read the energy of one launch, `energy_j`
+ * (GFLOP/J), beside time_s; nothing else may (it is measured), and no
+ * parameter, size or metric may take its name or the new results columns'. */
+static void test_energy_in_metrics(void **state)
+{
+    (void)state;
+    struct tf_bundle *b;
+    struct tf_error err;
+    struct tf_kernel *k = expect_kernel_loads(
+        tiny_text("tiny", "one", "fused", "", "64", "int32", "N",
+                  "  n_per_s: N / time_s\n  n_per_j: N / energy_j\n"),
+        &b);
+    struct tf_value *slots = calloc((size_t)k->nslots, sizeof *slots);
+    tf_kernel_bind(k, 0, 0, NULL, slots);
+    assert_true(isnan(slots[tf_kernel_energy_slot(k)].u.f)); /* unknown until measured */
+    slots[tf_kernel_time_slot(k)] = tf_float(2e-3);
+    slots[tf_kernel_energy_slot(k)] = tf_float(0.5);
+    struct tf_value v;
+    assert_int_equal(tf_expr_eval(k->metrics[0], slots, &v, &err), 0);
+    assert_double_equal(tf_value_as_double(v), 64 / 2e-3, 1e-6);
+    assert_int_equal(tf_expr_eval(k->metrics[1], slots, &v, &err), 0);
+    assert_double_equal(tf_value_as_double(v), 64 / 0.5, 1e-9);
+    free(slots);
+    tf_kernel_destroy(k);
+    tf_bundle_destroy(b);
+
+    /* value: N is at line 12, column 37 of tiny_text's file. */
+    expect_kernel_error(tiny_text("tiny", "one", "fused", "", "64", "int32", "energy_j * 2",
+                                  "  n_per_s: N / time_s\n"),
+                        12, 37, "only available in metrics");
+    expect_kernel_error(tiny_text("tiny", "one", "fused", "  noisy: [1, 2]\n", "64", "int32",
+                                  "N", "  n_per_s: N / time_s\n"),
+                        11, 3, "parameter name 'noisy' is reserved (a column of the archive's "
+                               "results table)");
+    expect_kernel_error(tiny_text("tiny", "one", "fused", "  energy_j: [1, 2]\n", "64", "int32",
+                                  "N", "  n_per_s: N / time_s\n"),
+                        11, 3, "parameter name 'energy_j' is reserved (a device property, "
+                               "time_s or energy_j)");
+    expect_kernel_error(tiny_text("tiny", "one", "fused", "", "64", "int32", "N",
+                                  "  energy_status: N / time_s\n"),
+                        15, 3, "metric name 'energy_status' is reserved");
 }
 
 /* Issue 11 item 12: a size of 3e9 passed as an int32 scalar wrapped silently
@@ -1498,6 +1543,8 @@ static const struct broken_case broken_cases[] = {
      "undefined name 'nope'"},
     {K("kernel_time_in_constraint"), K("kernel_time_in_constraint") ":10:15",
      "only available in metrics"},
+    {K("kernel_energy_in_constraint"), K("kernel_energy_in_constraint") ":10:15",
+     "energy_j, the measured energy of a launch, is only available in metrics"},
     {K("kernel_metric_undefined"), K("kernel_metric_undefined") ":14:16",
      "in metric 'gbs': undefined name 'time'"},
     {K("kernel_empty_param"), K("kernel_empty_param") ":10:6", "parameter 'C' has no values"},
@@ -1557,6 +1604,10 @@ static const struct broken_case broken_cases[] = {
      "strategy 'random' needs a 'budget'"},
     {BROKEN "job_bad_measure.yaml", BROKEN "job_bad_measure.yaml:6:14",
      "'max_noise' is a relative standard deviation and must be between 0 and 1"},
+    {BROKEN "job_energy_time.yaml", BROKEN "job_energy_time.yaml:6:16",
+     "'energy_time' must be a number of seconds from 0 (no energy) to 60, found -0.5"},
+    {BROKEN "job_energy_deadline.yaml", BROKEN "job_energy_deadline.yaml:4:49",
+     "'timeout' (2.5 s) must exceed 'max_time' + 'energy_time' (1 s + 2 s)"},
     {BROKEN "job_min_gt_max_samples.yaml", BROKEN "job_min_gt_max_samples.yaml:4:41",
      "'max_samples' (10) must be >= 'min_samples' (20)"},
     {BROKEN "job_min_samples_zero.yaml", BROKEN "job_min_samples_zero.yaml:4:24",
@@ -1844,6 +1895,7 @@ int main(void)
         cmocka_unit_test(test_define_table),
         cmocka_unit_test(test_init_random_range),
         cmocka_unit_test(test_shared_per_sm),
+        cmocka_unit_test(test_energy_in_metrics),
         cmocka_unit_test(test_compile_jobs_cap),
         cmocka_unit_test(test_job_search_raw),
         cmocka_unit_test(test_broken_files),

@@ -406,6 +406,59 @@ static void test_repeated_runs(void **state)
     tk_free(&vecadd);
 }
 
+/* Issue 13 item 7: the noisy rows of each kernel x problem x class in their
+ * own column of the summary, and the two closing lines: noisy rows, and which
+ * ok rows have their energy (the others by reason). */
+static void test_noise_and_energy_counted(void **state)
+{
+    (void)state;
+    struct model m;
+    struct tf_archive *a = make_cross_model(&m);
+    struct tf_archive_kernel *ak = &a->kernels[0];
+    /* every ok row measured its energy, but: gemm small on the H200s: config
+     * 1 noisy; on the MI300X both noisy, one without a counter */
+    for (uint64_t i = 0; i < ak->nrows; i++)
+        if (ak->rows[i].r.status == TF_STATUS_OK) {
+            ak->rows[i].r.energy_status = TF_ENERGY_MEASURED;
+            ak->rows[i].r.energy_j = 1.0;
+        }
+    ak->rows[0].r.noisy = 1;
+    ak->rows[3].r.noisy = 1;
+    ak->rows[4].r.noisy = 1;
+    ak->rows[4].r.energy_status = TF_ENERGY_NO_COUNTER;
+    int lines = 0;
+    char *text = capture(tf_report_best, a, "gemm", &lines);
+    assert_non_null(strstr(text, "ok/total  noisy best configuration"));
+    const char *l = line_starting(text, "gemm       small    NVIDIA H200");
+    assert_non_null(strstr(l, " 3/3       1     "));
+    l = line_starting(text, "gemm       small    AMD Instinct MI300X");
+    assert_non_null(strstr(l, " 2/2       2     "));
+    l = line_starting(text, "gemm       large    NVIDIA H200");
+    assert_non_null(strstr(l, " 1/1       0     "));
+    free(text);
+
+    text = capture(tf_report_quality, a, NULL, &lines);
+    assert_int_equal(lines, 2);
+    /* 9 ok rows: 7 of gemm, 2 of vecadd (whose energy nobody said: unknown) */
+    assert_non_null(strstr(line_starting(text, "Noisy: "), "Noisy: 3 of 9 ok results stayed "
+                                                           "above max_noise at max_time"));
+    assert_string_equal(line_starting(text, "Energy: "),
+                        "Energy: measured for 6 of 9 ok results; without: unknown 2, "
+                        "no_counter 1");
+    free(text);
+    text = capture(tf_report_quality, a, "vecadd", &lines);
+    assert_non_null(strstr(text, "Noisy: 0 of 2 ok results"));
+    free(text);
+    /* nothing ok: nothing said */
+    struct tf_archive *empty = tf_archive_create();
+    text = capture(tf_report_quality, empty, NULL, &lines);
+    assert_int_equal(lines, 0);
+    assert_string_equal(text, "");
+    free(text);
+    tf_archive_destroy(empty);
+    destroy_model(&m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -415,6 +468,7 @@ int main(void)
         cmocka_unit_test(test_single_valued_parameters_hidden),
         cmocka_unit_test(test_compiler_notes_for_the_best),
         cmocka_unit_test(test_repeated_runs),
+        cmocka_unit_test(test_noise_and_energy_counted),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
