@@ -7,7 +7,7 @@
  * zeros for a merge), and a CRC-32 of those 112 bytes. A record is u32 payload
  * length, u32 CRC-32 of the payload, payload (archive kernel index, run index
  * and device index as u32, then the result in the wire's encoding; records of
- * wire version 2, without its last two fields, are read too). A batch of
+ * wire versions 2 and 3, without their last fields, are read too). A batch of
  * results is one write(2), so a killed coordinator leaves whole batches and at
  * most one torn record at the end, which the CRC or the length gives away.
  * After a checkpoint the coordinator resets the file to a bare header naming
@@ -221,14 +221,17 @@ static int decode_record(const unsigned char *p, size_t n, const struct tf_archi
     if (tf_buf_get_u32(&b, kernel) || tf_buf_get_u32(&b, &row->run) ||
         tf_buf_get_u32(&b, &row->device))
         return -1;
-    /* A record of a tunefarm before wire version 3 (a run it left unfinished)
-     * ends where the current encoding's last fields begin: the two never
-     * both consume a payload exactly. */
+    /* A record of a tunefarm before wire version 4 (a run it left unfinished)
+     * ends where a later encoding's last fields begin: no two versions both
+     * consume a payload exactly. */
     const size_t head = b.pos;
     if (tf_buf_get_result(&b, &row->r) || b.pos != b.len) {
         b.pos = head;
-        if (tf_buf_get_result_v2(&b, &row->r) || b.pos != b.len)
-            return -1;
+        if (tf_buf_get_result_v3(&b, &row->r) || b.pos != b.len) {
+            b.pos = head;
+            if (tf_buf_get_result_v2(&b, &row->r) || b.pos != b.len)
+                return -1;
+        }
     }
     if (*kernel >= (uint32_t)a->nkernels || row->run >= (uint32_t)a->nruns ||
         row->device >= (uint32_t)a->ndevices ||

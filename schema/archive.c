@@ -128,6 +128,7 @@ static void kernel_free(struct tf_archive_kernel *k)
     free(k->params);
     tf_archive_strings_free(k->size_names, k->nsizes);
     tf_archive_strings_free(k->constraints, k->nconstraints);
+    tf_archive_strings_free(k->define_sizes, k->ndefine_sizes);
     tf_archive_strings_free(k->metric_names, k->nmetrics);
     if (k->problems)
         for (int i = 0; i < k->nproblems; i++)
@@ -482,6 +483,12 @@ static void kernel_take_provenance(struct tf_archive_kernel *ak, const struct tf
                                  sizeof *ak->constraints);
     for (int i = 0; i < k->nconstraints; i++)
         ak->constraints[i] = tf_xstrdup(tf_expr_text(k->constraints[i]));
+    tf_archive_strings_free(ak->define_sizes, ak->ndefine_sizes);
+    ak->ndefine_sizes = k->ndefine_sizes;
+    ak->define_sizes = tf_xcalloc((size_t)(k->ndefine_sizes > 0 ? k->ndefine_sizes : 1),
+                                  sizeof *ak->define_sizes);
+    for (int i = 0; i < k->ndefine_sizes; i++)
+        ak->define_sizes[i] = tf_xstrdup(k->size_names[k->define_sizes[i]]);
     ak->has_default = k->has_default;
     ak->default_index = k->has_default ? k->default_index : 0;
 }

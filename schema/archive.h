@@ -107,6 +107,8 @@ struct tf_archive_kernel {
     char **size_names;
     int nconstraints;
     char **constraints;       /* constraint texts */
+    int ndefine_sizes;        /* the sizes the kernel compiles in (`defines:`), by name, */
+    char **define_sizes;      /* as of the latest kernel file (`size_defines` attribute) */
     int nmetrics;
     char **metric_names;
     int has_default;          /* a default that is the same for every problem (the */

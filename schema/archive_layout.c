@@ -6,11 +6,11 @@
  * cannot disagree on a column. String columns are as wide as the model's
  * fields (sizeof of the struct member), so nothing is cut on the way. Columns
  * added after files were in use (runs.replay_source, the runs' job settings,
- * problems.default_config, results.noisy and results.energy_status) are
- * behind a flag: always written, asked for by the reader only where the file
- * has them; tables added later (/plan, /sessions, /session_devices,
- * /run_kernels) are read only where present. schema/archive.md specifies the
- * same layout for users. */
+ * problems.default_config, results.noisy, energy_status, warnings and
+ * first_warning) are behind a flag: always written, asked for by the reader
+ * only where the file has them; tables added later (/plan, /sessions,
+ * /session_devices, /run_kernels) are read only where present.
+ * schema/archive.md specifies the same layout for users. */
 #include "archive_layout.h"
 
 #include <stdio.h>
@@ -194,6 +194,13 @@ int tf_layout_results(struct tf_table *t, struct tf_results_cols *c,
     ADD(registers, "registers", TF_COL_I32)
     ADD(shared_bytes, "shared_bytes", TF_COL_I64)
     ADD(spill_bytes, "spill_bytes", TF_COL_I64)
+    c->warnings = c->first_warning = -1;
+    if (optional & TF_RESULTS_WARNINGS) {
+        ADD(warnings, "warnings", TF_COL_I32)
+        if ((c->first_warning = tf_table_add(t, "first_warning", TF_COL_STR, TF_WARNING_LEN,
+                                             err)) < 0)
+            return -1;
+    }
     ADD(sm_clock, "sm_clock_mhz", TF_COL_F32)
     ADD(power, "power_w", TF_COL_F32)
     ADD(temperature, "temperature_c", TF_COL_F32)

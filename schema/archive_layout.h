@@ -83,15 +83,17 @@ int tf_layout_problems(struct tf_table *t, const struct tf_archive_kernel *ak, c
 struct tf_results_cols {
     int run, device, problem, config, param0, status, samples, time_median, time_min,
         time_mean, time_rsd, noisy, compile_time, device_time, registers, shared_bytes,
-        spill_bytes, sm_clock, power, temperature, energy, energy_status, flushed_l2, throttled,
-        phase, timestamp, metric0, message;
+        spill_bytes, warnings, first_warning, sm_clock, power, temperature, energy,
+        energy_status, flushed_l2, throttled, phase, timestamp, metric0, message;
 };
 /* Results columns added after files were in use: the writer writes them all
- * (TF_RESULTS_ALL), the reader asks for those the file has. */
+ * (TF_RESULTS_ALL), the reader asks for those the file has; the indices of
+ * those left out are -1. */
 enum {
     TF_RESULTS_NOISY = 1,          /* `noisy`, after time_rsd */
     TF_RESULTS_ENERGY_STATUS = 2,  /* `energy_status`, after energy_j */
-    TF_RESULTS_ALL = 3
+    TF_RESULTS_WARNINGS = 4,       /* `warnings` and `first_warning`, after spill_bytes */
+    TF_RESULTS_ALL = 7
 };
 /* /kernels/NAME/results of `ak` into `t`, with the optional columns in
  * `optional` (TF_RESULTS_*), its column indices into `c`: 0, or -1 (+err: a

@@ -413,6 +413,12 @@ static int results_unpack(void *ctx, const struct tf_table *t, const unsigned ch
         TF_GET(t, buf, o, c->registers, r->registers);
         TF_GET(t, buf, o, c->shared_bytes, r->shared_bytes);
         TF_GET(t, buf, o, c->spill_bytes, r->spill_bytes);
+        r->warnings = -1; /* unknown in archives written before the column */
+        if (c->warnings >= 0) {
+            TF_GET(t, buf, o, c->warnings, r->warnings);
+            tf_table_get_str(t, buf, o, c->first_warning, r->first_warning,
+                             sizeof r->first_warning);
+        }
         TF_GET(t, buf, o, c->sm_clock, r->sm_clock_mhz);
         TF_GET(t, buf, o, c->power, r->power_w);
         TF_GET(t, buf, o, c->temperature, r->temperature_c);
@@ -502,8 +508,20 @@ static int read_kernel(hid_t kernels, const char *name, struct tf_archive *a, co
         tf_h5_attr_read_strings(g, objname, "constraints", 0, &ak->constraints, &ak->nconstraints,
                                 path, err) != 0 ||
         tf_h5_attr_read_strings(g, objname, "metric_names", 1, &ak->metric_names, &ak->nmetrics,
-                                path, err) != 0)
+                                path, err) != 0 ||
+        tf_h5_attr_read_strings(g, objname, "size_defines", 0, &ak->define_sizes,
+                                &ak->ndefine_sizes, path, err) != 0)
         goto fail;
+    for (int i = 0; i < ak->ndefine_sizes; i++) {
+        int known = 0;
+        for (int z = 0; z < ak->nsizes; z++)
+            known |= strcmp(ak->define_sizes[i], ak->size_names[z]) == 0;
+        if (!known) {
+            tf_error_set(err, TF_ERR_SCHEMA, "%s: %s: size_defines names '%.64s', which is not "
+                         "one of its size_names", path, objname, ak->define_sizes[i]);
+            goto fail;
+        }
+    }
     int has = tf_h5_attr_read_number(g, objname, "default_index", 0, H5T_INTEGER, H5T_NATIVE_UINT64,
                                      &ak->default_index, path, err);
     if (has < 0)
@@ -579,6 +597,9 @@ static int read_kernel(hid_t kernels, const char *name, struct tf_archive *a, co
         optional |= TF_RESULTS_NOISY;
     if (tf_table_has_column(g, "results", "energy_status"))
         optional |= TF_RESULTS_ENERGY_STATUS;
+    if (tf_table_has_column(g, "results", "warnings") &&
+        tf_table_has_column(g, "results", "first_warning"))
+        optional |= TF_RESULTS_WARNINGS;
     if (tf_layout_results(&t, &rc.c, ak, path, optional, err) != 0 ||
         tf_table_read(g, "results", &t, results_sized, results_unpack, &rc, err) != 0)
         goto fail;

@@ -251,6 +251,8 @@ static int results_pack(void *ctx, const struct tf_table *t, unsigned char *buf,
         TF_PUT(t, buf, o, c->registers, int32_t, r->registers);
         TF_PUT(t, buf, o, c->shared_bytes, int64_t, r->shared_bytes);
         TF_PUT(t, buf, o, c->spill_bytes, int64_t, r->spill_bytes);
+        TF_PUT(t, buf, o, c->warnings, int32_t, r->warnings);
+        tf_table_put_str(t, buf, o, c->first_warning, r->first_warning);
         TF_PUT(t, buf, o, c->sm_clock, float, r->sm_clock_mhz);
         TF_PUT(t, buf, o, c->power, float, r->power_w);
         TF_PUT(t, buf, o, c->temperature, float, r->temperature_c);
@@ -299,6 +301,10 @@ static int write_kernel(hid_t kernels, const struct tf_archive_kernel *ak, const
     else if (tf_h5_attr_write_strings(g, "metric_names", (const char *const *)ak->metric_names,
                                       ak->nmetrics, 0) != 0)
         failed = "metric_names";
+    else if (ak->ndefine_sizes > 0 &&
+             tf_h5_attr_write_strings(g, "size_defines", (const char *const *)ak->define_sizes,
+                                      ak->ndefine_sizes, 0) != 0)
+        failed = "size_defines";
     else if (ak->has_default && tf_h5_attr_write_scalar(g, "default_index", H5T_STD_U64LE,
                                                         H5T_NATIVE_UINT64, &ak->default_index) != 0)
         failed = "default_index";

@@ -126,22 +126,28 @@ static void date_text(double unix_seconds, char *out, size_t cap)
 }
 
 /* "P1=v1 P2=v2" of configuration `config` of `ak` (mixed radix, parameter 0
- * most significant, as everywhere in the archive). */
+ * most significant, as everywhere in the archive), without the parameters of
+ * one value unless every parameter has one (as the summaries print it:
+ * coordinator/report.c, tf_report_format_config). */
 static void config_text(const struct tf_archive_kernel *ak, uint64_t config, char *out, size_t cap)
 {
     size_t used = 0;
     int *digits = tf_xcalloc((size_t)ak->nparams + 1, sizeof *digits);
+    bool all_single = true;
     for (int i = ak->nparams - 1; i >= 0; i--) {
         digits[i] = (int)(config % (uint64_t)ak->params[i].count);
         config /= (uint64_t)ak->params[i].count;
+        all_single &= ak->params[i].count == 1;
     }
     out[0] = '\0';
     for (int i = 0; i < ak->nparams && used < cap; i++) {
         const struct tf_param *p = &ak->params[i];
+        if (p->count == 1 && !all_single)
+            continue;
         int w = p->kind == TF_PARAM_INT
-                    ? snprintf(out + used, cap - used, "%s%s=%lld", i ? " " : "", p->name,
+                    ? snprintf(out + used, cap - used, "%s%s=%lld", used ? " " : "", p->name,
                                (long long)p->ints[digits[i]])
-                    : snprintf(out + used, cap - used, "%s%s=%s", i ? " " : "", p->name,
+                    : snprintf(out + used, cap - used, "%s%s=%s", used ? " " : "", p->name,
                                p->strings[digits[i]]);
         used = w < 0 ? cap : used + (size_t)w;
     }

@@ -217,8 +217,8 @@ static const char *const csv_head[] = {"kernel", "run", "run_start", "job_name",
 static const char *const csv_tail[] = {
     "status", "phase", "samples", "time_median", "time_min", "time_mean", "time_rsd",
     "noisy", "compile_time", "device_time", "registers", "shared_bytes", "spill_bytes",
-    "sm_clock_mhz", "power_w", "temperature_c", "energy_j", "energy_status", "flushed_l2",
-    "throttled", "timestamp"};
+    "warnings", "first_warning", "sm_clock_mhz", "power_w", "temperature_c", "energy_j",
+    "energy_status", "flushed_l2", "throttled", "timestamp"};
 
 /* The union of the selected kernels' kernel-specific columns: sizes, then
  * parameters, then metrics. A name that a fixed column (or a column of
@@ -353,6 +353,8 @@ static void csv_row(FILE *out, const struct tf_archive *a, const struct tf_archi
     csv_int(out, r->registers);
     csv_int(out, r->shared_bytes);
     csv_int(out, r->spill_bytes);
+    csv_int(out, r->warnings);
+    csv_field(out, r->first_warning, false);
     csv_num(out, r->sm_clock_mhz);
     csv_num(out, r->power_w);
     csv_num(out, r->temperature_c);
@@ -476,6 +478,8 @@ static json_t *row_json(const struct tf_archive_kernel *ak, const struct tf_arch
     json_object_set_new(o, "registers", json_integer(r->registers));
     json_object_set_new(o, "shared_bytes", json_integer((json_int_t)r->shared_bytes));
     json_object_set_new(o, "spill_bytes", json_integer((json_int_t)r->spill_bytes));
+    json_object_set_new(o, "warnings", json_integer(r->warnings));
+    json_object_set_new(o, "first_warning", jstr(r->first_warning));
     json_object_set_new(o, "sm_clock_mhz", jnum(r->sm_clock_mhz));
     json_object_set_new(o, "power_w", jnum(r->power_w));
     json_object_set_new(o, "temperature_c", jnum(r->temperature_c));

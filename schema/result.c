@@ -19,6 +19,7 @@ void tf_result_init(struct tf_result *r, uint32_t kernel, uint32_t problem, uint
     r->device_time = NAN;
     r->registers = -1;
     r->shared_bytes = r->spill_bytes = -1;
+    r->warnings = -1;
     r->sm_clock_mhz = r->power_w = r->temperature_c = NAN;
     r->energy_j = NAN;
     r->energy_status = (uint8_t)(status == TF_STATUS_OK ? TF_ENERGY_UNKNOWN : TF_ENERGY_NOT_RUN);

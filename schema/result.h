@@ -9,6 +9,7 @@
 
 #define TF_MAX_METRICS 4
 #define TF_MESSAGE_LEN 160
+#define TF_WARNING_LEN 128
 
 /* Whether a result has its energy, and if not why: `energy_j` is NaN unless
  * this is TF_ENERGY_MEASURED (which an imported energy is too).
@@ -53,6 +54,8 @@ struct tf_result {
     int32_t registers;    /* per thread; -1 unknown */
     int64_t shared_bytes; /* static + dynamic shared memory; -1 unknown */
     int64_t spill_bytes;  /* local-memory spills; -1 unknown */
+    int32_t warnings;     /* warnings the compiler gave for this variant; -1 unknown */
+    char first_warning[TF_WARNING_LEN]; /* the first of them, "" if none or unknown */
     float sm_clock_mhz;   /* telemetry; NaN where the device has none */
     float power_w;
     float temperature_c;

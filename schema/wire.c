@@ -8,6 +8,7 @@
  * tf_buf helpers frame the worker <-> runner pipe protocol. */
 #include "wire.h"
 
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -162,6 +163,10 @@ void tf_buf_put_result(struct tf_buf *b, const struct tf_result *r)
      * version 2 ends before them (tf_buf_get_result_v2). */
     tf_buf_put_u8(b, r->noisy);
     tf_buf_put_u8(b, r->energy_status);
+    /* Version 4 appended the compiler's warnings (tf_buf_get_result_v3 reads
+     * a record that ends before them). */
+    tf_buf_put_u32(b, (uint32_t)r->warnings);
+    tf_buf_put_str(b, r->first_warning);
 }
 
 /* The fields of wire version 2, which every later version starts with. */
@@ -197,14 +202,25 @@ static int get_result_v2(struct tf_buf *b, struct tf_result *r)
             return -1;
     if (tf_buf_get_str(b, r->message, sizeof r->message))
         return -1;
+    r->warnings = -1; /* unknown before version 4 */
     return r->status < TF_STATUS_COUNT && r->phase <= 2 ? 0 : -1;
 }
 
-int tf_buf_get_result(struct tf_buf *b, struct tf_result *r)
+int tf_buf_get_result_v3(struct tf_buf *b, struct tf_result *r)
 {
     if (get_result_v2(b, r) || tf_buf_get_u8(b, &r->noisy) || tf_buf_get_u8(b, &r->energy_status))
         return -1;
     return r->noisy <= 1 && r->energy_status < TF_ENERGY_COUNT ? 0 : -1;
+}
+
+int tf_buf_get_result(struct tf_buf *b, struct tf_result *r)
+{
+    uint32_t warnings;
+    if (tf_buf_get_result_v3(b, r) || tf_buf_get_u32(b, &warnings) ||
+        tf_buf_get_str(b, r->first_warning, sizeof r->first_warning))
+        return -1;
+    r->warnings = (int32_t)warnings;
+    return 0;
 }
 
 int tf_buf_get_result_v2(struct tf_buf *b, struct tf_result *r)

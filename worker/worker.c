@@ -342,7 +342,10 @@ static void worker_push(struct worker *w, uint32_t kernel, uint32_t problem, uin
     p->phase = phase;
     p->config = config;
     p->compile_only = pool;
-    p->ticket = w->replay ? 0 : tf_compile_submit(pool ? pool : w->pool, w->job->kernels[kernel].kernel, config);
+    p->ticket = w->replay ? 0
+                          : tf_compile_submit_for(pool ? pool : w->pool,
+                                                  w->job->kernels[kernel].kernel, (int)problem,
+                                                  config);
     if (pool == NULL) {
         pthread_mutex_lock(&w->hb.mu);
         w->hb.unanswered++;
@@ -566,13 +569,17 @@ static int worker_measure_next(struct worker *w, struct tf_error *err)
     r.phase = (uint8_t)p.phase;
     r.config = p.config;
     r.compile_time = bin.compile_time;
-    /* Keep what the runner read off the loaded binary unless the compiler said. */
-    if (bin.registers >= 0)
+    /* What the runner read off the loaded binary first; the compiler's report
+     * (ptxas: the same registers and spills) where it read nothing. Shared
+     * memory only from the runner: it adds the launch's dynamic shared memory
+     * to the static amount, which is all the compiler knows. */
+    if (r.registers < 0)
         r.registers = bin.registers;
-    if (bin.shared_bytes >= 0)
-        r.shared_bytes = bin.shared_bytes;
-    if (bin.spill_bytes >= 0)
+    if (r.spill_bytes < 0)
         r.spill_bytes = bin.spill_bytes;
+    r.warnings = bin.status == TF_STATUS_OK ? bin.warnings : -1;
+    tf_strlcpy(r.first_warning, bin.status == TF_STATUS_OK ? bin.first_warning : "",
+               sizeof r.first_warning);
     if (r.timestamp == 0)
         r.timestamp = worker_wall();
     worker_emit(w, &r);

@@ -268,5 +268,6 @@ check "  saying which parameter" contains "$TMP/last" "parameter X"
 
 . "$ROOT/tests/integration/space.sh"
 . "$ROOT/tests/integration/report.sh"
+. "$ROOT/tests/integration/port.sh"
 
 finish

@@ -385,6 +385,8 @@ static void assert_archives_equal(const struct tf_archive *a, const struct tf_ar
             assert_int_equal(p->r.registers, q->r.registers);
             assert_int_equal(p->r.shared_bytes, q->r.shared_bytes);
             assert_int_equal(p->r.spill_bytes, q->r.spill_bytes);
+            assert_int_equal(p->r.warnings, q->r.warnings);
+            assert_string_equal(p->r.first_warning, q->r.first_warning);
             assert_same_double(p->r.sm_clock_mhz, q->r.sm_clock_mhz);
             assert_same_double(p->r.power_w, q->r.power_w);
             assert_same_double(p->r.temperature_c, q->r.temperature_c);
@@ -1222,6 +1224,113 @@ static void test_archive_without_problem_defaults(void **state)
     tk_free(&vecadd);
 }
 
+/* Rewrite dataset `name` without the columns `drop` (NULL-terminated), as an
+ * archive written before them has it. */
+static void drop_dataset_columns(const char *path, const char *name, const char *const *drop)
+{
+    hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
+    assert_true(f >= 0);
+    hid_t ds = H5Dopen2(f, name, H5P_DEFAULT);
+    assert_true(ds >= 0);
+    hid_t ft = H5Dget_type(ds), sp = H5Dget_space(ds);
+    hsize_t n = 0;
+    H5Sget_simple_extent_dims(sp, &n, NULL);
+    const int members = H5Tget_nmembers(ft);
+    size_t size = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        hid_t old = pass ? H5Tcreate(H5T_COMPOUND, size) : -1;
+        size_t at = 0;
+        int kept = 0;
+        for (int i = 0; i < members; i++) {
+            char *m = H5Tget_member_name(ft, (unsigned)i);
+            hid_t mt = H5Tget_member_type(ft, (unsigned)i);
+            int dropped = 0;
+            for (int d = 0; drop[d]; d++)
+                dropped |= strcmp(m, drop[d]) == 0;
+            if (!dropped) {
+                if (pass)
+                    H5Tinsert(old, m, at, mt);
+                at += H5Tget_size(mt);
+                kept++;
+            }
+            H5Tclose(mt);
+            H5free_memory(m);
+        }
+        size = at;
+        if (!pass)
+            continue;
+        int ndrop = 0;
+        while (drop[ndrop])
+            ndrop++;
+        assert_int_equal(kept, members - ndrop); /* it had every one of them */
+        unsigned char *rows = calloc((size_t)n + 1, size);
+        assert_true(H5Dread(ds, old, H5S_ALL, H5S_ALL, H5P_DEFAULT, rows) >= 0);
+        hid_t dcpl = H5Dget_create_plist(ds); /* chunked, growable as written */
+        H5Dclose(ds);
+        assert_true(H5Ldelete(f, name, H5P_DEFAULT) >= 0);
+        ds = H5Dcreate2(f, name, old, sp, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+        H5Pclose(dcpl);
+        assert_true(ds >= 0);
+        assert_true(H5Dwrite(ds, old, H5S_ALL, H5S_ALL, H5P_DEFAULT, rows) >= 0);
+        free(rows);
+        H5Tclose(old);
+    }
+    H5Dclose(ds);
+    H5Sclose(sp);
+    H5Tclose(ft);
+    H5Fclose(f);
+}
+
+/* Issue 14 item 8: the compiler's warnings of each row (a count and the first
+ * one) are columns of the results table, read back as written; an archive
+ * written before them reads -1 and "" (unknown) and gains the columns when
+ * rewritten. */
+static void test_warnings_columns(void **state)
+{
+    (void)state;
+    struct test_kernel gemm, vecadd;
+    make_gemm(&gemm);
+    make_vecadd(&vecadd);
+    struct tf_archive *a = make_model(&gemm, &vecadd);
+    struct tf_archive_kernel *ak = &a->kernels[0];
+    assert_true(ak->nrows >= 3);
+    ak->rows[0].r.warnings = 2;
+    tf_strlcpy(ak->rows[0].r.first_warning,
+               "gemm.c:12:9: warning: unused variable 'x' [-Wunused-variable]",
+               sizeof ak->rows[0].r.first_warning);
+    ak->rows[1].r.warnings = 0;
+    char path[512];
+    path_in_tmp(path, sizeof path, "warnings.h5");
+    write_ok(a, path);
+    struct tf_archive *b = read_ok(path);
+    assert_archives_equal(a, b);
+    assert_int_equal(b->kernels[0].rows[0].r.warnings, 2);
+    assert_string_equal(b->kernels[0].rows[0].r.first_warning,
+                        "gemm.c:12:9: warning: unused variable 'x' [-Wunused-variable]");
+    assert_int_equal(b->kernels[0].rows[1].r.warnings, 0);
+    assert_int_equal(b->kernels[0].rows[2].r.warnings, -1);
+    tf_archive_destroy(b);
+
+    static const char *const columns[] = {"warnings", "first_warning", NULL};
+    drop_dataset_columns(path, "/kernels/gemm/results", columns);
+    drop_dataset_columns(path, "/kernels/vecadd/results", columns);
+    b = read_ok(path);
+    assert_int_equal(b->kernels[0].nrows, ak->nrows);
+    for (uint64_t i = 0; i < b->kernels[0].nrows; i++) {
+        assert_int_equal(b->kernels[0].rows[i].r.warnings, -1);
+        assert_string_equal(b->kernels[0].rows[i].r.first_warning, "");
+        assert_int_equal(b->kernels[0].rows[i].r.config, ak->rows[i].r.config);
+    }
+    write_ok(b, path);
+    struct tf_archive *c = read_ok(path);
+    assert_archives_equal(b, c);
+    tf_archive_destroy(c);
+    tf_archive_destroy(b);
+    tf_archive_destroy(a);
+    tk_free(&gemm);
+    tk_free(&vecadd);
+}
+
 /* Issue 14 item 7: max_shared_per_sm came after archives were written with
  * one column per older property. Such an archive (the committed fuzz seed
  * tests/fuzz/corpus/archive/ranked.h5) still reads, the property taken as
@@ -1760,6 +1869,7 @@ int main(void)
         cmocka_unit_test(test_merge_extends_run),
         cmocka_unit_test(test_problem_defaults_round_trip),
         cmocka_unit_test(test_archive_without_problem_defaults),
+        cmocka_unit_test(test_warnings_columns),
         cmocka_unit_test(test_archive_without_shared_per_sm),
         cmocka_unit_test(test_bad_problem_default),
         cmocka_unit_test(test_archive_without_noise_and_energy),

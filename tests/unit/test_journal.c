@@ -21,6 +21,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include <zlib.h>
 
@@ -417,6 +418,83 @@ static void journal_with_bad_row(uint32_t kernel, struct tf_archive_row row)
     tf_journal_close(j);
 }
 
+/* Issue 14 item 8: records carry the compiler's warnings (wire version 4) and
+ * replay keeps them; a journal written before (version 2 and 3 records, which
+ * end at the message) still replays, its rows' warnings unknown (-1). */
+static void test_warnings_and_version_2_records(void **state)
+{
+    (void)state;
+    struct test_kernel gemm;
+    struct tf_error err = {0};
+    struct tf_journal_replay rep;
+    unlink(journal);
+    struct tf_journal *j = tf_journal_open(archive, &err);
+    assert_non_null(j);
+    reset_to(j, 0);
+    const uint32_t kernels[2] = {0, 0};
+    struct tf_archive_row rows[2] = {make_row(1, 1e-3), make_row(2, 2e-3)};
+    rows[0].r.warnings = 3;
+    tf_strlcpy(rows[0].r.first_warning, "gemm.c:7:5: warning: x", sizeof rows[0].r.first_warning);
+    rows[1].r.warnings = 0;
+    assert_int_equal(tf_journal_append(j, kernels, rows, 2, &err), 0);
+    tf_journal_close(j);
+    struct tf_archive *a = make_archive(&gemm);
+    assert_int_equal(tf_journal_replay(NULL, archive, a, &rep, &err), 0);
+    assert_int_equal(a->kernels[0].nrows, 2);
+    assert_int_equal(a->kernels[0].rows[0].r.warnings, 3);
+    assert_string_equal(a->kernels[0].rows[0].r.first_warning, "gemm.c:7:5: warning: x");
+    assert_int_equal(a->kernels[0].rows[1].r.warnings, 0);
+    tf_archive_destroy(a);
+    tk_free(&gemm);
+
+    /* The same records as version 3 wrote them: without the last 8 + 22 and
+     * 8 bytes (warnings u32, first_warning's length u32 and text). */
+    size_t len = 0;
+    unsigned char *data = NULL;
+    FILE *f = fopen(journal, "rb");
+    assert_non_null(f);
+    data = malloc(1 << 16);
+    len = fread(data, 1, 1 << 16, f);
+    fclose(f);
+    unsigned char *out = malloc(len);
+    size_t at = 116, o = 116;
+    memcpy(out, data, 116);
+    for (int r = 0; r < 2; r++) {
+        uint32_t n = (uint32_t)data[at] | (uint32_t)data[at + 1] << 8 |
+                     (uint32_t)data[at + 2] << 16 | (uint32_t)data[at + 3] << 24;
+        const uint32_t cut = r == 0 ? 8 + 22 : 8;
+        assert_true(at + 8 + n <= len && n > cut);
+        const uint32_t m = n - cut;
+        const uLong crc = crc32(0L, data + at + 8, m);
+        for (int b = 0; b < 4; b++) {
+            out[o + (size_t)b] = (unsigned char)(m >> (8 * b));
+            out[o + 4 + (size_t)b] = (unsigned char)(crc >> (8 * b));
+        }
+        memcpy(out + o + 8, data + at + 8, m);
+        o += 8 + m;
+        at += 8 + n;
+    }
+    assert_int_equal(at, len);
+    f = fopen(journal, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(out, 1, o, f), o);
+    fclose(f);
+    free(out);
+    free(data);
+    a = make_archive(&gemm);
+    if (tf_journal_replay(NULL, archive, a, &rep, &err) != 0)
+        fail_msg("version 2 records: %s", err.message);
+    assert_int_equal(rep.records, 2);
+    assert_int_equal(rep.torn_bytes, 0);
+    assert_int_equal(a->kernels[0].nrows, 2);
+    assert_int_equal(a->kernels[0].rows[0].r.config, 1);
+    assert_int_equal(a->kernels[0].rows[0].r.warnings, -1);
+    assert_string_equal(a->kernels[0].rows[0].r.first_warning, "");
+    assert_true(a->kernels[0].rows[1].r.time_median == 2e-3);
+    tf_archive_destroy(a);
+    tk_free(&gemm);
+}
+
 /* A record naming a problem, run, device or kernel the archive does not have
  * fails the replay, and nothing of the journal is folded in, not even the
  * good records before it. */
@@ -554,8 +632,10 @@ static void test_records_before_wire_3(void **state)
     }
     assert_int_equal(tf_journal_append(j, kernels, rows, 3, &err), 0);
     tf_journal_close(j);
-    /* The first two records rewritten as version 2 wrote them: two bytes
-     * shorter, their CRC recomputed (zlib's crc32 is the journal's). */
+    /* The first two records rewritten as version 2 wrote them: without the
+     * two bytes of version 3 and the eight of version 4 (warnings and an
+     * empty first_warning), their CRC recomputed (zlib's crc32 is the
+     * journal's). */
     unsigned char *data;
     size_t len;
     read_file(journal, &data, &len);
@@ -565,7 +645,7 @@ static void test_records_before_wire_3(void **state)
     for (int rec = 0; rec < 3; rec++) {
         uint32_t n;
         memcpy(&n, data + in, 4); /* little-endian, as this machine */
-        const uint32_t cut = rec < 2 ? n - 2 : n;
+        const uint32_t cut = rec < 2 ? n - 2 - 8 : n;
         memcpy(old + out, &cut, 4);
         const uint32_t crc = (uint32_t)crc32(0L, data + in + 8, cut);
         memcpy(old + out + 4, &crc, 4);
@@ -637,6 +717,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_failed_write_leaves_whole_records, setup, teardown),
         cmocka_unit_test_setup_teardown(test_header_bit_flips, setup, teardown),
         cmocka_unit_test_setup_teardown(test_out_of_range_records, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_warnings_and_version_2_records, setup, teardown),
         cmocka_unit_test_setup_teardown(test_identity, setup, teardown),
         cmocka_unit_test_setup_teardown(test_old_format, setup, teardown),
         cmocka_unit_test_setup_teardown(test_records_before_wire_3, setup, teardown),

@@ -97,6 +97,10 @@ static void test_results_round_trip(void **state)
         r[i].time_median = 1.5e-3 * (i + 1);
         r[i].registers = 96;
         r[i].shared_bytes = 49152;
+        r[i].warnings = i - 1; /* -1 (unknown), 0, 1 */
+        if (i == 2)
+            tf_strlcpy(r[i].first_warning, "k.cu(2): warning #177-D: variable \"x\" unused",
+                       sizeof r[i].first_warning);
         r[i].metrics[0] = 123.5;
         r[i].noisy = (uint8_t)(i == 1);
         r[i].energy_status = (uint8_t)(i == 0 ? TF_ENERGY_MEASURED : TF_ENERGY_NO_WINDOW);
@@ -125,6 +129,8 @@ static void test_results_round_trip(void **state)
         assert_int_equal(back[i].noisy, i == 1);
         assert_int_equal(back[i].energy_status, r[i].energy_status);
         assert_true(i == 0 ? back[i].energy_j == 0.25 : isnan(back[i].energy_j));
+        assert_int_equal(back[i].warnings, i - 1);
+        assert_string_equal(back[i].first_warning, r[i].first_warning);
     }
     free(back);
     tf_buf_free(&b);
@@ -144,7 +150,7 @@ static void test_result_v2(void **state)
     r.energy_status = TF_ENERGY_MEASURED;
     struct tf_buf b = {0};
     tf_buf_put_result(&b, &r);
-    b.len -= 2; /* cut the fields version 3 appended */
+    b.len -= 2 + 8; /* cut the fields versions 3 and 4 appended (an empty first_warning) */
     assert_int_not_equal(tf_buf_get_result(&b, &back), 0);
     b.pos = 0;
     assert_int_equal(tf_buf_get_result_v2(&b, &back), 0);
@@ -156,7 +162,7 @@ static void test_result_v2(void **state)
     tf_buf_free(&b);
     tf_result_init(&r, 1, 2, 78, TF_STATUS_CRASHED);
     tf_buf_put_result(&b, &r);
-    b.len -= 2;
+    b.len -= 2 + 8;
     assert_int_equal(tf_buf_get_result_v2(&b, &back), 0);
     assert_int_equal(back.energy_status, TF_ENERGY_NOT_RUN);
     tf_buf_free(&b);
