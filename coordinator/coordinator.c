@@ -52,6 +52,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <dirent.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -161,6 +162,11 @@ struct coordinator {
     struct done_set recorded;
     uint64_t dropped;                    /* duplicate answers dropped */
     uint64_t requeued;                   /* configurations handed to another worker */
+    /* TUNEFARM_PROFILE: where the coordinator's own time went */
+    uint64_t checkpoints;
+    double checkpoint_seconds;           /* archive writes + journal resets */
+    double journal_seconds;              /* tf_journal_append */
+    uint64_t result_messages;            /* RESULTS messages that carried results */
 };
 
 static void coordinator_begin_stop(struct coordinator *c, double grace);
@@ -938,6 +944,8 @@ static int coordinator_on_results(struct coordinator *c, int src, struct tf_erro
     /* Journaled before counted: a batch the journal refuses (disk full) is not
      * recorded at all, and the run stops; a rerun measures it again. */
     bool keep = rc == 0 && !c->journal_failed;
+    const double t0 = tf_now();
+    c->result_messages++;
     if (keep && m > 0 &&
         tf_journal_append(c->journal, kernels, rows, m, &c->journal_err) != 0) {
         c->journal_failed = true;
@@ -948,6 +956,7 @@ static int coordinator_on_results(struct coordinator *c, int src, struct tf_erro
                         "can be written\n");
         coordinator_begin_stop(c, 0);
     }
+    c->journal_seconds += tf_now() - t0;
     for (uint32_t i = 0; i < m && keep; i++) {
         const struct tf_result *r = kept[i];
         struct tf_task *t = tasks[i];
@@ -1051,13 +1060,17 @@ static void coordinator_print_searches(const struct coordinator *c)
  * (a crash between the two leaves a journal naming checkpoint n: ignored). */
 static int coordinator_save(struct coordinator *c, struct tf_error *err)
 {
-    c->last_checkpoint = tf_now();
+    const double t0 = tf_now();
+    c->last_checkpoint = t0;
     c->archive->checkpoint++;
     if (tf_archive_write(c->archive, c->archive_path, err) != 0) {
         c->archive->checkpoint--;
         return -1;
     }
-    return tf_journal_reset(c->journal, c->archive, c->job->hash, err);
+    const int rc = tf_journal_reset(c->journal, c->archive, c->job->hash, err);
+    c->checkpoints++;
+    c->checkpoint_seconds += tf_now() - t0;
+    return rc;
 }
 
 /* Checkpoint the run; a `complete` one gets its end time (an unfinished run,
@@ -1466,6 +1479,31 @@ static void coordinator_print_summary(const struct coordinator *c, double wall)
     fflush(stdout);
 }
 
+/* TUNEFARM_PROFILE=1: the coordinator's own cost, on stderr (bench/coordinator/
+ * capacity.sh reads it): results/s over the serving time, messages per
+ * result, time in the journal and in checkpoints, and this process's peak
+ * resident memory (rank 0 alone; the workers are other processes). */
+static void coordinator_print_profile(const struct coordinator *c, double wall)
+{
+    const char *v = getenv("TUNEFARM_PROFILE");
+    if (v == NULL || v[0] == '\0' || strcmp(v, "0") == 0)
+        return;
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    const uint64_t fresh = c->done - c->resumed_results;
+    fprintf(stderr, "tunefarm profile: coordinator: %llu results in %.2f s (%.0f results/s), "
+                    "%llu RESULTS messages (%.1f results each), journal %.2f s, %llu "
+                    "checkpoints %.2f s, cpu %.2f s user %.2f s sys, peak RSS %ld MiB, "
+                    "%d workers\n",
+            (unsigned long long)fresh, wall, wall > 0 ? (double)fresh / wall : 0,
+            (unsigned long long)c->result_messages,
+            c->result_messages ? (double)fresh / (double)c->result_messages : 0,
+            c->journal_seconds, (unsigned long long)c->checkpoints, c->checkpoint_seconds,
+            (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6,
+            (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6, ru.ru_maxrss / 1024,
+            c->nworkers);
+}
+
 int tf_coordinator_run(const struct tf_run_options *opt, bool *abort_others)
 {
     struct coordinator c = {.opt = opt};
@@ -1602,6 +1640,7 @@ int tf_coordinator_run(const struct tf_run_options *opt, bool *abort_others)
         goto fail;
     }
     coordinator_print_summary(&c, tf_now() - c.progress.start);
+    coordinator_print_profile(&c, tf_now() - c.progress.start);
     if (c.journal_failed) {
         err = c.journal_err;
         *abort_others = loop != 0;
