@@ -537,7 +537,11 @@ static int worker_measure_next(struct worker *w, struct tf_error *err)
         }
         r.timestamp = w->sim_start + w->sim_elapsed;
         worker_emit(w, &r);
-        worker_flush(w); /* at once: the strategy hears results in simulated-time order */
+        /* On a simulated clock, at once: the strategy hears results in
+         * simulated-time order. Instant answers go in batches like measured
+         * ones (one message per result held the coordinator to it). */
+        if (speed > 0)
+            worker_flush(w);
         return 0;
     }
     /* A new problem's buffers and reference (seconds, for a large GEMM) are
