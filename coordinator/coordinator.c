@@ -115,6 +115,7 @@ struct worker_state {
     struct slices taken;    /* slices taken away when it stalled: late answers are matched
                                against these, and dropped if another worker answered first */
     double last_heard;      /* when it last sent anything (tf_now) */
+    double deaf_at_heard;   /* the coordinator's deaf_seconds then */
     bool beats;             /* it sends heartbeats (an empty RESULTS): its bound is STALL_SILENCE */
     bool stalled;           /* silent past its bound: its slices went to other workers */
 };
@@ -166,6 +167,8 @@ struct coordinator {
     uint64_t checkpoints;
     double checkpoint_seconds;           /* archive writes + journal resets */
     double checkpoint_cost;              /* seconds the latest checkpoint took */
+    double deaf_seconds;                 /* spent in checkpoints, reading no message: a
+                                            worker blocked sending meanwhile is not silent */
     double journal_seconds;              /* tf_journal_append */
     uint64_t result_messages;            /* RESULTS messages that carried results */
 };
@@ -433,6 +436,7 @@ static int coordinator_gather(struct coordinator *c, struct tf_error *err)
         if (tf_wire_get_hello(&c->buf, &w->dev, w->compilers, sizeof w->compilers, err))
             goto fail;
         w->last_heard = tf_now();
+        w->deaf_at_heard = c->deaf_seconds;
         w->klass = -1;
         w->has_device = w->dev.backend[0] != '\0';
         if (!w->has_device) {
@@ -770,7 +774,12 @@ static int coordinator_check_stalls(struct coordinator *c, struct tf_error *err)
         if (w->stalled || w->held.n == 0 || w->stopped)
             continue;
         const double bound = w->beats ? STALL_SILENCE : worker_silence_bound(c, w);
-        if (now - w->last_heard <= bound)
+        /* Seconds the coordinator spent checkpointing do not count: a worker
+         * whose send waited on it meanwhile could not beat either (seen with
+         * 10^7 results: a checkpoint of seconds, then a live rank taken for
+         * stalled). */
+        const double silent = now - w->last_heard - (c->deaf_seconds - w->deaf_at_heard);
+        if (silent <= bound)
             continue;
         bool peers = false;
         for (int k = 1; k <= c->nworkers && !peers; k++)
@@ -779,7 +788,7 @@ static int coordinator_check_stalls(struct coordinator *c, struct tf_error *err)
         fprintf(stderr, "tunefarm: rank %d has sent nothing for %.0f s while it owes %llu "
                         "results (bound: %g s, %s): %s; a late answer from it is kept only "
                         "where no other came first\n",
-                i, now - w->last_heard, (unsigned long long)w->outstanding, bound,
+                i, silent, (unsigned long long)w->outstanding, bound,
                 w->beats ? "its heartbeat stopped" : "the longest a worker without a "
                                                      "heartbeat waits",
                 peers ? "its work goes to the other workers of its class"
@@ -814,6 +823,7 @@ static void coordinator_unstall(struct coordinator *c, int src)
 {
     struct worker_state *w = &c->workers[src];
     w->last_heard = tf_now();
+    w->deaf_at_heard = c->deaf_seconds;
     if (!w->stalled)
         return;
     w->stalled = false;
@@ -1072,6 +1082,7 @@ static int coordinator_save(struct coordinator *c, struct tf_error *err)
     c->checkpoints++;
     c->checkpoint_cost = tf_now() - t0;
     c->checkpoint_seconds += c->checkpoint_cost;
+    c->deaf_seconds += c->checkpoint_cost;
     c->last_checkpoint = tf_now();
     return rc;
 }

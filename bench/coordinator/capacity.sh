@@ -11,6 +11,8 @@
 # 10^9 (three more ten-valued parameters) of which the same 10^DIGITS are
 # valid: rank 0's memory must follow what is measured, not the Cartesian
 # size. Prints tunefarm's summary line and its TUNEFARM_PROFILE line.
+# TUNEFARM=PATH runs another build (a before/after comparison); SPARSE=1
+# makes the space sparse (10^9 Cartesian).
 set -eu
 DIGITS=${1:-4}
 WORKERS=${2:-8}
@@ -56,7 +58,7 @@ checkpoint: $CHECKPOINT
 archive: $dir/capacity.h5
 JOB
 echo "capacity: 10^$DIGITS valid of 10^$( [ "$SPARSE" = 1 ] && echo 9 || echo "$DIGITS") Cartesian, $WORKERS workers, checkpoint ${CHECKPOINT}s, load $(cut -d' ' -f1-3 /proc/loadavg)"
-TUNEFARM_PROFILE=1 "$here/tunefarm" run "$dir/job.yaml" -q --replay null: --workers "$WORKERS" \
+TUNEFARM_PROFILE=1 "${TUNEFARM:-$here/tunefarm}" run "$dir/job.yaml" -q --replay null: --workers "$WORKERS" \
     2>"$dir/err" >"$dir/out" || { cat "$dir/err" "$dir/out"; exit 1; }
 grep -E "^Job 'capacity'" "$dir/out"
 grep -E "^tunefarm profile: coordinator" "$dir/err"
