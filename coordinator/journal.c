@@ -64,7 +64,7 @@ struct tf_journal {
 };
 
 /* CRC-32 (IEEE 802.3): zlib's, which reads words at a time (a byte-table
- * CRC of its own was 13% of the coordinator's time at 10^5 results/s). */
+ * CRC of its own was 13% of the coordinator's time over 10^7 results). */
 static uint32_t journal_crc32(const unsigned char *p, size_t n)
 {
     uLong c = crc32(0L, Z_NULL, 0);
