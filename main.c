@@ -112,7 +112,8 @@ static const char usage_run[] =
     "                         worker is a simulated device of SOURCE's kind\n"
     "                         (backend `replay`), whatever the job's targets say.\n"
     "                         The job's kernels must describe SOURCE's parameters\n"
-    "                         (names and values); the /runs row names SOURCE\n"
+    "                         (names and values); the /runs row names SOURCE;\n"
+    "                         `null:`: every configuration ok at once (benchmarks)\n"
     "  -s, --speed X          replay: simulated seconds per real second, 1e-6 to\n"
     "                         1e9 (each worker spends the recorded compile +\n"
     "                         benchmark time / X, at most an hour per\n"
@@ -678,7 +679,7 @@ static int cmd_run(int argc, char **argv, const char *exe)
             return TF_EXIT_USAGE;
         }
         /* The /runs row names the source by its absolute path (provenance). */
-        if (realpath(replay, replay_path) == NULL)
+        if (strcmp(replay, TF_REPLAY_NULL) == 0 || realpath(replay, replay_path) == NULL)
             tf_strlcpy(replay_path, replay, sizeof replay_path);
         opt.replay_source = replay_path;
     }
