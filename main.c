@@ -35,6 +35,7 @@ extern char **environ;
 #include "tools/best.h"
 #include "tools/html_report.h"
 #include "tools/space_tool.h"
+#include "tools/t1_tool.h"
 #include "worker/backend_replay.h"
 #include "worker/compiler.h"
 #include "worker/portability.h"
@@ -62,6 +63,7 @@ static const char usage_main[] =
     "  import ARCHIVE FILE...      add Kernel Tuner caches and T4 files to an archive\n"
     "  devices                     the devices this node offers\n"
     "  space KERNEL.yaml           count, list or sample a kernel's space (no device)\n"
+    "  import-t1 FILE.json         a kernel folder from a T1 file (Kernel Tuner's input)\n"
     "  best ARCHIVE --kernel K     best configurations as a C header, JSON or -D flags\n"
     "  report ARCHIVE -o F.html    one self-contained HTML page of charts of an archive\n"
     "  header cuda|hip             print the portability header GPU kernels include\n"
@@ -1042,6 +1044,8 @@ int main(int argc, char **argv)
         return cmd_merge(argc, argv);
     if (strcmp(cmd, "space") == 0)
         return tf_space_tool_main(argc, argv);
+    if (strcmp(cmd, "import-t1") == 0)
+        return tf_t1_tool_main(argc, argv);
     if (strcmp(cmd, "export") == 0)
         return tf_cmd_export(argc, argv);
     if (strcmp(cmd, "import") == 0)
@@ -1079,6 +1083,7 @@ int main(int argc, char **argv)
               : strcmp(topic, "diff") == 0    ? tf_diff_usage
               : strcmp(topic, "devices") == 0 ? usage_devices
               : strcmp(topic, "space") == 0   ? tf_space_tool_usage
+              : strcmp(topic, "import-t1") == 0 ? tf_t1_tool_usage
               : strcmp(topic, "best") == 0    ? tf_best_usage
               : strcmp(topic, "report") == 0  ? tf_html_report_usage
                                               : usage_main,

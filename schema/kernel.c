@@ -1789,3 +1789,14 @@ void tf_kernel_reference_values(const struct tf_kernel *k, const struct tf_value
     for (int j = 0; j < k->nref_depends; j++)
         values[j] = slots[k->ref_depends[j]].u.i; /* parameters are ints (enums: the index) */
 }
+
+const char *tf_kernel_param_name_conflict(const char *name, const char *language)
+{
+    if (is_reserved_name(name))
+        return "it is reserved (a device property or time_s)";
+    if (is_result_column(name))
+        return "it is reserved (a column of the archive's results table)";
+    if (tf_expr_is_keyword(name))
+        return "it is a word of the expression language (and, or, not)";
+    return tf_define_conflict(name, language);
+}

@@ -193,4 +193,11 @@ void tf_kernel_reference_values(const struct tf_kernel *k, const struct tf_value
 int tf_param_defines(const struct tf_param *params, int nparams, uint64_t index, char **out,
                      int max);
 
+/* Why no parameter of a kernel in `language` ("c" or "cuda") can be called
+ * `name`, whatever else the file names: a device property or time_s, a
+ * results column, a word of the expression language, or a compiler define
+ * that breaks (tf_define_conflict); NULL when one can. The loader refuses
+ * these names; a tool that writes kernel files (import-t1) renames them. */
+const char *tf_kernel_param_name_conflict(const char *name, const char *language);
+
 #endif
