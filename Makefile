@@ -48,7 +48,7 @@ WORKER_OBJS := worker/worker.o worker/backends.o worker/backend_host.o worker/ca
                worker/measure.o worker/verify.o worker/gpu_backend.o worker/cuda_api.o \
                worker/backend_cuda.o worker/hip_api.o worker/backend_hip.o worker/portability.o \
                worker/precompile.o worker/backend_replay.o \
-               worker/provenance.o
+               worker/provenance.o worker/energy.o worker/rapl.o
 TOOLS_OBJS  := tools/space_tool.o tools/exchange_tool.o tools/outfile.o tools/best.o tools/svg.o \
                tools/html_report.o tools/t1_expr.o tools/t1_tool.o
 MAIN_OBJS   := main.o
@@ -57,7 +57,7 @@ ALL_OBJS    := $(SCHEMA_OBJS) $(COORD_OBJS) $(WORKER_OBJS) $(TOOLS_OBJS) $(MAIN_
 
 UNIT_TESTS  := expr loader space wire archive journal report measure verify host runner compiler cuda hip \
                portability strategy ktcache replay exchange export import parammap \
-               provenance session diff best html_report t1
+               provenance session diff best html_report energy rapl t1
 UNIT_BINS   := $(UNIT_TESTS:%=tests/unit/test_%)
 
 .PHONY: all test check unit integration check-faults slurm install uninstall clean bench-space deps \
@@ -97,8 +97,9 @@ unit: $(UNIT_BINS)
 
 integration: tunefarm tests/integration/report_fixture
 	@tests/integration/run.sh; a=$$?; tests/integration/exchange.sh; b=$$?; \
-	 tests/integration/diff.sh; c=$$?; tests/integration/t1.sh; d=$$?; \
-	 [ $$a -eq 0 ] && [ $$b -eq 0 ] && [ $$c -eq 0 ] && [ $$d -eq 0 ]
+	 tests/integration/diff.sh; c=$$?; tests/integration/noise_energy.sh; d=$$?; \
+	 tests/integration/t1.sh; e=$$?; \
+	 [ $$a -eq 0 ] && [ $$b -eq 0 ] && [ $$c -eq 0 ] && [ $$d -eq 0 ] && [ $$e -eq 0 ]
 
 check-faults: tunefarm
 	@tests/faults/run.sh

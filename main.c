@@ -114,7 +114,8 @@ static const char usage_run[] =
     "                         worker is a simulated device of SOURCE's kind\n"
     "                         (backend `replay`), whatever the job's targets say.\n"
     "                         The job's kernels must describe SOURCE's parameters\n"
-    "                         (names and values); the /runs row names SOURCE\n"
+    "                         (names and values); the /runs row names SOURCE;\n"
+    "                         `null:`: every configuration ok at once (benchmarks)\n"
     "  -s, --speed X          replay: simulated seconds per real second, 1e-6 to\n"
     "                         1e9 (each worker spends the recorded compile +\n"
     "                         benchmark time / X, at most an hour per\n"
@@ -181,7 +182,8 @@ static const char usage_compile[] =
     "`budget` valid ones). A later `tunefarm run` sharing the cache finds the\n"
     "binaries and spends its GPU time measuring. An adaptive search (genetic,\n"
     "local, bayes) decides during the run: it gets the default configuration and\n"
-    "a seeded random sample, `budget` of them (256 without a budget).\n"
+    "a seeded random sample, `budget` of them (256 without a budget). `host`\n"
+    "compiles the C kernels for this machine's CPU (the host backend's binaries).\n"
     "\n"
     "options:\n"
     "  -a, --arch LIST     architectures, comma-separated (required)\n"
@@ -679,7 +681,7 @@ static int cmd_run(int argc, char **argv, const char *exe)
             return TF_EXIT_USAGE;
         }
         /* The /runs row names the source by its absolute path (provenance). */
-        if (realpath(replay, replay_path) == NULL)
+        if (strcmp(replay, TF_REPLAY_NULL) == 0 || realpath(replay, replay_path) == NULL)
             tf_strlcpy(replay_path, replay, sizeof replay_path);
         opt.replay_source = replay_path;
     }
@@ -926,6 +928,8 @@ static int cmd_query(int argc, char **argv)
     printf("\n");
     tf_report_best(a, run, kernel, stdout);
     tf_report_cross(a, run, kernel, stdout);
+    printf("\n");
+    tf_report_quality(a, run, kernel, stdout);
     tf_archive_destroy(a);
     return TF_EXIT_OK;
 }

@@ -15,6 +15,10 @@
 #              cold cache, then `tunefarm compile` on every core and a run with the warm
 #              cache: configurations/s and GPU duty cycle of each
 #   mixed      jobs/default.yaml: cuda and host workers in one job, one archive
+#   energy     100 random sgemm configurations at 4096^3 with an energy window each: the
+#              share of ok rows with their energy, the reasons of the others, a launch's
+#              energy against NVML's power x its time, and the best GFLOP/J (the deep
+#              job's archive too, when `deep` ran before it in the same call)
 #   faults     bad variants (illegal address, endless kernel, oversized launch) mixed
 #              into the transpose space, then the clean space on the same GPU: every
 #              good variant measured, the same best; then a GPU run stopped by
@@ -32,7 +36,7 @@ mkdir -p "$LOG"
 WORK=$(mktemp -d /tmp/tf-bench.XXXXXX)
 TF="$ROOT/tunefarm"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-SECTIONS=${*:-check space kt1024 kt4096 kernels deep baselines ahead mixed faults}
+SECTIONS=${*:-check space kt1024 kt4096 kernels deep energy baselines ahead mixed faults}
 PY=${PYTHON:-python3} # the one with h5py and numpy
 export TUNEFARM_PROFILE=1 # each runner prints where its time went (in the logs)
 # NVRTC 13 keeps its own cache of compiled programs in the driver's compute cache
@@ -76,6 +80,53 @@ with h5py.File(sys.argv[1], "r") as f:
         gpu = float(np.nansum(d["device_time"]))
         print("%s: %d results over %.2f s between first and last: %.1f configurations/s, duty cycle %.1f%%"
               % (name, len(d), span, len(d) / span if span > 0 else 0, 100 * gpu / span if span > 0 else 0))
+PY
+}
+
+# The energy of an archive's rows: per kernel and phase, ok rows with energy_j
+# and the reasons (energy_status) of those without; noisy rows; for measured
+# rows a launch's energy (energy_j / samples) against power_w x time_median
+# (NVML's power at the end of the samples), and the best GFLOP/J of sgemm.
+energy_report() {
+    $PY - "$1" <<'PY'
+import sys, h5py, numpy as np, pandas as pd
+with h5py.File(sys.argv[1], "r") as f:
+    for name in f["kernels"]:
+        ds = f["kernels/%s/results" % name]
+        if "energy_status" not in ds.dtype.names:
+            print("%s: no energy_status column (an archive of an older tunefarm)" % name)
+            continue
+        st = {v: k for k, v in h5py.check_enum_dtype(ds.dtype["status"]).items()}
+        es = {v: k for k, v in h5py.check_enum_dtype(ds.dtype["energy_status"]).items()}
+        d = pd.DataFrame(ds[()])
+        d["status"], d["energy_status"] = d.status.map(st), d.energy_status.map(es)
+        probs = pd.DataFrame(f["kernels/%s/problems" % name][()])
+        for phase, g in d.groupby("phase"):
+            ok = g[g.status == "ok"]
+            if ok.empty:
+                continue
+            m = ok[ok.energy_status == "measured"]
+            why = ", ".join("%s %d" % (k, n) for k, n in ok.energy_status.value_counts().items()
+                            if k != "measured")
+            print("%s phase %d: energy on %d of %d ok rows (%.1f%%)%s; noisy %d" % (
+                name, phase, len(m), len(ok), 100.0 * len(m) / len(ok),
+                "; without: " + why if why else "", int(ok.noisy.sum())))
+            if m.empty:
+                continue
+            per = m.energy_j / m.samples
+            ratio = (per / (m.power_w.astype(float) * m.time_median)).dropna()
+            print("  a launch: %.4g J median (%.4g..%.4g); / (power_w x time_median): %s" % (
+                per.median(), per.min(), per.max(),
+                "median %.3f, 10-90%% %.3f..%.3f" % (ratio.median(), ratio.quantile(0.1),
+                                                      ratio.quantile(0.9))
+                if len(ratio) else "no power_w"))
+            if {"M", "N", "K"} <= set(probs.columns):
+                flop = 2.0 * (probs.M * probs.N * probs.K).to_numpy()[m.problem.to_numpy()]
+                gpj = flop / per.to_numpy() / 1e9
+                best = m.iloc[int(np.argmax(gpj))]
+                print("  best %.1f GFLOP/J (config %d, %.3f ms, %.0f W); the fastest: "
+                      "%.1f GFLOP/J" % (gpj.max(), best.config, best.time_median * 1e3,
+                                        best.power_w, gpj[int(np.argmin(m.time_median))]))
 PY
 }
 
@@ -193,6 +244,16 @@ for s in $SECTIONS; do
         $PY tests/integration/check_archive.py "$WORK/default.h5" gemm --unique >/dev/null &&
             $PY tests/integration/check_archive.py "$WORK/default.h5" sgemm --unique >/dev/null &&
             row "jobs/default.yaml (cuda + host)" "$(grep -E '^Job' "$LOG/mixed.log")"
+        ;;
+    energy)
+        run energy bench/gpu/sgemm-energy.yaml
+        grep -h "runner energy" "$LOG/energy.log" || true # the reasons in words
+        energy_report "$WORK/energy.h5" | tee -a "$LOG/energy.log"
+        row "sgemm 4096^3 energy (100 random)" "$(grep -m1 ' phase 0: ' "$LOG/energy.log" | sed 's/^[^:]*: //')"
+        if [ -e "$WORK/deep.h5" ]; then
+            energy_report "$WORK/deep.h5" | tee -a "$LOG/energy.log"
+            row "sgemm 4096^3 deep, strict phase" "$(grep -m1 'phase 2: ' "$LOG/energy.log" | sed 's/^[^:]*: //')"
+        fi
         ;;
     faults)
         run faults bench/faults/faults.yaml

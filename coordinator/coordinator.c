@@ -52,6 +52,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <dirent.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -114,6 +115,7 @@ struct worker_state {
     struct slices taken;    /* slices taken away when it stalled: late answers are matched
                                against these, and dropped if another worker answered first */
     double last_heard;      /* when it last sent anything (tf_now) */
+    double deaf_at_heard;   /* the coordinator's deaf_seconds then */
     bool beats;             /* it sends heartbeats (an empty RESULTS): its bound is STALL_SILENCE */
     bool stalled;           /* silent past its bound: its slices went to other workers */
 };
@@ -161,6 +163,14 @@ struct coordinator {
     struct done_set recorded;
     uint64_t dropped;                    /* duplicate answers dropped */
     uint64_t requeued;                   /* configurations handed to another worker */
+    /* TUNEFARM_PROFILE: where the coordinator's own time went */
+    uint64_t checkpoints;
+    double checkpoint_seconds;           /* archive writes + journal resets */
+    double checkpoint_cost;              /* seconds the latest checkpoint took */
+    double deaf_seconds;                 /* spent in checkpoints, reading no message: a
+                                            worker blocked sending meanwhile is not silent */
+    double journal_seconds;              /* tf_journal_append */
+    uint64_t result_messages;            /* RESULTS messages that carried results */
 };
 
 static void coordinator_begin_stop(struct coordinator *c, double grace);
@@ -426,6 +436,7 @@ static int coordinator_gather(struct coordinator *c, struct tf_error *err)
         if (tf_wire_get_hello(&c->buf, &w->dev, w->compilers, sizeof w->compilers, err))
             goto fail;
         w->last_heard = tf_now();
+        w->deaf_at_heard = c->deaf_seconds;
         w->klass = -1;
         w->has_device = w->dev.backend[0] != '\0';
         if (!w->has_device) {
@@ -763,7 +774,12 @@ static int coordinator_check_stalls(struct coordinator *c, struct tf_error *err)
         if (w->stalled || w->held.n == 0 || w->stopped)
             continue;
         const double bound = w->beats ? STALL_SILENCE : worker_silence_bound(c, w);
-        if (now - w->last_heard <= bound)
+        /* Seconds the coordinator spent checkpointing do not count: a worker
+         * whose send waited on it meanwhile could not beat either (seen with
+         * 10^7 results: a checkpoint of seconds, then a live rank taken for
+         * stalled). */
+        const double silent = now - w->last_heard - (c->deaf_seconds - w->deaf_at_heard);
+        if (silent <= bound)
             continue;
         bool peers = false;
         for (int k = 1; k <= c->nworkers && !peers; k++)
@@ -772,7 +788,7 @@ static int coordinator_check_stalls(struct coordinator *c, struct tf_error *err)
         fprintf(stderr, "tunefarm: rank %d has sent nothing for %.0f s while it owes %llu "
                         "results (bound: %g s, %s): %s; a late answer from it is kept only "
                         "where no other came first\n",
-                i, now - w->last_heard, (unsigned long long)w->outstanding, bound,
+                i, silent, (unsigned long long)w->outstanding, bound,
                 w->beats ? "its heartbeat stopped" : "the longest a worker without a "
                                                      "heartbeat waits",
                 peers ? "its work goes to the other workers of its class"
@@ -807,6 +823,7 @@ static void coordinator_unstall(struct coordinator *c, int src)
 {
     struct worker_state *w = &c->workers[src];
     w->last_heard = tf_now();
+    w->deaf_at_heard = c->deaf_seconds;
     if (!w->stalled)
         return;
     w->stalled = false;
@@ -829,13 +846,18 @@ static void coordinator_unstall(struct coordinator *c, int src)
                     "are its own again\n", src, (unsigned long long)back);
 }
 
-/* Derived metrics of an ok result, from its median time. */
+/* Derived metrics of an ok result, from its median time and its energy per
+ * launch (energy_j holds the samples' energy: samples x one launch's). */
 static void coordinator_metrics(struct coordinator *c, const struct tf_kernel *k,
                                 const struct tf_device *dev, struct tf_result *r)
 {
     struct tf_value slots[k->nslots];
     tf_kernel_bind(k, r->config, (int)r->problem, dev, slots);
     slots[tf_kernel_time_slot(k)] = tf_float(r->time_median);
+    slots[tf_kernel_energy_slot(k)] =
+        tf_float(r->energy_status == TF_ENERGY_MEASURED && r->samples > 0
+                     ? r->energy_j / r->samples
+                     : NAN);
     for (int m = 0; m < k->nmetrics && m < TF_MAX_METRICS; m++) {
         struct tf_value v;
         r->metrics[m] = tf_expr_eval(k->metrics[m], slots, &v, NULL) == 0
@@ -938,6 +960,8 @@ static int coordinator_on_results(struct coordinator *c, int src, struct tf_erro
     /* Journaled before counted: a batch the journal refuses (disk full) is not
      * recorded at all, and the run stops; a rerun measures it again. */
     bool keep = rc == 0 && !c->journal_failed;
+    const double t0 = tf_now();
+    c->result_messages++;
     if (keep && m > 0 &&
         tf_journal_append(c->journal, kernels, rows, m, &c->journal_err) != 0) {
         c->journal_failed = true;
@@ -948,6 +972,7 @@ static int coordinator_on_results(struct coordinator *c, int src, struct tf_erro
                         "can be written\n");
         coordinator_begin_stop(c, 0);
     }
+    c->journal_seconds += tf_now() - t0;
     for (uint32_t i = 0; i < m && keep; i++) {
         const struct tf_result *r = kept[i];
         struct tf_task *t = tasks[i];
@@ -1051,13 +1076,20 @@ static void coordinator_print_searches(const struct coordinator *c)
  * (a crash between the two leaves a journal naming checkpoint n: ignored). */
 static int coordinator_save(struct coordinator *c, struct tf_error *err)
 {
-    c->last_checkpoint = tf_now();
+    const double t0 = tf_now();
+    c->last_checkpoint = t0;
     c->archive->checkpoint++;
     if (tf_archive_write(c->archive, c->archive_path, err) != 0) {
         c->archive->checkpoint--;
         return -1;
     }
-    return tf_journal_reset(c->journal, c->archive, c->job->hash, err);
+    const int rc = tf_journal_reset(c->journal, c->archive, c->job->hash, err);
+    c->checkpoints++;
+    c->checkpoint_cost = tf_now() - t0;
+    c->checkpoint_seconds += c->checkpoint_cost;
+    c->deaf_seconds += c->checkpoint_cost;
+    c->last_checkpoint = tf_now();
+    return rc;
 }
 
 /* Checkpoint the run; a `complete` one gets its end time (an unfinished run,
@@ -1128,6 +1160,20 @@ static int coordinator_check_signals(struct coordinator *c, int *seen)
     return 0;
 }
 
+/* A checkpoint rewrites the whole archive (temporary file + rename), so its
+ * cost grows with the rows held: at the job's interval, a run of millions of
+ * results would spend most of its time rewriting (10^6 results, checkpoint 2 s:
+ * 29 of 36 s). The interval therefore stretches to CHECKPOINT_SPACING times
+ * what the latest checkpoint took, keeping checkpoints to about a tenth of
+ * the coordinator's time. Nothing is less safe for it: a result counts once
+ * it is in the journal, which only grows longer between checkpoints. */
+#define CHECKPOINT_SPACING 10.0
+
+static double coordinator_checkpoint_interval(const struct coordinator *c)
+{
+    return fmax(c->job->checkpoint, CHECKPOINT_SPACING * c->checkpoint_cost);
+}
+
 /* Serve until every worker is done (0), a signal or the grace period ends the
  * run with work in flight (1), or on failure (-1 + err). */
 static int coordinator_loop(struct coordinator *c, struct tf_error *err)
@@ -1170,7 +1216,7 @@ static int coordinator_loop(struct coordinator *c, struct tf_error *err)
             coordinator_best_line(c, best, sizeof best);
             tf_progress_update(&c->progress, c->done - c->resumed_results,
                                c->plan->total - c->resumed_results, best, false);
-            if (tf_now() - c->last_checkpoint >= c->job->checkpoint &&
+            if (tf_now() - c->last_checkpoint >= coordinator_checkpoint_interval(c) &&
                 coordinator_checkpoint(c, false, err)) {
                 tf_error_print(err, "tunefarm: warning: checkpoint failed", stderr);
                 c->last_checkpoint = tf_now();
@@ -1459,11 +1505,37 @@ static void coordinator_print_summary(const struct coordinator *c, double wall)
         printf("Stalled workers: %llu configurations handed to other workers, %llu late or "
                "repeated answers dropped\n",
                (unsigned long long)c->requeued, (unsigned long long)c->dropped);
+    tf_report_quality(c->archive, (int)c->run_id, NULL, stdout);
     coordinator_print_searches(c);
     printf("\n");
     tf_report_best(c->archive, (int)c->run_id, NULL, stdout);
     tf_report_cross(c->archive, (int)c->run_id, NULL, stdout);
     fflush(stdout);
+}
+
+/* TUNEFARM_PROFILE=1: the coordinator's own cost, on stderr (bench/coordinator/
+ * capacity.sh reads it): results/s over the serving time, messages per
+ * result, time in the journal and in checkpoints, and this process's peak
+ * resident memory (rank 0 alone; the workers are other processes). */
+static void coordinator_print_profile(const struct coordinator *c, double wall)
+{
+    const char *v = getenv("TUNEFARM_PROFILE");
+    if (v == NULL || v[0] == '\0' || strcmp(v, "0") == 0)
+        return;
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    const uint64_t fresh = c->done - c->resumed_results;
+    fprintf(stderr, "tunefarm profile: coordinator: %llu results in %.2f s (%.0f results/s), "
+                    "%llu RESULTS messages (%.1f results each), journal %.2f s, %llu "
+                    "checkpoints %.2f s, cpu %.2f s user %.2f s sys, peak RSS %ld MiB, "
+                    "%d workers\n",
+            (unsigned long long)fresh, wall, wall > 0 ? (double)fresh / wall : 0,
+            (unsigned long long)c->result_messages,
+            c->result_messages ? (double)fresh / (double)c->result_messages : 0,
+            c->journal_seconds, (unsigned long long)c->checkpoints, c->checkpoint_seconds,
+            (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6,
+            (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6, ru.ru_maxrss / 1024,
+            c->nworkers);
 }
 
 int tf_coordinator_run(const struct tf_run_options *opt, bool *abort_others)
@@ -1602,6 +1674,7 @@ int tf_coordinator_run(const struct tf_run_options *opt, bool *abort_others)
         goto fail;
     }
     coordinator_print_summary(&c, tf_now() - c.progress.start);
+    coordinator_print_profile(&c, tf_now() - c.progress.start);
     if (c.journal_failed) {
         err = c.journal_err;
         *abort_others = loop != 0;

@@ -11,7 +11,9 @@
  * the same group. The default is the problem's
  * own (a kernel's default may follow the problem sizes), as the archive's
  * problems table records it. A configuration measured in several runs counts
- * once in `ok/total`, with the status of its latest measurement. */
+ * once in `ok/total`, with the status of its latest measurement. Noisy rows
+ * and missing energies are counted by tf_archive_quality_count, which
+ * `tunefarm diff` uses too. */
 #include "report.h"
 
 #include <math.h>
@@ -45,13 +47,22 @@ void tf_report_format_config(const struct tf_archive_kernel *ak, uint64_t config
         digits[i] = (int)(config % (uint64_t)ak->params[i].count);
         config /= (uint64_t)ak->params[i].count;
     }
+    /* A parameter with one value is the same in every configuration (a size
+     * pinned by a constraint, a switch not tuned here): it says nothing about
+     * which one won, so it is left out, unless every parameter has one. */
+    bool all_single = true;
+    for (int i = 0; i < ak->nparams; i++)
+        all_single &= ak->params[i].count == 1;
     for (int i = 0; i < ak->nparams && used < cap; i++) {
         const struct tf_param *p = &ak->params[i];
+        if (p->count == 1 && !all_single)
+            continue;
+        const char *sep = used ? " " : "";
         int n = p->kind == TF_PARAM_INT
-                    ? snprintf(out + used, (size_t)(cap - used), "%s%s=%lld", i ? " " : "",
-                               p->name, (long long)p->ints[digits[i]])
-                    : snprintf(out + used, (size_t)(cap - used), "%s%s=%s", i ? " " : "",
-                               p->name, p->strings[digits[i]]);
+                    ? snprintf(out + used, (size_t)(cap - used), "%s%s=%lld", sep, p->name,
+                               (long long)p->ints[digits[i]])
+                    : snprintf(out + used, (size_t)(cap - used), "%s%s=%s", sep, p->name,
+                               p->strings[digits[i]]);
         used += n;
     }
 }
@@ -102,6 +113,42 @@ int tf_report_classes(const struct tf_archive *a, const struct tf_archive_kernel
             tf_strlcpy(keys[n++], key, sizeof keys[0]);
     }
     return n;
+}
+
+/* A best row of tf_report_best, for the compiler's notes after the table. */
+struct best_note {
+    const char *kernel, *problem, *device;
+    const struct tf_archive_row *row;
+};
+
+/* The compiler's notes on the best configurations: registers per thread and
+ * spilled bytes (GPU), warnings and the first of them; only when some best has
+ * any of these known (a host run without warnings prints nothing). */
+static void compiler_notes(const struct best_note *notes, int n, int kw, int pw, FILE *out)
+{
+    bool any = false;
+    for (int i = 0; i < n; i++)
+        any |= notes[i].row->r.registers >= 0 || notes[i].row->r.warnings > 0;
+    if (!any)
+        return;
+    fprintf(out, "\nCompiler, best configurations: registers per thread, spilled bytes, warnings "
+                 "(the first; all of them in the compile cache's <key>.log)\n");
+    fprintf(out, "%-*s %-*s %-28s %-9s %-7s %s\n", kw, "kernel", pw, "problem", "device",
+            "registers", "spills", "warnings");
+    for (int i = 0; i < n; i++) {
+        const struct tf_result *r = &notes[i].row->r;
+        char regs[16] = "-", spills[24] = "-", warn[TF_WARNING_LEN + 16] = "-";
+        if (r->registers >= 0)
+            snprintf(regs, sizeof regs, "%d", (int)r->registers);
+        if (r->spill_bytes >= 0)
+            snprintf(spills, sizeof spills, "%lld", (long long)r->spill_bytes);
+        if (r->warnings > 0)
+            snprintf(warn, sizeof warn, "%d: %s", (int)r->warnings, r->first_warning);
+        else if (r->warnings == 0)
+            snprintf(warn, sizeof warn, "0");
+        fprintf(out, "%-*s %-*s %-28.28s %-9s %-7s %s\n", kw, notes[i].kernel, pw,
+                notes[i].problem, notes[i].device, regs, spills, warn);
+    }
 }
 
 /* A row's configuration and status, to count each configuration once. */
@@ -168,10 +215,11 @@ void tf_report_run_line(const struct tf_archive *a, int run, FILE *out)
 
 int tf_report_best(const struct tf_archive *a, int run, const char *kernel, FILE *out)
 {
-    int lines = 0, kw, pw;
+    int lines = 0, kw, pw, nnotes = 0;
+    struct best_note *notes = NULL;
     name_widths(a, kernel, &kw, &pw);
-    fprintf(out, "%-*s %-*s %-28s %-11s %-16s %-8s %-9s %s\n", kw, "kernel", pw, "problem",
-            "device", "best time", "metric", "speedup", "ok/total",
+    fprintf(out, "%-*s %-*s %-28s %-11s %-16s %-8s %-9s %-5s %s\n", kw, "kernel", pw,
+            "problem", "device", "best time", "metric", "speedup", "ok/total", "noisy",
             "best configuration  [failures]");
     for (int k = 0; k < a->nkernels; k++) {
         const struct tf_archive_kernel *ak = &a->kernels[k];
@@ -218,6 +266,8 @@ int tf_report_best(const struct tf_archive *a, int run, const char *kernel, FILE
                 snprintf(devname, sizeof devname, "%s", dev ? dev->name : "?");
                 snprintf(okbuf, sizeof okbuf, "%llu/%llu", (unsigned long long)counts[0],
                          (unsigned long long)total);
+                struct tf_archive_quality q = {0};
+                tf_archive_quality_count(a, ak, run, (uint32_t)p, keys[c], &q);
                 int used = 0;
                 for (int s = 1; s < TF_STATUS_COUNT; s++)
                     if (counts[s] && used < (int)sizeof failures)
@@ -226,15 +276,47 @@ int tf_report_best(const struct tf_archive *a, int run, const char *kernel, FILE
                                          (unsigned long long)counts[s]);
                 if (used && used < (int)sizeof failures - 1)
                     strcat(failures, "]");
-                fprintf(out, "%-*s %-*s %-28.28s %-11s %-16s %-8s %-9s %s%s\n", kw, ak->name,
-                        pw, ak->problems[p].name, devname, tbuf, mbuf, sbuf, okbuf, cfg,
-                        failures);
+                fprintf(out, "%-*s %-*s %-28.28s %-11s %-16s %-8s %-9s %-5llu %s%s\n", kw,
+                        ak->name, pw, ak->problems[p].name, devname, tbuf, mbuf, sbuf, okbuf,
+                        (unsigned long long)q.noisy, cfg, failures);
                 lines++;
+                if (best) {
+                    notes = tf_xrealloc(notes, (size_t)(nnotes + 1) * sizeof *notes);
+                    notes[nnotes++] = (struct best_note){ak->name, ak->problems[p].name,
+                                                         dev ? dev->name : "?", best};
+                }
             }
             free(seen);
         }
     }
+    compiler_notes(notes, nnotes, kw, pw, out);
+    free(notes);
     return lines;
+}
+
+int tf_report_quality(const struct tf_archive *a, int run, const char *kernel, FILE *out)
+{
+    struct tf_archive_quality q = {0};
+    for (int k = 0; k < a->nkernels; k++)
+        if (kernel == NULL || strcmp(kernel, a->kernels[k].name) == 0)
+            tf_archive_quality_count(a, &a->kernels[k], run, UINT32_MAX, NULL, &q);
+    if (q.ok == 0)
+        return 0;
+    fprintf(out, "Noisy: %llu of %llu ok results stayed above max_noise at max_time (or "
+                 "max_samples)%s\n",
+            (unsigned long long)q.noisy, (unsigned long long)q.ok,
+            q.noisy ? ": marked in the archive's `noisy` column, time_rsd says by how much" : "");
+    fprintf(out, "Energy: measured for %llu of %llu ok results",
+            (unsigned long long)q.energy[TF_ENERGY_MEASURED], (unsigned long long)q.ok);
+    const char *sep = "; without: ";
+    for (int e = 0; e < TF_ENERGY_COUNT; e++)
+        if (e != TF_ENERGY_MEASURED && q.energy[e]) {
+            fprintf(out, "%s%s %llu", sep, tf_energy_status_name(e),
+                    (unsigned long long)q.energy[e]);
+            sep = ", ";
+        }
+    fprintf(out, "\n");
+    return 2;
 }
 
 /* The model name in a class key "backend/arch/name" (the name may hold '/'). */

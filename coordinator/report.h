@@ -23,10 +23,12 @@ struct tf_report_pick {
 
 /* Print, for each kernel x problem x device class of the archive's rows (of run
  * `run` only, or of every run if run < 0): the best configuration, its time and
- * metrics, its speedup over that problem's default configuration and counts by
+ * metrics, its speedup over that problem's default configuration, counts by
  * status (`ok/total`: configurations, each once with the status of its latest
- * measurement, however many runs measured it). `kernel` (NULL: all) restricts
- * to one kernel. Returns the number of lines printed. */
+ * measurement, however many runs measured it) and how many ok rows are noisy;
+ * then, where the compiler said anything of them (registers, spills,
+ * warnings), a table of that for each best. `kernel` (NULL: all) restricts to
+ * one kernel. Returns the number of lines of the first table. */
 int tf_report_best(const struct tf_archive *a, int run, const char *kernel, FILE *out);
 /* For each kernel x problem measured on two or more device classes: each
  * class's best configuration, and that configuration's time on every class
@@ -56,9 +58,16 @@ void tf_report_pick(const struct tf_archive *a, const struct tf_archive_kernel *
 double tf_report_config_time(const struct tf_archive *a, const struct tf_archive_kernel *ak,
                              uint32_t problem, int run, const char *class_key, uint64_t config,
                              const struct tf_archive_row **row);
+/* Two lines on the ok rows of the same selection as tf_report_best: how many
+ * are noisy (their spread stayed above max_noise when max_time or
+ * max_samples ended them) and how many have their energy, with the reasons
+ * of the others by count. Nothing if there is no ok row. Returns the lines. */
+int tf_report_quality(const struct tf_archive *a, int run, const char *kernel, FILE *out);
 /* Write a duration in seconds with a readable unit ("1.23 ms") into `out`. */
 void tf_format_seconds(double s, char *out, int cap);
-/* Write "P1=v1 P2=v2 ..." of configuration `config` of archived kernel `ak`. */
+/* Write "P1=v1 P2=v2 ..." of configuration `config` of archived kernel `ak`,
+ * leaving out parameters with a single value (all of them shown when every
+ * parameter has one); the archive keeps them all. */
 void tf_report_format_config(const struct tf_archive_kernel *ak, uint64_t config, char *out,
                              int cap);
 

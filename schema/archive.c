@@ -10,10 +10,12 @@
  * names), since its rows' configuration indices and columns mean that shape;
  * its provenance (source hash, constraint texts, default) follows the newest
  * kernel file. A problem is keyed by (name, sizes), so rows keep meaning the
- * sizes they ran with. Rows are appended to a doubling array. Provenance is
- * kept per run and session (what each device ran with, each kernel's source
- * hash per run), since a device row and a kernel's attributes hold only the
- * values first seen and the latest. The other pieces
+ * sizes they ran with. Rows are appended to a doubling array, and counted
+ * for what they say of their own quality (noisy, energy) by whoever reports
+ * on them. Provenance is kept per run and session (what each device ran
+ * with, each kernel's source hash per run), since a device row and a
+ * kernel's attributes hold only the values first seen and the latest. The
+ * other pieces
  * of the module are listed in archive_internal.h; the layout is specified for
  * users in schema/archive.md. */
 #include "archive.h"
@@ -126,6 +128,7 @@ static void kernel_free(struct tf_archive_kernel *k)
     free(k->params);
     tf_archive_strings_free(k->size_names, k->nsizes);
     tf_archive_strings_free(k->constraints, k->nconstraints);
+    tf_archive_strings_free(k->define_sizes, k->ndefine_sizes);
     tf_archive_strings_free(k->metric_names, k->nmetrics);
     if (k->problems)
         for (int i = 0; i < k->nproblems; i++)
@@ -314,6 +317,29 @@ struct tf_archive_kernel *tf_archive_find_kernel(const struct tf_archive *a, con
     return NULL;
 }
 
+void tf_archive_quality_count(const struct tf_archive *a, const struct tf_archive_kernel *ak,
+                              int run, uint32_t problem, const char *class_key,
+                              struct tf_archive_quality *q)
+{
+    for (uint64_t i = 0; i < ak->nrows; i++) {
+        const struct tf_archive_row *row = &ak->rows[i];
+        if (row->r.status != TF_STATUS_OK || (run >= 0 && row->run != (uint32_t)run) ||
+            (problem != UINT32_MAX && row->r.problem != problem) ||
+            row->device >= (uint32_t)a->ndevices)
+            continue;
+        if (class_key) {
+            char key[256];
+            tf_device_class_key(&a->devices[row->device], key, sizeof key);
+            if (strcmp(key, class_key) != 0)
+                continue;
+        }
+        q->ok++;
+        q->noisy += row->r.noisy != 0;
+        q->energy[row->r.energy_status < TF_ENERGY_COUNT ? row->r.energy_status
+                                                         : TF_ENERGY_UNKNOWN]++;
+    }
+}
+
 /* Product of the value counts, saturating like tf_kernel_cartesian. */
 uint64_t tf_archive_cartesian(const struct tf_archive_kernel *ak)
 {
@@ -457,6 +483,12 @@ static void kernel_take_provenance(struct tf_archive_kernel *ak, const struct tf
                                  sizeof *ak->constraints);
     for (int i = 0; i < k->nconstraints; i++)
         ak->constraints[i] = tf_xstrdup(tf_expr_text(k->constraints[i]));
+    tf_archive_strings_free(ak->define_sizes, ak->ndefine_sizes);
+    ak->ndefine_sizes = k->ndefine_sizes;
+    ak->define_sizes = tf_xcalloc((size_t)(k->ndefine_sizes > 0 ? k->ndefine_sizes : 1),
+                                  sizeof *ak->define_sizes);
+    for (int i = 0; i < k->ndefine_sizes; i++)
+        ak->define_sizes[i] = tf_xstrdup(k->size_names[k->define_sizes[i]]);
     ak->has_default = k->has_default;
     ak->default_index = k->has_default ? k->default_index : 0;
 }

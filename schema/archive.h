@@ -107,6 +107,8 @@ struct tf_archive_kernel {
     char **size_names;
     int nconstraints;
     char **constraints;       /* constraint texts */
+    int ndefine_sizes;        /* the sizes the kernel compiles in (`defines:`), by name, */
+    char **define_sizes;      /* as of the latest kernel file (`size_defines` attribute) */
     int nmetrics;
     char **metric_names;
     int has_default;          /* a default that is the same for every problem (the */
@@ -208,5 +210,20 @@ int tf_archive_merge(struct tf_archive *dst, const struct tf_archive *src,
                      struct tf_archive_merge_stats *stats, struct tf_error *err);
 /* Find a kernel entry by name (NULL if none). */
 struct tf_archive_kernel *tf_archive_find_kernel(const struct tf_archive *a, const char *name);
+
+/* What a set of ok rows says about its own measurements. */
+struct tf_archive_quality {
+    uint64_t ok;                      /* ok rows counted */
+    uint64_t noisy;                   /* of those, marked noisy: their spread stayed above
+                                         max_noise when max_time (or max_samples) ended them */
+    uint64_t energy[TF_ENERGY_COUNT]; /* of those, by energy_status (measured: with energy) */
+};
+/* Add to `q` the ok rows of kernel `ak` (an entry of `a`) of run `run` (every
+ * run if negative), of problem `problem` (every problem if UINT32_MAX) and on
+ * devices of class `class_key` (tf_device_class_key; every class if NULL).
+ * The run summary, `tunefarm query` and `tunefarm diff` count with it. */
+void tf_archive_quality_count(const struct tf_archive *a, const struct tf_archive_kernel *ak,
+                              int run, uint32_t problem, const char *class_key,
+                              struct tf_archive_quality *q);
 
 #endif

@@ -6,9 +6,10 @@
  * cannot disagree on a column. String columns are as wide as the model's
  * fields (sizeof of the struct member), so nothing is cut on the way. Columns
  * added after files were in use (runs.replay_source, the runs' job settings,
- * problems.default_config) are behind a flag: always written, asked for by
- * the reader only where the file has them; tables added later (/plan,
- * /sessions, /session_devices, /run_kernels) are read only where present.
+ * problems.default_config, results.noisy, energy_status, warnings and
+ * first_warning) are behind a flag: always written, asked for by the reader
+ * only where the file has them; tables added later (/plan, /sessions,
+ * /session_devices, /run_kernels) are read only where present.
  * schema/archive.md specifies the same layout for users. */
 #include "archive_layout.h"
 
@@ -160,7 +161,8 @@ int tf_layout_problems(struct tf_table *t, const struct tf_archive_kernel *ak, c
 }
 
 int tf_layout_results(struct tf_table *t, struct tf_results_cols *c,
-                      const struct tf_archive_kernel *ak, const char *file, struct tf_error *err)
+                      const struct tf_archive_kernel *ak, const char *file, unsigned optional,
+                      struct tf_error *err)
 {
     char what[320];
     snprintf(what, sizeof what, "/kernels/%s/results", ak->name);
@@ -184,15 +186,28 @@ int tf_layout_results(struct tf_table *t, struct tf_results_cols *c,
     ADD(time_min, "time_min", TF_COL_F64)
     ADD(time_mean, "time_mean", TF_COL_F64)
     ADD(time_rsd, "time_rsd", TF_COL_F64)
+    c->noisy = -1;
+    if (optional & TF_RESULTS_NOISY)
+        ADD(noisy, "noisy", TF_COL_U8)
     ADD(compile_time, "compile_time", TF_COL_F64)
     ADD(device_time, "device_time", TF_COL_F64)
     ADD(registers, "registers", TF_COL_I32)
     ADD(shared_bytes, "shared_bytes", TF_COL_I64)
     ADD(spill_bytes, "spill_bytes", TF_COL_I64)
+    c->warnings = c->first_warning = -1;
+    if (optional & TF_RESULTS_WARNINGS) {
+        ADD(warnings, "warnings", TF_COL_I32)
+        if ((c->first_warning = tf_table_add(t, "first_warning", TF_COL_STR, TF_WARNING_LEN,
+                                             err)) < 0)
+            return -1;
+    }
     ADD(sm_clock, "sm_clock_mhz", TF_COL_F32)
     ADD(power, "power_w", TF_COL_F32)
     ADD(temperature, "temperature_c", TF_COL_F32)
     ADD(energy, "energy_j", TF_COL_F64)
+    c->energy_status = -1;
+    if (optional & TF_RESULTS_ENERGY_STATUS)
+        ADD(energy_status, "energy_status", TF_COL_ENERGY_STATUS)
     ADD(flushed_l2, "flushed_l2", TF_COL_U8)
     ADD(throttled, "throttled", TF_COL_U8)
     ADD(phase, "phase", TF_COL_U8)

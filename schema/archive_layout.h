@@ -79,17 +79,27 @@ int tf_layout_plan(struct tf_table *t, const char *file, struct tf_error *err);
 int tf_layout_problems(struct tf_table *t, const struct tf_archive_kernel *ak, const char *file,
                        int with_default, struct tf_error *err);
 
-/* Column indices of a kernel's results table. */
+/* Column indices of a kernel's results table; -1 for an optional column left out. */
 struct tf_results_cols {
     int run, device, problem, config, param0, status, samples, time_median, time_min,
-        time_mean, time_rsd, compile_time, device_time, registers, shared_bytes, spill_bytes,
-        sm_clock, power, temperature, energy, flushed_l2, throttled, phase, timestamp, metric0,
-        message;
+        time_mean, time_rsd, noisy, compile_time, device_time, registers, shared_bytes,
+        spill_bytes, warnings, first_warning, sm_clock, power, temperature, energy,
+        energy_status, flushed_l2, throttled, phase, timestamp, metric0, message;
 };
-/* /kernels/NAME/results of `ak` into `t`, its column indices into `c`: 0, or
- * -1 (+err: a parameter or metric named like another column). */
+/* Results columns added after files were in use: the writer writes them all
+ * (TF_RESULTS_ALL), the reader asks for those the file has; the indices of
+ * those left out are -1. */
+enum {
+    TF_RESULTS_NOISY = 1,          /* `noisy`, after time_rsd */
+    TF_RESULTS_ENERGY_STATUS = 2,  /* `energy_status`, after energy_j */
+    TF_RESULTS_WARNINGS = 4,       /* `warnings` and `first_warning`, after spill_bytes */
+    TF_RESULTS_ALL = 7
+};
+/* /kernels/NAME/results of `ak` into `t`, with the optional columns in
+ * `optional` (TF_RESULTS_*), its column indices into `c`: 0, or -1 (+err: a
+ * parameter or metric named like another column). */
 int tf_layout_results(struct tf_table *t, struct tf_results_cols *c,
-                      const struct tf_archive_kernel *ak, const char *file,
+                      const struct tf_archive_kernel *ak, const char *file, unsigned optional,
                       struct tf_error *err);
 
 #endif

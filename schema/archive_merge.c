@@ -36,6 +36,8 @@ static struct tf_archive_kernel *kernel_like(struct tf_archive *dst,
     tf_strlcpy(nk.source_hash, src->source_hash, sizeof nk.source_hash);
     nk.nconstraints = src->nconstraints;
     nk.constraints = tf_archive_strings_copy(src->constraints, src->nconstraints);
+    nk.ndefine_sizes = src->ndefine_sizes;
+    nk.define_sizes = tf_archive_strings_copy(src->define_sizes, src->ndefine_sizes);
     nk.has_default = src->has_default;
     nk.default_index = src->default_index;
     dst->kernels = tf_xrealloc(dst->kernels, (size_t)(dst->nkernels + 1) * sizeof *dst->kernels);

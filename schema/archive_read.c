@@ -9,8 +9,9 @@
  * to the row index; a result's run, device, problem, configuration and status
  * in range; parameter columns that agree with the configuration index. Parts
  * older archives lack (runs.replay_source, the runs' job settings,
- * problems.default_config, /plan, /sessions, /session_devices, /run_kernels,
- * archive_id, checkpoint) are read where present. Kernels come back in the
+ * problems.default_config, results.noisy and results.energy_status, /plan,
+ * /sessions, /session_devices, /run_kernels, archive_id, checkpoint) are read
+ * where present. Kernels come back in the
  * order they were written, or by name for files that do not track it. */
 #include "archive.h"
 
@@ -405,15 +406,26 @@ static int results_unpack(void *ctx, const struct tf_table *t, const unsigned ch
         TF_GET(t, buf, o, c->time_min, r->time_min);
         TF_GET(t, buf, o, c->time_mean, r->time_mean);
         TF_GET(t, buf, o, c->time_rsd, r->time_rsd);
+        if (c->noisy >= 0) /* older archives lack it: not marked */
+            TF_GET(t, buf, o, c->noisy, r->noisy);
         TF_GET(t, buf, o, c->compile_time, r->compile_time);
         TF_GET(t, buf, o, c->device_time, r->device_time);
         TF_GET(t, buf, o, c->registers, r->registers);
         TF_GET(t, buf, o, c->shared_bytes, r->shared_bytes);
         TF_GET(t, buf, o, c->spill_bytes, r->spill_bytes);
+        r->warnings = -1; /* unknown in archives written before the column */
+        if (c->warnings >= 0) {
+            TF_GET(t, buf, o, c->warnings, r->warnings);
+            tf_table_get_str(t, buf, o, c->first_warning, r->first_warning,
+                             sizeof r->first_warning);
+        }
         TF_GET(t, buf, o, c->sm_clock, r->sm_clock_mhz);
         TF_GET(t, buf, o, c->power, r->power_w);
         TF_GET(t, buf, o, c->temperature, r->temperature_c);
         TF_GET(t, buf, o, c->energy, r->energy_j);
+        r->energy_status = TF_ENERGY_UNKNOWN; /* older archives lack it: rows do not say */
+        if (c->energy_status >= 0)
+            TF_GET(t, buf, o, c->energy_status, r->energy_status);
         TF_GET(t, buf, o, c->flushed_l2, r->flushed_l2);
         TF_GET(t, buf, o, c->throttled, r->throttled);
         TF_GET(t, buf, o, c->phase, r->phase);
@@ -424,11 +436,16 @@ static int results_unpack(void *ctx, const struct tf_table *t, const unsigned ch
             TF_GET(t, buf, o, c->metric0 + m, r->metrics[m]);
         tf_table_get_str(t, buf, o, c->message, r->message, sizeof r->message);
 
+        if (r->noisy > 1)
+            return tf_error_set(err, TF_ERR_SCHEMA, "%s: dataset %s row %llu: column 'noisy' "
+                                "is %u; expected 0 or 1", t->file, t->what,
+                                (unsigned long long)i, (unsigned)r->noisy);
         const char *bad = row->run >= (uint32_t)rc->a->nruns        ? "run"
                           : row->device >= (uint32_t)rc->a->ndevices ? "device"
                           : r->problem >= (uint32_t)ak->nproblems    ? "problem"
                           : r->config >= rc->cartesian               ? "config"
                           : r->status >= TF_STATUS_COUNT             ? "status"
+                          : r->energy_status >= TF_ENERGY_COUNT      ? "energy_status"
                                                                      : NULL;
         if (bad)
             return tf_error_set(err, TF_ERR_SCHEMA, "%s: dataset %s row %llu: column '%s' is "
@@ -491,8 +508,20 @@ static int read_kernel(hid_t kernels, const char *name, struct tf_archive *a, co
         tf_h5_attr_read_strings(g, objname, "constraints", 0, &ak->constraints, &ak->nconstraints,
                                 path, err) != 0 ||
         tf_h5_attr_read_strings(g, objname, "metric_names", 1, &ak->metric_names, &ak->nmetrics,
-                                path, err) != 0)
+                                path, err) != 0 ||
+        tf_h5_attr_read_strings(g, objname, "size_defines", 0, &ak->define_sizes,
+                                &ak->ndefine_sizes, path, err) != 0)
         goto fail;
+    for (int i = 0; i < ak->ndefine_sizes; i++) {
+        int known = 0;
+        for (int z = 0; z < ak->nsizes; z++)
+            known |= strcmp(ak->define_sizes[i], ak->size_names[z]) == 0;
+        if (!known) {
+            tf_error_set(err, TF_ERR_SCHEMA, "%s: %s: size_defines names '%.64s', which is not "
+                         "one of its size_names", path, objname, ak->define_sizes[i]);
+            goto fail;
+        }
+    }
     int has = tf_h5_attr_read_number(g, objname, "default_index", 0, H5T_INTEGER, H5T_NATIVE_UINT64,
                                      &ak->default_index, path, err);
     if (has < 0)
@@ -560,7 +589,18 @@ static int read_kernel(hid_t kernels, const char *name, struct tf_archive *a, co
     if (tf_table_read(g, "problems", &t, problems_sized, problems_unpack, &rc, err) != 0)
         goto fail;
     tf_table_free(&t);
-    if (tf_layout_results(&t, &rc.c, ak, path, err) != 0 ||
+    /* Columns added later are read where the file has them. (A parameter or
+     * metric of an older archive named like one was refused above, by
+     * tf_archive_kernel_validate, with the advice to rename it.) */
+    unsigned optional = 0;
+    if (tf_table_has_column(g, "results", "noisy"))
+        optional |= TF_RESULTS_NOISY;
+    if (tf_table_has_column(g, "results", "energy_status"))
+        optional |= TF_RESULTS_ENERGY_STATUS;
+    if (tf_table_has_column(g, "results", "warnings") &&
+        tf_table_has_column(g, "results", "first_warning"))
+        optional |= TF_RESULTS_WARNINGS;
+    if (tf_layout_results(&t, &rc.c, ak, path, optional, err) != 0 ||
         tf_table_read(g, "results", &t, results_sized, results_unpack, &rc, err) != 0)
         goto fail;
     ret = 0;

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "archive_h5.h"
+#include "result.h"
 #include "status.h"
 
 #define BLOCK_ROWS 16384           /* rows per H5Dread/H5Dwrite: bounds the packed buffer */
@@ -45,7 +46,8 @@ int tf_table_add(struct tf_table *t, const char *name, enum tf_col_kind kind, si
 {
     static const size_t sizes[] = {
         [TF_COL_U8] = 1,  [TF_COL_U32] = 4, [TF_COL_I32] = 4, [TF_COL_I64] = 8,   [TF_COL_U64] = 8,
-        [TF_COL_F32] = 4, [TF_COL_F64] = 8, [TF_COL_STR] = 0, [TF_COL_STATUS] = 1};
+        [TF_COL_F32] = 4, [TF_COL_F64] = 8, [TF_COL_STR] = 0, [TF_COL_STATUS] = 1,
+        [TF_COL_ENERGY_STATUS] = 1};
     if (name[0] == '\0')
         return tf_error_set(err, TF_ERR_SCHEMA, "%s: dataset %s: empty column name", t->file,
                             t->what);
@@ -65,12 +67,13 @@ int tf_table_add(struct tf_table *t, const char *name, enum tf_col_kind kind, si
     return t->n++;
 }
 
-static hid_t status_type(int file)
+/* A uint8 HDF5 enum whose member `v` is named name(v), for v < count. */
+static hid_t enum_type(int file, int count, const char *(*name)(int))
 {
     hid_t t = H5Tenum_create(file ? H5T_STD_U8LE : H5T_NATIVE_UINT8);
-    for (int s = 0; s < TF_STATUS_COUNT && t >= 0; s++) {
+    for (int s = 0; s < count && t >= 0; s++) {
         uint8_t v = (uint8_t)s;
-        if (H5Tenum_insert(t, tf_status_name(s), &v) < 0) {
+        if (H5Tenum_insert(t, name(s), &v) < 0) {
             H5Tclose(t);
             return H5I_INVALID_HID;
         }
@@ -89,7 +92,9 @@ static hid_t column_type(const struct tf_column *c, int file)
     case TF_COL_U64: return H5Tcopy(file ? H5T_STD_U64LE : H5T_NATIVE_UINT64);
     case TF_COL_F32: return H5Tcopy(file ? H5T_IEEE_F32LE : H5T_NATIVE_FLOAT);
     case TF_COL_F64: return H5Tcopy(file ? H5T_IEEE_F64LE : H5T_NATIVE_DOUBLE);
-    case TF_COL_STATUS: return status_type(file);
+    case TF_COL_STATUS: return enum_type(file, TF_STATUS_COUNT, tf_status_name);
+    case TF_COL_ENERGY_STATUS:
+        return enum_type(file, TF_ENERGY_COUNT, tf_energy_status_name);
     case TF_COL_STR:
         t = H5Tcopy(H5T_C_S1);
         if (t >= 0 && (H5Tset_size(t, c->size) < 0 || H5Tset_strpad(t, H5T_STR_NULLPAD) < 0)) {
@@ -243,7 +248,8 @@ static H5T_class_t kind_class(enum tf_col_kind k)
     case TF_COL_F32:
     case TF_COL_F64: return H5T_FLOAT;
     case TF_COL_STR: return H5T_STRING;
-    case TF_COL_STATUS: return H5T_ENUM;
+    case TF_COL_STATUS:
+    case TF_COL_ENERGY_STATUS: return H5T_ENUM;
     default: return H5T_INTEGER;
     }
 }

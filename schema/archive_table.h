@@ -19,7 +19,8 @@
 
 enum tf_col_kind {
     TF_COL_U8, TF_COL_U32, TF_COL_I32, TF_COL_I64, TF_COL_U64, TF_COL_F32, TF_COL_F64,
-    TF_COL_STR, TF_COL_STATUS /* uint8 HDF5 enum of the status names (status.h) */
+    TF_COL_STR, TF_COL_STATUS, /* uint8 HDF5 enum of the status names (status.h) */
+    TF_COL_ENERGY_STATUS       /* uint8 HDF5 enum of the energy status names (result.h) */
 };
 
 struct tf_column {

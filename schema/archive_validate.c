@@ -50,7 +50,7 @@ int tf_archive_kernel_validate(const struct tf_archive_kernel *ak, const char *f
     }
     struct tf_table t;
     struct tf_results_cols c;
-    int rc = tf_layout_results(&t, &c, ak, file, err);
+    int rc = tf_layout_results(&t, &c, ak, file, TF_RESULTS_ALL, err);
     tf_table_free(&t);
     if (rc == 0) {
         rc = tf_layout_problems(&t, ak, file, 1, err);

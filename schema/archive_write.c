@@ -245,15 +245,19 @@ static int results_pack(void *ctx, const struct tf_table *t, unsigned char *buf,
         TF_PUT(t, buf, o, c->time_min, double, r->time_min);
         TF_PUT(t, buf, o, c->time_mean, double, r->time_mean);
         TF_PUT(t, buf, o, c->time_rsd, double, r->time_rsd);
+        TF_PUT(t, buf, o, c->noisy, uint8_t, r->noisy);
         TF_PUT(t, buf, o, c->compile_time, double, r->compile_time);
         TF_PUT(t, buf, o, c->device_time, double, r->device_time);
         TF_PUT(t, buf, o, c->registers, int32_t, r->registers);
         TF_PUT(t, buf, o, c->shared_bytes, int64_t, r->shared_bytes);
         TF_PUT(t, buf, o, c->spill_bytes, int64_t, r->spill_bytes);
+        TF_PUT(t, buf, o, c->warnings, int32_t, r->warnings);
+        tf_table_put_str(t, buf, o, c->first_warning, r->first_warning);
         TF_PUT(t, buf, o, c->sm_clock, float, r->sm_clock_mhz);
         TF_PUT(t, buf, o, c->power, float, r->power_w);
         TF_PUT(t, buf, o, c->temperature, float, r->temperature_c);
         TF_PUT(t, buf, o, c->energy, double, r->energy_j);
+        TF_PUT(t, buf, o, c->energy_status, uint8_t, r->energy_status);
         TF_PUT(t, buf, o, c->flushed_l2, uint8_t, r->flushed_l2);
         TF_PUT(t, buf, o, c->throttled, uint8_t, r->throttled);
         TF_PUT(t, buf, o, c->phase, uint8_t, r->phase);
@@ -297,6 +301,10 @@ static int write_kernel(hid_t kernels, const struct tf_archive_kernel *ak, const
     else if (tf_h5_attr_write_strings(g, "metric_names", (const char *const *)ak->metric_names,
                                       ak->nmetrics, 0) != 0)
         failed = "metric_names";
+    else if (ak->ndefine_sizes > 0 &&
+             tf_h5_attr_write_strings(g, "size_defines", (const char *const *)ak->define_sizes,
+                                      ak->ndefine_sizes, 0) != 0)
+        failed = "size_defines";
     else if (ak->has_default && tf_h5_attr_write_scalar(g, "default_index", H5T_STD_U64LE,
                                                         H5T_NATIVE_UINT64, &ak->default_index) != 0)
         failed = "default_index";
@@ -323,7 +331,7 @@ static int write_kernel(hid_t kernels, const struct tf_archive_kernel *ak, const
     tf_table_free(&t);
     rp.ak = ak;
     rp.digits = tf_xcalloc((size_t)ak->nparams + 1, sizeof *rp.digits);
-    if (tf_layout_results(&t, &rp.c, ak, path, err) != 0 ||
+    if (tf_layout_results(&t, &rp.c, ak, path, TF_RESULTS_ALL, err) != 0 ||
         tf_table_write(g, "results", &t, ak->nrows, 1, results_pack, &rp, err) != 0)
         goto fail;
     rc = 0;

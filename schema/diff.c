@@ -126,22 +126,28 @@ static void date_text(double unix_seconds, char *out, size_t cap)
 }
 
 /* "P1=v1 P2=v2" of configuration `config` of `ak` (mixed radix, parameter 0
- * most significant, as everywhere in the archive). */
+ * most significant, as everywhere in the archive), without the parameters of
+ * one value unless every parameter has one (as the summaries print it:
+ * coordinator/report.c, tf_report_format_config). */
 static void config_text(const struct tf_archive_kernel *ak, uint64_t config, char *out, size_t cap)
 {
     size_t used = 0;
     int *digits = tf_xcalloc((size_t)ak->nparams + 1, sizeof *digits);
+    bool all_single = true;
     for (int i = ak->nparams - 1; i >= 0; i--) {
         digits[i] = (int)(config % (uint64_t)ak->params[i].count);
         config /= (uint64_t)ak->params[i].count;
+        all_single &= ak->params[i].count == 1;
     }
     out[0] = '\0';
     for (int i = 0; i < ak->nparams && used < cap; i++) {
         const struct tf_param *p = &ak->params[i];
+        if (p->count == 1 && !all_single)
+            continue;
         int w = p->kind == TF_PARAM_INT
-                    ? snprintf(out + used, cap - used, "%s%s=%lld", i ? " " : "", p->name,
+                    ? snprintf(out + used, cap - used, "%s%s=%lld", used ? " " : "", p->name,
                                (long long)p->ints[digits[i]])
-                    : snprintf(out + used, cap - used, "%s%s=%s", i ? " " : "", p->name,
+                    : snprintf(out + used, cap - used, "%s%s=%s", used ? " " : "", p->name,
                                p->strings[digits[i]]);
         used = w < 0 ? cap : used + (size_t)w;
     }
@@ -593,6 +599,28 @@ static int compare_group(const struct tf_archive *a, const struct tf_archive_ker
     return regression;
 }
 
+/* The group's noisy rows and energies in run A and B (tf_archive_quality_count:
+ * the numbers the run summary and `query` print): a best or a change among
+ * noisy rows is less sure than its spread alone says, and energy that went
+ * missing is a provenance question of its own. */
+static void quality_line(const struct tf_archive *a, const struct tf_archive_kernel *ak,
+                         uint32_t problem, const char *klass, int ra, int rb, FILE *out,
+                         struct tf_diff_summary *sum)
+{
+    struct tf_archive_quality q[2];
+    memset(q, 0, sizeof q);
+    tf_archive_quality_count(a, ak, ra, problem, klass, &q[0]);
+    tf_archive_quality_count(a, ak, rb, problem, klass, &q[1]);
+    fprintf(out, "  noisy: %llu of %llu ok rows then, %llu of %llu now; energy measured: %llu then, "
+                 "%llu now\n",
+            (unsigned long long)q[0].noisy, (unsigned long long)q[0].ok,
+            (unsigned long long)q[1].noisy, (unsigned long long)q[1].ok,
+            (unsigned long long)q[0].energy[TF_ENERGY_MEASURED],
+            (unsigned long long)q[1].energy[TF_ENERGY_MEASURED]);
+    sum->noisy_a += q[0].noisy;
+    sum->noisy_b += q[1].noisy;
+}
+
 /* Index of each device's class key in keys[] (distinct keys, filled here). */
 static int *device_classes(const struct tf_archive *a, char (**keys)[256], int *nkeys)
 {
@@ -696,6 +724,7 @@ int tf_diff_report(const struct tf_archive *a, int ra, int rb, const struct tf_d
             sum->groups++;
             sum->regressions += compare_group(a, ak, problem, keys[klass], dev, ea, na, eb, nb,
                                               b_finished, o, out, sum);
+            quality_line(a, ak, problem, keys[klass], ra, rb, out, sum);
             free(ea);
             free(eb);
         }
@@ -710,9 +739,10 @@ int tf_diff_report(const struct tf_archive *a, int ra, int rb, const struct tf_d
     fprintf(out, "\nSummary: %d group%s compared, %d with a regression (best slower: %d, "
                  "previous best slower: %d, previous best failing: %d, configurations ok then "
                  "and failing now: %d); best faster: %d; measured by run %d only: %d, by run %d "
-                 "only: %d; provenance differences: %d\n",
+                 "only: %d; provenance differences: %d; noisy ok rows: %llu then, %llu now\n",
             sum->groups, sum->groups == 1 ? "" : "s", sum->regressions, sum->slower_best,
             sum->slower_previous, sum->failing_previous, sum->broken, sum->faster_best, ra,
-            sum->only_a, rb, sum->only_b, sum->provenance);
+            sum->only_a, rb, sum->only_b, sum->provenance, (unsigned long long)sum->noisy_a,
+            (unsigned long long)sum->noisy_b);
     return sum->regressions;
 }

@@ -60,6 +60,7 @@ struct tf_diff_summary {
     int broken;          /* configurations ok then, failing now */
     int faster_best;     /* groups whose best got faster beyond the noise */
     int provenance;      /* lines of provenance that differ */
+    uint64_t noisy_a, noisy_b; /* ok rows of the compared groups marked noisy, in A and B */
 };
 
 /* The defaults: tolerance 2%, 3 sigmas, 5 examples. */

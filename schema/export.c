@@ -216,8 +216,9 @@ static const char *const csv_head[] = {"kernel", "run", "run_start", "job_name",
                                        "problem_name"};
 static const char *const csv_tail[] = {
     "status", "phase", "samples", "time_median", "time_min", "time_mean", "time_rsd",
-    "compile_time", "device_time", "registers", "shared_bytes", "spill_bytes", "sm_clock_mhz",
-    "power_w", "temperature_c", "energy_j", "flushed_l2", "throttled", "timestamp"};
+    "noisy", "compile_time", "device_time", "registers", "shared_bytes", "spill_bytes",
+    "warnings", "first_warning", "sm_clock_mhz", "power_w", "temperature_c", "energy_j",
+    "energy_status", "flushed_l2", "throttled", "timestamp"};
 
 /* The union of the selected kernels' kernel-specific columns: sizes, then
  * parameters, then metrics. A name that a fixed column (or a column of
@@ -346,15 +347,19 @@ static void csv_row(FILE *out, const struct tf_archive *a, const struct tf_archi
     csv_num(out, r->time_min);
     csv_num(out, r->time_mean);
     csv_num(out, r->time_rsd);
+    csv_int(out, r->noisy);
     csv_num(out, r->compile_time);
     csv_num(out, r->device_time);
     csv_int(out, r->registers);
     csv_int(out, r->shared_bytes);
     csv_int(out, r->spill_bytes);
+    csv_int(out, r->warnings);
+    csv_field(out, r->first_warning, false);
     csv_num(out, r->sm_clock_mhz);
     csv_num(out, r->power_w);
     csv_num(out, r->temperature_c);
     csv_num(out, r->energy_j);
+    csv_field(out, tf_energy_status_name(r->energy_status), false);
     csv_int(out, r->flushed_l2);
     csv_int(out, r->throttled);
     csv_num(out, r->timestamp);
@@ -467,15 +472,19 @@ static json_t *row_json(const struct tf_archive_kernel *ak, const struct tf_arch
     json_object_set_new(o, "time_min", jnum(r->time_min));
     json_object_set_new(o, "time_mean", jnum(r->time_mean));
     json_object_set_new(o, "time_rsd", jnum(r->time_rsd));
+    json_object_set_new(o, "noisy", json_boolean(r->noisy));
     json_object_set_new(o, "compile_time", jnum(r->compile_time));
     json_object_set_new(o, "device_time", jnum(r->device_time));
     json_object_set_new(o, "registers", json_integer(r->registers));
     json_object_set_new(o, "shared_bytes", json_integer((json_int_t)r->shared_bytes));
     json_object_set_new(o, "spill_bytes", json_integer((json_int_t)r->spill_bytes));
+    json_object_set_new(o, "warnings", json_integer(r->warnings));
+    json_object_set_new(o, "first_warning", jstr(r->first_warning));
     json_object_set_new(o, "sm_clock_mhz", jnum(r->sm_clock_mhz));
     json_object_set_new(o, "power_w", jnum(r->power_w));
     json_object_set_new(o, "temperature_c", jnum(r->temperature_c));
     json_object_set_new(o, "energy_j", jnum(r->energy_j));
+    json_object_set_new(o, "energy_status", json_string(tf_energy_status_name(r->energy_status)));
     json_object_set_new(o, "flushed_l2", json_boolean(r->flushed_l2));
     json_object_set_new(o, "throttled", json_boolean(r->throttled));
     json_object_set_new(o, "timestamp", jnum(r->timestamp));

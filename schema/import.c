@@ -992,6 +992,10 @@ static struct tf_archive *to_archive(struct draft *d, const struct tf_import_opt
         row.r.problem = p;
         if (!(row.r.timestamp > 0))
             row.r.timestamp = run.start;
+        /* An energy comes only with the file's own number: never a silent NaN. */
+        row.r.energy_status = (uint8_t)(row.r.status != TF_STATUS_OK ? TF_ENERGY_NOT_RUN
+                                        : isfinite(row.r.energy_j)  ? TF_ENERGY_MEASURED
+                                                                     : TF_ENERGY_NOT_IN_SOURCE);
         tf_archive_append(ak, &row);
     }
     return a;

@@ -534,7 +534,8 @@ static int load_measure(struct jload *L, yaml_node_t *root, const char *key,
     struct tf_ydoc *d = &L->d;
     static const char *const keys[] = {"warmup",   "min_samples", "max_samples",
                                        "min_time", "max_time",    "max_noise",
-                                       "timeout",  "flush_l2",    NULL};
+                                       "timeout",  "flush_l2",    "energy_time",
+                                       NULL};
     char where[32];
     snprintf(where, sizeof where, "'%s'", key);
     yaml_node_t *n = tf_ydoc_get(d, root, key);
@@ -570,6 +571,15 @@ static int load_measure(struct jload *L, yaml_node_t *root, const char *key,
     if ((v = tf_ydoc_get(d, n, "flush_l2")) && tf_ydoc_bool(d, v, "flush_l2", &m->flush_l2,
                                                             L->err) != 0)
         return -1;
+    if ((v = tf_ydoc_get(d, n, "energy_time")) != NULL) {
+        if (tf_ydoc_number(d, v, "energy_time", &m->energy_time, L->err) != 0)
+            return -1;
+        if (!(m->energy_time >= 0 && m->energy_time <= 60))
+            return tf_ydoc_fail(d, v, L->err, TF_ERR_SCHEMA,
+                                "'energy_time' must be a number of seconds from 0 (no energy) "
+                                "to 60, found %s",
+                                tf_ydoc_text(v));
+    }
     /* Point cross-field errors at whichever of the two the user wrote. */
     if (m->max_samples < m->min_samples) {
         v = tf_ydoc_get(d, n, "max_samples");
@@ -577,8 +587,15 @@ static int load_measure(struct jload *L, yaml_node_t *root, const char *key,
                             "'max_samples' (%d) must be >= 'min_samples' (%d)", m->max_samples,
                             m->min_samples);
     }
-    if (m->timeout <= m->max_time) {
+    if (m->timeout <= m->max_time + m->energy_time) {
         v = tf_ydoc_get(d, n, "timeout");
+        if (m->energy_time > 0)
+            return tf_ydoc_fail(d, v ? v : tf_ydoc_get(d, n, "energy_time"), L->err,
+                                TF_ERR_SCHEMA,
+                                "'timeout' (%g s) must exceed 'max_time' + 'energy_time' "
+                                "(%g s + %g s): the deadline covers loading, the verified "
+                                "launch, every sample and the energy window",
+                                m->timeout, m->max_time, m->energy_time);
         return tf_ydoc_fail(d, v ? v : tf_ydoc_get(d, n, "max_time"), L->err, TF_ERR_SCHEMA,
                             "'timeout' (%g s) must exceed 'max_time' (%g s): the deadline "
                             "covers loading, the verified launch and every sample",
@@ -606,7 +623,8 @@ static int load_measures(struct jload *L, yaml_node_t *root)
                                        .max_time = 1.0,
                                        .max_noise = 0.005,
                                        .timeout = 10.0,
-                                       .flush_l2 = false};
+                                       .flush_l2 = false,
+                                       .energy_time = 0.1};
     if (load_measure(L, root, "measure", &job->measure) != 0)
         return -1;
     job->screen = (struct tf_measure){.warmup = 1,
@@ -616,7 +634,8 @@ static int load_measures(struct jload *L, yaml_node_t *root)
                                       .max_time = 0.05,
                                       .max_noise = 0.05,
                                       .timeout = job->measure.timeout,
-                                      .flush_l2 = job->measure.flush_l2};
+                                      .flush_l2 = job->measure.flush_l2,
+                                      .energy_time = 0};
     if (load_measure(L, root, "screen", &job->screen) != 0)
         return -1;
     yaml_node_t *v = tf_ydoc_get(&L->d, root, "screen");

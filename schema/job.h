@@ -62,6 +62,9 @@ struct tf_measure {
     double max_noise;    /* relative stddev that stops sampling (default 0.005) */
     double timeout;      /* seconds per configuration before the runner is killed (default 10) */
     bool flush_l2;       /* flush the last-level cache between samples (default false) */
+    double energy_time;  /* seconds of back-to-back launches after the samples that a
+                            launch's energy is measured over, between two updates of the
+                            device's energy counter; 0: no energy (default 0.1; screen 0) */
 };
 
 struct tf_job_kernel {

@@ -9,10 +9,10 @@
  * earlier ones: problem sizes (constants, evaluated now) fix the size names,
  * parameters fix the symbol table, and only then are constraints, launch
  * geometry, arguments and metrics compiled and the default resolved for every
- * problem (its values may be expressions over the sizes). `time_s` is the last
- * slot, so the symbol table without it (for everything but metrics) is simply
- * the same array one shorter, and using `time_s` in a constraint is "undefined
- * name".
+ * problem (its values may be expressions over the sizes). `time_s` and
+ * `energy_j` are the last two slots, so the symbol table without them (for
+ * everything but metrics) is simply the same array two shorter, and using
+ * either in a constraint is "undefined name".
  * Every error is placed at file:line:column of the offending node; expression
  * errors add the expression's own column to the scalar's start.
  *
@@ -47,7 +47,7 @@ _Static_assert(sizeof ((struct tf_archive_problem *)0)->name == TF_PROBLEM_NAME_
 static const char *const kernel_keys[] = {
     "name",        "description", "language",  "source", "entry",   "options",
     "reference",   "problems",    "parameters", "constraints", "default", "launch",
-    "arguments",   "verify",      "metrics",    NULL};
+    "arguments",   "verify",      "metrics",    "defines",    NULL};
 
 /* Loader state: the document, the kernel under construction, where errors go. */
 struct kload {
@@ -66,9 +66,10 @@ struct kload {
 static const char *const result_columns[] = {
     "run",          "device",       "problem",    "config",      "status",     "samples",
     "time_median",  "time_min",     "time_mean",  "time_rsd",    "compile_time",
-    "device_time",  "registers",    "shared_bytes", "spill_bytes", "sm_clock_mhz",
+    "device_time",  "registers",    "shared_bytes", "spill_bytes", "warnings",
+    "first_warning", "sm_clock_mhz",
     "power_w",      "temperature_c", "energy_j",  "flushed_l2",  "throttled",  "phase",
-    "timestamp",    "message",      NULL};
+    "timestamp",    "message",      "noisy",      "energy_status", NULL};
 
 static bool is_result_column(const char *s)
 {
@@ -93,7 +94,7 @@ static int check_length(struct kload *L, const yaml_node_t *n, const char *what,
 
 static bool is_reserved_name(const char *s)
 {
-    if (strcmp(s, "time_s") == 0)
+    if (strcmp(s, "time_s") == 0 || strcmp(s, "energy_j") == 0)
         return true;
     for (int p = 0; p < TF_DEVPROP_COUNT; p++)
         if (strcmp(s, tf_devprop_name(p)) == 0)
@@ -127,6 +128,8 @@ static struct tf_expr *compile_node(struct kload *L, const yaml_node_t *n, const
     const char *hint = "";
     if (syms->count < L->k->nslots && strstr(e.message, "time_s"))
         hint = " (time_s, the measured time, is only available in metrics)";
+    else if (syms->count < L->k->nslots && strstr(e.message, "energy_j"))
+        hint = " (energy_j, the measured energy of a launch, is only available in metrics)";
     tf_error_at(L->err, e.code ? e.code : TF_ERR_SYNTAX, L->d.file, line, col, "in %s: %s%s",
                 what, e.message, hint);
     return NULL;
@@ -221,7 +224,8 @@ static int load_header(struct kload *L, yaml_node_t *root)
                             L->err, e.code, "%s", e.message);
 
     n = tf_ydoc_get(d, root, "reference");
-    static const char *const ref_keys[] = {"source", "entry", NULL};
+    static const char *const ref_keys[] = {"source", "entry", "depends_on", "independent_of",
+                                           NULL};
     if (tf_ydoc_expect_map(d, n, "reference", L->err) != 0 ||
         tf_ydoc_check_keys(d, n, "'reference'", ref_keys, L->err) != 0 ||
         tf_ydoc_require(d, n, "source", "'reference'",
@@ -300,8 +304,8 @@ static int load_problems(struct kload *L, yaml_node_t *root)
             return -1;
         if (is_reserved_name(s))
             return tf_ydoc_fail(d, kn, L->err, TF_ERR_SCHEMA,
-                                "size name '%s' is reserved (a device property or time_s); "
-                                "rename it",
+                                "size name '%s' is reserved (a device property, time_s or "
+                                "energy_j); rename it",
                                 s);
         if (tf_expr_is_keyword(s))
             return tf_ydoc_fail(d, kn, L->err, TF_ERR_SCHEMA,
@@ -471,8 +475,8 @@ static int load_parameters(struct kload *L, yaml_node_t *root)
             return -1;
         if (is_reserved_name(name))
             return tf_ydoc_fail(d, kn, L->err, TF_ERR_SCHEMA,
-                                "parameter name '%s' is reserved (a device property or "
-                                "time_s); rename it",
+                                "parameter name '%s' is reserved (a device property, "
+                                "time_s or energy_j); rename it",
                                 name);
         if (is_result_column(name))
             return tf_ydoc_fail(d, kn, L->err, TF_ERR_SCHEMA,
@@ -587,10 +591,11 @@ static int load_parameters(struct kload *L, yaml_node_t *root)
     return 0;
 }
 
-/* The symbol table: parameters, sizes, device properties, time_s (last). */
+/* The symbol table: parameters, sizes, device properties, then the two that
+ * only metrics read: time_s and energy_j (last). */
 static void build_symtab(struct tf_kernel *k)
 {
-    k->nslots = k->nparams + k->nsizes + TF_DEVPROP_COUNT + 1;
+    k->nslots = k->nparams + k->nsizes + TF_DEVPROP_COUNT + TF_KERNEL_METRIC_ONLY_SLOTS;
     k->symbols = tf_xcalloc((size_t)k->nslots, sizeof *k->symbols);
     int n = 0;
     for (int i = 0; i < k->nparams; i++) {
@@ -613,6 +618,9 @@ static void build_symtab(struct tf_kernel *k)
         n++;
     }
     k->symbols[n].name = "time_s";
+    k->symbols[n].slot = n;
+    n++;
+    k->symbols[n].name = "energy_j";
     k->symbols[n].slot = n;
     k->symtab.symbols = k->symbols;
     k->symtab.count = k->nslots;
@@ -1123,6 +1131,203 @@ static int load_verify(struct kload *L, yaml_node_t *root)
     return 0;
 }
 
+/* ---- problem sizes as defines, the reference's parameters ------------------- */
+
+/* "N, M, K": the size names, for messages. */
+static void format_sizes(const struct tf_kernel *k, char *list, size_t cap)
+{
+    size_t used = 0;
+    list[0] = '\0';
+    for (int i = 0; i < k->nsizes && used < cap; i++)
+        used += (size_t)snprintf(list + used, cap - used, "%s%s", i ? ", " : "",
+                                 k->size_names[i]);
+}
+
+/* -1 + an error at `n` if size `name` cannot be a compiler define: a name the
+ * language or the compiler's headers use (the parameters' rule, defines.h), or
+ * the NAME_value define of an enum parameter's value. */
+static int check_size_define(struct kload *L, const yaml_node_t *n, const char *name)
+{
+    const struct tf_kernel *k = L->k;
+    const char *why = tf_define_conflict(name, k->language);
+    if (why)
+        return tf_ydoc_fail(&L->d, n, L->err, TF_ERR_SCHEMA,
+                            "size '%s' cannot be a compiler define (-D%s=...) of a %s kernel: "
+                            "%s; rename it, or leave it out of 'defines'",
+                            name, name, k->language, why);
+    for (int p = 0; p < k->nparams; p++) {
+        const struct tf_param *pa = &k->params[p];
+        const size_t len = strlen(pa->name);
+        for (int v = 0; pa->kind == TF_PARAM_ENUM && v < pa->count; v++)
+            if (strncmp(name, pa->name, len) == 0 && name[len] == '_' &&
+                strcmp(name + len + 1, pa->strings[v]) == 0)
+                return tf_ydoc_fail(&L->d, n, L->err, TF_ERR_SCHEMA,
+                                    "size '%s' would be defined twice: value '%s' of enum "
+                                    "parameter '%s' defines %s=1 too; rename one of them",
+                                    name, pa->strings[v], pa->name, name);
+    }
+    return 0;
+}
+
+/* `defines:` - the problem sizes every variant is compiled with, as
+ * -DNAME=value beside the parameters' defines: a list of size names, or `all`.
+ * Sizes and parameters never share a name (load_parameters), so the defines
+ * cannot collide; they make a variant's binary depend on the problem. */
+static int load_defines(struct kload *L, yaml_node_t *root)
+{
+    struct tf_ydoc *d = &L->d;
+    struct tf_kernel *k = L->k;
+    char buf[96], list[512];
+    yaml_node_t *n = tf_ydoc_get(d, root, "defines");
+    if (n == NULL)
+        return 0;
+    format_sizes(k, list, sizeof list);
+    k->define_sizes = tf_xcalloc((size_t)(k->nsizes ? k->nsizes : 1), sizeof *k->define_sizes);
+    if (n->type == YAML_SCALAR_NODE && !tf_ydoc_quoted(n) && strcmp(tf_ydoc_text(n), "all") == 0) {
+        for (int i = 0; i < k->nsizes; i++) {
+            if (check_size_define(L, n, k->size_names[i]) != 0)
+                return -1;
+            k->define_sizes[k->ndefine_sizes++] = i;
+        }
+        return 0;
+    }
+    if (n->type != YAML_SEQUENCE_NODE)
+        return tf_ydoc_fail(d, n, L->err, TF_ERR_SCHEMA,
+                            "'defines' must be a list of problem sizes to compile in (e.g. "
+                            "[%s]) or 'all', found %s",
+                            k->nsizes ? k->size_names[0] : "N", tf_ydoc_describe(n, buf, sizeof buf));
+    for (int i = 0; i < tf_ydoc_seq_size(n); i++) {
+        yaml_node_t *item = tf_ydoc_seq_item(d, n, i);
+        const char *name;
+        if (tf_ydoc_ident(d, item, "defines item", &name, L->err) != 0)
+            return -1;
+        int found = -1;
+        for (int s = 0; s < k->nsizes; s++)
+            if (strcmp(k->size_names[s], name) == 0)
+                found = s;
+        if (found < 0) {
+            bool param = false;
+            for (int p = 0; p < k->nparams; p++)
+                param |= strcmp(k->params[p].name, name) == 0;
+            return tf_ydoc_fail(d, item, L->err, TF_ERR_SCHEMA,
+                                "'defines' names '%s', which is not a problem size (sizes: "
+                                "%s)%s",
+                                name, list,
+                                param ? "; parameters are always defined, list only sizes"
+                                      : "");
+        }
+        for (int j = 0; j < k->ndefine_sizes; j++)
+            if (k->define_sizes[j] == found)
+                return tf_ydoc_fail(d, item, L->err, TF_ERR_SCHEMA,
+                                    "'defines' names size '%s' twice", name);
+        if (check_size_define(L, item, name) != 0)
+            return -1;
+        k->define_sizes[k->ndefine_sizes++] = found;
+    }
+    return 0;
+}
+
+/* A list of parameter names under `reference` (`key`) into *out (indices). */
+static int load_param_list(struct kload *L, yaml_node_t *ref, const char *key, int **out,
+                           int *count)
+{
+    struct tf_ydoc *d = &L->d;
+    struct tf_kernel *k = L->k;
+    char what[64], list[1024];
+    yaml_node_t *n = tf_ydoc_get(d, ref, key);
+    *out = tf_xcalloc((size_t)k->nparams, sizeof **out);
+    *count = 0;
+    if (n == NULL)
+        return 0;
+    snprintf(what, sizeof what, "reference %s", key);
+    if (tf_ydoc_expect_seq(d, n, what, L->err) != 0)
+        return -1;
+    size_t used = 0;
+    list[0] = '\0';
+    for (int p = 0; p < k->nparams && used < sizeof list; p++)
+        used += (size_t)snprintf(list + used, sizeof list - used, "%s%s", p ? ", " : "",
+                                 k->params[p].name);
+    for (int i = 0; i < tf_ydoc_seq_size(n); i++) {
+        yaml_node_t *item = tf_ydoc_seq_item(d, n, i);
+        const char *name;
+        if (tf_ydoc_ident(d, item, what, &name, L->err) != 0)
+            return -1;
+        int found = -1;
+        for (int p = 0; p < k->nparams; p++)
+            if (strcmp(k->params[p].name, name) == 0)
+                found = p;
+        if (found < 0)
+            return tf_ydoc_fail(d, item, L->err, TF_ERR_SCHEMA,
+                                "reference %s names '%s', which is not a parameter "
+                                "(parameters: %.900s)",
+                                key, name, list);
+        for (int j = 0; j < *count; j++)
+            if ((*out)[j] == found)
+                return tf_ydoc_fail(d, item, L->err, TF_ERR_SCHEMA,
+                                    "reference %s names parameter '%s' twice", key, name);
+        (*out)[(*count)++] = found;
+    }
+    return 0;
+}
+
+static bool in_list(const int *v, int n, int x)
+{
+    for (int i = 0; i < n; i++)
+        if (v[i] == x)
+            return true;
+    return false;
+}
+
+/* `reference.depends_on` and `reference.independent_of`, then the rule they
+ * serve: the reference runs once per problem (once per value of depends_on),
+ * so a scalar argument that reads any other parameter would hand the variants
+ * values the reference never saw, and every configuration but the first kind
+ * would fail verification without saying why. Such an argument is refused
+ * here unless its parameter is declared: depends_on (the reference runs again
+ * for each of its values) or independent_of (its value changes nothing the
+ * reference computes, e.g. an amount of work). Buffer sizes may read
+ * parameters freely: the reference already runs again for other sizes. */
+static int load_reference_params(struct kload *L, yaml_node_t *root)
+{
+    struct tf_ydoc *d = &L->d;
+    struct tf_kernel *k = L->k;
+    yaml_node_t *ref = tf_ydoc_get(d, root, "reference");
+    if (load_param_list(L, ref, "depends_on", &k->ref_depends, &k->nref_depends) != 0 ||
+        load_param_list(L, ref, "independent_of", &k->ref_independent, &k->nref_independent) !=
+            0)
+        return -1;
+    yaml_node_t *indep = tf_ydoc_get(d, ref, "independent_of");
+    for (int i = 0; i < k->nref_independent; i++)
+        if (in_list(k->ref_depends, k->nref_depends, k->ref_independent[i]))
+            return tf_ydoc_fail(d, tf_ydoc_seq_item(d, indep, i), L->err, TF_ERR_SCHEMA,
+                                "parameter '%s' is in both depends_on and independent_of of "
+                                "the reference; keep it in one",
+                                k->params[k->ref_independent[i]].name);
+    yaml_node_t *args = tf_ydoc_get(d, root, "arguments");
+    for (int a = 0; a < k->nargs; a++) {
+        const struct tf_arg *arg = &k->args[a];
+        if (arg->kind != TF_ARG_SCALAR)
+            continue;
+        for (int p = 0; p < k->nparams; p++) {
+            if (!tf_expr_uses_slot(arg->value, p) ||
+                in_list(k->ref_depends, k->nref_depends, p) ||
+                in_list(k->ref_independent, k->nref_independent, p))
+                continue;
+            const char *pn = k->params[p].name;
+            return tf_ydoc_fail(
+                d, tf_ydoc_get(d, tf_ydoc_seq_item(d, args, a), "value"), L->err, TF_ERR_SCHEMA,
+                "argument '%s' reads parameter '%s', but the reference does not say whether "
+                "its outputs depend on it: it runs once per problem, so every configuration "
+                "with another %s would be checked against outputs computed for one value. "
+                "Declare it under 'reference': 'depends_on: [%s]' (the reference runs once "
+                "per value of %s and is given it) or, if the expected outputs are the same "
+                "whatever its value, 'independent_of: [%s]'",
+                arg->name, pn, pn, pn, pn, pn);
+        }
+    }
+    return 0;
+}
+
 static int load_metrics(struct kload *L, yaml_node_t *root)
 {
     struct tf_ydoc *d = &L->d;
@@ -1218,11 +1423,13 @@ struct tf_kernel *tf_kernel_load(const char *path, struct tf_bundle *bundle, str
         load_parameters(&L, root) != 0)
         goto fail;
     build_symtab(k);
-    /* Everything but metrics is compiled without time_s (the last slot). */
-    struct tf_symtab no_time = {k->symbols, k->nslots - 1};
+    /* Everything but metrics is compiled without time_s and energy_j (the last slots). */
+    struct tf_symtab no_time = {k->symbols, k->nslots - TF_KERNEL_METRIC_ONLY_SLOTS};
     if (load_constraints(&L, root, &no_time) != 0 || load_default(&L, root) != 0 ||
         load_launch(&L, root, &no_time) != 0 || load_arguments(&L, root, &no_time) != 0 ||
         load_verify(&L, root) != 0 || load_metrics(&L, root) != 0)
+        goto fail;
+    if (load_defines(&L, root) != 0 || load_reference_params(&L, root) != 0)
         goto fail;
 
     struct tf_sha256 h;
@@ -1297,6 +1504,9 @@ void tf_kernel_destroy(struct tf_kernel *k)
     free(k->metric_names);
     free(k->metrics);
     free(k->problem_defaults);
+    free(k->define_sizes);
+    free(k->ref_depends);
+    free(k->ref_independent);
     free(k->symbols);
     free(k);
 }
@@ -1381,6 +1591,7 @@ void tf_kernel_bind(const struct tf_kernel *k, uint64_t index, int problem,
     for (int p = 0; p < TF_DEVPROP_COUNT; p++)
         slots[tf_kernel_devprop_slot(k, p)] = tf_int(dev ? dev->props[p] : 0);
     slots[tf_kernel_time_slot(k)] = tf_float(0.0);
+    slots[tf_kernel_energy_slot(k)] = tf_float(NAN);
 }
 
 int tf_kernel_check(const struct tf_kernel *k, const struct tf_value *slots, bool *valid,
@@ -1545,6 +1756,38 @@ bool tf_scalar_fits(enum tf_elem_type type, struct tf_value v, char *why, size_t
     }
     snprintf(why, cap, "unknown type");
     return false;
+}
+
+int tf_kernel_size_defines(const struct tf_kernel *k, int problem, char **out, int max)
+{
+    int n = 0;
+    if (problem < 0 || problem >= k->nproblems)
+        return 0;
+    for (int i = 0; i < k->ndefine_sizes && n < max; i++) {
+        const int s = k->define_sizes[i];
+        out[n++] = tf_xasprintf("-D%s=%" PRId64, k->size_names[s], k->problems[problem].sizes[s]);
+    }
+    return n;
+}
+
+int tf_kernel_reference_defines(const struct tf_kernel *k, char **out, int max)
+{
+    /* The layout of the reference's argument array: the kernel's arguments,
+     * then the sizes, then the depends_on parameters (runner_child.c). */
+    int n = 0;
+    for (int i = 0; i < k->nsizes && n < max; i++)
+        out[n++] = tf_xasprintf("-DTF_REF_%s=%d", k->size_names[i], k->nargs + i);
+    for (int j = 0; j < k->nref_depends && n < max; j++)
+        out[n++] = tf_xasprintf("-DTF_REF_%s=%d", k->params[k->ref_depends[j]].name,
+                                k->nargs + k->nsizes + j);
+    return n;
+}
+
+void tf_kernel_reference_values(const struct tf_kernel *k, const struct tf_value *slots,
+                                int64_t *values)
+{
+    for (int j = 0; j < k->nref_depends; j++)
+        values[j] = slots[k->ref_depends[j]].u.i; /* parameters are ints (enums: the index) */
 }
 
 const char *tf_kernel_param_name_conflict(const char *name, const char *language)

@@ -103,7 +103,23 @@ struct tf_kernel {
     uint64_t default_index;
     uint64_t *problem_defaults;
 
-    int nslots;             /* nparams + nsizes + TF_DEVPROP_COUNT + 1 */
+    /* Problem sizes compiled into every variant as -DNAME=value (`defines:`):
+     * ndefine_sizes indices into size_names, in file order (all sizes for
+     * `defines: all`). A variant's binary then depends on the problem. */
+    int ndefine_sizes;
+    int *define_sizes;
+    /* The parameters the reference's outputs depend on (`reference.depends_on`,
+     * indices into params, in file order): the reference runs once per distinct
+     * combination of their values and is given them (kernel.md, References).
+     * `reference.independent_of` lists those whose value changes nothing in the
+     * expected outputs although arguments read them. An argument may read a
+     * parameter only if it is in one of the two lists (checked at load). */
+    int nref_depends;
+    int *ref_depends;
+    int nref_independent;
+    int *ref_independent;
+
+    int nslots;             /* nparams + nsizes + TF_DEVPROP_COUNT + 2 (time_s, energy_j) */
     struct tf_symbol *symbols;
     struct tf_symtab symtab;
     char source_hash[65];   /* SHA-256 of kernel.yaml, source and reference */
@@ -118,6 +134,10 @@ void tf_kernel_destroy(struct tf_kernel *k);
 static inline int tf_kernel_size_slot(const struct tf_kernel *k, int i) { return k->nparams + i; }
 static inline int tf_kernel_devprop_slot(const struct tf_kernel *k, int p) { return k->nparams + k->nsizes + p; }
 static inline int tf_kernel_time_slot(const struct tf_kernel *k) { return k->nparams + k->nsizes + TF_DEVPROP_COUNT; }
+/* Metrics only, like time_s: one launch's energy in joules (NaN where not measured). */
+static inline int tf_kernel_energy_slot(const struct tf_kernel *k) { return tf_kernel_time_slot(k) + 1; }
+/* The symbols every expression but a metric may read: all but time_s and energy_j. */
+#define TF_KERNEL_METRIC_ONLY_SLOTS 2
 
 /* The default configuration of problem `problem` into *index; false if it has none
  * (no `default:`, or `problem` out of range). A kernel built by hand without
@@ -130,7 +150,8 @@ void tf_kernel_decode(const struct tf_kernel *k, uint64_t index, int *digits);
 /* Inverse of tf_kernel_decode. */
 uint64_t tf_kernel_encode(const struct tf_kernel *k, const int *digits);
 /* Fill `slots` (k->nslots long): parameters from `index`, sizes from problem
- * `problem`, device properties from `dev` (NULL: all zero), time_s = 0. */
+ * `problem`, device properties from `dev` (NULL: all zero), time_s = 0,
+ * energy_j = NaN. */
 void tf_kernel_bind(const struct tf_kernel *k, uint64_t index, int problem,
                     const struct tf_device *dev, struct tf_value *slots);
 /* Check every constraint for a bound slot array; *valid false if one fails.
@@ -153,6 +174,19 @@ void tf_kernel_format_config(const struct tf_kernel *k, uint64_t index, char *ou
 /* Write the compiler defines of configuration `index` as "-DNAME=VALUE" strings
  * (enum values also define NAME_value=1); returns how many were written (<= max). */
 int tf_kernel_defines(const struct tf_kernel *k, uint64_t index, char **out, int max);
+/* Write the defines of problem `problem`'s sizes that the kernel asks for
+ * (`defines:`) as "-DNAME=VALUE" strings; returns how many (<= max; 0 for a
+ * kernel without `defines:` or a problem out of range). A variant is compiled
+ * with these after tf_kernel_defines'. */
+int tf_kernel_size_defines(const struct tf_kernel *k, int problem, char **out, int max);
+/* Write the defines the reference is compiled with, "-DTF_REF_NAME=I": the
+ * index I into the reference's argument array of each size and each parameter
+ * of reference.depends_on (kernel.md, References); returns how many (<= max). */
+int tf_kernel_reference_defines(const struct tf_kernel *k, char **out, int max);
+/* The parameters of reference.depends_on as bound in `slots` (an int
+ * parameter's value, an enum's index) into values[nref_depends]. */
+void tf_kernel_reference_values(const struct tf_kernel *k, const struct tf_value *slots,
+                                int64_t *values);
 /* The same for configuration `index` of the parameters `params[0..nparams)`
  * (an archived kernel's): tf_kernel_defines is this over the kernel's
  * parameters, so `tunefarm best` gives exactly the flags a worker compiled. */

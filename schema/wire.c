@@ -8,6 +8,7 @@
  * tf_buf helpers frame the worker <-> runner pipe protocol. */
 #include "wire.h"
 
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -158,9 +159,18 @@ void tf_buf_put_result(struct tf_buf *b, const struct tf_result *r)
     for (int i = 0; i < TF_MAX_METRICS; i++)
         tf_buf_put_f64(b, r->metrics[i]);
     tf_buf_put_str(b, r->message);
+    /* Wire version 3 appended these, after the message: a journal record of
+     * version 2 ends before them (tf_buf_get_result_v2). */
+    tf_buf_put_u8(b, r->noisy);
+    tf_buf_put_u8(b, r->energy_status);
+    /* Version 4 appended the compiler's warnings (tf_buf_get_result_v3 reads
+     * a record that ends before them). */
+    tf_buf_put_u32(b, (uint32_t)r->warnings);
+    tf_buf_put_str(b, r->first_warning);
 }
 
-int tf_buf_get_result(struct tf_buf *b, struct tf_result *r)
+/* The fields of wire version 2, which every later version starts with. */
+static int get_result_v2(struct tf_buf *b, struct tf_result *r)
 {
     uint32_t u32;
     uint64_t u64;
@@ -192,7 +202,34 @@ int tf_buf_get_result(struct tf_buf *b, struct tf_result *r)
             return -1;
     if (tf_buf_get_str(b, r->message, sizeof r->message))
         return -1;
+    r->warnings = -1; /* unknown before version 4 */
     return r->status < TF_STATUS_COUNT && r->phase <= 2 ? 0 : -1;
+}
+
+int tf_buf_get_result_v3(struct tf_buf *b, struct tf_result *r)
+{
+    if (get_result_v2(b, r) || tf_buf_get_u8(b, &r->noisy) || tf_buf_get_u8(b, &r->energy_status))
+        return -1;
+    return r->noisy <= 1 && r->energy_status < TF_ENERGY_COUNT ? 0 : -1;
+}
+
+int tf_buf_get_result(struct tf_buf *b, struct tf_result *r)
+{
+    uint32_t warnings;
+    if (tf_buf_get_result_v3(b, r) || tf_buf_get_u32(b, &warnings) ||
+        tf_buf_get_str(b, r->first_warning, sizeof r->first_warning))
+        return -1;
+    r->warnings = (int32_t)warnings;
+    return 0;
+}
+
+int tf_buf_get_result_v2(struct tf_buf *b, struct tf_result *r)
+{
+    if (get_result_v2(b, r))
+        return -1;
+    r->noisy = 0;
+    r->energy_status = r->status == TF_STATUS_OK ? TF_ENERGY_UNKNOWN : TF_ENERGY_NOT_RUN;
+    return 0;
 }
 
 void tf_buf_put_device(struct tf_buf *b, const struct tf_device *d)

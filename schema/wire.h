@@ -25,7 +25,8 @@
 #include "result.h"
 
 #define TF_WIRE_MAGIC 0x31574654u /* "TFW1" little-endian */
-#define TF_WIRE_VERSION 3 /* 3: HELLO/COMPILE devices carry tunefarm version, clocks, power */
+#define TF_WIRE_VERSION 4 /* 3: HELLO/COMPILE devices carry tunefarm version, clocks, power;
+                             RESULTS noisy, energy_status; 4: RESULTS the compiler's warnings */
 #define TF_WIRE_HEADER 16
 #define TF_WIRE_TAG 7
 
@@ -75,8 +76,17 @@ int tf_buf_get_bytes(struct tf_buf *b, void *p, size_t n);
 int tf_buf_get_str(struct tf_buf *b, char *out, size_t cap);
 /* A newly allocated copy of the next string (NULL on error). */
 char *tf_buf_get_strdup(struct tf_buf *b);
+/* One result in the wire's encoding (schema/wire.md, RESULTS). */
 void tf_buf_put_result(struct tf_buf *b, const struct tf_result *r);
+/* The next result of the current encoding: 0, or -1 if cut short or out of range. */
 int tf_buf_get_result(struct tf_buf *b, struct tf_result *r);
+/* The next result in wire version 3's encoding (no compiler warnings: -1 and
+ * ""), for journal records written before 4. */
+int tf_buf_get_result_v3(struct tf_buf *b, struct tf_result *r);
+/* The next result in wire version 2's encoding (no noisy, no energy_status:
+ * read as 0 and unknown / not_run; no warnings), for journal records written
+ * before 3. */
+int tf_buf_get_result_v2(struct tf_buf *b, struct tf_result *r);
 void tf_buf_put_device(struct tf_buf *b, const struct tf_device *d);
 int tf_buf_get_device(struct tf_buf *b, struct tf_device *d);
 

@@ -10,6 +10,14 @@ set -eu
 exec </dev/null
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 TF="$ROOT/tunefarm"
+# The community's reference data (../shared/datasets beside the repository):
+# $TUNEFARM_DATASETS, else beside this checkout, else beside the repository a
+# clone was made from (CI runs a fresh `git clone . /tmp/c`); empty if none.
+DATASETS=
+for d in "${TUNEFARM_DATASETS:-}" "$ROOT/../shared/datasets" \
+    "$(git -C "$ROOT" config --get remote.origin.url 2>/dev/null || true)/../shared/datasets"; do
+    if [ -n "$d" ] && [ -d "$d/benchmark_hub" ]; then DATASETS=$(cd "$d" && pwd); break; fi
+done
 TMP=$(mktemp -d /tmp/tunefarm-test.XXXXXX)
 trap 'rm -rf "$TMP"' EXIT
 PASSED=0

@@ -5,7 +5,9 @@
  * tf_report_pick's, the very choice `tunefarm query` prints, and the macros
  * are tf_param_defines', the very function that gives a worker's compiler its
  * -D flags (tf_kernel_defines calls it): what a build gets is what was
- * measured, enum parameters included (NAME=index and NAME_value=1).
+ * measured, enum parameters included (NAME=index and NAME_value=1), then the
+ * problem's sizes a kernel compiles in (`defines:`, the archive's
+ * size_defines), as a worker adds them.
  *
  *   header  #defines selected by device class and problem. A build names the
  *           class with -DTUNEFARM_DEVICE_<CLASS> (Kernel Tuner's TARGET_<dev>
@@ -61,7 +63,8 @@ const char tf_best_usage[] =
     "`tunefarm query` chooses it (the lowest median time among ok results; the\n"
     "strict re-measurements where a search had two phases), in a form a build\n"
     "uses. The macros are exactly the -D flags tunefarm compiled the\n"
-    "configuration with (an enum parameter: NAME=index and NAME_value=1).\n"
+    "configuration with (an enum parameter: NAME=index and NAME_value=1;\n"
+    "the problem's sizes a kernel's `defines:` compiles in, NAME=value).\n"
     "\n"
     "formats:\n"
     "  header (default)  a C header of #defines. Pick the device class with\n"
@@ -282,11 +285,20 @@ static void best_collect(struct best *b, const struct tf_archive *a, const char 
     distinct_idents(b->pids[0], sizeof b->pids[0], sizeof b->pids[0], b->nproblems);
 }
 
-/* The flags of configuration `config` (tf_param_defines); the caller frees
- * them with free_defines. */
-static int defines_of(const struct tf_archive_kernel *ak, uint64_t config, char **out)
+/* The flags of the configuration of `row` (tf_param_defines), then the
+ * sizes of its problem the kernel compiles in (its `defines:`, as a worker
+ * adds them: tf_kernel_size_defines); the caller frees them with free_defines. */
+static int defines_of(const struct tf_archive_kernel *ak, const struct tf_archive_row *row,
+                      char **out)
 {
-    return tf_param_defines(ak->params, ak->nparams, config, out, BEST_MAX_DEFINES);
+    int n = tf_param_defines(ak->params, ak->nparams, row->r.config, out, BEST_MAX_DEFINES);
+    for (int i = 0; i < ak->ndefine_sizes && n < BEST_MAX_DEFINES; i++)
+        for (int z = 0; z < ak->nsizes; z++)
+            if (strcmp(ak->define_sizes[i], ak->size_names[z]) == 0 &&
+                row->r.problem < (uint32_t)ak->nproblems)
+                out[n++] = tf_xasprintf("-D%s=%" PRId64, ak->size_names[z],
+                                        ak->problems[row->r.problem].sizes[z]);
+    return n;
 }
 
 static void free_defines(char **d, int n)
@@ -423,7 +435,7 @@ static void write_header(const struct best *b, FILE *out)
             fprintf(out, ", %.2fx the default", g->pick.default_time / row->r.time_median);
         fprintf(out, " */\n#define TUNEFARM_BEST_%s_FOUND 1\n", b->kid);
         char *defs[BEST_MAX_DEFINES];
-        int n = defines_of(ak, row->r.config, defs);
+        int n = defines_of(ak, row, defs);
         for (int i = 0; i < n; i++) {
             const char *d = defs[i] + 2; /* "-DNAME=VALUE" */
             const char *eq = strchr(d, '=');
@@ -513,7 +525,7 @@ static json_t *group_json(const struct best *b, const struct best_group *g)
     json_object_set_new(o, "configuration", cfg);
     json_t *flags = json_array();
     char *defs[BEST_MAX_DEFINES];
-    int n = defines_of(ak, row->r.config, defs);
+    int n = defines_of(ak, row, defs);
     for (int i = 0; i < n; i++)
         json_array_append_new(flags, json_string(defs[i]));
     free_defines(defs, n);
@@ -629,7 +641,7 @@ static void write_make(const struct best *b, FILE *out)
         tf_format_seconds(g->pick.best->r.time_median, t, sizeof t);
         fprintf(out, ": %s\n%s_BEST_%s_%s :=", t, b->kid, b->pids[pi], b->classes[g->cls].id);
         char *defs[BEST_MAX_DEFINES];
-        int n = defines_of(ak, g->pick.best->r.config, defs);
+        int n = defines_of(ak, g->pick.best, defs);
         for (int i = 0; i < n; i++) {
             char word[1024];
             if (make_word(defs[i], word, sizeof word))

@@ -656,8 +656,10 @@ static void chart_energy(struct page *pg, const struct group *g)
     for (uint64_t r = 0; r < v->nrows; r++) {
         const struct tf_result *x = &v->rows[r].r;
         if (x->status == TF_STATUS_OK && x->phase != 2 && isfinite(x->time_median) &&
-            x->time_median > 0 && isfinite(x->energy_j) && x->energy_j > 0)
-            pts[n++] = (struct energy_point){x->time_median, x->energy_j, x->config};
+            x->time_median > 0 && isfinite(x->energy_j) && x->energy_j > 0 && x->samples > 0)
+            /* the column holds the energy of all timed launches (archive.md): one
+             * launch's is what its time compares with */
+            pts[n++] = (struct energy_point){x->time_median, x->energy_j / x->samples, x->config};
     }
     if (n == 0) {
         free(pts);

@@ -73,7 +73,7 @@ enum {
 
 const char tf_t1_tool_usage[] =
     "usage: tunefarm import-t1 FILE.json [-o DIR] [--source FILE] [--reference FILE.c[:ENTRY]]\n"
-    "                          [--name NAME] [--partial] [--force] [-q]\n"
+    "                          [--name NAME] [--rtol R] [--atol A] [--partial] [--force] [-q]\n"
     "\n"
     "Write a kernel folder from a T1 file (the autotuning community's input format,\n"
     "as Kernel Tuner reads it): DIR/kernel.yaml (parameters, restrictions translated\n"
@@ -93,6 +93,10 @@ const char tf_t1_tool_usage[] =
     "  -r, --reference F[:E] host C reference (void E(void **args), schema/kernel.md)\n"
     "                        checking every variant; E defaults to KERNELNAME_reference.\n"
     "                        A T1 file has none of its own\n"
+    "      --rtol R, --atol A  the verification's tolerances (schema/kernel.md's\n"
+    "                        verify; default 1e-5 and 1e-6, the defaults of Kernel\n"
+    "                        Tuner's own check): a T1 file has none, and a reduction\n"
+    "                        in float32 (a GEMM's K) needs more\n"
     "  -n, --name NAME       the kernel's name (default: General.BenchmarkName, else\n"
     "                        the file's name)\n"
     "  -p, --partial         write what translates anyway: untranslated restrictions\n"
@@ -249,6 +253,7 @@ struct imp {
     char **inc_names, **inc_texts; /* its local headers: path in the folder, contents */
     int nincs;
     const char *reference_opt;
+    double rtol, atol; /* --rtol / --atol, negative: not given (the loader's defaults) */
     char *ref_in, *ref_entry, *ref_name;
 
     char *strategy;
@@ -1583,6 +1588,14 @@ static char *kernel_yaml(struct imp *I)
     char *ref = yaml_scalar(I->ref_name, false);
     sb_printf(&y, "reference:\n  source: %s\n  entry: %s\n", ref, I->ref_entry);
     free(ref);
+    if (I->rtol >= 0 || I->atol >= 0) {
+        sb_printf(&y, "verify: {");
+        if (I->rtol >= 0)
+            sb_printf(&y, "rtol: %.17g%s", I->rtol, I->atol >= 0 ? ", " : "");
+        if (I->atol >= 0)
+            sb_printf(&y, "atol: %.17g", I->atol);
+        sb_printf(&y, "}\n");
+    }
     sb_printf(&y, "problems:\n");
     if (I->nsizes == 0) {
         sb_printf(&y, "  t1: {}   # the T1 file gives no ProblemSize\n");
@@ -1989,12 +2002,14 @@ int tf_t1_tool_main(int argc, char **argv)
                                              {"source", required_argument, NULL, 's'},
                                              {"reference", required_argument, NULL, 'r'},
                                              {"name", required_argument, NULL, 'n'},
+                                             {"rtol", required_argument, NULL, 'R'},
+                                             {"atol", required_argument, NULL, 'A'},
                                              {"partial", no_argument, NULL, 'p'},
                                              {"force", no_argument, NULL, 'f'},
                                              {"quiet", no_argument, NULL, 'q'},
                                              {"help", no_argument, NULL, 'h'},
                                              {NULL, 0, NULL, 0}};
-    struct imp I = {.prog = "tunefarm import-t1"};
+    struct imp I = {.prog = "tunefarm import-t1", .rtol = -1, .atol = -1};
     const char *out_dir = NULL, *name_opt = NULL;
     bool force = false;
     int c;
@@ -2005,6 +2020,18 @@ int tf_t1_tool_main(int argc, char **argv)
         case 's': I.source_opt = optarg; break;
         case 'r': I.reference_opt = optarg; break;
         case 'n': name_opt = optarg; break;
+        case 'R':
+        case 'A': {
+            char *end = NULL;
+            const double v = strtod(optarg, &end);
+            if (end == optarg || *end != '\0' || !(v >= 0 && v < 1e30)) {
+                fprintf(stderr, "%s: --%s '%s': expected a number >= 0\n", I.prog,
+                        c == 'R' ? "rtol" : "atol", optarg);
+                return EXIT_USAGE;
+            }
+            *(c == 'R' ? &I.rtol : &I.atol) = v;
+            break;
+        }
         case 'p': I.partial = true; break;
         case 'f': force = true; break;
         case 'q': I.quiet = true; break;

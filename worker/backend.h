@@ -113,6 +113,12 @@ struct tf_backend {
                          int64_t *shared_bytes, int64_t *local_bytes, struct tf_error *err);
     /* Read the device's telemetry now into `t` (fields it cannot read are NaN / -1). */
     int (*telemetry)(struct tf_backend_ctx *ctx, struct tf_telemetry *t, struct tf_error *err);
+    /* The device's cumulative energy counter now, in joules, read directly (not
+     * the telemetry thread's last reading): 0; 1 if this device has no counter
+     * (err says why: no NVML, not supported by the board, no readable RAPL);
+     * -1 if this reading failed (err). Cheap enough for every few milliseconds
+     * while launches run: the runner's energy window (energy.h). */
+    int (*energy)(struct tf_backend_ctx *ctx, double *joules, struct tf_error *err);
     /* 0 once the context is broken (a sticky fault such as an illegal address):
      * nothing more can run in this process, so the runner exits after replying. */
     int (*healthy)(struct tf_backend_ctx *ctx);

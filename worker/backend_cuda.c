@@ -272,6 +272,45 @@ static int valid_arch(const char *arch)
     return p[0] == '\0' || ((p[0] == 'a' || p[0] == 'f') && p[1] == '\0');
 }
 
+/* What ptxas said of `entry` (--ptxas-options=-v, in the program log):
+ * "Compiling entry function 'ENTRY' for 'sm_90'", then "N bytes stack frame,
+ * N bytes spill stores, N bytes spill loads" and "Used N registers, ...
+ * N bytes smem" before the next entry. Fields it did not find stay -1. */
+static void ptxas_info(const char *log, const char *entry, struct tf_compile_output *out)
+{
+    char head[320];
+    snprintf(head, sizeof head, "Compiling entry function '%s'", entry);
+    const char *at = log ? strstr(log, head) : NULL;
+    if (at == NULL)
+        return;
+    at += strlen(head);
+    const char *end = strstr(at, "Compiling entry function '");
+    for (const char *line = at; *line && (end == NULL || line < end);) {
+        const size_t n = strcspn(line, "\n");
+        char text[512];
+        snprintf(text, sizeof text, "%.*s", (int)(n < sizeof text - 1 ? n : sizeof text - 1),
+                 line);
+        const char *p;
+        long long v;
+        if ((p = strstr(text, "Used ")) && sscanf(p, "Used %lld registers", &v) == 1)
+            out->registers = (int32_t)v;
+        if ((p = strstr(text, " bytes smem")) != NULL) {
+            while (p > text && p[-1] >= '0' && p[-1] <= '9')
+                p--;
+            if (sscanf(p, "%lld bytes smem", &v) == 1)
+                out->shared_bytes = v;
+        }
+        if ((p = strstr(text, "bytes spill stores")) != NULL) {
+            const char *q = strstr(text, "stack frame, ");
+            if (q && sscanf(q, "stack frame, %lld bytes spill stores", &v) == 1)
+                out->spill_bytes = v;
+        }
+        line += n;
+        if (*line == '\n')
+            line++;
+    }
+}
+
 static int cuda_compile(const struct tf_compile_input *in, struct tf_compile_output *out,
                         struct tf_error *err)
 {
@@ -285,8 +324,8 @@ static int cuda_compile(const struct tf_compile_input *in, struct tf_compile_out
 
     out->ok = 0;
     out->log = NULL;
-    /* Registers and spills are only known once the driver loads the CUBIN:
-     * the runner asks function_info() then. */
+    /* Registers, static shared memory and spills: what ptxas says (-v), or
+     * -1; the runner asks function_info() again once the driver loads it. */
     out->registers = -1;
     out->shared_bytes = out->spill_bytes = -1;
 
@@ -313,6 +352,9 @@ static int cuda_compile(const struct tf_compile_input *in, struct tf_compile_out
     snprintf(arch_option, sizeof arch_option, "--gpu-architecture=%s", in->arch);
     options[n++] = arch_option;
     options[n++] = "-std=c++17";
+    /* ptxas reports each entry's registers, shared memory and spills into the
+     * log (no device needed); the binary is the same. */
+    options[n++] = "--ptxas-options=-v";
     for (int i = 0; i < in->ndefines; i++)
         options[n++] = in->defines[i];
     for (int i = 0; i < in->noptions; i++)
@@ -354,7 +396,8 @@ static int cuda_compile(const struct tf_compile_input *in, struct tf_compile_out
     if (tf_cache_write_file(in->output_path, cubin, cubin_size, err) != 0)
         goto fail;
     out->ok = 1;
-    out->log = log; /* warnings, if any */
+    ptxas_info(log, in->entry, out);
+    out->log = log; /* warnings, if any, and ptxas' report */
     log = NULL;
     rc = 0;
 fail:
@@ -629,6 +672,26 @@ static void cuda_sensor_read(void *sensor, struct tf_telemetry *t)
                                 TF_NVML_CLOCKS_EVENT_REASON_APPLICATIONS_CLOCKS)) != 0;
 }
 
+/* NVML's total energy since the driver loaded (Volta and later), read now.
+ * NVML updates it every 20-100 ms on recent boards: energy.c copes. */
+static int cuda_sensor_energy(void *sensor, double *joules, char *why, size_t cap)
+{
+    const struct cuda_sensor *s = sensor;
+    unsigned long long mj = 0;
+    const tf_nvml_return rc = s->nvml->nvmlDeviceGetTotalEnergyConsumption(s->dev, &mj);
+    if (rc == TF_NVML_SUCCESS) {
+        *joules = (double)mj * 1e-3;
+        return 0;
+    }
+    if (rc == TF_NVML_ERROR_NOT_SUPPORTED) {
+        snprintf(why, cap, "nvmlDeviceGetTotalEnergyConsumption is not supported on this "
+                           "device (NVML_ERROR_NOT_SUPPORTED; Volta and later have it)");
+        return 1;
+    }
+    snprintf(why, cap, "nvmlDeviceGetTotalEnergyConsumption failed (NVML error %d)", rc);
+    return -1;
+}
+
 static const struct tf_gpu_vendor cuda_vendor = {
     .version = TF_GPU_VENDOR_VERSION,
     .name = "CUDA",
@@ -663,6 +726,7 @@ static const struct tf_gpu_vendor cuda_vendor = {
     .host_free = cuda_host_free,
     .sensor_open = cuda_sensor_open,
     .sensor_read = cuda_sensor_read,
+    .sensor_energy = cuda_sensor_energy,
     .sensor_close = free,
 };
 

@@ -844,6 +844,27 @@ static void hip_sensor_read(void *sensor, struct tf_telemetry *t)
         t->temperature_c = (double)millidegrees * 1e-3;
 }
 
+/* ROCm SMI's energy accumulator, in counts of `resolution` microjoules, read now. */
+static int hip_sensor_energy(void *sensor, double *joules, char *why, size_t cap)
+{
+    const struct hip_sensor *s = sensor;
+    uint64_t count = 0, stamp = 0;
+    float resolution = 0;
+    const tf_rsmi_status rc = s->smi->rsmi_dev_energy_count_get(s->dev, &count, &resolution,
+                                                                &stamp);
+    if (rc == TF_RSMI_STATUS_SUCCESS && resolution > 0) {
+        *joules = (double)count * resolution * 1e-6;
+        return 0;
+    }
+    if (rc == TF_RSMI_STATUS_NOT_SUPPORTED) {
+        snprintf(why, cap, "rsmi_dev_energy_count_get is not supported on this device");
+        return 1;
+    }
+    snprintf(why, cap, "rsmi_dev_energy_count_get failed (ROCm SMI status %d, resolution %g)",
+             rc, (double)resolution);
+    return -1;
+}
+
 static const struct tf_gpu_vendor hip_vendor = {
     .version = TF_GPU_VENDOR_VERSION,
     .name = "HIP",
@@ -878,6 +899,7 @@ static const struct tf_gpu_vendor hip_vendor = {
     .host_free = hip_host_free,
     .sensor_open = hip_sensor_open,
     .sensor_read = hip_sensor_read,
+    .sensor_energy = hip_sensor_energy,
     .sensor_close = free,
 };
 

@@ -14,10 +14,13 @@
  * faults at once instead of writing over the runner's heap (the runner turns
  * that fault into the variant's error, and checks canaries for the bytes in
  * between). Discovery uses hwloc for the cache hierarchy
- * and core count of the node. Every pipe is O_CLOEXEC: compile threads spawn
+ * and core count of the node. Energy is the packages' RAPL counters
+ * (rapl.h), where the kernel lets this user read them
+ * ($TUNEFARM_RAPL_ROOT stands for /sys/class/powercap in tests). Every pipe is O_CLOEXEC: compile threads spawn
  * concurrently, and a write end leaked into a sibling compiler would hold off
  * our EOF until that sibling exits. */
 #include "backend.h"
+#include "rapl.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -63,6 +66,11 @@ struct tf_backend_ctx {
     size_t llc_bytes;
     unsigned char *flush_buf; /* 2 x llc_bytes, allocated on the first flush */
     struct host_mapping *mappings;
+    /* The packages' energy (RAPL), opened with the instance so that nothing
+     * is opened while a variant runs; NULL where there is none, and why. */
+    struct tf_rapl *rapl;
+    int rapl_rc;              /* tf_rapl_open's answer: 1 none readable, -1 broken */
+    char rapl_why[1024];
 };
 
 /* A loaded kernel: the handle is kept so unload can dlclose it. */
@@ -581,8 +589,22 @@ static int host_open(int ordinal, struct tf_backend_ctx **ctx, struct tf_error *
     if (topo)
         hwloc_topology_destroy(topo);
     c->llc_bytes = (size_t)cs.llc;
+    struct tf_error rapl_err = {0};
+    c->rapl_rc = tf_rapl_open(getenv("TUNEFARM_RAPL_ROOT"), &c->rapl, &rapl_err);
+    tf_strlcpy(c->rapl_why, rapl_err.message, sizeof c->rapl_why);
     *ctx = c;
     return 0;
+}
+
+/* The host's energy is its packages' (RAPL): the cores a host kernel runs
+ * on and everything else the packages run meanwhile. */
+static int host_energy(struct tf_backend_ctx *ctx, double *joules, struct tf_error *err)
+{
+    if (ctx->rapl == NULL) {
+        tf_error_set(err, TF_ERR_BACKEND, "%s", ctx->rapl_why);
+        return ctx->rapl_rc < 0 ? -1 : 1;
+    }
+    return tf_rapl_read(ctx->rapl, joules, err);
 }
 
 static void host_close(struct tf_backend_ctx *ctx)
@@ -596,6 +618,7 @@ static void host_close(struct tf_backend_ctx *ctx)
         free(m);
     }
     free(ctx->flush_buf);
+    tf_rapl_close(ctx->rapl);
     free(ctx);
 }
 
@@ -759,4 +782,5 @@ const struct tf_backend tf_backend_host = {
     .download = host_download,
     .launch = host_launch,
     .flush_cache = host_flush_cache,
+    .energy = host_energy,
 };

@@ -24,7 +24,14 @@
  * `instant`: no waiting). Results are stamped with the simulated time. The
  * device is SOURCE's (KT cache: its device_name; archive: its device row),
  * backend `replay`, one per worker (uuid replay-N, N the worker's index among
- * its node's workers: distinct on a node, however many there are). */
+ * its node's workers: distinct on a node, however many there are).
+ *
+ * The null source (`--replay null:`, TF_REPLAY_NULL) reads nothing: every
+ * configuration of every job kernel is `ok`, with a time of 1 to 2 ms that
+ * is a fixed function of its index and a simulated cost of nothing, from a
+ * device named `null`. It measures the farm itself (bench/coordinator/
+ * capacity.sh: the coordinator's results/s and memory with spaces of any
+ * size); it is never chosen unless named. */
 #ifndef TF_BACKEND_REPLAY_H
 #define TF_BACKEND_REPLAY_H
 
@@ -36,6 +43,9 @@
 #include "../schema/result.h"
 
 struct tf_replay;
+
+/* The SOURCE that names the null source (a name no file path is given as). */
+#define TF_REPLAY_NULL "null:"
 
 /* Load SOURCE and match every kernel of `job` against it. NULL + err (naming
  * SOURCE, the kernel and the mismatch) on failure. */

@@ -168,28 +168,40 @@ int tf_cache_read_text(const char *path, char *out, size_t cap)
     return 0;
 }
 
-int tf_cache_write_meta(const char *path, int32_t registers, int64_t shared, int64_t spills,
-                        struct tf_error *err)
+int tf_cache_write_meta(const char *path, const struct tf_cache_meta *m, struct tf_error *err)
 {
-    char text[256];
+    char text[256 + TF_WARNING_LEN], first[TF_WARNING_LEN];
+    /* one line: the warning is the rest of its line */
+    tf_strlcpy(first, m->first_warning, sizeof first);
+    first[strcspn(first, "\r\n")] = '\0';
     int n = snprintf(text, sizeof text,
-                     "registers %" PRId32 "\nshared_bytes %" PRId64 "\nspill_bytes %" PRId64 "\n",
-                     registers, shared, spills);
+                     "registers %" PRId32 "\nshared_bytes %" PRId64 "\nspill_bytes %" PRId64
+                     "\nwarnings %" PRId32 "\nfirst_warning %s\n",
+                     m->registers, m->shared_bytes, m->spill_bytes, m->warnings, first);
     return tf_cache_write_file(path, text, (size_t)n, err);
 }
 
-int tf_cache_read_meta(const char *path, int32_t *registers, int64_t *shared, int64_t *spills)
+int tf_cache_read_meta(const char *path, struct tf_cache_meta *m)
 {
-    char text[256];
-    long long r, sh, sp;
-    *registers = -1;
-    *shared = *spills = -1;
+    char text[256 + TF_WARNING_LEN];
+    long long r, sh, sp, w;
+    memset(m, 0, sizeof *m);
+    m->registers = m->warnings = -1;
+    m->shared_bytes = m->spill_bytes = -1;
     if (tf_cache_read_text(path, text, sizeof text) != 0)
         return -1;
     if (sscanf(text, "registers %lld shared_bytes %lld spill_bytes %lld", &r, &sh, &sp) != 3)
         return -1;
-    *registers = (int32_t)r;
-    *shared = sh;
-    *spills = sp;
+    m->registers = (int32_t)r;
+    m->shared_bytes = sh;
+    m->spill_bytes = sp;
+    const char *at = strstr(text, "\nwarnings ");
+    const char *first = strstr(text, "\nfirst_warning ");
+    if (at && first && sscanf(at, " warnings %lld", &w) == 1 && w >= 0 && w <= INT32_MAX) {
+        m->warnings = (int32_t)w;
+        first += strlen("\nfirst_warning ");
+        const size_t n = strcspn(first, "\n");
+        snprintf(m->first_warning, sizeof m->first_warning, "%.*s", (int)n, first);
+    }
     return 0;
 }

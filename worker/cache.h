@@ -1,9 +1,10 @@
 /* cache.h - the content-addressed compile cache on disk.
  *
  * Layout: <dir>/<backend>/<key[0:2]>/<key>.<ext>, where ext is the binary's
- * (so, cubin, hsaco) or one of: meta (registers/shared/spills of a good
- * binary), err (the one-line message of a rejected variant), log (the full
- * compiler log of a rejected variant), busy (the in-progress mark "host pid" of
+ * (so, cubin, hsaco) or one of: meta (registers/shared/spills/warnings of a
+ * good binary), err (the one-line message of a rejected variant), log (the
+ * full compiler log of a rejected variant, or of a good one that had
+ * warnings), busy (the in-progress mark "host pid" of
  * a variant some process is compiling now; see compile.c). Every file but the
  * mark appears atomically. */
 #ifndef TF_CACHE_H
@@ -13,6 +14,7 @@
 #include <stdint.h>
 
 #include "../schema/error.h"
+#include "../schema/result.h"
 #include "backend.h"
 
 /* The cache key (64 hex digits) of compiling `in` with `be`: SHA-256 over backend
@@ -35,10 +37,18 @@ void tf_cache_temp_name(const char *final, char *out, size_t cap);
 int tf_cache_write_file(const char *path, const void *data, size_t n, struct tf_error *err);
 /* Read a whole small text file (at most `cap` - 1 bytes) into `out`; -1 if unreadable. */
 int tf_cache_read_text(const char *path, char *out, size_t cap);
+/* What the cache keeps of a good binary besides itself. */
+struct tf_cache_meta {
+    int32_t registers;         /* per thread; -1 unknown */
+    int64_t shared_bytes;      /* static shared memory; -1 unknown */
+    int64_t spill_bytes;       /* -1 unknown */
+    int32_t warnings;          /* the compiler's warnings; -1 unknown */
+    char first_warning[TF_WARNING_LEN];
+};
 /* Store / read a good binary's metadata (one "name value" per line). Reading a
- * missing or damaged file yields -1 for every field and returns -1. */
-int tf_cache_write_meta(const char *path, int32_t registers, int64_t shared, int64_t spills,
-                        struct tf_error *err);
-int tf_cache_read_meta(const char *path, int32_t *registers, int64_t *shared, int64_t *spills);
+ * missing or damaged file yields -1 for every field and returns -1; a file
+ * written before warnings were kept reads them as -1 (unknown). */
+int tf_cache_write_meta(const char *path, const struct tf_cache_meta *m, struct tf_error *err);
+int tf_cache_read_meta(const char *path, struct tf_cache_meta *m);
 
 #endif

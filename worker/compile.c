@@ -30,6 +30,7 @@
  * run's summary is made of. */
 #include "compile.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -51,6 +52,7 @@
 struct compile_job {
     uint64_t ticket;
     const struct tf_kernel *kernel;
+    int problem; /* whose sizes the kernel's `defines:` compile in */
     uint64_t config;
     int state; /* 0 queued, 1 running, 2 done */
     struct tf_compiled result;
@@ -152,6 +154,42 @@ void tf_compile_log_summary(const char *log, char *out, size_t cap)
     out[n] = '\0';
 }
 
+int tf_compile_log_warnings(const char *log, char *first, size_t cap)
+{
+    int count = 0;
+    if (cap > 0)
+        first[0] = '\0';
+    for (const char *line = log; line && *line;) {
+        const size_t n = strcspn(line, "\n");
+        int hit = 0;
+        for (size_t i = 0; !hit && i + 7 <= n; i++) {
+            if (strncasecmp(line + i, "warning", 7) != 0 ||
+                (i > 0 && (isalnum((unsigned char)line[i - 1]) || line[i - 1] == '_')))
+                continue;
+            size_t j = i + 7;
+            while (j < n && line[j] == ' ')
+                j++;
+            hit = j < n && (line[j] == ':' || line[j] == '#');
+        }
+        if (hit && count++ == 0 && cap > 0) {
+            size_t len = n;
+            while (len > 0 && line[len - 1] == '\r')
+                len--;
+            /* Cut to fit whole UTF-8 characters (cc quotes names with U+2018). */
+            if (len > cap - 1) {
+                len = cap - 1;
+                while (len > 0 && ((unsigned char)line[len] & 0xC0) == 0x80)
+                    len--;
+            }
+            snprintf(first, cap, "%.*s", (int)len, line);
+        }
+        line += n;
+        if (*line == '\n')
+            line++;
+    }
+    return count;
+}
+
 /* Everything one compile needs, for kernels and references alike. */
 struct variant {
     const struct tf_backend *be;
@@ -196,9 +234,15 @@ static int cache_answer(const char *binary, const char *meta, const char *errf,
                         struct tf_compiled *out)
 {
     if (access(binary, R_OK) == 0) {
+        struct tf_cache_meta m;
         out->status = TF_STATUS_OK;
         out->cached = 1;
-        tf_cache_read_meta(meta, &out->registers, &out->shared_bytes, &out->spill_bytes);
+        tf_cache_read_meta(meta, &m);
+        out->registers = m.registers;
+        out->shared_bytes = m.shared_bytes;
+        out->spill_bytes = m.spill_bytes;
+        out->warnings = m.warnings;
+        tf_strlcpy(out->first_warning, m.first_warning, sizeof out->first_warning);
         return 1;
     }
     if (tf_cache_read_text(errf, out->message, sizeof out->message) == 0) {
@@ -529,7 +573,7 @@ static int includes_now(struct tf_compile_pool *p, const struct tf_kernel *k, in
 unreadable:
     memset(out, 0, sizeof *out);
     out->status = TF_STATUS_COMPILE_ERROR;
-    out->registers = -1;
+    out->registers = out->warnings = -1;
     out->shared_bytes = out->spill_bytes = -1;
     tf_strlcpy(out->message, why, sizeof out->message);
     return -1;
@@ -561,7 +605,7 @@ static int compile_variant(const struct variant *v, struct tf_compiled *out, int
 
     memset(out, 0, sizeof *out);
     out->status = TF_STATUS_COMPILE_ERROR;
-    out->registers = -1;
+    out->registers = out->warnings = -1;
     out->shared_bytes = out->spill_bytes = -1;
     *ran_compiler = 0;
 
@@ -623,8 +667,17 @@ static int compile_variant(const struct variant *v, struct tf_compiled *out, int
         out->registers = co.registers;
         out->shared_bytes = co.shared_bytes;
         out->spill_bytes = co.spill_bytes;
+        out->warnings = tf_compile_log_warnings(co.log, out->first_warning,
+                                                sizeof out->first_warning);
+        struct tf_cache_meta m = {co.registers, co.shared_bytes, co.spill_bytes, out->warnings,
+                                  ""};
+        tf_strlcpy(m.first_warning, out->first_warning, sizeof m.first_warning);
+        /* The whole log of a variant with warnings, beside it (the archive
+         * keeps the first); losing it costs nothing but that. */
+        if (out->warnings > 0)
+            tf_cache_write_file(logf, co.log, strlen(co.log), NULL);
         /* metadata first: a binary without .meta reads as "unknown", never as wrong */
-        if (tf_cache_write_meta(meta, co.registers, co.shared_bytes, co.spill_bytes, &err) != 0 ||
+        if (tf_cache_write_meta(meta, &m, &err) != 0 ||
             rename(tmp, out->binary_path) != 0) {
             if (err.message[0] == '\0')
                 tf_error_set(&err, TF_ERR_IO, "cannot rename into '%s': %s", out->binary_path,
@@ -659,14 +712,17 @@ fail:
     return changed;
 }
 
-/* Compile configuration `config` of kernel `k` with the pool's backend on slot `s`. */
-static void compile_config(struct slot *s, const struct tf_kernel *k, uint64_t config,
-                           struct tf_compiled *out, int *ran_compiler)
+/* Compile configuration `config` of kernel `k` for problem `problem` (the
+ * sizes its `defines:` name; any problem if none) with the pool's backend on
+ * slot `s`. */
+static void compile_config(struct slot *s, const struct tf_kernel *k, int problem,
+                           uint64_t config, struct tf_compiled *out, int *ran_compiler)
 {
     struct tf_compile_pool *p = s->pool;
     char *defines[TF_MAX_DEFINES], includes[65];
     *ran_compiler = 0;
     int ndefines = tf_kernel_defines(k, config, defines, TF_MAX_DEFINES);
+    ndefines += tf_kernel_size_defines(k, problem, defines + ndefines, TF_MAX_DEFINES - ndefines);
     struct variant v = {
         .be = p->be,
         .cache_dir = p->cache_dir,
@@ -721,7 +777,7 @@ static void *compile_thread(void *arg)
         pthread_mutex_unlock(&p->mu);
 
         int ran = 0;
-        compile_config(s, job->kernel, job->config, &job->result, &ran);
+        compile_config(s, job->kernel, job->problem, job->config, &job->result, &ran);
 
         pthread_mutex_lock(&p->mu);
         if (--p->active == 0)
@@ -839,8 +895,15 @@ void tf_compile_pool_destroy(struct tf_compile_pool *p)
 
 uint64_t tf_compile_submit(struct tf_compile_pool *p, const struct tf_kernel *k, uint64_t config)
 {
+    return tf_compile_submit_for(p, k, 0, config);
+}
+
+uint64_t tf_compile_submit_for(struct tf_compile_pool *p, const struct tf_kernel *k, int problem,
+                               uint64_t config)
+{
     struct compile_job *job = tf_xcalloc(1, sizeof *job);
     job->kernel = k;
+    job->problem = problem;
     job->config = config;
     pthread_mutex_lock(&p->mu);
     job->ticket = p->next_ticket++;
@@ -888,6 +951,10 @@ int tf_compile_reference(struct tf_compile_pool *p, const struct tf_kernel *k, c
     static char opt_o3[] = "-O3", opt_native[] = "-march=native",
                 opt_contract[] = "-ffp-contract=off", opt_omp[] = "-fopenmp";
     char *options[] = {opt_o3, opt_native, opt_contract, opt_omp};
+    /* Where the sizes and the depends_on parameters sit in its argument
+     * array (TF_REF_NAME, kernel.md "References"). */
+    char *defines[TF_MAX_DEFINES];
+    const int ndefines = tf_kernel_reference_defines(k, defines, TF_MAX_DEFINES);
     struct variant v = {
         .be = &tf_backend_host,
         .cache_dir = p->cache_dir,
@@ -896,16 +963,21 @@ int tf_compile_reference(struct tf_compile_pool *p, const struct tf_kernel *k, c
                .source_name = k->ref_source_path,
                .entry = k->ref_entry,
                .arch = "reference",
-               .ndefines = 0,
-               .defines = NULL,
+               .ndefines = ndefines,
+               .defines = defines,
                .noptions = (int)(sizeof options / sizeof options[0]),
                .options = options},
     };
     struct tf_compiled out;
     int ran = 0;
-    if (k->ref_source == NULL || k->ref_entry == NULL)
+    if (k->ref_source == NULL || k->ref_entry == NULL) {
+        for (int i = 0; i < ndefines; i++)
+            free(defines[i]);
         return tf_error_set(err, TF_ERR_SCHEMA, "kernel '%s' has no reference", k->name);
+    }
     compile_variant(&v, &out, &ran);
+    for (int i = 0; i < ndefines; i++)
+        free(defines[i]);
     if (out.status != TF_STATUS_OK)
         return tf_error_at(err, TF_ERR_BACKEND, k->ref_source_path, 0, 0,
                            "reference of kernel '%s' does not compile: %s", k->name,

@@ -19,6 +19,8 @@ struct tf_compiled {
     int cached;                   /* 1 if found in the cache (a good or a known-bad variant) */
     int32_t registers;            /* -1 unknown (always on the host) */
     int64_t shared_bytes, spill_bytes;
+    int32_t warnings;             /* the compiler's warnings (ok only); -1 unknown */
+    char first_warning[TF_WARNING_LEN]; /* the first of them, "" if none */
     char message[TF_MESSAGE_LEN]; /* first meaningful line of the compiler log if not ok */
 };
 
@@ -45,8 +47,14 @@ struct tf_compile_pool *tf_compile_pool_create(const char *exe, const struct tf_
 /* Finish queued work, stop the children, join the threads, free; accepts NULL.
  * Unwaited results are dropped. */
 void tf_compile_pool_destroy(struct tf_compile_pool *p);
-/* Queue configuration `config` of `k` (which must outlive the wait); returns its ticket. */
+/* Queue configuration `config` of `k` (which must outlive the wait) for its
+ * problem 0; returns its ticket. Only for kernels whose binary does not depend
+ * on the problem (no `defines:`); tf_compile_submit_for otherwise. */
 uint64_t tf_compile_submit(struct tf_compile_pool *p, const struct tf_kernel *k, uint64_t config);
+/* Queue configuration `config` of `k` for problem `problem` of `k`: the sizes
+ * its `defines:` name are compiled in (kernel.md); returns its ticket. */
+uint64_t tf_compile_submit_for(struct tf_compile_pool *p, const struct tf_kernel *k, int problem,
+                               uint64_t config);
 /* Block until `ticket` is done and copy its result to `out`; each ticket is waited once. */
 void tf_compile_wait(struct tf_compile_pool *p, uint64_t ticket, struct tf_compiled *out);
 /* Compile (or find cached) `k`'s host C reference with tf_backend_host, synchronously,
@@ -66,5 +74,10 @@ int tf_compile_pool_starts(struct tf_compile_pool *p);
 /* The first meaningful line of a compiler log (the first containing "error",
  * else the first non-blank one) into `out` (cap bytes). */
 void tf_compile_log_summary(const char *log, char *out, size_t cap);
+/* The number of warnings in a compiler log (NULL: none): lines where the word
+ * "warning" is followed by ':' or '#' (cc and clang "x.c:3:5: warning: ...",
+ * NVRTC "x.cu(3): warning #177-D: ...", ptxas "ptxas warning : ..."), and the
+ * first of those lines into `first` (cap bytes; "" if none). */
+int tf_compile_log_warnings(const char *log, char *first, size_t cap);
 
 #endif

@@ -184,6 +184,7 @@ typedef struct tf_nvml_device_st *tf_nvml_device;  /* nvmlDevice_t */
 
 enum {
     TF_NVML_SUCCESS = 0,                /* nvmlReturn_t NVML_SUCCESS */
+    TF_NVML_ERROR_NOT_SUPPORTED = 3,    /* nvmlReturn_t NVML_ERROR_NOT_SUPPORTED */
     TF_NVML_CLOCK_SM = 1,               /* nvmlClockType_t NVML_CLOCK_SM */
     TF_NVML_CLOCK_MEM = 2,              /* nvmlClockType_t NVML_CLOCK_MEM */
     TF_NVML_TEMPERATURE_GPU = 0         /* nvmlTemperatureSensors_t NVML_TEMPERATURE_GPU */

@@ -16,7 +16,9 @@
  * side stream into page-locked memory, so the samples queued after a download
  * run while it lands. Telemetry comes from the vendor's sensor (NVML, ROCm
  * SMI) when there is one, read by a thread every 25 ms: a reading costs
- * milliseconds the GPU would otherwise wait through. */
+ * milliseconds the GPU would otherwise wait through. The energy counter alone
+ * is also read directly, on the measuring thread, for the runner's energy
+ * window (energy.h), which reads it while a queued batch runs. */
 #include "gpu_backend.h"
 
 #include <errno.h>
@@ -660,6 +662,27 @@ int tf_gpu_telemetry(struct tf_backend_ctx *ctx, struct tf_telemetry *t, struct 
     *t = ctx->telemetry;
     pthread_mutex_unlock(&ctx->lock);
     return 0;
+}
+
+/* Read on the calling (measuring) thread, not through the telemetry thread's
+ * 25 ms readings: the energy window needs the counter as it is now. */
+int tf_gpu_energy(struct tf_backend_ctx *ctx, double *joules, struct tf_error *err)
+{
+    if (ctx->sensor == NULL) {
+        tf_error_set(err, TF_ERR_BACKEND, "no %s for this device: no energy counter",
+                     ctx->v->sensor_name);
+        return 1;
+    }
+    if (ctx->v->sensor_energy == NULL) {
+        tf_error_set(err, TF_ERR_BACKEND, "tunefarm reads no energy counter through %s",
+                     ctx->v->sensor_name);
+        return 1;
+    }
+    char why[128] = "";
+    const int rc = ctx->v->sensor_energy(ctx->sensor, joules, why, sizeof why);
+    if (rc != 0)
+        tf_error_set(err, TF_ERR_BACKEND, "%s energy counter: %s", ctx->v->sensor_name, why);
+    return rc;
 }
 
 int tf_gpu_healthy(struct tf_backend_ctx *ctx)

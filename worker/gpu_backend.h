@@ -111,6 +111,10 @@ struct tf_gpu_vendor {
     void *(*sensor_open)(void *device);
     /* One reading into `t` (NaN / -1 for what it cannot read); may take milliseconds. */
     void (*sensor_read)(void *sensor, struct tf_telemetry *t);
+    /* Optional: the cumulative energy counter alone, joules: 0; 1 if the device
+     * has none (not supported); -1 if the reading failed. `why` (cap bytes) says
+     * what the management library answered when not 0. */
+    int (*sensor_energy)(void *sensor, double *joules, char *why, size_t cap);
     void (*sensor_close)(void *sensor); /* accepts NULL */
 };
 
@@ -135,6 +139,7 @@ int tf_gpu_flush_cache(struct tf_backend_ctx *ctx, struct tf_error *err);
 int tf_gpu_function_info(struct tf_backend_ctx *ctx, void *function, int32_t *registers,
                          int64_t *shared_bytes, int64_t *local_bytes, struct tf_error *err);
 int tf_gpu_telemetry(struct tf_backend_ctx *ctx, struct tf_telemetry *t, struct tf_error *err);
+int tf_gpu_energy(struct tf_backend_ctx *ctx, double *joules, struct tf_error *err);
 int tf_gpu_healthy(struct tf_backend_ctx *ctx);
 int tf_gpu_enqueue(struct tf_backend_ctx *ctx, void *function, const struct tf_launch *geometry,
                    void **args, int count, int flush, struct tf_error *err);
@@ -154,8 +159,9 @@ int tf_gpu_download_wait(struct tf_backend_ctx *ctx, struct tf_error *err);
     .alloc = tf_gpu_alloc, .release = tf_gpu_release, .upload = tf_gpu_upload,               \
     .download = tf_gpu_download, .launch = tf_gpu_launch, .flush_cache = tf_gpu_flush_cache, \
     .function_info = tf_gpu_function_info, .telemetry = tf_gpu_telemetry,                    \
-    .healthy = tf_gpu_healthy, .enqueue = tf_gpu_enqueue, .collect = tf_gpu_collect,         \
-    .copy = tf_gpu_copy, .host_alloc = tf_gpu_host_alloc, .host_free = tf_gpu_host_free,     \
+    .energy = tf_gpu_energy, .healthy = tf_gpu_healthy, .enqueue = tf_gpu_enqueue,            \
+    .collect = tf_gpu_collect, .copy = tf_gpu_copy, .host_alloc = tf_gpu_host_alloc,         \
+    .host_free = tf_gpu_host_free,                                                           \
     .download_async = tf_gpu_download_async, .download_wait = tf_gpu_download_wait
 
 #endif

@@ -266,6 +266,7 @@ typedef int tf_rsmi_status;            /* rsmi_status_t */
 
 enum {
     TF_RSMI_STATUS_SUCCESS = 0,        /* rocm_smi.h:86 */
+    TF_RSMI_STATUS_NOT_SUPPORTED = 2,  /* rsmi_status_t RSMI_STATUS_NOT_SUPPORTED */
     TF_RSMI_CLK_TYPE_SYS = 0,          /* rsmi_clk_type_t, rocm_smi.h:337 */
     TF_RSMI_TEMP_CURRENT = 0,          /* rsmi_temperature_metric_t, rocm_smi.h:361 */
     TF_RSMI_TEMP_TYPE_EDGE = 0,        /* rsmi_temperature_type_t, rocm_smi.h:408 */

@@ -8,8 +8,9 @@
  * every sample in O(1); the samples themselves are kept (max_samples doubles)
  * because the median needs them. Time is the sum of the samples the device
  * reported, not wall time: the limits bound device work, the runner's deadline
- * bounds the rest. Launch failures in the middle end the protocol with the
- * launch's status: a variant that fails on its 40th launch is not "ok", and a
+ * bounds the rest; samples a limit ended while their spread was still above
+ * max_noise are marked noisy. Launch failures in the middle end the protocol
+ * with the launch's status: a variant that fails on its 40th launch is not "ok", and a
  * sample the timer reports as NaN, infinite or negative is runtime_error with
  * the timer named (a broken clock must never become a time).
  * Where the backend can queue launches (enqueue/collect), samples go in
@@ -220,6 +221,9 @@ int tf_measure_run(const struct tf_measure *m, const struct tf_sampler *s, struc
 done:
     tf_stats_compute(set.v, set.n, out);
     out->busy = busy;
+    /* The rule stops only once rsd <= max_noise: above it, a limit ended the
+     * samples, and the times are less certain than the job asked for. */
+    out->noisy = status == TF_STATUS_OK && running_rsd(set.n, set.mean, set.m2) > m->max_noise;
     free(set.v);
     return status;
 }

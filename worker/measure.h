@@ -16,6 +16,8 @@ struct tf_stats {
     double rsd;   /* sample standard deviation / mean; 0 when n < 2; NaN when n == 0 */
     double total; /* sum of the samples */
     double busy;  /* device time of every timed launch: warm-ups (when timed) and samples */
+    int noisy;    /* tf_measure_run: 1 if max_time or max_samples ended the samples with
+                     their spread still above max_noise (the rule was never met) */
 };
 
 /* Where samples come from. `launch` runs the kernel once and returns an enum
@@ -52,8 +54,9 @@ double tf_stats_median_sorted(const double *sorted, uint32_t n);
 /* Run the protocol of `m` (warmup, then samples until n >= min_samples &&
  * total >= min_time && rsd <= max_noise, or total >= max_time, or n >=
  * max_samples; flush before each sample if m->flush_l2). Returns the status:
- * TF_STATUS_OK with `out` filled, or the first failing launch's status with
- * err filled (out then holds the samples taken so far). */
+ * TF_STATUS_OK with `out` filled (out->noisy set if a limit ended samples
+ * whose rsd was still above max_noise), or the first failing launch's status
+ * with err filled (out then holds the samples taken so far). */
 int tf_measure_run(const struct tf_measure *m, const struct tf_sampler *s, struct tf_stats *out,
                    struct tf_error *err);
 

@@ -18,8 +18,9 @@
  * run still measures every valid configuration (compiled here); with one,
  * brute force gets its first `budget` in index order (what the run measures
  * after its seeds) and random the adaptive draw, and the output says the
- * seeds are not among them. A variant's
- * binary does not depend on the problem, so each kernel's configurations are
+ * seeds are not among them. A variant's binary does not depend on the
+ * problem unless the kernel compiles sizes in (`defines:`, one set per
+ * problem then), so each kernel's configurations are
  * merged over its problems and compiled once, through the same compile pool
  * and content-hash cache a run uses: a later `tunefarm run` on a node that
  * shares the cache finds them and spends its device time measuring. Under
@@ -146,14 +147,80 @@ int tf_precompile_variants(const struct tf_job *job, const struct tf_job_kernel 
     return 0;
 }
 
+/* What precompile_arch counts over its kernels. */
+struct tally {
+    uint64_t total, mine, failed, ok, kernels;
+    char first_error[TF_MESSAGE_LEN];
+};
+
+/* Compile this rank's share of the variants of `jk` (its problems' valid
+ * configurations, merged) through `pool`, adding to `t`; an exit code. The
+ * binaries are those of jk's first problem: the same for all of them unless
+ * the kernel has `defines:`, and then `jk` holds one problem. */
+static int precompile_unit(const struct tf_precompile_options *o, const struct tf_job *job,
+                           const struct tf_job_kernel *jk, const struct tf_device *dev,
+                           struct tf_compile_pool *pool, int procs, const char *arch,
+                           struct tally *t)
+{
+    struct tf_error err = {0};
+    const int problem = jk->nproblems > 0 ? jk->problems[0] : 0;
+    uint64_t *variants, n;
+    if (tf_precompile_variants(job, jk, dev, &variants, &n, &err)) {
+        tf_error_print(&err, "tunefarm compile", stderr);
+        return 2;
+    }
+    t->total += n;
+    /* This rank's share, submitted through a window of a few per process:
+     * the pool's queue (and memory) stays small however large the space. */
+    uint64_t nt = 0;
+    for (uint64_t v = (uint64_t)o->rank; v < n; v += (uint64_t)o->nranks)
+        nt++;
+    const uint64_t window = 4 * (uint64_t)procs;
+    uint64_t *tickets = tf_xmalloc(sizeof *tickets * window), submitted = 0;
+    double last = mono_now();
+    for (uint64_t i = 0; i < nt; i++) {
+        while (submitted < nt && submitted < i + window) {
+            uint64_t v = (uint64_t)o->rank + submitted * (uint64_t)o->nranks;
+            tickets[submitted % window] =
+                tf_compile_submit_for(pool, jk->kernel, problem, variants[v]);
+            submitted++;
+        }
+        struct tf_compiled c;
+        tf_compile_wait(pool, tickets[i % window], &c);
+        if (c.status == TF_STATUS_OK) {
+            t->ok++;
+        } else {
+            t->failed++;
+            if (t->first_error[0] == '\0')
+                snprintf(t->first_error, sizeof t->first_error, "%s", c.message);
+        }
+        if (!o->quiet && mono_now() - last >= 5.0) {
+            last = mono_now();
+            fprintf(stderr, "tunefarm compile: %s %s: %llu/%llu\n", arch, jk->kernel->name,
+                    (unsigned long long)(i + 1), (unsigned long long)nt);
+        }
+    }
+    t->mine += nt;
+    free(tickets);
+    free(variants);
+    return 0;
+}
+
 /* One architecture: returns an exit code as tf_precompile. */
 static int precompile_arch(const struct tf_precompile_options *o, const struct tf_job *job,
                            const char *arch)
 {
     struct tf_device dev;
     struct tf_error err = {0};
-    if (tf_device_for_arch(arch, &dev)) {
-        fprintf(stderr, "tunefarm compile: unknown architecture '%s' (known: %s)\n", arch,
+    if (strcmp(arch, "host") == 0) {
+        /* This machine's CPU, as its host worker describes it: the same
+         * architecture (hence cache keys) and properties a run here uses. */
+        if (tf_backend_host.describe(0, &dev, &err) != 0) {
+            tf_error_print(&err, "tunefarm compile", stderr);
+            return 1;
+        }
+    } else if (tf_device_for_arch(arch, &dev)) {
+        fprintf(stderr, "tunefarm compile: unknown architecture '%s' (known: %s, host)\n", arch,
                 tf_device_known_archs());
         return 2;
     }
@@ -170,59 +237,29 @@ static int precompile_arch(const struct tf_precompile_options *o, const struct t
     if (procs < 1)
         procs = 1;
     struct tf_compile_pool *pool =
-        tf_compile_pool_create(o->exe, be, arch, job->cache, procs, &err);
+        tf_compile_pool_create(o->exe, be, dev.arch, job->cache, procs, &err);
     if (pool == NULL) {
         tf_error_print(&err, "tunefarm compile", stderr);
         return 1;
     }
     const double start = mono_now();
-    uint64_t total = 0, mine = 0, failed = 0, ok = 0, kernels = 0;
-    char first_error[TF_MESSAGE_LEN] = "";
+    struct tally t = {0};
     int code = 0;
     for (int i = 0; i < job->nkernels && code == 0; i++) {
-        const struct tf_job_kernel *jk = &job->kernels[i];
-        if (strcmp(jk->kernel->language, tf_device_language(&dev)) != 0)
+        const struct tf_job_kernel *all = &job->kernels[i];
+        if (strcmp(all->kernel->language, tf_device_language(&dev)) != 0)
             continue;
-        uint64_t *variants, n;
-        if (tf_precompile_variants(job, jk, &dev, &variants, &n, &err)) {
-            tf_error_print(&err, "tunefarm compile", stderr);
-            code = 2;
-            break;
+        t.kernels++;
+        /* A kernel that compiles sizes in (`defines:`) has binaries per
+         * problem: one unit per problem. Otherwise one for all its problems. */
+        if (all->kernel->ndefine_sizes == 0) {
+            code = precompile_unit(o, job, all, &dev, pool, procs, arch, &t);
+            continue;
         }
-        kernels++;
-        total += n;
-        /* This rank's share, submitted through a window of a few per process:
-         * the pool's queue (and memory) stays small however large the space. */
-        uint64_t nt = 0;
-        for (uint64_t v = (uint64_t)o->rank; v < n; v += (uint64_t)o->nranks)
-            nt++;
-        const uint64_t window = 4 * (uint64_t)procs;
-        uint64_t *tickets = tf_xmalloc(sizeof *tickets * window), submitted = 0;
-        double last = mono_now();
-        for (uint64_t t = 0; t < nt; t++) {
-            while (submitted < nt && submitted < t + window) {
-                uint64_t v = (uint64_t)o->rank + submitted * (uint64_t)o->nranks;
-                tickets[submitted % window] = tf_compile_submit(pool, jk->kernel, variants[v]);
-                submitted++;
-            }
-            struct tf_compiled c;
-            tf_compile_wait(pool, tickets[t % window], &c);
-            if (c.status == TF_STATUS_OK) {
-                ok++;
-            } else {
-                failed++;
-                if (first_error[0] == '\0')
-                    snprintf(first_error, sizeof first_error, "%s", c.message);
-            }
-            if (!o->quiet && mono_now() - last >= 5.0) {
-                last = mono_now();
-                fprintf(stderr, "tunefarm compile: %s %s: %llu/%llu\n", arch, jk->kernel->name,
-                        (unsigned long long)(t + 1), (unsigned long long)nt);
-            }
+        for (int p = 0; p < all->nproblems && code == 0; p++) {
+            const struct tf_job_kernel one = {all->kernel, 1, &all->problems[p]};
+            code = precompile_unit(o, job, &one, &dev, pool, procs, arch, &t);
         }
-        mine += nt;
-        free(tickets);
-        free(variants);
     }
     struct tf_compile_stats st;
     tf_compile_get_stats(pool, &st);
@@ -231,16 +268,18 @@ static int precompile_arch(const struct tf_precompile_options *o, const struct t
         return code;
     const double wall = mono_now() - start;
     printf("tunefarm compile: %s: %llu variants of %llu kernel(s)", arch,
-           (unsigned long long)total, (unsigned long long)kernels);
+           (unsigned long long)t.total, (unsigned long long)t.kernels);
     if (o->nranks > 1)
-        printf(", %llu of them on rank %d of %d", (unsigned long long)mine, o->rank, o->nranks);
+        printf(", %llu of them on rank %d of %d", (unsigned long long)t.mine, o->rank,
+               o->nranks);
     printf(": %llu compiled now, %llu from the cache, %llu do not compile; %.1f s with %d "
            "compiler processes (%.1f variants/s)\n",
            (unsigned long long)st.compiled,
-           (unsigned long long)st.cached, (unsigned long long)failed, wall, procs,
-           wall > 0 ? (double)mine / wall : 0.0);
-    if (mine > 0 && ok == 0) {
-        fprintf(stderr, "tunefarm compile: no variant compiled for %s: %s\n", arch, first_error);
+           (unsigned long long)st.cached, (unsigned long long)t.failed, wall, procs,
+           wall > 0 ? (double)t.mine / wall : 0.0);
+    if (t.mine > 0 && t.ok == 0) {
+        fprintf(stderr, "tunefarm compile: no variant compiled for %s: %s\n", arch,
+                t.first_error);
         return 1;
     }
     return 0;

@@ -21,12 +21,15 @@
  * then exits, and the worker reaps it so the next configuration gets a fresh
  * runner, not a `crashed`.
  *
- * A fresh runner need not run the reference again: the reference's outputs
- * come back with the first SETUP answer as a sealed memfd (a descriptor sent
- * after the frame, SCM_RIGHTS) with a text naming the buffer sizes they are
- * for; the worker keeps the current problem's and sends it with the next
- * SETUP of the same kernel, problem and reference (runner_child.c, "the
- * reference's outputs", says when a runner uses it).
+ * A fresh runner need not run the reference again: each set of the
+ * reference's outputs a runner computes comes back with the SETUP or MEASURE
+ * answer that computed it, as a sealed memfd (a descriptor sent after the
+ * frame, SCM_RIGHTS) with its key, a text naming the buffer sizes and the
+ * reference.depends_on values they are for; the worker keeps the current
+ * problem's sets (bounded, the least recently received dropped first) and
+ * offers them all with the next SETUP of the same kernel, problem and
+ * reference (runner_child.c, "the reference's outputs", says when a runner
+ * uses one).
  *
  * The process the worker spawns is the runner's shield, not the runner
  * (runner_shield.c): it leads its own process group, and the runner is its
@@ -51,6 +54,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -77,12 +81,17 @@ struct tf_runner {
     double device_seconds;
     struct tf_buf buf;
     /* The reference's outputs for (expected_kernel, expected_problem,
-     * expected_reference) as an earlier runner computed them: its sealed
-     * memfd (-1: none) and the buffer sizes they are for, in the runner's
-     * words (see "the reference's outputs" below). Kept across runners. */
-    int expected_fd;
+     * expected_reference) as earlier runners computed them: sealed memfds and
+     * their keys, in the runner's words, oldest first (see "the reference's
+     * outputs" below). Kept across runners. */
+    struct expected_memfd {
+        int fd;
+        char *key;
+        size_t bytes;
+    } expected[RUNNER_EXPECTED_MAX_SETS];
+    int nexpected;
     uint32_t expected_kernel, expected_problem;
-    char *expected_reference, *expected_key;
+    char *expected_reference;
 };
 
 int tf_runner_fd_send(int sock, int fd)
@@ -157,15 +166,85 @@ int tf_runner_fd_recv(int sock, double deadline, int *fd)
     return *fd >= 0 ? 0 : -1;
 }
 
-/* Forget the reference's outputs the worker keeps (closing the memfd). */
+/* Forget entry `i` of the reference's outputs the worker keeps (closing its memfd). */
+static void expected_remove(struct tf_runner *r, int i)
+{
+    close(r->expected[i].fd);
+    free(r->expected[i].key);
+    memmove(&r->expected[i], &r->expected[i + 1],
+            (size_t)(r->nexpected - i - 1) * sizeof r->expected[0]);
+    r->nexpected--;
+}
+
+/* Forget all of them. */
 static void expected_drop(struct tf_runner *r)
 {
-    if (r->expected_fd >= 0)
-        close(r->expected_fd);
-    r->expected_fd = -1;
+    while (r->nexpected > 0)
+        expected_remove(r, r->nexpected - 1);
     free(r->expected_reference);
-    free(r->expected_key);
-    r->expected_reference = r->expected_key = NULL;
+    r->expected_reference = NULL;
+}
+
+/* Keep memfd `fd` of outputs with key `key` (both taken) for the current
+ * (expected_kernel, expected_problem, expected_reference), replacing one of
+ * the same key; the oldest go while there are more than the runner's bounds
+ * (RUNNER_EXPECTED_MAX_SETS, RUNNER_EXPECTED_MAX_BYTES besides the newest). */
+static void expected_keep(struct tf_runner *r, int fd, char *key)
+{
+    struct stat st;
+    for (int i = 0; i < r->nexpected; i++)
+        if (strcmp(r->expected[i].key, key) == 0) {
+            expected_remove(r, i);
+            break;
+        }
+    if (r->nexpected == RUNNER_EXPECTED_MAX_SETS)
+        expected_remove(r, 0);
+    r->expected[r->nexpected++] =
+        (struct expected_memfd){fd, key, fstat(fd, &st) == 0 ? (size_t)st.st_size : 0};
+    for (;;) {
+        size_t older = 0;
+        for (int i = 0; i + 1 < r->nexpected; i++)
+            older += r->expected[i].bytes;
+        if (older <= RUNNER_EXPECTED_MAX_BYTES)
+            break;
+        expected_remove(r, 0);
+    }
+}
+
+/* Read the count and keys of the sets a SETUP or MEASURE answer announces
+ * (the runner's put_fresh), then their memfds, and keep them for (kernel,
+ * problem, reference). The frame is in r->buf. 0, -1 (EOF, no descriptor),
+ * -2 (deadline) or -3 (malformed). */
+static int expected_receive(struct tf_runner *r, uint32_t kernel, uint32_t problem,
+                            const char *reference, double deadline)
+{
+    uint32_t n = 0;
+    if (tf_buf_get_u32(&r->buf, &n) || n > RUNNER_EXPECTED_MAX_SETS)
+        return -3;
+    char *keys[RUNNER_EXPECTED_MAX_SETS] = {0};
+    int rc = 0;
+    for (uint32_t i = 0; i < n && rc == 0; i++)
+        if ((keys[i] = tf_buf_get_strdup(&r->buf)) == NULL)
+            rc = -3;
+    if (rc == 0 && n > 0 &&
+        (r->expected_reference == NULL || r->expected_kernel != kernel ||
+         r->expected_problem != problem || strcmp(r->expected_reference, reference) != 0)) {
+        expected_drop(r); /* another problem's: their memory goes first */
+        r->expected_kernel = kernel;
+        r->expected_problem = problem;
+        r->expected_reference = tf_xstrdup(reference);
+    }
+    uint32_t i = 0;
+    for (; i < n && rc == 0; i++) {
+        int fd;
+        if ((rc = tf_runner_fd_recv(r->fd, deadline, &fd)) == 0) {
+            expected_keep(r, fd, keys[i]);
+            keys[i] = NULL;
+        }
+    }
+    for (i = 0; i < n; i++)
+        free(keys[i]);
+    return rc;
 }
 
 /* 1 once the process `pid` (our child) has ended, without reaping it: while
@@ -325,7 +404,6 @@ int tf_runner_start(const char *exe, const struct tf_bundle *bundle, const char 
     r->ordinal = ordinal;
     r->pid = -1;
     r->fd = -1;
-    r->expected_fd = -1;
     tf_wire_job(&r->job_msg, bundle);
     if (spawn_child(r, err) != 0)
         goto fail;
@@ -403,10 +481,10 @@ static int prepare(struct tf_runner *r, uint32_t kernel, uint32_t problem, uint6
     if (ensure_child(r, out, err) != 0)
         return -1;
     r->setup_valid = 0; /* the child drops its old problem whatever happens next */
-    /* The reference's outputs an earlier runner computed for this problem go
-     * with the request (the descriptor right after it); another problem's are
+    /* The reference's outputs earlier runners computed for this problem go
+     * with the request (the descriptors right after it); another problem's are
      * dropped first, so their memory is free before the new ones are made. */
-    const int saved = r->expected_fd >= 0 && r->expected_kernel == kernel &&
+    const int saved = r->nexpected > 0 && r->expected_kernel == kernel &&
                       r->expected_problem == problem &&
                       strcmp(r->expected_reference, reference) == 0;
     if (!saved)
@@ -417,38 +495,26 @@ static int prepare(struct tf_runner *r, uint32_t kernel, uint32_t problem, uint6
     tf_buf_put_u32(&r->buf, problem);
     tf_buf_put_u64(&r->buf, config);
     tf_buf_put_str(&r->buf, reference);
-    tf_buf_put_u8(&r->buf, (uint8_t)saved);
-    if (saved)
-        tf_buf_put_str(&r->buf, r->expected_key);
+    tf_buf_put_u32(&r->buf, (uint32_t)r->nexpected);
+    for (int i = 0; i < r->nexpected; i++)
+        tf_buf_put_str(&r->buf, r->expected[i].key);
     const double deadline = tf_channel_now() + fmax(SETUP_DEADLINE_MIN, 10 * r->timeout);
     int rc = tf_channel_write_frame(r->fd, &r->buf, deadline);
-    if (rc == 0 && saved && tf_runner_fd_send(r->fd, r->expected_fd) != 0)
-        rc = -1;
+    for (int i = 0; rc == 0 && i < r->nexpected; i++)
+        if (tf_runner_fd_send(r->fd, r->expected[i].fd) != 0)
+            rc = -1;
     if (rc == 0)
         rc = tf_channel_read_frame(r->fd, &r->buf, deadline);
-    uint8_t status = 0, exiting = 0, fresh = 0;
-    char *key = NULL;
+    uint8_t status = 0, exiting = 0;
     if (rc == 0 && (tf_buf_get_u8(&r->buf, &status) ||
                     tf_buf_get_str(&r->buf, out->message, sizeof out->message) ||
-                    tf_buf_get_u8(&r->buf, &exiting) || tf_buf_get_u8(&r->buf, &fresh) ||
-                    (fresh && (key = tf_buf_get_strdup(&r->buf)) == NULL) ||
-                    status >= TF_STATUS_COUNT))
+                    tf_buf_get_u8(&r->buf, &exiting) || status >= TF_STATUS_COUNT))
         rc = -3; /* a malformed answer: the runner lives, and is killed */
-    int fd = -1;
-    if (rc == 0 && fresh) /* the runner computed them: their memfd follows */
-        rc = tf_runner_fd_recv(r->fd, deadline, &fd);
+    if (rc == 0) /* what the runner computed: their memfds follow */
+        rc = expected_receive(r, kernel, problem, reference, deadline);
     if (rc != 0) {
-        free(key);
         exchange_failed(r, rc, "setup (buffers and reference)", out);
         return 0;
-    }
-    if (fresh) {
-        expected_drop(r);
-        r->expected_fd = fd;
-        r->expected_key = key;
-        r->expected_kernel = kernel;
-        r->expected_problem = problem;
-        r->expected_reference = tf_xstrdup(reference);
     }
     if (exiting)
         reap_child(r, 0, NULL, 0);
@@ -492,15 +558,28 @@ static int measure(struct tf_runner *r, uint32_t kernel, uint32_t problem, uint3
     tf_buf_put_u64(&r->buf, config);
     tf_buf_put_u32(&r->buf, phase);
     tf_buf_put_str(&r->buf, binary);
-    const double deadline = tf_channel_now() + r->timeout;
+    double deadline = tf_channel_now() + r->timeout;
     int rc = tf_channel_write_frame(r->fd, &r->buf, deadline);
+    uint8_t kind = RUNNER_ANSWER_RESULT;
     if (rc == 0)
         rc = tf_channel_read_frame(r->fd, &r->buf, deadline);
+    if (rc == 0 && tf_buf_get_u8(&r->buf, &kind) == 0 && kind == RUNNER_ANSWER_REFERENCE) {
+        /* The reference runs first (new reference.depends_on values, new
+         * buffer sizes): a SETUP's time for it, then the configuration's. */
+        deadline = tf_channel_now() + fmax(SETUP_DEADLINE_MIN, 10 * r->timeout) + r->timeout;
+        kind = 0xff;
+        rc = tf_channel_read_frame(r->fd, &r->buf, deadline);
+        if (rc == 0 && tf_buf_get_u8(&r->buf, &kind) != 0)
+            kind = 0xff;
+    }
     struct tf_result got;
     uint8_t exiting = 0;
-    if (rc == 0 && (tf_buf_get_result(&r->buf, &got) || tf_buf_get_u8(&r->buf, &exiting) ||
+    if (rc == 0 && (kind != RUNNER_ANSWER_RESULT || tf_buf_get_result(&r->buf, &got) ||
+                    tf_buf_get_u8(&r->buf, &exiting) ||
                     got.config != config || got.kernel != kernel || got.problem != problem))
         rc = -3; /* a malformed answer: the runner lives, and is killed */
+    if (rc == 0) /* outputs the runner computed for this configuration's key */
+        rc = expected_receive(r, kernel, problem, r->setup_reference, deadline);
     if (rc != 0) {
         exchange_failed(r, rc, "measure", out);
         return 0;

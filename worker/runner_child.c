@@ -38,6 +38,7 @@
 #include "../schema/job.h"
 #include "../schema/kernel.h"
 #include "../schema/status.h"
+#include "energy.h"
 #include "measure.h"
 #include "verify.h"
 
@@ -154,8 +155,7 @@ static void free_buffers(struct runner_child *c)
             c->be->release(c->ctx, b->dev_init);
         if (b->dev_snap)
             c->be->release(c->ctx, b->dev_snap);
-        tf_runner_sealed_free(b->init, b->bytes);
-        tf_runner_sealed_free(b->expected, b->bytes);
+        tf_runner_sealed_free(b->init, b->bytes); /* (expected: its set's) */
         if (b->got_pinned)
             c->be->host_free(c->ctx, b->got);
         else
@@ -168,8 +168,11 @@ static void free_buffers(struct runner_child *c)
     c->guard_pinned = NULL;
 }
 
+static void sets_drop_all(struct runner_child *c);
+
 static void reset_problem(struct runner_child *c)
 {
+    sets_drop_all(c);
     free_buffers(c);
     free(c->scalars);
     free(c->args);
@@ -282,19 +285,30 @@ static int wait_downloads(struct runner_child *c, struct tf_error *err)
  * changed its state. So the reference's outputs are written into a memfd,
  * sealed once computed (F_SEAL_WRITE: no mapping of it can become writable
  * again, which mprotect alone would allow), and the runner hands that memfd
- * to its worker after the SETUP answer (SCM_RIGHTS, one byte after the
- * frame). The worker keeps it with the sizes of the buffers it was computed
- * for (a text the runner made: expected_key), and sends it with the next
- * SETUP of the same kernel, problem and reference; a new runner maps it
- * instead of running the reference when the buffers it builds have those
- * sizes and the memfd is sealed and as long as their layout says. The
- * outputs are then exactly the ones the first runner compared every variant
- * with (its reference ran once, with the scalars of the configuration that
- * set the problem up, as a runner that is never replaced does), so a
- * restart changes nothing but its cost. The worker holds one memfd, the
- * current problem's: its pages are the ones the runner maps, so it costs no
- * memory while a runner lives. Where memfd_create is missing the outputs go
- * to sealed anonymous pages, as before, and every runner runs the reference. */
+ * to its worker after its answer (SCM_RIGHTS, one byte after the frame, per
+ * memfd). Each set of outputs has a key, a text the runner makes: the kernel,
+ * the problem, every buffer's size and the values of the parameters the
+ * reference depends on (reference.depends_on). The worker keeps the current
+ * problem's sets with their keys (at most RUNNER_EXPECTED_MAX_SETS, and
+ * RUNNER_EXPECTED_MAX_BYTES besides the newest) and offers them all with the
+ * next SETUP of the same kernel, problem and reference; a runner maps one
+ * instead of running the reference when a configuration needs its key and the
+ * memfd is sealed and as long as the buffers' layout says. The outputs are
+ * then exactly the ones the first runner compared every variant with, so a
+ * restart changes nothing but its cost.
+ *
+ * A runner keeps the sets of the current problem too (expected_set, under the
+ * same bounds, the one in use never dropped): a configuration whose key
+ * differs from the set in use - other depends_on values, other buffer sizes -
+ * selects the set of its key, mapping an offered one or running the
+ * reference (with that configuration's scalars, sizes and depends_on values)
+ * when there is none. So the reference runs once per distinct key however the
+ * configurations are ordered. A key without depends_on values is the one
+ * SETUP's configuration made: the reference of a kernel that declares nothing
+ * runs once per problem (and buffer sizes), as before. The worker's memfds are
+ * the pages the runner maps, so they cost no memory while a runner lives.
+ * Where memfd_create is missing the outputs go to sealed anonymous pages, and
+ * every runner runs the reference for itself. */
 
 #define EXPECTED_SEALS (F_SEAL_WRITE | F_SEAL_SHRINK | F_SEAL_GROW)
 
@@ -321,97 +335,188 @@ static size_t expected_layout(const struct runner_child *c, size_t *off)
     return total;
 }
 
-/* The text that names the buffers' sizes now (malloc'd): what a memfd of
- * expected outputs was computed for. */
+/* The key of the expected outputs the configuration bound in c->slots needs
+ * (malloc'd): the buffers' sizes now and the values of the reference's
+ * depends_on parameters. */
 static char *expected_key(const struct runner_child *c)
 {
+    const struct tf_kernel *k = c->k;
     struct tf_buf t = {0};
     char item[64];
     int n = snprintf(item, sizeof item, "kernel %u problem %u sizes", c->kernel, c->problem);
     tf_buf_put_bytes(&t, item, (size_t)n);
-    for (int i = 0; i < c->k->nargs; i++) {
+    for (int i = 0; i < k->nargs; i++) {
         n = snprintf(item, sizeof item, " %lld", (long long)c->bufs[i].count);
         tf_buf_put_bytes(&t, item, (size_t)n);
+    }
+    if (k->nref_depends > 0) {
+        int64_t *values = tf_xcalloc((size_t)k->nref_depends, sizeof *values);
+        tf_kernel_reference_values(k, c->slots, values);
+        tf_buf_put_bytes(&t, " depends", 8);
+        for (int j = 0; j < k->nref_depends; j++) {
+            n = snprintf(item, sizeof item, " %lld", (long long)values[j]);
+            tf_buf_put_bytes(&t, item, (size_t)n);
+        }
+        free(values);
     }
     tf_buf_put_bytes(&t, "", 1);
     return (char *)t.data;
 }
 
-/* Map the expected outputs from `fd`, a memfd an earlier runner made, if it
- * fits the buffers as built now: made for their sizes (`key`), sealed against
- * writes, as long as their layout. 0 if every output's `expected` is mapped
- * from it; -1 (nothing mapped): run the reference. Closes `fd` either way. */
-static int expected_adopt(struct runner_child *c, int fd, const char *key)
+/* Unmap set `i`'s outputs (or close its offered memfd) and remove it. */
+static void set_drop(struct runner_child *c, int i)
 {
-    const struct tf_kernel *k = c->k;
-    size_t *off = tf_xcalloc((size_t)k->nargs, sizeof *off);
-    const size_t total = expected_layout(c, off);
-    char *mine = expected_key(c);
-    struct stat st;
-    const int seals = fcntl(fd, F_GET_SEALS);
-    int ok = key != NULL && strcmp(key, mine) == 0 && fstat(fd, &st) == 0 &&
-             (uint64_t)st.st_size == (uint64_t)total && seals >= 0 &&
-             (seals & EXPECTED_SEALS) == EXPECTED_SEALS;
-    for (int i = 0; ok && i < k->nargs; i++) {
-        struct runner_buffer *b = &c->bufs[i];
-        if (k->args[i].kind != TF_ARG_BUFFER || !k->args[i].output)
-            continue;
-        void *p = mmap(NULL, expected_span(b), PROT_READ, MAP_SHARED, fd, (off_t)off[i]);
-        if (p == MAP_FAILED)
-            ok = 0;
-        else
-            b->expected = p;
-    }
-    for (int i = 0; !ok && i < k->nargs; i++) {
-        tf_runner_sealed_free(c->bufs[i].expected, c->bufs[i].bytes);
-        c->bufs[i].expected = NULL;
-    }
-    close(fd);
-    free(mine);
-    free(off);
-    return ok ? 0 : -1;
+    struct expected_set *e = &c->sets[i];
+    for (int a = 0; e->maps && a < c->k->nargs; a++)
+        tf_runner_sealed_free(e->maps[a], e->bytes[a]);
+    if (e->fd >= 0)
+        close(e->fd);
+    free(e->maps);
+    free(e->bytes);
+    free(e->key);
+    const int last = --c->nsets;
+    if (c->current_set == i)
+        c->current_set = -1;
+    else if (c->current_set == last) /* the last one moves into slot i */
+        c->current_set = i;
+    if (i != last)
+        c->sets[i] = c->sets[last];
 }
 
-/* Run the reference on private copies of the inputs and keep its outputs as
- * the buffers' `expected`, read-only: in a sealed memfd (c->expected_fd, for
- * the worker) where there is one, else in sealed anonymous pages. A status;
- * err says why when not ok. */
-static int run_reference(struct runner_child *c, struct tf_error *err)
+/* Every set of the current problem, dropped (the buffers' `expected` with them). */
+static void sets_drop_all(struct runner_child *c)
+{
+    while (c->nsets > 0)
+        set_drop(c, c->nsets - 1);
+    free(c->sets);
+    c->sets = NULL;
+    c->current_set = -1;
+    for (int i = 0; c->bufs && c->k && i < c->k->nargs; i++)
+        c->bufs[i].expected = NULL;
+}
+
+/* A new, empty set with key `key` (taken), returned by index. */
+static int set_add(struct runner_child *c, char *key, int fd)
+{
+    c->sets = tf_xrealloc(c->sets, (size_t)(c->nsets + 1) * sizeof *c->sets);
+    struct expected_set *e = &c->sets[c->nsets];
+    memset(e, 0, sizeof *e);
+    e->key = key;
+    e->fd = fd;
+    e->maps = tf_xcalloc((size_t)c->k->nargs, sizeof *e->maps);
+    e->bytes = tf_xcalloc((size_t)c->k->nargs, sizeof *e->bytes);
+    return c->nsets++;
+}
+
+/* Drop the least recently used sets other than the one in use while there
+ * are more than the bounds allow. */
+static void sets_trim(struct runner_child *c)
+{
+    for (;;) {
+        size_t bytes = 0;
+        int oldest = -1;
+        for (int i = 0; i < c->nsets; i++) {
+            if (i == c->current_set)
+                continue;
+            bytes += c->sets[i].total;
+            if (oldest < 0 || c->sets[i].used < c->sets[oldest].used)
+                oldest = i;
+        }
+        if (oldest < 0 ||
+            (c->nsets <= RUNNER_EXPECTED_MAX_SETS && bytes <= RUNNER_EXPECTED_MAX_BYTES))
+            return;
+        set_drop(c, oldest);
+    }
+}
+
+/* Map the outputs of set `i`, a memfd an earlier runner made that the worker
+ * offered, if it fits the buffers as built now: sealed against writes, as
+ * long as their layout (its key, which names their sizes, matched already).
+ * 0 if every output is mapped from it; -1: nothing is (the caller drops it). */
+static int set_adopt(struct runner_child *c, int i)
 {
     const struct tf_kernel *k = c->k;
-    void **ref_args = tf_xcalloc((size_t)k->nargs, sizeof *ref_args);
+    struct expected_set *e = &c->sets[i];
+    size_t *off = tf_xcalloc((size_t)k->nargs, sizeof *off);
+    const size_t total = expected_layout(c, off);
+    struct stat st;
+    const int seals = fcntl(e->fd, F_GET_SEALS);
+    int ok = fstat(e->fd, &st) == 0 && (uint64_t)st.st_size == (uint64_t)total && seals >= 0 &&
+             (seals & EXPECTED_SEALS) == EXPECTED_SEALS;
+    for (int a = 0; ok && a < k->nargs; a++) {
+        const struct runner_buffer *b = &c->bufs[a];
+        if (k->args[a].kind != TF_ARG_BUFFER || !k->args[a].output)
+            continue;
+        void *p = mmap(NULL, expected_span(b), PROT_READ, MAP_SHARED, e->fd, (off_t)off[a]);
+        if (p == MAP_FAILED) {
+            ok = 0;
+        } else {
+            e->maps[a] = p;
+            e->bytes[a] = b->bytes;
+            e->total += b->bytes;
+        }
+    }
+    free(off);
+    if (!ok)
+        return -1;
+    close(e->fd);
+    e->fd = -1;
+    return 0;
+}
+
+/* Run the reference on private copies of the inputs, for the configuration
+ * bound in c->slots (its scalars in c->scalars), into a new set with key
+ * `key` (taken), read-only: in a sealed memfd where there is one (queued for
+ * the worker: c->fresh_fds), else in sealed anonymous pages. The reference's
+ * arguments are the kernel's, then a pointer to each problem size and to each
+ * depends_on value (int64_t), then NULL (kernel.md, References). A status and
+ * the set's index in *set; err says why when not ok. */
+static int run_reference(struct runner_child *c, char *key, int *set, struct tf_error *err)
+{
+    const struct tf_kernel *k = c->k;
+    const int nref = k->nargs + k->nsizes + k->nref_depends;
+    void **ref_args = tf_xcalloc((size_t)nref + 1, sizeof *ref_args);
     void **ref_ptrs = tf_xcalloc((size_t)k->nargs, sizeof *ref_ptrs);
+    int64_t *values = tf_xcalloc((size_t)(k->nsizes + k->nref_depends + 1), sizeof *values);
     size_t *off = tf_xcalloc((size_t)k->nargs, sizeof *off);
     void *ref_fn = NULL;
     int status = TF_STATUS_RUNTIME_ERROR;
+    const int i = *set = set_add(c, key, -1);
     int fd = memfd_create("tunefarm-expected", MFD_CLOEXEC | MFD_ALLOW_SEALING);
     const size_t total = expected_layout(c, off);
     if (fd >= 0 && ftruncate(fd, (off_t)total) != 0) {
         close(fd); /* anonymous pages will do */
         fd = -1;
     }
-    for (int i = 0; i < k->nargs; i++) {
-        const struct tf_arg *a = &k->args[i];
-        const struct runner_buffer *b = &c->bufs[i];
-        if (a->kind != TF_ARG_BUFFER) {
-            ref_args[i] = &c->scalars[i];
+    for (int s = 0; s < k->nsizes; s++) {
+        values[s] = k->problems[c->problem].sizes[s];
+        ref_args[k->nargs + s] = &values[s];
+    }
+    tf_kernel_reference_values(k, c->slots, values + k->nsizes);
+    for (int j = 0; j < k->nref_depends; j++)
+        ref_args[k->nargs + k->nsizes + j] = &values[k->nsizes + j];
+    for (int a = 0; a < k->nargs; a++) {
+        const struct tf_arg *arg = &k->args[a];
+        const struct runner_buffer *b = &c->bufs[a];
+        if (arg->kind != TF_ARG_BUFFER) {
+            ref_args[a] = &c->scalars[a];
             continue;
         }
         /* The reference gets private copies: it may write any of them. */
-        if (a->output && fd >= 0) {
-            ref_ptrs[i] = mmap(NULL, expected_span(b), PROT_READ | PROT_WRITE, MAP_SHARED, fd,
-                               (off_t)off[i]);
-            if (ref_ptrs[i] == MAP_FAILED)
-                ref_ptrs[i] = NULL;
+        if (arg->output && fd >= 0) {
+            ref_ptrs[a] = mmap(NULL, expected_span(b), PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+                               (off_t)off[a]);
+            if (ref_ptrs[a] == MAP_FAILED)
+                ref_ptrs[a] = NULL;
         } else {
-            ref_ptrs[i] = tf_runner_sealed_alloc(b->bytes);
+            ref_ptrs[a] = tf_runner_sealed_alloc(b->bytes);
         }
-        if (ref_ptrs[i] == NULL) {
-            status = no_memory(err, a->name, "reference's copy", b->bytes);
+        if (ref_ptrs[a] == NULL) {
+            status = no_memory(err, arg->name, "reference's copy", b->bytes);
             goto out;
         }
-        memcpy(ref_ptrs[i], b->init, b->bytes);
-        ref_args[i] = &ref_ptrs[i];
+        memcpy(ref_ptrs[a], b->init, b->bytes);
+        ref_args[a] = &ref_ptrs[a];
     }
     if (tf_backend_host.load(NULL, c->reference, k->ref_entry, &ref_fn, err) != 0) {
         status = TF_STATUS_LAUNCH_ERROR;
@@ -427,32 +532,39 @@ static int run_reference(struct runner_child *c, struct tf_error *err)
      * output is mapped again, read-only. */
     int sealed = 0;
     if (fd >= 0) {
-        for (int i = 0; i < k->nargs; i++)
-            if (k->args[i].kind == TF_ARG_BUFFER && k->args[i].output) {
-                tf_runner_sealed_free(ref_ptrs[i], c->bufs[i].bytes);
-                ref_ptrs[i] = NULL;
+        for (int a = 0; a < k->nargs; a++)
+            if (k->args[a].kind == TF_ARG_BUFFER && k->args[a].output) {
+                tf_runner_sealed_free(ref_ptrs[a], c->bufs[a].bytes);
+                ref_ptrs[a] = NULL;
             }
         sealed = fcntl(fd, F_ADD_SEALS, EXPECTED_SEALS | F_SEAL_SEAL) == 0;
     }
-    for (int i = 0; i < k->nargs; i++) {
-        struct runner_buffer *b = &c->bufs[i];
-        if (k->args[i].kind != TF_ARG_BUFFER || !k->args[i].output)
+    struct expected_set *e = &c->sets[i];
+    for (int a = 0; a < k->nargs; a++) {
+        const struct runner_buffer *b = &c->bufs[a];
+        if (k->args[a].kind != TF_ARG_BUFFER || !k->args[a].output)
             continue;
+        e->bytes[a] = b->bytes;
+        e->total += b->bytes;
         if (fd < 0) {
-            b->expected = ref_ptrs[i];
-            ref_ptrs[i] = NULL;
-            tf_runner_sealed_seal(b->expected, b->bytes);
+            e->maps[a] = ref_ptrs[a];
+            ref_ptrs[a] = NULL;
+            tf_runner_sealed_seal(e->maps[a], b->bytes);
             continue;
         }
-        b->expected = mmap(NULL, expected_span(b), PROT_READ, MAP_SHARED, fd, (off_t)off[i]);
-        if (b->expected == MAP_FAILED) {
-            b->expected = NULL;
-            status = no_memory(err, k->args[i].name, "reference's outputs", b->bytes);
+        e->maps[a] = mmap(NULL, expected_span(b), PROT_READ, MAP_SHARED, fd, (off_t)off[a]);
+        if (e->maps[a] == MAP_FAILED) {
+            e->maps[a] = NULL;
+            status = no_memory(err, k->args[a].name, "reference's outputs", b->bytes);
             goto out;
         }
     }
     if (sealed) { /* what the worker keeps for the next runner */
-        c->expected_fd = fd;
+        c->fresh_fds = tf_xrealloc(c->fresh_fds, (size_t)(c->nfresh + 1) * sizeof *c->fresh_fds);
+        c->fresh_keys =
+            tf_xrealloc(c->fresh_keys, (size_t)(c->nfresh + 1) * sizeof *c->fresh_keys);
+        c->fresh_fds[c->nfresh] = fd;
+        c->fresh_keys[c->nfresh++] = tf_xstrdup(e->key);
         fd = -1;
     }
     status = TF_STATUS_OK;
@@ -466,37 +578,88 @@ out:
                                            (size_t)(c->nloaded_references + 1) * sizeof(void *));
         c->loaded_references[c->nloaded_references++] = ref_fn;
     }
-    for (int i = 0; i < k->nargs; i++)
-        tf_runner_sealed_free(ref_ptrs[i], c->bufs[i].bytes);
+    for (int a = 0; a < k->nargs; a++)
+        tf_runner_sealed_free(ref_ptrs[a], c->bufs[a].bytes);
     if (fd >= 0)
         close(fd);
+    if (status != TF_STATUS_OK) {
+        set_drop(c, i);
+        *set = -1;
+    }
     free(off);
+    free(values);
     free(ref_ptrs);
     free(ref_args);
     return status;
 }
 
-/* Close the expected outputs' memfd if the worker was not given it (their
+/* Close the memfds computed here that the worker was not given (their
  * mappings stay). */
-static void expected_forget(struct runner_child *c)
+static void fresh_forget(struct runner_child *c)
 {
-    if (c->expected_fd >= 0)
-        close(c->expected_fd);
-    c->expected_fd = -1;
+    for (int i = 0; i < c->nfresh; i++) {
+        close(c->fresh_fds[i]);
+        free(c->fresh_keys[i]);
+    }
+    c->nfresh = 0;
 }
 
-/* (Re)build every buffer for `config`: inputs, device memory, the
- * reference's expected outputs - mapped from `saved` (a memfd of them an
- * earlier runner made, described by `saved_key`; -1: none; closed here) when
- * it fits, else computed. Returns a status; err says why when not ok. */
-static int build_buffers(struct runner_child *c, uint64_t config, const int64_t *counts, int saved,
-                         const char *saved_key, struct tf_error *err)
+/* Point the buffers' `expected` at the outputs the configuration bound in
+ * c->slots needs (its key): the set in use, another set this runner has, an
+ * offered memfd mapped now, or the reference run now. *ran (if not NULL) is
+ * set when the reference ran. A status; err says why when not ok. */
+static int expected_select(struct runner_child *c, int *ran, struct tf_error *err)
+{
+    const struct tf_kernel *k = c->k;
+    char *key = expected_key(c);
+    int i = -1;
+    for (int j = 0; j < c->nsets && i < 0; j++)
+        if (strcmp(c->sets[j].key, key) == 0)
+            i = j;
+    if (i >= 0 && i == c->current_set) {
+        free(key);
+        c->sets[i].used = ++c->set_clock;
+        return TF_STATUS_OK;
+    }
+    if (i >= 0 && c->sets[i].fd >= 0 && set_adopt(c, i) != 0) {
+        set_drop(c, i); /* not what it says: compute it */
+        i = -1;
+    }
+    if (i >= 0) {
+        free(key);
+    } else {
+        if (c->notify_out >= 0) { /* the worker waits longer for this answer */
+            struct tf_buf b = {0};
+            tf_buf_put_u8(&b, RUNNER_ANSWER_REFERENCE);
+            tf_channel_write_frame(c->notify_out, &b, -1);
+            tf_buf_free(&b);
+            c->notify_out = -1;
+        }
+        const int status = run_reference(c, key, &i, err);
+        if (ran)
+            *ran = 1;
+        if (status != TF_STATUS_OK)
+            return status;
+    }
+    c->current_set = i;
+    c->sets[i].used = ++c->set_clock;
+    for (int a = 0; a < k->nargs; a++)
+        c->bufs[a].expected = c->sets[i].maps[a];
+    sets_trim(c);
+    return TF_STATUS_OK;
+}
+
+/* (Re)build every buffer for `config`: inputs and device memory, and its
+ * scalars (the expected outputs are expected_select's). Returns a status;
+ * err says why when not ok. */
+static int build_buffers(struct runner_child *c, uint64_t config, const int64_t *counts,
+                         struct tf_error *err)
 {
     const struct tf_kernel *k = c->k;
     int status = TF_STATUS_RUNTIME_ERROR;
 
     free_buffers(c);
-    expected_forget(c);
+    c->current_set = -1; /* new buffers: a set is selected for them */
     c->bufs = tf_xcalloc((size_t)k->nargs, sizeof *c->bufs);
     for (int i = 0; i < k->nargs; i++) {
         const struct tf_arg *a = &k->args[i];
@@ -575,34 +738,26 @@ static int build_buffers(struct runner_child *c, uint64_t config, const int64_t 
         status = TF_STATUS_INVALID;
         goto fail;
     }
-    if (saved >= 0) {
-        const int adopted = expected_adopt(c, saved, saved_key) == 0;
-        saved = -1; /* closed */
-        if (adopted)
-            return TF_STATUS_OK;
-    }
-    status = run_reference(c, err);
+    return TF_STATUS_OK;
 fail:
-    if (saved >= 0)
-        close(saved);
-    if (status != TF_STATUS_OK) {
-        free_buffers(c);
-        expected_forget(c);
-    }
+    free_buffers(c);
     return status;
 }
 
-/* SETUP: make (kernel, problem) current, with buffers sized for `config`. */
+/* SETUP: make (kernel, problem) current, with buffers sized for `config` and
+ * its expected outputs; `offered` memfds (with their `keys`, all taken) are
+ * the sets the worker kept of this problem. */
 static int child_setup(struct runner_child *c, uint32_t kernel, uint32_t problem, uint64_t config,
-                       const char *reference, int saved, const char *saved_key,
+                       const char *reference, int noffered, int *offered, char **keys,
                        struct tf_error *err)
 {
     reset_problem(c);
-    expected_forget(c);
     if (kernel >= (uint32_t)c->job->nkernels ||
         problem >= (uint32_t)c->job->kernels[kernel].kernel->nproblems) {
-        if (saved >= 0)
-            close(saved);
+        for (int i = 0; i < noffered; i++) {
+            close(offered[i]);
+            free(keys[i]);
+        }
         tf_error_set(err, TF_ERR_SCHEMA, "no kernel %u / problem %u in this job", kernel, problem);
         return TF_STATUS_RUNTIME_ERROR;
     }
@@ -611,6 +766,8 @@ static int child_setup(struct runner_child *c, uint32_t kernel, uint32_t problem
     c->kernel = kernel;
     c->problem = problem;
     c->reference = tf_xstrdup(reference);
+    for (int i = 0; i < noffered; i++)
+        set_add(c, keys[i], offered[i]);
     c->scalars = tf_xcalloc((size_t)k->nargs, sizeof *c->scalars);
     c->args = tf_xcalloc((size_t)k->nargs, sizeof *c->args);
     c->largs = tf_xcalloc((size_t)k->nargs, sizeof *c->largs);
@@ -624,9 +781,9 @@ static int child_setup(struct runner_child *c, uint32_t kernel, uint32_t problem
     int64_t *counts = tf_xcalloc((size_t)k->nargs, sizeof *counts);
     int status = TF_STATUS_INVALID;
     if (eval_sizes(c, config, counts, err) == 0)
-        status = build_buffers(c, config, counts, saved, saved_key, err);
-    else if (saved >= 0)
-        close(saved);
+        status = build_buffers(c, config, counts, err);
+    if (status == TF_STATUS_OK)
+        status = expected_select(c, NULL, err);
     free(counts);
     if (status == TF_STATUS_OK)
         c->ready = 1;
@@ -675,6 +832,124 @@ static int sample_collect(void *ctx, double *seconds, struct tf_error *err)
 {
     struct sample_ctx *s = ctx;
     return s->c->be->collect(s->c->ctx, seconds, err);
+}
+
+/* The energy window's launches (energy.h): queued on the device where the
+ * backend can (the counter is then read while they run), else run here. */
+struct energy_ctx {
+    struct sample_ctx *s;
+    int queued;            /* launches enqueued, to collect */
+    double ran;            /* device seconds of launches run without a queue */
+};
+
+static int energy_start(void *ctx, int n, struct tf_error *err)
+{
+    struct energy_ctx *e = ctx;
+    struct runner_child *c = e->s->c;
+    if (c->be->enqueue && c->be->collect) {
+        e->queued = n;
+        return c->be->enqueue(c->ctx, e->s->fn, e->s->geo, launch_args(c), n, 0, err);
+    }
+    e->ran = 0;
+    for (int i = 0; i < n; i++) {
+        double t = 0;
+        const int status = c->be->launch(c->ctx, e->s->fn, e->s->geo, launch_args(c), &t, err);
+        if (status != TF_STATUS_OK)
+            return status;
+        e->ran += t;
+    }
+    return TF_STATUS_OK;
+}
+
+static int energy_finish(void *ctx, double *seconds, struct tf_error *err)
+{
+    struct energy_ctx *e = ctx;
+    struct runner_child *c = e->s->c;
+    if (e->queued == 0) {
+        *seconds = e->ran;
+        return TF_STATUS_OK;
+    }
+    double times[TF_MAX_BATCH];
+    const int n = e->queued;
+    e->queued = 0;
+    const int status = c->be->collect(c->ctx, times, err);
+    *seconds = 0;
+    for (int i = 0; status == TF_STATUS_OK && i < n; i++)
+        *seconds += times[i];
+    return status;
+}
+
+static int energy_read(void *ctx, double *joules, struct tf_error *err)
+{
+    struct energy_ctx *e = ctx;
+    return e->s->c->be->energy(e->s->c->ctx, joules, err);
+}
+
+static double energy_now(void *ctx)
+{
+    (void)ctx;
+    return tf_channel_now();
+}
+
+/* Device seconds per batch of the energy window: small against the update
+ * period of NVML's counter (20-100 ms), long against a counter reading
+ * (under a millisecond), which the device does not wait for. */
+#define ENERGY_BATCH_S 0.005
+/* Batches between the two updates, at least: each end is attributed to the
+ * launches done when the update was seen, late by under one batch. */
+#define ENERGY_MIN_BATCHES 10
+
+/* Why energy went missing, per status, for the profile report (stderr when
+ * TUNEFARM_PROFILE is set): the archive keeps only the status. */
+static struct {
+    long count[TF_ENERGY_COUNT];
+    char why[TF_ENERGY_COUNT][256];
+} energy_log;
+
+/* The energy of one launch of the variant measured by `sc`, after its
+ * samples `st` under `protocol`, into `res` (energy_status, energy_j as the
+ * samples' energy); `started` is when this configuration's deadline began.
+ * Returns a status: not ok if a launch of the window failed (err). */
+static int measure_energy(struct sample_ctx *sc, const struct tf_measure *protocol,
+                          const struct tf_stats *st, double started, struct tf_result *res,
+                          struct tf_error *err)
+{
+    struct runner_child *c = sc->c;
+    if (!(protocol->energy_time > 0)) {
+        res->energy_status = TF_ENERGY_OFF;
+        return TF_STATUS_OK;
+    }
+    if (c->be->energy == NULL) {
+        res->energy_status = TF_ENERGY_NO_COUNTER;
+        snprintf(energy_log.why[TF_ENERGY_NO_COUNTER], sizeof energy_log.why[0],
+                 "the %s backend reads no energy counter", c->be->name);
+        energy_log.count[TF_ENERGY_NO_COUNTER]++;
+        return TF_STATUS_OK;
+    }
+    /* What is left of the deadline, half of it at most: the window must never
+     * turn a measured configuration into a timeout. */
+    const double left = protocol->timeout - (tf_channel_now() - started);
+    const struct tf_energy_plan plan = {.window = protocol->energy_time,
+                                        .launch_s = st->median,
+                                        .batch_s = ENERGY_BATCH_S,
+                                        .min_batches = ENERGY_MIN_BATCHES,
+                                        .limit_s = fmin(2 * protocol->energy_time + 0.5,
+                                                        0.5 * left)};
+    struct energy_ctx ec = {.s = sc};
+    const struct tf_energy_ops ops = {energy_start, energy_finish, energy_read, energy_now, &ec,
+                                      c->be->enqueue && c->be->collect};
+    struct tf_energy_result en;
+    const int status = tf_energy_measure(&plan, &ops, &en, err);
+    res->device_time += en.busy_s;
+    if (status != TF_STATUS_OK)
+        return status;
+    res->energy_status = (uint8_t)en.status;
+    if (en.status == TF_ENERGY_MEASURED)
+        res->energy_j = en.joules * (double)st->n;
+    else
+        tf_strlcpy(energy_log.why[en.status], en.why, sizeof energy_log.why[0]);
+    energy_log.count[en.status]++;
+    return TF_STATUS_OK;
 }
 
 /* Compare every output of the verified launch (downloaded before the samples
@@ -741,19 +1016,16 @@ static int read_telemetry(struct runner_child *c, struct tf_telemetry *t)
 }
 
 /* Result telemetry from readings before (may be NULL) and after the samples:
- * the energy the samples used, the clock, power and temperature at their end,
- * throttled if the device said so at either end. */
+ * the clock, power and temperature at their end, throttled if the device
+ * said so at either end. */
 static void apply_telemetry(struct tf_result *res, const struct tf_telemetry *before,
                             const struct tf_telemetry *after)
 {
     res->sm_clock_mhz = (float)after->sm_clock_mhz;
     res->power_w = (float)after->power_w;
     res->temperature_c = (float)after->temperature_c;
-    /* NVML's counter ticks coarsely (tens of ms): a phase shorter than a tick
-     * reads 0, which is "too short to tell", not "free" - keep it unknown. */
-    if (before && isfinite(before->energy_mj) && isfinite(after->energy_mj) &&
-        after->energy_mj > before->energy_mj)
-        res->energy_j = (after->energy_mj - before->energy_mj) * 1e-3;
+    /* (Energy is not the counter's difference around the samples: they are
+     * often shorter than its update period. measure_energy has its window.) */
     res->throttled = (uint8_t)(after->throttled == 1 || (before && before->throttled == 1));
 }
 
@@ -777,6 +1049,11 @@ static void profile_report(void)
             profile.configs, profile.total * k, profile.load * k, profile.restore * k,
             profile.verify_launch * k, profile.download * k, profile.measure * k,
             profile.telemetry * k, profile.setup);
+    for (int e = 0; e < TF_ENERGY_COUNT; e++)
+        if (energy_log.count[e])
+            fprintf(stderr, "tunefarm runner energy: %ld %s%s%s\n", energy_log.count[e],
+                    tf_energy_status_name(e), energy_log.why[e][0] ? ": " : "",
+                    energy_log.why[e]);
 }
 
 /* Add the time since *mark to *slot and move the mark. */
@@ -790,7 +1067,8 @@ static void profile_lap(double *slot, double *mark)
 }
 
 /* A configuration of a kernel whose buffer sizes read its parameters: the
- * buffers (and expected outputs) rebuilt if its sizes differ. A status. */
+ * buffers rebuilt if its sizes differ (their expected outputs are selected
+ * afterwards, by key). A status. */
 static int resize_buffers(struct runner_child *c, uint64_t config, struct tf_error *err)
 {
     const struct tf_kernel *k = c->k;
@@ -799,11 +1077,32 @@ static int resize_buffers(struct runner_child *c, uint64_t config, struct tf_err
     if (eval_sizes(c, config, counts, err) == 0) {
         for (int i = 0; i < k->nargs; i++)
             changed |= c->bufs == NULL || counts[i] != c->bufs[i].count;
-        /* (the new outputs stay this runner's: the worker's are the SETUP's) */
-        status = changed ? build_buffers(c, config, counts, -1, NULL, err) : TF_STATUS_OK;
-        expected_forget(c);
+        status = changed ? build_buffers(c, config, counts, err) : TF_STATUS_OK;
     }
     free(counts);
+    return status;
+}
+
+/* Before a MEASURE, outside the variant's guarded run: the buffers and the
+ * expected outputs of `config` - resized if its buffer sizes differ, and the
+ * set of its key selected (the reference runs if this runner has none: its
+ * depends_on values or sizes are new here). *ran is set if the reference ran.
+ * A status; err says why when not ok (that configuration's result). */
+static int config_prepare(struct runner_child *c, uint32_t kernel, uint32_t problem,
+                          uint64_t config, int *ran, struct tf_error *err)
+{
+    if (!c->ready || c->kernel != kernel || c->problem != problem)
+        return TF_STATUS_RUNTIME_ERROR; /* tf_runner_child_measure says why */
+    int status;
+    if (c->sizes_vary && (status = resize_buffers(c, config, err)) != TF_STATUS_OK)
+        return status; /* bufs are gone: the next config rebuilds them */
+    if (!c->sizes_vary && c->k->nref_depends == 0)
+        return TF_STATUS_OK; /* one key for the whole problem, selected by SETUP */
+    if (eval_scalars(c, config, err) != 0)
+        return TF_STATUS_INVALID;
+    const double started = tf_channel_now();
+    status = expected_select(c, ran, err);
+    profile.setup += tf_channel_now() - started;
     return status;
 }
 
@@ -869,7 +1168,7 @@ void tf_runner_child_measure(struct runner_child *c, uint32_t kernel, uint32_t p
 {
     /* The screening pass of a two-phase search uses the cheap protocol. */
     const struct tf_measure *protocol = phase == 1 ? &c->job->screen : &c->job->measure;
-    const double started = profile.on ? tf_channel_now() : 0;
+    const double started = tf_channel_now();
     double mark = started, ignored = 0;
     struct tf_error err = {0};
     void *fn = NULL;
@@ -881,8 +1180,8 @@ void tf_runner_child_measure(struct runner_child *c, uint32_t kernel, uint32_t p
         goto done;
     }
     const struct tf_kernel *k = c->k;
-    if (c->sizes_vary && (status = resize_buffers(c, config, &err)) != TF_STATUS_OK) {
-        res->status = (uint8_t)status; /* bufs are gone: the next config rebuilds them */
+    if (c->bufs == NULL || c->current_set < 0) {
+        tf_error_set(&err, TF_ERR_SYSTEM, "measure without buffers or expected outputs");
         goto done;
     }
     struct tf_launch geo;
@@ -943,6 +1242,11 @@ void tf_runner_child_measure(struct runner_child *c, uint32_t kernel, uint32_t p
     /* Verification waited for the downloads, unless the samples failed first:
      * `got` and the snapshots are reused, so nothing may still be landing. */
     wait_downloads(c, &(struct tf_error){0});
+    /* Then the energy of one launch, over a window of its own (the guards
+     * below cover its launches too). */
+    res->device_time = 0;
+    if (status == TF_STATUS_OK)
+        status = measure_energy(&sc, protocol, &st, started, res, &err);
     /* The samples ran the variant again: the guards once more (an overflow
      * that only some launches make). A failed launch may have broken the
      * device context, where nothing can be read back: not then. */
@@ -958,6 +1262,7 @@ void tf_runner_child_measure(struct runner_child *c, uint32_t kernel, uint32_t p
     if (status == TF_STATUS_WRONG_RESULT) {
         res->status = (uint8_t)status;
         res->device_time = verified_seconds + st.busy;
+        res->energy_status = TF_ENERGY_NOT_RUN;
         res->timestamp = tf_runner_unix_now();
         c->be->unload(c->ctx, fn);
         return;
@@ -971,13 +1276,17 @@ void tf_runner_child_measure(struct runner_child *c, uint32_t kernel, uint32_t p
     }
     res->status = (uint8_t)status;
     res->samples = st.n;
-    res->device_time = verified_seconds + st.busy;
+    res->device_time += verified_seconds + st.busy; /* (+ the energy window's) */
     res->flushed_l2 = protocol->flush_l2;
     if (status == TF_STATUS_OK) {
         res->time_median = st.median;
         res->time_min = st.min;
         res->time_mean = st.mean;
         res->time_rsd = st.rsd;
+        res->noisy = (uint8_t)st.noisy;
+    } else {
+        res->energy_j = NAN;
+        res->energy_status = TF_ENERGY_NOT_RUN;
     }
 done:
     if (fn)
@@ -1035,38 +1344,65 @@ struct serve {
     int in, out;
     int initialized;
     int exit_after_reply; /* the answer's "exiting" byte: end after it */
-    int send_fd;          /* a memfd of expected outputs to send after the answer (-1) */
     struct runner_proc_state state; /* what no variant may leave changed */
     int state_taken;      /* state is the one to compare with (taken after the SETUP) */
 };
 
+/* The sets of expected outputs computed for this answer (c->fresh_*): their
+ * count and keys into `rep`; their memfds follow the frame (serve_fresh_send). */
+static void put_fresh(const struct runner_child *c, struct tf_buf *rep)
+{
+    tf_buf_put_u32(rep, (uint32_t)c->nfresh);
+    for (int i = 0; i < c->nfresh; i++)
+        tf_buf_put_str(rep, c->fresh_keys[i]);
+}
+
 /* SETUP (`req` after its type) into the answer `rep`; -1 if the request is
- * malformed (a descriptor may follow it: the stream cannot be trusted). */
+ * malformed (descriptors may follow it: the stream cannot be trusted). */
 static int serve_setup(struct serve *s, struct tf_buf *req, struct tf_buf *rep)
 {
     struct runner_child *c = &s->c;
     struct tf_error err = {0};
-    uint32_t kernel, problem;
+    uint32_t kernel, problem, noffered = 0;
     uint64_t config;
-    uint8_t has_saved = 0;
-    char *reference = NULL, *saved_key = NULL;
-    int saved = -1;
+    char *reference = NULL;
+    int rc = 0;
     if (tf_buf_get_u32(req, &kernel) || tf_buf_get_u32(req, &problem) ||
         tf_buf_get_u64(req, &config) || (reference = tf_buf_get_strdup(req)) == NULL ||
-        tf_buf_get_u8(req, &has_saved) ||
-        (has_saved && (saved_key = tf_buf_get_strdup(req)) == NULL) ||
-        (has_saved && tf_runner_fd_recv(s->in, -1, &saved) != 0)) {
+        tf_buf_get_u32(req, &noffered) || noffered > RUNNER_EXPECTED_MAX_SETS)
+        rc = -1;
+    if (rc != 0)
+        noffered = 0;
+    int *offered = tf_xcalloc(noffered + 1, sizeof *offered);
+    char **keys = tf_xcalloc(noffered + 1, sizeof *keys);
+    for (uint32_t i = 0; i < noffered; i++)
+        offered[i] = -1;
+    for (uint32_t i = 0; rc == 0 && i < noffered; i++)
+        if ((keys[i] = tf_buf_get_strdup(req)) == NULL)
+            rc = -1;
+    for (uint32_t i = 0; rc == 0 && i < noffered; i++)
+        if (tf_runner_fd_recv(s->in, -1, &offered[i]) != 0)
+            rc = -1;
+    if (rc != 0) {
+        for (uint32_t i = 0; i < noffered; i++) {
+            if (offered[i] >= 0)
+                close(offered[i]);
+            free(keys[i]);
+        }
+        free(offered);
+        free(keys);
         free(reference);
-        free(saved_key);
         fprintf(stderr, "tunefarm runner: malformed SETUP request\n");
         return -1;
     }
     const double setup_started = tf_channel_now();
-    const int status = child_setup(c, kernel, problem, config, reference, saved, saved_key, &err);
+    const int status =
+        child_setup(c, kernel, problem, config, reference, (int)noffered, offered, keys, &err);
+    free(offered);
+    free(keys);
     s->state_taken = 0; /* the reference may have set up what it needs */
     profile.setup += tf_channel_now() - setup_started;
     free(reference);
-    free(saved_key);
     tf_buf_put_u8(rep, (uint8_t)status);
     char message[TF_MESSAGE_LEN];
     tf_strlcpy(message, status == TF_STATUS_OK ? "" : err.message, sizeof message);
@@ -1074,15 +1410,7 @@ static int serve_setup(struct serve *s, struct tf_buf *req, struct tf_buf *rep)
     if (status != TF_STATUS_OK && c->be->healthy && !c->be->healthy(c->ctx))
         s->exit_after_reply = 1;
     tf_buf_put_u8(rep, (uint8_t)s->exit_after_reply);
-    /* Outputs this runner computed: their memfd follows the answer. */
-    const int fresh = status == TF_STATUS_OK && c->expected_fd >= 0;
-    tf_buf_put_u8(rep, (uint8_t)fresh);
-    if (fresh) {
-        char *key = expected_key(c);
-        tf_buf_put_str(rep, key);
-        free(key);
-        s->send_fd = c->expected_fd;
-    }
+    put_fresh(c, rep);
     return 0;
 }
 
@@ -1099,11 +1427,27 @@ static int serve_measure(struct serve *s, struct tf_buf *req, struct tf_buf *rep
         tf_buf_get_u64(req, &config) || tf_buf_get_u32(req, &phase) ||
         (binary = tf_buf_get_strdup(req)) == NULL)
         return -1;
+    /* This configuration's buffers and expected outputs, before the process
+     * state is taken: a reference that runs now may set up what it needs. */
+    struct tf_error prep_err = {0};
+    int ran = 0;
+    c->notify_out = s->out;
+    const int prepared = config_prepare(c, kernel, problem, config, &ran, &prep_err);
+    c->notify_out = -1;
+    if (ran)
+        s->state_taken = 0;
     if (!s->state_taken) {
         tf_runner_proc_state_take(&s->state);
         s->state_taken = 1;
     }
-    tf_runner_guarded_measure(c, kernel, problem, phase, config, binary, &res);
+    if (prepared == TF_STATUS_OK) {
+        tf_runner_guarded_measure(c, kernel, problem, phase, config, binary, &res);
+    } else {
+        tf_result_init(&res, kernel, problem, config, prepared);
+        tf_strlcpy(res.message, prep_err.message[0] ? prep_err.message : tf_status_name(prepared),
+                   sizeof res.message);
+        res.timestamp = tf_runner_unix_now();
+    }
     res.phase = (uint8_t)phase;
     free(binary);
     /* What a variant may have changed of the process, put back: its folder
@@ -1133,13 +1477,27 @@ static int serve_measure(struct serve *s, struct tf_buf *req, struct tf_buf *rep
     }
     if (c->damaged)
         s->exit_after_reply = 1;
+    tf_buf_put_u8(rep, RUNNER_ANSWER_RESULT);
     tf_buf_put_result(rep, &res);
     /* A fault that broke the device context (CUDA's sticky errors) leaves
      * nothing usable in this process: say so, reply, exit. */
     if (res.status != TF_STATUS_OK && c->be->healthy && !c->be->healthy(c->ctx))
         s->exit_after_reply = 1;
     tf_buf_put_u8(rep, (uint8_t)s->exit_after_reply);
+    put_fresh(c, rep);
     return 0;
+}
+
+/* Send the memfds put_fresh announced, after the answer's frame; 0 or -1. The
+ * worker has them then: this runner closes its own (the mappings stay). */
+static int serve_fresh_send(struct serve *s)
+{
+    struct runner_child *c = &s->c;
+    int rc = 0;
+    for (int i = 0; i < c->nfresh && rc == 0; i++)
+        rc = tf_runner_fd_send(s->out, c->fresh_fds[i]);
+    fresh_forget(c);
+    return rc;
 }
 
 int tf_runner_main(int argc, char **argv)
@@ -1163,9 +1521,9 @@ int tf_runner_main(int argc, char **argv)
     const char *backend = argv[2];
     const int ordinal = atoi(argv[3]);
     struct runner_child *c = &s.c;
-    c->expected_fd = -1;
+    c->current_set = -1;
+    c->notify_out = -1;
     c->cwd_fd = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    s.send_fd = -1;
     tf_runner_guard_install(c);
     struct tf_buf req = {0}, rep = {0};
     int rc = 0;
@@ -1197,13 +1555,8 @@ int tf_runner_main(int argc, char **argv)
         }
         if (tf_channel_write_frame(s.out, &rep, -1) != 0)
             break;
-        if (s.send_fd >= 0) {
-            const int sent = tf_runner_fd_send(s.out, s.send_fd);
-            expected_forget(c); /* the worker has it now; the mappings stay */
-            s.send_fd = -1;
-            if (sent != 0)
-                break;
-        }
+        if ((type == RUNNER_REQ_SETUP || type == RUNNER_REQ_MEASURE) && serve_fresh_send(&s) != 0)
+            break;
         if (s.exit_after_reply) {
             rc = RUNNER_EXIT_UNHEALTHY;
             break;
@@ -1211,7 +1564,9 @@ int tf_runner_main(int argc, char **argv)
     }
     tf_runner_guard_forget();
     tf_runner_end_strays();
-    expected_forget(c);
+    fresh_forget(c);
+    free(c->fresh_fds);
+    free(c->fresh_keys);
     if (c->cwd_fd >= 0)
         close(c->cwd_fd);
     if (c->k)

@@ -36,6 +36,11 @@ enum runner_request {
     RUNNER_REQ_QUIT = 4
 };
 
+/* The first byte of a MEASURE answer: the result follows, or (a frame of its
+ * own, before the result's) the runner computes the reference's outputs for
+ * that configuration first, and the worker waits a SETUP's time more. */
+enum runner_measure_answer { RUNNER_ANSWER_RESULT = 0, RUNNER_ANSWER_REFERENCE = 1 };
+
 /* Empty `b` for the next message. */
 static inline void tf_runner_buf_reset(struct tf_buf *b)
 {
@@ -89,7 +94,8 @@ struct runner_buffer {
     size_t bytes;
     void *init;      /* what the device buffer starts with (inputs: data; outputs: poison or
                         init); sealed: read-only once filled, no variant can change it */
-    void *expected;  /* outputs: the reference's result, sealed likewise */
+    void *expected;  /* outputs: the reference's result, read-only: the current expected
+                        set's mapping (struct expected_set owns it) */
     void *got;       /* outputs: downloaded after the verified launch */
     int got_pinned;  /* got came from the backend's host_alloc */
     void *dev_base;  /* the allocation: RUNNER_GUARD_BYTES of canary, dev, the same again */
@@ -98,6 +104,23 @@ struct runner_buffer {
     void *dev_snap;  /* outputs: the verified launch's result, copied on the device so the
                         download overlaps the samples (which overwrite dev) */
 };
+
+/* The expected outputs for one key (runner_child.c, "the reference's outputs"):
+ * kernel, problem, buffer sizes and the values of reference.depends_on. */
+struct expected_set {
+    char *key;
+    void **maps;     /* per argument: the outputs' read-only mapping (outputs only), or NULL */
+    size_t *bytes;   /* per argument: its length in bytes */
+    size_t total;    /* bytes of every output */
+    int fd;          /* a memfd the worker offered, not mapped yet (-1: mapped) */
+    uint64_t used;   /* when last selected (the child's counter): the least recent goes first */
+};
+
+/* At most this many expected sets, and this many bytes of them besides the one
+ * in use, are kept by a runner and by its worker: past that the least recently
+ * used are dropped and computed again if needed. */
+#define RUNNER_EXPECTED_MAX_SETS 16
+#define RUNNER_EXPECTED_MAX_BYTES ((size_t)1 << 30)
 
 struct runner_child {
     const struct tf_backend *be;
@@ -118,8 +141,15 @@ struct runner_child {
     int downloads_queued;    /* download_async queued, download_wait still due */
     int damaged;             /* a variant wrote outside its buffers: end after replying */
     int cwd_fd;              /* the runner's folder, restored after every variant (-1: none) */
-    int expected_fd;         /* the expected outputs' sealed memfd, not yet handed to the
-                                worker (-1: none; see "the reference's outputs") */
+    struct expected_set *sets;  /* the expected outputs of the current (kernel, problem) */
+    int nsets;
+    int current_set;            /* the set bufs[].expected are from (-1: none) */
+    uint64_t set_clock;         /* counts selections (expected_set.used) */
+    int *fresh_fds;             /* sealed memfds of sets computed here, for the worker: */
+    char **fresh_keys;          /* sent after the next answer (see "the reference's outputs") */
+    int nfresh;
+    int notify_out;             /* during a MEASURE: where to say that the reference runs
+                                   (RUNNER_ANSWER_REFERENCE), once; -1 otherwise */
     unsigned char *guard_pinned; /* page-locked room for every buffer's two guard
                                     regions (guard check), where downloads queue; or NULL */
     void **loaded_references;   /* every reference loaded: never unloaded (runner_child.c) */

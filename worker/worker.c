@@ -24,13 +24,36 @@
  * answers each configuration from the replay source and keeps a simulated
  * clock, waiting the recorded compile + benchmark time divided by the speed
  * (at most REPLAY_MAX_WAIT for one configuration). Its device is replay-N, N
- * its index among the node's workers, so any number of them share no device. */
+ * its index among the node's workers, so any number of them share no device.
+ *
+ * Where processes run (README "Where processes run"). A rank starts with the
+ * CPUs its launcher, taskset or cgroup allow it (its affinity mask: mpirun's
+ * --bind-to, srun's --cpu-bind, a Slurm cpuset); every process it starts
+ * inherits its binding.
+ * - GPU worker: binds itself to the cores near its GPU (hwloc by PCI bus id,
+ *   within the allowed set: worker_bind_near_device) before it starts
+ *   anything; its compile pool is one compiler process per such core, and its
+ *   runner (the only process touching the GPU) runs there too.
+ * - host worker: does not bind (the runner measures on whichever allowed CPU
+ *   the kernel gives it); its pool is the allowed CPUs less one, at least one,
+ *   the one left for the runner.
+ * - compile rank (--compile-rank, or a worker whose own class is done): no
+ *   runner; a pool per (backend, architecture) it compiles for, each of one
+ *   process per allowed CPU (the device worker keeps its own pool's size). It
+ *   stays off the cores the GPU workers need only if its launcher gives it the
+ *   others (taskset, srun --cpu-bind): it does not bind itself.
+ * - replay worker: no pool, no runner; unbound.
+ * `compile_jobs` in the job overrides every pool's size. A pool never has
+ * more processes than that size; the size never exceeds the allowed CPUs
+ * unless compile_jobs says so (tests/integration/run.sh checks it under
+ * taskset). */
 #include "worker.h"
 
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -342,7 +365,10 @@ static void worker_push(struct worker *w, uint32_t kernel, uint32_t problem, uin
     p->phase = phase;
     p->config = config;
     p->compile_only = pool;
-    p->ticket = w->replay ? 0 : tf_compile_submit(pool ? pool : w->pool, w->job->kernels[kernel].kernel, config);
+    p->ticket = w->replay ? 0
+                          : tf_compile_submit_for(pool ? pool : w->pool,
+                                                  w->job->kernels[kernel].kernel, (int)problem,
+                                                  config);
     if (pool == NULL) {
         pthread_mutex_lock(&w->hb.mu);
         w->hb.unanswered++;
@@ -537,7 +563,11 @@ static int worker_measure_next(struct worker *w, struct tf_error *err)
         }
         r.timestamp = w->sim_start + w->sim_elapsed;
         worker_emit(w, &r);
-        worker_flush(w); /* at once: the strategy hears results in simulated-time order */
+        /* On a simulated clock, at once: the strategy hears results in
+         * simulated-time order. Instant answers go in batches like measured
+         * ones (one message per result held the coordinator to it). */
+        if (speed > 0)
+            worker_flush(w);
         return 0;
     }
     /* A new problem's buffers and reference (seconds, for a large GEMM) are
@@ -566,13 +596,17 @@ static int worker_measure_next(struct worker *w, struct tf_error *err)
     r.phase = (uint8_t)p.phase;
     r.config = p.config;
     r.compile_time = bin.compile_time;
-    /* Keep what the runner read off the loaded binary unless the compiler said. */
-    if (bin.registers >= 0)
+    /* What the runner read off the loaded binary first; the compiler's report
+     * (ptxas: the same registers and spills) where it read nothing. Shared
+     * memory only from the runner: it adds the launch's dynamic shared memory
+     * to the static amount, which is all the compiler knows. */
+    if (r.registers < 0)
         r.registers = bin.registers;
-    if (bin.shared_bytes >= 0)
-        r.shared_bytes = bin.shared_bytes;
-    if (bin.spill_bytes >= 0)
+    if (r.spill_bytes < 0)
         r.spill_bytes = bin.spill_bytes;
+    r.warnings = bin.status == TF_STATUS_OK ? bin.warnings : -1;
+    tf_strlcpy(r.first_warning, bin.status == TF_STATUS_OK ? bin.first_warning : "",
+               sizeof r.first_warning);
     if (r.timestamp == 0)
         r.timestamp = worker_wall();
     worker_emit(w, &r);
@@ -754,6 +788,19 @@ static int worker_decline(struct worker *w, const char *why)
     return 0;
 }
 
+/* The CPUs this process may run on: its affinity mask, which taskset, a
+ * cgroup cpuset, srun's --cpu-bind or mpirun's binding narrow (the node's
+ * online count, used before, ignores them: a compile rank allowed one of
+ * this machine's two CPUs sized its pools for two). */
+static int worker_allowed_cpus(void)
+{
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
+        return CPU_COUNT(&set);
+    const long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (int)n : 1;
+}
+
 int tf_worker_run(const char *exe, int local_index, int compile_rank)
 {
     struct worker w = {0};
@@ -761,7 +808,7 @@ int tf_worker_run(const char *exe, int local_index, int compile_rank)
     enum tf_msg_type type;
     int code = 1;
     char compilers[128];
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    const int cores = worker_allowed_cpus();
     w.exe = exe;
     pthread_mutex_init(&w.hb.mu, NULL);
     pthread_cond_init(&w.hb.wake, NULL);
@@ -794,15 +841,16 @@ int tf_worker_run(const char *exe, int local_index, int compile_rank)
             worker_destroy(&w);
             return code;
         }
-        w.compile_threads = w.job->compile_jobs > 0 ? w.job->compile_jobs : (int)(cores > 0 ? cores : 1);
+        w.compile_threads = w.job->compile_jobs > 0 ? w.job->compile_jobs : cores;
         struct tf_device none = {0};
         tf_strlcpy(none.name, "compile rank", sizeof none.name);
         gethostname(none.host, sizeof none.host - 1);
         tf_wire_hello(&w.buf, &none, compilers);
         if (tf_wire_send(0, &w.buf, &err) || worker_loop(&w, w.compile_threads, &err))
             goto fail;
-        fprintf(stderr, "tunefarm: compile rank on %s: %llu configurations compiled ahead\n",
-                none.host, (unsigned long long)w.compiled_ahead);
+        fprintf(stderr, "tunefarm: compile rank on %s: %llu configurations compiled ahead "
+                        "(pools of %d compiler processes; %d CPUs allowed)\n",
+                none.host, (unsigned long long)w.compiled_ahead, w.compile_threads, cores);
         worker_destroy(&w);
         return 0;
     }
@@ -847,7 +895,11 @@ int tf_worker_run(const char *exe, int local_index, int compile_rank)
     int near = worker_bind_near_device(&w.dev);
     int threads = w.job->compile_jobs > 0 ? w.job->compile_jobs
                   : near > 0              ? near
-                                          : (int)(cores > 2 ? cores - 1 : 1);
+                                          : (cores > 2 ? cores - 1 : 1);
+    if (getenv("TUNEFARM_PROFILE") != NULL)
+        fprintf(stderr, "tunefarm profile: worker %d (%s %s): a pool of %d compiler processes; "
+                        "%d CPUs allowed%s\n", local_index, w.dev.backend, w.dev.name, threads,
+                near > 0 ? near : cores, near > 0 ? " (near its device, bound)" : "");
     w.pool = tf_compile_pool_create(exe, w.backend, w.dev.arch, w.job->cache, threads, &err);
     if (w.pool == NULL || tf_runner_start(exe, w.bundle, w.backend->name, w.ordinal, &w.runner, &err)) {
         char msg[sizeof err.message + 64];

@@ -109,6 +109,7 @@ static void decode_as(struct tf_buf *b, enum tf_msg_type type, int check_roundtr
                 FUZZ_ABORT();
             for (uint32_t i = 0; i < n; i++)
                 if (r2[i].config != r[i].config || r2[i].status != r[i].status ||
+                    r2[i].noisy != r[i].noisy || r2[i].energy_status != r[i].energy_status ||
                     strcmp(r2[i].message, r[i].message) != 0)
                     FUZZ_ABORT();
             free(r2);

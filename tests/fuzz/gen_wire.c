@@ -67,6 +67,9 @@ int main(int argc, char **argv)
     r[0].time_median = r[0].time_min = r[0].time_mean = 1.5e-4;
     r[0].time_rsd = 0.003;
     r[0].samples = 12;
+    r[0].noisy = 1;
+    r[0].energy_status = TF_ENERGY_MEASURED;
+    r[0].energy_j = 0.75;
     tf_result_init(&r[1], 0, 1, 7, TF_STATUS_COMPILE_ERROR);
     strcpy(r[1].message, "error: 'BM' undeclared");
     tf_result_init(&r[2], 1, 0, 9, TF_STATUS_TIMEOUT);

@@ -50,6 +50,9 @@ def archive_rows(path):
             df = pd.DataFrame(ds[()], columns=list(ds.dtype.names))
             names = {v: k for k, v in h5py.check_enum_dtype(ds.dtype["status"]).items()}
             df["status"] = df["status"].map(names)
+            if "energy_status" in df.columns:  # by name, as status (archives before it lack it)
+                energy = h5py.check_enum_dtype(ds.dtype["energy_status"])
+                df["energy_status"] = df["energy_status"].map({v: k for k, v in energy.items()})
             for col in df.columns:
                 if df[col].dtype == object:
                     df[col] = df[col].map(text)
@@ -121,7 +124,8 @@ def check_json(archive, path):
         if len(res) != len(df):
             fail("%s: %s has %d results, archive %d" % (path, name, len(res), len(df)))
         for i, r in enumerate(res):
-            for col in ("config", "status", "time_median", "time_mean", "compile_time"):
+            for col in ("config", "status", "time_median", "time_mean", "compile_time",
+                        "noisy", "energy_status"):
                 a, b = df[col].iloc[i], r[col]
                 ok = a == b if isinstance(a, str) else same_number(float(a), b)
                 if not ok:

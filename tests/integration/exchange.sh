@@ -13,7 +13,7 @@
 cd "$TMP"
 FIX="$ROOT/tests/fixtures"
 CHECK="$PY $ROOT/tests/integration/check_exchange.py"
-DATA="$ROOT/../shared/datasets"
+DATA="${DATASETS:-$ROOT/../shared/datasets}"
 CONV="$DATA/benchmark_hub/convolution_milo"
 
 echo "-- command line"

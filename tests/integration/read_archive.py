@@ -25,6 +25,8 @@ except ImportError as e:  # pragma: no cover - environment problem, not a layout
 
 FORMAT = "tunefarm-archive"
 SCHEMA_VERSION = 1
+ENERGY_NAMES = ["measured", "unknown", "not_run", "off", "no_counter", "counter_error",
+                "no_window", "not_in_source"]
 STATUS_NAMES = ["ok", "invalid", "compile_error", "launch_error", "runtime_error", "timeout",
                 "wrong_result", "crashed"]
 DEVPROPS = ["max_threads", "max_shared", "max_shared_optin", "warp_size", "sm_count",
@@ -136,6 +138,20 @@ def read_kernel(g, devices, runs):
     df["status"] = df["status"].map(code_to_name)
     if df["status"].isna().any():
         raise LayoutError("%s: a status value is outside the enum" % ds.name)
+    # noisy and energy_status (optional: older archives lack them)
+    if "noisy" in ds.dtype.names and not df["noisy"].isin([0, 1]).all():
+        raise LayoutError("%s: column 'noisy' holds a value other than 0 or 1" % ds.name)
+    if "energy_status" in ds.dtype.names:
+        energy = h5py.check_enum_dtype(ds.dtype["energy_status"])
+        if energy is None:
+            raise LayoutError("%s: column 'energy_status' is not an HDF5 enum" % ds.name)
+        for i, name in enumerate(ENERGY_NAMES):
+            if energy.get(name) != i:
+                raise LayoutError("%s: energy_status enum lacks %s = %d" % (ds.name, name, i))
+        df["energy_status"] = df["energy_status"].map({v: k for k, v in energy.items()})
+        measured = df[df["energy_status"] == "measured"]
+        if measured["energy_j"].isna().any():
+            raise LayoutError("%s: a row with energy_status 'measured' has no energy_j" % ds.name)
     for col, limit in (("run", len(runs)), ("device", len(devices)), ("problem", len(problems))):
         if len(df) and int(df[col].max()) >= limit:
             raise LayoutError("%s: column '%s' refers past the %d rows of its table"

@@ -190,6 +190,27 @@ else
     fail "an idle compile rank outlives the finalize timeout (2 s): the run completes" ahead2.out
 fi
 check "  its second run is whole" $CHECK ahead.h5 ranked --rows 76 --runs 2
+# Binding (README "Where processes run"): a pool never has more compiler
+# processes than the CPUs its rank may use. A compile rank restricted to one
+# CPU (taskset) gets a pool of one; unrestricted, one per CPU of the machine.
+ncpu=$(nproc --all)
+if TUNEFARM_FINALIZE_TIMEOUT=2 mpirun --oversubscribe --bind-to none \
+    -np 2 "$TF" run -q --fresh ahead/job.yaml -o ahead.h5 : \
+    -np 1 taskset -c 0 "$TF" run -q --fresh ahead/job.yaml -o ahead.h5 --compile-rank >ahead3.out 2>&1; then
+    pass "a compile rank restricted to CPU 0 (taskset) runs"
+else
+    fail "a compile rank restricted to CPU 0 (taskset) runs" ahead3.out
+fi
+check "  its pools have one compiler process" contains ahead3.out "pools of 1 compiler processes; 1 CPUs allowed"
+check "  unrestricted, one per CPU ($ncpu)" contains ahead2.out "pools of $ncpu compiler processes; $ncpu CPUs allowed"
+# A host worker leaves one of its CPUs to the runner: restricted to one CPU,
+# its pool is one process (not the machine's count less one).
+if TUNEFARM_PROFILE=1 taskset -c 0 "$TF" run --fresh ahead/job.yaml -o ahead.h5 >ahead4.out 2>&1; then
+    pass "a host worker under taskset -c 0 runs"
+else
+    fail "a host worker under taskset -c 0 runs" ahead4.out
+fi
+check "  its pool has one compiler process" contains ahead4.out "a pool of 1 compiler processes; 1 CPUs allowed"
 export XDG_CACHE_HOME="$TMP/cache"
 expect_fail "--compile-rank without a launcher is refused" 2 "$TF" run --compile-rank ahead/job.yaml
 
@@ -268,5 +289,6 @@ check "  saying which parameter" contains "$TMP/last" "parameter X"
 
 . "$ROOT/tests/integration/space.sh"
 . "$ROOT/tests/integration/report.sh"
+. "$ROOT/tests/integration/port.sh"
 
 finish

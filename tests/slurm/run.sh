@@ -273,6 +273,8 @@ for i in 1 2 3; do
 done
 check "one report per night beside the archive, the latest linked" sh -c \
     "[ \$(ls n/n.diff-2*.txt | wc -l) -ge 1 ] && [ -L n/n.diff-latest.txt ]"
+check "  and the nightly page beside it (tunefarm report)" sh -c \
+    "grep -q '<svg' n/n.report.html"
 
 echo "-- slurm/array.sbatch: one array task per job file"
 mkdir -p c && cp -r "$FIX/ranked" c/

@@ -6,8 +6,9 @@
  * a rename that fails after the temporary file exists; per-problem defaults
  * round-trip, and an archive written before them (no `default_config` column)
  * still reads; so do per-run provenance (job settings, sessions, what each
- * device ran with, source hashes per run), its merge, and an archive written
- * before it. Kernels are built by
+ * device ran with, source hashes per run), its merge, an archive written
+ * before it, and one without the `noisy` and `energy_status` columns.
+ * Kernels are built by
  * hand (constraints compiled with the real expression compiler) so the tests
  * do not depend on the kernel.yaml loader. h5dump and read_archive.py, when
  * present, must accept the written file. */
@@ -81,7 +82,9 @@ static struct tf_archive *make_model(struct test_kernel *gemm, struct test_kerne
             row.r.sm_clock_mhz = 1980.0f;
             row.r.power_w = 612.5f;
             row.r.temperature_c = 61.0f;
-            row.r.energy_j = 0.061 * i;
+            row.r.energy_j = i == 3 ? NAN : 0.061 * i;
+            row.r.energy_status = (uint8_t)(i == 3 ? TF_ENERGY_NO_WINDOW : TF_ENERGY_MEASURED);
+            row.r.noisy = (uint8_t)(i == 5);
             row.r.flushed_l2 = 1;
             row.r.throttled = (uint8_t)(i == 5);
             row.r.metrics[0] = 1234.5 * i;
@@ -371,6 +374,8 @@ static void assert_archives_equal(const struct tf_archive *a, const struct tf_ar
             assert_int_equal(p->r.status, q->r.status);
             assert_int_equal(p->r.flushed_l2, q->r.flushed_l2);
             assert_int_equal(p->r.throttled, q->r.throttled);
+            assert_int_equal(p->r.noisy, q->r.noisy);
+            assert_int_equal(p->r.energy_status, q->r.energy_status);
             assert_int_equal(p->r.samples, q->r.samples);
             assert_same_double(p->r.time_median, q->r.time_median);
             assert_same_double(p->r.time_min, q->r.time_min);
@@ -380,6 +385,8 @@ static void assert_archives_equal(const struct tf_archive *a, const struct tf_ar
             assert_int_equal(p->r.registers, q->r.registers);
             assert_int_equal(p->r.shared_bytes, q->r.shared_bytes);
             assert_int_equal(p->r.spill_bytes, q->r.spill_bytes);
+            assert_int_equal(p->r.warnings, q->r.warnings);
+            assert_string_equal(p->r.first_warning, q->r.first_warning);
             assert_same_double(p->r.sm_clock_mhz, q->r.sm_clock_mhz);
             assert_same_double(p->r.power_w, q->r.power_w);
             assert_same_double(p->r.temperature_c, q->r.temperature_c);
@@ -452,6 +459,9 @@ static void test_round_trip(void **state)
     assert_int_equal(b->kernels[0].rows[4].r.status, TF_STATUS_TIMEOUT);
     assert_string_equal(b->kernels[0].rows[2].r.message, "error: identifier x undefined");
     assert_true(b->kernels[0].rows[5].r.time_median == 1e-4 * 6);
+    assert_int_equal(b->kernels[0].rows[5].r.noisy, 1);
+    assert_int_equal(b->kernels[0].rows[3].r.energy_status, TF_ENERGY_NO_WINDOW);
+    assert_int_equal(b->kernels[0].rows[2].r.energy_status, TF_ENERGY_NOT_RUN); /* failed */
     assert_int_equal(b->checkpoint, 41);
     assert_int_equal(strlen(b->id), 32);
     assert_int_equal(b->nplans, 2); /* set_plan updated the first row in place */
@@ -1072,7 +1082,10 @@ static void drop_columns(const char *path, const char *name, const char *const *
         assert_true(H5Dread(ds, old, H5S_ALL, H5S_ALL, H5P_DEFAULT, rows) >= 0);
         H5Dclose(ds);
         assert_true(H5Ldelete(f, name, H5P_DEFAULT) >= 0);
-        ds = H5Dcreate2(f, name, old, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+        /* contiguous, fixed size: a results table's unlimited size would need chunks */
+        hid_t fixed = H5Screate_simple(1, &n, NULL);
+        ds = H5Dcreate2(f, name, old, fixed, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+        H5Sclose(fixed);
         assert_true(ds >= 0);
         assert_true(H5Dwrite(ds, old, H5S_ALL, H5S_ALL, H5P_DEFAULT, rows) >= 0);
         free(rows);
@@ -1211,6 +1224,113 @@ static void test_archive_without_problem_defaults(void **state)
     tk_free(&vecadd);
 }
 
+/* Rewrite dataset `name` without the columns `drop` (NULL-terminated), as an
+ * archive written before them has it. */
+static void drop_dataset_columns(const char *path, const char *name, const char *const *drop)
+{
+    hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
+    assert_true(f >= 0);
+    hid_t ds = H5Dopen2(f, name, H5P_DEFAULT);
+    assert_true(ds >= 0);
+    hid_t ft = H5Dget_type(ds), sp = H5Dget_space(ds);
+    hsize_t n = 0;
+    H5Sget_simple_extent_dims(sp, &n, NULL);
+    const int members = H5Tget_nmembers(ft);
+    size_t size = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        hid_t old = pass ? H5Tcreate(H5T_COMPOUND, size) : -1;
+        size_t at = 0;
+        int kept = 0;
+        for (int i = 0; i < members; i++) {
+            char *m = H5Tget_member_name(ft, (unsigned)i);
+            hid_t mt = H5Tget_member_type(ft, (unsigned)i);
+            int dropped = 0;
+            for (int d = 0; drop[d]; d++)
+                dropped |= strcmp(m, drop[d]) == 0;
+            if (!dropped) {
+                if (pass)
+                    H5Tinsert(old, m, at, mt);
+                at += H5Tget_size(mt);
+                kept++;
+            }
+            H5Tclose(mt);
+            H5free_memory(m);
+        }
+        size = at;
+        if (!pass)
+            continue;
+        int ndrop = 0;
+        while (drop[ndrop])
+            ndrop++;
+        assert_int_equal(kept, members - ndrop); /* it had every one of them */
+        unsigned char *rows = calloc((size_t)n + 1, size);
+        assert_true(H5Dread(ds, old, H5S_ALL, H5S_ALL, H5P_DEFAULT, rows) >= 0);
+        hid_t dcpl = H5Dget_create_plist(ds); /* chunked, growable as written */
+        H5Dclose(ds);
+        assert_true(H5Ldelete(f, name, H5P_DEFAULT) >= 0);
+        ds = H5Dcreate2(f, name, old, sp, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+        H5Pclose(dcpl);
+        assert_true(ds >= 0);
+        assert_true(H5Dwrite(ds, old, H5S_ALL, H5S_ALL, H5P_DEFAULT, rows) >= 0);
+        free(rows);
+        H5Tclose(old);
+    }
+    H5Dclose(ds);
+    H5Sclose(sp);
+    H5Tclose(ft);
+    H5Fclose(f);
+}
+
+/* Issue 14 item 8: the compiler's warnings of each row (a count and the first
+ * one) are columns of the results table, read back as written; an archive
+ * written before them reads -1 and "" (unknown) and gains the columns when
+ * rewritten. */
+static void test_warnings_columns(void **state)
+{
+    (void)state;
+    struct test_kernel gemm, vecadd;
+    make_gemm(&gemm);
+    make_vecadd(&vecadd);
+    struct tf_archive *a = make_model(&gemm, &vecadd);
+    struct tf_archive_kernel *ak = &a->kernels[0];
+    assert_true(ak->nrows >= 3);
+    ak->rows[0].r.warnings = 2;
+    tf_strlcpy(ak->rows[0].r.first_warning,
+               "gemm.c:12:9: warning: unused variable 'x' [-Wunused-variable]",
+               sizeof ak->rows[0].r.first_warning);
+    ak->rows[1].r.warnings = 0;
+    char path[512];
+    path_in_tmp(path, sizeof path, "warnings.h5");
+    write_ok(a, path);
+    struct tf_archive *b = read_ok(path);
+    assert_archives_equal(a, b);
+    assert_int_equal(b->kernels[0].rows[0].r.warnings, 2);
+    assert_string_equal(b->kernels[0].rows[0].r.first_warning,
+                        "gemm.c:12:9: warning: unused variable 'x' [-Wunused-variable]");
+    assert_int_equal(b->kernels[0].rows[1].r.warnings, 0);
+    assert_int_equal(b->kernels[0].rows[2].r.warnings, -1);
+    tf_archive_destroy(b);
+
+    static const char *const columns[] = {"warnings", "first_warning", NULL};
+    drop_dataset_columns(path, "/kernels/gemm/results", columns);
+    drop_dataset_columns(path, "/kernels/vecadd/results", columns);
+    b = read_ok(path);
+    assert_int_equal(b->kernels[0].nrows, ak->nrows);
+    for (uint64_t i = 0; i < b->kernels[0].nrows; i++) {
+        assert_int_equal(b->kernels[0].rows[i].r.warnings, -1);
+        assert_string_equal(b->kernels[0].rows[i].r.first_warning, "");
+        assert_int_equal(b->kernels[0].rows[i].r.config, ak->rows[i].r.config);
+    }
+    write_ok(b, path);
+    struct tf_archive *c = read_ok(path);
+    assert_archives_equal(b, c);
+    tf_archive_destroy(c);
+    tf_archive_destroy(b);
+    tf_archive_destroy(a);
+    tk_free(&gemm);
+    tk_free(&vecadd);
+}
+
 /* Issue 14 item 7: max_shared_per_sm came after archives were written with
  * one column per older property. Such an archive (the committed fuzz seed
  * tests/fuzz/corpus/archive/ranked.h5) still reads, the property taken as
@@ -1249,6 +1369,105 @@ static void test_archive_without_shared_per_sm(void **state)
     assert_int_equal(b->devices[0].props[TF_DEVPROP_MAX_SHARED_OPTIN], optin);
     tf_archive_destroy(b);
     tf_archive_destroy(a);
+}
+
+/* Rewrite table `name` without its column `column` (drop_columns of one). */
+static void drop_column(const char *path, const char *name, const char *column)
+{
+    const char *const drop[] = {column};
+    drop_columns(path, name, drop, 1);
+}
+
+/* ---------------------------------------------------------------- noise and energy */
+
+/* The results columns `noisy` and `energy_status` (issue 13 item 7): an
+ * archive written before them reads with no row noisy and every energy
+ * status unknown, and gains them when this version rewrites it. A `noisy`
+ * that is not 0 or 1 is a hand-edited file. */
+static void test_archive_without_noise_and_energy(void **state)
+{
+    (void)state;
+    struct test_kernel gemm, vecadd;
+    make_gemm(&gemm);
+    make_vecadd(&vecadd);
+    struct tf_archive *a = make_model(&gemm, &vecadd);
+    char path[512];
+    path_in_tmp(path, sizeof path, "before-noise.h5");
+    write_ok(a, path);
+    drop_column(path, "/kernels/gemm/results", "noisy");
+    drop_column(path, "/kernels/gemm/results", "energy_status");
+    struct tf_archive *b = read_ok(path);
+    const struct tf_archive_kernel *ak = &b->kernels[0];
+    assert_int_equal(ak->nrows, 6);
+    for (uint64_t i = 0; i < ak->nrows; i++) {
+        assert_int_equal(ak->rows[i].r.noisy, 0);
+        assert_int_equal(ak->rows[i].r.energy_status, TF_ENERGY_UNKNOWN);
+    }
+    assert_true(ak->rows[1].r.energy_j == 0.061); /* the values stay */
+    /* one column without the other reads too */
+    write_ok(a, path);
+    drop_column(path, "/kernels/gemm/results", "noisy");
+    tf_archive_destroy(b);
+    b = read_ok(path);
+    assert_int_equal(b->kernels[0].rows[5].r.noisy, 0);
+    assert_int_equal(b->kernels[0].rows[3].r.energy_status, TF_ENERGY_NO_WINDOW);
+    /* rewritten by this version, it has both again */
+    write_ok(b, path);
+    tf_archive_destroy(b);
+    b = read_ok(path);
+    assert_int_equal(b->kernels[0].rows[3].r.energy_status, TF_ENERGY_NO_WINDOW);
+    tf_archive_destroy(b);
+
+    write_ok(a, path);
+    const uint8_t two = 2;
+    poke_results(path, "noisy", H5T_NATIVE_UINT8, &two, 4);
+    read_fails(path, "dataset /kernels/gemm/results row 4: column 'noisy' is 2; expected 0 or 1");
+
+    tf_archive_destroy(a);
+    tk_free(&gemm);
+    tk_free(&vecadd);
+}
+
+/* tf_archive_quality_count: the ok rows of one run, problem and device class
+ * (or all of them), how many are noisy, how many have their energy. */
+static void test_quality_count(void **state)
+{
+    (void)state;
+    struct test_kernel gemm, vecadd;
+    make_gemm(&gemm);
+    make_vecadd(&vecadd);
+    struct tf_archive *a = make_model(&gemm, &vecadd);
+    const struct tf_archive_kernel *ak = &a->kernels[0];
+    /* rows: 0 ok run 0 dev 0 small; 1 ok run 1 dev 0 small; 2 compile_error;
+     * 3 ok run 1 dev 1 large (no_window); 4 timeout; 5 ok run 1 dev 1 large, noisy */
+    struct tf_archive_quality q = {0};
+    tf_archive_quality_count(a, ak, -1, UINT32_MAX, NULL, &q);
+    assert_int_equal(q.ok, 4);
+    assert_int_equal(q.noisy, 1);
+    assert_int_equal(q.energy[TF_ENERGY_MEASURED], 3);
+    assert_int_equal(q.energy[TF_ENERGY_NO_WINDOW], 1);
+    assert_int_equal(q.energy[TF_ENERGY_NOT_RUN], 0); /* failures are not counted */
+
+    memset(&q, 0, sizeof q);
+    tf_archive_quality_count(a, ak, 1, UINT32_MAX, NULL, &q);
+    assert_int_equal(q.ok, 3);
+    char key[256];
+    tf_device_class_key(&a->devices[1], key, sizeof key);
+    memset(&q, 0, sizeof q);
+    tf_archive_quality_count(a, ak, 1, 1, key, &q);
+    assert_int_equal(q.ok, 2);
+    assert_int_equal(q.noisy, 1);
+    /* it adds to what `q` holds: the diff sums classes that way */
+    tf_device_class_key(&a->devices[0], key, sizeof key);
+    tf_archive_quality_count(a, ak, -1, 0, key, &q);
+    assert_int_equal(q.ok, 4);
+    memset(&q, 0, sizeof q);
+    tf_archive_quality_count(a, ak, 0, 1, NULL, &q); /* run 0 measured nothing of large */
+    assert_int_equal(q.ok, 0);
+
+    tf_archive_destroy(a);
+    tk_free(&gemm);
+    tk_free(&vecadd);
 }
 
 /* A per-problem default outside the space: refused on read (a hand-edited
@@ -1650,8 +1869,11 @@ int main(void)
         cmocka_unit_test(test_merge_extends_run),
         cmocka_unit_test(test_problem_defaults_round_trip),
         cmocka_unit_test(test_archive_without_problem_defaults),
+        cmocka_unit_test(test_warnings_columns),
         cmocka_unit_test(test_archive_without_shared_per_sm),
         cmocka_unit_test(test_bad_problem_default),
+        cmocka_unit_test(test_archive_without_noise_and_energy),
+        cmocka_unit_test(test_quality_count),
         cmocka_unit_test(test_problem_defaults_update_and_merge),
         cmocka_unit_test(test_archive_without_provenance),
         cmocka_unit_test(test_bad_provenance),

@@ -415,6 +415,52 @@ static void test_json_and_make(void **state)
         mk, "\nGEMM_BEST_FLAGS = $(GEMM_BEST_$(TUNEFARM_PROBLEM)_$(TUNEFARM_DEVICE))\n"));
 }
 
+/* Issue 14 item 1: a kernel that compiles sizes in (`defines:`, the archive's
+ * size_defines) gets them in its flags too, with each problem's own value,
+ * after the parameters', as its worker compiled it; the attribute survives
+ * the archive's write and read. */
+static void test_size_defines_in_the_flags(void **state)
+{
+    (void)state;
+    struct tf_archive *a = read_fixture();
+    struct tf_archive_kernel *ak = tf_archive_find_kernel(a, "gemm");
+    assert_non_null(ak);
+    assert_int_equal(ak->ndefine_sizes, 0);
+    assert_string_equal(ak->size_names[0], "M");
+    ak->define_sizes = tf_xcalloc(2, sizeof *ak->define_sizes);
+    ak->define_sizes[0] = tf_xstrdup("K");
+    ak->define_sizes[1] = tf_xstrdup("M");
+    ak->ndefine_sizes = 2;
+    char path[400];
+    snprintf(path, sizeof path, "%s/sized.h5", dir);
+    struct tf_error err = {0};
+    if (tf_archive_write(a, path, &err) != 0)
+        fail_msg("write: %s", err.message);
+    tf_archive_destroy(a);
+    a = tf_archive_read(path, &err);
+    if (a == NULL)
+        fail_msg("read: %s", err.message);
+    ak = tf_archive_find_kernel(a, "gemm");
+    assert_int_equal(ak->ndefine_sizes, 2);
+    assert_string_equal(ak->define_sizes[0], "K");
+    char mk[400];
+    snprintf(mk, sizeof mk, "%s/sized.mk", dir);
+    FILE *out = fopen(mk, "w");
+    assert_non_null(out);
+    tf_best_write(a, path, ak, -1, -1, TF_BEST_MAKE, out);
+    fclose(out);
+    char line[300];
+    const int small = 0;
+    snprintf(line, sizeof line,
+             "\nGEMM_BEST_SMALL_CUDA_SM_90_NVIDIA_H100_80GB_HBM3 := -DBM=32 -DBN=64 -DLAYOUT=1 "
+             "-DLAYOUT_col=1 -DK=%lld -DM=%lld\n",
+             (long long)ak->problems[small].sizes[2], (long long)ak->problems[small].sizes[0]);
+    const char *text = slurp(mk);
+    if (strstr(text, line) == NULL)
+        fail_msg("no '%s' in:\n%s", line + 1, text);
+    tf_archive_destroy(a);
+}
+
 /* tf_best_main with these arguments; its exit code, stderr into dir/err. */
 static int best_main(const char *const *args)
 {
@@ -484,6 +530,7 @@ int main(void)
         cmocka_unit_test(test_header_selects_by_device),
         cmocka_unit_test(test_header_of_hostile_names),
         cmocka_unit_test(test_json_and_make),
+        cmocka_unit_test(test_size_defines_in_the_flags),
         cmocka_unit_test(test_command_exit_codes),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

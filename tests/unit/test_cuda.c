@@ -145,7 +145,8 @@ static int compile_config(const struct tf_kernel *k, uint64_t config, const char
                 out.log ? out.log : "(no log)");
     }
     assert_true(out.ok);
-    assert_int_equal(out.registers, -1); /* known only once loaded */
+    assert_true(out.registers > 0); /* ptxas said, no device needed */
+    assert_true(out.spill_bytes >= 0);
     size_t len = 0;
     unsigned char *bin = (unsigned char *)read_all(path, &len);
     assert_non_null(bin);
@@ -182,6 +183,52 @@ static void test_compile_vecadd_cubin(void **state)
     assert_non_null(strstr(be->compiler_id(), "NVRTC "));
     tf_kernel_destroy(k);
     tf_bundle_destroy(b);
+}
+
+/* Issue 14 item 8: with no device, a variant's registers, static shared
+ * memory and spills come from ptxas' report in the NVRTC log (for the entry
+ * point, not another kernel of the source), and its warnings are counted
+ * from the log, the first one kept. */
+static void test_compile_reports_resources_and_warnings(void **state)
+{
+    (void)state;
+    if (!have_nvrtc()) {
+        skip();
+        return;
+    }
+    const char *source = "extern \"C\" __global__ void other(float *y)\n"
+                         "{\n"
+                         "    __shared__ float big[2048];\n"
+                         "    big[threadIdx.x] = y[threadIdx.x];\n"
+                         "    __syncthreads();\n"
+                         "    y[threadIdx.x] = big[(threadIdx.x + 1) % 2048];\n"
+                         "}\n"
+                         "extern \"C\" __global__ void entry(float *y, int n)\n"
+                         "{\n"
+                         "    int unused;\n"
+                         "    __shared__ float s[128];\n"
+                         "    s[threadIdx.x] = y[threadIdx.x];\n"
+                         "    __syncthreads();\n"
+                         "    if ((int)threadIdx.x < n) y[threadIdx.x] = s[(threadIdx.x + 1) % 128];\n"
+                         "}\n";
+    char path[] = "/tmp/tf-test-cuda-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    struct tf_compile_output out;
+    assert_int_equal(compile_source("warned.cu", source, "entry", "sm_90", NULL, 0, NULL, 0,
+                                    path, &out),
+                     0);
+    assert_true(out.ok);
+    assert_true(out.registers > 0 && out.registers < 64);
+    assert_int_equal(out.shared_bytes, 512); /* entry's 128 floats, not other's 2048 */
+    assert_int_equal(out.spill_bytes, 0);
+    char first[TF_WARNING_LEN];
+    assert_int_equal(tf_compile_log_warnings(out.log, first, sizeof first), 1);
+    assert_non_null(strstr(first, "warned.cu(10): warning"));
+    assert_non_null(strstr(first, "\"unused\" was declared but never referenced"));
+    free(out.log);
+    unlink(path);
 }
 
 static void test_compile_error_names_line(void **state)
@@ -551,6 +598,18 @@ static void test_device_vecadd(void **state)
         assert_true(r.sm_clock_mhz > 0);
         assert_true(r.temperature_c > 0);
     }
+    /* Energy over its own window (energy_time 0.1 s): a launch's energy is a
+     * board's power (10..2000 W) over its time, or the reason why not. */
+    const double per_launch = r.energy_j / r.samples;
+    printf("note: vecadd_cuda large energy: %s, %.4g J a launch (%.0f W over its median)\n",
+           tf_energy_status_name(r.energy_status), per_launch, per_launch / r.time_median);
+    if (r.energy_status == TF_ENERGY_MEASURED) {
+        assert_true(per_launch > 10 * r.time_median && per_launch < 2000 * r.time_median);
+    } else {
+        assert_true(isnan(r.energy_j));
+        /* without NVML's counter it says so; with it, the window must find one */
+        assert_true(r.energy_status == TF_ENERGY_NO_COUNTER);
+    }
     assert_true(tf_runner_device_seconds(f->runner) > 0.0);
     assert_int_equal(tf_runner_starts(f->runner), 1);
     device_stop(f);
@@ -617,6 +676,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_probe_reason),
         cmocka_unit_test(test_compile_vecadd_cubin),
         cmocka_unit_test(test_compile_error_names_line),
+        cmocka_unit_test(test_compile_reports_resources_and_warnings),
         cmocka_unit_test(test_every_cuda_kernel_compiles),
         cmocka_unit_test(test_define_names_nvrtc),
         cmocka_unit_test(test_launch_bounds_min_blocks),

@@ -358,6 +358,52 @@ static void test_two_nights(void **state)
     tk_free(&vecadd);
 }
 
+/* Issue 14 item 1: configurations are printed as the summaries print them,
+ * without the parameters of a single value. */
+static void test_single_valued_parameters_hidden(void **state)
+{
+    (void)state;
+    struct test_kernel t;
+    memset(&t, 0, sizeof t);
+    t.k.name = "pinned";
+    static const int64_t pinned[] = {4096}, blocks[] = {64, 128};
+    tk_param_int(&t, "NX_AGAIN", 1, pinned);
+    tk_param_int(&t, "BLOCK", 2, blocks);
+    t.size_names[0] = "NX";
+    t.k.nsizes = 1;
+    t.k.size_names = t.size_names;
+    tk_problem(&t, "only", (const int64_t[]){4096});
+    memset(t.k.source_hash, 'c', 64);
+    struct tf_error err = {0};
+    struct tf_archive *a = tf_archive_create();
+    struct tf_device h0 = make_device("cuda", "NVIDIA H100", "GPU-0", "node1");
+    tf_archive_add_device(a, &h0);
+    struct tf_archive_run r0 = make_run("nightly", 1714520000.0, 1714530000.0);
+    struct tf_archive_run r1 = make_run("nightly", 1714606400.0, 1714616400.0);
+    tf_archive_add_run(a, &r0);
+    tf_archive_add_run(a, &r1);
+    struct tf_archive_kernel *ak = tf_archive_kernel_for(a, &t.k, &err);
+    assert_non_null(ak);
+    tf_archive_problem_for(ak, &t.k, 0);
+    row(ak, 0, 0, 0, 0, TF_STATUS_OK, 1.0, 0.99, 0.005, 0); /* BLOCK=64 best then */
+    row(ak, 0, 0, 0, 1, TF_STATUS_OK, 2.0, 1.99, 0.005, 0);
+    row(ak, 1, 0, 0, 0, TF_STATUS_OK, 3.0, 2.99, 0.005, 0);
+    row(ak, 1, 0, 0, 1, TF_STATUS_OK, 1.5, 1.49, 0.005, 0); /* BLOCK=128 best now */
+    a = through_file(a);
+    struct tf_diff_options o;
+    tf_diff_defaults(&o);
+    struct tf_diff_summary sum;
+    int regressions;
+    char *text = report(a, 0, 1, &o, &sum, &regressions);
+    const char *b = block(text, "pinned/only on NVIDIA H100");
+    assert_has(b, "best then: BLOCK=64 ");
+    assert_has(b, "best now:  BLOCK=128 ");
+    assert_true(strstr(text, "NX_AGAIN") == NULL);
+    free(text);
+    tf_archive_destroy(a);
+    tk_free(&t);
+}
+
 /* Two nights that differ within the noise, made the same way. */
 static void test_quiet_nights(void **state)
 {
@@ -404,6 +450,16 @@ static void test_quiet_nights(void **state)
     text = report(a, 0, 1, &o, &sum, &regressions);
     assert_int_equal(regressions, 1);
     assert_has(text, "1.03x, SLOWER beyond the noise (band 2.0%)");
+    assert_has(text, "noisy: 0 of 1 ok rows then, 0 of 1 now; energy measured: 0 then, 0 now");
+    free(text);
+    /* Tonight's row stayed noisy and has its energy (issue 13 item 7): said
+     * per group and in the summary. */
+    a->kernels[0].rows[1].r.noisy = 1;
+    a->kernels[0].rows[1].r.energy_status = TF_ENERGY_MEASURED;
+    text = report(a, 0, 1, &o, &sum, &regressions);
+    assert_has(text, "noisy: 0 of 1 ok rows then, 1 of 1 now; energy measured: 0 then, 1 now");
+    assert_has(text, "noisy ok rows: 0 then, 1 now");
+    assert_int_equal(sum.noisy_b, 1);
     free(text);
     tf_archive_destroy(a);
     tk_free(&gemm);
@@ -465,6 +521,7 @@ int main(void)
         cmocka_unit_test(test_noise_rule),
         cmocka_unit_test(test_pick_runs),
         cmocka_unit_test(test_two_nights),
+        cmocka_unit_test(test_single_valued_parameters_hidden),
         cmocka_unit_test(test_quiet_nights),
         cmocka_unit_test(test_two_phases_and_unfinished),
     };

@@ -25,6 +25,7 @@
 
 #include <errno.h>
 #include <glob.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -614,6 +615,14 @@ static void test_device_vecadd(void **state)
            "%.0f W, %.3f J, %.0f C\n",
            r.time_median * 1e6, 12.0 * (1 << 24) / r.time_median / 1e9, r.registers,
            r.sm_clock_mhz, r.power_w, r.energy_j, r.temperature_c);
+    /* Energy over its own window: a board's power over a launch, or why not. */
+    const double per_launch = r.energy_j / r.samples;
+    printf("note: vecadd_cuda large on hip energy: %s, %.4g J a launch (%.0f W)\n",
+           tf_energy_status_name(r.energy_status), per_launch, per_launch / r.time_median);
+    if (r.energy_status == TF_ENERGY_MEASURED)
+        assert_true(per_launch > 10 * r.time_median && per_launch < 2000 * r.time_median);
+    else
+        assert_true(isnan(r.energy_j) && r.energy_status == TF_ENERGY_NO_COUNTER);
     assert_true(tf_runner_device_seconds(f->runner) > 0.0);
     assert_int_equal(tf_runner_starts(f->runner), 1);
     device_stop(f);

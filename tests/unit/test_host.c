@@ -179,6 +179,110 @@ static void test_compile_and_cache_hit(void **state)
     assert_int_equal(count_files(f->cache, "tmp.*"), 0);
 }
 
+/* Issue 14 item 1: a kernel with `defines: [NX]` (tests/fixtures/heat) is
+ * compiled with its problem's NX: one binary per problem, and without the
+ * define it does not compile (#error). Its reference is compiled with the
+ * indices of the sizes and depends_on values (TF_REF_NX, TF_REF_STEPS), which
+ * it reads. */
+static void test_size_defines_per_problem(void **state)
+{
+    struct fixture *f = *state;
+    struct tf_error err = {0};
+    struct tf_kernel *heat = tf_kernel_load("tests/fixtures/heat/kernel.yaml", f->bundle, &err);
+    assert_non_null(heat);
+    struct tf_compile_pool *p =
+        tf_compile_pool_create(SELF, &tf_backend_host, f->dev.arch, f->cache, 2, &err);
+    assert_non_null(p);
+    struct tf_compiled small, large, again;
+    tf_compile_wait(p, tf_compile_submit_for(p, heat, 0, 0), &small);
+    tf_compile_wait(p, tf_compile_submit_for(p, heat, 1, 0), &large);
+    assert_int_equal(small.status, TF_STATUS_OK);
+    assert_int_equal(large.status, TF_STATUS_OK);
+    assert_string_not_equal(small.binary_path, large.binary_path);
+    tf_compile_wait(p, tf_compile_submit(p, heat, 0), &again); /* problem 0 */
+    assert_int_equal(again.cached, 1);
+    assert_string_equal(again.binary_path, small.binary_path);
+
+    struct tf_kernel undefined = *heat; /* the pool only reads the kernel */
+    undefined.ndefine_sizes = 0;
+    tf_compile_wait(p, tf_compile_submit_for(p, &undefined, 0, 0), &again);
+    assert_int_equal(again.status, TF_STATUS_COMPILE_ERROR);
+    assert_non_null(strstr(again.message, "NX must be defined"));
+
+    char ref[4096];
+    assert_int_equal(tf_compile_reference(p, heat, ref, sizeof ref, &err), 0);
+    tf_compile_pool_destroy(p);
+    tf_kernel_destroy(heat);
+}
+
+/* Issue 14 item 8: the warnings cc gives a variant are counted, the first one
+ * kept, and the whole log cached beside the binary; a cache hit (another
+ * pool: a rerun) answers the same from the metadata. A variant without
+ * warnings has 0, not "unknown". The counting itself on the logs each
+ * compiler writes. */
+static void test_warnings_kept(void **state)
+{
+    struct fixture *f = *state;
+    struct tf_error err = {0};
+    struct tf_kernel *heat = tf_kernel_load("tests/fixtures/heat/kernel.yaml", f->bundle, &err);
+    assert_non_null(heat);
+    struct tf_compile_pool *p =
+        tf_compile_pool_create(SELF, &tf_backend_host, f->dev.arch, f->cache, 1, &err);
+    assert_non_null(p);
+    struct tf_compiled c, again, clean;
+    const int logs = count_files(f->cache, "log");
+    tf_compile_wait(p, tf_compile_submit_for(p, heat, 0, 1), &c);
+    assert_int_equal(c.status, TF_STATUS_OK);
+    assert_int_equal(c.warnings, 1);
+    assert_non_null(strstr(c.first_warning, "heat.c:"));
+    assert_non_null(strstr(c.first_warning, "warning: unused variable"));
+    assert_non_null(strstr(c.first_warning, "unused_on_purpose")); /* (quotes follow the locale) */
+    assert_int_equal(c.cached, 0);
+    assert_int_equal(count_files(f->cache, "log"), logs + 1);
+    tf_compile_wait(p, tf_compile_submit(p, f->gemm, f->gemm->default_index), &clean);
+    assert_int_equal(clean.warnings, 0);
+    assert_string_equal(clean.first_warning, "");
+    tf_compile_pool_destroy(p);
+    p = tf_compile_pool_create(SELF, &tf_backend_host, f->dev.arch, f->cache, 1, &err);
+    tf_compile_wait(p, tf_compile_submit_for(p, heat, 0, 1), &again);
+    assert_int_equal(again.cached, 1);
+    assert_int_equal(again.warnings, 1);
+    assert_string_equal(again.first_warning, c.first_warning);
+    tf_compile_pool_destroy(p);
+    tf_kernel_destroy(heat);
+
+    char first[TF_WARNING_LEN];
+    const char *gcc = "/tmp/x/heat.c: In function 'heat':\n"
+                      "heat.c:16:9: warning: unused variable 'u' [-Wunused-variable]\n"
+                      "   16 |     int u;\n"
+                      "heat.c:20:1: warning: control reaches end [-Wreturn-type]\n";
+    assert_int_equal(tf_compile_log_warnings(gcc, first, sizeof first), 2);
+    assert_string_equal(first, "heat.c:16:9: warning: unused variable 'u' [-Wunused-variable]");
+    const char *nvrtc = "k.cu(2): warning #177-D: variable \"x\" was declared but never "
+                        "referenced\n\nRemark: The warnings can be suppressed with "
+                        "\"-diag-suppress <warning-number>\"\n\nptxas info    : Used 8 "
+                        "registers\nptxas warning : Registers are spilled to local memory\n";
+    assert_int_equal(tf_compile_log_warnings(nvrtc, first, sizeof first), 2);
+    assert_non_null(strstr(first, "warning #177-D"));
+    const char *clang = "k.cu:4:28: warning: unused [-Wunused]\r\n1 warning generated.\n";
+    assert_int_equal(tf_compile_log_warnings(clang, first, sizeof first), 1);
+    assert_string_equal(first, "k.cu:4:28: warning: unused [-Wunused]");
+    assert_int_equal(tf_compile_log_warnings("x.c:1:1: error: nope\nnowarning: x\n", first,
+                                             sizeof first),
+                     0);
+    assert_string_equal(first, "");
+    assert_int_equal(tf_compile_log_warnings(NULL, first, sizeof first), 0);
+    /* a long line is cut between UTF-8 characters, never inside one */
+    char small[12];
+    assert_int_equal(tf_compile_log_warnings("warning: \xe2\x80\x98y\xe2\x80\x99", small,
+                                             sizeof small),
+                     1);
+    assert_string_equal(small, "warning: ");
+    assert_int_equal(tf_compile_log_warnings("warning: ab\xe2\x80\x98", small, sizeof small),
+                     1);
+    assert_string_equal(small, "warning: ab");
+}
+
 static void test_compile_error(void **state)
 {
     struct fixture *f = *state;
@@ -381,6 +485,8 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_log_summary),
         cmocka_unit_test(test_compile_and_cache_hit),
         cmocka_unit_test(test_compile_error),
+        cmocka_unit_test(test_size_defines_per_problem),
+        cmocka_unit_test(test_warnings_kept),
         cmocka_unit_test(test_parallel_submits),
         cmocka_unit_test(test_pool_bad_cache_dir),
         cmocka_unit_test(test_load_and_launch),

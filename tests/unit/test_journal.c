@@ -21,6 +21,9 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zlib.h>
+
+#include <zlib.h>
 
 #include "../../coordinator/journal.h"
 #include "archive_fixture.h"
@@ -415,6 +418,83 @@ static void journal_with_bad_row(uint32_t kernel, struct tf_archive_row row)
     tf_journal_close(j);
 }
 
+/* Issue 14 item 8: records carry the compiler's warnings (wire version 4) and
+ * replay keeps them; a journal written before (version 2 and 3 records, which
+ * end at the message) still replays, its rows' warnings unknown (-1). */
+static void test_warnings_and_version_2_records(void **state)
+{
+    (void)state;
+    struct test_kernel gemm;
+    struct tf_error err = {0};
+    struct tf_journal_replay rep;
+    unlink(journal);
+    struct tf_journal *j = tf_journal_open(archive, &err);
+    assert_non_null(j);
+    reset_to(j, 0);
+    const uint32_t kernels[2] = {0, 0};
+    struct tf_archive_row rows[2] = {make_row(1, 1e-3), make_row(2, 2e-3)};
+    rows[0].r.warnings = 3;
+    tf_strlcpy(rows[0].r.first_warning, "gemm.c:7:5: warning: x", sizeof rows[0].r.first_warning);
+    rows[1].r.warnings = 0;
+    assert_int_equal(tf_journal_append(j, kernels, rows, 2, &err), 0);
+    tf_journal_close(j);
+    struct tf_archive *a = make_archive(&gemm);
+    assert_int_equal(tf_journal_replay(NULL, archive, a, &rep, &err), 0);
+    assert_int_equal(a->kernels[0].nrows, 2);
+    assert_int_equal(a->kernels[0].rows[0].r.warnings, 3);
+    assert_string_equal(a->kernels[0].rows[0].r.first_warning, "gemm.c:7:5: warning: x");
+    assert_int_equal(a->kernels[0].rows[1].r.warnings, 0);
+    tf_archive_destroy(a);
+    tk_free(&gemm);
+
+    /* The same records as version 3 wrote them: without the last 8 + 22 and
+     * 8 bytes (warnings u32, first_warning's length u32 and text). */
+    size_t len = 0;
+    unsigned char *data = NULL;
+    FILE *f = fopen(journal, "rb");
+    assert_non_null(f);
+    data = malloc(1 << 16);
+    len = fread(data, 1, 1 << 16, f);
+    fclose(f);
+    unsigned char *out = malloc(len);
+    size_t at = 116, o = 116;
+    memcpy(out, data, 116);
+    for (int r = 0; r < 2; r++) {
+        uint32_t n = (uint32_t)data[at] | (uint32_t)data[at + 1] << 8 |
+                     (uint32_t)data[at + 2] << 16 | (uint32_t)data[at + 3] << 24;
+        const uint32_t cut = r == 0 ? 8 + 22 : 8;
+        assert_true(at + 8 + n <= len && n > cut);
+        const uint32_t m = n - cut;
+        const uLong crc = crc32(0L, data + at + 8, m);
+        for (int b = 0; b < 4; b++) {
+            out[o + (size_t)b] = (unsigned char)(m >> (8 * b));
+            out[o + 4 + (size_t)b] = (unsigned char)(crc >> (8 * b));
+        }
+        memcpy(out + o + 8, data + at + 8, m);
+        o += 8 + m;
+        at += 8 + n;
+    }
+    assert_int_equal(at, len);
+    f = fopen(journal, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(out, 1, o, f), o);
+    fclose(f);
+    free(out);
+    free(data);
+    a = make_archive(&gemm);
+    if (tf_journal_replay(NULL, archive, a, &rep, &err) != 0)
+        fail_msg("version 2 records: %s", err.message);
+    assert_int_equal(rep.records, 2);
+    assert_int_equal(rep.torn_bytes, 0);
+    assert_int_equal(a->kernels[0].nrows, 2);
+    assert_int_equal(a->kernels[0].rows[0].r.config, 1);
+    assert_int_equal(a->kernels[0].rows[0].r.warnings, -1);
+    assert_string_equal(a->kernels[0].rows[0].r.first_warning, "");
+    assert_true(a->kernels[0].rows[1].r.time_median == 2e-3);
+    tf_archive_destroy(a);
+    tk_free(&gemm);
+}
+
 /* A record naming a problem, run, device or kernel the archive does not have
  * fails the replay, and nothing of the journal is folded in, not even the
  * good records before it. */
@@ -530,6 +610,74 @@ static void test_old_format(void **state)
     free(data);
 }
 
+/* Records written by a tunefarm before wire version 3 (a run it left
+ * unfinished, resumed by this one): each result ends before `noisy` and
+ * `energy_status`. They are read, with those as "not noisy" and "unknown",
+ * beside records of the current encoding in the same journal. */
+static void test_records_before_wire_3(void **state)
+{
+    (void)state;
+    struct test_kernel gemm;
+    struct tf_error err = {0};
+    struct tf_journal_replay rep;
+    struct tf_journal *j = tf_journal_open(archive, &err);
+    assert_non_null(j);
+    reset_to(j, 4);
+    const uint32_t kernels[3] = {0, 0, 0};
+    struct tf_archive_row rows[3] = {make_row(1, 1e-3), make_row(2, 2e-3), make_row(3, 3e-3)};
+    for (int i = 0; i < 3; i++) {
+        rows[i].r.noisy = 1;
+        rows[i].r.energy_status = TF_ENERGY_MEASURED;
+        rows[i].r.energy_j = 0.5;
+    }
+    assert_int_equal(tf_journal_append(j, kernels, rows, 3, &err), 0);
+    tf_journal_close(j);
+    /* The first two records rewritten as version 2 wrote them: without the
+     * two bytes of version 3 and the eight of version 4 (warnings and an
+     * empty first_warning), their CRC recomputed (zlib's crc32 is the
+     * journal's). */
+    unsigned char *data;
+    size_t len;
+    read_file(journal, &data, &len);
+    unsigned char *old = malloc(len);
+    size_t in = HEADER, out = HEADER;
+    memcpy(old, data, HEADER);
+    for (int rec = 0; rec < 3; rec++) {
+        uint32_t n;
+        memcpy(&n, data + in, 4); /* little-endian, as this machine */
+        const uint32_t cut = rec < 2 ? n - 2 - 8 : n;
+        memcpy(old + out, &cut, 4);
+        const uint32_t crc = (uint32_t)crc32(0L, data + in + 8, cut);
+        memcpy(old + out + 4, &crc, 4);
+        memcpy(old + out + 8, data + in + 8, cut);
+        in += 8 + n;
+        out += 8 + cut;
+    }
+    assert_int_equal(in, len);
+    write_file(journal, old, out);
+    struct tf_archive *a = make_archive(&gemm);
+    a->checkpoint = 4;
+    if (tf_journal_replay(NULL, archive, a, &rep, &err) != 0)
+        fail_msg("replay: %s", err.message);
+    assert_int_equal(rep.records, 3);
+    assert_int_equal(rep.torn_bytes, 0);
+    const struct tf_archive_kernel *ak = &a->kernels[0];
+    assert_int_equal(ak->nrows, 3);
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(ak->rows[i].r.config, i + 1);
+        assert_true(ak->rows[i].r.time_median == 1e-3 * (i + 1));
+        assert_int_equal(ak->rows[i].r.noisy, 0);
+        assert_int_equal(ak->rows[i].r.energy_status, TF_ENERGY_UNKNOWN);
+        assert_true(ak->rows[i].r.energy_j == 0.5); /* the value stays what it was */
+    }
+    assert_int_equal(ak->rows[2].r.noisy, 1);
+    assert_int_equal(ak->rows[2].r.energy_status, TF_ENERGY_MEASURED);
+    tf_archive_destroy(a);
+    tk_free(&gemm);
+    free(old);
+    free(data);
+}
+
 /* tunefarm merge reads an input under a shared lock: no run starts on it
  * meanwhile; if a run holds it, the input is live (read without a lock). */
 static void test_open_read(void **state)
@@ -569,8 +717,10 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_failed_write_leaves_whole_records, setup, teardown),
         cmocka_unit_test_setup_teardown(test_header_bit_flips, setup, teardown),
         cmocka_unit_test_setup_teardown(test_out_of_range_records, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_warnings_and_version_2_records, setup, teardown),
         cmocka_unit_test_setup_teardown(test_identity, setup, teardown),
         cmocka_unit_test_setup_teardown(test_old_format, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_records_before_wire_3, setup, teardown),
         cmocka_unit_test_setup_teardown(test_open_read, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

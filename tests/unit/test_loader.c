@@ -110,7 +110,7 @@ static void test_gemm_loads(void **state)
     assert_int_equal(k->nmetrics, 1);
     assert_string_equal(k->metric_names[0], "gflops");
     assert_null(k->grid[0]);
-    assert_int_equal(k->nslots, 6 + 3 + TF_DEVPROP_COUNT + 1);
+    assert_int_equal(k->nslots, 6 + 3 + TF_DEVPROP_COUNT + 2); /* + time_s, energy_j */
     assert_int_equal(strlen(k->source_hash), 64);
 
     /* default: {BM: 8, BN: 16, BK: 16, UNROLL: 1, VEC: 1, LOOP: ikj} = first of each list. */
@@ -308,6 +308,8 @@ static void test_minimal_job_defaults(void **state)
     assert_double_equal(job->measure.max_time, 1.0, 1e-12);
     assert_double_equal(job->measure.max_noise, 0.005, 1e-12);
     assert_false(job->measure.flush_l2);
+    assert_double_equal(job->measure.energy_time, 0.1, 1e-12); /* an energy window */
+    assert_double_equal(job->screen.energy_time, 0, 1e-12);    /* screening: none */
     assert_string_equal(job->archive, "results/minimal.h5");
     assert_string_equal(job->cache, "/home/tester/.cache/tunefarm");
     assert_double_equal(job->checkpoint, 10.0, 1e-12);
@@ -629,6 +631,17 @@ static char *tiny_text(const char *name, const char *problem, const char *value,
                         name, problem, n, value, param_line, type, arg_value, metric_line);
 }
 
+/* `text` (taken) with `keys` added to its flow mapping `reference: {...}`. */
+static char *with_reference_keys(char *text, const char *keys)
+{
+    const char *at = strstr(text, "entry: saxpy_reference}");
+    assert_non_null(at);
+    const int head = (int)(at - text) + (int)strlen("entry: saxpy_reference");
+    char *out = tf_xasprintf("%.*s%s%s", head, text, keys, text + head);
+    free(text);
+    return out;
+}
+
 static char *repeat(char c, int n)
 {
     char *s = tf_xmalloc((size_t)n + 1);
@@ -781,6 +794,49 @@ static void test_archived_name_limits(void **state)
     free(k128); free(k129); free(p63); free(p64); free(v32); free(v33);
 }
 
+/* Issue 13 item 7: metrics may read the energy of one launch, `energy_j`
+ * (GFLOP/J), beside time_s; nothing else may (it is measured), and no
+ * parameter, size or metric may take its name or the new results columns'. */
+static void test_energy_in_metrics(void **state)
+{
+    (void)state;
+    struct tf_bundle *b;
+    struct tf_error err;
+    struct tf_kernel *k = expect_kernel_loads(
+        tiny_text("tiny", "one", "fused", "", "64", "int32", "N",
+                  "  n_per_s: N / time_s\n  n_per_j: N / energy_j\n"),
+        &b);
+    struct tf_value *slots = calloc((size_t)k->nslots, sizeof *slots);
+    tf_kernel_bind(k, 0, 0, NULL, slots);
+    assert_true(isnan(slots[tf_kernel_energy_slot(k)].u.f)); /* unknown until measured */
+    slots[tf_kernel_time_slot(k)] = tf_float(2e-3);
+    slots[tf_kernel_energy_slot(k)] = tf_float(0.5);
+    struct tf_value v;
+    assert_int_equal(tf_expr_eval(k->metrics[0], slots, &v, &err), 0);
+    assert_double_equal(tf_value_as_double(v), 64 / 2e-3, 1e-6);
+    assert_int_equal(tf_expr_eval(k->metrics[1], slots, &v, &err), 0);
+    assert_double_equal(tf_value_as_double(v), 64 / 0.5, 1e-9);
+    free(slots);
+    tf_kernel_destroy(k);
+    tf_bundle_destroy(b);
+
+    /* value: N is at line 12, column 37 of tiny_text's file. */
+    expect_kernel_error(tiny_text("tiny", "one", "fused", "", "64", "int32", "energy_j * 2",
+                                  "  n_per_s: N / time_s\n"),
+                        12, 37, "only available in metrics");
+    expect_kernel_error(tiny_text("tiny", "one", "fused", "  noisy: [1, 2]\n", "64", "int32",
+                                  "N", "  n_per_s: N / time_s\n"),
+                        11, 3, "parameter name 'noisy' is reserved (a column of the archive's "
+                               "results table)");
+    expect_kernel_error(tiny_text("tiny", "one", "fused", "  energy_j: [1, 2]\n", "64", "int32",
+                                  "N", "  n_per_s: N / time_s\n"),
+                        11, 3, "parameter name 'energy_j' is reserved (a device property, "
+                               "time_s or energy_j)");
+    expect_kernel_error(tiny_text("tiny", "one", "fused", "", "64", "int32", "N",
+                                  "  energy_status: N / time_s\n"),
+                        15, 3, "metric name 'energy_status' is reserved");
+}
+
 /* Issue 11 item 12: a size of 3e9 passed as an int32 scalar wrapped silently
  * and every configuration failed verification. A scalar that follows from
  * the sizes is checked for every problem at load, at its value. */
@@ -824,9 +880,13 @@ static void test_scalar_ranges(void **state)
                                   m),
                         12, 37, "value of argument 'N' (N // (N - 64)) cannot be evaluated for "
                                 "problem 'one': division by zero");
-    /* A value that reads a parameter is known per configuration only. */
+    /* A value that reads a parameter is known per configuration only (and
+     * must say how the reference relates to it: test_reference_params). */
     k = expect_kernel_loads(
-        tiny_text("tiny", "one", "fused", "", "64", "int32", "UNROLL * 2 ** 31", m), &b);
+        with_reference_keys(tiny_text("tiny", "one", "fused", "", "64", "int32",
+                                      "UNROLL * 2 ** 31", m),
+                            ", independent_of: [UNROLL]"),
+        &b);
     tf_kernel_destroy(k);
     tf_bundle_destroy(b);
 
@@ -1286,6 +1346,162 @@ static void test_compile_jobs_cap(void **state)
     }
 }
 
+/* ---- issue 14: sizes compiled in, the reference's parameters ---------------------------- */
+
+/* A kernel like a port needs it: two sizes, STEPS the reference depends on,
+ * WORK it does not; `defines_line` and `reference_extra` vary per case. */
+static char *port_text(const char *defines_line, const char *reference_extra)
+{
+    return tf_xasprintf("name: port\nlanguage: c\nsource: tiny.c\nentry: saxpy\n"
+                        "%s"
+                        "reference: {source: reference.c, entry: saxpy_reference%s}\n"
+                        "problems:\n  small: {NX: 1000, NY: 8}\n  large: {NX: 5000, NY: 16}\n"
+                        "parameters:\n  STEPS: [1, 2, 4]\n  WORK: [10, 20]\n  PIPE: [one, two]\n"
+                        "arguments:\n"
+                        "  - {name: y, buffer: float32, size: NX * NY, output: true}\n"
+                        "  - {name: steps, scalar: int32, value: STEPS}\n"
+                        "  - {name: work, scalar: int64, value: NX * WORK}\n",
+                        defines_line, reference_extra);
+}
+
+/* Item 1: `defines:` lists sizes (or `all`) and each variant gets them for its
+ * problem after the parameters' defines. */
+static void test_size_defines(void **state)
+{
+    (void)state;
+    struct tf_bundle *b;
+    const char *both = ", depends_on: [STEPS], independent_of: [WORK]";
+    struct tf_kernel *k = expect_kernel_loads(port_text("defines: [NY]\n", both), &b);
+    assert_int_equal(k->ndefine_sizes, 1);
+    char *defs[8];
+    assert_int_equal(tf_kernel_size_defines(k, 0, defs, 8), 1);
+    assert_string_equal(defs[0], "-DNY=8");
+    free(defs[0]);
+    assert_int_equal(tf_kernel_size_defines(k, 1, defs, 8), 1);
+    assert_string_equal(defs[0], "-DNY=16");
+    free(defs[0]);
+    assert_int_equal(tf_kernel_size_defines(k, 2, defs, 8), 0); /* no such problem */
+    tf_kernel_destroy(k);
+    tf_bundle_destroy(b);
+
+    k = expect_kernel_loads(port_text("defines: all\n", both), &b);
+    assert_int_equal(tf_kernel_size_defines(k, 1, defs, 8), 2);
+    assert_string_equal(defs[0], "-DNX=5000");
+    assert_string_equal(defs[1], "-DNY=16");
+    free(defs[0]);
+    free(defs[1]);
+    assert_int_equal(tf_kernel_size_defines(k, 1, defs, 1), 1); /* never past max */
+    free(defs[0]);
+    tf_kernel_destroy(k);
+    tf_bundle_destroy(b);
+
+    /* without `defines:` nothing, as before */
+    k = expect_kernel_loads(port_text("", both), &b);
+    assert_int_equal(tf_kernel_size_defines(k, 0, defs, 8), 0);
+    tf_kernel_destroy(k);
+    tf_bundle_destroy(b);
+
+    expect_kernel_error(port_text("defines: [NZ]\n", both), 5, 11,
+                        "'defines' names 'NZ', which is not a problem size (sizes: NX, NY)");
+    expect_kernel_error(port_text("defines: [STEPS]\n", both), 5, 11,
+                        "not a problem size (sizes: NX, NY); parameters are always defined, "
+                        "list only sizes");
+    expect_kernel_error(port_text("defines: [NX, NY, NX]\n", both), 5, 19,
+                        "'defines' names size 'NX' twice");
+    expect_kernel_error(port_text("defines: {NX: 1}\n", both), 5, 10,
+                        "'defines' must be a list of problem sizes to compile in (e.g. [NX]) "
+                        "or 'all', found a mapping");
+    expect_kernel_error(port_text("defines: everything\n", both), 5, 10,
+                        "or 'all', found string 'everything'");
+    expect_kernel_error(port_text("defines: [\"N-X\"]\n", both), 5, 11, "defines item");
+
+    /* a defined size obeys the parameters' rule of names (schema/defines.h),
+     * and may not be an enum value's define; undefined, it may be anything */
+    static const char sized[] = "name: sized\nlanguage: c\nsource: tiny.c\nentry: saxpy\n%s"
+                                "reference: {source: reference.c, entry: saxpy_reference}\n"
+                                "problems:\n  one: {_N: 8, PIPE_two: 2}\n"
+                                "parameters:\n  PIPE: [one, two]\n"
+                                "arguments:\n  - {name: y, buffer: float32, size: 64, "
+                                "output: true}\n";
+    k = expect_kernel_loads(tf_xasprintf(sized, ""), &b);
+    tf_kernel_destroy(k);
+    tf_bundle_destroy(b);
+    expect_kernel_error(tf_xasprintf(sized, "defines: [_N]\n"), 5, 11,
+                        "size '_N' cannot be a compiler define (-D_N=...) of a c kernel: ");
+    expect_kernel_error(tf_xasprintf(sized, "defines: all\n"), 5, 10,
+                        "size '_N' cannot be a compiler define");
+    expect_kernel_error(tf_xasprintf(sized, "defines: [PIPE_two]\n"), 5, 11,
+                        "size 'PIPE_two' would be defined twice: value 'two' of enum parameter "
+                        "'PIPE' defines PIPE_two=1 too");
+}
+
+/* Items 2 and 3: an argument that reads a parameter needs the reference to
+ * say how it relates to it; depends_on gives the reference those values,
+ * after the sizes, at the indices its TF_REF_ defines name. */
+static void test_reference_params(void **state)
+{
+    (void)state;
+    struct tf_bundle *b;
+    struct tf_kernel *k = expect_kernel_loads(
+        port_text("", ", depends_on: [STEPS, PIPE], independent_of: [WORK]"), &b);
+    assert_int_equal(k->nref_depends, 2);
+    assert_int_equal(k->ref_depends[0], param_index(k, "STEPS"));
+    assert_int_equal(k->ref_depends[1], param_index(k, "PIPE"));
+    assert_int_equal(k->nref_independent, 1);
+    char *defs[8];
+    assert_int_equal(tf_kernel_reference_defines(k, defs, 8), 4);
+    /* three arguments, then NX, NY, then STEPS, PIPE */
+    assert_string_equal(defs[0], "-DTF_REF_NX=3");
+    assert_string_equal(defs[1], "-DTF_REF_NY=4");
+    assert_string_equal(defs[2], "-DTF_REF_STEPS=5");
+    assert_string_equal(defs[3], "-DTF_REF_PIPE=6");
+    for (int i = 0; i < 4; i++)
+        free(defs[i]);
+    /* the values a configuration gives them: STEPS=4, PIPE=two (index 1) */
+    struct tf_value *slots = tf_xcalloc((size_t)k->nslots, sizeof *slots);
+    int digits[3] = {2, 0, 1};
+    tf_kernel_bind(k, tf_kernel_encode(k, digits), 0, NULL, slots);
+    int64_t values[2];
+    tf_kernel_reference_values(k, slots, values);
+    assert_int_equal(values[0], 4);
+    assert_int_equal(values[1], 1);
+    free(slots);
+    tf_kernel_destroy(k);
+    tf_bundle_destroy(b);
+
+    /* the sizes are there for every reference, declared or not */
+    k = expect_kernel_loads(port_text("", ", independent_of: [STEPS, WORK]"), &b);
+    assert_int_equal(k->nref_depends, 0);
+    assert_int_equal(tf_kernel_reference_defines(k, defs, 8), 2);
+    assert_string_equal(defs[1], "-DTF_REF_NY=4");
+    free(defs[0]);
+    free(defs[1]);
+    tf_kernel_destroy(k);
+    tf_bundle_destroy(b);
+
+    /* `steps` reads STEPS, which neither list names: refused at its value */
+    expect_kernel_error(port_text("", ", independent_of: [WORK]"), 15, 41,
+                        "argument 'steps' reads parameter 'STEPS', but the reference does not "
+                        "say whether its outputs depend on it");
+    expect_kernel_error(port_text("", ", independent_of: [WORK]"), 15, 41,
+                        "'depends_on: [STEPS]' (the reference runs once per value of STEPS and "
+                        "is given it) or, if the expected outputs are the same whatever its "
+                        "value, 'independent_of: [STEPS]'");
+    expect_kernel_error(port_text("", ", depends_on: [STEPS]"), 16, 40,
+                        "argument 'work' reads parameter 'WORK'");
+    expect_kernel_error(port_text("", ", depends_on: [STEPS, NX], independent_of: [WORK]"), 5,
+                        78, "reference depends_on names 'NX', which is not a parameter "
+                            "(parameters: STEPS, WORK, PIPE)");
+    expect_kernel_error(port_text("", ", depends_on: [STEPS, STEPS], independent_of: [WORK]"),
+                        5, 78, "reference depends_on names parameter 'STEPS' twice");
+    expect_kernel_error(port_text("", ", depends_on: [STEPS, WORK], independent_of: [WORK]"),
+                        5, 102, "parameter 'WORK' is in both depends_on and independent_of");
+    expect_kernel_error(port_text("", ", depends_on: STEPS, independent_of: [WORK]"), 5, 70,
+                        "'reference depends_on' must be a list");
+    expect_kernel_error(port_text("", ", depend_on: [STEPS]"), 5, 58,
+                        "did you mean 'depends_on'?");
+}
+
 /* ---- the broken-file table -------------------------------------------------------------- */
 
 struct broken_case {
@@ -1327,6 +1543,8 @@ static const struct broken_case broken_cases[] = {
      "undefined name 'nope'"},
     {K("kernel_time_in_constraint"), K("kernel_time_in_constraint") ":10:15",
      "only available in metrics"},
+    {K("kernel_energy_in_constraint"), K("kernel_energy_in_constraint") ":10:15",
+     "energy_j, the measured energy of a launch, is only available in metrics"},
     {K("kernel_metric_undefined"), K("kernel_metric_undefined") ":14:16",
      "in metric 'gbs': undefined name 'time'"},
     {K("kernel_empty_param"), K("kernel_empty_param") ":10:6", "parameter 'C' has no values"},
@@ -1386,6 +1604,10 @@ static const struct broken_case broken_cases[] = {
      "strategy 'random' needs a 'budget'"},
     {BROKEN "job_bad_measure.yaml", BROKEN "job_bad_measure.yaml:6:14",
      "'max_noise' is a relative standard deviation and must be between 0 and 1"},
+    {BROKEN "job_energy_time.yaml", BROKEN "job_energy_time.yaml:6:16",
+     "'energy_time' must be a number of seconds from 0 (no energy) to 60, found -0.5"},
+    {BROKEN "job_energy_deadline.yaml", BROKEN "job_energy_deadline.yaml:4:49",
+     "'timeout' (2.5 s) must exceed 'max_time' + 'energy_time' (1 s + 2 s)"},
     {BROKEN "job_min_gt_max_samples.yaml", BROKEN "job_min_gt_max_samples.yaml:4:41",
      "'max_samples' (10) must be >= 'min_samples' (20)"},
     {BROKEN "job_min_samples_zero.yaml", BROKEN "job_min_samples_zero.yaml:4:24",
@@ -1673,12 +1895,15 @@ int main(void)
         cmocka_unit_test(test_define_table),
         cmocka_unit_test(test_init_random_range),
         cmocka_unit_test(test_shared_per_sm),
+        cmocka_unit_test(test_energy_in_metrics),
         cmocka_unit_test(test_compile_jobs_cap),
         cmocka_unit_test(test_job_search_raw),
         cmocka_unit_test(test_broken_files),
         cmocka_unit_test(test_truncation_sweep),
         cmocka_unit_test(test_ydoc_scalars),
         cmocka_unit_test(test_bundle),
+        cmocka_unit_test(test_size_defines),
+        cmocka_unit_test(test_reference_params),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -113,6 +113,7 @@ static void test_stops_on_noise_rule(void **state)
     assert_int_equal(st.n, 20);
     assert_int_equal(s.flushes, 0);
     assert_true(fabs(st.median - 0.001) < 1e-15);
+    assert_int_equal(st.noisy, 0); /* the rule stopped it: quiet */
 
     m.min_time = 0.001; /* now min_samples decides */
     s.next = 0;
@@ -138,6 +139,7 @@ static void test_noise_delays_stop(void **state)
     assert_true(st.n > 10);   /* at 10 samples rsd is ~0.14 */
     assert_true(st.rsd <= 0.05);
     assert_true(st.n < 200);
+    assert_int_equal(st.noisy, 0); /* noisy at first, but the rule was met in the end */
     /* the stop is the first n where rsd <= max_noise: n - 1 samples were still too noisy */
     struct tf_stats before;
     tf_stats_compute(v, st.n - 1, &before);
@@ -164,6 +166,15 @@ static void test_max_time(void **state)
     assert_true(st.min == 0.01);
     assert_true(fabs(st.median - 0.02) < 1e-12);
     assert_int_equal(s.flushes, 10);
+    /* rsd ~0.53 when max_time ended it: marked noisy (issue 13 item 7) */
+    assert_true(st.rsd > m.max_noise);
+    assert_int_equal(st.noisy, 1);
+    /* the same samples under a max_noise they meet: the rule stops them, not noisy */
+    m.max_noise = 0.6;
+    s.next = 0;
+    assert_int_equal(tf_measure_run(&m, &sm, &st, &err), TF_STATUS_OK);
+    assert_int_equal(st.n, 10); /* min_samples */
+    assert_int_equal(st.noisy, 0);
 }
 
 static void test_max_samples(void **state)
@@ -179,6 +190,15 @@ static void test_max_samples(void **state)
     /* after the script ends the last value repeats: rsd shrinks but min_time is never reached */
     assert_int_equal(tf_measure_run(&m, &sm, &st, &err), TF_STATUS_OK);
     assert_int_equal(st.n, 25);
+    /* max_samples ended it with rsd (~0.08) above max_noise: noisy as well */
+    assert_true(st.rsd > m.max_noise);
+    assert_int_equal(st.noisy, 1);
+    /* quiet samples that a limit ends (min_time unreachable) are not noisy */
+    const double quiet[] = {1e-9};
+    s = (struct script){.values = quiet, .count = 1};
+    assert_int_equal(tf_measure_run(&m, &sm, &st, &err), TF_STATUS_OK);
+    assert_int_equal(st.n, 25);
+    assert_int_equal(st.noisy, 0);
 }
 
 static void test_failure_mid_way(void **state)
@@ -194,6 +214,7 @@ static void test_failure_mid_way(void **state)
     assert_int_equal(tf_measure_run(&m, &sm, &st, &err), TF_STATUS_RUNTIME_ERROR);
     assert_string_equal(err.message, "scripted failure");
     assert_int_equal(st.n, 3); /* 2 warm-ups + 3 samples, the 6th launch failed */
+    assert_int_equal(st.noisy, 0); /* a failure is not a noisy measurement */
 
     s = (struct script){.values = v, .count = 1, .fail_at = 1, .fail_status = TF_STATUS_TIMEOUT};
     assert_int_equal(tf_measure_run(&m, &sm, &st, &err), TF_STATUS_TIMEOUT);

@@ -368,6 +368,13 @@ static void test_convolution_milo_valid_set(void **state)
         "../shared/datasets/benchmark_hub/convolution_milo/A4000.json.gz",
         "../../shared/datasets/benchmark_hub/convolution_milo/A4000.json.gz", NULL};
     const char *cache = NULL;
+    char from_env[4096];
+    const char *datasets = getenv("TUNEFARM_DATASETS"); /* tests/run_unit.sh finds them */
+    if (datasets && *datasets &&
+        snprintf(from_env, sizeof from_env, "%s/benchmark_hub/convolution_milo/A4000.json.gz",
+                 datasets) < (int)sizeof from_env &&
+        access(from_env, R_OK) == 0)
+        cache = from_env;
     for (int i = 0; caches[i] && cache == NULL; i++)
         if (access(caches[i], R_OK) == 0)
             cache = caches[i];
@@ -409,6 +416,43 @@ static void test_convolution_milo_valid_set(void **state)
     unload(&l);
 }
 
+/* The null source: only its exact name selects it (a file of another name
+ * that does not exist is refused), and it answers every configuration of
+ * any kernel ok, with a time in [1, 2) ms fixed by the configuration. */
+static void test_null_source(void **state)
+{
+    (void)state;
+    struct loaded l = load_job("tests/fixtures/replay_small.yaml");
+    struct tf_error err = {0};
+    assert_null(tf_replay_open("null", l.job, &err));
+    assert_null(tf_replay_open("null:x", l.job, &err));
+    struct tf_replay *r = tf_replay_open(TF_REPLAY_NULL, l.job, &err);
+    if (r == NULL)
+        fail_msg("%s", err.message);
+    struct tf_result a, b;
+    double cost;
+    bool differ = false;
+    for (uint64_t i = 0; i < 12; i++) {
+        tf_replay_answer(r, 0, 0, i, &a, &cost);
+        assert_int_equal(a.status, TF_STATUS_OK);
+        assert_int_equal(a.config, i);
+        assert_true(a.time_median >= 1e-3 && a.time_median < 2e-3);
+        assert_true(a.time_min == a.time_median && a.samples == 1 && cost == 0);
+        tf_replay_answer(r, 0, 0, i, &b, &cost);
+        assert_true(a.time_median == b.time_median);
+        tf_replay_answer(r, 0, 0, i + 1, &b, &cost);
+        differ = differ || a.time_median != b.time_median;
+    }
+    assert_true(differ);
+    struct tf_device dev;
+    tf_replay_device(r, 5, &dev);
+    assert_string_equal(dev.backend, "replay");
+    assert_string_equal(dev.name, "null");
+    assert_string_equal(dev.uuid, "replay-5");
+    tf_replay_destroy(r);
+    unload(&l);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -419,6 +463,7 @@ int main(void)
         cmocka_unit_test(test_many_parameters),
         cmocka_unit_test(test_parameter_named_twice),
         cmocka_unit_test(test_convolution_milo_valid_set),
+        cmocka_unit_test(test_null_source),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

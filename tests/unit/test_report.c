@@ -247,6 +247,105 @@ static void test_best_vs_problem_default(void **state)
     tk_free(&gemm);
 }
 
+/* Issue 14 item 1: a parameter with one value (a size pinned by a
+ * constraint) is not printed in the best configuration (summary, query and
+ * the cross-class lines); the others are, in order. A kernel whose every
+ * parameter has one value shows them all. */
+static void test_single_valued_parameters_hidden(void **state)
+{
+    (void)state;
+    struct test_kernel t;
+    memset(&t, 0, sizeof t);
+    t.k.name = "pinned";
+    static const int64_t one[] = {4096}, block[] = {64, 128}, also_one[] = {1};
+    tk_param_int(&t, "NX_AGAIN", 1, one);
+    tk_param_int(&t, "BLOCK", 2, block);
+    tk_param_int(&t, "VEC", 1, also_one);
+    t.size_names[0] = "NX";
+    t.k.nsizes = 1;
+    t.k.size_names = t.size_names;
+    tk_problem(&t, "only", (const int64_t[]){4096});
+    memset(t.k.source_hash, 'c', 64);
+    struct tf_error err = {0};
+    struct tf_archive *a = tf_archive_create();
+    struct tf_device h0 = make_device("cuda", "NVIDIA H200", "GPU-0", "node1");
+    struct tf_device mi = make_device("hip", "AMD Instinct MI300X", "GPU-2", "node3");
+    tf_archive_add_device(a, &h0);
+    tf_archive_add_device(a, &mi);
+    struct tf_archive_run run = make_run("pinned", 1714560000.0, 1714560100.0);
+    tf_archive_add_run(a, &run);
+    struct tf_archive_kernel *ak = tf_archive_kernel_for(a, &t.k, &err);
+    assert_non_null(ak);
+    tf_archive_problem_for(ak, &t.k, 0);
+    add_row(ak, 0, 0, 0, TF_STATUS_OK, 2.0);
+    add_row(ak, 0, 0, 1, TF_STATUS_OK, 1.0); /* BLOCK=128 */
+    add_row(ak, 1, 0, 0, TF_STATUS_OK, 1.0); /* BLOCK=64 on the MI300X */
+    int lines = 0;
+    char *text = capture(tf_report_best, a, "pinned", &lines);
+    const char *l = line_starting(text, "pinned");
+    assert_non_null(strstr(l, "BLOCK=128"));
+    assert_null(strstr(l, "NX_AGAIN"));
+    assert_null(strstr(l, "VEC"));
+    free(text);
+    text = capture(tf_report_cross, a, "pinned", &lines);
+    assert_non_null(strstr(text, "best of NVIDIA H200: BLOCK=128\n"));
+    assert_non_null(strstr(text, "best of AMD Instinct MI300X: BLOCK=64\n"));
+    free(text);
+    char cfg[128];
+    tf_report_format_config(ak, 1, cfg, sizeof cfg);
+    assert_string_equal(cfg, "BLOCK=128");
+    tf_archive_destroy(a);
+    tk_free(&t);
+
+    /* every parameter single-valued: all shown */
+    memset(&t, 0, sizeof t);
+    t.k.name = "fixed";
+    tk_param_int(&t, "NX_AGAIN", 1, one);
+    tk_param_int(&t, "VEC", 1, also_one);
+    t.size_names[0] = "NX";
+    t.k.nsizes = 1;
+    t.k.size_names = t.size_names;
+    tk_problem(&t, "only", (const int64_t[]){4096});
+    a = tf_archive_create();
+    ak = tf_archive_kernel_for(a, &t.k, &err);
+    assert_non_null(ak);
+    tf_report_format_config(ak, 0, cfg, sizeof cfg);
+    assert_string_equal(cfg, "NX_AGAIN=4096 VEC=1");
+    tf_archive_destroy(a);
+    tk_free(&t);
+}
+
+/* Issue 14 item 8: `query` (and the run's summary) show the compiler's
+ * registers, spills and warnings of each best configuration, after the
+ * table; nothing when the compiler said nothing of them. */
+static void test_compiler_notes_for_the_best(void **state)
+{
+    (void)state;
+    struct model m;
+    int lines = 0;
+    char *text = capture(tf_report_best, make_cross_model(&m), "gemm", &lines);
+    assert_null(strstr(text, "Compiler"));
+    assert_int_equal(lines, 4); /* small and large, each on two classes: table lines only */
+    free(text);
+    /* small's H200 best is config 3 (row 1); another row of it has no warnings */
+    struct tf_archive_kernel *ak = &m.a->kernels[0];
+    ak->rows[1].r.registers = 40;
+    ak->rows[1].r.spill_bytes = 0;
+    ak->rows[1].r.warnings = 2;
+    tf_strlcpy(ak->rows[1].r.first_warning, "gemm.cu(12): warning #177-D: variable \"t\"",
+               sizeof ak->rows[1].r.first_warning);
+    ak->rows[0].r.warnings = 0;
+    text = capture(tf_report_best, m.a, "gemm", &lines);
+    assert_int_equal(lines, 4);
+    assert_non_null(strstr(text, "\nCompiler, best configurations: registers per thread"));
+    const char *notes = strstr(text, "\nCompiler") + 1; /* the rows below the table */
+    const char *l = line_starting(notes, "gemm       small    NVIDIA H200");
+    assert_non_null(strstr(l, " 40 "));
+    assert_non_null(strstr(l, "2: gemm.cu(12): warning #177-D: variable \"t\""));
+    free(text);
+    destroy_model(&m);
+}
+
 /* Runs that repeat configurations (a nightly archive): `ok/total` counts each
  * configuration once, with its latest status; one run alone counts its own.
  * A kernel without rows is not a kernel of the archive's results, and a run
@@ -307,13 +406,69 @@ static void test_repeated_runs(void **state)
     tk_free(&vecadd);
 }
 
+/* Issue 13 item 7: the noisy rows of each kernel x problem x class in their
+ * own column of the summary, and the two closing lines: noisy rows, and which
+ * ok rows have their energy (the others by reason). */
+static void test_noise_and_energy_counted(void **state)
+{
+    (void)state;
+    struct model m;
+    struct tf_archive *a = make_cross_model(&m);
+    struct tf_archive_kernel *ak = &a->kernels[0];
+    /* every ok row measured its energy, but: gemm small on the H200s: config
+     * 1 noisy; on the MI300X both noisy, one without a counter */
+    for (uint64_t i = 0; i < ak->nrows; i++)
+        if (ak->rows[i].r.status == TF_STATUS_OK) {
+            ak->rows[i].r.energy_status = TF_ENERGY_MEASURED;
+            ak->rows[i].r.energy_j = 1.0;
+        }
+    ak->rows[0].r.noisy = 1;
+    ak->rows[3].r.noisy = 1;
+    ak->rows[4].r.noisy = 1;
+    ak->rows[4].r.energy_status = TF_ENERGY_NO_COUNTER;
+    int lines = 0;
+    char *text = capture(tf_report_best, a, "gemm", &lines);
+    assert_non_null(strstr(text, "ok/total  noisy best configuration"));
+    const char *l = line_starting(text, "gemm       small    NVIDIA H200");
+    assert_non_null(strstr(l, " 3/3       1     "));
+    l = line_starting(text, "gemm       small    AMD Instinct MI300X");
+    assert_non_null(strstr(l, " 2/2       2     "));
+    l = line_starting(text, "gemm       large    NVIDIA H200");
+    assert_non_null(strstr(l, " 1/1       0     "));
+    free(text);
+
+    text = capture(tf_report_quality, a, NULL, &lines);
+    assert_int_equal(lines, 2);
+    /* 9 ok rows: 7 of gemm, 2 of vecadd (whose energy nobody said: unknown) */
+    assert_non_null(strstr(line_starting(text, "Noisy: "), "Noisy: 3 of 9 ok results stayed "
+                                                           "above max_noise at max_time"));
+    assert_string_equal(line_starting(text, "Energy: "),
+                        "Energy: measured for 6 of 9 ok results; without: unknown 2, "
+                        "no_counter 1");
+    free(text);
+    text = capture(tf_report_quality, a, "vecadd", &lines);
+    assert_non_null(strstr(text, "Noisy: 0 of 2 ok results"));
+    free(text);
+    /* nothing ok: nothing said */
+    struct tf_archive *empty = tf_archive_create();
+    text = capture(tf_report_quality, empty, NULL, &lines);
+    assert_int_equal(lines, 0);
+    assert_string_equal(text, "");
+    free(text);
+    tf_archive_destroy(empty);
+    destroy_model(&m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_cross_table),
         cmocka_unit_test(test_best_groups_classes),
         cmocka_unit_test(test_best_vs_problem_default),
+        cmocka_unit_test(test_single_valued_parameters_hidden),
+        cmocka_unit_test(test_compiler_notes_for_the_best),
         cmocka_unit_test(test_repeated_runs),
+        cmocka_unit_test(test_noise_and_energy_counted),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -123,7 +123,7 @@ static void run_config(struct fixture *f, uint64_t config, struct tf_result *out
 {
     struct tf_compiled c;
     struct tf_error err = {0};
-    tf_compile_wait(f->pool, tf_compile_submit(f->pool, f->k, config), &c);
+    tf_compile_wait(f->pool, tf_compile_submit_for(f->pool, f->k, (int)f->problem, config), &c);
     if (c.status != TF_STATUS_OK) {
         tf_result_init(out, 0, f->problem, config, c.status);
         tf_strlcpy(out->message, c.message, sizeof out->message);
@@ -777,6 +777,127 @@ static void test_scalar_out_of_range_is_that_configs_failure(void **state)
     }
 }
 
+/* ---- a reference that depends on parameters (issue 14 item 2) ------------ */
+
+static char heat_reference_log[128]; /* TF_TEST_REFERENCE_LOG of the heat reference */
+
+static int setup_heat(void **state)
+{
+    snprintf(heat_reference_log, sizeof heat_reference_log, "/tmp/tf-test-heat-%ld.log",
+             (long)getpid());
+    unlink(heat_reference_log);
+    setenv("TF_TEST_REFERENCE_LOG", heat_reference_log, 1);
+    return setup_job(state, "tests/fixtures/heat_runner.yaml");
+}
+
+/* 20 values of STEPS (tests/fixtures/heat_many). */
+static int setup_heat_many(void **state)
+{
+    snprintf(heat_reference_log, sizeof heat_reference_log, "/tmp/tf-test-heat-%ld.log",
+             (long)getpid());
+    unlink(heat_reference_log);
+    setenv("TF_TEST_REFERENCE_LOG", heat_reference_log, 1);
+    return setup_job(state, "tests/fixtures/heat_many.yaml");
+}
+
+/* The same, with every run of the reference 1.5 s long (in the runner's environment). */
+static int setup_heat_slow(void **state)
+{
+    setenv("TF_TEST_REFERENCE_SLEEP_MS", "1500", 1);
+    return setup_heat(state);
+}
+
+static int teardown_heat(void **state)
+{
+    unsetenv("TF_TEST_REFERENCE_LOG");
+    unsetenv("TF_TEST_REFERENCE_SLEEP_MS");
+    unlink(heat_reference_log);
+    return teardown(state);
+}
+
+/* The reference's runs so far, for STEPS `steps` (0: any). */
+static int heat_runs(int steps)
+{
+    FILE *fp = fopen(heat_reference_log, "re");
+    int n = 0;
+    long long nx, s;
+    while (fp && fscanf(fp, "%lld %lld", &nx, &s) == 2)
+        n += steps == 0 || s == steps;
+    if (fp)
+        fclose(fp);
+    return n;
+}
+
+/* Configuration BLOCK index `block`, STEPS index `steps` of the heat kernel. */
+static uint64_t heat_config(const struct tf_kernel *k, int block, int steps)
+{
+    int digits[3] = {block, steps, 0};
+    return tf_kernel_encode(k, digits);
+}
+
+/* STEPS changes from one configuration to the next, back and forth: every
+ * one is ok (its output checked against the reference of its own STEPS:
+ * against another's it is wrong_result), and the reference ran once per
+ * value of STEPS, not once per change. A runner killed between two
+ * configurations costs the one in flight; the next runner is offered the
+ * worker's sets and computes none again. */
+static void test_reference_per_depends_on_value(void **state)
+{
+    struct fixture *f = *state;
+    static const int order[][2] = {{0, 0}, {0, 1}, {1, 0}, {0, 2}, {2, 1}, {1, 2}, {2, 0}};
+    for (size_t i = 0; i < sizeof order / sizeof order[0]; i++)
+        expect_ok(f, heat_config(f->k, order[i][0], order[i][1]));
+    if (heat_runs(0) != 3)
+        fprintf(stderr, "the reference ran %d times for 3 values of STEPS\n", heat_runs(0));
+    assert_int_equal(heat_runs(1), 1);
+    assert_int_equal(heat_runs(2), 1);
+    assert_int_equal(heat_runs(4), 1);
+
+    const int starts = tf_runner_starts(f->runner);
+    assert_int_equal(kill(-tf_runner_pid(f->runner), SIGKILL), 0);
+    struct tf_result r;
+    run_config(f, heat_config(f->k, 1, 1), &r);
+    assert_int_equal(r.status, TF_STATUS_CRASHED);
+    for (int steps = 2; steps >= 0; steps--)
+        expect_ok(f, heat_config(f->k, 2, steps));
+    assert_int_equal(tf_runner_starts(f->runner), starts + 1);
+    assert_int_equal(heat_runs(0), 3);
+}
+
+/* More values of STEPS (20) than sets a runner keeps (16): STEPS 1 to 20 runs
+ * the reference 20 times, and 20 back to 1 finds the 16 most recent (20 to 5)
+ * and computes 4 to 1 again: 24 in all. Every configuration is ok meanwhile,
+ * so the set in use is never the one dropped, whatever slot it moved to. */
+static void test_sets_beyond_the_bound(void **state)
+{
+    struct fixture *f = *state;
+    for (int s = 0; s < 20; s++)
+        expect_ok(f, heat_config(f->k, 0, s));
+    assert_int_equal(heat_runs(0), 20);
+    for (int s = 19; s >= 0; s--)
+        expect_ok(f, heat_config(f->k, 0, s));
+    if (heat_runs(0) != 24)
+        fprintf(stderr, "the reference ran %d times\n", heat_runs(0));
+    assert_int_equal(heat_runs(0), 24);
+    assert_int_equal(heat_runs(4), 2);
+    assert_int_equal(heat_runs(5), 1);
+    assert_int_equal(tf_runner_starts(f->runner), 1);
+}
+
+/* A reference that runs in the middle of a MEASURE (a new STEPS) and takes
+ * longer than the configuration's timeout (1 s here) does not make that
+ * configuration a timeout: the runner says it runs the reference, and the
+ * worker waits a SETUP's time for it. */
+static void test_slow_reference_is_not_a_timeout(void **state)
+{
+    struct fixture *f = *state;
+    expect_ok(f, heat_config(f->k, 0, 0)); /* (its reference ran in the SETUP) */
+    const double t0 = now();
+    expect_ok(f, heat_config(f->k, 0, 1));
+    assert_true(now() - t0 >= 1.5);
+    assert_int_equal(heat_runs(2), 1);
+}
+
 /* ---- inputs in their own ranges (issue 14 item 7) ------------------------- */
 
 static int setup_init_range(void **state)
@@ -834,10 +955,20 @@ int main(int argc, char **argv)
     const struct CMUnitTest scalars[] = {
         cmocka_unit_test(test_scalar_out_of_range_is_that_configs_failure),
     };
+    const struct CMUnitTest depends[] = {
+        cmocka_unit_test_setup_teardown(test_reference_per_depends_on_value, setup_heat,
+                                        teardown_heat),
+        cmocka_unit_test_setup_teardown(test_slow_reference_is_not_a_timeout, setup_heat_slow,
+                                        teardown_heat),
+        cmocka_unit_test_setup_teardown(test_sets_beyond_the_bound, setup_heat_many,
+                                        teardown_heat),
+    };
     const struct CMUnitTest ranges[] = {
         cmocka_unit_test(test_init_random_range),
     };
     int failed = cmocka_run_group_tests(tests, setup, teardown);
+    failed += cmocka_run_group_tests_name("a reference that depends on parameters", depends,
+                                          NULL, NULL);
     failed += cmocka_run_group_tests_name("inputs in their own ranges", ranges,
                                           setup_init_range, teardown);
     failed += cmocka_run_group_tests_name("scalars checked per configuration", scalars,

@@ -97,7 +97,14 @@ static void test_results_round_trip(void **state)
         r[i].time_median = 1.5e-3 * (i + 1);
         r[i].registers = 96;
         r[i].shared_bytes = 49152;
+        r[i].warnings = i - 1; /* -1 (unknown), 0, 1 */
+        if (i == 2)
+            tf_strlcpy(r[i].first_warning, "k.cu(2): warning #177-D: variable \"x\" unused",
+                       sizeof r[i].first_warning);
         r[i].metrics[0] = 123.5;
+        r[i].noisy = (uint8_t)(i == 1);
+        r[i].energy_status = (uint8_t)(i == 0 ? TF_ENERGY_MEASURED : TF_ENERGY_NO_WINDOW);
+        r[i].energy_j = i == 0 ? 0.25 : NAN;
         snprintf(r[i].message, sizeof r[i].message, "message %d", i);
     }
     struct tf_buf b = {0};
@@ -119,8 +126,45 @@ static void test_results_round_trip(void **state)
         assert_true(isnan(back[i].time_min));
         assert_true(isnan(back[i].power_w));
         assert_string_equal(back[i].message, r[i].message);
+        assert_int_equal(back[i].noisy, i == 1);
+        assert_int_equal(back[i].energy_status, r[i].energy_status);
+        assert_true(i == 0 ? back[i].energy_j == 0.25 : isnan(back[i].energy_j));
+        assert_int_equal(back[i].warnings, i - 1);
+        assert_string_equal(back[i].first_warning, r[i].first_warning);
     }
     free(back);
+    tf_buf_free(&b);
+}
+
+/* A result as wire version 2 encoded it (a journal record of a tunefarm
+ * before noisy and energy_status): the current encoding less its last two
+ * bytes. It decodes as version 2, not as the current version, and its new
+ * fields read as "not noisy" and "unknown" (not_run for a failure). */
+static void test_result_v2(void **state)
+{
+    (void)state;
+    struct tf_result r, back;
+    tf_result_init(&r, 1, 2, 77, TF_STATUS_OK);
+    r.time_median = 1e-3;
+    r.noisy = 1;
+    r.energy_status = TF_ENERGY_MEASURED;
+    struct tf_buf b = {0};
+    tf_buf_put_result(&b, &r);
+    b.len -= 2 + 8; /* cut the fields versions 3 and 4 appended (an empty first_warning) */
+    assert_int_not_equal(tf_buf_get_result(&b, &back), 0);
+    b.pos = 0;
+    assert_int_equal(tf_buf_get_result_v2(&b, &back), 0);
+    assert_int_equal(b.pos, b.len);
+    assert_int_equal(back.config, 77);
+    assert_true(back.time_median == 1e-3);
+    assert_int_equal(back.noisy, 0);
+    assert_int_equal(back.energy_status, TF_ENERGY_UNKNOWN);
+    tf_buf_free(&b);
+    tf_result_init(&r, 1, 2, 78, TF_STATUS_CRASHED);
+    tf_buf_put_result(&b, &r);
+    b.len -= 2 + 8;
+    assert_int_equal(tf_buf_get_result_v2(&b, &back), 0);
+    assert_int_equal(back.energy_status, TF_ENERGY_NOT_RUN);
     tf_buf_free(&b);
 }
 
@@ -274,6 +318,16 @@ static void test_truncated_and_foreign_messages(void **state)
     bad.phase = 2;
     tf_wire_results(&b, &bad, 1);
     assert_int_equal(decode_any(&b), 0);
+    bad.noisy = 2; /* a flag is 0 or 1 */
+    tf_wire_results(&b, &bad, 1);
+    assert_int_not_equal(decode_any(&b), 0);
+    bad.noisy = 1;
+    bad.energy_status = TF_ENERGY_COUNT;
+    tf_wire_results(&b, &bad, 1);
+    assert_int_not_equal(decode_any(&b), 0);
+    bad.energy_status = TF_ENERGY_COUNT - 1;
+    tf_wire_results(&b, &bad, 1);
+    assert_int_equal(decode_any(&b), 0);
 
     tf_wire_request(&b);
     b.data[0] ^= 0xff; /* foreign magic */
@@ -302,6 +356,7 @@ int main(void)
         cmocka_unit_test(test_hello_round_trip),
         cmocka_unit_test(test_compile_round_trip),
         cmocka_unit_test(test_results_round_trip),
+        cmocka_unit_test(test_result_v2),
         cmocka_unit_test(test_work_and_job_round_trip),
         cmocka_unit_test(test_truncated_and_foreign_messages),
     };

@@ -1,0 +1,79 @@
+/* energy.h - a launch's energy from a coarse cumulative energy counter.
+ *
+ * A device's energy counter (NVML's total energy, ROCm SMI's energy count,
+ * RAPL's energy_uj) only moves when the device's firmware or driver updates
+ * it: every 20-100 ms on recent NVIDIA GPUs, about every millisecond for RAPL.
+ * Read around samples that take less than that, it shows nothing at all, and
+ * read around anything not much longer it is off by up to one update period.
+ * So the energy gets its own window after the samples: the variant runs back
+ * to back in small batches, the counter is read once per batch, and the
+ * launches between two updates of the counter (the first one seen, and the
+ * first one at least `window` seconds of launches later) share the energy
+ * between those two updates. An update is attributed to the launches done
+ * when it was seen, which is off by less than one batch at either end, so
+ * batches are small against the window. When no such window can be found in
+ * the time allowed, or the device has no counter, the result says which: a
+ * missing energy is never a silent NaN.
+ *
+ * Device-independent: launches, counter and clock come from callbacks, so the
+ * rule is unit-tested with scripted counters and runs unchanged on every
+ * backend (the runner wires it to the backend's enqueue/collect and energy). */
+#ifndef TF_ENERGY_H
+#define TF_ENERGY_H
+
+#include <stdint.h>
+
+#include "../schema/error.h"
+
+/* Where the window's launches and readings come from. */
+struct tf_energy_ops {
+    /* Start `n` (1..TF_MAX_BATCH) back-to-back launches of the variant, no
+     * cache flush. Returns an enum tf_status (err filled when not ok). With
+     * `queued` set it returns while they run (a GPU), else once they ran. */
+    int (*start)(void *ctx, int n, struct tf_error *err);
+    /* Wait for the launches `start` began; their device seconds, summed, into
+     * *seconds. Returns a status. */
+    int (*finish)(void *ctx, double *seconds, struct tf_error *err);
+    /* The device's cumulative energy, joules: 0; 1 if the device has no
+     * counter (err says why); -1 if this reading failed (err says why). */
+    int (*read)(void *ctx, double *joules, struct tf_error *err);
+    /* A monotonic clock, seconds: the time limit. */
+    double (*now)(void *ctx);
+    void *ctx;
+    int queued;
+};
+
+/* What the window must reach. */
+struct tf_energy_plan {
+    double window;      /* device seconds of launches between the two updates, at least */
+    double launch_s;    /* one launch's device time (the samples' median); <= 0: unknown */
+    double batch_s;     /* device seconds per batch, about (one counter reading each) */
+    int min_batches;    /* batches between the two updates, at least: the attribution is
+                           off by at most one batch at each end */
+    double limit_s;     /* wall seconds after which no window is found: no_window */
+};
+
+/* The window, and what became of it. */
+struct tf_energy_result {
+    int status;         /* enum tf_energy_status: measured, no_counter, counter_error or
+                           no_window */
+    double joules;      /* one launch's energy, J (NaN unless measured) */
+    uint64_t launches;  /* launches between the two updates */
+    double window_s;    /* their device seconds */
+    int updates;        /* updates of the counter seen */
+    double busy_s;      /* device seconds of every launch the window ran */
+    char why[256];      /* unless measured: what happened, for the runner's log */
+};
+
+/* Launches per batch for `p`: about batch_s of device time, at least one, at
+ * most TF_MAX_BATCH. */
+int tf_energy_batch(const struct tf_energy_plan *p);
+
+/* Run the window of `p` through `ops` into `out`. Returns an enum tf_status:
+ * ok (out says whether there is an energy, and why not), or a launch's
+ * failure with err filled: the variant failed while the window ran it, which
+ * is the configuration's result like a failure in its samples. */
+int tf_energy_measure(const struct tf_energy_plan *p, const struct tf_energy_ops *ops,
+                      struct tf_energy_result *out, struct tf_error *err);
+
+#endif
