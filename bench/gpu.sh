@@ -10,6 +10,11 @@
 #   kernels    each GPU kernel's best configuration vs its default (large problems)
 #   deep       a two-phase sgemm tune at 4096^3 (1500 screened, top 30 re-measured)
 #   search     the deep tune with the local and genetic strategies beside random
+#   seeds      the deep tune, random and genetic, with seeds 2028 and 2029 (is genetic's
+#              lead over random a property of the strategy or of seed 2027?)
+#   strategies jobs/default.yaml with search.strategy random, local and genetic (cold
+#              caches each): per kernel the best found, wall time and duty cycle, side by
+#              side (bench/compare_best.py): should the default job switch?
 #   baselines  cuBLAS SGEMM, PyTorch SDPA, device-to-device copy (bench/baselines.py)
 #   ahead      compiling decoupled from measuring: the Kernel Tuner job at 1024^3 with a
 #              cold cache, then `tunefarm compile` on every core and a run with the warm
@@ -59,8 +64,9 @@ make -j"$(nproc)" >"$LOG/build.log" 2>&1 || { echo "build failed"; tail -20 "$LO
 # CACHE is set; keeps the log and prints the summary lines.
 run() {
     local name=$1 job=$2; shift 2
+    case $job in /*) ;; *) job=$ROOT/$job ;; esac
     (cd "$WORK" && XDG_CACHE_HOME=${CACHE:-$WORK/cache-$name} \
-        "$TF" run -q "$ROOT/$job" -o "$WORK/$name.h5" "$@") >"$LOG/$name.log" 2>&1
+        "$TF" run -q "$job" -o "$WORK/$name.h5" "$@") >"$LOG/$name.log" 2>&1
     local rc=$?
     echo "-- $name (exit $rc)"
     grep -E "^(Job|Compile|Duty|Statuses)" "$LOG/$name.log"
@@ -210,6 +216,29 @@ for s in $SECTIONS; do
             row "sgemm 4096^3 $tune" "$(sed -n 's/^Job .*configurations in \(.*\); archive.*/\1/p' "$LOG/search-$tune.log"), $(sed -n 's/^Duty cycle .*: \([0-9.]*%\).*/duty \1/p' "$LOG/search-$tune.log")"
             grep -m1 '^sgemm ' "$LOG/search-$tune.log" | tee -a "$TABLE"
         done
+        ;;
+    seeds)
+        for seed in 2028 2029; do
+            for tune in deep deep-genetic; do
+                sed "s/seed: 2027/seed: $seed/" "bench/gpu/sgemm-$tune.yaml" >"$WORK/$tune-$seed.yaml"
+                TUNEFARM_KERNEL_PATH=$ROOT/kernels run "seed-$tune-$seed" "$WORK/$tune-$seed.yaml"
+                steady "$WORK/seed-$tune-$seed.h5" | tee -a "$LOG/seed-$tune-$seed.log"
+                row "sgemm 4096^3 $tune seed $seed" "$(sed -n 's/^Job .*configurations in \(.*\); archive.*/\1/p' "$LOG/seed-$tune-$seed.log"), $(sed -n 's/^Duty cycle .*: \([0-9.]*%\).*/duty \1/p' "$LOG/seed-$tune-$seed.log")"
+                grep -m1 '^sgemm ' "$LOG/seed-$tune-$seed.log" | tee -a "$TABLE"
+            done
+        done
+        ;;
+    strategies)
+        labels=""
+        for st in random local genetic; do
+            sed "s/^  strategy: random/  strategy: $st/" jobs/default.yaml >"$WORK/default-$st.yaml"
+            TUNEFARM_KERNEL_PATH=$ROOT/kernels run "default-$st" "$WORK/default-$st.yaml"
+            sed -n '/^kernel /,$p' "$LOG/default-$st.log"
+            row "jobs/default.yaml, $st" "$(sed -n 's/^Job .*: \([0-9]* configurations in .*\); archive.*/\1/p' "$LOG/default-$st.log"); $(grep '^Duty cycle' "$LOG/default-$st.log" | sed 's/^Duty cycle on \([^:]*\): \([0-9.]*%\).*/\1 \2/' | tr '\n' ';')"
+            labels="$labels $st=$WORK/default-$st.h5"
+        done
+        # shellcheck disable=SC2086 # one word per archive
+        TF=$TF $PY bench/compare_best.py $labels | tee "$LOG/strategies.md" | tee -a "$TABLE"
         ;;
     baselines)
         python3 bench/baselines.py 2>&1 | tee "$LOG/baselines.log" | tee -a "$TABLE"

@@ -26,10 +26,12 @@
  * search is told those results in the order they were recorded before it is
  * asked again (so it continues from the same state as if it had never stopped,
  * up to the work that was in flight).
+ * An adaptive search proposes the kernel's default configuration first (valid
+ * here), as a random sample holds it.
  * Warm start (job search.warm_start, tf_plan_warm_start): every task then has
  * a search (brute force and random too), seeded with the best configurations
  * of other device classes read from archives, mapped by parameter name and
- * value, valid here; they are proposed first and never told. */
+ * value, valid here; they are proposed first (then the default) and never told. */
 #include "plan.h"
 
 #include <math.h>
@@ -102,6 +104,14 @@ static int create_search(const struct tf_job *job, const struct tf_job_kernel *j
     if (t->strat == NULL)
         return tf_error_set(err, e.code, "search of %s/%s: %s", k->name,
                             k->problems[t->problem].name, e.message);
+    /* The kernel's default configuration is proposed first (if valid here), as
+     * the random sample always holds it: the summary's speedup over the
+     * untuned code needs it measured, and it is usually a sane start. */
+    uint64_t def;
+    size_t kept;
+    if (tf_kernel_default_for(k, t->problem, &def) &&
+        tf_strategy_seed(t->strat, &def, 1, &kept, err))
+        return -1;
     return 0;
 }
 
@@ -372,17 +382,24 @@ int tf_plan_warm_start(struct tf_plan *plan, const struct tf_job *job,
             total += lens[l];
             nsources += lens[l] > 0;
         }
-        uint64_t *seeds = tf_xmalloc(sizeof *seeds * (total ? total : 1)), ns = 0;
+        uint64_t *seeds = tf_xmalloc(sizeof *seeds * (total + 1)), ns = 0;
         for (uint64_t rank = 0; ns < total; rank++)
             for (int l = 0; l < nl; l++)
                 if (rank < lens[l])
                     seeds[ns++] = lists[l][rank];
+        /* The default configuration after them (create_search seeded it alone;
+         * seeding again replaces that list). Not counted as a warm seed. */
+        const uint64_t nwarm_seeds = ns;
+        if (tf_kernel_default_for(k, t->problem, &seeds[ns]))
+            ns++;
         for (int l = 0; l < nl; l++)
             free(lists[l]);
         free(lists);
         free(lens);
-        size_t kept = 0;
-        if (!bad && tf_strategy_seed(t->strat, seeds, (size_t)ns, &kept, err))
+        size_t kept = 0, all = 0;
+        /* Twice: first the warm seeds alone, to count those that are valid here. */
+        if (!bad && (tf_strategy_seed(t->strat, seeds, (size_t)nwarm_seeds, &kept, err) ||
+                     tf_strategy_seed(t->strat, seeds, (size_t)ns, &all, err)))
             bad = true;
         free(seeds);
         if (bad)

@@ -1,7 +1,8 @@
 /* bench/strategy/study - offline study of search strategies on Kernel Tuner caches.
  *
  * usage: bench/strategy/study [-s STRAT[,STRAT...]] [-n SEEDS] [-b PCT[,PCT...]]
- *                             [-w WORKERS] [-o NAME=VALUE]... CACHE.json.gz...
+ *                             [-w WORKERS] [-t SECONDS[,SECONDS...]]
+ *                             [-o NAME=VALUE]... CACHE.json.gz...
  *
  * For each cache (a brute-forced space: every valid configuration measured),
  * each strategy and each budget (percent of the valid space, rounded up), runs
@@ -14,6 +15,10 @@
  *          free and spends its recorded compile + benchmark time on it; results
  *          are told in completion order, so the strategy is asked while earlier
  *          proposals are unanswered, as on a farm.
+ *   -t     time budgets instead of count budgets: the search runs on the
+ *          simulated clock until SECONDS (a farm's budget is wall time, not a
+ *          count); only results complete by then count. With -w 0 the one
+ *          simulated worker spends the recorded times too.
  * -o passes a search option to every strategy that declares it. */
 #include <math.h>
 #include <stdbool.h>
@@ -32,6 +37,7 @@ struct run_out {
     double best;      /* best time found (INFINITY if none) */
     double wall_s;    /* simulated wall time */
     uint64_t evals;   /* results told when the best first reached `goal` (0: never) */
+    uint64_t told;    /* results told in all */
 };
 
 /* Warm-start seeds for a search of `dst`: the `count` fastest configurations
@@ -102,8 +108,8 @@ static uint64_t *warm_seeds(const struct tf_ktcache *src, const struct tf_ktcach
 
 static int run_one(const struct tf_ktcache *kt, const struct tf_strategy_space *sp,
                    const char *strat, const struct tf_strategy_option *opts, int nopts,
-                   uint64_t seed, uint64_t budget, int workers, const uint64_t *seeds,
-                   size_t nseeds, double goal, struct run_out *out)
+                   uint64_t seed, uint64_t budget, double time_budget, int workers,
+                   const uint64_t *seeds, size_t nseeds, double goal, struct run_out *out)
 {
     struct tf_error err = {0};
     struct tf_search_limits lim = {.budget = budget};
@@ -150,8 +156,8 @@ static int run_one(const struct tf_ktcache *kt, const struct tf_strategy_space *
         for (int i = 0; i < w; i++)
             if (busy[i] && (next < 0 || free_at[i] < free_at[next]))
                 next = i;
-        if (next < 0)
-            break;
+        if (next < 0 || (time_budget > 0 && free_at[next] > time_budget))
+            break; /* done, or the time budget ends before the next result */
         clock = free_at[next];
         busy[next] = 0;
         const struct tf_ktcache_entry *e = tf_ktcache_find(kt, job[next]);
@@ -165,6 +171,7 @@ static int run_one(const struct tf_ktcache *kt, const struct tf_strategy_space *
         }
     }
     out->wall_s = clock;
+    out->told = tf_strategy_told(s);
     free(free_at);
     free(job);
     free(busy);
@@ -222,14 +229,14 @@ static int ev_runs(const struct tf_ktcache *kt, const struct tf_strategy_space *
     st->reached = 0;
     for (int seed = 1; seed <= n; seed++) {
         struct run_out r;
-        if (run_one(kt, sp, strat, opts, nopts, (uint64_t)seed, cap, workers, seeds, nseeds,
+        if (run_one(kt, sp, strat, opts, nopts, (uint64_t)seed, cap, 0, workers, seeds, nseeds,
                     opt / goal, &r))
             return -1;
         ev[seed - 1] = r.evals ? r.evals : cap;
         st->reached += r.evals != 0;
         sum += (double)ev[seed - 1];
-        if (run_one(kt, sp, strat, opts, nopts, (uint64_t)seed, qbudget, workers, seeds, nseeds,
-                    0, &r))
+        if (run_one(kt, sp, strat, opts, nopts, (uint64_t)seed, qbudget, 0, workers, seeds,
+                    nseeds, 0, &r))
             return -1;
         q += isfinite(r.best) ? opt / r.best : 0;
     }
@@ -246,7 +253,7 @@ int main(int argc, char **argv)
     char strat_text[512] = "random,brute_force", budget_text[128] = "0.5,1,2,5";
     int seeds = 25, workers = 8, warm_count = 8;
     const char *warm_from = NULL;
-    bool pairs = false, evals = false;
+    bool pairs = false, evals = false, timed = false;
     double goal = 0.95, cap_pct = 20, q_pct = 2;
     struct tf_strategy_option opts[MAX_ITEMS];
     int nopts = 0;
@@ -268,7 +275,10 @@ int main(int argc, char **argv)
             seeds = atoi(argv[++a]);
         else if (strcmp(argv[a], "-b") == 0)
             snprintf(budget_text, sizeof budget_text, "%s", argv[++a]);
-        else if (strcmp(argv[a], "-w") == 0)
+        else if (strcmp(argv[a], "-t") == 0) {
+            snprintf(budget_text, sizeof budget_text, "%s", argv[++a]);
+            timed = true;
+        } else if (strcmp(argv[a], "-w") == 0)
             workers = atoi(argv[++a]);
         else if (strcmp(argv[a], "--warm-from") == 0)
             warm_from = argv[++a];
@@ -291,7 +301,7 @@ int main(int argc, char **argv)
             goto usage;
     }
     if (a >= argc || seeds < 1 || warm_count < 1 || !(goal > 0 && goal <= 1) ||
-        (evals && !pairs && !warm_from))
+        (evals && !pairs && !warm_from) || (timed && evals))
         goto usage;
     char *strats[MAX_ITEMS], *budgets[MAX_ITEMS];
     int nstrat = split(strat_text, strats, MAX_ITEMS);
@@ -386,6 +396,10 @@ int main(int argc, char **argv)
            workers > 0 ? "simulated workers" : "count-only (sequential)");
     if (workers > 0)
         printf("workers: %d\n\n", workers);
+    if (timed)
+        printf("time budgets: simulated seconds of wall time (each configuration costs its "
+               "recorded compile + benchmark time); the budget column says how many results "
+               "came in by then (mean over seeds and caches)\n\n");
     if (warm) {
         char sn[64];
         short_name(warm_from, sn, sizeof sn);
@@ -398,33 +412,38 @@ int main(int argc, char **argv)
         short_name(argv[a + c], shortname, sizeof shortname);
         printf(" %s |", shortname);
     }
-    printf(" mean | sim. wall s |\n|---|---|");
+    printf(timed ? " mean | results in the budget |\n|---|---|" : " mean | sim. wall s |\n|---|---|");
     for (int c = 0; c <= ncache + 1; c++)
         printf("---|");
     printf("\n");
     for (int si = 0; si < nstrat; si++)
         for (int bi = 0; bi < nbud; bi++) {
-            double pct = atof(budgets[bi]), sum = 0, wall = 0;
-            printf("| %s | %s%% |", strats[si], budgets[bi]);
+            double pct = atof(budgets[bi]), sum = 0, wall = 0, told = 0;
+            printf("| %s | %s%s |", strats[si], budgets[bi], timed ? " s" : "%");
             for (int c = 0; c < ncache; c++) {
-                uint64_t budget = (uint64_t)ceil(pct / 100.0 * (double)sp[c]->valid_count - 1e-9);
+                uint64_t budget = timed ? 0
+                                        : (uint64_t)ceil(pct / 100.0 * (double)sp[c]->valid_count - 1e-9);
                 size_t ns = 0;
                 uint64_t *sd = warm ? warm_seeds(warm, kt[c], warm_count, &ns) : NULL;
                 double q = 0;
                 for (int seed = 1; seed <= seeds; seed++) {
                     struct run_out r;
                     if (run_one(kt[c], sp[c], strats[si], mine[si], nmine[si], (uint64_t)seed,
-                                budget, workers, sd, ns, 0, &r))
+                                budget, timed ? pct : 0, workers, sd, ns, 0, &r))
                         return 1;
                     q += isfinite(r.best) ? opt[c] / r.best : 0;
                     wall += r.wall_s;
+                    told += (double)r.told;
                 }
                 free(sd);
                 q /= seeds;
                 sum += q;
                 printf(" %.3f |", q);
             }
-            printf(" **%.3f** | %.0f |\n", sum / ncache, wall / seeds / ncache);
+            if (timed)
+                printf(" **%.3f** | %.0f results |\n", sum / ncache, told / seeds / ncache);
+            else
+                printf(" **%.3f** | %.0f |\n", sum / ncache, wall / seeds / ncache);
             fflush(stdout);
         }
     fprintf(stderr, "study: %.1f s of CPU\n", (double)clock() / CLOCKS_PER_SEC - t0);
@@ -440,7 +459,8 @@ out:
     return 0;
 usage:
     fprintf(stderr,
-            "usage: %s [-s STRAT,...] [-n SEEDS] [-b PCT,...] [-w WORKERS] [-o NAME=VALUE]...\n"
+            "usage: %s [-s STRAT,...] [-n SEEDS] [-b PCT,... | -t SECONDS,...] [-w WORKERS]\n"
+            "          [-o NAME=VALUE]...\n"
             "          [--warm-from CACHE [--warm-count W]] [--evals | --pairs]\n"
             "          [--goal 0.95] [--cap PCT] [--quality-at PCT] CACHE.json.gz...\n",
             argv[0]);

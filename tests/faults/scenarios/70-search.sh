@@ -50,6 +50,13 @@ for st in brute_force random genetic local bayes; do
         cat "$TMP/out" >>"s_$st.out"; fail "$st: budget 40 on the bowl" "s_$st.out"
     fi
 done
+# The kernel's default (X=0 Y=0 Z=a: index 0) is among every search's results,
+# so the summary can say what tuning buys (a random sample always held it; the
+# adaptive strategies have it proposed first by the plan).
+for st in random genetic local bayes; do
+    check "$st: the default configuration measured, its speedup in the summary" \
+        sh -c "grep -qx 0 s_$st.h5.configs && grep -E '^search_bowl +base .* [0-9.]+x ' s_$st.out"
+done
 
 # Where genetic ends up is a property of the strategy, not of times measured
 # on a busy machine: it is checked on a replay (one simulated worker, instant)
