@@ -3,6 +3,7 @@
 #   make test         build and run every test (unit, integration, MPI, fault matrix, Slurm)
 #   make check-faults the fault matrix: kills, hangs, full disk, bad archives, resume
 #   make slurm        sbatch templates (hetjob included) on a Slurm cluster of two nodes on localhost
+#   make check-scale  64 ranks over those two nodes (exactly once, ranks killed, requeue), a compile rank on node 1
 #   make fuzz-replay  every fuzz corpus through its target, built with ASan + UBSan (gcc)
 #   make sanitize     tunefarm and the unit tests built with ASan + UBSan, run
 #   make fuzz         the libFuzzer targets (clang); make fuzz-run FUZZ_SECONDS=N
@@ -60,7 +61,7 @@ UNIT_TESTS  := expr loader space wire archive journal report measure verify host
                provenance session diff best html_report energy rapl t1
 UNIT_BINS   := $(UNIT_TESTS:%=tests/unit/test_%)
 
-.PHONY: all test check unit integration check-faults slurm install uninstall clean bench-space deps \
+.PHONY: all test check unit integration check-faults slurm check-scale install uninstall clean bench-space deps \
         bench-strategy
 all: tunefarm
 
@@ -106,6 +107,9 @@ check-faults: tunefarm
 
 slurm: tunefarm
 	@tests/slurm/run.sh
+
+check-scale: tunefarm
+	@tests/slurm/scale.sh
 
 test check: unit integration check-faults slurm fuzz-replay sanitize
 

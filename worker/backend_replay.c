@@ -320,6 +320,10 @@ void tf_replay_answer(const struct tf_replay *r, uint32_t kernel, uint32_t probl
         out->samples = 1;
         out->compile_time = 0;
         out->device_time = out->time_median;
+        /* Its simulated cost is that time, so `--speed` stretches a null run
+         * like any other (--speed 0.01: 100-200 ms a configuration), e.g. to
+         * kill ranks mid-run in tests/slurm/scale.sh; instant by default. */
+        *cost_s = out->device_time;
         return;
     }
     if (kernel >= (uint32_t)r->nkernels || !tf_parammap_apply(r->k[kernel].map, config, &idx))

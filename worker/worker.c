@@ -848,9 +848,23 @@ int tf_worker_run(const char *exe, int local_index, int compile_rank)
         tf_wire_hello(&w.buf, &none, compilers);
         if (tf_wire_send(0, &w.buf, &err) || worker_loop(&w, w.compile_threads, &err))
             goto fail;
+        /* Its pools' own counts: what it compiled and what it found in the
+         * cache (compiled by a device rank or another compile rank, maybe on
+         * another node of a shared cache): tests/slurm/scale.sh adds them up
+         * against the cache to show no variant was compiled twice. */
+        struct tf_compile_stats total = {0};
+        for (int i = 0; i < w.npools; i++) {
+            struct tf_compile_stats st;
+            tf_compile_get_stats(w.pools[i].pool, &st);
+            total.compiled += st.compiled;
+            total.cached += st.cached;
+        }
         fprintf(stderr, "tunefarm: compile rank on %s: %llu configurations compiled ahead "
-                        "(pools of %d compiler processes; %d CPUs allowed)\n",
-                none.host, (unsigned long long)w.compiled_ahead, w.compile_threads, cores);
+                        "(%llu compiled here, %llu found in the cache; pools of %d compiler "
+                        "processes; %d CPUs allowed)\n",
+                none.host, (unsigned long long)w.compiled_ahead,
+                (unsigned long long)total.compiled, (unsigned long long)total.cached,
+                w.compile_threads, cores);
         worker_destroy(&w);
         return 0;
     }
@@ -913,6 +927,13 @@ int tf_worker_run(const char *exe, int local_index, int compile_rank)
     tf_wire_hello(&w.buf, &w.dev, compilers);
     if (tf_wire_send(0, &w.buf, &err) || worker_loop(&w, threads > 2 ? threads : 2, &err))
         goto fail;
+    if (getenv("TUNEFARM_PROFILE") != NULL) { /* its own pool: compiled here, or found cached */
+        struct tf_compile_stats st;
+        tf_compile_get_stats(w.pool, &st);
+        fprintf(stderr, "tunefarm profile: worker %d on %s: %llu variants compiled here, %llu "
+                        "found in the cache\n", local_index, w.dev.host,
+                (unsigned long long)st.compiled, (unsigned long long)st.cached);
+    }
     worker_destroy(&w);
     return 0;
 fail:
