@@ -111,7 +111,7 @@ slurm: tunefarm
 check-scale: tunefarm
 	@tests/slurm/scale.sh
 
-test check: unit integration check-faults slurm fuzz-replay sanitize
+test check: unit integration check-faults slurm check-scale fuzz-replay sanitize
 
 # Counting and listing speed (bench/results/space-listing-*.md); the comparison
 # with Kernel Tuner is bench/spaces/kt_space.py (needs kernel_tuner, see its header).

@@ -220,7 +220,8 @@ for s in $SECTIONS; do
     seeds)
         for seed in 2028 2029; do
             for tune in deep deep-genetic; do
-                sed "s/seed: 2027/seed: $seed/" "bench/gpu/sgemm-$tune.yaml" >"$WORK/$tune-$seed.yaml"
+                sed -e "s/seed: 2027/seed: $seed/" -e "s|\.\./\.\./kernels/|$ROOT/kernels/|" \
+                    "bench/gpu/sgemm-$tune.yaml" >"$WORK/$tune-$seed.yaml"
                 TUNEFARM_KERNEL_PATH=$ROOT/kernels run "seed-$tune-$seed" "$WORK/$tune-$seed.yaml"
                 steady "$WORK/seed-$tune-$seed.h5" | tee -a "$LOG/seed-$tune-$seed.log"
                 row "sgemm 4096^3 $tune seed $seed" "$(sed -n 's/^Job .*configurations in \(.*\); archive.*/\1/p' "$LOG/seed-$tune-$seed.log"), $(sed -n 's/^Duty cycle .*: \([0-9.]*%\).*/duty \1/p' "$LOG/seed-$tune-$seed.log")"

@@ -509,20 +509,37 @@ static bool can_compile_for(const struct worker_state *w, const char *name)
     return false;
 }
 
+/* True if rank `w` may compile for class `dev`: it has that backend's
+ * compiler, and for host code either it is on the class's node or its CPU
+ * and C compiler are the class's (a compile rank describes both in HELLO):
+ * host binaries may be built for the CPU they run on (-march=native), and
+ * the host cache key holds the compiler, the CPU model and a hash of its
+ * feature flags, so a binary built for another CPU would only be wasted
+ * work, never run. */
+static bool compiles_for(const struct worker_state *w, const struct tf_device *dev)
+{
+    if (!can_compile_for(w, dev->backend))
+        return false;
+    if (strcmp(dev->backend, "host") != 0 || strcmp(dev->host, w->dev.host) == 0)
+        return true;
+    return strcmp(dev->name, w->dev.name) == 0 && strcmp(dev->vendor, w->dev.vendor) == 0 &&
+           strcmp(dev->arch, w->dev.arch) == 0 &&
+           strcmp(dev->compiler_version, w->dev.compiler_version) == 0;
+}
+
 /* Configurations per COMPILE slice: a few seconds of a compile pool. */
 #define COMPILE_SLICE 16
 
 /* Hand `src` a slice to compile ahead for a class that will measure it, if
- * there is one it can compile for: any GPU class, or a host class on its own
- * node (host binaries are built for the CPU they run on). Returns 1 if sent,
+ * there is one it can compile for (compiles_for: any GPU class, a host class
+ * on its own node or on a node with the same CPU and compiler). Returns 1 if sent,
  * 0 if there is nothing for it, -1 + err on failure. */
 static int coordinator_send_compile(struct coordinator *c, int src, struct tf_error *err)
 {
     struct worker_state *w = &c->workers[src];
     for (int k = 0; k < c->nclasses; k++) {
         const struct tf_device *dev = &c->classes[k];
-        if (k == w->klass || !can_compile_for(w, dev->backend) ||
-            (strcmp(dev->backend, "host") == 0 && strcmp(dev->host, w->dev.host) != 0))
+        if (k == w->klass || !compiles_for(w, dev))
             continue;
         struct tf_work work;
         int64_t n = tf_plan_next_compile_slice(c->plan, k, COMPILE_SLICE, &work, err);
@@ -681,8 +698,7 @@ static bool coordinator_compile_future(const struct coordinator *c, int src)
     const struct worker_state *w = &c->workers[src];
     for (int k = 0; k < c->nclasses; k++) {
         const struct tf_device *dev = &c->classes[k];
-        if (k == w->klass || !can_compile_for(w, dev->backend) ||
-            (strcmp(dev->backend, "host") == 0 && strcmp(dev->host, w->dev.host) != 0))
+        if (k == w->klass || !compiles_for(w, dev))
             continue;
         for (int i = 0; i < c->plan->ntasks; i++) {
             const struct tf_task *t = &c->plan->tasks[i];

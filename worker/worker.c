@@ -842,8 +842,17 @@ int tf_worker_run(const char *exe, int local_index, int compile_rank)
             return code;
         }
         w.compile_threads = w.job->compile_jobs > 0 ? w.job->compile_jobs : cores;
+        /* No device (backend ""), but where it can compile host code it
+         * describes its CPU and C compiler: the coordinator then gives it
+         * host work of workers on other nodes whose CPU and compiler are the
+         * same (their cache keys are the same: backend_host.c). */
         struct tf_device none = {0};
-        tf_strlcpy(none.name, "compile rank", sizeof none.name);
+        struct tf_error herr = {0};
+        if (strstr(compilers, "host") == NULL || tf_backend_host.describe(0, &none, &herr) != 0) {
+            memset(&none, 0, sizeof none);
+            tf_strlcpy(none.name, "compile rank", sizeof none.name);
+        }
+        none.backend[0] = '\0';
         gethostname(none.host, sizeof none.host - 1);
         tf_wire_hello(&w.buf, &none, compilers);
         if (tf_wire_send(0, &w.buf, &err) || worker_loop(&w, w.compile_threads, &err))
