@@ -32,6 +32,7 @@ extern char **environ;
 #include "coordinator/strategy.h"
 #include "schema/archive.h"
 #include "schema/space.h"
+#include "schema/wire.h"
 #include "tools/best.h"
 #include "tools/html_report.h"
 #include "tools/space_tool.h"
@@ -311,36 +312,69 @@ static long finalize_timeout(bool warn)
     return seconds > 86400 ? 86400 : seconds;
 }
 
-/* Wait until every rank of the run has reached this point, without spinning
- * (a compile rank or a worker whose class is done gets STOP long before the
- * run ends, and its core belongs to the ranks still compiling and measuring).
- * The finalize timeout bounds the closing handshake only: armed before the
- * others are done, it would end a rank that is merely early, and mpirun would
- * take that for a failure and stop the whole job (seen on an H100: a warm-cache
- * run whose compile rank got STOP at once died 60 s later). */
-static void wait_for_every_rank(void)
+/* Poll `barrier` without spinning until it completes or, with `done_seen`
+ * non-NULL, until rank 0's DONE has arrived (*done_seen set, the barrier
+ * still pending). A compile rank or a worker whose class is done gets STOP
+ * long before the run ends, and its core belongs to the ranks still
+ * compiling and measuring. */
+static void wait_barrier(MPI_Request *barrier, bool *done_seen)
 {
-    MPI_Request barrier;
-    MPI_Ibarrier(MPI_COMM_WORLD, &barrier);
     for (;;) {
         int done = 0;
-        MPI_Test(&barrier, &done, MPI_STATUS_IGNORE);
+        MPI_Test(barrier, &done, MPI_STATUS_IGNORE);
         if (done)
             return;
+        if (done_seen != NULL) {
+            int arrived = 0;
+            MPI_Iprobe(0, TF_WIRE_TAG_DONE, MPI_COMM_WORLD, &arrived, MPI_STATUS_IGNORE);
+            if (arrived) {
+                MPI_Recv(NULL, 0, MPI_BYTE, 0, TF_WIRE_TAG_DONE, MPI_COMM_WORLD,
+                         MPI_STATUS_IGNORE);
+                *done_seen = true;
+                return;
+            }
+        }
         nanosleep(&(struct timespec){.tv_nsec = 10 * 1000 * 1000}, NULL);
     }
 }
 
+/* Rank 0: DONE to every other rank (TF_WIRE_TAG_DONE). A rank that died
+ * mid-run cannot take it: errors are returned, not fatal, and ignored. */
+static void tell_run_over(void)
+{
+    int size = 1;
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    for (int r = 1; r < size; r++) {
+        MPI_Request req;
+        if (MPI_Isend(NULL, 0, MPI_BYTE, r, TF_WIRE_TAG_DONE, MPI_COMM_WORLD, &req) ==
+            MPI_SUCCESS)
+            MPI_Request_free(&req);
+    }
+}
+
 /* MPI_Finalize, or _exit(exit_code) if it has not returned after
- * TUNEFARM_FINALIZE_TIMEOUT seconds. With `wait_for_all`, a worker first waits
- * (unbounded) until every rank is done; rank 0, which ends the run and so is
- * normally the last to arrive, counts that wait in its timeout: a worker that
- * never arrives (stopped for good, its work taken over) then costs the timeout,
- * not the run. */
+ * TUNEFARM_FINALIZE_TIMEOUT seconds. With `wait_for_all`, every rank first
+ * waits until every rank is done (a barrier): a worker without limit until
+ * rank 0 says the run is over (DONE), then within the timeout, since a rank
+ * that died mid-run (its work taken over: `mpirun --enable-recovery`) never
+ * arrives; rank 0, which ends the run and so is normally the last to arrive,
+ * counts its whole wait in the timeout. The timeout bounds the closing
+ * handshake only: armed before the others are done, it would end a rank that
+ * is merely early, and mpirun would take that for a failure and stop the
+ * whole job (seen on an H100: a warm-cache run whose compile rank got STOP at
+ * once died 60 s later). */
 static void finalize_bounded(int rank, int exit_code, bool wait_for_all)
 {
-    if (wait_for_all && rank != 0)
-        wait_for_every_rank();
+    MPI_Request barrier = MPI_REQUEST_NULL;
+    bool done_seen = rank == 0;
+    if (wait_for_all) {
+        if (rank == 0)
+            tell_run_over();
+        MPI_Ibarrier(MPI_COMM_WORLD, &barrier);
+        if (rank != 0)
+            wait_barrier(&barrier, &done_seen);
+    }
     long seconds = finalize_timeout(rank == 0);
     if (seconds > 0) {
         int n = snprintf(finalize_message, sizeof finalize_message,
@@ -354,8 +388,11 @@ static void finalize_bounded(int rank, int exit_code, bool wait_for_all)
         fflush(NULL);
         alarm((unsigned)seconds);
     }
-    if (wait_for_all && rank == 0)
-        wait_for_every_rank();
+    if (barrier != MPI_REQUEST_NULL)
+        wait_barrier(&barrier, NULL);
+    /* Rank 0 sent DONE before the barrier: take it, so no message is left. */
+    if (wait_for_all && !done_seen)
+        MPI_Recv(NULL, 0, MPI_BYTE, 0, TF_WIRE_TAG_DONE, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     MPI_Finalize();
     alarm(0);
 }

@@ -29,6 +29,11 @@
                              RESULTS noisy, energy_status; 4: RESULTS the compiler's warnings */
 #define TF_WIRE_HEADER 16
 #define TF_WIRE_TAG 7
+/* The run is over: rank 0 to every other rank, no payload, once its archive
+ * is written and before it finalizes (main.c finalize_bounded). A rank that
+ * waits for every rank to arrive stops waiting without limit then: a rank
+ * that died mid-run (its work taken over) would otherwise hold it forever. */
+#define TF_WIRE_TAG_DONE 8
 
 enum tf_msg_type {
     TF_MSG_HELLO = 1,

@@ -37,3 +37,39 @@ expect_fail "--speed 1e-300 is refused (exit 2), not slept on" 2 timeout 30 \
     "$TF" run -q "$REPLAY_JOB" -o rslow.h5 --replay "$SMALL_KT" --speed 1e-300
 check "  saying the range" contains "$TMP/last" "1e-6 to 1e9"
 check "  run --help says the range" sh -c "\"$TF\" run --help | grep -q 'second, 1e-6 to'"
+
+# A worker rank SIGKILLed mid-run under `mpirun --enable-recovery` (Open MPI
+# keeps the other ranks alive): the coordinator hands its slice to the other
+# workers within the run (DESIGN "Failure model"), every configuration ends up
+# measured exactly once, and every rank leaves: the workers used to wait
+# forever for the dead one in the closing barrier (main.c finalize_bounded:
+# rank 0's DONE now bounds that wait by TUNEFARM_FINALIZE_TIMEOUT).
+echo "-- a worker killed under mpirun --enable-recovery: its work handed over, every rank leaves"
+rec=$TMP/rec
+mkdir -p "$rec"
+printf 'int scale(float *x) { (void)x; return 0; }\n' >"$rec/k.c"
+{
+    echo "name: scale"; echo "language: c"; echo "source: k.c"; echo "entry: scale"
+    echo "reference: {source: k.c, entry: scale}"; echo "problems: {one: {N: 1}}"
+    echo "parameters:"; for i in 1 2 3; do echo "  P$i: {range: [0, 9]}"; done
+    echo "arguments:"; echo "  - {name: x, buffer: float32, size: N, output: true}"
+} >"$rec/kernel.yaml"
+printf 'name: scale\nkernels:\n  - {kernel: ./kernel.yaml, problems: [one]}\ntargets: [replay]\nsearch: {strategy: brute_force}\ncheckpoint: 1\n' >"$rec/job.yaml"
+# 1000 configurations at 50-100 ms each over 5 workers: ~15 s; the kill at 150.
+(cd "$rec" && TUNEFARM_FINALIZE_TIMEOUT=10 exec timeout 120 mpirun --enable-recovery --oversubscribe \
+    -np 6 "$TF" run job.yaml -o "$rec/a.h5" -q --replay null: --speed 0.02 >out 2>&1) &
+rec_pid=$!
+if wait_results "$rec/a.h5" 150 && victim=$(rank_pid 3 "$rec/a.h5"); then
+    kill -KILL "$victim"
+    rec_rc=0
+    wait "$rec_pid" || rec_rc=$?
+    check "the run completes and mpirun exits 0 (not held by the dead rank)" sh -c \
+        "[ $rec_rc -eq 0 ] || { echo 'exit $rec_rc'; cat $rec/out; false; }"
+    check "  the dead worker's configurations were handed to the others" \
+        grep -qE "Stalled workers: [1-9][0-9]* configurations handed to other workers" "$rec/out"
+    check "  1000 rows, each once, all ok, one run" $PY "$ROOT/tests/integration/check_archive.py" \
+        "$rec/a.h5" scale --rows 1000 --unique --all-ok --runs 1
+else
+    kill "$rec_pid" 2>/dev/null; wait "$rec_pid" 2>/dev/null
+    fail "a worker of the --enable-recovery run could not be found mid-run" "$rec/out"
+fi
