@@ -232,7 +232,7 @@ for s in $SECTIONS; do
     strategies)
         labels=""
         for st in random local genetic; do
-            sed "s/^  strategy: random/  strategy: $st/" jobs/default.yaml >"$WORK/default-$st.yaml"
+            sed "s/^  strategy: .*/  strategy: $st/" jobs/default.yaml >"$WORK/default-$st.yaml"
             TUNEFARM_KERNEL_PATH=$ROOT/kernels run "default-$st" "$WORK/default-$st.yaml"
             sed -n '/^kernel /,$p' "$LOG/default-$st.log"
             row "jobs/default.yaml, $st" "$(sed -n 's/^Job .*: \([0-9]* configurations in .*\); archive.*/\1/p' "$LOG/default-$st.log"); $(grep '^Duty cycle' "$LOG/default-$st.log" | sed 's/^Duty cycle on \([^:]*\): \([0-9.]*%\).*/\1 \2/' | tr '\n' ';')"
