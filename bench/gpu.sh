@@ -12,6 +12,15 @@
 #   search     the deep tune with the local and genetic strategies beside random
 #   seeds      the deep tune, random and genetic, with seeds 2028 and 2029 (is genetic's
 #              lead over random a property of the strategy or of seed 2027?)
+#   cores      issue 16 item 1: `tunefarm compile -j 16/32/64` (as many as there are cores)
+#              with a cold cache, then a cold run with a compile rank, each with
+#              bench/compile_sampler.py beside it (how many compiler processes ran at
+#              once, on which CPUs, allowed which): is it NVRTC, the machine or the run?
+#   gpus       issue 16 item 2: the sgemm space job (warm cache) with 1, 2, 4, 8 GPU
+#              workers (as many as there are GPUs): configurations/s, duty per GPU,
+#              scaling efficiency; the same job on each GPU alone: rank correlation
+#              between GPUs and the spread of the best configuration's time; then
+#              (DEFAULT_JOB=1, default) jobs/default.yaml cold with 1, 2, 4 GPUs
 #   strategies jobs/default.yaml with search.strategy random, local and genetic (cold
 #              caches each): per kernel the best found, wall time and duty cycle, side by
 #              side (bench/compare_best.py): should the default job switch?
@@ -228,6 +237,69 @@ for s in $SECTIONS; do
                 grep -m1 '^sgemm ' "$LOG/seed-$tune-$seed.log" | tee -a "$TABLE"
             done
         done
+        ;;
+    cores)
+        arch=sm_$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -n 1 | tr -d .)
+        job=bench/gpu/kt-s1024.yaml
+        for j in 16 32 64 128; do
+            [ "$j" -le "$(nproc)" ] || continue
+            python3 bench/compile_sampler.py "$LOG/cores-j$j.sampler" &
+            sp=$!
+            (cd "$WORK" && XDG_CACHE_HOME=$WORK/cache-j$j "$TF" compile "$ROOT/$job" --arch "$arch" \
+                -j "$j" -q) >"$LOG/cores-j$j.log" 2>&1
+            kill -TERM "$sp"; wait "$sp"
+            row "tunefarm compile -j $j, sgemm_kt 1024^3" "$(tail -n 1 "$LOG/cores-j$j.log" | sed 's/^tunefarm compile: [^:]*: //')"
+            tail -n 1 "$LOG/cores-j$j.sampler" | tee -a "$TABLE"
+        done
+        # In the run: cold cache, the GPU worker and a compile rank (as in `ahead`).
+        python3 bench/compile_sampler.py "$LOG/cores-run.sampler" &
+        sp=$!
+        (cd "$WORK" && XDG_CACHE_HOME=$WORK/cache-crun mpirun --oversubscribe --bind-to none \
+            -np 2 "$TF" run -q "$ROOT/$job" -o "$WORK/cores-run.h5" : \
+            -np 1 "$TF" run -q "$ROOT/$job" -o "$WORK/cores-run.h5" --compile-rank) \
+            >"$LOG/cores-run.log" 2>&1
+        kill -TERM "$sp"; wait "$sp"
+        grep -E "^(Job|Compile|Duty)|compile rank" "$LOG/cores-run.log"
+        cat "$LOG/cores-run.sampler"
+        row "run sgemm_kt 1024^3 cold, + compile rank" "$(sed -n 's/^Job .*: \([0-9]* configurations in .*\); archive.*/\1/p' "$LOG/cores-run.log"), $(sed -n 's/^Duty cycle .*: \([0-9.]*%\).*/duty \1/p' "$LOG/cores-run.log")"
+        tail -n 1 "$LOG/cores-run.sampler" | tee -a "$TABLE"
+        ;;
+    gpus)
+        arch=sm_$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -n 1 | tr -d .)
+        ng=$(nvidia-smi -L | grep -c '^GPU ')
+        job=bench/gpu/sgemm-space.yaml
+        (cd "$WORK" && XDG_CACHE_HOME=$WORK/cache-gpus "$TF" compile "$ROOT/$job" --arch "$arch" -q) \
+            >"$LOG/gpus-compile.log" 2>&1
+        rate1=""
+        for n in 1 2 4 8; do
+            [ "$n" -le "$ng" ] || continue
+            (cd "$WORK" && CUDA_VISIBLE_DEVICES=$(seq -s, 0 $((n - 1))) XDG_CACHE_HOME=$WORK/cache-gpus \
+                mpirun --oversubscribe --bind-to none -np $((n + 1)) "$TF" run -q "$ROOT/$job" \
+                -o "$WORK/gpus-$n.h5") >"$LOG/gpus-$n.log" 2>&1
+            rate=$(sed -n 's/^Job .*(\([0-9.]*\)\/s).*/\1/p' "$LOG/gpus-$n.log")
+            [ -z "$rate1" ] && rate1=$rate
+            $PY bench/gpus_report.py duty "$WORK/gpus-$n.h5" | tee -a "$LOG/gpus-$n.log"
+            row "sgemm space, warm, $n GPU(s)" "$(sed -n 's/^Job .*: \([0-9]* configurations in .*\); archive.*/\1/p' "$LOG/gpus-$n.log"); scaling efficiency $(awk -v r="$rate" -v r1="$rate1" -v n="$n" 'BEGIN { if (r1 > 0) printf "%.1f%%", 100 * r / (n * r1); else print "?" }')"
+            grep '^device ' "$LOG/gpus-$n.log" | tee -a "$TABLE"
+        done
+        alone=""
+        for g in $(seq 0 $((ng - 1))); do
+            (cd "$WORK" && CUDA_VISIBLE_DEVICES=$g XDG_CACHE_HOME=$WORK/cache-gpus \
+                mpirun --oversubscribe --bind-to none -np 2 "$TF" run -q "$ROOT/$job" \
+                -o "$WORK/alone-$g.h5") >"$LOG/alone-$g.log" 2>&1
+            alone="$alone $WORK/alone-$g.h5"
+        done
+        # shellcheck disable=SC2086 # one word per archive
+        [ "$ng" -ge 2 ] && $PY bench/gpus_report.py agree $alone | tee -a "$TABLE"
+        if [ "${DEFAULT_JOB:-1}" = 1 ]; then
+            for n in 1 2 4 8; do
+                [ "$n" -le "$ng" ] || continue
+                (cd "$WORK" && CUDA_VISIBLE_DEVICES=$(seq -s, 0 $((n - 1))) \
+                    XDG_CACHE_HOME=$WORK/cache-gdef-$n TUNEFARM_KERNEL_PATH=$ROOT/kernels \
+                    "$TF" run -q "$ROOT/jobs/default.yaml" -o "$WORK/gdef-$n.h5") >"$LOG/gdef-$n.log" 2>&1
+                row "jobs/default.yaml cold, $n GPU(s)" "$(sed -n 's/^Job .*: \([0-9]* configurations in .*\); archive.*/\1/p' "$LOG/gdef-$n.log"); $(grep '^Duty cycle on NVIDIA' "$LOG/gdef-$n.log" | sed 's/^Duty cycle on //')"
+            done
+        fi
         ;;
     strategies)
         labels=""
