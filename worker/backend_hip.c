@@ -445,7 +445,7 @@ static int hip_compile(const struct tf_compile_input *in, struct tf_compile_outp
     tf_hiprtc_program prog = NULL;
     const char **options = NULL;
     char arch_option[64];
-    char *log = NULL, *code = NULL;
+    char *log = NULL, *code = NULL, *include_option = NULL;
     size_t log_size = 0, code_size = 0;
     int rc = -1;
 
@@ -478,10 +478,17 @@ static int hip_compile(const struct tf_compile_input *in, struct tf_compile_outp
     }
 
     int n = 0;
-    options = tf_xcalloc((size_t)(in->ndefines + in->noptions + 4), sizeof *options);
+    options = tf_xcalloc((size_t)(in->ndefines + in->noptions + 5), sizeof *options);
     snprintf(arch_option, sizeof arch_option, "--offload-arch=%s", in->arch);
     options[n++] = arch_option;
     options[n++] = "-std=c++17";
+    /* A kernel's own headers beside its source (#include "helper.h"): NVRTC
+     * looks in the source's folder by its name, hipRTC only where -I says. */
+    const char *slash = in->source_name ? strrchr(in->source_name, '/') : NULL;
+    if (slash != NULL) {
+        include_option = tf_xasprintf("-I%.*s", (int)(slash - in->source_name), in->source_name);
+        options[n++] = include_option;
+    }
     for (int i = 0; i < in->ndefines; i++)
         options[n++] = in->defines[i];
     for (int i = 0; i < in->noptions; i++)
@@ -532,6 +539,7 @@ fail:
     if (prog)
         rt->hiprtcDestroyProgram(&prog);
     free(options);
+    free(include_option);
     free(log);
     free(code);
     return rc;

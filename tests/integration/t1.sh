@@ -92,6 +92,15 @@ cubins = [open(p, 'rb').read() for p in glob.glob('$TMP/t1-cache-tricky/tunefarm
 sys.exit(0 if cubins and all(b'.text.tricky\\0' in c for c in cubins) else 1)"
     export XDG_CACHE_HOME="$TMP/cache"
 fi
+if have_hiprtc; then
+    export XDG_CACHE_HOME="$TMP/t1-cache-tricky-hip"
+    check "  and for gfx90a (hipRTC, the local header found through -I)" sh -c \
+        "\"$TF\" compile -q tr/job.yaml --arch gfx90a -j 2 >tr.hip 2>&1 &&
+         grep -q 'gfx90a: 80 variants of 1 kernel(s): 80 compiled now, 0 from the cache, 0 do not' tr.hip"
+    export XDG_CACHE_HOME="$TMP/cache"
+else
+    skip "compile the imported tricky kernel for gfx90a" "no hipRTC on this machine"
+fi
 
 echo "-- the community's convolution_milo.T1.json"
 if [ -f "$CONV/convolution_milo.T1.json" ]; then
