@@ -364,10 +364,31 @@ static void tell_run_over(void)
  * is merely early, and mpirun would take that for a failure and stop the
  * whole job (seen on an H100: a warm-cache run whose compile rank got STOP at
  * once died 60 s later). */
+static void arm_finalize_timeout(int rank, int exit_code)
+{
+    long seconds = finalize_timeout(rank == 0);
+    if (seconds <= 0)
+        return;
+    int n = snprintf(finalize_message, sizeof finalize_message,
+                     "tunefarm: rank %d: MPI_Finalize has not returned after %ld s; "
+                     "exiting without it (everything is saved)\n", rank, seconds);
+    finalize_message_len = n > 0 ? (size_t)n : 0;
+    finalize_exit_code = exit_code;
+    struct sigaction sa = {.sa_handler = on_finalize_timeout};
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGALRM, &sa, NULL);
+    fflush(NULL);
+    alarm((unsigned)seconds);
+}
+
 static void finalize_bounded(int rank, int exit_code, bool wait_for_all)
 {
     MPI_Request barrier = MPI_REQUEST_NULL;
     bool done_seen = rank == 0;
+    /* Rank 0 arms the timeout first: sending DONE to a rank that died may
+     * itself hang (TCP connects to a dead peer are retried). */
+    if (rank == 0)
+        arm_finalize_timeout(rank, exit_code);
     if (wait_for_all) {
         if (rank == 0)
             tell_run_over();
@@ -375,19 +396,8 @@ static void finalize_bounded(int rank, int exit_code, bool wait_for_all)
         if (rank != 0)
             wait_barrier(&barrier, &done_seen);
     }
-    long seconds = finalize_timeout(rank == 0);
-    if (seconds > 0) {
-        int n = snprintf(finalize_message, sizeof finalize_message,
-                         "tunefarm: rank %d: MPI_Finalize has not returned after %ld s; "
-                         "exiting without it (everything is saved)\n", rank, seconds);
-        finalize_message_len = n > 0 ? (size_t)n : 0;
-        finalize_exit_code = exit_code;
-        struct sigaction sa = {.sa_handler = on_finalize_timeout};
-        sigemptyset(&sa.sa_mask);
-        sigaction(SIGALRM, &sa, NULL);
-        fflush(NULL);
-        alarm((unsigned)seconds);
-    }
+    if (rank != 0)
+        arm_finalize_timeout(rank, exit_code);
     if (barrier != MPI_REQUEST_NULL)
         wait_barrier(&barrier, NULL);
     /* Rank 0 sent DONE before the barrier: take it, so no message is left. */

@@ -1212,6 +1212,9 @@ static int coordinator_loop(struct coordinator *c, struct tf_error *err)
                 tf_progress_finish(&c->progress);
                 fprintf(stderr, "tunefarm: rank %d is still silent and owes nothing: the run "
                                 "ends without it\n", i);
+                /* An earlier send to it may never complete (a dead rank on
+                 * another node): posting STOP must not wait for it. */
+                tf_wire_outbox_abandon(&c->workers[i].outbox);
                 coordinator_send_stop(c, i);
             }
         int active = 0;
@@ -1265,12 +1268,16 @@ static int coordinator_loop(struct coordinator *c, struct tf_error *err)
 }
 
 /* Free everything. After a broken run (`broken`), sends still in flight are
- * left to MPI_Abort: waiting for a worker that no longer listens would hang. */
+ * left to MPI_Abort: waiting for a worker that no longer listens would hang.
+ * So is a send to a rank still silent at the end (stalled: dead, under
+ * `mpirun --enable-recovery`): across nodes its STOP never completes. */
 static void coordinator_destroy(struct coordinator *c, bool broken)
 {
     for (int i = 1; c->workers && i <= c->nworkers && !broken; i++) {
         struct tf_error err;
-        if (tf_wire_outbox_close(&c->workers[i].outbox, &err) == 0)
+        if (c->workers[i].stalled)
+            tf_wire_outbox_abandon(&c->workers[i].outbox);
+        else if (tf_wire_outbox_close(&c->workers[i].outbox, &err) == 0)
             tf_buf_free(&c->workers[i].outbox.buf);
     }
     for (int i = 1; c->workers && i <= c->nworkers; i++) {

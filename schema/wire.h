@@ -144,6 +144,10 @@ int tf_wire_post(struct tf_wire_outbox *o, int dest, const struct tf_buf *b,
                  struct tf_error *err);
 /* Wait for the outbox's send, if any, and free it. */
 int tf_wire_outbox_close(struct tf_wire_outbox *o, struct tf_error *err);
+/* Give up the outbox's send, if any, without waiting (its receiver is gone: a
+ * rank that died mid-run). The request is freed; the buffer is left to the
+ * end of the process, since MPI may still read it. */
+void tf_wire_outbox_abandon(struct tf_wire_outbox *o);
 /* Broadcast `b` from rank 0 to all ranks (receivers get a reset `b`). */
 int tf_wire_bcast(struct tf_buf *b, struct tf_error *err);
 

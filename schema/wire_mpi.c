@@ -99,6 +99,16 @@ int tf_wire_post(struct tf_wire_outbox *o, int dest, const struct tf_buf *b,
     return 0;
 }
 
+void tf_wire_outbox_abandon(struct tf_wire_outbox *o)
+{
+    if (!o->active)
+        return;
+    MPI_Request req;
+    memcpy(&req, o->request, sizeof req);
+    o->active = 0;
+    MPI_Request_free(&req);
+}
+
 int tf_wire_outbox_close(struct tf_wire_outbox *o, struct tf_error *err)
 {
     if (!o->active)
