@@ -831,14 +831,14 @@ static int cmd_run(int argc, char **argv, const char *exe)
      * the others): MPI cannot finalize without them, and a launcher whose
      * ranks left without finalizing may wait for them for ever (Open MPI
      * 4.1's mpirun and a remote orted did, across two nodes). Everything is
-     * saved: tell the others the run is over, give them a moment to say their
-     * last lines, and end the job with MPI_Abort and the run's own code. */
+     * saved (the other ranks said their last lines when they got STOP): give
+     * their output a moment to reach the launcher, and end the job with
+     * MPI_Abort and the run's own code. */
     if (rank == 0 && lost_ranks > 0) {
         fprintf(stderr, "tunefarm: %d rank(s) died during the run; the run is complete and "
                         "saved; ending the job with MPI_Abort(%d), since MPI cannot finalize "
                         "without them\n", lost_ranks, exit_code);
         fflush(NULL);
-        tell_run_over();
         nanosleep(&(struct timespec){.tv_sec = 2}, NULL);
         MPI_Abort(MPI_COMM_WORLD, exit_code);
     }

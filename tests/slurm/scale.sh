@@ -48,18 +48,7 @@ if [ "$(srun --partition=amd --time=1 hostname 2>&1)" != "$node1" ]; then
     exit
 fi
 
-job_field() { scontrol -o show job "$1" 2>/dev/null | tr ' ' '\n' | sed -n "s/^$2=//p" | head -n 1; }
-wait_done() {
-    local i state=""
-    for i in $(seq 1 $(($2 * 5))); do
-        state=$(job_field "$1" JobState)
-        case "$state" in
-        COMPLETED | FAILED | CANCELLED | TIMEOUT | NODE_FAIL | OUT_OF_MEMORY) echo "$state"; return 0 ;;
-        esac
-        sleep 0.2
-    done
-    echo "${state:-unknown}-after-${2}s"
-}
+. "$(dirname "$0")/jobs.sh"
 measured() { "$TF" status "$1" 2>/dev/null | sed -n 's/.* \([0-9][0-9]*\) of [0-9]* measured.*/\1/p' | head -n 1; }
 # rank_pid RANK JOBID: the pid of that rank of the job's tunefarm run (both
 # nodes' processes are this host's; the rank is in the task's environment).

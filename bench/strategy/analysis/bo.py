@@ -1,6 +1,5 @@
 import sys, numpy as np, warnings
-from load import load, DEVS
-from scipy.stats import norm
+from load import load, DEVS, log_times, expected_improvement, study
 from sklearn.gaussian_process import GaussianProcessRegressor
 from sklearn.gaussian_process.kernels import Matern, ConstantKernel as C, WhiteKernel
 warnings.filterwarnings('ignore')
@@ -20,9 +19,7 @@ def run(dev, seed, budget, init=10, mode='lin', xi=0.0, refit=1, nu=2.5):
     for i in order: seen[i]=True
     gp=None; k=None
     while len(order)<budget:
-        y=np.log(T[order]); fin=np.isfinite(y)
-        ymax=y[fin].max() if fin.any() else 0
-        y=np.where(fin,y,ymax+0.5)
+        y=log_times(T[order])
         mu0=y.mean(); sd0=y.std()+1e-9; yn=(y-mu0)/sd0
         if k is None or len(order)%refit==0:
             kern=C(1.0,(1e-2,1e2))*Matern(length_scale=np.ones(F.shape[1]),length_scale_bounds=(1e-2,1e2),nu=nu)+WhiteKernel(1e-2,(1e-6,1e0))
@@ -32,19 +29,11 @@ def run(dev, seed, budget, init=10, mode='lin', xi=0.0, refit=1, nu=2.5):
             gp=GaussianProcessRegressor(k,optimizer=None).fit(F[order],yn)
         cand=np.where(~seen)[0]
         m,s=gp.predict(F[cand],return_std=True)
-        best=yn.min()
-        z=(best-m-xi)/np.maximum(s,1e-9)
-        ei=(best-m-xi)*norm.cdf(z)+s*norm.pdf(z)
+        ei=expected_improvement(m,s,yn.min(),xi)
         j=cand[np.argmax(ei)]
         order.append(j); seen[j]=True
     t=T[order]; return T.min()/t.min()
 
 CACHE={}
 if __name__=='__main__':
-    budget=int(sys.argv[1]); seeds=int(sys.argv[2]); kw=eval('dict('+(sys.argv[3] if len(sys.argv)>3 else '')+')')
-    for d in DEVS: CACHE[d]=load(d)
-    res=[]
-    for d in DEVS:
-        q=[run(d,s,budget,**kw) for s in range(1,seeds+1)]
-        res.append(np.mean(q)); print(d, round(np.mean(q),3), flush=True)
-    print('mean',round(np.mean(res),3), kw)
+    study(run, load, CACHE, sys.argv)

@@ -1,6 +1,5 @@
 import sys, numpy as np, warnings
-from load import load, DEVS
-from scipy.stats import norm
+from load import load, DEVS, log_times, expected_improvement, study
 from sklearn.gaussian_process import GaussianProcessRegressor
 from sklearn.gaussian_process.kernels import Matern, ConstantKernel as C, WhiteKernel
 warnings.filterwarnings('ignore')
@@ -40,22 +39,16 @@ def run(d, seed, budget, init=8, chains=16, guide='ei', refit=4, nu=1.5, glob=0.
         if guide=='rand':
             j=cand[rng.integers(len(cand))]
         else:
-            y=np.log(np.where(np.isfinite(t),t,np.nan)); ymax=np.nanmax(y); y=np.where(np.isnan(y),ymax+0.5,y)
+            y=log_times(t)
             yn=(y-y.mean())/(y.std()+1e-9)
             if k is None or len(order)%refit==0:
                 kern=C(1.0,(1e-2,1e2))*Matern(length_scale=np.ones(7),length_scale_bounds=(1e-2,1e2),nu=nu)+WhiteKernel(1e-2,(1e-6,1e0))
                 gp=GaussianProcessRegressor(kern,n_restarts_optimizer=0,random_state=0).fit(F[order],yn); k=gp.kernel_
             else: gp=GaussianProcessRegressor(k,optimizer=None).fit(F[order],yn)
             c=np.array(cand); m,s=gp.predict(F[c],return_std=True); b=yn.min()
-            z=(b-m)/np.maximum(s,1e-9); ei=(b-m)*norm.cdf(z)+s*norm.pdf(z)
+            ei=expected_improvement(m,s,b)
             j=c[np.argmax(ei)]
         order.append(j); seen[j]=True
     return T.min()/T[order].min()
 if __name__=='__main__':
-    budget=int(sys.argv[1]); seeds=int(sys.argv[2]); kw=eval('dict('+(sys.argv[3] if len(sys.argv)>3 else '')+')')
-    for d in DEVS: CACHE[d]=prep(d)
-    res=[]
-    for d in DEVS:
-        q=[run(d,s,budget,**kw) for s in range(1,seeds+1)]
-        res.append(np.mean(q)); print(d, round(np.mean(q),3), end='; ',flush=True)
-    print('\nmean',round(np.mean(res),3), kw,flush=True)
+    study(run, prep, CACHE, sys.argv)

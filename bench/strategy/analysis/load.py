@@ -1,5 +1,6 @@
-import json, gzip, numpy as np
-import os
+import ast, gzip, json, os
+import numpy as np
+from scipy.stats import norm
 D=os.environ.get('MILO', os.path.join(os.path.dirname(os.path.abspath(__file__)), '../../../../shared/datasets/benchmark_hub/convolution_milo/'))
 DEVS=['A100','A4000','A6000','MI250X','W6600','W7800']
 KEYS=['block_size_x','block_size_y','tile_size_x','tile_size_y','read_only','use_padding','use_shmem']
@@ -16,6 +17,48 @@ def load(dev):
     vals=[sorted(set(X[:,j])) for j in range(X.shape[1])]
     idx=np.array([[vals[j].index(x) for j,x in enumerate(r)] for r in X])
     return X,idx,T,vals
+
+
+def log_times(t, penalty=0.5):
+    """Log times of the results so far; a failure (inf) counts as the worst log time + penalty."""
+    y = np.log(t)
+    fin = np.isfinite(y)
+    worst = y[fin].max() if fin.any() else 0.0
+    return np.where(fin, y, worst + penalty)
+
+
+def expected_improvement(m, s, best, xi=0.0):
+    """EI of predictions m (std s) below `best` (all in log time), margin xi."""
+    s = np.maximum(s, 1e-9)
+    z = (best - m - xi) / s
+    return (best - m - xi) * norm.cdf(z) + s * norm.pdf(z)
+
+
+def parse_opts(text):
+    """"refit=4,mode='log'" -> {'refit': 4, 'mode': 'log'} (Python literals, no eval)."""
+    out = {}
+    for item in filter(None, (x.strip() for x in text.split(','))):
+        k, v = item.split('=', 1)
+        out[k.strip()] = ast.literal_eval(v.strip())
+    return out
+
+
+def study(run, prep, cache, argv):
+    """argv: BUDGET SEEDS [OPTS]. Fills cache[device] = prep(device), runs seeds 1..SEEDS of
+    run(device, seed, budget, **opts) on each device, prints the mean quality per device and
+    over the six."""
+    budget, seeds = int(argv[1]), int(argv[2])
+    kw = parse_opts(argv[3]) if len(argv) > 3 else {}
+    for d in DEVS:
+        cache[d] = prep(d)
+    res = []
+    for d in DEVS:
+        q = [run(d, s, budget, **kw) for s in range(1, seeds + 1)]
+        res.append(np.mean(q))
+        print(d, round(np.mean(q), 3), end='; ', flush=True)
+    print('\nmean', round(np.mean(res), 3), kw, flush=True)
+
+
 if __name__=='__main__':
     for dv in DEVS:
         X,idx,T,vals=load(dv)
