@@ -792,8 +792,6 @@ static int cmd_run(int argc, char **argv, const char *exe)
     }
 
     bool abort_others = false;
-    int lost_ranks = 0;
-    opt.lost_ranks = &lost_ranks;
     struct space_progress progress = {.quiet = opt.quiet};
     if (rank == 0)
         tf_space_set_poll(space_poll, &progress);
@@ -827,21 +825,6 @@ static int cmd_run(int argc, char **argv, const char *exe)
     if (status_path != NULL && rank == 0)
         write_number(status_path, code);
     const int exit_code = status_path == NULL && rank == 0 ? code : 0;
-    /* Ranks died mid-run (under `mpirun --enable-recovery`, their work went to
-     * the others): MPI cannot finalize without them, and a launcher whose
-     * ranks left without finalizing may wait for them for ever (Open MPI
-     * 4.1's mpirun and a remote orted did, across two nodes). Everything is
-     * saved (the other ranks said their last lines when they got STOP): give
-     * their output a moment to reach the launcher, and end the job with
-     * MPI_Abort and the run's own code. */
-    if (rank == 0 && lost_ranks > 0) {
-        fprintf(stderr, "tunefarm: %d rank(s) died during the run; the run is complete and "
-                        "saved; ending the job with MPI_Abort(%d), since MPI cannot finalize "
-                        "without them\n", lost_ranks, exit_code);
-        fflush(NULL);
-        nanosleep(&(struct timespec){.tv_sec = 2}, NULL);
-        MPI_Abort(MPI_COMM_WORLD, exit_code);
-    }
     finalize_bounded(rank, exit_code, true);
     replay_prep_destroy(&rp);
     return exit_code;

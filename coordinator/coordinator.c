@@ -1273,11 +1273,6 @@ static int coordinator_loop(struct coordinator *c, struct tf_error *err)
  * `mpirun --enable-recovery`): across nodes its STOP never completes. */
 static void coordinator_destroy(struct coordinator *c, bool broken)
 {
-    if (c->opt != NULL && c->opt->lost_ranks != NULL) { /* said to main.c */
-        *c->opt->lost_ranks = 0;
-        for (int i = 1; c->workers && i <= c->nworkers; i++)
-            *c->opt->lost_ranks += c->workers[i].stalled;
-    }
     for (int i = 1; c->workers && i <= c->nworkers && !broken; i++) {
         struct tf_error err;
         if (c->workers[i].stalled)

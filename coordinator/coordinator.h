@@ -26,9 +26,6 @@ struct tf_run_options {
     volatile sig_atomic_t *interrupts; /* signals received so far (SIGTERM, SIGINT, SIGUSR1) */
     const char *replay_source; /* --replay: recorded in /runs; replay devices are targeted
                                   whatever the job's targets say; NULL: a measured run */
-    int *lost_ranks;           /* out, if not NULL: worker ranks still silent when the run
-                                  ended (dead: their work went to others); MPI cannot
-                                  finalize without them, main.c ends the job instead */
 };
 
 /* Run the coordinator on rank 0 of MPI_COMM_WORLD; returns an enum tf_exit.
