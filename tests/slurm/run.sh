@@ -60,7 +60,7 @@ if ! "$CLUSTER" start "$TMP/slurm" >cluster.out 2>&1; then
 fi
 pass "munged, slurmctld and two slurmd start; the nodes are idle ($(($(date +%s) - start)) s)"
 
-. "$(dirname "$0")/jobs.sh"
+. "$ROOT/tests/slurm/jobs.sh"
 # wait_until SECONDS CMD...: poll CMD (every 0.2 s) until it succeeds.
 wait_until() {
     local i tries=$(($1 * 5))

@@ -48,7 +48,7 @@ if [ "$(srun --partition=amd --time=1 hostname 2>&1)" != "$node1" ]; then
     exit
 fi
 
-. "$(dirname "$0")/jobs.sh"
+. "$ROOT/tests/slurm/jobs.sh"
 measured() { "$TF" status "$1" 2>/dev/null | sed -n 's/.* \([0-9][0-9]*\) of [0-9]* measured.*/\1/p' | head -n 1; }
 # rank_pid RANK JOBID: the pid of that rank of the job's tunefarm run (both
 # nodes' processes are this host's; the rank is in the task's environment).
