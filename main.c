@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <sched.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/stat.h>
@@ -757,18 +758,35 @@ static int cmd_run(int argc, char **argv, const char *exe)
      * waits on its device (worker.c); the two never call MPI at once. */
     int thread_level;
     MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &thread_level);
-    int rank, local_index = 0;
+    int rank, local_index = 0, cpu_share = 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     /* A worker's index among the device workers of its node picks its device
-     * (the coordinator and compile ranks take none). */
+     * (the coordinator and compile ranks take none). The ranks' CPU masks
+     * give each compile pool its share of the node's CPUs: worker.h. */
     MPI_Comm node;
     MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
-    int node_size;
+    int node_size, node_rank;
     MPI_Comm_size(node, &node_size);
-    int mine[2] = {rank, compile_rank}, *ranks = tf_xcalloc((size_t)node_size * 2, sizeof *ranks);
-    MPI_Allgather(mine, 2, MPI_INT, ranks, 2, MPI_INT, node);
-    for (int i = 0; i < node_size; i++)
-        local_index += ranks[2 * i] != 0 && ranks[2 * i] < rank && !ranks[2 * i + 1];
+    MPI_Comm_rank(node, &node_rank);
+    int mine[3] = {rank, compile_rank, rank != 0 && replay == NULL}; /* the last: has a pool */
+    int *ranks = tf_xcalloc((size_t)node_size * 3, sizeof *ranks);
+    MPI_Allgather(mine, 3, MPI_INT, ranks, 3, MPI_INT, node);
+    cpu_set_t my_cpus;
+    CPU_ZERO(&my_cpus);
+    if (sched_getaffinity(0, sizeof my_cpus, &my_cpus) != 0)
+        CPU_ZERO(&my_cpus);
+    unsigned char *masks = tf_xcalloc((size_t)node_size, sizeof my_cpus);
+    MPI_Allgather(&my_cpus, (int)sizeof my_cpus, MPI_BYTE, masks, (int)sizeof my_cpus, MPI_BYTE,
+                  node);
+    int *pools = tf_xcalloc((size_t)node_size, sizeof *pools);
+    for (int i = 0; i < node_size; i++) {
+        local_index += ranks[3 * i] != 0 && ranks[3 * i] < rank && !ranks[3 * i + 1];
+        pools[i] = ranks[3 * i + 2];
+    }
+    if (CPU_COUNT(&my_cpus) > 0)
+        cpu_share = tf_worker_cpu_share(masks, sizeof my_cpus, pools, node_size, node_rank);
+    free(pools);
+    free(masks);
     free(ranks);
     MPI_Comm_free(&node);
     if (replay != NULL) {
@@ -796,7 +814,7 @@ static int cmd_run(int argc, char **argv, const char *exe)
     if (rank == 0)
         tf_space_set_poll(space_poll, &progress);
     int code = rank == 0 ? tf_coordinator_run(&opt, &abort_others)
-                         : tf_worker_run(exe, local_index, compile_rank);
+                         : tf_worker_run(exe, local_index, compile_rank, cpu_share);
     tf_space_set_poll(NULL, NULL);
     /* A signal stopped the planning (the coordinator refused the job with
      * the stop's message): nothing was measured, and running the same

@@ -16,11 +16,18 @@
 #              with a cold cache, then a cold run with a compile rank, each with
 #              bench/compile_sampler.py beside it (how many compiler processes ran at
 #              once, on which CPUs, allowed which): is it NVRTC, the machine or the run?
+#              then the same run with every pool at all the CPUs (compile_jobs: two
+#              pools, twice the CPUs) and a plain `tunefarm run` on GPU 0
+#   compilers  why compiling stops scaling: `compile -j 1/32/64` with the cache on disk or
+#              in /dev/shm, with and without glibc malloc keeping its memory; vmstat and
+#              the sampler (where the compilers wait) beside each
+#   machine    the CPUs, memory and cgroup limits the benchmarks run under
 #   gpus       issue 16 item 2: the sgemm space job (warm cache) with 1, 2, 4, 8 GPU
 #              workers (as many as there are GPUs): configurations/s, duty per GPU,
 #              scaling efficiency; the same job on each GPU alone: rank correlation
 #              between GPUs and the spread of the best configuration's time; then
-#              (DEFAULT_JOB=1, default) jobs/default.yaml cold with 1, 2, 4 GPUs
+#              (DEFAULT_JOB=1, default) jobs/default.yaml cold with 1, 2, 4 GPUs;
+#              SPACE_JOB=0 skips the sgemm space part
 #   strategies jobs/default.yaml with search.strategy random, local and genetic (cold
 #              caches each): per kernel the best found, wall time and duty cycle, side by
 #              side (bench/compare_best.py): should the default job switch?
@@ -41,7 +48,10 @@
 # Logs go to $OUT (the device tool's folder) or /tmp/tunefarm-bench; a table of the
 # headline numbers is printed at the end. Kernel Tuner and its missing dependencies
 # are installed from wheels in .device/wheels (the GPU machine has no network) into
-# /tmp/ktpy, never over the system's packages.
+# /tmp/ktpy, never over the system's packages (stage them here with `pip download
+# --only-binary=:all: --python-version 3.12 --platform manylinux_2_28_x86_64
+# kernel_tuner==1.3.3`, less numpy, pandas and scikit-learn: bayes_opt alone wants
+# it and the tree must stay under the device tool's 64 MiB).
 set -u
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -151,7 +161,6 @@ kt_setup() {
     local pairs="kernel_tuner:kernel_tuner python_constraint2:constraint xmltodict:xmltodict
         jsonschema:jsonschema jsonschema_specifications:jsonschema_specifications
         referencing:referencing rpds_py:rpds attrs:attrs packaging:packaging scipy:scipy
-        scikit_learn:sklearn joblib:joblib threadpoolctl:threadpoolctl
         typing_extensions:typing_extensions cloudpickle:cloudpickle
         python_dateutil:dateutil pytz:pytz tzdata:tzdata"
     for p in $pairs; do
@@ -251,27 +260,94 @@ for s in $SECTIONS; do
             row "tunefarm compile -j $j, sgemm_kt 1024^3" "$(tail -n 1 "$LOG/cores-j$j.log" | sed 's/^tunefarm compile: [^:]*: //')"
             tail -n 1 "$LOG/cores-j$j.sampler" | tee -a "$TABLE"
         done
-        # In the run: cold cache, the GPU worker and a compile rank (as in `ahead`).
-        python3 bench/compile_sampler.py "$LOG/cores-run.sampler" &
-        sp=$!
-        (cd "$WORK" && XDG_CACHE_HOME=$WORK/cache-crun mpirun --oversubscribe --bind-to none \
-            -np 2 "$TF" run -q "$ROOT/$job" -o "$WORK/cores-run.h5" : \
-            -np 1 "$TF" run -q "$ROOT/$job" -o "$WORK/cores-run.h5" --compile-rank) \
-            >"$LOG/cores-run.log" 2>&1
-        kill -TERM "$sp"; wait "$sp"
-        grep -E "^(Job|Compile|Duty)|compile rank" "$LOG/cores-run.log"
-        cat "$LOG/cores-run.sampler"
-        row "run sgemm_kt 1024^3 cold, + compile rank" "$(sed -n 's/^Job .*: \([0-9]* configurations in .*\); archive.*/\1/p' "$LOG/cores-run.log"), $(sed -n 's/^Duty cycle .*: \([0-9.]*%\).*/duty \1/p' "$LOG/cores-run.log")"
-        tail -n 1 "$LOG/cores-run.sampler" | tee -a "$TABLE"
+        # In the run, cold cache: (a) the GPU worker and a compile rank (as in `ahead`),
+        # which share the CPUs (half each); (b) the same with every pool sized to all
+        # the CPUs (compile_jobs = nproc), as before they shared: twice as many
+        # compilers as CPUs; (c) a plain `tunefarm run` on GPU 0, as kt1024 runs it
+        # (its host worker, having no work, compiles for the GPU).
+        sed "s/^checkpoint: .*/&\ncompile_jobs: $(nproc)/" "$job" >"$WORK/kt-over.yaml"
+        for variant in run over plain; do
+            python3 bench/compile_sampler.py "$LOG/cores-$variant.sampler" &
+            sp=$!
+            case $variant in
+            run | over)
+                vjob=$ROOT/$job
+                [ "$variant" = over ] && vjob=$WORK/kt-over.yaml
+                (cd "$WORK" && XDG_CACHE_HOME=$WORK/cache-c$variant TUNEFARM_KERNEL_PATH=$ROOT/bench/gpu \
+                    mpirun --oversubscribe --bind-to none \
+                    -np 2 "$TF" run -q "$vjob" -o "$WORK/cores-$variant.h5" : \
+                    -np 1 "$TF" run -q "$vjob" -o "$WORK/cores-$variant.h5" --compile-rank) \
+                    >"$LOG/cores-$variant.log" 2>&1 ;;
+            plain)
+                (cd "$WORK" && CUDA_VISIBLE_DEVICES=0 XDG_CACHE_HOME=$WORK/cache-cplain \
+                    "$TF" run -q "$ROOT/$job" -o "$WORK/cores-plain.h5") >"$LOG/cores-plain.log" 2>&1 ;;
+            esac
+            kill -TERM "$sp"; wait "$sp"
+            echo "-- cores-$variant"
+            grep -E "^(Job|Compile|Duty)|compile rank|a pool of" "$LOG/cores-$variant.log"
+            cat "$LOG/cores-$variant.sampler"
+            row "run sgemm_kt 1024^3 cold ($variant)" "$(sed -n 's/^Job .*: \([0-9]* configurations in .*\); archive.*/\1/p' "$LOG/cores-$variant.log"), $(sed -n 's/^Duty cycle .*: \([0-9.]*%\).*/duty \1/p' "$LOG/cores-$variant.log")"
+            tail -n 2 "$LOG/cores-$variant.sampler" | tee -a "$TABLE"
+        done
+        ;;
+    compilers)
+        # Why `compile -j 64` is no faster than -j 32 here: the same cold compile
+        # of 600 sgemm_kt variants with the cache on the disk (/tmp) or in memory
+        # (/dev/shm), with glibc's malloc keeping its memory (no trim, no mmap per
+        # allocation), and one process alone (48 variants) for the time of a
+        # compile without company; vmstat beside each (run queue, blocked, steal).
+        arch=sm_$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -n 1 | tr -d .)
+        findmnt -T "$WORK" | tail -1
+        findmnt -T /dev/shm | tail -1
+        sed "s/budget: 600/budget: 48/" bench/gpu/kt-s1024.yaml >"$WORK/kt-48.yaml"
+        keep=glibc.malloc.trim_threshold=4294967296:glibc.malloc.mmap_threshold=33554432:glibc.malloc.top_pad=268435456
+        probe() { # NAME J CACHE_DIR JOB [VAR=VALUE...]
+            local name=$1 j=$2 dir=$3 pjob=$4; shift 4
+            rm -rf "$dir"
+            python3 bench/compile_sampler.py "$LOG/probe-$name.sampler" &
+            local sp=$!
+            vmstat -n 1 >"$LOG/probe-$name.vmstat" &
+            local vp=$!
+            (cd "$WORK" && env XDG_CACHE_HOME="$dir" TUNEFARM_KERNEL_PATH="$ROOT/bench/gpu" "$@" "$TF" compile "$pjob" --arch "$arch" -j "$j" -q) \
+                >"$LOG/probe-$name.log" 2>&1
+            kill -TERM "$sp" "$vp"; wait "$sp" "$vp" 2>/dev/null
+            row "compile probe $name" "$(tail -n 1 "$LOG/probe-$name.log" | sed 's/^tunefarm compile: [^:]*: //')"
+            grep -E "^(all pools|pool of|waiting|memory)" "$LOG/probe-$name.sampler" | sed 's/(.*compile .*-q)/(compile)/' | tee -a "$TABLE"
+            awk 'NR > 2 { r += $1; b += $2; us += $13; sy += $14; id += $15; wa += $16; st += $17; n++ }
+                END { if (n) printf "vmstat over %d s: run queue %.1f, blocked %.1f; CPU us %.0f%% sy %.0f%% id %.0f%% wa %.0f%% st %.0f%%\n",
+                      n, r/n, b/n, us/n, sy/n, id/n, wa/n, st/n }' "$LOG/probe-$name.vmstat" | tee -a "$TABLE"
+        }
+        probe j1-tmp 1 "$WORK/cp1" "$WORK/kt-48.yaml"
+        probe j64-tmp 64 "$WORK/cp2" "$ROOT/bench/gpu/kt-s1024.yaml"
+        probe j64-shm 64 /dev/shm/tf-cp3 "$ROOT/bench/gpu/kt-s1024.yaml"
+        probe j64-keep 64 "$WORK/cp4" "$ROOT/bench/gpu/kt-s1024.yaml" GLIBC_TUNABLES=$keep
+        probe j64-shm-keep 64 /dev/shm/tf-cp5 "$ROOT/bench/gpu/kt-s1024.yaml" GLIBC_TUNABLES=$keep
+        probe j32-shm-keep 32 /dev/shm/tf-cp6 "$ROOT/bench/gpu/kt-s1024.yaml" GLIBC_TUNABLES=$keep
+        probe j1-shm-keep 1 /dev/shm/tf-cp7 "$WORK/kt-48.yaml" GLIBC_TUNABLES=$keep
+        rm -rf /dev/shm/tf-cp*
+        ;;
+    machine)
+        # What the CPUs and memory really are: cgroup limits (a CPU quota or a
+        # memory cap the core count does not show), swap, NUMA, GPU locality.
+        lscpu | grep -E "^(CPU\(s\)|Model name|Thread|Core|Socket|NUMA|L3)" | tee -a "$LOG/machine.txt"
+        free -m | tee -a "$LOG/machine.txt"
+        for f in cpu.max cpu.weight cpuset.cpus.effective memory.max memory.high memory.swap.max memory.current pids.max; do
+            [ -r "/sys/fs/cgroup/$f" ] && echo "cgroup $f: $(cat "/sys/fs/cgroup/$f")"
+        done | tee -a "$LOG/machine.txt"
+        cat /proc/pressure/cpu /proc/pressure/memory 2>/dev/null | sed 's/^/pressure: /' | tee -a "$LOG/machine.txt"
+        nvidia-smi topo -m 2>&1 | head -12 | tee -a "$LOG/machine.txt"
+        df -h /tmp | tail -1 | tee -a "$LOG/machine.txt"
         ;;
     gpus)
         arch=sm_$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -n 1 | tr -d .)
         ng=$(nvidia-smi -L | grep -c '^GPU ')
         job=bench/gpu/sgemm-space.yaml
+        [ "${SPACE_JOB:-1}" = 1 ] &&
         (cd "$WORK" && XDG_CACHE_HOME=$WORK/cache-gpus "$TF" compile "$ROOT/$job" --arch "$arch" -q) \
             >"$LOG/gpus-compile.log" 2>&1
         rate1=""
         for n in 1 2 4 8; do
+            [ "${SPACE_JOB:-1}" = 1 ] || break
             [ "$n" -le "$ng" ] || continue
             (cd "$WORK" && CUDA_VISIBLE_DEVICES=$(seq -s, 0 $((n - 1))) XDG_CACHE_HOME=$WORK/cache-gpus \
                 mpirun --oversubscribe --bind-to none -np $((n + 1)) "$TF" run -q "$ROOT/$job" \
@@ -282,15 +358,19 @@ for s in $SECTIONS; do
             row "sgemm space, warm, $n GPU(s)" "$(sed -n 's/^Job .*: \([0-9]* configurations in .*\); archive.*/\1/p' "$LOG/gpus-$n.log"); scaling efficiency $(awk -v r="$rate" -v r1="$rate1" -v n="$n" 'BEGIN { if (r1 > 0) printf "%.1f%%", 100 * r / (n * r1); else print "?" }')"
             grep '^device ' "$LOG/gpus-$n.log" | tee -a "$TABLE"
         done
+        # Each GPU alone, all at once (one job per GPU, the same warm cache): the
+        # same 1000 configurations measured on every GPU, in the time of one.
         alone=""
         for g in $(seq 0 $((ng - 1))); do
+            [ "${SPACE_JOB:-1}" = 1 ] || break
             (cd "$WORK" && CUDA_VISIBLE_DEVICES=$g XDG_CACHE_HOME=$WORK/cache-gpus \
                 mpirun --oversubscribe --bind-to none -np 2 "$TF" run -q "$ROOT/$job" \
-                -o "$WORK/alone-$g.h5") >"$LOG/alone-$g.log" 2>&1
+                -o "$WORK/alone-$g.h5") >"$LOG/alone-$g.log" 2>&1 &
             alone="$alone $WORK/alone-$g.h5"
         done
+        wait
         # shellcheck disable=SC2086 # one word per archive
-        [ "$ng" -ge 2 ] && $PY bench/gpus_report.py agree $alone | tee -a "$TABLE"
+        [ "$ng" -ge 2 ] && [ -n "$alone" ] && $PY bench/gpus_report.py agree $alone | tee -a "$TABLE"
         if [ "${DEFAULT_JOB:-1}" = 1 ]; then
             for n in 1 2 4 8; do
                 [ "$n" -le "$ng" ] || continue

@@ -178,6 +178,31 @@ void tf_compiler_destroy(struct tf_compiler *c)
     free(c);
 }
 
+/* The environment a compiler child starts with: the parent's, with every GPU
+ * hidden from the CUDA driver (CUDA_VISIBLE_DEVICES empty). NVRTC 13 calls
+ * cuInit when it compiles (to reach the driver's compute cache), and on a
+ * node with GPUs each cuInit retains every GPU under the driver's global
+ * locks: 64 compilers on a 4-GPU H200 node spent half their time waiting
+ * there (in uvm_gpu_retain_by_uuid, os_acquire_rwlock), and `compile -j 64`
+ * made no more variants/s than -j 32 (bench/results/cores-2026-11-27-h200x4.md).
+ * A compiler never needs a device. The array is new; its strings are
+ * environ's or static: free the array only. */
+char **tf_compiler_environment(char *const *env)
+{
+    static char hide[] = "CUDA_VISIBLE_DEVICES=";
+    size_t n = 0;
+    while (env != NULL && env[n] != NULL)
+        n++;
+    char **out = tf_xcalloc(n + 2, sizeof *out);
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++)
+        if (strncmp(env[i], hide, sizeof hide - 1) != 0)
+            out[m++] = env[i];
+    out[m++] = hide;
+    out[m] = NULL;
+    return out;
+}
+
 int tf_compiler_start(struct tf_compiler *c, struct tf_error *err)
 {
     int sv[2] = {-1, -1};
@@ -201,7 +226,9 @@ int tf_compiler_start(struct tf_compiler *c, struct tf_error *err)
     posix_spawnattr_setpgroup(&attr, 0);
     posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETPGROUP);
     pid_t pid;
-    int rc = posix_spawn(&pid, c->exe, &fa, &attr, argv, environ);
+    char **env = tf_compiler_environment(environ);
+    int rc = posix_spawn(&pid, c->exe, &fa, &attr, argv, env);
+    free(env);
     posix_spawnattr_destroy(&attr);
     posix_spawn_file_actions_destroy(&fa);
     close(sv[1]);

@@ -22,6 +22,9 @@ struct tf_compiler *tf_compiler_create(const char *exe, const char *backend);
 /* Close the child's channel, let it exit (SIGKILL its process group if it
  * lingers), reap it and free; accepts NULL. */
 void tf_compiler_destroy(struct tf_compiler *c);
+/* A new NULL-terminated copy of `env` for a compiler child: CUDA_VISIBLE_DEVICES
+ * set empty (no GPU), everything else as it is. Free the array, not its strings. */
+char **tf_compiler_environment(char *const *env);
 /* Spawn the child unless one is running. -1 + err if it cannot be spawned. */
 int tf_compiler_start(struct tf_compiler *c, struct tf_error *err);
 /* Compile `in` in the child (started if needed) within `deadline` seconds. 0: `out`

@@ -43,6 +43,9 @@
  *   stays off the cores the GPU workers need only if its launcher gives it the
  *   others (taskset, srun --cpu-bind): it does not bind itself.
  * - replay worker: no pool, no runner; unbound.
+ * "Allowed CPUs" above means this rank's share of them where other ranks of
+ * the node with pools may use the same CPUs (main.c gathers the node's masks;
+ * tf_worker_cpu_share): two pools never fill one CPU twice over.
  * `compile_jobs` in the job overrides every pool's size. A pool never has
  * more processes than that size; the size never exceeds the allowed CPUs
  * unless compile_jobs says so (tests/integration/run.sh checks it under
@@ -801,14 +804,37 @@ static int worker_allowed_cpus(void)
     return n > 0 ? (int)n : 1;
 }
 
-int tf_worker_run(const char *exe, int local_index, int compile_rank)
+int tf_worker_cpu_share(const unsigned char *masks, size_t mask_bytes, const int *pools, int n,
+                        int me)
+{
+    const unsigned char *mine = masks + (size_t)me * mask_bytes;
+    double share = 0.0;
+    for (size_t cpu = 0; cpu < mask_bytes * 8; cpu++) {
+        const unsigned char bit = (unsigned char)(1u << (cpu % 8));
+        if (!(mine[cpu / 8] & bit))
+            continue;
+        int sharing = 0;
+        for (int r = 0; r < n; r++)
+            sharing += pools[r] && (masks[(size_t)r * mask_bytes + cpu / 8] & bit);
+        share += 1.0 / (sharing > 0 ? sharing : 1);
+    }
+    const int rounded = (int)(share + 0.5);
+    return rounded > 0 ? rounded : 1;
+}
+
+int tf_worker_run(const char *exe, int local_index, int compile_rank, int cpu_share)
 {
     struct worker w = {0};
     struct tf_error err = {0};
     enum tf_msg_type type;
     int code = 1;
     char compilers[128];
-    const int cores = worker_allowed_cpus();
+    const int allowed = worker_allowed_cpus();
+    /* The CPUs this rank's pool may fill: its share of the node when other
+     * ranks' pools may use the same CPUs (mpirun --bind-to none: a GPU worker
+     * and a compile rank each sized to all 64 CPUs of a node put 128
+     * compilers on them), else all it is allowed. */
+    const int cores = cpu_share > 0 && cpu_share < allowed ? cpu_share : allowed;
     w.exe = exe;
     pthread_mutex_init(&w.hb.mu, NULL);
     pthread_cond_init(&w.hb.wake, NULL);
@@ -870,10 +896,11 @@ int tf_worker_run(const char *exe, int local_index, int compile_rank)
         }
         fprintf(stderr, "tunefarm: compile rank on %s: %llu configurations compiled ahead "
                         "(%llu compiled here, %llu found in the cache; pools of %d compiler "
-                        "processes; %d CPUs allowed)\n",
+                        "processes; %d CPUs allowed%s)\n",
                 none.host, (unsigned long long)w.compiled_ahead,
                 (unsigned long long)total.compiled, (unsigned long long)total.cached,
-                w.compile_threads, cores);
+                w.compile_threads, allowed,
+                cores < allowed ? ", shared with the node's other pools" : "");
         worker_destroy(&w);
         return 0;
     }
@@ -917,12 +944,13 @@ int tf_worker_run(const char *exe, int local_index, int compile_rank)
      * measures on a core, so it leaves that one to the runner. */
     int near = worker_bind_near_device(&w.dev);
     int threads = w.job->compile_jobs > 0 ? w.job->compile_jobs
-                  : near > 0              ? near
+                  : near > 0              ? (near < cores ? near : cores)
                                           : (cores > 2 ? cores - 1 : 1);
     if (getenv("TUNEFARM_PROFILE") != NULL)
         fprintf(stderr, "tunefarm profile: worker %d (%s %s): a pool of %d compiler processes; "
-                        "%d CPUs allowed%s\n", local_index, w.dev.backend, w.dev.name, threads,
-                near > 0 ? near : cores, near > 0 ? " (near its device, bound)" : "");
+                        "%d CPUs allowed%s%s\n", local_index, w.dev.backend, w.dev.name, threads,
+                near > 0 ? near : allowed, near > 0 ? " (near its device, bound)" : "",
+                cores < allowed ? " (its share of the node's CPUs)" : "");
     w.pool = tf_compile_pool_create(exe, w.backend, w.dev.arch, w.job->cache, threads, &err);
     if (w.pool == NULL || tf_runner_start(exe, w.bundle, w.backend->name, w.ordinal, &w.runner, &err)) {
         char msg[sizeof err.message + 64];

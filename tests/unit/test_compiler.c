@@ -41,6 +41,7 @@
 #include "../../worker/cache.h"
 #include "../../worker/compile.h"
 #include "../../worker/compiler.h"
+#include "../../worker/worker.h"
 #include "../../worker/precompile.h"
 #include "tree.h"
 
@@ -322,6 +323,92 @@ static void test_one_child_per_slot(void **state)
     /* ran side by side: the busy wall time is well below the sum */
     assert_true(st.wall_seconds_busy < 0.9 * st.compile_seconds);
     tf_compile_pool_destroy(p);
+}
+
+/* The value of `name` in process `pid`'s starting environment: 1 and `value`
+ * filled if set (maybe empty), 0 if not set or unreadable. */
+static int child_env(pid_t pid, const char *name, char *value, size_t cap)
+{
+    char path[64], env[65536];
+    snprintf(path, sizeof path, "/proc/%d/environ", (int)pid);
+    FILE *fp = fopen(path, "r");
+    if (fp == NULL)
+        return 0;
+    size_t n = fread(env, 1, sizeof env - 1, fp);
+    fclose(fp);
+    env[n] = '\0';
+    const size_t len = strlen(name);
+    for (size_t i = 0; i < n; i += strlen(env + i) + 1)
+        if (strncmp(env + i, name, len) == 0 && env[i + len] == '=') {
+            snprintf(value, cap, "%s", env + i + len + 1);
+            return 1;
+        }
+    return 0;
+}
+
+/* NVRTC calls cuInit; a compiler child must reach no GPU (compiler.c says
+ * why), whatever CUDA_VISIBLE_DEVICES its parent has. */
+static void test_children_see_no_gpu(void **state)
+{
+    struct fixture *f = *state;
+    char *saved = getenv("CUDA_VISIBLE_DEVICES") ? strdup(getenv("CUDA_VISIBLE_DEVICES")) : NULL;
+    setenv("CUDA_VISIBLE_DEVICES", "3", 1);
+    setenv("TF_TEST_KEPT", "kept", 1);
+    struct tf_compile_pool *p = pool(f, &fault_backend, 1);
+    uint64_t t = tf_compile_submit(p, &f->variant, f->gemm->default_index);
+    struct tf_compiled c;
+    tf_compile_wait(p, t, &c);
+    assert_int_equal(c.status, TF_STATUS_OK);
+    pid_t pid;
+    assert_int_equal(tf_compile_pool_pids(p, &pid, 1), 1);
+    char value[64] = "unset";
+    assert_true(child_env(pid, "CUDA_VISIBLE_DEVICES", value, sizeof value));
+    assert_string_equal(value, "");
+    assert_true(child_env(pid, "TF_TEST_KEPT", value, sizeof value));
+    assert_string_equal(value, "kept");
+    tf_compile_pool_destroy(p);
+    unsetenv("TF_TEST_KEPT");
+    if (saved)
+        setenv("CUDA_VISIBLE_DEVICES", saved, 1);
+    else
+        unsetenv("CUDA_VISIBLE_DEVICES");
+    free(saved);
+
+    /* the array itself: one CUDA_VISIBLE_DEVICES, empty, the rest in order */
+    char *env[] = {"A=1", "CUDA_VISIBLE_DEVICES=0,1", "B=2", "CUDA_VISIBLE_DEVICES=", NULL};
+    char **out = tf_compiler_environment(env);
+    assert_string_equal(out[0], "A=1");
+    assert_string_equal(out[1], "B=2");
+    assert_string_equal(out[2], "CUDA_VISIBLE_DEVICES=");
+    assert_null(out[3]);
+    free(out);
+}
+
+/* Pools on one node share its CPUs (worker.h): masks of 8 CPUs, one byte each. */
+static void test_cpu_share(void **state)
+{
+    (void)state;
+    const unsigned char both_all[] = {0x0f, 0x0f}; /* two ranks on CPUs 0-3 */
+    const int two_pools[] = {1, 1}, coordinator_and_one[] = {0, 1};
+    assert_int_equal(tf_worker_cpu_share(both_all, 1, two_pools, 2, 0), 2);
+    assert_int_equal(tf_worker_cpu_share(both_all, 1, two_pools, 2, 1), 2);
+    /* the coordinator has no pool: the worker keeps every CPU */
+    assert_int_equal(tf_worker_cpu_share(both_all, 1, coordinator_and_one, 2, 1), 4);
+    /* disjoint masks (srun --cpu-bind, taskset): each keeps its own */
+    const unsigned char split[] = {0x03, 0x0c};
+    assert_int_equal(tf_worker_cpu_share(split, 1, two_pools, 2, 0), 2);
+    assert_int_equal(tf_worker_cpu_share(split, 1, two_pools, 2, 1), 2);
+    /* CPU 0 shared, CPU 1 B's alone: A 0.5 -> 1 (never 0), B 1.5 -> 2 */
+    const unsigned char overlap[] = {0x01, 0x03};
+    assert_int_equal(tf_worker_cpu_share(overlap, 1, two_pools, 2, 0), 1);
+    assert_int_equal(tf_worker_cpu_share(overlap, 1, two_pools, 2, 1), 2);
+    /* a 64-CPU node (8 bytes a mask): the coordinator, 4 GPU workers and a
+     * compile rank, all unbound: 64 / 5 = 12.8 -> 13 each */
+    unsigned char node[6 * 8];
+    memset(node, 0xff, sizeof node);
+    const int five[] = {0, 1, 1, 1, 1, 1};
+    for (int r = 1; r < 6; r++)
+        assert_int_equal(tf_worker_cpu_share(node, 8, five, 6, r), 13);
 }
 
 static void test_broken_variant(void **state)
@@ -1224,6 +1311,8 @@ int main(int argc, char **argv)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_children_compile_variants, setup, teardown),
         cmocka_unit_test_setup_teardown(test_one_child_per_slot, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_children_see_no_gpu, setup, teardown),
+        cmocka_unit_test(test_cpu_share),
         cmocka_unit_test_setup_teardown(test_broken_variant, setup, teardown),
         cmocka_unit_test_setup_teardown(test_crash_restarts_child, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sigkill_mid_compile, setup, teardown),
