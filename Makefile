@@ -14,7 +14,9 @@
 PREFIX    ?= /usr/local
 BINDIR    ?= $(PREFIX)/bin
 SHAREDIR  ?= $(PREFIX)/share/tunefarm
+LIBDIR    ?= $(PREFIX)/lib/tunefarm
 CC        := mpicc
+SHCC      ?= cc
 PKG       ?= pkg-config
 HDF5_PC   := $(shell $(PKG) --exists hdf5 && echo hdf5 || echo hdf5-serial)
 PKGS      := yaml-0.1 $(HDF5_PC) hwloc jansson zlib lapacke
@@ -23,7 +25,7 @@ VERSION   := $(shell git describe --always --dirty 2>/dev/null || echo 0.1)
 CFLAGS    ?= -O2 -g
 WARNINGS  := -Wall -Wextra -Wshadow -Wpedantic -Wmissing-prototypes
 ALL_CFLAGS = -std=c11 -D_GNU_SOURCE -fopenmp-simd $(WARNINGS) $(CFLAGS) $(shell $(PKG) --cflags $(PKGS)) \
-             -DTF_VERSION='"$(VERSION)"' -DTF_KERNEL_DIR='"$(SHAREDIR)/kernels"' -MMD -MP
+             -DTF_VERSION='"$(VERSION)"' -DTF_KERNEL_DIR='"$(SHAREDIR)/kernels"' -DTF_LIB_DIR='"$(LIBDIR)"' -MMD -MP
 LIBS      := $(shell $(PKG) --libs $(PKGS)) -ldl -lpthread -lm
 
 # The archive module, one idea a file (schema/archive_internal.h lists them), the
@@ -54,6 +56,8 @@ TOOLS_OBJS  := tools/space_tool.o tools/exchange_tool.o tools/outfile.o tools/be
                tools/html_report.o tools/t1_expr.o tools/t1_tool.o
 MAIN_OBJS   := main.o
 LIB         := build/libtunefarm.a
+# The CUDA driver as compiler processes see it (worker/nocuda.c), beside the build.
+NOCUDA      := build/libtunefarm-nocuda.so
 ALL_OBJS    := $(SCHEMA_OBJS) $(COORD_OBJS) $(WORKER_OBJS) $(TOOLS_OBJS) $(MAIN_OBJS)
 
 UNIT_TESTS  := expr loader space wire archive journal report measure verify host runner compiler cuda hip \
@@ -72,10 +76,15 @@ $(LIB): $(SCHEMA_OBJS) $(COORD_OBJS) $(WORKER_OBJS) $(TOOLS_OBJS)
 	@mkdir -p build
 	rm -f $@ && ar rcs $@ $^
 
-tunefarm: $(MAIN_OBJS) $(LIB)
+tunefarm: $(MAIN_OBJS) $(LIB) $(NOCUDA)
 	$(CC) $(LDFLAGS) -o $@ $(MAIN_OBJS) $(LIB) $(LIBS)
 
-tests/unit/test_%: tests/unit/test_%.c $(LIB)
+# Plain cc, not mpicc: nothing of MPI belongs in it. SONAME libcuda.so.1: why in the file.
+$(NOCUDA): worker/nocuda.c
+	@mkdir -p build
+	$(SHCC) -std=c11 $(WARNINGS) $(CFLAGS) $(LDFLAGS) -fPIC -shared -Wl,-soname,libcuda.so.1 $< -o $@
+
+tests/unit/test_%: tests/unit/test_%.c $(LIB) $(NOCUDA)
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -I. $< -o $@ $(LIB) $(shell $(PKG) --cflags --libs cmocka) $(LIBS)
 
 # The archive of tests/unit/report_fixture.h, for the browser test (tests/integration/report.sh).
@@ -129,12 +138,14 @@ bench-strategy: bench/strategy/study
 	bench/strategy/study -s random,genetic,local,bayes -n 25 -w 8 $(STUDY_CACHES)
 
 install: tunefarm
-	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SHAREDIR)
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SHAREDIR) $(DESTDIR)$(LIBDIR)
 	install -m 755 tunefarm $(DESTDIR)$(BINDIR)/tunefarm
+	install -m 644 $(NOCUDA) $(DESTDIR)$(LIBDIR)/libtunefarm-nocuda.so
 	cp -R kernels jobs slurm $(DESTDIR)$(SHAREDIR)/
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/tunefarm
+	rm -rf $(DESTDIR)$(LIBDIR)
 	rm -rf $(DESTDIR)$(SHAREDIR)
 
 deps:

@@ -22,8 +22,10 @@
 
 #include "channel.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
@@ -346,11 +348,46 @@ static void serve_one(const struct tf_backend *be, const struct tf_compile_input
     free(co.log);
 }
 
+int tf_compiler_hide_driver(const char *exe)
+{
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s", exe != NULL ? exe : "");
+    char *slash = strrchr(dir, '/');
+    if (slash != NULL)
+        *slash = '\0';
+    else
+        snprintf(dir, sizeof dir, ".");
+    /* the source tree (./tunefarm beside build/), an installed tree
+     * (bin/../lib/tunefarm, wherever DESTDIR put it), the configured LIBDIR */
+    const char *forms[] = {"%s/build/%s", "%s/../lib/tunefarm/%s", NULL};
+    char path[PATH_MAX + 64];
+    for (int i = 0; forms[i] != NULL; i++) {
+        snprintf(path, sizeof path, forms[i], dir, "libtunefarm-nocuda.so");
+        if (dlopen(path, RTLD_NOW | RTLD_LOCAL) != NULL)
+            return 0;
+    }
+#ifdef TF_LIB_DIR
+    snprintf(path, sizeof path, "%s/libtunefarm-nocuda.so", TF_LIB_DIR);
+    if (dlopen(path, RTLD_NOW | RTLD_LOCAL) != NULL)
+        return 0;
+#endif
+    return -1;
+}
+
 int tf_compiler_serve(const struct tf_backend *be)
 {
     int in, out;
     if (tf_channel_child_open(&in, &out) != 0)
         return 1;
+    /* Before NVRTC first opens the driver (nocuda.c says why). Without the
+     * library NVRTC still finds no device (CUDA_VISIBLE_DEVICES, above), only
+     * more slowly where there are GPUs. */
+    if (strcmp(be->name, "cuda") == 0) {
+        char exe[PATH_MAX];
+        const ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+        exe[n > 0 ? n : 0] = '\0';
+        tf_compiler_hide_driver(exe);
+    }
     /* Compiling is background work beside the device's: at a lower priority
      * the runner's CPU reference (all cores, while the pool starts on every
      * core) and its launches get the CPU first. The compilers it starts

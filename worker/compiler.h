@@ -25,6 +25,11 @@ void tf_compiler_destroy(struct tf_compiler *c);
 /* A new NULL-terminated copy of `env` for a compiler child: CUDA_VISIBLE_DEVICES
  * set empty (no GPU), everything else as it is. Free the array, not its strings. */
 char **tf_compiler_environment(char *const *env);
+/* In a compiler process, before NVRTC runs: load libtunefarm-nocuda.so (found
+ * beside `exe`: its build/ folder or ../lib/tunefarm, else TF_LIB_DIR), so that
+ * NVRTC's dlopen("libcuda.so.1") gets a driver without devices (nocuda.c).
+ * 0 when loaded, -1 when not found (NVRTC then opens the real driver). */
+int tf_compiler_hide_driver(const char *exe);
 /* Spawn the child unless one is running. -1 + err if it cannot be spawned. */
 int tf_compiler_start(struct tf_compiler *c, struct tf_error *err);
 /* Compile `in` in the child (started if needed) within `deadline` seconds. 0: `out`

@@ -20,6 +20,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <glob.h>
 #include <math.h>
@@ -37,6 +38,7 @@
 #include "../../schema/status.h"
 #include "../../worker/backend.h"
 #include "../../worker/compile.h"
+#include "../../worker/compiler.h"
 #include "../../worker/cuda_api.h"
 #include "../../worker/runner.h"
 #include "gpu_fixture.h"
@@ -183,6 +185,54 @@ static void test_compile_vecadd_cubin(void **state)
     assert_non_null(strstr(be->compiler_id(), "NVRTC "));
     tf_kernel_destroy(k);
     tf_bundle_destroy(b);
+}
+
+/* A compiler process hides the driver from NVRTC (worker/nocuda.c): with
+ * libtunefarm-nocuda.so loaded, NVRTC's dlopen("libcuda.so.1") gets it, its
+ * cuInit finds no device, and NVRTC still compiles. In a child process: the
+ * library must not stay loaded in this one, whose device tests need the real
+ * driver. */
+static void test_compiler_hides_the_driver(void **state)
+{
+    (void)state;
+    if (!have_nvrtc()) {
+        skip();
+        return;
+    }
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        if (tf_compiler_hide_driver("./tunefarm") != 0) /* tests run in the source tree */
+            _exit(10);
+        void *cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+        if (cuda == NULL)
+            _exit(11);
+        int (*init)(unsigned int);
+        void *sym = dlsym(cuda, "cuInit");
+        if (sym == NULL)
+            _exit(12);
+        memcpy(&init, &sym, sizeof init);
+        if (init(0) != 100) /* CUDA_ERROR_NO_DEVICE */
+            _exit(13);
+        const char *src = "extern \"C\" __global__ void k(float *x) { x[threadIdx.x] = 1.0f; }\n";
+        char path[] = "/tmp/tf-test-nocuda-XXXXXX";
+        int fd = mkstemp(path);
+        if (fd < 0)
+            _exit(14);
+        close(fd);
+        struct tf_compile_output out;
+        const int rc = compile_source("k.cu", src, "k", "sm_90", NULL, 0, NULL, 0, path, &out);
+        size_t len = 0;
+        unsigned char *bin = (unsigned char *)read_all(path, &len);
+        const int sm = bin ? cubin_sm(bin, len) : -1;
+        unlink(path);
+        _exit(rc == 0 && out.ok && sm == 90 ? 0 : 15);
+    }
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    /* 10 not found, 11 not what libcuda.so.1 names, 12-13 not the stand-in, 14-15 no CUBIN */
+    assert_int_equal(WEXITSTATUS(status), 0);
 }
 
 /* Issue 14 item 8: with no device, a variant's registers, static shared
@@ -676,6 +726,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_probe_reason),
         cmocka_unit_test(test_compile_vecadd_cubin),
         cmocka_unit_test(test_compile_error_names_line),
+        cmocka_unit_test(test_compiler_hides_the_driver),
         cmocka_unit_test(test_compile_reports_resources_and_warnings),
         cmocka_unit_test(test_every_cuda_kernel_compiles),
         cmocka_unit_test(test_define_names_nvrtc),
