@@ -27,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -189,9 +190,42 @@ static void test_compile_vecadd_cubin(void **state)
 
 /* A compiler process hides the driver from NVRTC (worker/nocuda.c): with
  * libtunefarm-nocuda.so loaded, NVRTC's dlopen("libcuda.so.1") gets it, its
- * cuInit finds no device, and NVRTC still compiles. In a child process: the
- * library must not stay loaded in this one, whose device tests need the real
- * driver. */
+ * cuInit finds no device, and NVRTC still compiles. It must run in a fresh
+ * process, as a compiler process is (this one may have the real driver
+ * loaded already, and its device tests need it): main() runs this for
+ * `__nocuda`. Exit 0, or 10 not found, 11 libcuda.so.1 not loaded after,
+ * 12-13 not the stand-in, 14-15 no CUBIN. */
+static int nocuda_child(void)
+{
+    if (tf_compiler_hide_driver("./tunefarm") != 0) /* tests run in the source tree */
+        return 10;
+    void *cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+    if (cuda == NULL)
+        return 11;
+    int (*init)(unsigned int);
+    void *sym = dlsym(cuda, "cuInit");
+    if (sym == NULL)
+        return 12;
+    memcpy(&init, &sym, sizeof init);
+    if (init(0) != 100) /* CUDA_ERROR_NO_DEVICE */
+        return 13;
+    const char *src = "extern \"C\" __global__ void k(float *x) { x[threadIdx.x] = 1.0f; }\n";
+    char path[] = "/tmp/tf-test-nocuda-XXXXXX";
+    int fd = mkstemp(path);
+    if (fd < 0)
+        return 14;
+    close(fd);
+    struct tf_compile_output out;
+    const int rc = compile_source("k.cu", src, "k", "sm_90", NULL, 0, NULL, 0, path, &out);
+    size_t len = 0;
+    unsigned char *bin = (unsigned char *)read_all(path, &len);
+    const int sm = bin ? cubin_sm(bin, len) : -1;
+    free(bin);
+    free(out.log);
+    unlink(path);
+    return rc == 0 && out.ok && sm == 90 ? 0 : 15;
+}
+
 static void test_compiler_hides_the_driver(void **state)
 {
     (void)state;
@@ -199,40 +233,17 @@ static void test_compiler_hides_the_driver(void **state)
         skip();
         return;
     }
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        if (tf_compiler_hide_driver("./tunefarm") != 0) /* tests run in the source tree */
-            _exit(10);
-        void *cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
-        if (cuda == NULL)
-            _exit(11);
-        int (*init)(unsigned int);
-        void *sym = dlsym(cuda, "cuInit");
-        if (sym == NULL)
-            _exit(12);
-        memcpy(&init, &sym, sizeof init);
-        if (init(0) != 100) /* CUDA_ERROR_NO_DEVICE */
-            _exit(13);
-        const char *src = "extern \"C\" __global__ void k(float *x) { x[threadIdx.x] = 1.0f; }\n";
-        char path[] = "/tmp/tf-test-nocuda-XXXXXX";
-        int fd = mkstemp(path);
-        if (fd < 0)
-            _exit(14);
-        close(fd);
-        struct tf_compile_output out;
-        const int rc = compile_source("k.cu", src, "k", "sm_90", NULL, 0, NULL, 0, path, &out);
-        size_t len = 0;
-        unsigned char *bin = (unsigned char *)read_all(path, &len);
-        const int sm = bin ? cubin_sm(bin, len) : -1;
-        unlink(path);
-        _exit(rc == 0 && out.ok && sm == 90 ? 0 : 15);
-    }
+    char exe[4096];
+    const ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    assert_true(n > 0);
+    exe[n] = '\0';
+    char *argv[] = {exe, "__nocuda", NULL};
+    pid_t pid;
+    assert_int_equal(posix_spawn(&pid, exe, NULL, NULL, argv, environ), 0);
     int status = 0;
     assert_int_equal(waitpid(pid, &status, 0), pid);
     assert_true(WIFEXITED(status));
-    /* 10 not found, 11 not what libcuda.so.1 names, 12-13 not the stand-in, 14-15 no CUBIN */
-    assert_int_equal(WEXITSTATUS(status), 0);
+    assert_int_equal(WEXITSTATUS(status), 0); /* nocuda_child says what a code means */
 }
 
 /* Issue 14 item 8: with no device, a variant's registers, static shared
@@ -722,6 +733,8 @@ int main(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], "__runner") == 0)
         return tf_runner_main(argc, argv);
+    if (argc > 1 && strcmp(argv[1], "__nocuda") == 0)
+        return nocuda_child();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_probe_reason),
         cmocka_unit_test(test_compile_vecadd_cubin),
