@@ -27,7 +27,7 @@
 #              scaling efficiency; the same job on each GPU alone: rank correlation
 #              between GPUs and the spread of the best configuration's time; then
 #              (DEFAULT_JOB=1, default) jobs/default.yaml cold with 1, 2, 4 GPUs;
-#              SPACE_JOB=0 skips the sgemm space part
+#              SPACE_JOB=0 skips the sgemm space part; DEFAULT_GPUS="1 4" picks the counts
 #   strategies jobs/default.yaml with search.strategy random, local and genetic (cold
 #              caches each): per kernel the best found, wall time and duty cycle, side by
 #              side (bench/compare_best.py): should the default job switch?
@@ -372,12 +372,13 @@ for s in $SECTIONS; do
         # shellcheck disable=SC2086 # one word per archive
         [ "$ng" -ge 2 ] && [ -n "$alone" ] && $PY bench/gpus_report.py agree $alone | tee -a "$TABLE"
         if [ "${DEFAULT_JOB:-1}" = 1 ]; then
-            for n in 1 2 4 8; do
+            for n in ${DEFAULT_GPUS:-1 2 4 8}; do
                 [ "$n" -le "$ng" ] || continue
                 (cd "$WORK" && CUDA_VISIBLE_DEVICES=$(seq -s, 0 $((n - 1))) \
                     XDG_CACHE_HOME=$WORK/cache-gdef-$n TUNEFARM_KERNEL_PATH=$ROOT/kernels \
                     "$TF" run -q "$ROOT/jobs/default.yaml" -o "$WORK/gdef-$n.h5") >"$LOG/gdef-$n.log" 2>&1
                 row "jobs/default.yaml cold, $n GPU(s)" "$(sed -n 's/^Job .*: \([0-9]* configurations in .*\); archive.*/\1/p' "$LOG/gdef-$n.log"); $(grep '^Duty cycle on NVIDIA' "$LOG/gdef-$n.log" | sed 's/^Duty cycle on //')"
+                $PY bench/gpus_report.py duty "$WORK/gdef-$n.h5" | tee -a "$LOG/gdef-$n.log" | tee -a "$TABLE"
             done
         fi
         ;;

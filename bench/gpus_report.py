@@ -3,7 +3,10 @@
 
 usage: bench/gpus_report.py duty ARCHIVE
          per device (by PCI bus id): results, the span between its first and last
-         result, configurations/s and duty cycle (device_time / span)
+         result, configurations/s and duty cycle (device_time / span); then per
+         device model (the GPUs of one class together): results and the span from
+         the class's first to its last result, which is what scales with GPUs in a
+         job whose host kernels take their own time
        bench/gpus_report.py agree ARCHIVE...
          the same configurations measured on different GPUs, one archive per GPU
          (each a run on that GPU alone): Spearman rank correlation of time_median
@@ -22,12 +25,14 @@ def rows(path):
         dev = f["devices"][()]
         bus = {int(d["id"]): d["pci_bus"].decode() or d["uuid"].decode() or "%s #%d" % (
             d["name"].decode(), int(d["id"])) for d in dev}
+        model = {int(d["id"]): d["name"].decode() for d in dev}
         for k in f["kernels"]:
             t = f["kernels/%s/results" % k][()]
             names = {v: n for n, v in h5py.check_enum_dtype(t.dtype["status"]).items()}
             for r in t:
                 out.append((k, bus.get(int(r["device"]), "?"), int(r["config"]), names[int(r["status"])],
-                            float(r["time_median"]), float(r["device_time"]), float(r["timestamp"])))
+                            float(r["time_median"]), float(r["device_time"]), float(r["timestamp"]),
+                            model.get(int(r["device"]), "?")))
     return out
 
 
@@ -40,6 +45,11 @@ def duty(path):
         gpu = float(np.nansum([r[5] for r in mine]))
         print("device %s: %d results over %.2f s: %.1f configurations/s, duty cycle %.1f%%" % (
             b, len(mine), span, len(mine) / span if span > 0 else 0, 100 * gpu / span if span > 0 else 0))
+    for m in sorted({r[7] for r in rs}):
+        ts = [r[6] for r in rs if r[7] == m]
+        span = max(ts) - min(ts)
+        print("model %s: %d results over %.2f s, first to last: %.2f configurations/s" % (
+            m, len(ts), span, len(ts) / span if span > 0 else 0))
 
 
 def ranks(x):
