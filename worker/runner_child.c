@@ -1468,6 +1468,8 @@ static int serve_measure(struct serve *s, struct tf_buf *req, struct tf_buf *rep
                 (unsigned long long)config);
         _exit(1);
     }
+    if (tf_runner_shield_rearm() && changed[0] == '\0')
+        changed = "the parent-death signal";
     if (changed[0] != '\0') {
         /* The variant's own result stands; a clean runner takes the next. */
         fprintf(stderr,

@@ -213,6 +213,9 @@ int tf_runner_shield_ping(void);
 /* Wait for the echo of the token tf_runner_shield_ping sent (`pinged`: what it
  * returned): 1 the shield is there; 0 gone; -1 cannot tell. */
 int tf_runner_shield_pong(int pinged);
+/* After a pong of 1: set the parent-death signal (SIGKILL) again if a variant
+ * cleared it; 1 if it had to. */
+int tf_runner_shield_rearm(void);
 /* End every process a variant left behind (the runner is their subreaper). */
 void tf_runner_end_strays(void);
 

@@ -15,7 +15,8 @@
  * answer, so the runner ends without replying and the kill is charged to
  * that variant, not to the next configuration. A variant that clears its
  * parent-death signal is caught the same way; the runner also restores that
- * signal after every variant. Limit: the worker rank is the shield's parent,
+ * signal after every variant, once the shield has answered
+ * (tf_runner_shield_rearm). Limit: the worker rank is the shield's parent,
  * with the same uid; a variant that walks further up (/proc/PPID/stat of its
  * parent, then kill) still kills the worker rank, and the run ends with exit
  * 1 (every resume again). Only a different uid (or a PID namespace) would
@@ -174,14 +175,6 @@ const char *tf_runner_proc_state_restore(const struct runner_proc_state *ps)
             sigaction(sig, &ps->act[sig], NULL);
             changed = "a signal handler";
         }
-    }
-    /* The runner must die with its shield (tf_runner_shield_start): a variant that
-     * cleared the parent-death signal leaves a runner the worker's kill of
-     * the shield alone would not end. */
-    int pdeath = 0;
-    if (shield_pid > 0 && (prctl(PR_GET_PDEATHSIG, &pdeath) != 0 || pdeath != SIGKILL)) {
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-        changed = "the parent-death signal";
     }
     sigset_t mask;
     sigprocmask(SIG_SETMASK, NULL, &mask);
@@ -342,6 +335,22 @@ int tf_runner_shield_start(int in, int out)
  * is gone; -1 cannot tell (the variant closed or replaced the descriptor: the
  * runner's channel is then likely gone too). */
 static uint64_t shield_token;
+
+int tf_runner_shield_rearm(void)
+{
+    /* The runner must die with its shield (tf_runner_shield_start): a variant that
+     * cleared the parent-death signal leaves a runner the worker's kill of
+     * the shield alone would not end. Only once the shield has answered
+     * (tf_runner_shield_pong): re-armed while a shield the variant killed is
+     * still exiting, the signal would kill this runner before it could say
+     * which configuration did it (seen in the fault matrix under load). */
+    int pdeath = 0;
+    if (shield_pid > 0 && (prctl(PR_GET_PDEATHSIG, &pdeath) != 0 || pdeath != SIGKILL)) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        return 1;
+    }
+    return 0;
+}
 
 int tf_runner_shield_ping(void)
 {
