@@ -125,7 +125,7 @@ $(SAN_LIB): $(filter-out build/san/main.o,$(SAN_OBJS))
 build/san/tunefarm: build/san/main.o $(SAN_LIB)
 	$(CC) $(SAN_FLAGS) -o $@ build/san/main.o $(SAN_LIB) $(LIBS)
 
-build/san/tests/unit/test_%: tests/unit/test_%.c $(SAN_LIB)
+build/san/tests/unit/test_%: tests/unit/test_%.c $(SAN_LIB) $(NOCUDA)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -O1 -g $(SAN_FLAGS) -I. $< -o $@ $(SAN_LIB) \
 	    $(shell $(PKG) --cflags --libs cmocka) $(LIBS)
