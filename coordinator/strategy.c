@@ -511,18 +511,21 @@ int tf_strategy_seed(struct tf_strategy *s, const uint64_t *configs, size_t n, s
     s->seeds = tf_xmalloc((n ? n : 1) * sizeof *s->seeds);
     s->nseeds = 0;
     *kept = 0;
+    /* Listed ones, in a map: with warm_count up to 10^5 seeds a source class,
+     * over a large space, a pairwise check was quadratic in the distinct seeds. */
+    struct cmap listed = {0};
     for (size_t i = 0; i < n; i++) {
         const uint64_t x = configs[i];
-        bool dup = false;
-        for (size_t j = 0; j < s->nseeds && !dup; j++)
-            dup = s->seeds[j] == x;
         /* Checked once here, not at every ask: a seed that is outside the
          * space, invalid here (constraints, device limits) or listed twice
          * never enters the list. */
-        if (dup || !tf_core_valid(&s->core, x))
+        if (x == EMPTY || cmap_find(&listed, x) != NULL || !tf_core_valid(&s->core, x))
             continue;
+        cmap_put(&listed, x, 0.0);
         s->seeds[s->nseeds++] = x;
     }
+    free(listed.keys);
+    free(listed.vals);
     if (s->core.err_set) {
         if (err)
             *err = s->core.err;

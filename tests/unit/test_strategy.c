@@ -622,6 +622,24 @@ static void test_warm_seeds(void **state)
         }
         if (memcmp(runs[0], runs[1], sizeof runs[0]) != 0)
             fail_msg("%s: warm-started runs with the same seed differ", name);
+        /* warm_count allows 10^5 a source class: a list of 3 x 10^5 seeds, the
+         * same four configurations over and over, keeps three, in order (the
+         * de-duplication is now a map; this holds its result, not its speed) */
+        const size_t many = 300000;
+        uint64_t *big = malloc(many * sizeof *big);
+        for (size_t k = 0; k < many; k++)
+            big[k] = seeds[1 + k % 5];
+        struct tf_strategy *w = make(name, sp, 7, 24);
+        size_t kept_big = 0;
+        assert_int_equal(tf_strategy_seed(w, big, many, &kept_big, &err), 0);
+        assert_int_equal(kept_big, 3);
+        uint64_t first[3];
+        int got_big = 0;
+        assert_int_equal(tf_strategy_ask(w, first, 3, &got_big, &err), 0);
+        assert_int_equal(got_big, 3);
+        assert_memory_equal(first, want, sizeof want);
+        tf_strategy_destroy(w);
+        free(big);
         /* A resumed run told the first seed (its journal): the other two first. */
         struct tf_strategy *s = make(name, sp, 7, 24);
         size_t kept;
