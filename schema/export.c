@@ -856,6 +856,20 @@ static json_t *t4_json(const struct tf_archive *a, const struct group *g)
             measurement(ms, "temperature_c", json_real(r->temperature_c), "C");
         if (r->registers >= 0)
             measurement(ms, "registers", json_integer(r->registers), "");
+        if (r->shared_bytes >= 0)
+            measurement(ms, "shared_bytes", json_integer((json_int_t)r->shared_bytes), "B");
+        if (r->spill_bytes >= 0)
+            measurement(ms, "spill_bytes", json_integer((json_int_t)r->spill_bytes), "B");
+        if (r->warnings >= 0)
+            measurement(ms, "warnings", json_integer(r->warnings), "");
+        if (r->first_warning[0])
+            measurement(ms, "first_warning", jstr(r->first_warning), "");
+        /* Always known. Flags as 0/1: the schema's values are numbers, strings or lists. */
+        measurement(ms, "noisy", json_integer(r->noisy), "");
+        measurement(ms, "flushed_l2", json_integer(r->flushed_l2), "");
+        measurement(ms, "throttled", json_integer(r->throttled), "");
+        measurement(ms, "phase", json_integer(r->phase), "");
+        measurement(ms, "energy_status", json_string(tf_energy_status_name(r->energy_status)), "");
         if (r->message[0])
             measurement(ms, "message", jstr(r->message), "");
         json_object_set_new(res, "measurements", ms);

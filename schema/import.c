@@ -104,6 +104,7 @@ static struct tf_result *new_row(struct draft *d, uint64_t config)
     struct tf_result *r = &d->rows[d->nrows++];
     tf_result_init(r, 0, 0, config, TF_STATUS_OK);
     r->phase = 0;
+    r->energy_status = TF_ENERGY_COUNT; /* the file did not say: to_archive decides */
     return r;
 }
 
@@ -628,16 +629,47 @@ static int t4_params(const json_t *results, struct draft *d, struct tf_error *er
     return 0;
 }
 
+static bool name_in(const char *n, const char *const *names, size_t count)
+{
+    for (size_t i = 0; i < count; i++)
+        if (strcmp(names[i], n) == 0)
+            return true;
+    return false;
+}
+
+/* tunefarm's own text measurements in a T4 file it wrote ("status" has its own check). */
+static bool t4_text_measurement(const char *n)
+{
+    static const char *const text[] = {"message", "first_warning", "energy_status"};
+    return name_in(n, text, sizeof text / sizeof *text);
+}
+
 /* tunefarm's own measurements in a T4 file it wrote (not metrics). */
 static bool t4_own_measurement(const char *n)
 {
     static const char *const own[] = {"time", "status", "time_median", "time_min", "time_rsd",
                                       "samples", "energy_j", "power_w", "sm_clock_mhz",
-                                      "temperature_c", "registers", "message"};
-    for (size_t i = 0; i < sizeof own / sizeof *own; i++)
-        if (strcmp(own[i], n) == 0)
-            return true;
-    return false;
+                                      "temperature_c", "registers", "shared_bytes", "spill_bytes",
+                                      "warnings", "noisy", "flushed_l2", "throttled", "phase"};
+    return name_in(n, own, sizeof own / sizeof *own) || t4_text_measurement(n);
+}
+
+/* A measurement value that is a whole number from 0 to `max` (a JSON integer,
+ * or a real without a fraction) into *out; false if it is none. */
+static bool t4_whole(const json_t *v, int64_t max, int64_t *out)
+{
+    if (json_is_integer(v)) {
+        json_int_t x = json_integer_value(v);
+        if (x < 0 || x > max)
+            return false;
+        *out = (int64_t)x;
+        return true;
+    }
+    double x = json_number_value(v);
+    if (!(x >= 0 && x <= (double)max && x < 9223372036854775807.0 && x == floor(x)))
+        return false;
+    *out = (int64_t)x;
+    return true;
 }
 
 /* Seconds per unit of measurement `m` (its own unit, else the file's). */
@@ -719,8 +751,22 @@ static int t4_result(const json_t *res, size_t i, double unit, struct draft *d,
                            "compile_error, launch_error, runtime_error, timeout, wrong_result, "
                            "crashed)", mw, sn ? sn : "?");
             r->status = (uint8_t)s;
-        } else if (strcmp(name, "message") == 0 && json_is_string(v)) {
-            tf_strlcpy(r->message, json_string_value(v), sizeof r->message);
+        } else if (t4_text_measurement(name)) {
+            const char *tv = json_string_value(v);
+            int es;
+            if (tv == NULL)
+                return bad(err, d, "%s: %s must be a string", mw, name);
+            if (strcmp(name, "message") == 0) {
+                tf_strlcpy(r->message, tv, sizeof r->message);
+            } else if (strcmp(name, "first_warning") == 0) {
+                tf_strlcpy(r->first_warning, tv, sizeof r->first_warning);
+            } else if ((es = tf_energy_status_from_name(tv)) >= 0) {
+                r->energy_status = (uint8_t)es;
+            } else {
+                return bad(err, d, "%s: energy_status \"%s\" is not a tunefarm energy status "
+                           "(measured, unknown, not_run, off, no_counter, counter_error, "
+                           "no_window, not_in_source)", mw, tv);
+            }
         } else if (strcmp(name, "time") == 0 && json_is_string(v)) {
             failure = json_string_value(v);
             if (tf_exchange_kt_status(failure) < 0)
@@ -758,6 +804,37 @@ static int t4_result(const json_t *res, size_t i, double unit, struct draft *d,
             r->temperature_c = (float)json_number_value(v);
         } else if (strcmp(name, "registers") == 0) {
             r->registers = (int32_t)json_number_value(v);
+        } else if (strcmp(name, "shared_bytes") == 0 || strcmp(name, "spill_bytes") == 0) {
+            const char *u = json_string_value(json_object_get(m, "unit"));
+            int64_t x;
+            if (u && u[0] && strcmp(u, "B") != 0)
+                return bad(err, d, "%s.unit is \"%s\": expected \"B\" or \"\" for %s", mw, u,
+                           name);
+            if (!t4_whole(v, INT64_MAX, &x))
+                return bad(err, d, "%s: %s must be a whole number of bytes, 0 or more", mw, name);
+            if (strcmp(name, "shared_bytes") == 0)
+                r->shared_bytes = x;
+            else
+                r->spill_bytes = x;
+        } else if (strcmp(name, "warnings") == 0) {
+            int64_t x;
+            if (!t4_whole(v, INT32_MAX, &x))
+                return bad(err, d, "%s: warnings must be a whole number, 0 or more", mw);
+            r->warnings = (int32_t)x;
+        } else if (strcmp(name, "noisy") == 0 || strcmp(name, "flushed_l2") == 0 ||
+                   strcmp(name, "throttled") == 0) {
+            uint8_t *flag = strcmp(name, "noisy") == 0        ? &r->noisy
+                            : strcmp(name, "flushed_l2") == 0 ? &r->flushed_l2
+                                                              : &r->throttled;
+            int64_t x;
+            if (!t4_whole(v, 1, &x))
+                return bad(err, d, "%s: %s must be 0 or 1", mw, name);
+            *flag = (uint8_t)x;
+        } else if (strcmp(name, "phase") == 0) {
+            int64_t x;
+            if (!t4_whole(v, 2, &x))
+                return bad(err, d, "%s: phase must be 0, 1 or 2", mw);
+            r->phase = (uint8_t)x;
         } else {
             int mi = metric_index(d, name);
             if (mi >= 0)
@@ -766,6 +843,16 @@ static int t4_result(const json_t *res, size_t i, double unit, struct draft *d,
     }
     if (runtimes != NULL && sample_stats(runtimes, unit, r, !have_time) != 0)
         return bad(err, d, "%s.times.runtimes: expected a list of numbers", where);
+    /* energy_j is there exactly when energy_status is measured (schema/archive.md),
+     * but for rows of archives older than energy_status, which say unknown. */
+    const int es = r->energy_status;
+    if (es == TF_ENERGY_MEASURED && !isfinite(r->energy_j))
+        return bad(err, d, "%s: energy_status is \"measured\" but there is no energy_j "
+                   "measurement", where);
+    if (es != TF_ENERGY_COUNT && es != TF_ENERGY_MEASURED && es != TF_ENERGY_UNKNOWN &&
+        isfinite(r->energy_j))
+        return bad(err, d, "%s: an energy_j measurement, but energy_status is \"%s\" "
+                   "(expected \"measured\")", where, tf_energy_status_name(es));
     have_time = have_time || r->samples > 0;
     if (failure && !r->message[0])
         snprintf(r->message, sizeof r->message, "Kernel Tuner: %s", failure);
@@ -992,10 +1079,12 @@ static struct tf_archive *to_archive(struct draft *d, const struct tf_import_opt
         row.r.problem = p;
         if (!(row.r.timestamp > 0))
             row.r.timestamp = run.start;
-        /* An energy comes only with the file's own number: never a silent NaN. */
-        row.r.energy_status = (uint8_t)(row.r.status != TF_STATUS_OK ? TF_ENERGY_NOT_RUN
-                                        : isfinite(row.r.energy_j)  ? TF_ENERGY_MEASURED
-                                                                     : TF_ENERGY_NOT_IN_SOURCE);
+        /* The file's energy_status (tunefarm's T4 says it); else an energy comes
+         * only with the file's own number: never a silent NaN. */
+        if (row.r.energy_status == TF_ENERGY_COUNT)
+            row.r.energy_status = (uint8_t)(row.r.status != TF_STATUS_OK ? TF_ENERGY_NOT_RUN
+                                            : isfinite(row.r.energy_j)  ? TF_ENERGY_MEASURED
+                                                                         : TF_ENERGY_NOT_IN_SOURCE);
         tf_archive_append(ak, &row);
     }
     return a;

@@ -27,12 +27,21 @@ void tf_result_init(struct tf_result *r, uint32_t kernel, uint32_t problem, uint
         r->metrics[i] = NAN;
 }
 
+static const char *const energy_names[TF_ENERGY_COUNT] = {
+    [TF_ENERGY_MEASURED] = "measured",           [TF_ENERGY_UNKNOWN] = "unknown",
+    [TF_ENERGY_NOT_RUN] = "not_run",             [TF_ENERGY_OFF] = "off",
+    [TF_ENERGY_NO_COUNTER] = "no_counter",       [TF_ENERGY_COUNTER_ERROR] = "counter_error",
+    [TF_ENERGY_NO_WINDOW] = "no_window",         [TF_ENERGY_NOT_IN_SOURCE] = "not_in_source"};
+
 const char *tf_energy_status_name(int s)
 {
-    static const char *const names[TF_ENERGY_COUNT] = {
-        [TF_ENERGY_MEASURED] = "measured",           [TF_ENERGY_UNKNOWN] = "unknown",
-        [TF_ENERGY_NOT_RUN] = "not_run",             [TF_ENERGY_OFF] = "off",
-        [TF_ENERGY_NO_COUNTER] = "no_counter",       [TF_ENERGY_COUNTER_ERROR] = "counter_error",
-        [TF_ENERGY_NO_WINDOW] = "no_window",         [TF_ENERGY_NOT_IN_SOURCE] = "not_in_source"};
-    return s >= 0 && s < TF_ENERGY_COUNT ? names[s] : "unknown";
+    return s >= 0 && s < TF_ENERGY_COUNT ? energy_names[s] : "unknown";
+}
+
+int tf_energy_status_from_name(const char *name)
+{
+    for (int s = 0; s < TF_ENERGY_COUNT; s++)
+        if (strcmp(energy_names[s], name) == 0)
+            return s;
+    return -1;
 }

@@ -32,6 +32,9 @@ enum tf_energy_status {
 /* Lower-case name of `s` ("measured", "no_counter", ...); "unknown" if out of range. */
 const char *tf_energy_status_name(int s);
 
+/* The status whose tf_energy_status_name is `name` (its inverse), or -1 for no such name. */
+int tf_energy_status_from_name(const char *name);
+
 struct tf_result {
     uint32_t kernel;      /* job kernel index (wire); archive: unused */
     uint32_t problem;     /* kernel problem index (wire); archive: problem id */

@@ -10,6 +10,8 @@ usage: check_exchange.py csv ARCHIVE CSV          every row and column of the ar
        check_exchange.py kt CACHE                 a Kernel Tuner cache as Kernel Tuner reads it
        check_exchange.py kt-roundtrip F G         G holds F's configurations and times
        check_exchange.py t4-roundtrip F G         the same for T4 files
+       check_exchange.py t4-columns ARCHIVE BACK  BACK (ARCHIVE exported as T4, imported) has
+                                                  each configuration's row with its columns
        check_exchange.py best CACHE               the lowest median of F's samples, as query prints it
 Exits 1 with a message on the first failed check."""
 import copy
@@ -244,6 +246,63 @@ def t4_roundtrip(fpath, gpath):
           "timestamps" % (gpath, len(f), fpath))
 
 
+# The columns a T4 file carries for every row, and those it carries for ok rows only
+# (a failure's times mean nothing: schema/archive.md).
+T4_COLUMNS = ["status", "phase", "noisy", "registers", "shared_bytes", "spill_bytes",
+              "warnings", "first_warning", "energy_status", "flushed_l2", "throttled",
+              "sm_clock_mhz", "power_w", "temperature_c", "energy_j", "message",
+              "compile_time", "device_time"]
+T4_OK_COLUMNS = ["samples", "time_median", "time_min", "time_mean", "time_rsd"]
+
+
+def t4_columns(archive, back):
+    """Each row of BACK against the row of ARCHIVE the T4 export chose for its
+    configuration: strict (phase 2) over single (0) over screening (1), then the
+    latest run, then the latest timestamp."""
+    kernels, _, _ = archive_rows(archive)
+    got, _, _ = archive_rows(back)
+    if len(got) != 1:
+        fail("%s: %d kernels, expected 1" % (back, len(got)))
+    name, (b, _) = next(iter(got.items()))
+    if name not in kernels:
+        fail("%s: kernel %s is not in %s" % (back, name, archive))
+    a = kernels[name][0]
+    rank = {2: 2, 0: 1, 1: 0}
+    chosen = {}
+    for i in range(len(a)):
+        key = (rank[int(a["phase"].iloc[i])], int(a["run"].iloc[i]), float(a["timestamp"].iloc[i]))
+        c = int(a["config"].iloc[i])
+        if c not in chosen or key > chosen[c][0]:
+            chosen[c] = (key, i)
+    if sorted(chosen) != sorted(int(c) for c in b["config"]):
+        fail("%s: configurations differ from %s" % (back, archive))
+    nonzero, energy = set(), set()
+    for j in range(len(b)):
+        c = int(b["config"].iloc[j])
+        i = chosen[c][1]
+        cols = T4_COLUMNS + (T4_OK_COLUMNS if a["status"].iloc[i] == "ok" else [])
+        for col in cols:
+            x, y = a[col].iloc[i], b[col].iloc[j]
+            if isinstance(x, str):
+                ok = x == y
+            else:
+                x, y = float(x), float(y)
+                ok = (math.isnan(x) and math.isnan(y)) or math.isclose(x, y, rel_tol=1e-12)
+            if not ok:
+                fail("%s: configuration %d %s: %r, was %r in %s" % (back, c, col, y, x, archive))
+            if col in ("noisy", "warnings", "phase", "flushed_l2", "throttled", "shared_bytes",
+                       "spill_bytes") and x > 0:
+                nonzero.add(col)
+            if col == "energy_status":
+                energy.add(x)
+        x, y = float(a["timestamp"].iloc[i]), float(b["timestamp"].iloc[j])
+        if abs(x - y) > 1e-6:
+            fail("%s: configuration %d timestamp: %r, was %r" % (back, c, y, x))
+    print("%s: the %d configurations of %s with %s (above 0 in some: %s; energy statuses: %s)" %
+          (back, len(b), archive, ", ".join(T4_COLUMNS + T4_OK_COLUMNS + ["timestamp"]),
+           ", ".join(sorted(nonzero)) or "none", ", ".join(sorted(energy))))
+
+
 def best(path):
     doc = load(path)
     med = min(float(np.median(e["times"])) for e in doc["cache"].values()
@@ -255,7 +314,8 @@ def best(path):
 def main():
     cmd, args = sys.argv[1], sys.argv[2:]
     {"csv": check_csv, "json": check_json, "t4": check_t4, "kt": check_kt,
-     "kt-roundtrip": kt_roundtrip, "t4-roundtrip": t4_roundtrip, "best": best}[cmd](*args)
+     "kt-roundtrip": kt_roundtrip, "t4-roundtrip": t4_roundtrip, "t4-columns": t4_columns,
+     "best": best}[cmd](*args)
 
 
 if __name__ == "__main__":

@@ -6,7 +6,9 @@
 # the six convolution caches of ../shared/datasets imported into one archive
 # that `tunefarm query` compares across six device classes of two vendors;
 # export(import(F)) holding F's configurations and times, for Kernel Tuner
-# caches and T4 files; and hostile files refused without touching the archive.
+# caches and T4 files; tunefarm's own columns (noisy, energy_status, warnings,
+# shared and spill bytes, flags, phase) through its T4 export and import; and
+# hostile files refused without touching the archive.
 # Kernel Tuner itself is not a test dependency: bench/kt_simulate.py runs its
 # simulation mode on exported caches (bench/results/export-kt-*.md).
 . "$(dirname "$0")/../lib.sh"
@@ -56,6 +58,14 @@ expect_fail "a kernel the archive lacks" 2 "$TF" export ranked.h5 --format csv -
 check "  says which it has" contains "$TMP/last" "has no kernel 'nope'; it has: ranked"
 expect_fail "a run the archive lacks" 2 "$TF" export ranked.h5 --format csv --run 3
 expect_fail "an unwritable output" 1 "$TF" export ranked.h5 --format csv -o /proc/nope/x.csv
+
+echo "-- round trip: tunefarm's own columns through its T4"
+for f in ranked faulty; do
+    check "T4 of the $f fixture, imported into a new archive" sh -c \
+        "\"\$0\" export $f.h5 --format t4 -o ${f}_rt.json && \"\$0\" import -q ${f}_back.h5 ${f}_rt.json" "$TF"
+    check "  each configuration's row as in $f.h5 (noisy, energy_status, warnings, phase, ...)" \
+        $CHECK t4-columns $f.h5 ${f}_back.h5
+done
 
 if [ ! -f "$CONV/A100.json.gz" ]; then
     skip "import of the convolution caches" "no $CONV"

@@ -8,7 +8,10 @@
  * configuration with its status, times in seconds (mean; median, min and
  * spread from the samples), compile and benchmark times and metrics; the
  * device and run the file stands for. Importing an exported file gives back
- * the same kernel and rows (the round trip). Damaged and hostile files
+ * the same kernel and rows (the round trip), and tunefarm's own columns that
+ * T4 has no place for (shared and spill bytes, warnings, noisy, energy
+ * status, throttled, flushed_l2, phase) come back from its T4 export with the
+ * values a hand-built archive gave them. Damaged and hostile files
  * (truncated, wrong types, unknown statuses, values outside the lists, two
  * entries of one configuration, no device, no kernel name) are refused with
  * the file, the place and what was expected. */
@@ -29,6 +32,7 @@
 #include "../../schema/export.h"
 #include "../../schema/hash.h"
 #include "../../schema/import.h"
+#include "archive_fixture.h"
 
 #define SMALL "tests/unit/fixtures/ktcache_small.json.gz"
 
@@ -324,10 +328,134 @@ static void test_t4(void **state)
     unlink(path);
 }
 
+/* One row of the hand-built archive for test_t4_columns. */
+static void add_row(struct tf_archive_kernel *ak, uint64_t config, int status, int energy_status,
+                    double energy_j, int64_t shared, int64_t spill, int warnings,
+                    const char *first_warning, int noisy, int throttled, int flushed, int phase)
+{
+    struct tf_archive_row row;
+    memset(&row, 0, sizeof row);
+    tf_result_init(&row.r, 0, 0, config, status);
+    row.r.timestamp = 1714560000.0 + (double)config;
+    row.r.compile_time = 0.125;
+    if (status == TF_STATUS_OK) {
+        row.r.time_median = 2e-3;
+        row.r.time_min = 1.5e-3;
+        row.r.time_mean = 2.5e-3;
+        row.r.time_rsd = 0.02;
+        row.r.samples = 20;
+    } else {
+        tf_strlcpy(row.r.message, "error: too many resources", sizeof row.r.message);
+    }
+    row.r.energy_status = (uint8_t)energy_status;
+    row.r.energy_j = energy_j;
+    row.r.registers = 40;
+    row.r.shared_bytes = shared;
+    row.r.spill_bytes = spill;
+    row.r.warnings = warnings;
+    tf_strlcpy(row.r.first_warning, first_warning, sizeof row.r.first_warning);
+    row.r.noisy = (uint8_t)noisy;
+    row.r.throttled = (uint8_t)throttled;
+    row.r.flushed_l2 = (uint8_t)flushed;
+    row.r.phase = (uint8_t)phase;
+    tf_archive_append(ak, &row);
+}
+
+/* Export T4, import it: every column T4 carries as a tunefarm measurement
+ * comes back as it was, none of them at its default. */
+static void test_t4_columns(void **state)
+{
+    (void)state;
+    struct test_kernel gemm;
+    struct tf_error err = {0};
+    make_gemm(&gemm);
+    struct tf_archive *a = tf_archive_create();
+    struct tf_device dev = make_device("cuda", "NVIDIA H100 80GB HBM3", "GPU-0", "node1");
+    struct tf_archive_run run = make_run("nightly", 1714560000.0, 1714560050.0);
+    tf_archive_add_device(a, &dev);
+    tf_archive_add_run(a, &run);
+    struct tf_archive_kernel *ak = tf_archive_kernel_for(a, &gemm.k, &err);
+    assert_non_null(ak);
+    tf_archive_problem_for(ak, &gemm.k, 0);
+    add_row(ak, 1, TF_STATUS_OK, TF_ENERGY_OFF, NAN, 49152, 96, 3,
+            "warning: variable 'x' set but not used", 1, 1, 1, 2);
+    add_row(ak, 2, TF_STATUS_OK, TF_ENERGY_MEASURED, 1.5, 0, 0, 0, "", 0, 0, 1, 1);
+    add_row(ak, 3, TF_STATUS_OK, TF_ENERGY_NO_WINDOW, NAN, 1024, 8, 1, "warning: \"a\", b", 1,
+            0, 0, 0);
+    add_row(ak, 4, TF_STATUS_OK, TF_ENERGY_UNKNOWN, 2.5, 4096, 0, 2, "w", 0, 1, 0, 1);
+    add_row(ak, 5, TF_STATUS_COMPILE_ERROR, TF_ENERGY_NO_COUNTER, NAN, 65536, 512, 7,
+            "warning: spilling", 0, 0, 1, 0);
+    add_row(ak, 6, TF_STATUS_RUNTIME_ERROR, TF_ENERGY_COUNTER_ERROR, NAN, -1, -1, -1, "", 0, 0,
+            0, 0);
+
+    char out[256], meta[300];
+    struct tf_export_options eo = {.format = TF_EXPORT_T4, .run = -1};
+    assert_int_equal(tf_export_to_path(a, &eo, put("cols.json", "", out, sizeof out), &err), 0);
+    struct tf_import_info info;
+    struct tf_archive *b = tf_import_file(out, &none, &info, &err);
+    if (b == NULL)
+        fail_msg("%s", err.message);
+    const struct tf_archive_kernel *bk = &b->kernels[0];
+    assert_int_equal(bk->nrows, ak->nrows);
+    for (uint64_t i = 0; i < ak->nrows; i++) {
+        const struct tf_result *x = &ak->rows[i].r, *y = &row_of(bk, x->config)->r;
+        assert_int_equal(y->status, x->status);
+        assert_int_equal(y->shared_bytes, x->shared_bytes);
+        assert_int_equal(y->spill_bytes, x->spill_bytes);
+        assert_int_equal(y->warnings, x->warnings);
+        assert_string_equal(y->first_warning, x->first_warning);
+        assert_int_equal(y->noisy, x->noisy);
+        assert_int_equal(y->throttled, x->throttled);
+        assert_int_equal(y->flushed_l2, x->flushed_l2);
+        assert_int_equal(y->phase, x->phase);
+        assert_string_equal(tf_energy_status_name(y->energy_status),
+                            tf_energy_status_name(x->energy_status));
+        assert_true(isnan(x->energy_j) ? isnan(y->energy_j) : y->energy_j == x->energy_j);
+        assert_int_equal(y->registers, x->registers);
+        assert_string_equal(y->message, x->message);
+    }
+    /* The file says them as measurements with their units. */
+    json_t *doc = json_load_file(out, 0, NULL);
+    assert_non_null(doc);
+    json_t *ms = json_object_get(json_array_get(json_object_get(doc, "results"), 0),
+                                 "measurements");
+    int seen = 0;
+    for (size_t k = 0; k < json_array_size(ms); k++) {
+        json_t *m = json_array_get(ms, k);
+        const char *n = json_string_value(json_object_get(m, "name"));
+        const char *u = json_string_value(json_object_get(m, "unit"));
+        json_t *v = json_object_get(m, "value");
+        if (strcmp(n, "shared_bytes") == 0 || strcmp(n, "spill_bytes") == 0)
+            seen += json_is_integer(v) && strcmp(u, "B") == 0;
+        else if (strcmp(n, "noisy") == 0 || strcmp(n, "throttled") == 0 ||
+                 strcmp(n, "flushed_l2") == 0)
+            seen += json_is_integer(v) && json_integer_value(v) == 1;
+        else if (strcmp(n, "energy_status") == 0)
+            seen += strcmp(json_string_value(v), "off") == 0;
+        else if (strcmp(n, "first_warning") == 0 || strcmp(n, "warnings") == 0)
+            seen++;
+    }
+    assert_int_equal(seen, 8);
+    json_decref(doc);
+    tf_archive_destroy(b);
+    tf_archive_destroy(a);
+    tk_free(&gemm);
+    tf_export_metadata_path(out, meta, sizeof meta);
+    unlink(meta);
+    unlink(out);
+}
+
 struct hostile {
     const char *name, *text, *expect;
     bool line; /* a JSON syntax error: line and column known */
 };
+
+/* A T4 file of two correct results, the second's measurements its time and `M`. */
+#define T4_SECOND(M)                                                                           \
+    "{\"results\": [{\"configuration\": {\"a\": 1}, \"times\": {}, \"invalidity\": "            \
+    "\"correct\", \"measurements\": [{\"name\": \"time\", \"value\": 1}]}, {\"configuration\": " \
+    "{\"a\": 2}, \"times\": {}, \"invalidity\": \"correct\", \"measurements\": [{\"name\": "     \
+    "\"time\", \"value\": 1}, " M "]}]}"
 
 static void test_hostile(void **state)
 {
@@ -387,6 +515,35 @@ static void test_hostile(void **state)
         {"version.json", "{\"schema_version\": \"2.0.0\", \"results\": []}", "schema 1.x", false},
         {"types.json", "{\"results\": [{\"configuration\": {\"a\": [1]}, \"times\": {}, "
          "\"invalidity\": \"compile\"}]}", "results[0].configuration.a: expected a number", false},
+        /* tunefarm's own columns: the measurement, its place and what was expected */
+        {"es_type.json", T4_SECOND("{\"name\": \"energy_status\", \"value\": 3}"),
+         "results[1].measurements[1]: energy_status must be a string", false},
+        {"es_name.json", T4_SECOND("{\"name\": \"energy_status\", \"value\": \"warm\"}"),
+         "results[1].measurements[1]: energy_status \"warm\" is not a tunefarm energy status",
+         false},
+        {"es_measured.json", T4_SECOND("{\"name\": \"energy_status\", \"value\": "
+                                       "\"measured\"}"),
+         "results[1]: energy_status is \"measured\" but there is no energy_j", false},
+        {"es_energy.json", T4_SECOND("{\"name\": \"energy_j\", \"value\": 2}, {\"name\": "
+                                     "\"energy_status\", \"value\": \"off\"}"),
+         "results[1]: an energy_j measurement, but energy_status is \"off\"", false},
+        {"fw_type.json", T4_SECOND("{\"name\": \"first_warning\", \"value\": 1}"),
+         "results[1].measurements[1]: first_warning must be a string", false},
+        {"noisy.json", T4_SECOND("{\"name\": \"noisy\", \"value\": 2}"),
+         "results[1].measurements[1]: noisy must be 0 or 1", false},
+        {"throttled.json", T4_SECOND("{\"name\": \"throttled\", \"value\": \"yes\"}"),
+         "results[1].measurements[1]: throttled must be a number", false},
+        {"phase.json", T4_SECOND("{\"name\": \"phase\", \"value\": 3}"),
+         "results[1].measurements[1]: phase must be 0, 1 or 2", false},
+        {"shared.json", T4_SECOND("{\"name\": \"shared_bytes\", \"value\": 1.5, \"unit\": "
+                                  "\"B\"}"),
+         "results[1].measurements[1]: shared_bytes must be a whole number of bytes", false},
+        {"spill_unit.json", T4_SECOND("{\"name\": \"spill_bytes\", \"value\": 2, \"unit\": "
+                                      "\"KiB\"}"),
+         "results[1].measurements[1].unit is \"KiB\": expected \"B\" or \"\" for spill_bytes",
+         false},
+        {"warnings.json", T4_SECOND("{\"name\": \"warnings\", \"value\": -1}"),
+         "results[1].measurements[1]: warnings must be a whole number", false},
     };
     struct tf_import_options o = {.kernel = "k", .device = "d"};
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
@@ -434,7 +591,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_kt_fixture), cmocka_unit_test(test_kt_types),
-        cmocka_unit_test(test_t4),         cmocka_unit_test(test_hostile),
+        cmocka_unit_test(test_t4),         cmocka_unit_test(test_t4_columns),
+        cmocka_unit_test(test_hostile),
         cmocka_unit_test(test_truncated_gzip),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
