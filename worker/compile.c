@@ -33,6 +33,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -48,6 +49,10 @@
 #include "../schema/status.h"
 #include "cache.h"
 #include "compiler.h"
+
+#ifndef TF_LIB_DIR /* the Makefile sets it from LIBDIR */
+#define TF_LIB_DIR "/usr/local/lib/tunefarm"
+#endif
 
 struct compile_job {
     uint64_t ticket;
@@ -816,6 +821,17 @@ struct tf_compile_pool *tf_compile_pool_create(const char *exe, const struct tf_
                      strerror(errno));
         return NULL;
     }
+    /* Its compiler processes would each initialise the GPU driver (nocuda.c):
+     * say so once, not once a child. */
+    static int said_nocuda;
+    char stub[PATH_MAX + 64];
+    if (exe != NULL && strcmp(be->name, "cuda") == 0 && !said_nocuda++ &&
+        tf_compiler_find_nocuda(exe, stub, sizeof stub) != 0)
+        fprintf(stderr, "tunefarm: note: libtunefarm-nocuda.so is neither in build/ nor in "
+                        "../lib/tunefarm beside %s nor in %s (run `make`, or `make install`): "
+                        "every CUDA compiler process will initialise the GPU driver, which "
+                        "serialises compiles on nodes with several GPUs (README \"Where "
+                        "processes run\")\n", exe, TF_LIB_DIR);
     if (snprintf(folder, sizeof folder, "%s/%s", cache_dir, be->name) >= (int)sizeof folder) {
         tf_error_set(err, TF_ERR_IO, "compile cache path too long: '%.200s'", cache_dir);
         return NULL;

@@ -40,6 +40,10 @@
 
 #include "../schema/wire.h"
 
+#ifndef TF_LIB_DIR /* the Makefile sets it from LIBDIR */
+#define TF_LIB_DIR "/usr/local/lib/tunefarm"
+#endif
+
 extern char **environ;
 
 enum { REQ_COMPILE = 1 };
@@ -348,7 +352,7 @@ static void serve_one(const struct tf_backend *be, const struct tf_compile_input
     free(co.log);
 }
 
-int tf_compiler_hide_driver(const char *exe)
+int tf_compiler_find_nocuda(const char *exe, char *path, size_t cap)
 {
     char dir[PATH_MAX];
     snprintf(dir, sizeof dir, "%s", exe != NULL ? exe : "");
@@ -359,19 +363,25 @@ int tf_compiler_hide_driver(const char *exe)
         snprintf(dir, sizeof dir, ".");
     /* the source tree (./tunefarm beside build/), an installed tree
      * (bin/../lib/tunefarm, wherever DESTDIR put it), the configured LIBDIR */
-    const char *forms[] = {"%s/build/%s", "%s/../lib/tunefarm/%s", NULL};
-    char path[PATH_MAX + 64];
-    for (int i = 0; forms[i] != NULL; i++) {
-        snprintf(path, sizeof path, forms[i], dir, "libtunefarm-nocuda.so");
-        if (dlopen(path, RTLD_NOW | RTLD_LOCAL) != NULL)
+    char dirs[3][PATH_MAX + 32];
+    snprintf(dirs[0], sizeof dirs[0], "%s/build", dir);
+    snprintf(dirs[1], sizeof dirs[1], "%s/../lib/tunefarm", dir);
+    snprintf(dirs[2], sizeof dirs[2], "%s", TF_LIB_DIR);
+    for (int i = 0; i < 3; i++) {
+        snprintf(path, cap, "%s/libtunefarm-nocuda.so", dirs[i]);
+        if (access(path, R_OK) == 0)
             return 0;
     }
-#ifdef TF_LIB_DIR
-    snprintf(path, sizeof path, "%s/libtunefarm-nocuda.so", TF_LIB_DIR);
-    if (dlopen(path, RTLD_NOW | RTLD_LOCAL) != NULL)
-        return 0;
-#endif
     return -1;
+}
+
+int tf_compiler_hide_driver(const char *exe)
+{
+    char path[PATH_MAX + 64];
+    return tf_compiler_find_nocuda(exe, path, sizeof path) == 0 &&
+                   dlopen(path, RTLD_NOW | RTLD_LOCAL) != NULL
+               ? 0
+               : -1;
 }
 
 int tf_compiler_serve(const struct tf_backend *be)
@@ -379,15 +389,6 @@ int tf_compiler_serve(const struct tf_backend *be)
     int in, out;
     if (tf_channel_child_open(&in, &out) != 0)
         return 1;
-    /* Before NVRTC first opens the driver (nocuda.c says why). Without the
-     * library NVRTC still finds no device (CUDA_VISIBLE_DEVICES, above), only
-     * more slowly where there are GPUs. */
-    if (strcmp(be->name, "cuda") == 0) {
-        char exe[PATH_MAX];
-        const ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-        exe[n > 0 ? n : 0] = '\0';
-        tf_compiler_hide_driver(exe);
-    }
     /* Compiling is background work beside the device's: at a lower priority
      * the runner's CPU reference (all cores, while the pool starts on every
      * core) and its launches get the CPU first. The compilers it starts
@@ -434,5 +435,11 @@ int tf_compiler_main(int argc, char **argv)
         fprintf(stderr, "tunefarm compiler: no backend named '%s' in this build\n", argv[2]);
         return 2;
     }
+    /* Before NVRTC first opens the driver (nocuda.c says why); argv[0] is the
+     * executable the pool started. Without the library NVRTC still finds no
+     * device (CUDA_VISIBLE_DEVICES), only more slowly where there are GPUs:
+     * the pool says so once (compile.c). */
+    if (strcmp(be->name, "cuda") == 0)
+        tf_compiler_hide_driver(argv[0]);
     return tf_compiler_serve(be);
 }

@@ -25,10 +25,13 @@ void tf_compiler_destroy(struct tf_compiler *c);
 /* A new NULL-terminated copy of `env` for a compiler child: CUDA_VISIBLE_DEVICES
  * set empty (no GPU), everything else as it is. Free the array, not its strings. */
 char **tf_compiler_environment(char *const *env);
-/* In a compiler process, before NVRTC runs: load libtunefarm-nocuda.so (found
- * beside `exe`: its build/ folder or ../lib/tunefarm, else TF_LIB_DIR), so that
- * NVRTC's dlopen("libcuda.so.1") gets a driver without devices (nocuda.c).
- * 0 when loaded, -1 when not found (NVRTC then opens the real driver). */
+/* Where libtunefarm-nocuda.so is for the executable `exe`: its build/ folder,
+ * ../lib/tunefarm, else TF_LIB_DIR. 0 and `path` filled, -1 if none is readable. */
+int tf_compiler_find_nocuda(const char *exe, char *path, size_t cap);
+/* In a compiler process, before NVRTC runs: load libtunefarm-nocuda.so
+ * (tf_compiler_find_nocuda), so that NVRTC's dlopen("libcuda.so.1") gets a
+ * driver without devices (nocuda.c). 0 when loaded, -1 when not found (NVRTC
+ * then opens the real driver). */
 int tf_compiler_hide_driver(const char *exe);
 /* Spawn the child unless one is running. -1 + err if it cannot be spawned. */
 int tf_compiler_start(struct tf_compiler *c, struct tf_error *err);

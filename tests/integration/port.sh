@@ -105,6 +105,22 @@ assert all(0 < int(m['registers']) <= 255 and int(m['spill_bytes']) == 0 for m i
 assert sorted(set(int(m['shared_bytes']) for m in metas)) == [8000, 40000], metas
 assert all(m['warnings'] == '1' and 'warning #177-D' in m['first_warning'] for m in metas), metas[0]
 "
+    # The driver stand-in (worker/nocuda.c) is found beside the binary; a copy
+    # of the binary alone says, once, that it compiles without it.
+    "$TF" compile "$PORT_FIX/heat_cuda.yaml" --arch sm_90 >"$PORT/stub.out" 2>&1 || true
+    check "  the compiler processes found libtunefarm-nocuda.so (no note)" \
+        sh -c "! grep -q 'libtunefarm-nocuda.so is neither' '$PORT/stub.out'"
+    if [ -e /usr/local/lib/tunefarm/libtunefarm-nocuda.so ]; then
+        skip "a binary copied alone says it lacks libtunefarm-nocuda.so" \
+            "an installed one (/usr/local/lib/tunefarm) would be found"
+    else
+        mkdir -p "$PORT/lone" && cp "$TF" "$PORT/lone/tunefarm"
+        XDG_CACHE_HOME="$PORT/lone-cache" "$PORT/lone/tunefarm" compile "$PORT_FIX/heat_cuda.yaml" \
+            --arch sm_90 >"$PORT/lone.out" 2>&1 || true
+        check "  a binary copied alone still compiles, and says once why it may be slower" sh -c \
+            "grep -q 'sm_90: 18 variants of 1 kernel(s): 18 compiled now' '$PORT/lone.out' &&
+             [ \$(grep -c 'libtunefarm-nocuda.so is neither in build/' '$PORT/lone.out') -eq 1 ]"
+    fi
 else
     skip "compile heat_cuda for sm_90" "no NVRTC on this machine"
 fi

@@ -174,23 +174,28 @@ static void compile_source(struct tf_compile_pool *p, struct fixture *f, const c
     tf_compile_wait(p, tf_compile_submit(p, &f->variant, f->gemm->default_index), out);
 }
 
+/* /proc/PID/WHAT into `buf` (NUL-terminated, cap - 1 bytes at most): the bytes
+ * read, or -1 if it cannot be opened. */
+static long read_proc(pid_t pid, const char *what, char *buf, size_t cap)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/%s", (int)pid, what);
+    FILE *fp = fopen(path, "r");
+    if (fp == NULL)
+        return -1;
+    const size_t n = fread(buf, 1, cap - 1, fp);
+    fclose(fp);
+    buf[n] = '\0';
+    return (long)n;
+}
+
 /* 1 if `pid` is one of our compiler children: its parent is us, its argv says so. */
 static int is_compiler_child(pid_t pid, const char *backend)
 {
-    char path[64], cmdline[256] = {0}, stat[512] = {0};
-    snprintf(path, sizeof path, "/proc/%d/cmdline", (int)pid);
-    FILE *fp = fopen(path, "r");
-    if (fp == NULL)
+    char cmdline[256], stat[512];
+    const long n = read_proc(pid, "cmdline", cmdline, sizeof cmdline);
+    if (n < 0 || read_proc(pid, "stat", stat, sizeof stat) < 0)
         return 0;
-    size_t n = fread(cmdline, 1, sizeof cmdline - 1, fp);
-    fclose(fp);
-    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-    fp = fopen(path, "r");
-    if (fp == NULL)
-        return 0;
-    if (fgets(stat, sizeof stat, fp) == NULL)
-        stat[0] = '\0';
-    fclose(fp);
     const char *close_paren = strrchr(stat, ')');
     int ppid = -1;
     char state = '?';
@@ -329,16 +334,10 @@ static void test_one_child_per_slot(void **state)
  * filled if set (maybe empty), 0 if not set or unreadable. */
 static int child_env(pid_t pid, const char *name, char *value, size_t cap)
 {
-    char path[64], env[65536];
-    snprintf(path, sizeof path, "/proc/%d/environ", (int)pid);
-    FILE *fp = fopen(path, "r");
-    if (fp == NULL)
-        return 0;
-    size_t n = fread(env, 1, sizeof env - 1, fp);
-    fclose(fp);
-    env[n] = '\0';
+    char env[65536];
+    const long n = read_proc(pid, "environ", env, sizeof env);
     const size_t len = strlen(name);
-    for (size_t i = 0; i < n; i += strlen(env + i) + 1)
+    for (long i = 0; i < n; i += (long)strlen(env + i) + 1)
         if (strncmp(env + i, name, len) == 0 && env[i + len] == '=') {
             snprintf(value, cap, "%s", env + i + len + 1);
             return 1;
