@@ -781,9 +781,10 @@ static int cmd_run(int argc, char **argv, const char *exe)
     int *pools = tf_xcalloc((size_t)node_size, sizeof *pools);
     for (int i = 0; i < node_size; i++) {
         local_index += ranks[3 * i] != 0 && ranks[3 * i] < rank && !ranks[3 * i + 1];
-        pools[i] = ranks[3 * i + 2];
+        /* compile ranks run at idle priority (worker.c): not in the shares */
+        pools[i] = ranks[3 * i + 2] && !ranks[3 * i + 1];
     }
-    if (CPU_COUNT(&my_cpus) > 0)
+    if (CPU_COUNT(&my_cpus) > 0 && !compile_rank)
         cpu_share = tf_worker_cpu_share(masks, sizeof my_cpus, pools, node_size, node_rank);
     free(pools);
     free(masks);

@@ -11,7 +11,8 @@
 #   deep       a two-phase sgemm tune at 4096^3 (1500 screened, top 30 re-measured)
 #   search     the deep tune with the local and genetic strategies beside random
 #   seeds      the deep tune, random and genetic, with seeds 2028 and 2029 (is genetic's
-#              lead over random a property of the strategy or of seed 2027?)
+#              lead over random a property of the strategy or of seed 2027?); SEEDS and
+#              SEED_TUNES (e.g. "deep-genetic deep-local") pick others
 #   cores      issue 16 item 1: `tunefarm compile -j 16/32/64` (as many as there are cores)
 #              with a cold cache, then a cold run with a compile rank, each with
 #              bench/compile_sampler.py beside it (how many compiler processes ran at
@@ -236,8 +237,8 @@ for s in $SECTIONS; do
         done
         ;;
     seeds)
-        for seed in 2028 2029; do
-            for tune in deep deep-genetic; do
+        for seed in ${SEEDS:-2028 2029}; do
+            for tune in ${SEED_TUNES:-deep deep-genetic}; do
                 sed -e "s/seed: 2027/seed: $seed/" -e "s|\.\./\.\./kernels/|$ROOT/kernels/|" \
                     "bench/gpu/sgemm-$tune.yaml" >"$WORK/$tune-$seed.yaml"
                 TUNEFARM_KERNEL_PATH=$ROOT/kernels run "seed-$tune-$seed" "$WORK/$tune-$seed.yaml"

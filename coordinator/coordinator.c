@@ -757,7 +757,16 @@ static int coordinator_on_request(struct coordinator *c, int src, struct tf_erro
         return 0;
     }
     sl = (struct slice){.work = work, .klass = w->klass, .n = (uint64_t)n, .from = 0};
-    return coordinator_give(c, src, &sl, err);
+    const bool adaptive = work.nlist > 0 && work.phase != 2;
+    if (coordinator_give(c, src, &sl, err))
+        return -1;
+    /* New proposals of a search: a parked compile rank may share their
+     * compiling now (tf_plan_next_compile_slice), not at the next results. */
+    for (int i = 1; adaptive && i <= c->nworkers; i++)
+        if (i != src && c->workers[i].parked && c->workers[i].klass < 0 &&
+            coordinator_on_request(c, i, err))
+            return -1;
+    return 0;
 }
 
 /* The longest a live worker without a heartbeat can be silent while it owes

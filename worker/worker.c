@@ -39,13 +39,15 @@
  *   the one left for the runner.
  * - compile rank (--compile-rank, or a worker whose own class is done): no
  *   runner; a pool per (backend, architecture) it compiles for, each of one
- *   process per allowed CPU (the device worker keeps its own pool's size). It
- *   stays off the cores the GPU workers need only if its launcher gives it the
- *   others (taskset, srun --cpu-bind): it does not bind itself.
+ *   process per allowed CPU (the device worker keeps its own pool's size).
+ *   A --compile-rank runs at SCHED_IDLE, its compilers too: it takes only
+ *   CPUs nothing else wants, so it does not count in the node's shares. It
+ *   does not bind itself.
  * - replay worker: no pool, no runner; unbound.
- * "Allowed CPUs" above means this rank's share of them where other ranks of
- * the node with pools may use the same CPUs (main.c gathers the node's masks;
- * tf_worker_cpu_share): two pools never fill one CPU twice over.
+ * "Allowed CPUs" above means this rank's share of them where other device
+ * ranks of the node with pools may use the same CPUs (main.c gathers the
+ * node's masks; tf_worker_cpu_share): two such pools never fill one CPU twice
+ * over; a compile rank's idle-priority pool fills what they leave.
  * `compile_jobs` in the job overrides every pool's size. A pool never has
  * more processes than that size; the size never exceeds the allowed CPUs
  * unless compile_jobs says so (tests/integration/run.sh checks it under
@@ -140,6 +142,8 @@ struct worker {
     struct tf_result batch[RESULTS_BATCH];
     uint32_t nbatch;
     double last_flush;
+    double measure_seconds;      /* recent seconds a measurement takes (moving average;
+                                    0: none yet): how much queued work covers a compile */
     struct tf_buf buf;
     /* compile rank */
     const char *exe;
@@ -590,9 +594,14 @@ static int worker_measure_next(struct worker *w, struct tf_error *err)
                  w->reference_errors[p.kernel]);
     } else if (setup.status != TF_STATUS_OK) {
         r = setup; /* the problem cannot be set up: this configuration's result says why */
-    } else if (tf_runner_measure(w->runner, p.kernel, p.problem, p.phase, p.config,
-                                 bin.binary_path, ref, &r, err)) {
-        return -1;
+    } else {
+        const double t0 = worker_now();
+        if (tf_runner_measure(w->runner, p.kernel, p.problem, p.phase, p.config,
+                              bin.binary_path, ref, &r, err))
+            return -1;
+        const double took = worker_now() - t0;
+        w->measure_seconds = w->measure_seconds > 0 ? 0.9 * w->measure_seconds + 0.1 * took
+                                                    : took;
     }
     r.kernel = p.kernel;
     r.problem = p.problem;
@@ -616,11 +625,31 @@ static int worker_measure_next(struct worker *w, struct tf_error *err)
     return 0;
 }
 
+/* Seconds of measuring a device worker keeps queued when it asks for more:
+ * the next slice's first variants compile meanwhile. With only a pool's
+ * worth queued (the old rule), an adaptive search's GPU waited at every
+ * slice for its first compiles (its proposals cannot be compiled before they
+ * are made): sgemm 4096^3, genetic, one H200, duty 45-52%. */
+#define QUEUE_AHEAD_SECONDS 2.0
+
+/* How short the queue gets before the worker asks for more: `low_water`, or
+ * QUEUE_AHEAD_SECONDS of its recent measuring if that is more. */
+static size_t worker_low_water(const struct worker *w, int low_water)
+{
+    size_t water = low_water > 0 ? (size_t)low_water : 0;
+    if (w->measure_seconds > 0) {
+        const double ahead = ceil(QUEUE_AHEAD_SECONDS / w->measure_seconds);
+        if (ahead > (double)water)
+            water = ahead < 1e6 ? (size_t)ahead : 1000000;
+    }
+    return water;
+}
+
 static int worker_serve(struct worker *w, int low_water, struct tf_error *err)
 {
     bool stopped = false, requested = false;
     for (;;) {
-        if (!stopped && !requested && w->len <= (size_t)low_water) {
+        if (!stopped && !requested && w->len <= worker_low_water(w, low_water)) {
             tf_wire_request(&w->buf);
             if (worker_send(w, err))
                 return -1;
@@ -867,6 +896,17 @@ int tf_worker_run(const char *exe, int local_index, int compile_rank, int cpu_sh
             worker_destroy(&w);
             return code;
         }
+        /* Much of what a compile rank builds is ahead of need (hints of an
+         * adaptive search may never be measured): it and every compiler it
+         * starts (they inherit the policy) run at SCHED_IDLE, so they fill
+         * the CPUs the device ranks' own compiles and a host runner leave
+         * idle and never take one from them. Hence its pools are sized to
+         * all it may use and the node's CPU shares leave it out (main.c). */
+        struct sched_param idle = {0};
+        const bool at_idle = sched_setscheduler(0, SCHED_IDLE, &idle) == 0;
+        if (!at_idle)
+            fprintf(stderr, "tunefarm: compile rank: SCHED_IDLE refused (%s); compiling at "
+                            "normal priority\n", strerror(errno));
         w.compile_threads = w.job->compile_jobs > 0 ? w.job->compile_jobs : cores;
         /* No device (backend ""), but where it can compile host code it
          * describes its CPU and C compiler: the coordinator then gives it
@@ -896,11 +936,12 @@ int tf_worker_run(const char *exe, int local_index, int compile_rank, int cpu_sh
         }
         fprintf(stderr, "tunefarm: compile rank on %s: %llu configurations compiled ahead "
                         "(%llu compiled here, %llu found in the cache; pools of %d compiler "
-                        "processes; %d CPUs allowed%s)\n",
+                        "processes; %d CPUs allowed%s%s)\n",
                 none.host, (unsigned long long)w.compiled_ahead,
                 (unsigned long long)total.compiled, (unsigned long long)total.cached,
                 w.compile_threads, allowed,
-                cores < allowed ? ", shared with the node's other pools" : "");
+                cores < allowed ? ", shared with the node's other pools" : "",
+                at_idle ? ", at idle priority" : "");
         worker_destroy(&w);
         return 0;
     }

@@ -851,6 +851,70 @@ static void test_plan_ask_tell(void **state)
     }
 }
 
+/* Compile ranks share the compiling of an adaptive search's committed
+ * proposals: after a device worker's slice, they get its back half, last
+ * first, then hints (never a configuration already handed out); the
+ * proposals themselves do not change for it. */
+static void test_plan_compile_shares_slice(void **state)
+{
+    (void)state;
+    const char *search = "{strategy: genetic, budget: 60, seed: 4}";
+    struct tf_job *j, *j2;
+    struct tf_bundle *b, *b2;
+    struct tf_device dev;
+    struct tf_plan *p = plan_for(search, &j, &b, &dev);
+    struct tf_plan *q = plan_for(search, &j2, &b2, &dev);
+    uint64_t ref[80], nref = 0;
+    serve(q, 10, -1, ref, &nref, NULL);
+    assert_int_equal(nref, 60);
+    struct tf_error err;
+    uint64_t measured = 0, shared = 0;
+    for (;;) {
+        struct tf_work w, c;
+        int64_t got = tf_plan_next_slice(p, 0, 10, &w, &err);
+        assert_true(got >= 0);
+        if (got == 0)
+            break;
+        /* the same proposals as without compile ranks */
+        assert_memory_equal(w.list, ref + measured, sizeof *w.list * (size_t)got);
+        /* the back half, in chunks of 3, from the end */
+        uint64_t back = (uint64_t)got - (uint64_t)got / 2, taken = 0;
+        while (taken < back) {
+            int64_t n = tf_plan_next_compile_slice(p, 0, 3, &c, &err);
+            assert_int_equal(n, back - taken < 3 ? back - taken : 3);
+            for (int64_t k = 0; k < n; k++, taken++)
+                assert_int_equal(c.list[k], w.list[got - 1 - (int64_t)taken]);
+            free(c.list);
+        }
+        shared += taken;
+        /* then a hint: configurations not handed out yet */
+        int64_t n = tf_plan_next_compile_slice(p, 0, 3, &c, &err);
+        assert_true(n >= 0);
+        for (int64_t k = 0; k < n; k++)
+            for (int64_t i = 0; i < got; i++)
+                assert_true(c.list[k] != w.list[i]);
+        if (n > 0)
+            free(c.list);
+        for (int64_t i = 0; i < got; i++) {
+            struct tf_result x = {.config = w.list[i], .phase = (uint8_t)w.phase};
+            int st;
+            x.time_median = plan_time(x.config, &st);
+            x.status = (uint8_t)st;
+            tf_plan_record(p, &p->tasks[0], &x);
+        }
+        measured += (uint64_t)got;
+        free(w.list);
+    }
+    assert_int_equal(measured, 60);
+    assert_int_equal(shared, 30);
+    tf_plan_destroy(p);
+    tf_plan_destroy(q);
+    tf_job_destroy(j);
+    tf_job_destroy(j2);
+    tf_bundle_destroy(b);
+    tf_bundle_destroy(b2);
+}
+
 /* tf_plan_warm_start with `same`: another device class's best rows of the
  * task's kernel and problem, fastest first and valid here, are the first
  * slice; the task's own class, failures and invalid configurations are not
@@ -986,6 +1050,7 @@ int main(void)
         cmocka_unit_test(test_job_search_fields),
         cmocka_unit_test(test_check_job_search),
         cmocka_unit_test(test_plan_ask_tell),
+        cmocka_unit_test(test_plan_compile_shares_slice),
         cmocka_unit_test(test_plan_stops),
         cmocka_unit_test(test_warm_seeds),
         cmocka_unit_test(test_job_warm_start),
