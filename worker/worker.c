@@ -143,7 +143,9 @@ struct worker {
     uint32_t nbatch;
     double last_flush;
     double measure_seconds;      /* recent seconds a measurement takes (moving average;
-                                    0: none yet): how much queued work covers a compile */
+                                    0: none yet) */
+    double compile_seconds;      /* recent seconds a variant compiled here took (moving
+                                    average; cache hits left out; 0: none yet) */
     struct tf_buf buf;
     /* compile rank */
     const char *exe;
@@ -608,6 +610,10 @@ static int worker_measure_next(struct worker *w, struct tf_error *err)
     r.phase = (uint8_t)p.phase;
     r.config = p.config;
     r.compile_time = bin.compile_time;
+    if (bin.compile_time > 0)
+        w->compile_seconds = w->compile_seconds > 0
+                                 ? 0.9 * w->compile_seconds + 0.1 * bin.compile_time
+                                 : bin.compile_time;
     /* What the runner read off the loaded binary first; the compiler's report
      * (ptxas: the same registers and spills) where it read nothing. Shared
      * memory only from the runner: it adds the launch's dynamic shared memory
@@ -625,20 +631,26 @@ static int worker_measure_next(struct worker *w, struct tf_error *err)
     return 0;
 }
 
-/* Seconds of measuring a device worker keeps queued when it asks for more:
- * the next slice's first variants compile meanwhile. With only a pool's
- * worth queued (the old rule), an adaptive search's GPU waited at every
- * slice for its first compiles (its proposals cannot be compiled before they
- * are made): sgemm 4096^3, genetic, one H200, duty 45-52%. */
+/* When a device worker asks for more, its queue should still cover the
+ * compile of the next slice's first variants: twice the time a variant
+ * compiled here recently took, in measurements (at most
+ * QUEUE_AHEAD_SECONDS of them). With only a pool's worth queued, an
+ * adaptive search's GPU waited at every slice for its first compiles (its
+ * proposals cannot be compiled before they are made): sgemm 4096^3, genetic,
+ * one H200, duty 45-52%. Tied to the compile time, not a fixed span, so
+ * that a fast kernel whose variants come from the cache (or compile in
+ * milliseconds) does not take its whole search up front, which would leave
+ * an adaptive strategy, its patience and the time budget nothing to decide. */
 #define QUEUE_AHEAD_SECONDS 2.0
 
 /* How short the queue gets before the worker asks for more: `low_water`, or
- * QUEUE_AHEAD_SECONDS of its recent measuring if that is more. */
+ * the compile cover above if that is more. */
 static size_t worker_low_water(const struct worker *w, int low_water)
 {
     size_t water = low_water > 0 ? (size_t)low_water : 0;
-    if (w->measure_seconds > 0) {
-        const double ahead = ceil(QUEUE_AHEAD_SECONDS / w->measure_seconds);
+    if (w->measure_seconds > 0 && w->compile_seconds > 0) {
+        const double cover = fmin(2 * w->compile_seconds, QUEUE_AHEAD_SECONDS);
+        const double ahead = ceil(cover / w->measure_seconds);
         if (ahead > (double)water)
             water = ahead < 1e6 ? (size_t)ahead : 1000000;
     }
