@@ -632,15 +632,18 @@ static int worker_measure_next(struct worker *w, struct tf_error *err)
 }
 
 /* When a device worker asks for more, its queue should still cover the
- * compile of the next slice's first variants: twice the time a variant
- * compiled here recently took, in measurements (at most
- * QUEUE_AHEAD_SECONDS of them). With only a pool's worth queued, an
- * adaptive search's GPU waited at every slice for its first compiles (its
- * proposals cannot be compiled before they are made): sgemm 4096^3, genetic,
- * one H200, duty 45-52%. Tied to the compile time, not a fixed span, so
- * that a fast kernel whose variants come from the cache (or compile in
- * milliseconds) does not take its whole search up front, which would leave
- * an adaptive strategy, its patience and the time budget nothing to decide. */
+ * compile of the next slice's first variants, which wait behind what the pool
+ * still holds: QUEUE_AHEAD_COMPILES times a variant's recent compile time, in
+ * measurements, at most QUEUE_AHEAD_SECONDS of them. With only a pool's worth
+ * queued, an adaptive search's GPU waited at every slice for its first
+ * compiles (its proposals cannot be compiled before they are made): sgemm
+ * 4096^3, genetic, one H200, 91 s and 46% duty; 2 compile times (0.8 s)
+ * gave 74 s, 2 s gave 64 s (bench/results/search-duty-2026-11-27-h200.md).
+ * Tied to the compile time, not a fixed span, so that a fast kernel whose
+ * variants come from the cache (or compile in milliseconds) does not take its
+ * whole search up front, leaving an adaptive strategy, its patience and the
+ * time budget nothing to decide (tests/faults 70-search). */
+#define QUEUE_AHEAD_COMPILES 5.0
 #define QUEUE_AHEAD_SECONDS 2.0
 
 /* How short the queue gets before the worker asks for more: `low_water`, or
@@ -649,7 +652,8 @@ static size_t worker_low_water(const struct worker *w, int low_water)
 {
     size_t water = low_water > 0 ? (size_t)low_water : 0;
     if (w->measure_seconds > 0 && w->compile_seconds > 0) {
-        const double cover = fmin(2 * w->compile_seconds, QUEUE_AHEAD_SECONDS);
+        const double cover =
+            fmin(QUEUE_AHEAD_COMPILES * w->compile_seconds, QUEUE_AHEAD_SECONDS);
         const double ahead = ceil(cover / w->measure_seconds);
         if (ahead > (double)water)
             water = ahead < 1e6 ? (size_t)ahead : 1000000;
