@@ -781,10 +781,9 @@ static int cmd_run(int argc, char **argv, const char *exe)
     int *pools = tf_xcalloc((size_t)node_size, sizeof *pools);
     for (int i = 0; i < node_size; i++) {
         local_index += ranks[3 * i] != 0 && ranks[3 * i] < rank && !ranks[3 * i + 1];
-        /* compile ranks run at idle priority (worker.c): not in the shares */
-        pools[i] = ranks[3 * i + 2] && !ranks[3 * i + 1];
+        pools[i] = ranks[3 * i + 2];
     }
-    if (CPU_COUNT(&my_cpus) > 0 && !compile_rank)
+    if (CPU_COUNT(&my_cpus) > 0)
         cpu_share = tf_worker_cpu_share(masks, sizeof my_cpus, pools, node_size, node_rank);
     free(pools);
     free(masks);

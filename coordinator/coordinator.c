@@ -757,7 +757,9 @@ static int coordinator_on_request(struct coordinator *c, int src, struct tf_erro
         return 0;
     }
     sl = (struct slice){.work = work, .klass = w->klass, .n = (uint64_t)n, .from = 0};
-    const bool adaptive = work.nlist > 0 && work.phase != 2;
+    const struct tf_task *task = tf_plan_find(c->plan, (int)work.kernel, (int)work.problem,
+                                              w->klass);
+    const bool adaptive = task != NULL && task->strat != NULL && work.phase != 2;
     if (coordinator_give(c, src, &sl, err))
         return -1;
     /* New proposals of a search: a parked compile rank may share their

@@ -39,15 +39,16 @@
  *   the one left for the runner.
  * - compile rank (--compile-rank, or a worker whose own class is done): no
  *   runner; a pool per (backend, architecture) it compiles for, each of one
- *   process per allowed CPU (the device worker keeps its own pool's size).
- *   A --compile-rank runs at SCHED_IDLE, its compilers too: it takes only
- *   CPUs nothing else wants, so it does not count in the node's shares. It
- *   does not bind itself.
+ *   process per allowed CPU (the device worker keeps its own pool's size). It
+ *   stays off the cores the GPU workers need only if its launcher gives it the
+ *   others (taskset, srun --cpu-bind): it does not bind itself. It runs at
+ *   normal priority: the device workers wait on the cache marks of variants
+ *   it compiles for them (plan.c shares their proposals), so an idle-priority
+ *   compile rank starved by busy pools would stall a GPU.
  * - replay worker: no pool, no runner; unbound.
- * "Allowed CPUs" above means this rank's share of them where other device
- * ranks of the node with pools may use the same CPUs (main.c gathers the
- * node's masks; tf_worker_cpu_share): two such pools never fill one CPU twice
- * over; a compile rank's idle-priority pool fills what they leave.
+ * "Allowed CPUs" above means this rank's share of them where other ranks of
+ * the node with pools may use the same CPUs (main.c gathers the node's masks;
+ * tf_worker_cpu_share): two pools never fill one CPU twice over.
  * `compile_jobs` in the job overrides every pool's size. A pool never has
  * more processes than that size; the size never exceeds the allowed CPUs
  * unless compile_jobs says so (tests/integration/run.sh checks it under
@@ -146,6 +147,8 @@ struct worker {
                                     0: none yet) */
     double compile_seconds;      /* recent seconds a variant compiled here took (moving
                                     average; cache hits left out; 0: none yet) */
+    bool compiling_ahead;        /* got a COMPILE slice: its class is done, it only
+                                    compiles for others now */
     struct tf_buf buf;
     /* compile rank */
     const char *exe;
@@ -487,6 +490,7 @@ static int worker_on_compile(struct worker *w, struct tf_error *err)
     struct tf_work work;
     if (tf_wire_get_compile(&w->buf, &dev, &work, err))
         return -1;
+    w->compiling_ahead = true;
     int rc = -1;
     if (work.kernel >= (uint32_t)w->job->nkernels ||
         work.problem >= (uint32_t)w->job->kernels[work.kernel].kernel->nproblems) {
@@ -637,8 +641,9 @@ static int worker_measure_next(struct worker *w, struct tf_error *err)
  * measurements, at most QUEUE_AHEAD_SECONDS of them. With only a pool's worth
  * queued, an adaptive search's GPU waited at every slice for its first
  * compiles (its proposals cannot be compiled before they are made): sgemm
- * 4096^3, genetic, one H200, 91 s and 46% duty; 2 compile times (0.8 s)
- * gave 74 s, 2 s gave 64 s (bench/results/search-duty-2026-11-27-h200.md).
+ * 4096^3, genetic, one H200, 91 s and 46% duty; a cover of 2 compile times
+ * (0.8 s) gave 74 s, of 2 s 64 s, of 5 compile times 58-60 s
+ * (bench/results/search-duty-2026-11-27-h200.md).
  * Tied to the compile time, not a fixed span, so that a fast kernel whose
  * variants come from the cache (or compile in milliseconds) does not take its
  * whole search up front, leaving an adaptive strategy, its patience and the
@@ -651,7 +656,7 @@ static int worker_measure_next(struct worker *w, struct tf_error *err)
 static size_t worker_low_water(const struct worker *w, int low_water)
 {
     size_t water = low_water > 0 ? (size_t)low_water : 0;
-    if (w->measure_seconds > 0 && w->compile_seconds > 0) {
+    if (w->measure_seconds > 0 && w->compile_seconds > 0 && !w->compiling_ahead) {
         const double cover =
             fmin(QUEUE_AHEAD_COMPILES * w->compile_seconds, QUEUE_AHEAD_SECONDS);
         const double ahead = ceil(cover / w->measure_seconds);
@@ -912,17 +917,6 @@ int tf_worker_run(const char *exe, int local_index, int compile_rank, int cpu_sh
             worker_destroy(&w);
             return code;
         }
-        /* Much of what a compile rank builds is ahead of need (hints of an
-         * adaptive search may never be measured): it and every compiler it
-         * starts (they inherit the policy) run at SCHED_IDLE, so they fill
-         * the CPUs the device ranks' own compiles and a host runner leave
-         * idle and never take one from them. Hence its pools are sized to
-         * all it may use and the node's CPU shares leave it out (main.c). */
-        struct sched_param idle = {0};
-        const bool at_idle = sched_setscheduler(0, SCHED_IDLE, &idle) == 0;
-        if (!at_idle)
-            fprintf(stderr, "tunefarm: compile rank: SCHED_IDLE refused (%s); compiling at "
-                            "normal priority\n", strerror(errno));
         w.compile_threads = w.job->compile_jobs > 0 ? w.job->compile_jobs : cores;
         /* No device (backend ""), but where it can compile host code it
          * describes its CPU and C compiler: the coordinator then gives it
@@ -952,12 +946,11 @@ int tf_worker_run(const char *exe, int local_index, int compile_rank, int cpu_sh
         }
         fprintf(stderr, "tunefarm: compile rank on %s: %llu configurations compiled ahead "
                         "(%llu compiled here, %llu found in the cache; pools of %d compiler "
-                        "processes; %d CPUs allowed%s%s)\n",
+                        "processes; %d CPUs allowed%s)\n",
                 none.host, (unsigned long long)w.compiled_ahead,
                 (unsigned long long)total.compiled, (unsigned long long)total.cached,
                 w.compile_threads, allowed,
-                cores < allowed ? ", shared with the node's other pools" : "",
-                at_idle ? ", at idle priority" : "");
+                cores < allowed ? ", shared with the node's other pools" : "");
         worker_destroy(&w);
         return 0;
     }
