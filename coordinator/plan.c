@@ -194,7 +194,7 @@ void tf_plan_destroy(struct tf_plan *plan)
         free(plan->tasks[i].list);
         free(plan->tasks[i].skip);
         free(plan->tasks[i].screened);
-        free(plan->tasks[i].fresh);
+        free(plan->tasks[i].shared);
     }
     free(plan->tasks);
     free(plan->class_keys);
@@ -514,6 +514,31 @@ static enum tf_plan_stop strategy_reason(const struct tf_strategy *s)
     }
 }
 
+/* At most this many shared proposals wait for a compile rank: older ones
+ * are dropped (their device workers' own pools compile them). */
+#define SHARED_MAX 4096
+
+/* Committed proposals list[0..n) of t, handed to a device worker: compile
+ * ranks may take their back half, last first (tf_plan_next_compile_slice). */
+static void share_back_half(struct tf_task *t, const uint64_t *list, int n)
+{
+    const size_t add = (size_t)(n - n / 2);
+    if (t->shared_head > 0 && t->nshared + add > t->shared_cap) { /* compact */
+        memmove(t->shared, t->shared + t->shared_head,
+                sizeof *t->shared * (t->nshared - t->shared_head));
+        t->nshared -= t->shared_head;
+        t->shared_head = 0;
+    }
+    if (t->nshared + add > t->shared_cap) {
+        t->shared_cap = 2 * (t->nshared + add);
+        t->shared = tf_xrealloc(t->shared, sizeof *t->shared * t->shared_cap);
+    }
+    for (int k = n - 1; k >= n / 2; k--)
+        t->shared[t->nshared++] = list[k];
+    if (t->nshared - t->shared_head > SHARED_MAX)
+        t->shared_head = t->nshared - SHARED_MAX;
+}
+
 /* A batch of `n` proposals of t's adaptive search into *work; fewer (0 at
  * the end) once the search has stopped, which ends the task there. */
 static int64_t ask_slice(struct tf_plan *plan, struct tf_task *t, uint64_t n,
@@ -531,12 +556,7 @@ static int64_t ask_slice(struct tf_plan *plan, struct tf_task *t, uint64_t n,
         free(list);
         return 0;
     }
-    /* Committed proposals: compile ranks may share their compiling. */
-    free(t->fresh);
-    t->fresh = tf_xmalloc(sizeof *t->fresh * (size_t)got);
-    memcpy(t->fresh, list, sizeof *t->fresh * (size_t)got);
-    t->nfresh = (uint32_t)got;
-    t->fresh_given = 0;
+    share_back_half(t, list, got);
     work->kernel = (uint32_t)t->kernel;
     work->problem = (uint32_t)t->problem;
     work->list = list;
@@ -595,27 +615,27 @@ int64_t tf_plan_next_compile_slice(struct tf_plan *plan, int klass, uint64_t wan
         struct tf_task *t = &plan->tasks[i];
         if (t->klass != klass || t->phase == 2)
             continue;
-        if (t->strat != NULL && t->nfresh - t->fresh_given > t->nfresh / 2) {
-            /* The back half of the latest slice a device worker got, from its
-             * end: that worker's own pool compiles from the front, so the two
+        if (t->strat != NULL && t->shared_head < t->nshared) {
+            /* The back halves of the slices device workers got, each from its
+             * end: a worker's own pool compiles from the front, so the two
              * pools meet near the middle, and what a compile rank builds here
              * is certain to be measured (a hint below may not be). An adaptive
              * search hands out a few seconds of proposals at a time, all
-             * decided now; without this, the device worker's pool alone
+             * decided then; without this, the device worker's pool alone
              * compiled them (seen: 1,214 of 1,530 on one H200, its compile
-             * rank's hints used 316 times of 1,326). */
-            uint32_t n = t->nfresh - t->fresh_given - t->nfresh / 2;
+             * rank's hints used 316 times of 1,326). Oldest slice first: it
+             * is measured first. */
+            size_t n = t->nshared - t->shared_head;
             if (n > want)
-                n = (uint32_t)want;
+                n = (size_t)want;
             uint64_t *list = tf_xmalloc(sizeof *list * n);
-            for (uint32_t k = 0; k < n; k++)
-                list[k] = t->fresh[t->nfresh - 1 - t->fresh_given - k];
-            t->fresh_given += n;
+            memcpy(list, t->shared + t->shared_head, sizeof *list * n);
+            t->shared_head += n;
             work->kernel = (uint32_t)t->kernel;
             work->problem = (uint32_t)t->problem;
             work->list = list;
-            work->nlist = n;
-            return n;
+            work->nlist = (uint32_t)n;
+            return (int64_t)n;
         }
         if (t->strat != NULL) {
             /* What the next asks will probably propose, once per state of the

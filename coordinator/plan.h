@@ -59,10 +59,10 @@ struct tf_task {
     struct tf_strategy_space *sview;
     uint64_t hint_mark;    /* adaptive: the state (results told + proposed) of the last
                               compile-ahead hint, so a state gives one hint */
-    uint64_t *fresh;       /* adaptive: the latest slice of proposals handed to a device
-                              worker; compile ranks take its back half (tail first) */
-    uint32_t nfresh;
-    uint32_t fresh_given;  /* of fresh, how many (from the back) compile ranks have */
+    uint64_t *shared;      /* adaptive: the back halves of the slices of proposals handed
+                              to device workers, each last first, oldest slice first,
+                              that no compile rank has taken yet: share[head..n) */
+    size_t nshared, shared_head, shared_cap;
     /* Patience of the cheap paths (brute force, random): results without an
      * improvement of more than the job's noise over patience_ref. */
     uint64_t since_improve;

@@ -854,7 +854,8 @@ static void test_plan_ask_tell(void **state)
 /* Compile ranks share the compiling of an adaptive search's committed
  * proposals: after a device worker's slice, they get its back half, last
  * first, then hints (never a configuration already handed out); the
- * proposals themselves do not change for it. */
+ * proposals themselves do not change for it; with several device workers,
+ * every slice's back half, oldest first. */
 static void test_plan_compile_shares_slice(void **state)
 {
     (void)state;
@@ -907,6 +908,27 @@ static void test_plan_compile_shares_slice(void **state)
     }
     assert_int_equal(measured, 60);
     assert_int_equal(shared, 30);
+    /* Two device workers of the class each got a slice before a compile
+     * rank asked: both back halves, the older slice's first. */
+    struct tf_job *j3;
+    struct tf_bundle *b3;
+    struct tf_plan *r = plan_for(search, &j3, &b3, &dev);
+    struct tf_work wa, wb, c;
+    assert_int_equal(tf_plan_next_slice(r, 0, 10, &wa, &err), 10);
+    assert_int_equal(tf_plan_next_slice(r, 0, 7, &wb, &err), 7);
+    const uint64_t expect[] = {wa.list[9], wa.list[8], wa.list[7], wa.list[6], wa.list[5],
+                               wb.list[6], wb.list[5], wb.list[4], wb.list[3]};
+    assert_int_equal(tf_plan_next_compile_slice(r, 0, 6, &c, &err), 6);
+    assert_memory_equal(c.list, expect, sizeof *expect * 6);
+    free(c.list);
+    assert_int_equal(tf_plan_next_compile_slice(r, 0, 6, &c, &err), 3);
+    assert_memory_equal(c.list, expect + 6, sizeof *expect * 3);
+    free(c.list);
+    free(wa.list);
+    free(wb.list);
+    tf_plan_destroy(r);
+    tf_job_destroy(j3);
+    tf_bundle_destroy(b3);
     tf_plan_destroy(p);
     tf_plan_destroy(q);
     tf_job_destroy(j);
