@@ -15,6 +15,12 @@
  *          free and spends its recorded compile + benchmark time on it; results
  *          are told in completion order, so the strategy is asked while earlier
  *          proposals are unanswered, as on a farm.
+ *   -B N   each simulated worker asks for N configurations at a time (a farm's
+ *          slice; default 1) and measures them in order, each result told as it
+ *          completes;
+ *   -A N   ... and asks for the next N while it still has N queued (default 0:
+ *          when its queue is empty), as a device worker asks ahead so the next
+ *          slice compiles meanwhile (worker.c). Both with -w N only.
  *   -t     time budgets instead of count budgets: the search runs on the
  *          simulated clock until SECONDS (a farm's budget is wall time, not a
  *          count); only results complete by then count. With -w 0 the one
@@ -32,6 +38,9 @@
 #include "schema/status.h"
 
 #define MAX_ITEMS 32
+
+/* The farm's slicing (-B, -A): the same for every run of the study. */
+static int slice_size = 1, slice_ahead = 0;
 
 struct run_out {
     double best;      /* best time found (INFINITY if none) */
@@ -127,30 +136,38 @@ static int run_one(const struct tf_ktcache *kt, const struct tf_strategy_space *
     out->best = INFINITY;
     out->evals = 0;
     int w = workers > 0 ? workers : 1;
+    const int per = slice_size + slice_ahead; /* the most a worker holds */
     double *free_at = calloc((size_t)w, sizeof *free_at);
-    uint64_t *job = calloc((size_t)w, sizeof *job);
+    uint64_t *queue = calloc((size_t)w * (size_t)per, sizeof *queue);
+    int *len = calloc((size_t)w, sizeof *len);
     int *busy = calloc((size_t)w, sizeof *busy);
     double clock = 0;
     for (;;) {
-        /* Every idle worker pulls. */
-        for (int i = 0; i < w; i++)
-            if (!busy[i]) {
+        /* Every worker short of work pulls a slice; an idle one starts its next. */
+        for (int i = 0; i < w; i++) {
+            uint64_t *q = queue + (size_t)i * (size_t)per;
+            if (len[i] <= slice_ahead) {
                 int got = 0;
-                if (tf_strategy_ask(s, &job[i], 1, &got, &err)) {
+                if (tf_strategy_ask(s, q + len[i], slice_size, &got, &err)) {
                     tf_error_print(&err, "study", stderr);
                     goto fail;
                 }
-                if (got) {
-                    const struct tf_ktcache_entry *e = tf_ktcache_find(kt, job[i]);
+                for (int k = len[i]; k < len[i] + got; k++) {
+                    const struct tf_ktcache_entry *e = tf_ktcache_find(kt, q[k]);
                     if (!e || e->status == TF_STATUS_INVALID) {
                         fprintf(stderr, "study: %s proposed an invalid configuration %llu\n",
-                                strat, (unsigned long long)job[i]);
+                                strat, (unsigned long long)q[k]);
                         goto fail;
                     }
-                    busy[i] = 1;
-                    free_at[i] = clock + (e->compile_ms + e->benchmark_ms) / 1e3;
                 }
+                len[i] += got;
             }
+            if (!busy[i] && len[i] > 0) {
+                const struct tf_ktcache_entry *e = tf_ktcache_find(kt, q[0]);
+                busy[i] = 1;
+                free_at[i] = clock + (e->compile_ms + e->benchmark_ms) / 1e3;
+            }
+        }
         /* The next to finish reports (lowest index on ties: deterministic). */
         int next = -1;
         for (int i = 0; i < w; i++)
@@ -160,12 +177,15 @@ static int run_one(const struct tf_ktcache *kt, const struct tf_strategy_space *
             break; /* done, or the time budget ends before the next result */
         clock = free_at[next];
         busy[next] = 0;
-        const struct tf_ktcache_entry *e = tf_ktcache_find(kt, job[next]);
+        uint64_t *q = queue + (size_t)next * (size_t)per;
+        const uint64_t done = q[0];
+        memmove(q, q + 1, sizeof *q * (size_t)--len[next]);
+        const struct tf_ktcache_entry *e = tf_ktcache_find(kt, done);
         if (e->status == TF_STATUS_OK && e->time_ms < out->best)
             out->best = e->time_ms;
         if (out->evals == 0 && out->best <= goal)
             out->evals = tf_strategy_told(s) + 1; /* this result is the (told + 1)-th */
-        if (tf_strategy_tell(s, job[next], e->time_ms, e->status, &err)) {
+        if (tf_strategy_tell(s, done, e->time_ms, e->status, &err)) {
             tf_error_print(&err, "study", stderr);
             goto fail;
         }
@@ -173,13 +193,15 @@ static int run_one(const struct tf_ktcache *kt, const struct tf_strategy_space *
     out->wall_s = clock;
     out->told = tf_strategy_told(s);
     free(free_at);
-    free(job);
+    free(queue);
+    free(len);
     free(busy);
     tf_strategy_destroy(s);
     return 0;
 fail:
     free(free_at);
-    free(job);
+    free(queue);
+    free(len);
     free(busy);
     tf_strategy_destroy(s);
     return -1;
@@ -280,6 +302,10 @@ int main(int argc, char **argv)
             timed = true;
         } else if (strcmp(argv[a], "-w") == 0)
             workers = atoi(argv[++a]);
+        else if (strcmp(argv[a], "-B") == 0)
+            slice_size = atoi(argv[++a]);
+        else if (strcmp(argv[a], "-A") == 0)
+            slice_ahead = atoi(argv[++a]);
         else if (strcmp(argv[a], "--warm-from") == 0)
             warm_from = argv[++a];
         else if (strcmp(argv[a], "--warm-count") == 0)
@@ -306,6 +332,10 @@ int main(int argc, char **argv)
     char *strats[MAX_ITEMS], *budgets[MAX_ITEMS];
     int nstrat = split(strat_text, strats, MAX_ITEMS);
     int nbud = split(budget_text, budgets, MAX_ITEMS);
+    if (slice_size < 1 || slice_ahead < 0 || (workers == 0 && (slice_size > 1 || slice_ahead))) {
+        fprintf(stderr, "study: -B must be >= 1 and -A >= 0, both with -w N (N > 0)\n");
+        return 2;
+    }
     int ncache = argc - a;
     struct tf_ktcache **kt = calloc((size_t)ncache, sizeof *kt);
     struct tf_strategy_space **sp = calloc((size_t)ncache, sizeof *sp);
@@ -354,7 +384,8 @@ int main(int argc, char **argv)
                seeds, workers > 0 ? "simulated workers" : "count-only (sequential)", goal,
                cap_pct, warm_count, q_pct);
         if (workers > 0)
-            printf("workers: %d\n\n", workers);
+            printf("workers: %d, slices of %d, the next asked with %d queued\n\n", workers,
+                   slice_size, slice_ahead);
         printf("| strategy | source -> target | cold mean | cold median | cold reached | warm "
                "mean | warm median | warm reached | cold q@%.3g%% | warm q@%.3g%% |\n",
                q_pct, q_pct);
@@ -395,7 +426,8 @@ int main(int argc, char **argv)
     printf("seeds 1..%d, %s, mean of optimum time / best time found\n\n", seeds,
            workers > 0 ? "simulated workers" : "count-only (sequential)");
     if (workers > 0)
-        printf("workers: %d\n\n", workers);
+        printf("workers: %d, slices of %d, the next asked with %d queued\n\n", workers,
+               slice_size, slice_ahead);
     if (timed)
         printf("time budgets: simulated seconds of wall time (each configuration costs its "
                "recorded compile + benchmark time); the budget column says how many results "
@@ -460,6 +492,7 @@ out:
 usage:
     fprintf(stderr,
             "usage: %s [-s STRAT,...] [-n SEEDS] [-b PCT,... | -t SECONDS,...] [-w WORKERS]\n"
+            "          [-B SLICE] [-A AHEAD]\n"
             "          [-o NAME=VALUE]...\n"
             "          [--warm-from CACHE [--warm-count W]] [--evals | --pairs]\n"
             "          [--goal 0.95] [--cap PCT] [--quality-at PCT] CACHE.json.gz...\n",

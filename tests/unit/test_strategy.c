@@ -912,7 +912,7 @@ static void test_plan_compile_shares_slice(void **state)
      * rank asked: both back halves, the older slice's first. */
     struct tf_job *j3;
     struct tf_bundle *b3;
-    struct tf_plan *r = plan_for(search, &j3, &b3, &dev);
+    struct tf_plan *r = plan_for("{strategy: genetic, budget: 200, seed: 4}", &j3, &b3, &dev);
     struct tf_work wa, wb, c;
     assert_int_equal(tf_plan_next_slice(r, 0, 10, &wa, &err), 10);
     assert_int_equal(tf_plan_next_slice(r, 0, 7, &wb, &err), 7);
@@ -935,6 +935,47 @@ static void test_plan_compile_shares_slice(void **state)
     tf_job_destroy(j2);
     tf_bundle_destroy(b);
     tf_bundle_destroy(b2);
+}
+
+/* An adaptive search keeps at most an eighth of its budget (at least 8) out
+ * unanswered: a worker asking for more waits for results, and the task has
+ * not ended meanwhile. */
+static void test_plan_in_flight_cap(void **state)
+{
+    (void)state;
+    struct tf_job *j;
+    struct tf_bundle *b;
+    struct tf_device dev;
+    struct tf_plan *p = plan_for("{strategy: local, budget: 80, seed: 2}", &j, &b, &dev);
+    struct tf_task *t = &p->tasks[0];
+    struct tf_error err;
+    struct tf_work w, v;
+    assert_int_equal(tf_plan_next_slice(p, 0, 100, &w, &err), 10);
+    assert_int_equal(tf_plan_next_slice(p, 0, 5, &v, &err), 0);
+    assert_int_equal(t->stop, TF_PLAN_RUNNING);
+    assert_true(tf_plan_has_future(p, 0));
+    for (int i = 0; i < 3; i++) {
+        struct tf_result x = {.config = w.list[i], .phase = (uint8_t)w.phase};
+        int st;
+        x.time_median = plan_time(x.config, &st);
+        x.status = (uint8_t)st;
+        tf_plan_record(p, t, &x);
+    }
+    assert_int_equal(tf_plan_next_slice(p, 0, 100, &v, &err), 3);
+    free(v.list);
+    free(w.list);
+    /* A small budget still keeps 8 out. */
+    struct tf_job *j2;
+    struct tf_bundle *b2;
+    struct tf_plan *q = plan_for("{strategy: genetic, budget: 20, seed: 2}", &j2, &b2, &dev);
+    assert_int_equal(tf_plan_next_slice(q, 0, 100, &w, &err), 8);
+    free(w.list);
+    tf_plan_destroy(q);
+    tf_job_destroy(j2);
+    tf_bundle_destroy(b2);
+    tf_plan_destroy(p);
+    tf_job_destroy(j);
+    tf_bundle_destroy(b);
 }
 
 /* tf_plan_warm_start with `same`: another device class's best rows of the
@@ -1073,6 +1114,7 @@ int main(void)
         cmocka_unit_test(test_check_job_search),
         cmocka_unit_test(test_plan_ask_tell),
         cmocka_unit_test(test_plan_compile_shares_slice),
+        cmocka_unit_test(test_plan_in_flight_cap),
         cmocka_unit_test(test_plan_stops),
         cmocka_unit_test(test_warm_seeds),
         cmocka_unit_test(test_job_warm_start),
