@@ -585,8 +585,8 @@ int64_t tf_plan_next_slice(struct tf_plan *plan, int klass, uint64_t want, struc
              * convolution caches (bench/strategy/study -w 1 -B/-A, 50 seeds):
              * an eighth to a seventh of a 5% budget in flight cost local
              * nothing and genetic 0.01 of the optimum; 30% cost 0.02-0.03;
-             * at 2%, 36% cost 0.07-0.09. A worker refused here waits (parked)
-             * for results. */
+             * at 2%, 36% cost 0.01-0.05 and 73% 0.07-0.09. A worker refused
+             * here waits (parked) for results. */
             const uint64_t cap = t->total / 8 > IN_FLIGHT_MIN ? t->total / 8 : IN_FLIGHT_MIN;
             const uint64_t out = t->dispatched > t->done ? t->dispatched - t->done : 0;
             if (out >= cap)
