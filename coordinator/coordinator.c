@@ -1528,8 +1528,9 @@ static void coordinator_print_summary(const struct coordinator *c, double wall)
     coordinator_print_duty(c, wall);
     if (ahead > 0)
         printf("Compile ranks: %d rank%s got %llu configurations to compile ahead of the device "
-               "ranks\n",
-               compile_ranks, compile_ranks == 1 ? "" : "s", (unsigned long long)ahead);
+               "ranks (%llu of them proposals a device rank held)\n",
+               compile_ranks, compile_ranks == 1 ? "" : "s", (unsigned long long)ahead,
+               (unsigned long long)c->plan->shared);
     printf("Statuses:");
     for (int s = 0; s < TF_STATUS_COUNT; s++)
         if (c->status_counts[s])

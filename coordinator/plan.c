@@ -649,6 +649,7 @@ int64_t tf_plan_next_compile_slice(struct tf_plan *plan, int klass, uint64_t wan
             uint64_t *list = tf_xmalloc(sizeof *list * n);
             memcpy(list, t->shared + t->shared_head, sizeof *list * n);
             t->shared_head += n;
+            plan->shared += n;
             work->kernel = (uint32_t)t->kernel;
             work->problem = (uint32_t)t->problem;
             work->list = list;

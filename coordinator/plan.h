@@ -81,6 +81,8 @@ struct tf_plan {
     uint64_t patience;     /* the job's search.patience (0: off) and noise */
     double noise;
     bool time_up;          /* the job's time budget ended the searches */
+    uint64_t shared;       /* adaptive proposals compile ranks took from device workers'
+                              slices (tf_plan_next_compile_slice), for the summary */
     int nclasses;
     char (*class_keys)[256]; /* class i's key (tf_device_class_key of its device) */
 };

@@ -543,6 +543,12 @@ static const char *worker_reference(struct worker *w, uint32_t kernel)
     return w->references[kernel];
 }
 
+/* Fold `x` into the moving average *avg (0: none yet, *avg becomes x). */
+static void worker_average(double *avg, double x)
+{
+    *avg = *avg > 0 ? 0.9 * *avg + 0.1 * x : x;
+}
+
 /* Compile-wait and measure the configuration at the head of the queue. */
 static int worker_measure_next(struct worker *w, struct tf_error *err)
 {
@@ -605,19 +611,15 @@ static int worker_measure_next(struct worker *w, struct tf_error *err)
         if (tf_runner_measure(w->runner, p.kernel, p.problem, p.phase, p.config,
                               bin.binary_path, ref, &r, err))
             return -1;
-        const double took = worker_now() - t0;
-        w->measure_seconds = w->measure_seconds > 0 ? 0.9 * w->measure_seconds + 0.1 * took
-                                                    : took;
+        worker_average(&w->measure_seconds, worker_now() - t0);
     }
     r.kernel = p.kernel;
     r.problem = p.problem;
     r.phase = (uint8_t)p.phase;
     r.config = p.config;
     r.compile_time = bin.compile_time;
-    if (bin.compile_time > 0)
-        w->compile_seconds = w->compile_seconds > 0
-                                 ? 0.9 * w->compile_seconds + 0.1 * bin.compile_time
-                                 : bin.compile_time;
+    if (bin.compile_time > 0) /* cache hits say nothing of a compile's time */
+        worker_average(&w->compile_seconds, bin.compile_time);
     /* What the runner read off the loaded binary first; the compiler's report
      * (ptxas: the same registers and spills) where it read nothing. Shared
      * memory only from the runner: it adds the launch's dynamic shared memory

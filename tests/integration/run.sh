@@ -196,6 +196,10 @@ sed -e 's/^name: ranked_compile_rank/name: ranked_adaptive/' \
 with_compile_rank "a genetic search with a compile rank completes" ahead/adaptive.yaml adaptive
 check "  its budget, each configuration once" $CHECK adaptive.h5 ranked --rows 30 --unique --all-ok
 check "  the measuring worker found some of its proposals compiled" found_in_cache adaptive.h5
+# Hints alone (the search's guesses) would also give cache hits: the summary
+# counts the proposals taken from the measuring worker's slices.
+check "  the compile rank took proposals the measuring worker held" \
+    grep -Eq "Compile ranks: .*\(([1-9][0-9]*) of them proposals a device rank held\)" adaptive.out
 export XDG_CACHE_HOME="$TMP/cache-ahead" # the first run's cache, warm now
 # Again with the cache now warm: the compile rank finds nothing to do and gets
 # STOP at once, seconds before the run ends. It must wait for the others

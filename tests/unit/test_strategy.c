@@ -767,6 +767,19 @@ static struct tf_plan *plan_for(const char *search, struct tf_job **jout, struct
     return p;
 }
 
+/* The plan hears the fixture's result for `config` (phase `phase`); it goes to
+ * *out too if out is not NULL. */
+static void record_one(struct tf_plan *p, uint64_t config, uint32_t phase, struct tf_result *out)
+{
+    struct tf_result x = {.config = config, .phase = (uint8_t)phase};
+    int st;
+    x.time_median = plan_time(x.config, &st);
+    x.status = (uint8_t)st;
+    if (out)
+        *out = x;
+    tf_plan_record(p, &p->tasks[0], &x);
+}
+
 /* Serve the plan like a coordinator with one worker: slices of `batch`, each
  * told before the next is cut; up to `rounds` slices (-1: to the end). The
  * configurations measured go to out[] (*n), the results to res[]. */
@@ -785,15 +798,9 @@ static void serve(struct tf_plan *p, int batch, int rounds, uint64_t *out, uint6
             /* An adaptive search hands out lists, brute force index ranges. */
             if (w.list == NULL)
                 assert_int_equal(tf_space_next(p->tasks[0].space, idx, w.hi, &idx, &err), 1);
-            struct tf_result x = {.config = w.list ? w.list[i] : idx++,
-                                  .phase = (uint8_t)w.phase};
-            int st;
-            x.time_median = plan_time(x.config, &st);
-            x.status = (uint8_t)st;
-            if (res)
-                res[*n] = x;
-            out[(*n)++] = x.config;
-            tf_plan_record(p, &p->tasks[0], &x);
+            const uint64_t config = w.list ? w.list[i] : idx++;
+            record_one(p, config, w.phase, res ? &res[*n] : NULL);
+            out[(*n)++] = config;
         }
         free(w.list);
     }
@@ -896,18 +903,14 @@ static void test_plan_compile_shares_slice(void **state)
                 assert_true(c.list[k] != w.list[i]);
         if (n > 0)
             free(c.list);
-        for (int64_t i = 0; i < got; i++) {
-            struct tf_result x = {.config = w.list[i], .phase = (uint8_t)w.phase};
-            int st;
-            x.time_median = plan_time(x.config, &st);
-            x.status = (uint8_t)st;
-            tf_plan_record(p, &p->tasks[0], &x);
-        }
+        for (int64_t i = 0; i < got; i++)
+            record_one(p, w.list[i], w.phase, NULL);
         measured += (uint64_t)got;
         free(w.list);
     }
     assert_int_equal(measured, 60);
     assert_int_equal(shared, 30);
+    assert_int_equal(p->shared, 30); /* the summary's count */
     /* Two device workers of the class each got a slice before a compile
      * rank asked: both back halves, the older slice's first. */
     struct tf_job *j3;
@@ -954,13 +957,8 @@ static void test_plan_in_flight_cap(void **state)
     assert_int_equal(tf_plan_next_slice(p, 0, 5, &v, &err), 0);
     assert_int_equal(t->stop, TF_PLAN_RUNNING);
     assert_true(tf_plan_has_future(p, 0));
-    for (int i = 0; i < 3; i++) {
-        struct tf_result x = {.config = w.list[i], .phase = (uint8_t)w.phase};
-        int st;
-        x.time_median = plan_time(x.config, &st);
-        x.status = (uint8_t)st;
-        tf_plan_record(p, t, &x);
-    }
+    for (int i = 0; i < 3; i++)
+        record_one(p, w.list[i], w.phase, NULL);
     assert_int_equal(tf_plan_next_slice(p, 0, 100, &v, &err), 3);
     free(v.list);
     free(w.list);
