@@ -699,6 +699,7 @@ static const struct tf_gpu_vendor cuda_vendor = {
     .error_text = cuda_error_text,
     .is_sticky = is_sticky,
     .is_configuration_error = is_configuration_error,
+    .out_of_memory = TF_CUDA_ERROR_OUT_OF_MEMORY,
     .device_open = cuda_device_open,
     .device_close = cuda_device_close,
     .stream_create = cuda_stream_create,

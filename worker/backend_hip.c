@@ -880,6 +880,7 @@ static const struct tf_gpu_vendor hip_vendor = {
     .error_text = hip_error_text,
     .is_sticky = is_sticky,
     .is_configuration_error = is_configuration_error,
+    .out_of_memory = TF_HIP_ERROR_OUT_OF_MEMORY,
     .device_open = hip_device_open,
     .device_close = hip_device_close,
     .stream_create = hip_stream_create,

@@ -351,7 +351,10 @@ int tf_gpu_alloc(struct tf_backend_ctx *ctx, size_t bytes, void **ptr, struct tf
         *ptr = NULL;
         char what[96];
         snprintf(what, sizeof what, "allocating %zu bytes of device memory", bytes);
-        return gpu_fail(ctx, rc, err, what);
+        gpu_fail(ctx, rc, err, what);
+        if (rc == ctx->v->out_of_memory)
+            err->code = TF_ERR_NOMEM;
+        return -1;
     }
     return 0;
 }

@@ -60,6 +60,9 @@ struct tf_gpu_vendor {
     int (*is_sticky)(int rc);
     /* 1 if `rc` from a launch means the configuration asks too much (nothing ran). */
     int (*is_configuration_error)(int rc);
+    /* The runtime's "out of memory" code: an allocation that failed with it
+     * is TF_ERR_NOMEM (the runner then frees the problems it kept set up). */
+    int out_of_memory;
 
     /* Load and initialise the runtime, make device `ordinal` current in this
      * thread, fill `limits`. Non-zero (not a status) + err on failure, with

@@ -80,18 +80,21 @@ struct tf_runner {
     char *setup_reference;
     double device_seconds;
     struct tf_buf buf;
-    /* The reference's outputs for (expected_kernel, expected_problem,
-     * expected_reference) as earlier runners computed them: sealed memfds and
-     * their keys, in the runner's words, oldest first (see "the reference's
-     * outputs" below). Kept across runners. */
+    /* The reference's outputs as earlier runners computed them, for the
+     * last few (kernel, problem, reference) this worker measured: sealed
+     * memfds and their keys, in the runner's words (see "the reference's
+     * outputs" below). Kept across runners, so a runner started again
+     * computes no reference of a problem it comes back to. */
     struct expected_memfd {
         int fd;
         char *key;
         size_t bytes;
-    } expected[RUNNER_EXPECTED_MAX_SETS];
+        uint32_t kernel, problem;
+        char *reference;
+        uint64_t used;      /* when last received or offered (the clock below) */
+    } expected[RUNNER_WORKER_EXPECTED_MAX];
     int nexpected;
-    uint32_t expected_kernel, expected_problem;
-    char *expected_reference;
+    uint64_t expected_clock;
 };
 
 int tf_runner_fd_send(int sock, int fd)
@@ -171,9 +174,8 @@ static void expected_remove(struct tf_runner *r, int i)
 {
     close(r->expected[i].fd);
     free(r->expected[i].key);
-    memmove(&r->expected[i], &r->expected[i + 1],
-            (size_t)(r->nexpected - i - 1) * sizeof r->expected[0]);
-    r->nexpected--;
+    free(r->expected[i].reference);
+    r->expected[i] = r->expected[--r->nexpected];
 }
 
 /* Forget all of them. */
@@ -181,34 +183,61 @@ static void expected_drop(struct tf_runner *r)
 {
     while (r->nexpected > 0)
         expected_remove(r, r->nexpected - 1);
-    free(r->expected_reference);
-    r->expected_reference = NULL;
 }
 
-/* Keep memfd `fd` of outputs with key `key` (both taken) for the current
- * (expected_kernel, expected_problem, expected_reference), replacing one of
- * the same key; the oldest go while there are more than the runner's bounds
- * (RUNNER_EXPECTED_MAX_SETS, RUNNER_EXPECTED_MAX_BYTES besides the newest). */
-static void expected_keep(struct tf_runner *r, int fd, char *key)
+/* 1 if entry `e` holds outputs of (kernel, problem, reference). */
+static int expected_of(const struct expected_memfd *e, uint32_t kernel, uint32_t problem,
+                       const char *reference)
+{
+    return e->kernel == kernel && e->problem == problem && strcmp(e->reference, reference) == 0;
+}
+
+/* Keep memfd `fd` of outputs with key `key` (both taken) for (kernel,
+ * problem, reference), replacing one of the same key. The least recently
+ * used go while there are more than the bounds: a problem's own
+ * (RUNNER_EXPECTED_MAX_SETS, what one SETUP can offer) and all of them
+ * (RUNNER_WORKER_EXPECTED_MAX, RUNNER_WORKER_EXPECTED_BYTES besides this one). */
+static void expected_keep(struct tf_runner *r, uint32_t kernel, uint32_t problem,
+                          const char *reference, int fd, char *key)
 {
     struct stat st;
     for (int i = 0; i < r->nexpected; i++)
-        if (strcmp(r->expected[i].key, key) == 0) {
+        if (expected_of(&r->expected[i], kernel, problem, reference) &&
+            strcmp(r->expected[i].key, key) == 0) {
             expected_remove(r, i);
             break;
         }
-    if (r->nexpected == RUNNER_EXPECTED_MAX_SETS)
-        expected_remove(r, 0);
-    r->expected[r->nexpected++] =
-        (struct expected_memfd){fd, key, fstat(fd, &st) == 0 ? (size_t)st.st_size : 0};
     for (;;) {
-        size_t older = 0;
-        for (int i = 0; i + 1 < r->nexpected; i++)
-            older += r->expected[i].bytes;
-        if (older <= RUNNER_EXPECTED_MAX_BYTES)
+        int mine = 0, oldest = -1, oldest_mine = -1;
+        size_t bytes = 0;
+        for (int i = 0; i < r->nexpected; i++) {
+            const struct expected_memfd *e = &r->expected[i];
+            bytes += e->bytes;
+            if (oldest < 0 || e->used < r->expected[oldest].used)
+                oldest = i;
+            if (expected_of(e, kernel, problem, reference)) {
+                mine++;
+                if (oldest_mine < 0 || e->used < r->expected[oldest_mine].used)
+                    oldest_mine = i;
+            }
+        }
+        if (mine >= RUNNER_EXPECTED_MAX_SETS)
+            expected_remove(r, oldest_mine);
+        else if (r->nexpected >= RUNNER_WORKER_EXPECTED_MAX ||
+                 (r->nexpected > 0 && bytes > RUNNER_WORKER_EXPECTED_BYTES))
+            expected_remove(r, oldest);
+        else
             break;
-        expected_remove(r, 0);
     }
+    r->expected[r->nexpected++] = (struct expected_memfd){
+        .fd = fd,
+        .key = key,
+        .bytes = fstat(fd, &st) == 0 ? (size_t)st.st_size : 0,
+        .kernel = kernel,
+        .problem = problem,
+        .reference = tf_xstrdup(reference),
+        .used = ++r->expected_clock,
+    };
 }
 
 /* Read the count and keys of the sets a SETUP or MEASURE answer announces
@@ -226,19 +255,11 @@ static int expected_receive(struct tf_runner *r, uint32_t kernel, uint32_t probl
     for (uint32_t i = 0; i < n && rc == 0; i++)
         if ((keys[i] = tf_buf_get_strdup(&r->buf)) == NULL)
             rc = -3;
-    if (rc == 0 && n > 0 &&
-        (r->expected_reference == NULL || r->expected_kernel != kernel ||
-         r->expected_problem != problem || strcmp(r->expected_reference, reference) != 0)) {
-        expected_drop(r); /* another problem's: their memory goes first */
-        r->expected_kernel = kernel;
-        r->expected_problem = problem;
-        r->expected_reference = tf_xstrdup(reference);
-    }
     uint32_t i = 0;
     for (; i < n && rc == 0; i++) {
         int fd;
         if ((rc = tf_runner_fd_recv(r->fd, deadline, &fd)) == 0) {
-            expected_keep(r, fd, keys[i]);
+            expected_keep(r, kernel, problem, reference, fd, keys[i]);
             keys[i] = NULL;
         }
     }
@@ -480,28 +501,28 @@ static int prepare(struct tf_runner *r, uint32_t kernel, uint32_t problem, uint6
     out->status = TF_STATUS_CRASHED;
     if (ensure_child(r, out, err) != 0)
         return -1;
-    r->setup_valid = 0; /* the child drops its old problem whatever happens next */
+    r->setup_valid = 0; /* the child's current problem changes whatever happens next */
     /* The reference's outputs earlier runners computed for this problem go
-     * with the request (the descriptors right after it); another problem's are
-     * dropped first, so their memory is free before the new ones are made. */
-    const int saved = r->nexpected > 0 && r->expected_kernel == kernel &&
-                      r->expected_problem == problem &&
-                      strcmp(r->expected_reference, reference) == 0;
-    if (!saved)
-        expected_drop(r);
+     * with the request (the descriptors right after it). */
+    int offer[RUNNER_EXPECTED_MAX_SETS], noffer = 0;
+    for (int i = 0; i < r->nexpected && noffer < RUNNER_EXPECTED_MAX_SETS; i++)
+        if (expected_of(&r->expected[i], kernel, problem, reference)) {
+            offer[noffer++] = i;
+            r->expected[i].used = ++r->expected_clock;
+        }
     tf_runner_buf_reset(&r->buf);
     tf_buf_put_u8(&r->buf, RUNNER_REQ_SETUP);
     tf_buf_put_u32(&r->buf, kernel);
     tf_buf_put_u32(&r->buf, problem);
     tf_buf_put_u64(&r->buf, config);
     tf_buf_put_str(&r->buf, reference);
-    tf_buf_put_u32(&r->buf, (uint32_t)r->nexpected);
-    for (int i = 0; i < r->nexpected; i++)
-        tf_buf_put_str(&r->buf, r->expected[i].key);
+    tf_buf_put_u32(&r->buf, (uint32_t)noffer);
+    for (int i = 0; i < noffer; i++)
+        tf_buf_put_str(&r->buf, r->expected[offer[i]].key);
     const double deadline = tf_channel_now() + fmax(SETUP_DEADLINE_MIN, 10 * r->timeout);
     int rc = tf_channel_write_frame(r->fd, &r->buf, deadline);
-    for (int i = 0; rc == 0 && i < r->nexpected; i++)
-        if (tf_runner_fd_send(r->fd, r->expected[i].fd) != 0)
+    for (int i = 0; rc == 0 && i < noffer; i++)
+        if (tf_runner_fd_send(r->fd, r->expected[offer[i]].fd) != 0)
             rc = -1;
     if (rc == 0)
         rc = tf_channel_read_frame(r->fd, &r->buf, deadline);

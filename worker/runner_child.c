@@ -145,10 +145,10 @@ static void fill_const(enum tf_elem_type type, void *p, int64_t n, int one)
 
 static void free_buffers(struct runner_child *c)
 {
-    if (c->bufs == NULL)
+    if (c->cur.bufs == NULL)
         return;
-    for (int i = 0; i < c->k->nargs; i++) {
-        struct runner_buffer *b = &c->bufs[i];
+    for (int i = 0; i < c->cur.k->nargs; i++) {
+        struct runner_buffer *b = &c->cur.bufs[i];
         if (b->dev_base)
             c->be->release(c->ctx, b->dev_base);
         if (b->dev_init)
@@ -161,11 +161,11 @@ static void free_buffers(struct runner_child *c)
         else
             free(b->got);
     }
-    free(c->bufs);
-    c->bufs = NULL;
-    if (c->guard_pinned)
-        c->be->host_free(c->ctx, c->guard_pinned);
-    c->guard_pinned = NULL;
+    free(c->cur.bufs);
+    c->cur.bufs = NULL;
+    if (c->cur.guard_pinned)
+        c->be->host_free(c->ctx, c->cur.guard_pinned);
+    c->cur.guard_pinned = NULL;
 }
 
 static void sets_drop_all(struct runner_child *c);
@@ -174,20 +174,20 @@ static void reset_problem(struct runner_child *c)
 {
     sets_drop_all(c);
     free_buffers(c);
-    free(c->scalars);
-    free(c->args);
-    free(c->largs);
-    free(c->lslots);
-    free(c->slots);
-    free(c->reference);
-    c->scalars = NULL;
-    c->args = NULL;
-    c->largs = NULL;
-    c->lslots = NULL;
-    c->slots = NULL;
-    c->reference = NULL;
-    c->ready = 0;
-    c->k = NULL;
+    free(c->cur.scalars);
+    free(c->cur.args);
+    free(c->cur.largs);
+    free(c->cur.lslots);
+    free(c->cur.slots);
+    free(c->cur.reference);
+    c->cur.scalars = NULL;
+    c->cur.args = NULL;
+    c->cur.largs = NULL;
+    c->cur.lslots = NULL;
+    c->cur.slots = NULL;
+    c->cur.reference = NULL;
+    c->cur.ready = 0;
+    c->cur.k = NULL;
 }
 
 static const char *scalar_type_name(enum tf_elem_type t)
@@ -206,15 +206,15 @@ static const char *scalar_type_name(enum tf_elem_type t)
  * that cannot be evaluated, and the run goes on. */
 static int eval_scalars(struct runner_child *c, uint64_t config, struct tf_error *err)
 {
-    const struct tf_kernel *k = c->k;
-    tf_kernel_bind(k, config, (int)c->problem, &c->dev, c->slots);
+    const struct tf_kernel *k = c->cur.k;
+    tf_kernel_bind(k, config, (int)c->cur.problem, &c->dev, c->cur.slots);
     for (int i = 0; i < k->nargs; i++) {
         const struct tf_arg *a = &k->args[i];
         if (a->kind != TF_ARG_SCALAR)
             continue;
         struct tf_value v;
         char why[160];
-        if (tf_expr_eval(a->value, c->slots, &v, err) != 0)
+        if (tf_expr_eval(a->value, c->cur.slots, &v, err) != 0)
             return tf_error_set(err, TF_ERR_EVAL, "argument '%s': %.900s", a->name,
                                 err->message);
         if (!tf_scalar_fits(a->type, v, why, sizeof why))
@@ -225,10 +225,10 @@ static int eval_scalars(struct runner_child *c, uint64_t config, struct tf_error
                                 a->name, scalar_type_name(a->type), tf_expr_text(a->value),
                                 why, a->type == TF_ELEM_I32 ? "int64" : "float64");
         switch (a->type) {
-        case TF_ELEM_I32: c->scalars[i].i32 = (int32_t)(v.is_float ? (int64_t)v.u.f : v.u.i); break;
-        case TF_ELEM_I64: c->scalars[i].i64 = v.is_float ? (int64_t)v.u.f : v.u.i; break;
-        case TF_ELEM_F32: c->scalars[i].f32 = (float)tf_value_as_double(v); break;
-        case TF_ELEM_F64: c->scalars[i].f64 = tf_value_as_double(v); break;
+        case TF_ELEM_I32: c->cur.scalars[i].i32 = (int32_t)(v.is_float ? (int64_t)v.u.f : v.u.i); break;
+        case TF_ELEM_I64: c->cur.scalars[i].i64 = v.is_float ? (int64_t)v.u.f : v.u.i; break;
+        case TF_ELEM_F32: c->cur.scalars[i].f32 = (float)tf_value_as_double(v); break;
+        case TF_ELEM_F64: c->cur.scalars[i].f64 = tf_value_as_double(v); break;
         }
     }
     return 0;
@@ -238,15 +238,15 @@ static int eval_scalars(struct runner_child *c, uint64_t config, struct tf_error
 static int eval_sizes(struct runner_child *c, uint64_t config, int64_t *counts,
                       struct tf_error *err)
 {
-    const struct tf_kernel *k = c->k;
-    tf_kernel_bind(k, config, (int)c->problem, &c->dev, c->slots);
+    const struct tf_kernel *k = c->cur.k;
+    tf_kernel_bind(k, config, (int)c->cur.problem, &c->dev, c->cur.slots);
     for (int i = 0; i < k->nargs; i++) {
         const struct tf_arg *a = &k->args[i];
         counts[i] = 0;
         if (a->kind != TF_ARG_BUFFER)
             continue;
         struct tf_value v;
-        if (tf_expr_eval(a->size, c->slots, &v, err) != 0)
+        if (tf_expr_eval(a->size, c->cur.slots, &v, err) != 0)
             return tf_error_set(err, TF_ERR_EVAL, "size of '%s': %.900s", a->name, err->message);
         if (v.is_float && v.u.f != floor(v.u.f))
             return tf_error_set(err, TF_ERR_EVAL, "size of '%s' is %g, not a whole number",
@@ -288,10 +288,10 @@ static int wait_downloads(struct runner_child *c, struct tf_error *err)
  * to its worker after its answer (SCM_RIGHTS, one byte after the frame, per
  * memfd). Each set of outputs has a key, a text the runner makes: the kernel,
  * the problem, every buffer's size and the values of the parameters the
- * reference depends on (reference.depends_on). The worker keeps the current
- * problem's sets with their keys (at most RUNNER_EXPECTED_MAX_SETS, and
- * RUNNER_EXPECTED_MAX_BYTES besides the newest) and offers them all with the
- * next SETUP of the same kernel, problem and reference; a runner maps one
+ * reference depends on (reference.depends_on). The worker keeps the sets of
+ * its last few problems with their keys (at most RUNNER_EXPECTED_MAX_SETS a
+ * problem; RUNNER_WORKER_EXPECTED_* in all) and offers a problem's with every
+ * SETUP of the same kernel, problem and reference; a runner maps one
  * instead of running the reference when a configuration needs its key and the
  * memfd is sealed and as long as the buffers' layout says. The outputs are
  * then exactly the ones the first runner compared every variant with, so a
@@ -325,33 +325,33 @@ static size_t expected_layout(const struct runner_child *c, size_t *off)
     const long page_size = sysconf(_SC_PAGESIZE);
     const size_t page = page_size > 0 ? (size_t)page_size : 4096;
     size_t total = 0;
-    for (int i = 0; i < c->k->nargs; i++) {
+    for (int i = 0; i < c->cur.k->nargs; i++) {
         off[i] = 0;
-        if (c->k->args[i].kind != TF_ARG_BUFFER || !c->k->args[i].output)
+        if (c->cur.k->args[i].kind != TF_ARG_BUFFER || !c->cur.k->args[i].output)
             continue;
         off[i] = total;
-        total += (expected_span(&c->bufs[i]) + page - 1) / page * page;
+        total += (expected_span(&c->cur.bufs[i]) + page - 1) / page * page;
     }
     return total;
 }
 
-/* The key of the expected outputs the configuration bound in c->slots needs
+/* The key of the expected outputs the configuration bound in c->cur.slots needs
  * (malloc'd): the buffers' sizes now and the values of the reference's
  * depends_on parameters. */
 static char *expected_key(const struct runner_child *c)
 {
-    const struct tf_kernel *k = c->k;
+    const struct tf_kernel *k = c->cur.k;
     struct tf_buf t = {0};
     char item[64];
-    int n = snprintf(item, sizeof item, "kernel %u problem %u sizes", c->kernel, c->problem);
+    int n = snprintf(item, sizeof item, "kernel %u problem %u sizes", c->cur.kernel, c->cur.problem);
     tf_buf_put_bytes(&t, item, (size_t)n);
     for (int i = 0; i < k->nargs; i++) {
-        n = snprintf(item, sizeof item, " %lld", (long long)c->bufs[i].count);
+        n = snprintf(item, sizeof item, " %lld", (long long)c->cur.bufs[i].count);
         tf_buf_put_bytes(&t, item, (size_t)n);
     }
     if (k->nref_depends > 0) {
         int64_t *values = tf_xcalloc((size_t)k->nref_depends, sizeof *values);
-        tf_kernel_reference_values(k, c->slots, values);
+        tf_kernel_reference_values(k, c->cur.slots, values);
         tf_buf_put_bytes(&t, " depends", 8);
         for (int j = 0; j < k->nref_depends; j++) {
             n = snprintf(item, sizeof item, " %lld", (long long)values[j]);
@@ -366,46 +366,46 @@ static char *expected_key(const struct runner_child *c)
 /* Unmap set `i`'s outputs (or close its offered memfd) and remove it. */
 static void set_drop(struct runner_child *c, int i)
 {
-    struct expected_set *e = &c->sets[i];
-    for (int a = 0; e->maps && a < c->k->nargs; a++)
+    struct expected_set *e = &c->cur.sets[i];
+    for (int a = 0; e->maps && a < c->cur.k->nargs; a++)
         tf_runner_sealed_free(e->maps[a], e->bytes[a]);
     if (e->fd >= 0)
         close(e->fd);
     free(e->maps);
     free(e->bytes);
     free(e->key);
-    const int last = --c->nsets;
-    if (c->current_set == i)
-        c->current_set = -1;
-    else if (c->current_set == last) /* the last one moves into slot i */
-        c->current_set = i;
+    const int last = --c->cur.nsets;
+    if (c->cur.current_set == i)
+        c->cur.current_set = -1;
+    else if (c->cur.current_set == last) /* the last one moves into slot i */
+        c->cur.current_set = i;
     if (i != last)
-        c->sets[i] = c->sets[last];
+        c->cur.sets[i] = c->cur.sets[last];
 }
 
 /* Every set of the current problem, dropped (the buffers' `expected` with them). */
 static void sets_drop_all(struct runner_child *c)
 {
-    while (c->nsets > 0)
-        set_drop(c, c->nsets - 1);
-    free(c->sets);
-    c->sets = NULL;
-    c->current_set = -1;
-    for (int i = 0; c->bufs && c->k && i < c->k->nargs; i++)
-        c->bufs[i].expected = NULL;
+    while (c->cur.nsets > 0)
+        set_drop(c, c->cur.nsets - 1);
+    free(c->cur.sets);
+    c->cur.sets = NULL;
+    c->cur.current_set = -1;
+    for (int i = 0; c->cur.bufs && c->cur.k && i < c->cur.k->nargs; i++)
+        c->cur.bufs[i].expected = NULL;
 }
 
 /* A new, empty set with key `key` (taken), returned by index. */
 static int set_add(struct runner_child *c, char *key, int fd)
 {
-    c->sets = tf_xrealloc(c->sets, (size_t)(c->nsets + 1) * sizeof *c->sets);
-    struct expected_set *e = &c->sets[c->nsets];
+    c->cur.sets = tf_xrealloc(c->cur.sets, (size_t)(c->cur.nsets + 1) * sizeof *c->cur.sets);
+    struct expected_set *e = &c->cur.sets[c->cur.nsets];
     memset(e, 0, sizeof *e);
     e->key = key;
     e->fd = fd;
-    e->maps = tf_xcalloc((size_t)c->k->nargs, sizeof *e->maps);
-    e->bytes = tf_xcalloc((size_t)c->k->nargs, sizeof *e->bytes);
-    return c->nsets++;
+    e->maps = tf_xcalloc((size_t)c->cur.k->nargs, sizeof *e->maps);
+    e->bytes = tf_xcalloc((size_t)c->cur.k->nargs, sizeof *e->bytes);
+    return c->cur.nsets++;
 }
 
 /* Drop the least recently used sets other than the one in use while there
@@ -415,15 +415,15 @@ static void sets_trim(struct runner_child *c)
     for (;;) {
         size_t bytes = 0;
         int oldest = -1;
-        for (int i = 0; i < c->nsets; i++) {
-            if (i == c->current_set)
+        for (int i = 0; i < c->cur.nsets; i++) {
+            if (i == c->cur.current_set)
                 continue;
-            bytes += c->sets[i].total;
-            if (oldest < 0 || c->sets[i].used < c->sets[oldest].used)
+            bytes += c->cur.sets[i].total;
+            if (oldest < 0 || c->cur.sets[i].used < c->cur.sets[oldest].used)
                 oldest = i;
         }
         if (oldest < 0 ||
-            (c->nsets <= RUNNER_EXPECTED_MAX_SETS && bytes <= RUNNER_EXPECTED_MAX_BYTES))
+            (c->cur.nsets <= RUNNER_EXPECTED_MAX_SETS && bytes <= RUNNER_EXPECTED_MAX_BYTES))
             return;
         set_drop(c, oldest);
     }
@@ -435,8 +435,8 @@ static void sets_trim(struct runner_child *c)
  * 0 if every output is mapped from it; -1: nothing is (the caller drops it). */
 static int set_adopt(struct runner_child *c, int i)
 {
-    const struct tf_kernel *k = c->k;
-    struct expected_set *e = &c->sets[i];
+    const struct tf_kernel *k = c->cur.k;
+    struct expected_set *e = &c->cur.sets[i];
     size_t *off = tf_xcalloc((size_t)k->nargs, sizeof *off);
     const size_t total = expected_layout(c, off);
     struct stat st;
@@ -444,7 +444,7 @@ static int set_adopt(struct runner_child *c, int i)
     int ok = fstat(e->fd, &st) == 0 && (uint64_t)st.st_size == (uint64_t)total && seals >= 0 &&
              (seals & EXPECTED_SEALS) == EXPECTED_SEALS;
     for (int a = 0; ok && a < k->nargs; a++) {
-        const struct runner_buffer *b = &c->bufs[a];
+        const struct runner_buffer *b = &c->cur.bufs[a];
         if (k->args[a].kind != TF_ARG_BUFFER || !k->args[a].output)
             continue;
         void *p = mmap(NULL, expected_span(b), PROT_READ, MAP_SHARED, e->fd, (off_t)off[a]);
@@ -465,7 +465,7 @@ static int set_adopt(struct runner_child *c, int i)
 }
 
 /* Run the reference on private copies of the inputs, for the configuration
- * bound in c->slots (its scalars in c->scalars), into a new set with key
+ * bound in c->cur.slots (its scalars in c->cur.scalars), into a new set with key
  * `key` (taken), read-only: in a sealed memfd where there is one (queued for
  * the worker: c->fresh_fds), else in sealed anonymous pages. The reference's
  * arguments are the kernel's, then a pointer to each problem size and to each
@@ -473,7 +473,7 @@ static int set_adopt(struct runner_child *c, int i)
  * the set's index in *set; err says why when not ok. */
 static int run_reference(struct runner_child *c, char *key, int *set, struct tf_error *err)
 {
-    const struct tf_kernel *k = c->k;
+    const struct tf_kernel *k = c->cur.k;
     const int nref = k->nargs + k->nsizes + k->nref_depends;
     void **ref_args = tf_xcalloc((size_t)nref + 1, sizeof *ref_args);
     void **ref_ptrs = tf_xcalloc((size_t)k->nargs, sizeof *ref_ptrs);
@@ -489,17 +489,17 @@ static int run_reference(struct runner_child *c, char *key, int *set, struct tf_
         fd = -1;
     }
     for (int s = 0; s < k->nsizes; s++) {
-        values[s] = k->problems[c->problem].sizes[s];
+        values[s] = k->problems[c->cur.problem].sizes[s];
         ref_args[k->nargs + s] = &values[s];
     }
-    tf_kernel_reference_values(k, c->slots, values + k->nsizes);
+    tf_kernel_reference_values(k, c->cur.slots, values + k->nsizes);
     for (int j = 0; j < k->nref_depends; j++)
         ref_args[k->nargs + k->nsizes + j] = &values[k->nsizes + j];
     for (int a = 0; a < k->nargs; a++) {
         const struct tf_arg *arg = &k->args[a];
-        const struct runner_buffer *b = &c->bufs[a];
+        const struct runner_buffer *b = &c->cur.bufs[a];
         if (arg->kind != TF_ARG_BUFFER) {
-            ref_args[a] = &c->scalars[a];
+            ref_args[a] = &c->cur.scalars[a];
             continue;
         }
         /* The reference gets private copies: it may write any of them. */
@@ -518,7 +518,7 @@ static int run_reference(struct runner_child *c, char *key, int *set, struct tf_
         memcpy(ref_ptrs[a], b->init, b->bytes);
         ref_args[a] = &ref_ptrs[a];
     }
-    if (tf_backend_host.load(NULL, c->reference, k->ref_entry, &ref_fn, err) != 0) {
+    if (tf_backend_host.load(NULL, c->cur.reference, k->ref_entry, &ref_fn, err) != 0) {
         status = TF_STATUS_LAUNCH_ERROR;
         tf_error_set(err, TF_ERR_BACKEND, "reference: %.900s", err->message);
         goto out;
@@ -534,14 +534,14 @@ static int run_reference(struct runner_child *c, char *key, int *set, struct tf_
     if (fd >= 0) {
         for (int a = 0; a < k->nargs; a++)
             if (k->args[a].kind == TF_ARG_BUFFER && k->args[a].output) {
-                tf_runner_sealed_free(ref_ptrs[a], c->bufs[a].bytes);
+                tf_runner_sealed_free(ref_ptrs[a], c->cur.bufs[a].bytes);
                 ref_ptrs[a] = NULL;
             }
         sealed = fcntl(fd, F_ADD_SEALS, EXPECTED_SEALS | F_SEAL_SEAL) == 0;
     }
-    struct expected_set *e = &c->sets[i];
+    struct expected_set *e = &c->cur.sets[i];
     for (int a = 0; a < k->nargs; a++) {
-        const struct runner_buffer *b = &c->bufs[a];
+        const struct runner_buffer *b = &c->cur.bufs[a];
         if (k->args[a].kind != TF_ARG_BUFFER || !k->args[a].output)
             continue;
         e->bytes[a] = b->bytes;
@@ -579,7 +579,7 @@ out:
         c->loaded_references[c->nloaded_references++] = ref_fn;
     }
     for (int a = 0; a < k->nargs; a++)
-        tf_runner_sealed_free(ref_ptrs[a], c->bufs[a].bytes);
+        tf_runner_sealed_free(ref_ptrs[a], c->cur.bufs[a].bytes);
     if (fd >= 0)
         close(fd);
     if (status != TF_STATUS_OK) {
@@ -605,23 +605,23 @@ static void fresh_forget(struct runner_child *c)
 }
 
 /* Point the buffers' `expected` at the outputs the configuration bound in
- * c->slots needs (its key): the set in use, another set this runner has, an
+ * c->cur.slots needs (its key): the set in use, another set this runner has, an
  * offered memfd mapped now, or the reference run now. *ran (if not NULL) is
  * set when the reference ran. A status; err says why when not ok. */
 static int expected_select(struct runner_child *c, int *ran, struct tf_error *err)
 {
-    const struct tf_kernel *k = c->k;
+    const struct tf_kernel *k = c->cur.k;
     char *key = expected_key(c);
     int i = -1;
-    for (int j = 0; j < c->nsets && i < 0; j++)
-        if (strcmp(c->sets[j].key, key) == 0)
+    for (int j = 0; j < c->cur.nsets && i < 0; j++)
+        if (strcmp(c->cur.sets[j].key, key) == 0)
             i = j;
-    if (i >= 0 && i == c->current_set) {
+    if (i >= 0 && i == c->cur.current_set) {
         free(key);
-        c->sets[i].used = ++c->set_clock;
+        c->cur.sets[i].used = ++c->set_clock;
         return TF_STATUS_OK;
     }
-    if (i >= 0 && c->sets[i].fd >= 0 && set_adopt(c, i) != 0) {
+    if (i >= 0 && c->cur.sets[i].fd >= 0 && set_adopt(c, i) != 0) {
         set_drop(c, i); /* not what it says: compute it */
         i = -1;
     }
@@ -641,10 +641,10 @@ static int expected_select(struct runner_child *c, int *ran, struct tf_error *er
         if (status != TF_STATUS_OK)
             return status;
     }
-    c->current_set = i;
-    c->sets[i].used = ++c->set_clock;
+    c->cur.current_set = i;
+    c->cur.sets[i].used = ++c->set_clock;
     for (int a = 0; a < k->nargs; a++)
-        c->bufs[a].expected = c->sets[i].maps[a];
+        c->cur.bufs[a].expected = c->cur.sets[i].maps[a];
     sets_trim(c);
     return TF_STATUS_OK;
 }
@@ -655,16 +655,16 @@ static int expected_select(struct runner_child *c, int *ran, struct tf_error *er
 static int build_buffers(struct runner_child *c, uint64_t config, const int64_t *counts,
                          struct tf_error *err)
 {
-    const struct tf_kernel *k = c->k;
+    const struct tf_kernel *k = c->cur.k;
     int status = TF_STATUS_RUNTIME_ERROR;
 
     free_buffers(c);
-    c->current_set = -1; /* new buffers: a set is selected for them */
-    c->bufs = tf_xcalloc((size_t)k->nargs, sizeof *c->bufs);
+    c->cur.current_set = -1; /* new buffers: a set is selected for them */
+    c->cur.bufs = tf_xcalloc((size_t)k->nargs, sizeof *c->cur.bufs);
     for (int i = 0; i < k->nargs; i++) {
         const struct tf_arg *a = &k->args[i];
-        struct runner_buffer *b = &c->bufs[i];
-        c->args[i] = &c->scalars[i];
+        struct runner_buffer *b = &c->cur.bufs[i];
+        c->cur.args[i] = &c->cur.scalars[i];
         if (a->kind != TF_ARG_BUFFER)
             continue;
         b->count = counts[i];
@@ -681,8 +681,8 @@ static int build_buffers(struct runner_child *c, uint64_t config, const int64_t 
         }
         const uint64_t seed =
             tf_runner_mix64(tf_runner_mix64(tf_runner_mix64(tf_runner_mix64(c->job->seed) ^
-                                                            c->kernel) ^
-                                            c->problem) ^
+                                                            c->cur.kernel) ^
+                                            c->cur.problem) ^
                             (uint64_t)i);
         switch (a->init) {
         case TF_INIT_RANDOM:
@@ -710,7 +710,7 @@ static int build_buffers(struct runner_child *c, uint64_t config, const int64_t 
             else if (c->be->upload(c->ctx, b->dev_init, b->init, b->bytes, err) != 0)
                 goto fail;
         }
-        c->args[i] = &b->dev;
+        c->cur.args[i] = &b->dev;
         if (a->output && can_overlap_downloads(c)) {
             /* Without room for either, the download is the synchronous one. */
             struct tf_error spare = {0};
@@ -732,7 +732,7 @@ static int build_buffers(struct runner_child *c, uint64_t config, const int64_t 
         void *room = NULL;
         if (nbuffers > 0 &&
             c->be->host_alloc(c->ctx, 2 * RUNNER_GUARD_BYTES * nbuffers, &room, &spare) == 0)
-            c->guard_pinned = room;
+            c->cur.guard_pinned = room;
     }
     if (eval_scalars(c, config, err) != 0) {
         status = TF_STATUS_INVALID;
@@ -744,12 +744,186 @@ fail:
     return status;
 }
 
+/* ---- problems kept set up ----
+ *
+ * A worker moves between problems: an adaptive search keeps only part of
+ * its budget in flight (coordinator/plan.c), so a GPU worker of a job with
+ * several problems measures a few of one, then a few of the next. Building a
+ * problem again costs its inputs, uploads and often its reference (a CPU
+ * GEMM of 4096^3 takes seconds): on jobs/default.yaml, 14.7 s of a 161 s run
+ * (bench/results/search-duty-2026-11-27-h200.md). So a SETUP keeps the
+ * problem it replaces, within RUNNER_KEPT_* (least recently used dropped
+ * first), and one for a kept problem makes it current again. Its device
+ * images are uploaded again from the sealed host copies and its guards
+ * filled again: a variant of another problem may have written anywhere on
+ * the device, and it must cost only its own configuration. */
+
+/* Bytes `p` holds on the device (buffers with their guards, images,
+ * snapshots) and on the host (images, downloads, expected outputs). */
+static void problem_footprint(const struct runner_problem *p, uint64_t *device, uint64_t *host)
+{
+    *device = *host = 0;
+    for (int i = 0; p->bufs != NULL && p->k != NULL && i < p->k->nargs; i++) {
+        const struct runner_buffer *b = &p->bufs[i];
+        if (b->dev_base)
+            *device += b->bytes + 2 * RUNNER_GUARD_BYTES;
+        if (b->dev_init)
+            *device += b->bytes;
+        if (b->dev_snap)
+            *device += b->bytes;
+        if (b->init)
+            *host += b->bytes;
+        if (b->got)
+            *host += b->bytes;
+    }
+    for (int i = 0; i < p->nsets; i++)
+        *host += p->sets[i].total;
+}
+
+/* Free kept problem `i` (it leaves the list). */
+static void kept_drop(struct runner_child *c, int i)
+{
+    const struct runner_problem cur = c->cur;
+    c->cur = c->kept[i];
+    reset_problem(c);
+    c->cur = cur;
+    c->kept[i] = c->kept[--c->nkept];
+}
+
+static void kept_drop_all(struct runner_child *c)
+{
+    while (c->nkept > 0)
+        kept_drop(c, c->nkept - 1);
+}
+
+/* Drop the least recently used kept problems while there are more, or they
+ * hold more memory, than RUNNER_KEPT_* allow. */
+static void kept_trim(struct runner_child *c)
+{
+    const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    const uint64_t ram = pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page : 0;
+    const uint64_t host_limit = ram > 0 ? ram / RUNNER_KEPT_HOST_SHARE : (uint64_t)1 << 28;
+    /* The host backend's device memory is the host's: one limit for both. */
+    const int on_host = strcmp(c->be->name, "host") == 0;
+    const uint64_t device_limit =
+        on_host ? host_limit
+                : c->dev.memory_bytes > 0 ? c->dev.memory_bytes / RUNNER_KEPT_DEVICE_SHARE
+                                          : (uint64_t)1 << 30;
+    for (;;) {
+        uint64_t device = 0, host = 0;
+        int oldest = -1;
+        for (int i = 0; i < c->nkept; i++) {
+            uint64_t d, h;
+            problem_footprint(&c->kept[i], &d, &h);
+            device += d;
+            host += h;
+            if (oldest < 0 || c->kept[i].used < c->kept[oldest].used)
+                oldest = i;
+        }
+        if (on_host) {
+            host += device;
+            device = 0;
+        }
+        if (oldest < 0 || (c->nkept <= RUNNER_KEPT_MAX && device <= device_limit &&
+                           host <= host_limit))
+            return;
+        kept_drop(c, oldest);
+    }
+}
+
+/* The current problem joins the kept ones if it is set up (else it is freed). */
+static void keep_current(struct runner_child *c)
+{
+    if (!c->cur.ready || c->cur.bufs == NULL || c->cur.current_set < 0) {
+        reset_problem(c);
+        return;
+    }
+    c->cur.used = ++c->set_clock;
+    c->kept = tf_xrealloc(c->kept, (size_t)(c->nkept + 1) * sizeof *c->kept);
+    c->kept[c->nkept++] = c->cur;
+    memset(&c->cur, 0, sizeof c->cur);
+    c->cur.current_set = -1;
+    kept_trim(c);
+}
+
+/* Kept problem `i` becomes current: its device images uploaded again from
+ * the sealed host copies, its guards filled again. A status (not ok: the
+ * caller frees it). */
+static int kept_restore(struct runner_child *c, int i, struct tf_error *err)
+{
+    c->cur = c->kept[i];
+    c->kept[i] = c->kept[--c->nkept];
+    for (int a = 0; a < c->cur.k->nargs; a++) {
+        struct runner_buffer *b = &c->cur.bufs[a];
+        if (c->cur.k->args[a].kind != TF_ARG_BUFFER)
+            continue;
+        if (b->dev_init != NULL && c->be->upload(c->ctx, b->dev_init, b->init, b->bytes, err) != 0)
+            return TF_STATUS_RUNTIME_ERROR;
+        if (tf_runner_guard_fill(c, b, err) != 0)
+            return TF_STATUS_RUNTIME_ERROR;
+    }
+    c->kept_reused++;
+    return TF_STATUS_OK;
+}
+
+/* The sets the worker offered with a SETUP of a kept problem: those it
+ * already has are closed, the others join its sets (mapped when selected). */
+static void kept_offered(struct runner_child *c, int noffered, int *offered, char **keys)
+{
+    for (int i = 0; i < noffered; i++) {
+        int known = 0;
+        for (int s = 0; s < c->cur.nsets && !known; s++)
+            known = strcmp(c->cur.sets[s].key, keys[i]) == 0;
+        if (known) {
+            close(offered[i]);
+            free(keys[i]);
+        } else {
+            set_add(c, keys[i], offered[i]);
+        }
+    }
+    sets_trim(c);
+}
+
+static int problem_build(struct runner_child *c, uint32_t kernel, uint32_t problem,
+                         uint64_t config, const char *reference, int noffered, int *offered,
+                         char **keys, struct tf_error *err);
+
 /* SETUP: make (kernel, problem) current, with buffers sized for `config` and
  * its expected outputs; `offered` memfds (with their `keys`, all taken) are
  * the sets the worker kept of this problem. */
 static int child_setup(struct runner_child *c, uint32_t kernel, uint32_t problem, uint64_t config,
                        const char *reference, int noffered, int *offered, char **keys,
                        struct tf_error *err)
+{
+    keep_current(c);
+    for (int i = 0; i < c->nkept; i++) {
+        const struct runner_problem *p = &c->kept[i];
+        if (p->kernel != kernel || p->problem != problem || strcmp(p->reference, reference) != 0)
+            continue;
+        const int status = kept_restore(c, i, err);
+        if (status == TF_STATUS_OK) {
+            kept_offered(c, noffered, offered, keys);
+            return status;
+        }
+        reset_problem(c); /* rebuilt below, from nothing */
+        break;
+    }
+    int status = problem_build(c, kernel, problem, config, reference, noffered, offered, keys,
+                               err);
+    if (status == TF_STATUS_RUNTIME_ERROR && err->code == TF_ERR_NOMEM && c->nkept > 0) {
+        /* Out of memory with other problems kept: the current one comes first. */
+        kept_drop_all(c);
+        struct tf_error again = {0};
+        status = problem_build(c, kernel, problem, config, reference, 0, NULL, NULL, &again);
+        *err = again;
+    }
+    return status;
+}
+
+/* Build (kernel, problem) from nothing as the current problem (see child_setup). */
+static int problem_build(struct runner_child *c, uint32_t kernel, uint32_t problem,
+                         uint64_t config, const char *reference, int noffered, int *offered,
+                         char **keys, struct tf_error *err)
 {
     reset_problem(c);
     if (kernel >= (uint32_t)c->job->nkernels ||
@@ -762,22 +936,22 @@ static int child_setup(struct runner_child *c, uint32_t kernel, uint32_t problem
         return TF_STATUS_RUNTIME_ERROR;
     }
     const struct tf_kernel *k = c->job->kernels[kernel].kernel;
-    c->k = k;
-    c->kernel = kernel;
-    c->problem = problem;
-    c->reference = tf_xstrdup(reference);
+    c->cur.k = k;
+    c->cur.kernel = kernel;
+    c->cur.problem = problem;
+    c->cur.reference = tf_xstrdup(reference);
     for (int i = 0; i < noffered; i++)
         set_add(c, keys[i], offered[i]);
-    c->scalars = tf_xcalloc((size_t)k->nargs, sizeof *c->scalars);
-    c->args = tf_xcalloc((size_t)k->nargs, sizeof *c->args);
-    c->largs = tf_xcalloc((size_t)k->nargs, sizeof *c->largs);
-    c->lslots = tf_xcalloc((size_t)k->nargs, sizeof *c->lslots);
-    c->slots = tf_xcalloc((size_t)k->nslots, sizeof *c->slots);
-    c->sizes_vary = 0;
+    c->cur.scalars = tf_xcalloc((size_t)k->nargs, sizeof *c->cur.scalars);
+    c->cur.args = tf_xcalloc((size_t)k->nargs, sizeof *c->cur.args);
+    c->cur.largs = tf_xcalloc((size_t)k->nargs, sizeof *c->cur.largs);
+    c->cur.lslots = tf_xcalloc((size_t)k->nargs, sizeof *c->cur.lslots);
+    c->cur.slots = tf_xcalloc((size_t)k->nslots, sizeof *c->cur.slots);
+    c->cur.sizes_vary = 0;
     for (int i = 0; i < k->nargs; i++)
         for (int p = 0; k->args[i].kind == TF_ARG_BUFFER && p < k->nparams; p++)
             if (tf_expr_uses_slot(k->args[i].size, p))
-                c->sizes_vary = 1;
+                c->cur.sizes_vary = 1;
     int64_t *counts = tf_xcalloc((size_t)k->nargs, sizeof *counts);
     int status = TF_STATUS_INVALID;
     if (eval_sizes(c, config, counts, err) == 0)
@@ -786,21 +960,21 @@ static int child_setup(struct runner_child *c, uint32_t kernel, uint32_t problem
         status = expected_select(c, NULL, err);
     free(counts);
     if (status == TF_STATUS_OK)
-        c->ready = 1;
+        c->cur.ready = 1;
     return status;
 }
 
 /* The argument array for one launch, filled afresh (see child.largs). */
 static void **launch_args(struct runner_child *c)
 {
-    for (int i = 0; i < c->k->nargs; i++) {
-        if (c->k->args[i].kind == TF_ARG_BUFFER)
-            c->lslots[i].p = c->bufs[i].dev;
+    for (int i = 0; i < c->cur.k->nargs; i++) {
+        if (c->cur.k->args[i].kind == TF_ARG_BUFFER)
+            c->cur.lslots[i].p = c->cur.bufs[i].dev;
         else
-            c->lslots[i].s = c->scalars[i];
-        c->largs[i] = &c->lslots[i];
+            c->cur.lslots[i].s = c->cur.scalars[i];
+        c->cur.largs[i] = &c->cur.lslots[i];
     }
-    return c->largs;
+    return c->cur.largs;
 }
 
 struct sample_ctx {
@@ -957,13 +1131,13 @@ static int measure_energy(struct sample_ctx *sc, const struct tf_measure *protoc
 static int sample_verify(void *ctx, struct tf_error *err)
 {
     struct sample_ctx *s = ctx;
-    const struct tf_kernel *k = s->c->k;
+    const struct tf_kernel *k = s->c->cur.k;
     const int landed = wait_downloads(s->c, err);
     if (landed != TF_STATUS_OK)
         return landed;
     for (int i = 0; i < k->nargs; i++) {
         const struct tf_arg *a = &k->args[i];
-        const struct runner_buffer *b = &s->c->bufs[i];
+        const struct runner_buffer *b = &s->c->cur.bufs[i];
         if (a->kind != TF_ARG_BUFFER || !a->output)
             continue;
         int status = tf_verify(a->name, a->type, b->got, b->expected, (size_t)b->count, k->rtol,
@@ -979,14 +1153,14 @@ static int sample_verify(void *ctx, struct tf_error *err)
 /* Evaluate launch geometry: a NULL expression is 1 (grid, block) or 0 (shared). */
 static int eval_geometry(struct runner_child *c, struct tf_launch *geo, struct tf_error *err)
 {
-    const struct tf_kernel *k = c->k;
+    const struct tf_kernel *k = c->cur.k;
     for (int d = 0; d < 7; d++) {
         const struct tf_expr *e = d < 3 ? k->grid[d] : d < 6 ? k->block[d - 3] : k->shared;
         const char *what = d < 3 ? "grid" : d < 6 ? "block" : "shared";
         int64_t v = d < 6 ? 1 : 0;
         if (e) {
             struct tf_value val;
-            if (tf_expr_eval(e, c->slots, &val, err) != 0)
+            if (tf_expr_eval(e, c->cur.slots, &val, err) != 0)
                 return tf_error_set(err, TF_ERR_EVAL, "%s: %.900s", what, err->message);
             v = val.is_float ? (int64_t)ceil(val.u.f) : val.u.i;
         }
@@ -1033,11 +1207,11 @@ static void apply_telemetry(struct tf_result *res, const struct tf_telemetry *be
  * to stderr when it exits (the overhead a duty cycle below 100% is made of). */
 static struct {
     int on;
-    long configs;
+    long configs, setups;
     double setup, load, restore, verify_launch, download, measure, telemetry, total;
 } profile;
 
-static void profile_report(void)
+static void profile_report(const struct runner_child *c)
 {
     if (!profile.on || profile.configs == 0)
         return;
@@ -1045,10 +1219,12 @@ static void profile_report(void)
     fprintf(stderr,
             "tunefarm runner profile: %ld configurations, per configuration (ms): total %.3f = "
             "load %.3f + restore %.3f + verified launch %.3f + download %.3f + samples and "
-            "verification %.3f + telemetry %.3f + other; setup %.3f s in all\n",
+            "verification %.3f + telemetry %.3f + other; setup %.3f s in all (%ld set-ups, %llu "
+            "of them problems kept set up)\n",
             profile.configs, profile.total * k, profile.load * k, profile.restore * k,
             profile.verify_launch * k, profile.download * k, profile.measure * k,
-            profile.telemetry * k, profile.setup);
+            profile.telemetry * k, profile.setup, profile.setups,
+            (unsigned long long)c->kept_reused);
     for (int e = 0; e < TF_ENERGY_COUNT; e++)
         if (energy_log.count[e])
             fprintf(stderr, "tunefarm runner energy: %ld %s%s%s\n", energy_log.count[e],
@@ -1071,12 +1247,12 @@ static void profile_lap(double *slot, double *mark)
  * afterwards, by key). A status. */
 static int resize_buffers(struct runner_child *c, uint64_t config, struct tf_error *err)
 {
-    const struct tf_kernel *k = c->k;
+    const struct tf_kernel *k = c->cur.k;
     int64_t *counts = tf_xcalloc((size_t)k->nargs, sizeof *counts);
     int changed = 0, status = TF_STATUS_INVALID;
     if (eval_sizes(c, config, counts, err) == 0) {
         for (int i = 0; i < k->nargs; i++)
-            changed |= c->bufs == NULL || counts[i] != c->bufs[i].count;
+            changed |= c->cur.bufs == NULL || counts[i] != c->cur.bufs[i].count;
         status = changed ? build_buffers(c, config, counts, err) : TF_STATUS_OK;
     }
     free(counts);
@@ -1091,12 +1267,12 @@ static int resize_buffers(struct runner_child *c, uint64_t config, struct tf_err
 static int config_prepare(struct runner_child *c, uint32_t kernel, uint32_t problem,
                           uint64_t config, int *ran, struct tf_error *err)
 {
-    if (!c->ready || c->kernel != kernel || c->problem != problem)
+    if (!c->cur.ready || c->cur.kernel != kernel || c->cur.problem != problem)
         return TF_STATUS_RUNTIME_ERROR; /* tf_runner_child_measure says why */
     int status;
-    if (c->sizes_vary && (status = resize_buffers(c, config, err)) != TF_STATUS_OK)
+    if (c->cur.sizes_vary && (status = resize_buffers(c, config, err)) != TF_STATUS_OK)
         return status; /* bufs are gone: the next config rebuilds them */
-    if (!c->sizes_vary && c->k->nref_depends == 0)
+    if (!c->cur.sizes_vary && c->cur.k->nref_depends == 0)
         return TF_STATUS_OK; /* one key for the whole problem, selected by SETUP */
     if (eval_scalars(c, config, err) != 0)
         return TF_STATUS_INVALID;
@@ -1127,9 +1303,9 @@ static void read_function_info(struct runner_child *c, void *fn, const struct tf
  * device copies. 0 or -1 + err. */
 static int restore_buffers(struct runner_child *c, struct tf_error *err)
 {
-    for (int i = 0; i < c->k->nargs; i++) {
-        struct runner_buffer *b = &c->bufs[i];
-        if (c->k->args[i].kind != TF_ARG_BUFFER)
+    for (int i = 0; i < c->cur.k->nargs; i++) {
+        struct runner_buffer *b = &c->cur.bufs[i];
+        if (c->cur.k->args[i].kind != TF_ARG_BUFFER)
             continue;
         if ((b->dev_init ? c->be->copy(c->ctx, b->dev, b->dev_init, b->bytes, err)
                          : c->be->upload(c->ctx, b->dev, b->init, b->bytes, err)) != 0)
@@ -1143,9 +1319,9 @@ static int restore_buffers(struct runner_child *c, struct tf_error *err)
  * now. 0 or -1 + err (nothing left landing). */
 static int download_outputs(struct runner_child *c, struct tf_error *err)
 {
-    for (int i = 0; i < c->k->nargs; i++) {
-        const struct tf_arg *a = &c->k->args[i];
-        struct runner_buffer *b = &c->bufs[i];
+    for (int i = 0; i < c->cur.k->nargs; i++) {
+        const struct tf_arg *a = &c->cur.k->args[i];
+        struct runner_buffer *b = &c->cur.bufs[i];
         if (a->kind != TF_ARG_BUFFER || !a->output)
             continue;
         const int failed =
@@ -1174,13 +1350,13 @@ void tf_runner_child_measure(struct runner_child *c, uint32_t kernel, uint32_t p
     void *fn = NULL;
     int status;
     tf_result_init(res, kernel, problem, config, TF_STATUS_RUNTIME_ERROR);
-    if (!c->ready || c->kernel != kernel || c->problem != problem) {
+    if (!c->cur.ready || c->cur.kernel != kernel || c->cur.problem != problem) {
         tf_error_set(&err, TF_ERR_SYSTEM, "measure before setup of kernel %u problem %u", kernel,
                      problem);
         goto done;
     }
-    const struct tf_kernel *k = c->k;
-    if (c->bufs == NULL || c->current_set < 0) {
+    const struct tf_kernel *k = c->cur.k;
+    if (c->cur.bufs == NULL || c->cur.current_set < 0) {
         tf_error_set(&err, TF_ERR_SYSTEM, "measure without buffers or expected outputs");
         goto done;
     }
@@ -1402,6 +1578,7 @@ static int serve_setup(struct serve *s, struct tf_buf *req, struct tf_buf *rep)
     free(keys);
     s->state_taken = 0; /* the reference may have set up what it needs */
     profile.setup += tf_channel_now() - setup_started;
+    profile.setups++;
     free(reference);
     tf_buf_put_u8(rep, (uint8_t)status);
     char message[TF_MESSAGE_LEN];
@@ -1523,7 +1700,7 @@ int tf_runner_main(int argc, char **argv)
     const char *backend = argv[2];
     const int ordinal = atoi(argv[3]);
     struct runner_child *c = &s.c;
-    c->current_set = -1;
+    c->cur.current_set = -1;
     c->notify_out = -1;
     c->cwd_fd = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     tf_runner_guard_install(c);
@@ -1571,8 +1748,10 @@ int tf_runner_main(int argc, char **argv)
     free(c->fresh_keys);
     if (c->cwd_fd >= 0)
         close(c->cwd_fd);
-    if (c->k)
+    if (c->cur.k)
         reset_problem(c);
+    kept_drop_all(c);
+    free(c->kept);
     if (c->ctx)
         c->be->close(c->ctx);
     tf_job_destroy(c->job);
@@ -1581,6 +1760,6 @@ int tf_runner_main(int argc, char **argv)
     tf_buf_free(&rep);
     close(s.in);
     close(s.out);
-    profile_report();
+    profile_report(c);
     return rc;
 }

@@ -106,7 +106,7 @@ static void guard_say(const char *s)
 static void guard_signal(int sig, siginfo_t *si, void *uc)
 {
     const struct runner_child *c = guard_child;
-    if (guard_armed && c != NULL && c->bufs != NULL && c->k != NULL) {
+    if (guard_armed && c != NULL && c->cur.bufs != NULL && c->cur.k != NULL) {
         const uintptr_t a = (uintptr_t)si->si_addr;
         const uintptr_t reach = RUNNER_GUARD_BYTES + 2 * guard_page_bytes;
         /* The nearest buffer within reach: two mappings may lie back to
@@ -115,8 +115,8 @@ static void guard_signal(int sig, siginfo_t *si, void *uc)
          * upper one's start). Past an end wins a tie. */
         int hit = -1;
         uintptr_t best = 0;
-        for (int i = 0; i < c->k->nargs; i++) {
-            const struct runner_buffer *b = &c->bufs[i];
+        for (int i = 0; i < c->cur.k->nargs; i++) {
+            const struct runner_buffer *b = &c->cur.bufs[i];
             if (b->dev == NULL)
                 continue;
             const uintptr_t start = (uintptr_t)b->dev, end = start + b->bytes;
@@ -133,7 +133,7 @@ static void guard_signal(int sig, siginfo_t *si, void *uc)
         if (hit >= 0 && gettid() != guard_tid) {
             guard_say("tunefarm runner: a thread the variant started faulted in the guard "
                       "page of '");
-            guard_say(c->k->args[hit].name);
+            guard_say(c->cur.k->args[hit].name);
             guard_say("'; the runner ends\n");
         } else if (hit >= 0) {
             guard_arg = hit;
@@ -192,14 +192,14 @@ int tf_runner_guard_fill(const struct runner_child *c, const struct runner_buffe
  * after replying and a clean one takes the next configuration). */
 int tf_runner_guard_check(struct runner_child *c, struct tf_error *err)
 {
-    const struct tf_kernel *k = c->k;
+    const struct tf_kernel *k = c->cur.k;
     /* Where downloads queue (GPUs: guard_pinned), the two regions of every
      * buffer are queued into one page-locked scratch, in argument order, and
      * waited for once; elsewhere each is downloaded in turn. */
-    unsigned char *const pinned = c->guard_pinned;
+    unsigned char *const pinned = c->cur.guard_pinned;
     size_t slot = 0;
     for (int i = 0; pinned != NULL && i < k->nargs; i++) {
-        const struct runner_buffer *b = &c->bufs[i];
+        const struct runner_buffer *b = &c->cur.bufs[i];
         if (k->args[i].kind != TF_ARG_BUFFER || b->dev == NULL)
             continue;
         unsigned char *got = pinned + 2 * RUNNER_GUARD_BYTES * slot++;
@@ -214,7 +214,7 @@ int tf_runner_guard_check(struct runner_child *c, struct tf_error *err)
         return TF_STATUS_RUNTIME_ERROR;
     slot = 0;
     for (int i = 0; i < k->nargs; i++) {
-        const struct runner_buffer *b = &c->bufs[i];
+        const struct runner_buffer *b = &c->cur.bufs[i];
         if (k->args[i].kind != TF_ARG_BUFFER || b->dev == NULL)
             continue;
         unsigned char *got = pinned ? pinned + 2 * RUNNER_GUARD_BYTES * slot++ : guard_scratch;
@@ -261,7 +261,7 @@ void tf_runner_guarded_measure(struct runner_child *c, uint32_t kernel, uint32_t
         return;
     }
     /* Back from guard_signal: the variant was stopped in the middle. */
-    const struct tf_arg *a = &c->k->args[guard_arg];
+    const struct tf_arg *a = &c->cur.k->args[guard_arg];
     static const char *const verbs[] = {"accessed", "read", "wrote"};
     tf_result_init(res, kernel, problem, config, TF_STATUS_RUNTIME_ERROR);
     snprintf(res->message, sizeof res->message,

@@ -121,14 +121,28 @@ struct expected_set {
  * used are dropped and computed again if needed. */
 #define RUNNER_EXPECTED_MAX_SETS 16
 #define RUNNER_EXPECTED_MAX_BYTES ((size_t)1 << 30)
+/* A worker keeps the sets of several problems (runner.c): at most this many
+ * sets, and this many bytes of them besides the newest. While a runner maps
+ * them (it keeps those problems set up) they cost no memory of their own. */
+#define RUNNER_WORKER_EXPECTED_MAX (4 * RUNNER_EXPECTED_MAX_SETS)
+#define RUNNER_WORKER_EXPECTED_BYTES ((size_t)2 << 30)
 
-struct runner_child {
-    const struct tf_backend *be;
-    struct tf_backend_ctx *ctx;
-    struct tf_device dev;
-    struct tf_bundle *bundle;
-    struct tf_job *job;
-    /* the current (kernel, problem) */
+/* What a variant is given: its own copy of every argument slot (scalar
+ * values, buffer pointers) and of the array of pointers to them, filled
+ * again before every launch from scalars/bufs, which it never sees: a
+ * variant that writes through args (args[i] = ..., *(T **)args[i] += 1,
+ * a scalar decremented in place) changes its own launch, never the
+ * runner's view of its buffers or a later launch. */
+union launch_slot {
+    union runner_scalar s;
+    void *p;
+};
+
+/* One (kernel, problem) set up: its buffers, their images and expected
+ * outputs. The runner measures the current one (runner_child.cur) and keeps
+ * a few others set up (runner_child.kept), so that a worker moving between
+ * problems does not build their buffers and run their references again. */
+struct runner_problem {
     int ready;
     uint32_t kernel, problem;
     const struct tf_kernel *k;
@@ -138,34 +152,46 @@ struct runner_child {
     union runner_scalar *scalars; /* nargs */
     void **args;                  /* nargs: &scalars[i] or &bufs[i].dev */
     struct tf_value *slots;
+    struct expected_set *sets;    /* the problem's expected outputs */
+    int nsets;
+    int current_set;              /* the set bufs[].expected are from (-1: none) */
+    unsigned char *guard_pinned;  /* page-locked room for every buffer's two guard
+                                     regions (guard check), where downloads queue; or NULL */
+    void **largs;                 /* nargs: the variant's copy (union launch_slot) */
+    union launch_slot *lslots;
+    uint64_t used;                /* kept: when last current (the child's set_clock) */
+};
+
+struct runner_child {
+    const struct tf_backend *be;
+    struct tf_backend_ctx *ctx;
+    struct tf_device dev;
+    struct tf_bundle *bundle;
+    struct tf_job *job;
+    struct runner_problem cur;    /* the current (kernel, problem) */
+    struct runner_problem *kept;  /* others still set up, within RUNNER_KEPT_* */
+    int nkept;
+    uint64_t kept_reused;         /* SETUPs answered from kept (TUNEFARM_PROFILE) */
     int downloads_queued;    /* download_async queued, download_wait still due */
     int damaged;             /* a variant wrote outside its buffers: end after replying */
     int cwd_fd;              /* the runner's folder, restored after every variant (-1: none) */
-    struct expected_set *sets;  /* the expected outputs of the current (kernel, problem) */
-    int nsets;
-    int current_set;            /* the set bufs[].expected are from (-1: none) */
     uint64_t set_clock;         /* counts selections (expected_set.used) */
     int *fresh_fds;             /* sealed memfds of sets computed here, for the worker: */
     char **fresh_keys;          /* sent after the next answer (see "the reference's outputs") */
     int nfresh;
     int notify_out;             /* during a MEASURE: where to say that the reference runs
                                    (RUNNER_ANSWER_REFERENCE), once; -1 otherwise */
-    unsigned char *guard_pinned; /* page-locked room for every buffer's two guard
-                                    regions (guard check), where downloads queue; or NULL */
     void **loaded_references;   /* every reference loaded: never unloaded (runner_child.c) */
     int nloaded_references;
-    /* What a variant is given: its own copy of every argument slot (scalar
-     * values, buffer pointers) and of the array of pointers to them, filled
-     * again before every launch from scalars/bufs, which it never sees: a
-     * variant that writes through args (args[i] = ..., *(T **)args[i] += 1,
-     * a scalar decremented in place) changes its own launch, never the
-     * runner's view of its buffers or a later launch. */
-    void **largs;
-    union launch_slot {
-        union runner_scalar s;
-        void *p;
-    } *lslots;
 };
+
+/* Problems a runner keeps set up besides the current one, at most: this many,
+ * and their buffers, images and expected outputs within RUNNER_KEPT_SHARE of
+ * the device's memory and of the host's (a quarter, an eighth: bounds, not
+ * targets; the least recently used goes first). */
+#define RUNNER_KEPT_MAX 8
+#define RUNNER_KEPT_DEVICE_SHARE 4
+#define RUNNER_KEPT_HOST_SHARE 16
 
 /* MEASURE one configuration of the current problem into `res` (runner_child.c;
  * tf_runner_guarded_measure calls it with the guard pages armed). */

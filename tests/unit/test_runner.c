@@ -551,8 +551,26 @@ static void test_restart_keeps_the_reference(void **state)
                      0);
     assert_int_equal(r.status, TF_STATUS_OK);
     assert_int_equal(reference_runs(), runs + 1);
+    /* back and forth: the runner kept both problems set up (runner_child.c,
+     * "problems kept set up"), so neither reference runs again */
+    for (int round = 0; round < 3; round++) {
+        expect_ok(f, hostile_config(f->k, 0));
+        assert_int_equal(tf_runner_prepare(f->runner, 0, 1, slow_config, f->reference, &r, &err),
+                         0);
+        assert_int_equal(r.status, TF_STATUS_OK);
+    }
+    assert_int_equal(reference_runs(), runs + 1);
+    assert_int_equal(tf_runner_starts(f->runner), starts + 3);
+    /* a restart loses what the runner kept, not the outputs its worker kept
+     * of both problems: neither reference runs again */
+    run_config(f, hostile_config(f->k, 2), &r);
+    assert_int_equal(r.status, TF_STATUS_RUNTIME_ERROR);
     expect_ok(f, hostile_config(f->k, 0));
-    assert_int_equal(reference_runs(), runs + 2);
+    assert_int_equal(tf_runner_starts(f->runner), starts + 4);
+    assert_int_equal(tf_runner_prepare(f->runner, 0, 1, slow_config, f->reference, &r, &err), 0);
+    assert_int_equal(r.status, TF_STATUS_OK);
+    expect_ok(f, hostile_config(f->k, 0));
+    assert_int_equal(reference_runs(), runs + 1);
 }
 
 /* A problem whose buffers do not fit the runner's memory (4 GB each; the
