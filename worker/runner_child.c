@@ -278,6 +278,21 @@ static int wait_downloads(struct runner_child *c, struct tf_error *err)
     return c->be->download_wait(c->ctx, err) == 0 ? TF_STATUS_OK : TF_STATUS_RUNTIME_ERROR;
 }
 
+/* Where a runner's time goes, per phase, when TUNEFARM_PROFILE is set: printed
+ * to stderr when it exits (the overhead a duty cycle below 100% is made of).
+ * Besides the phases of a configuration: `verify` (comparing the outputs,
+ * inside the samples when they overlap), `device` (the results' device time),
+ * `after` (putting the process back, unloading the binary, the shield's
+ * answer) and `idle` (from an answer to the next request: the worker's
+ * turn, and its wait for a compiled binary). */
+static struct {
+    int on;
+    long configs, setups;
+    double setup, load, restore, verify_launch, download, measure, telemetry, total;
+    double verify, device, after, idle;
+    double measured_at, replied_at; /* when the last configuration's phases, answer ended */
+} profile;
+
 /* ---- the reference's outputs, kept across runners ----
  *
  * Computing the reference is the slow part of a SETUP (a CPU GEMM takes
@@ -1128,10 +1143,22 @@ static int measure_energy(struct sample_ctx *sc, const struct tf_measure *protoc
 
 /* Compare every output of the verified launch (downloaded before the samples
  * were queued) with the reference, while the device runs the first samples. */
+static int sample_verify_outputs(struct sample_ctx *s, const struct tf_kernel *k,
+                                 struct tf_error *err);
+
 static int sample_verify(void *ctx, struct tf_error *err)
 {
     struct sample_ctx *s = ctx;
     const struct tf_kernel *k = s->c->cur.k;
+    const double started = tf_channel_now();
+    const int status = sample_verify_outputs(s, k, err);
+    profile.verify += tf_channel_now() - started;
+    return status;
+}
+
+static int sample_verify_outputs(struct sample_ctx *s, const struct tf_kernel *k,
+                                 struct tf_error *err)
+{
     const int landed = wait_downloads(s->c, err);
     if (landed != TF_STATUS_OK)
         return landed;
@@ -1203,14 +1230,6 @@ static void apply_telemetry(struct tf_result *res, const struct tf_telemetry *be
     res->throttled = (uint8_t)(after->throttled == 1 || (before && before->throttled == 1));
 }
 
-/* Where a runner's time goes, per phase, when TUNEFARM_PROFILE is set: printed
- * to stderr when it exits (the overhead a duty cycle below 100% is made of). */
-static struct {
-    int on;
-    long configs, setups;
-    double setup, load, restore, verify_launch, download, measure, telemetry, total;
-} profile;
-
 static void profile_report(const struct runner_child *c)
 {
     if (!profile.on || profile.configs == 0)
@@ -1225,6 +1244,11 @@ static void profile_report(const struct runner_child *c)
             profile.verify_launch * k, profile.download * k, profile.measure * k,
             profile.telemetry * k, profile.setup, profile.setups,
             (unsigned long long)c->kept_reused);
+    fprintf(stderr,
+            "tunefarm runner profile: per configuration (ms): device time %.3f, comparing the "
+            "outputs %.3f (within the samples), then putting the process back %.3f, waiting "
+            "for the next request %.3f\n",
+            profile.device * k, profile.verify * k, profile.after * k, profile.idle * k);
     for (int e = 0; e < TF_ENERGY_COUNT; e++)
         if (energy_log.count[e])
             fprintf(stderr, "tunefarm runner energy: %ld %s%s%s\n", energy_log.count[e],
@@ -1448,11 +1472,13 @@ void tf_runner_child_measure(struct runner_child *c, uint32_t kernel, uint32_t p
     profile_lap(&profile.telemetry, &mark);
     if (profile.on) {
         profile.configs++;
-        profile.total += tf_channel_now() - started;
+        profile.measured_at = tf_channel_now();
+        profile.total += profile.measured_at - started;
     }
     res->status = (uint8_t)status;
     res->samples = st.n;
     res->device_time += verified_seconds + st.busy; /* (+ the energy window's) */
+    profile.device += res->device_time;
     res->flushed_l2 = protocol->flush_l2;
     if (status == TF_STATUS_OK) {
         res->time_median = st.median;
@@ -1656,6 +1682,10 @@ static int serve_measure(struct serve *s, struct tf_buf *req, struct tf_buf *rep
     }
     if (c->damaged)
         s->exit_after_reply = 1;
+    if (profile.on && profile.measured_at > 0) {
+        profile.after += tf_channel_now() - profile.measured_at;
+        profile.measured_at = 0;
+    }
     tf_buf_put_u8(rep, RUNNER_ANSWER_RESULT);
     tf_buf_put_result(rep, &res);
     /* A fault that broke the device context (CUDA's sticky errors) leaves
@@ -1712,6 +1742,9 @@ int tf_runner_main(int argc, char **argv)
         struct tf_error err = {0};
         if (tf_buf_get_u8(&req, &type) != 0)
             break;
+        if (profile.on && profile.replied_at > 0 && type == RUNNER_REQ_MEASURE)
+            profile.idle += tf_channel_now() - profile.replied_at;
+        profile.replied_at = 0;
         tf_runner_buf_reset(&rep);
         if (type == RUNNER_REQ_QUIT)
             break;
@@ -1736,6 +1769,8 @@ int tf_runner_main(int argc, char **argv)
             break;
         if ((type == RUNNER_REQ_SETUP || type == RUNNER_REQ_MEASURE) && serve_fresh_send(&s) != 0)
             break;
+        if (profile.on && type == RUNNER_REQ_MEASURE)
+            profile.replied_at = tf_channel_now();
         if (s.exit_after_reply) {
             rc = RUNNER_EXIT_UNHEALTHY;
             break;

@@ -12,6 +12,7 @@
 #include <float.h>
 #include <inttypes.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -67,8 +68,11 @@ static int64_t load_int(enum tf_elem_type type, const void *p, size_t i)
             ;                                                                                  \
     } while (0)
 
-int tf_verify(const char *name, enum tf_elem_type type, const void *got, const void *expected,
-              size_t count, double rtol, double atol, char *message, size_t cap)
+/* How many of `count` elements fail, into *bad, and the first that does into
+ * *first (count when none): one piece of the comparison. */
+static void count_bad(enum tf_elem_type type, const void *got, const void *expected,
+                      size_t count, double rtol, double atol, size_t *bad_out,
+                      size_t *first_out)
 {
     size_t bad = 0, first = 0;
     switch (type) {
@@ -76,6 +80,73 @@ int tf_verify(const char *name, enum tf_elem_type type, const void *got, const v
     case TF_ELEM_F64: COUNT_BAD_REAL(double, fabs, DBL_MAX); break;
     case TF_ELEM_I32: COUNT_BAD_INT(int32_t); break;
     case TF_ELEM_I64: COUNT_BAD_INT(int64_t); break;
+    }
+    *bad_out = bad;
+    *first_out = bad > 0 ? first : count;
+}
+
+/* The comparison of a large output is split into pieces compared on threads
+ * of their own: on a GPU it runs while the device takes the first samples
+ * (runner_child.c), and one thread comparing 16M floats (a 4096^2 GEMM) took
+ * 18.6 ms on an H200 node, longer than four launches of a fast variant, so the
+ * device waited (bench/results/search-duty-2026-11-27-h200.md). The threads
+ * end before tf_verify returns. Below VERIFY_PIECE elements one thread does it. */
+#define VERIFY_PIECE ((size_t)1 << 20)
+#define VERIFY_THREADS 4
+
+struct verify_piece {
+    enum tf_elem_type type;
+    const char *got, *expected; /* the piece's first element */
+    size_t count;
+    double rtol, atol;
+    size_t bad, first;          /* out: first relative to the piece */
+};
+
+static void *verify_piece_run(void *arg)
+{
+    struct verify_piece *p = arg;
+    count_bad(p->type, p->got, p->expected, p->count, p->rtol, p->atol, &p->bad, &p->first);
+    return NULL;
+}
+
+int tf_verify(const char *name, enum tf_elem_type type, const void *got, const void *expected,
+              size_t count, double rtol, double atol, char *message, size_t cap)
+{
+    size_t bad = 0, first = count;
+    size_t npieces = count / VERIFY_PIECE;
+    if (npieces > VERIFY_THREADS)
+        npieces = VERIFY_THREADS;
+    if (npieces < 2) {
+        count_bad(type, got, expected, count, rtol, atol, &bad, &first);
+    } else {
+        struct verify_piece pieces[VERIFY_THREADS];
+        pthread_t threads[VERIFY_THREADS];
+        int started[VERIFY_THREADS] = {0};
+        const size_t size = tf_elem_size(type), each = count / npieces;
+        for (size_t i = 0; i < npieces; i++) {
+            const size_t from = i * each;
+            pieces[i] = (struct verify_piece){
+                .type = type,
+                .got = (const char *)got + from * size,
+                .expected = (const char *)expected + from * size,
+                .count = i + 1 == npieces ? count - from : each,
+                .rtol = rtol,
+                .atol = atol,
+            };
+            /* Piece 0 is the caller's; a thread that cannot start is too. */
+            started[i] = i > 0 && pthread_create(&threads[i], NULL, verify_piece_run,
+                                                  &pieces[i]) == 0;
+        }
+        for (size_t i = 0; i < npieces; i++)
+            if (!started[i])
+                verify_piece_run(&pieces[i]);
+        for (size_t i = 0; i < npieces; i++) {
+            if (started[i])
+                pthread_join(threads[i], NULL);
+            if (pieces[i].bad > 0 && first == count)
+                first = i * each + pieces[i].first;
+            bad += pieces[i].bad;
+        }
     }
     if (bad == 0) {
         if (cap > 0)

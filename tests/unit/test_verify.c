@@ -7,6 +7,8 @@
 #include <cmocka.h>
 
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "../../worker/verify.h"
@@ -129,6 +131,48 @@ static void test_first_bad_index_message(void **state)
                      TF_STATUS_OK);
 }
 
+/* A large output is compared in pieces on threads (verify.c): the message
+ * still names the first bad element of the whole output and counts all of
+ * them, whichever pieces they fall in, for every element type. */
+static void test_pieces_report_the_whole_output(void **state)
+{
+    (void)state;
+    const size_t n = ((size_t)5 << 20) + 3; /* 4 pieces, the last one longer */
+    float *ref = malloc(n * sizeof *ref), *got = malloc(n * sizeof *got);
+    int64_t *iref = malloc(n * sizeof *iref), *igot = malloc(n * sizeof *igot);
+    assert_non_null(ref);
+    assert_non_null(got);
+    assert_non_null(iref);
+    assert_non_null(igot);
+    for (size_t i = 0; i < n; i++) {
+        ref[i] = got[i] = (float)(i % 1000);
+        iref[i] = igot[i] = (int64_t)i;
+    }
+    char msg[160];
+    assert_int_equal(tf_verify("C", TF_ELEM_F32, got, ref, n, 1e-5, 1e-6, msg, sizeof msg),
+                     TF_STATUS_OK);
+    /* bad elements in the third piece, then the second, then the last one's tail */
+    const size_t bad[] = {3 * ((size_t)5 << 20) / 4 - 7, ((size_t)5 << 20) / 2 + 11, n - 1};
+    for (size_t b = 0; b < 3; b++) {
+        got[bad[b]] = -2.0f;
+        igot[bad[b]] = -5;
+    }
+    assert_int_equal(tf_verify("C", TF_ELEM_F32, got, ref, n, 1e-5, 1e-6, msg, sizeof msg),
+                     TF_STATUS_WRONG_RESULT);
+    char want[160];
+    snprintf(want, sizeof want, "C[%zu] = -2, expected %g (3 of %zu wrong)", bad[1],
+             (double)ref[bad[1]], n);
+    assert_string_equal(msg, want);
+    assert_int_equal(tf_verify("I", TF_ELEM_I64, igot, iref, n, 0, 0, msg, sizeof msg),
+                     TF_STATUS_WRONG_RESULT);
+    snprintf(want, sizeof want, "I[%zu] = -5, expected %zu (3 of %zu wrong)", bad[1], bad[1], n);
+    assert_string_equal(msg, want);
+    free(ref);
+    free(got);
+    free(iref);
+    free(igot);
+}
+
 static void test_elem_size(void **state)
 {
     (void)state;
@@ -146,6 +190,7 @@ int main(void)
         cmocka_unit_test(test_infinite_reference),
         cmocka_unit_test(test_ints_exact),
         cmocka_unit_test(test_first_bad_index_message),
+        cmocka_unit_test(test_pieces_report_the_whole_output),
         cmocka_unit_test(test_elem_size),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
