@@ -186,9 +186,10 @@ struct runner_child {
 };
 
 /* Problems a runner keeps set up besides the current one, at most: this many,
- * and their buffers, images and expected outputs within RUNNER_KEPT_SHARE of
- * the device's memory and of the host's (a quarter, an eighth: bounds, not
- * targets; the least recently used goes first). */
+ * and their buffers, images and expected outputs within 1/RUNNER_KEPT_*_SHARE
+ * of the device's memory and of the host's (a quarter, a sixteenth: bounds,
+ * not targets; the least recently used goes first; the host backend's
+ * buffers count against the host's). */
 #define RUNNER_KEPT_MAX 8
 #define RUNNER_KEPT_DEVICE_SHARE 4
 #define RUNNER_KEPT_HOST_SHARE 16
