@@ -85,8 +85,11 @@ make -j"$(nproc)" >"$LOG/build.log" 2>&1 || { echo "build failed"; tail -20 "$LO
 run() {
     local name=$1 job=$2; shift 2
     case $job in /*) ;; *) job=$ROOT/$job ;; esac
+    # TRACE=1: every worker writes its feed's trace (bench/trace_report.py reads it)
     (cd "$WORK" && XDG_CACHE_HOME=${CACHE:-$WORK/cache-$name} \
+        TUNEFARM_TRACE=${TRACE:+$LOG/trace-$name} \
         "$TF" run -q "$job" -o "$WORK/$name.h5" "$@") >"$LOG/$name.log" 2>&1
+    [ -z "${TRACE:-}" ] || $PY bench/trace_report.py "$LOG"/trace-"$name".*.csv | tee -a "$LOG/$name.log"
     local rc=$?
     echo "-- $name (exit $rc)"
     grep -E "^(Job|Compile|Duty|Statuses)" "$LOG/$name.log"

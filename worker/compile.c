@@ -935,6 +935,17 @@ uint64_t tf_compile_submit_for(struct tf_compile_pool *p, const struct tf_kernel
     return job->ticket;
 }
 
+void tf_compile_pool_load(struct tf_compile_pool *p, int *queued, int *active)
+{
+    pthread_mutex_lock(&p->mu);
+    int n = 0;
+    for (const struct compile_job *job = p->queue_head; job; job = job->next_queued)
+        n++;
+    *queued = n;
+    *active = p->active;
+    pthread_mutex_unlock(&p->mu);
+}
+
 void tf_compile_wait(struct tf_compile_pool *p, uint64_t ticket, struct tf_compiled *out)
 {
     pthread_mutex_lock(&p->mu);

@@ -55,6 +55,8 @@ uint64_t tf_compile_submit(struct tf_compile_pool *p, const struct tf_kernel *k,
  * its `defines:` name are compiled in (kernel.md); returns its ticket. */
 uint64_t tf_compile_submit_for(struct tf_compile_pool *p, const struct tf_kernel *k, int problem,
                                uint64_t config);
+/* Jobs waiting for a compile slot, and slots compiling now, into *queued, *active. */
+void tf_compile_pool_load(struct tf_compile_pool *p, int *queued, int *active);
 /* Block until `ticket` is done and copy its result to `out`; each ticket is waited once. */
 void tf_compile_wait(struct tf_compile_pool *p, uint64_t ticket, struct tf_compiled *out);
 /* Compile (or find cached) `k`'s host C reference with tf_backend_host, synchronously,

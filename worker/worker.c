@@ -171,6 +171,47 @@ static double worker_now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+/* TUNEFARM_TRACE=PREFIX: each worker writes PREFIX.<pid>.csv, a line per
+ * event of its feed, to tell why a device waits: `ask` (a request for work
+ * sent), `work` (a slice arrived: n configurations), `measure` (one
+ * configuration: how long the worker waited for its compile, then for the
+ * runner), `ahead` (a compile rank's configuration built: the wait for it).
+ * Each line has the seconds since the worker started, the queue's length and
+ * its pool's queued and running compiles. A diagnostic: nothing reads it. */
+static FILE *worker_trace_file(void)
+{
+    static FILE *trace;
+    static int opened;
+    if (!opened) {
+        opened = 1;
+        const char *prefix = getenv("TUNEFARM_TRACE");
+        if (prefix != NULL && prefix[0] != '\0') {
+            char path[4200];
+            snprintf(path, sizeof path, "%s.%ld.csv", prefix, (long)getpid());
+            if ((trace = fopen(path, "we")) != NULL)
+                fprintf(trace, "t,event,queue,pool_queued,pool_active,n,wait_s,measure_s\n");
+        }
+    }
+    return trace;
+}
+
+static void worker_trace(const struct worker *w, struct tf_compile_pool *pool, const char *event,
+                         long n, double wait_s, double measure_s)
+{
+    static double start;
+    FILE *trace = worker_trace_file();
+    if (trace == NULL)
+        return;
+    const double now = worker_now();
+    if (start == 0)
+        start = now;
+    int queued = -1, active = -1;
+    if (pool != NULL)
+        tf_compile_pool_load(pool, &queued, &active);
+    fprintf(trace, "%.4f,%s,%zu,%d,%d,%ld,%.4f,%.4f\n", now - start, event, w->len, queued,
+            active, n, wait_s, measure_s);
+}
+
 static double worker_wall(void)
 {
     struct timespec ts;
@@ -408,6 +449,7 @@ static int worker_on_work(struct worker *w, struct tf_error *err)
     if (work.nlist > 0) {
         for (uint32_t i = 0; i < work.nlist; i++)
             worker_push(w, work.kernel, work.problem, work.phase, work.list[i], NULL);
+        worker_trace(w, w->pool, "work", (long)work.nlist, 0, 0);
         rc = 0;
         goto out;
     }
@@ -510,6 +552,7 @@ static int worker_on_compile(struct worker *w, struct tf_error *err)
     if (work.nlist > 0) {
         for (uint32_t i = 0; i < work.nlist; i++)
             worker_push(w, work.kernel, work.problem, 0, work.list[i], pool);
+        worker_trace(w, pool, "compile", (long)work.nlist, 0, 0);
         rc = 0;
         goto out;
     }
@@ -558,8 +601,10 @@ static int worker_measure_next(struct worker *w, struct tf_error *err)
     struct tf_compiled bin;
     struct tf_result r;
     if (p.compile_only) { /* compiled into the shared cache for another class: done */
+        const double waited = worker_now();
         tf_compile_wait(p.compile_only, p.ticket, &bin);
         w->compiled_ahead++;
+        worker_trace(w, p.compile_only, "ahead", 1, worker_now() - waited, 0);
         return 0;
     }
     if (w->replay) {
@@ -596,7 +641,9 @@ static int worker_measure_next(struct worker *w, struct tf_error *err)
     tf_result_init(&setup, p.kernel, p.problem, p.config, TF_STATUS_OK);
     if (ref && tf_runner_prepare(w->runner, p.kernel, p.problem, p.config, ref, &setup, err))
         return -1;
+    const double waited = worker_now();
     tf_compile_wait(w->pool, p.ticket, &bin);
+    const double compiled = worker_now();
     if (bin.status != TF_STATUS_OK) {
         tf_result_init(&r, p.kernel, p.problem, p.config, TF_STATUS_COMPILE_ERROR);
         tf_strlcpy(r.message, bin.message, sizeof r.message);
@@ -613,6 +660,7 @@ static int worker_measure_next(struct worker *w, struct tf_error *err)
             return -1;
         worker_average(&w->measure_seconds, worker_now() - t0);
     }
+    worker_trace(w, w->pool, "measure", 1, compiled - waited, worker_now() - compiled);
     r.kernel = p.kernel;
     r.problem = p.problem;
     r.phase = (uint8_t)p.phase;
@@ -677,6 +725,7 @@ static int worker_serve(struct worker *w, int low_water, struct tf_error *err)
             if (worker_send(w, err))
                 return -1;
             requested = true;
+            worker_trace(w, w->pool, "ask", 0, 0, 0);
         }
         int rc;
         if (w->len == 0 && !stopped) {

@@ -237,6 +237,19 @@ else
     fail "a host worker under taskset -c 0 runs" ahead4.out
 fi
 check "  its pool has one compiler process" contains ahead4.out "a pool of 1 compiler processes; 1 CPUs allowed"
+# TUNEFARM_TRACE: the worker writes its feed's trace, one line per configuration
+# measured (bench/trace_report.py reads it).
+rm -f "$TMP"/trace.*.csv
+if TUNEFARM_TRACE=$TMP/trace "$TF" run -q ahead/job.yaml -o trace.h5 >ahead5.out 2>&1; then
+    pass "a run with TUNEFARM_TRACE runs"
+else
+    fail "a run with TUNEFARM_TRACE runs" ahead5.out
+fi
+measured=$($PY -c "import h5py,sys; f=h5py.File(sys.argv[1]); print(sum(len(f['kernels/%s/results' % k]) for k in f['kernels']))" trace.h5 2>/dev/null || echo "?")
+check "  its trace has one measure line per configuration ($measured)" sh -c \
+    "cat \"$TMP\"/trace.*.csv | grep -c ',measure,' | grep -qx '$measured'"
+check "  and bench/trace_report.py reads it" sh -c \
+    "$PY \"$ROOT/bench/trace_report.py\" \"$TMP\"/trace.*.csv | grep -q 'measured: .* waiting for a compile'"
 export XDG_CACHE_HOME="$TMP/cache"
 expect_fail "--compile-rank without a launcher is refused" 2 "$TF" run --compile-rank ahead/job.yaml
 
