@@ -287,7 +287,7 @@ static int wait_downloads(struct runner_child *c, struct tf_error *err)
  * turn, and its wait for a compiled binary). */
 static struct {
     int on;
-    long configs, setups;
+    long configs, setups, kept; /* set-ups, and those answered from kept problems */
     double setup, load, restore, verify_launch, download, measure, telemetry, total;
     double verify, device, after, idle;
     double measured_at, replied_at; /* when the last configuration's phases, answer ended */
@@ -877,7 +877,7 @@ static int kept_restore(struct runner_child *c, int i, struct tf_error *err)
         if (tf_runner_guard_fill(c, b, err) != 0)
             return TF_STATUS_RUNTIME_ERROR;
     }
-    c->kept_reused++;
+    profile.kept++;
     return TF_STATUS_OK;
 }
 
@@ -1230,7 +1230,7 @@ static void apply_telemetry(struct tf_result *res, const struct tf_telemetry *be
     res->throttled = (uint8_t)(after->throttled == 1 || (before && before->throttled == 1));
 }
 
-static void profile_report(const struct runner_child *c)
+static void profile_report(void)
 {
     if (!profile.on || profile.configs == 0)
         return;
@@ -1238,12 +1238,11 @@ static void profile_report(const struct runner_child *c)
     fprintf(stderr,
             "tunefarm runner profile: %ld configurations, per configuration (ms): total %.3f = "
             "load %.3f + restore %.3f + verified launch %.3f + download %.3f + samples and "
-            "verification %.3f + telemetry %.3f + other; setup %.3f s in all (%ld set-ups, %llu "
+            "verification %.3f + telemetry %.3f + other; setup %.3f s in all (%ld set-ups, %ld "
             "of them problems kept set up)\n",
             profile.configs, profile.total * k, profile.load * k, profile.restore * k,
             profile.verify_launch * k, profile.download * k, profile.measure * k,
-            profile.telemetry * k, profile.setup, profile.setups,
-            (unsigned long long)c->kept_reused);
+            profile.telemetry * k, profile.setup, profile.setups, profile.kept);
     fprintf(stderr,
             "tunefarm runner profile: per configuration (ms): device time %.3f, comparing the "
             "outputs %.3f (within the samples), then putting the process back %.3f, waiting "
@@ -1795,6 +1794,6 @@ int tf_runner_main(int argc, char **argv)
     tf_buf_free(&rep);
     close(s.in);
     close(s.out);
-    profile_report(c);
+    profile_report();
     return rc;
 }

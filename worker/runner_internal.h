@@ -171,7 +171,6 @@ struct runner_child {
     struct runner_problem cur;    /* the current (kernel, problem) */
     struct runner_problem *kept;  /* others still set up, within RUNNER_KEPT_* */
     int nkept;
-    uint64_t kept_reused;         /* SETUPs answered from kept (TUNEFARM_PROFILE) */
     int downloads_queued;    /* download_async queued, download_wait still due */
     int damaged;             /* a variant wrote outside its buffers: end after replying */
     int cwd_fd;              /* the runner's folder, restored after every variant (-1: none) */

@@ -89,7 +89,7 @@ static void count_bad(enum tf_elem_type type, const void *got, const void *expec
  * of their own: on a GPU it runs while the device takes the first samples
  * (runner_child.c), and one thread comparing 16M floats (a 4096^2 GEMM) took
  * 18.6 ms on an H200 node, longer than four launches of a fast variant, so the
- * device waited (bench/results/search-duty-2026-11-27-h200.md). The threads
+ * device waited (bench/results/runner-setups-2026-11-27-h200.md). The threads
  * end before tf_verify returns. Below VERIFY_PIECE elements one thread does it. */
 #define VERIFY_PIECE ((size_t)1 << 20)
 #define VERIFY_THREADS 4

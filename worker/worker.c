@@ -177,7 +177,8 @@ static double worker_now(void)
  * configuration: how long the worker waited for its compile, then for the
  * runner), `ahead` (a compile rank's configuration built: the wait for it).
  * Each line has the seconds since the worker started, the queue's length and
- * its pool's queued and running compiles. A diagnostic: nothing reads it. */
+ * its pool's queued and running compiles. A diagnostic (bench/trace_report.py
+ * summarises it); the run never reads it. */
 static FILE *worker_trace_file(void)
 {
     static FILE *trace;
