@@ -23,6 +23,9 @@
 #              in /dev/shm, with and without glibc malloc keeping its memory; vmstat and
 #              the sampler (where the compilers wait) beside each
 #   machine    the CPUs, memory and cgroup limits the benchmarks run under
+#   nvrtc      what one NVRTC compile of an sgemm 4096^3 variant costs, with the options
+#              the worker passes and with -minimal (bench/nvrtc_cost.py), one at a time
+#              and with every CPU compiling, as compiler processes see NVRTC (no driver)
 #   gpus       issue 16 item 2: the sgemm space job (warm cache) with 1, 2, 4, 8 GPU
 #              workers (as many as there are GPUs): configurations/s, duty per GPU,
 #              scaling efficiency; the same job on each GPU alone: rank correlation
@@ -250,6 +253,12 @@ for s in $SECTIONS; do
                 grep -m1 '^sgemm ' "$LOG/seed-$tune-$seed.log" | tee -a "$TABLE"
             done
         done
+        ;;
+    nvrtc)
+        arch=sm_$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -n 1 | tr -d .)
+        LD_PRELOAD=$ROOT/build/libtunefarm-nocuda.so $PY bench/nvrtc_cost.py "$TF" kernels/sgemm \
+            s4096 "$arch" "${NVRTC_VARIANTS:-32}" "$(nproc)" 2>&1 | tee "$LOG/nvrtc.log"
+        grep -E "^(base|minimal|nov) " "$LOG/nvrtc.log" | sed 's/^/nvrtc /' | tee -a "$TABLE"
         ;;
     cores)
         arch=sm_$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -n 1 | tr -d .)

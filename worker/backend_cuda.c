@@ -18,6 +18,7 @@
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -311,6 +312,108 @@ static void ptxas_info(const char *log, const char *entry, struct tf_compile_out
     }
 }
 
+/* ---- NVRTC's -minimal ----
+ *
+ * NVRTC 12.4+ takes -minimal: the program then sees no texture or surface
+ * functions, no device runtime (cudaMalloc and kin), no launches from device
+ * code and no runtime API types (cudaError_t...). Kernels rarely use any of
+ * them, and leaving their declarations out saves the front end a part of every
+ * compile (bench/results/compile-cpu-2026-11-27-h200.md); the CUBIN is the same
+ * byte for byte. A kernel that does use them fails under -minimal, so a
+ * compile error there is never the answer: the variant is compiled again
+ * without it, and that compile's result and log are the variant's. A source
+ * that compiled only without it is remembered (a hash of its text, per
+ * process) and never tried with -minimal again, so such a kernel pays one
+ * extra compile per compiler process, and a variant with a real error two. */
+
+#define MINIMAL_FULL_MAX 64
+
+static pthread_mutex_t minimal_mu = PTHREAD_MUTEX_INITIALIZER;
+static uint64_t minimal_full[MINIMAL_FULL_MAX]; /* sources that need the full language */
+static int minimal_full_count, minimal_full_next;
+
+/* FNV-1a of a source text. */
+static uint64_t source_hash(const char *text)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (const unsigned char *p = (const unsigned char *)text; *p; p++)
+        h = (h ^ *p) * 1099511628211ull;
+    return h;
+}
+
+/* Does NVRTC know -minimal (12.4 and later)? */
+static int nvrtc_has_minimal(const struct tf_nvrtc *nv)
+{
+    int major = 0, minor = 0;
+    if (nv->nvrtcVersion(&major, &minor) != TF_NVRTC_SUCCESS)
+        return 0;
+    return major > 12 || (major == 12 && minor >= 4);
+}
+
+/* Is -minimal worth trying on this source: NVRTC has it and the source has
+ * not needed the full language in this process? */
+static int minimal_worth_trying(const struct tf_nvrtc *nv, uint64_t hash)
+{
+    if (!nvrtc_has_minimal(nv))
+        return 0;
+    int found = 0;
+    pthread_mutex_lock(&minimal_mu);
+    for (int i = 0; i < minimal_full_count && !found; i++)
+        found = minimal_full[i] == hash;
+    pthread_mutex_unlock(&minimal_mu);
+    return !found;
+}
+
+static void minimal_remember_full(uint64_t hash)
+{
+    pthread_mutex_lock(&minimal_mu);
+    minimal_full[minimal_full_next] = hash;
+    minimal_full_next = (minimal_full_next + 1) % MINIMAL_FULL_MAX;
+    if (minimal_full_count < MINIMAL_FULL_MAX)
+        minimal_full_count++;
+    pthread_mutex_unlock(&minimal_mu);
+}
+
+/* One NVRTC compile of `in` with `options`: its result code, its log (NULL
+ * when empty, the caller's to free) and, on success, the program (the
+ * caller's to destroy). A failure of NVRTC itself fills `err`. */
+static tf_nvrtc_result nvrtc_compile_once(const struct tf_nvrtc *nv,
+                                          const struct tf_compile_input *in, int noptions,
+                                          const char **options, tf_nvrtc_program *prog_out,
+                                          char **log_out, struct tf_error *err)
+{
+    tf_nvrtc_program prog = NULL;
+    size_t log_size = 0;
+    const char *header = tf_portability_header("cuda");
+    const char *header_name = "tunefarm.h";
+
+    *prog_out = NULL;
+    *log_out = NULL;
+    tf_nvrtc_result nrc = nv->nvrtcCreateProgram(
+        &prog, in->source, in->source_name ? in->source_name : "kernel.cu", header ? 1 : 0,
+        header ? &header : NULL, header ? &header_name : NULL);
+    if (nrc != TF_NVRTC_SUCCESS) {
+        tf_error_set(err, TF_ERR_BACKEND, "nvrtcCreateProgram: %s", nv->nvrtcGetErrorString(nrc));
+        return nrc;
+    }
+    nrc = nv->nvrtcCompileProgram(prog, noptions, options);
+    if (nv->nvrtcGetProgramLogSize(prog, &log_size) == TF_NVRTC_SUCCESS && log_size > 1) {
+        char *log = tf_xmalloc(log_size + 1);
+        if (nv->nvrtcGetProgramLog(prog, log) != TF_NVRTC_SUCCESS)
+            log[0] = '\0';
+        log[log_size] = '\0';
+        *log_out = log;
+    }
+    if (nrc == TF_NVRTC_SUCCESS)
+        *prog_out = prog;
+    else
+        nv->nvrtcDestroyProgram(&prog);
+    if (nrc != TF_NVRTC_SUCCESS && nrc != TF_NVRTC_ERROR_COMPILATION &&
+        nrc != TF_NVRTC_ERROR_INVALID_OPTION)
+        tf_error_set(err, TF_ERR_BACKEND, "nvrtcCompileProgram: %s", nv->nvrtcGetErrorString(nrc));
+    return nrc;
+}
+
 static int cuda_compile(const struct tf_compile_input *in, struct tf_compile_output *out,
                         struct tf_error *err)
 {
@@ -319,7 +422,7 @@ static int cuda_compile(const struct tf_compile_input *in, struct tf_compile_out
     const char **options = NULL;
     char arch_option[64];
     char *log = NULL, *cubin = NULL;
-    size_t log_size = 0, cubin_size = 0;
+    size_t cubin_size = 0;
     int rc = -1;
 
     out->ok = 0;
@@ -336,19 +439,9 @@ static int cuda_compile(const struct tf_compile_input *in, struct tf_compile_out
                                 in->arch ? in->arch : "(none)");
         return 0;
     }
-    const char *header = tf_portability_header("cuda");
-    const char *header_name = "tunefarm.h";
-    tf_nvrtc_result nrc = nv->nvrtcCreateProgram(
-        &prog, in->source, in->source_name ? in->source_name : "kernel.cu", header ? 1 : 0,
-        header ? &header : NULL, header ? &header_name : NULL);
-    if (nrc != TF_NVRTC_SUCCESS) {
-        prog = NULL;
-        tf_error_set(err, TF_ERR_BACKEND, "nvrtcCreateProgram: %s", nv->nvrtcGetErrorString(nrc));
-        goto fail;
-    }
 
     int n = 0;
-    options = tf_xcalloc((size_t)(in->ndefines + in->noptions + 4), sizeof *options);
+    options = tf_xcalloc((size_t)(in->ndefines + in->noptions + 5), sizeof *options);
     snprintf(arch_option, sizeof arch_option, "--gpu-architecture=%s", in->arch);
     options[n++] = arch_option;
     options[n++] = "-std=c++17";
@@ -360,12 +453,23 @@ static int cuda_compile(const struct tf_compile_input *in, struct tf_compile_out
     for (int i = 0; i < in->noptions; i++)
         options[n++] = in->options[i];
 
-    nrc = nv->nvrtcCompileProgram(prog, n, options);
-    if (nv->nvrtcGetProgramLogSize(prog, &log_size) == TF_NVRTC_SUCCESS && log_size > 1) {
-        log = tf_xmalloc(log_size + 1);
-        if (nv->nvrtcGetProgramLog(prog, log) != TF_NVRTC_SUCCESS)
-            log[0] = '\0';
-        log[log_size] = '\0';
+    const uint64_t hash = source_hash(in->source);
+    tf_nvrtc_result nrc = TF_NVRTC_ERROR_COMPILATION;
+    if (minimal_worth_trying(nv, hash)) {
+        options[n] = "-minimal";
+        nrc = nvrtc_compile_once(nv, in, n + 1, options, &prog, &log, err);
+        if (nrc == TF_NVRTC_ERROR_COMPILATION || nrc == TF_NVRTC_ERROR_INVALID_OPTION) {
+            free(log); /* (the full language's log is the variant's) */
+            log = NULL;
+            nrc = TF_NVRTC_ERROR_COMPILATION;
+        } else if (nrc != TF_NVRTC_SUCCESS) {
+            goto fail;
+        }
+    }
+    if (nrc == TF_NVRTC_ERROR_COMPILATION) {
+        nrc = nvrtc_compile_once(nv, in, n, options, &prog, &log, err);
+        if (nrc == TF_NVRTC_SUCCESS && nvrtc_has_minimal(nv))
+            minimal_remember_full(hash);
     }
     if (nrc == TF_NVRTC_ERROR_COMPILATION || nrc == TF_NVRTC_ERROR_INVALID_OPTION) {
         /* the variant (or the kernel's options) is wrong: a result, not a failure */
@@ -378,10 +482,8 @@ static int cuda_compile(const struct tf_compile_input *in, struct tf_compile_out
         rc = 0;
         goto fail;
     }
-    if (nrc != TF_NVRTC_SUCCESS) {
-        tf_error_set(err, TF_ERR_BACKEND, "nvrtcCompileProgram: %s", nv->nvrtcGetErrorString(nrc));
+    if (nrc != TF_NVRTC_SUCCESS)
         goto fail;
-    }
     nrc = nv->nvrtcGetCUBINSize(prog, &cubin_size);
     if (nrc != TF_NVRTC_SUCCESS || cubin_size == 0) {
         tf_error_set(err, TF_ERR_BACKEND, "NVRTC produced no CUBIN for %s: %s", in->arch,
@@ -468,6 +570,12 @@ static int cuda_device_open(int ordinal, void **device, struct tf_gpu_limits *li
         if (get_attr(cu, d->dev, limit_attrs[i], limit_dst[i], err) != 0)
             goto fail;
     lim->flush_bytes = l2 > 0 ? (size_t)l2 : (size_t)64 << 20;
+    /* Wait for the GPU asleep, not spinning: by default the driver spins a
+     * core through every wait (most of a runner's life), and that core is
+     * one the node's compilers need (bench/results/compile-cpu-2026-11-27-h200.md).
+     * Timings come from device events, so they do not change; a wait ends
+     * some microseconds later. A context already active keeps its flags. */
+    (void)cu->cuDevicePrimaryCtxSetFlags(d->dev, TF_CU_CTX_SCHED_BLOCKING_SYNC);
     if ((rc = cu->cuDevicePrimaryCtxRetain(&d->context, d->dev)) != TF_CUDA_SUCCESS) {
         d->context = NULL;
         cuda_fail(rc, err, "cuDevicePrimaryCtxRetain");
@@ -510,8 +618,10 @@ static int cuda_stream_wait_event(void *device, tf_gpu_stream stream, tf_gpu_eve
 
 static int cuda_event_create(void *device, tf_gpu_event *event, int timing)
 {
+    /* Blocking, like the context (cuda_device_open says why); timing is unchanged. */
     return CU(device)->cuEventCreate((tf_cu_event *)event,
-                                     timing ? TF_CU_EVENT_DEFAULT : TF_CU_EVENT_DISABLE_TIMING);
+                                     TF_CU_EVENT_BLOCKING_SYNC |
+                                         (timing ? TF_CU_EVENT_DEFAULT : TF_CU_EVENT_DISABLE_TIMING));
 }
 
 static int cuda_event_destroy(void *device, tf_gpu_event event)

@@ -61,6 +61,8 @@ static const struct symbol driver_symbols[] = {
     SYM(tf_cuda_driver, cuDeviceGetPCIBusId, "cuDeviceGetPCIBusId"),
     SYM(tf_cuda_driver, cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain"),
     SYM(tf_cuda_driver, cuDevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2"),
+    SYM(tf_cuda_driver, cuDevicePrimaryCtxSetFlags, "cuDevicePrimaryCtxSetFlags_v2",
+        "cuDevicePrimaryCtxSetFlags"),
     SYM(tf_cuda_driver, cuCtxSetCurrent, "cuCtxSetCurrent"),
     SYM(tf_cuda_driver, cuCtxSynchronize, "cuCtxSynchronize"),
     SYM(tf_cuda_driver, cuStreamCreate, "cuStreamCreate"),

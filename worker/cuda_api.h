@@ -92,7 +92,8 @@ enum {
     TF_CU_STREAM_NON_BLOCKING = 0x1, /* CUstream_flags, cuda.h:429 */
     TF_CU_EVENT_DEFAULT = 0x0,       /* CUevent_flags, cuda.h:456 */
     TF_CU_EVENT_DISABLE_TIMING = 0x2, /* CUevent_flags, cuda.h:458 */
-    TF_CU_EVENT_BLOCKING_SYNC = 0x1  /* cuda.h:457 */
+    TF_CU_EVENT_BLOCKING_SYNC = 0x1, /* cuda.h:457 */
+    TF_CU_CTX_SCHED_BLOCKING_SYNC = 0x4 /* CUctx_flags */
 };
 
 /* The driver entry points we call, resolved once by tf_cuda_driver_load().
@@ -114,6 +115,7 @@ struct tf_cuda_driver {
     tf_cu_result (*cuDeviceGetPCIBusId)(char *bus_id, int len, tf_cu_device dev);
     tf_cu_result (*cuDevicePrimaryCtxRetain)(tf_cu_context *ctx, tf_cu_device dev);
     tf_cu_result (*cuDevicePrimaryCtxRelease)(tf_cu_device dev);              /* _v2 */
+    tf_cu_result (*cuDevicePrimaryCtxSetFlags)(tf_cu_device dev, unsigned int flags); /* _v2 */
     tf_cu_result (*cuCtxSetCurrent)(tf_cu_context ctx);
     tf_cu_result (*cuCtxSynchronize)(void);
     tf_cu_result (*cuStreamCreate)(tf_cu_stream *stream, unsigned int flags);

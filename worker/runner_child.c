@@ -32,6 +32,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -278,6 +279,16 @@ static int wait_downloads(struct runner_child *c, struct tf_error *err)
     return c->be->download_wait(c->ctx, err) == 0 ? TF_STATUS_OK : TF_STATUS_RUNTIME_ERROR;
 }
 
+/* CPU seconds this process has used, user and system, all its threads. */
+static double runner_cpu_seconds(void)
+{
+    struct rusage ru;
+    if (getrusage(RUSAGE_SELF, &ru) != 0)
+        return 0.0;
+    return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec * 1e-6 +
+           (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec * 1e-6;
+}
+
 /* Where a runner's time goes, per phase, when TUNEFARM_PROFILE is set: printed
  * to stderr when it exits (the overhead a duty cycle below 100% is made of).
  * Besides the phases of a configuration: `verify` (comparing the outputs,
@@ -290,6 +301,7 @@ static struct {
     long configs, setups, kept; /* set-ups, and those answered from kept problems */
     double setup, load, restore, verify_launch, download, measure, telemetry, total;
     double verify, device, after, idle;
+    double setup_cpu; /* CPU seconds of set-ups (a reference may run on every core) */
     double measured_at, replied_at; /* when the last configuration's phases, answer ended */
 } profile;
 
@@ -1246,8 +1258,10 @@ static void profile_report(void)
     fprintf(stderr,
             "tunefarm runner profile: per configuration (ms): device time %.3f, comparing the "
             "outputs %.3f (within the samples), then putting the process back %.3f, waiting "
-            "for the next request %.3f\n",
-            profile.device * k, profile.verify * k, profile.after * k, profile.idle * k);
+            "for the next request %.3f; the runner's CPU time %.3f (its comparing threads "
+            "included, set-ups not)\n",
+            profile.device * k, profile.verify * k, profile.after * k, profile.idle * k,
+            (runner_cpu_seconds() - profile.setup_cpu) * k);
     for (int e = 0; e < TF_ENERGY_COUNT; e++)
         if (energy_log.count[e])
             fprintf(stderr, "tunefarm runner energy: %ld %s%s%s\n", energy_log.count[e],
@@ -1299,9 +1313,10 @@ static int config_prepare(struct runner_child *c, uint32_t kernel, uint32_t prob
         return TF_STATUS_OK; /* one key for the whole problem, selected by SETUP */
     if (eval_scalars(c, config, err) != 0)
         return TF_STATUS_INVALID;
-    const double started = tf_channel_now();
+    const double started = tf_channel_now(), cpu_started = runner_cpu_seconds();
     status = expected_select(c, ran, err);
     profile.setup += tf_channel_now() - started;
+    profile.setup_cpu += runner_cpu_seconds() - cpu_started;
     return status;
 }
 
@@ -1596,13 +1611,14 @@ static int serve_setup(struct serve *s, struct tf_buf *req, struct tf_buf *rep)
         fprintf(stderr, "tunefarm runner: malformed SETUP request\n");
         return -1;
     }
-    const double setup_started = tf_channel_now();
+    const double setup_started = tf_channel_now(), setup_cpu_started = runner_cpu_seconds();
     const int status =
         child_setup(c, kernel, problem, config, reference, (int)noffered, offered, keys, &err);
     free(offered);
     free(keys);
     s->state_taken = 0; /* the reference may have set up what it needs */
     profile.setup += tf_channel_now() - setup_started;
+    profile.setup_cpu += runner_cpu_seconds() - setup_cpu_started;
     profile.setups++;
     free(reference);
     tf_buf_put_u8(rep, (uint8_t)status);

@@ -292,6 +292,57 @@ static void test_compile_reports_resources_and_warnings(void **state)
     unlink(path);
 }
 
+/* NVRTC 12.4+ compiles with -minimal first (backend_cuda.c): a kernel that
+ * uses what -minimal leaves out (texture objects) must still compile, each
+ * time, and a real error in such a kernel must be reported as the full
+ * language sees it, not as the missing texture type. */
+static void test_full_language_kernel_compiles(void **state)
+{
+    (void)state;
+    if (!have_nvrtc()) {
+        skip();
+        return;
+    }
+    const char *source = "#include \"tunefarm.h\"\n"
+                         "TF_GLOBAL void fetch(cudaTextureObject_t t, float *y)\n"
+                         "{\n"
+                         "    y[threadIdx.x] = tex1Dfetch<float>(t, (int)threadIdx.x);\n"
+                         "}\n";
+    const char *broken = "#include \"tunefarm.h\"\n"
+                         "TF_GLOBAL void fetch(cudaTextureObject_t t, float *y)\n"
+                         "{\n"
+                         "    y[threadIdx.x] = tex1Dfetch<float>(t, (int)threadIdx.x) +;\n"
+                         "}\n";
+    char path[] = "/tmp/tf-test-cuda-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    struct tf_compile_output out;
+    for (int round = 0; round < 2; round++) { /* the second knows the kernel needs it */
+        unlink(path);
+        assert_int_equal(compile_source("kernels/tex/tex.cu", source, "fetch", "sm_90", NULL, 0,
+                                        NULL, 0, path, &out),
+                         0);
+        if (!out.ok)
+            fprintf(stderr, "log:\n%s\n", out.log ? out.log : "(none)");
+        assert_int_equal(out.ok, 1);
+        assert_int_equal(access(path, F_OK), 0);
+        free(out.log);
+    }
+    unlink(path);
+    assert_int_equal(compile_source("kernels/tex/broken.cu", broken, "fetch", "sm_90", NULL, 0,
+                                    NULL, 0, path, &out),
+                     0);
+    assert_int_equal(out.ok, 0);
+    assert_non_null(out.log);
+    if (strstr(out.log, "broken.cu(4): error") == NULL || strstr(out.log, "cudaTextureObject_t"))
+        fprintf(stderr, "log:\n%s\n", out.log);
+    assert_non_null(strstr(out.log, "broken.cu(4): error"));
+    assert_null(strstr(out.log, "cudaTextureObject_t"));
+    assert_int_equal(access(path, F_OK), -1);
+    free(out.log);
+}
+
 static void test_compile_error_names_line(void **state)
 {
     (void)state;
@@ -436,8 +487,12 @@ static void test_define_names_nvrtc(void **state)
     size_t len;
     char *source = read_all("kernels/vecadd_cuda/vecadd.cu", &len);
     assert_non_null(source);
-    source = realloc(source, len + 1);
-    source[len] = '\0';
+    /* The full language's declarations are where most names break, and a
+     * kernel that uses any of them (a texture type, here) is compiled with
+     * them (backend_cuda.c, -minimal): the names must hold there too. */
+    static const char full[] = "\ntypedef cudaTextureObject_t tf_test_needs_full_language;\n";
+    source = realloc(source, len + sizeof full);
+    memcpy(source + len, full, sizeof full);
     static const char *const refused[] = {"T", "x", "w", "width", "size", "warpSize", "dim3",
                                           "global", "launch_bounds", "exp2f"};
     /* NVRTC compiles all of these; the loader allows those before "|" (c, d, s, U
@@ -745,6 +800,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_probe_reason),
         cmocka_unit_test(test_compile_vecadd_cubin),
         cmocka_unit_test(test_compile_error_names_line),
+        cmocka_unit_test(test_full_language_kernel_compiles),
         cmocka_unit_test(test_compiler_hides_the_driver),
         cmocka_unit_test(test_compile_reports_resources_and_warnings),
         cmocka_unit_test(test_every_cuda_kernel_compiles),
