@@ -802,6 +802,58 @@ static int cuda_sensor_energy(void *sensor, double *joules, char *why, size_t ca
     return -1;
 }
 
+/* The comparison kernels (gpu_backend.c's source) as a CUBIN for the opened
+ * device's SM, compiled once per process with NVRTC. --fmad=false keeps the
+ * tolerance arithmetic what the host's is (gpu_backend.c says why). */
+static const void *cuda_compare_image(void *device, const char *source, struct tf_error *err)
+{
+    static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+    static char *image;
+    static int image_sm;
+    struct cuda_device *d = device;
+    const struct tf_nvrtc *nv;
+    int major = 0, minor = 0;
+    if (get_attr(d->cu, d->dev, TF_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, &major, err) ||
+        get_attr(d->cu, d->dev, TF_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, &minor, err))
+        return NULL;
+    if ((nv = tf_nvrtc_load(err)) == NULL)
+        return NULL;
+    const int sm = 10 * major + minor;
+    pthread_mutex_lock(&mu);
+    if (image != NULL && image_sm == sm) {
+        pthread_mutex_unlock(&mu);
+        return image;
+    }
+    char arch[64], *log = NULL, *cubin = NULL;
+    snprintf(arch, sizeof arch, "--gpu-architecture=sm_%d", sm);
+    const char *options[] = {arch, "-std=c++17", "--fmad=false", "-minimal"};
+    const int noptions = nvrtc_has_minimal(nv) ? 4 : 3;
+    const struct tf_compile_input in = {.source = source, .source_name = "tunefarm-compare.cu"};
+    tf_nvrtc_program prog = NULL;
+    size_t size = 0;
+    tf_nvrtc_result nrc = nvrtc_compile_once(nv, &in, noptions, options, &prog, &log, err);
+    if (nrc == TF_NVRTC_ERROR_COMPILATION || nrc == TF_NVRTC_ERROR_INVALID_OPTION)
+        tf_error_set(err, TF_ERR_BACKEND, "NVRTC could not compile the comparison kernels: %.300s",
+                     log ? log : nv->nvrtcGetErrorString(nrc));
+    else if (nrc == TF_NVRTC_SUCCESS &&
+             (nv->nvrtcGetCUBINSize(prog, &size) != TF_NVRTC_SUCCESS || size == 0 ||
+              nv->nvrtcGetCUBIN(prog, cubin = tf_xmalloc(size)) != TF_NVRTC_SUCCESS))
+        tf_error_set(err, TF_ERR_BACKEND, "NVRTC made no CUBIN of the comparison kernels");
+    else if (nrc == TF_NVRTC_SUCCESS) {
+        free(image);
+        image = cubin;
+        image_sm = sm;
+        cubin = NULL;
+    }
+    if (prog)
+        nv->nvrtcDestroyProgram(&prog);
+    free(log);
+    free(cubin);
+    const void *out = nrc == TF_NVRTC_SUCCESS && image_sm == sm ? image : NULL;
+    pthread_mutex_unlock(&mu);
+    return out;
+}
+
 static const struct tf_gpu_vendor cuda_vendor = {
     .version = TF_GPU_VENDOR_VERSION,
     .name = "CUDA",
@@ -839,6 +891,7 @@ static const struct tf_gpu_vendor cuda_vendor = {
     .sensor_read = cuda_sensor_read,
     .sensor_energy = cuda_sensor_energy,
     .sensor_close = free,
+    .compare_image = cuda_compare_image,
 };
 
 static int cuda_open(int ordinal, struct tf_backend_ctx **ctx, struct tf_error *err)

@@ -31,6 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../schema/kernel.h"
 #include "../schema/status.h"
 
 /* A loaded variant. */
@@ -69,6 +70,15 @@ struct tf_backend_ctx {
     pthread_mutex_t lock;
     pthread_cond_t wake;
     struct tf_telemetry telemetry;   /* the last readings */
+    /* The device comparison (tf_gpu_compare_queue): its kernels, loaded on
+     * first use, and each slot's outcome, three words on the device and
+     * their copy in page-locked memory. compare_state: 0 not tried yet, 1
+     * ready, -1 unavailable (compare_why says why). */
+    int compare_state;
+    struct tf_error compare_why;
+    tf_gpu_module compare_module;
+    tf_gpu_function compare_fn[4];  /* by enum tf_elem_type */
+    uint64_t *compare_dev, *compare_host;
 };
 
 /* ---- errors ---- */
@@ -180,6 +190,12 @@ void tf_gpu_close(struct tf_backend_ctx *ctx)
             v->event_destroy(d, ctx->copy_done);
         if (ctx->flush_buf)
             v->mem_free(d, ctx->flush_buf);
+        if (ctx->compare_module)
+            v->module_unload(d, ctx->compare_module);
+        if (ctx->compare_dev)
+            v->mem_free(d, ctx->compare_dev);
+        if (ctx->compare_host)
+            v->host_free(d, ctx->compare_host);
         if (ctx->start)
             v->event_destroy(d, ctx->start);
         if (ctx->end)
@@ -196,6 +212,8 @@ void tf_gpu_close(struct tf_backend_ctx *ctx)
     pthread_mutex_destroy(&ctx->lock);
     free(ctx);
 }
+
+static int compare_ready(struct tf_backend_ctx *ctx, struct tf_error *err);
 
 int tf_gpu_open(const struct tf_gpu_vendor *v, int ordinal, struct tf_backend_ctx **out,
                 struct tf_error *err)
@@ -250,6 +268,13 @@ int tf_gpu_open(const struct tf_gpu_vendor *v, int ordinal, struct tf_backend_ct
     /* Telemetry is optional: without a sensor results carry none. */
     ctx->sensor = v->sensor_open ? v->sensor_open(d) : NULL;
     telemetry_start(ctx);
+    /* The comparison kernels now, not at the first comparison: building them
+     * loads the compiler into this process, which changes its signal actions
+     * and limits, and the runner restarts after any configuration that
+     * changed them (runner_shield.c). Without them outputs are compared on
+     * the host (compare_why says why). */
+    struct tf_error spare = {0};
+    compare_ready(ctx, &spare);
     *out = ctx;
     return 0;
 fail:
@@ -691,4 +716,164 @@ int tf_gpu_energy(struct tf_backend_ctx *ctx, double *joules, struct tf_error *e
 int tf_gpu_healthy(struct tf_backend_ctx *ctx)
 {
     return ctx != NULL && ctx->healthy;
+}
+
+/* ---- outputs compared on the device ----
+ *
+ * Comparing a 4096^2 output on the host costs a 64 MiB download and tens of
+ * milliseconds of CPU per configuration, on the CPUs the node's compilers
+ * need (bench/results/compile-cpu-2026-11-27-h200.md); the device reads the
+ * two buffers in microseconds. One kernel per element type applies
+ * tf_verify's rule element by element, in the same arithmetic: float in
+ * float, double in double, no contraction into fused multiply-adds
+ * (--fmad=false), so an element on the edge of the tolerance passes or fails
+ * as on the host. Each thread counts its failures, keeps its first, and sums
+ * the expected words times their odd weights (tf_verify_checksum); a warp
+ * reduces them and one lane adds them to the slot's three words. The runner
+ * compares the checksum with the one of the sealed host copy the expected
+ * buffer was uploaded from: a variant that wrote into that buffer is caught,
+ * and the host comparison decides. Written for NVRTC (the only vendor with
+ * compare_image so far). */
+static const char compare_source[] =
+    "typedef unsigned long long tf_u64;\n"
+    "typedef unsigned int tf_u32;\n"
+    "__device__ __forceinline__ void tf_compare_reduce(tf_u64 bad, tf_u64 first, tf_u64 sum,\n"
+    "                                                  tf_u64 *out) {\n"
+    "    for (int o = 16; o > 0; o >>= 1) {\n"
+    "        bad += __shfl_down_sync(0xffffffffu, bad, o);\n"
+    "        const tf_u64 f = __shfl_down_sync(0xffffffffu, first, o);\n"
+    "        first = f < first ? f : first;\n"
+    "        sum += __shfl_down_sync(0xffffffffu, sum, o);\n"
+    "    }\n"
+    "    if ((threadIdx.x & 31) == 0) {\n"
+    "        if (bad) { atomicAdd(&out[0], bad); atomicMin(&out[1], first); }\n"
+    "        atomicAdd(&out[2], sum);\n"
+    "    }\n"
+    "}\n"
+    "#define TF_COMPARE_REAL(NAME, T, ABS, BITS, MAX, WORDS)                              \\\n"
+    "extern \"C\" __global__ void NAME(const T *g, const T *e, tf_u64 n, T at, T rt,     \\\n"
+    "                                tf_u64 *out) {                                     \\\n"
+    "    tf_u64 bad = 0, first = ~0ull, sum = 0;                                        \\\n"
+    "    const tf_u64 step = (tf_u64)gridDim.x * blockDim.x;                            \\\n"
+    "    for (tf_u64 i = (tf_u64)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += step) { \\\n"
+    "        const T gv = g[i], ev = e[i];                                              \\\n"
+    "        const bool ok = (ABS(gv - ev) <= at + rt * ABS(ev)) & (ABS(ev) <= (MAX));  \\\n"
+    "        if (!ok) { bad++; first = i < first ? i : first; }                         \\\n"
+    "        WORDS(BITS(ev), i);                                                        \\\n"
+    "    }                                                                              \\\n"
+    "    tf_compare_reduce(bad, first, sum, out);                                       \\\n"
+    "}\n"
+    "#define TF_COMPARE_INT(NAME, T, BITS, WORDS)                                        \\\n"
+    "extern \"C\" __global__ void NAME(const T *g, const T *e, tf_u64 n, double at,      \\\n"
+    "                                double rt, tf_u64 *out) {                          \\\n"
+    "    tf_u64 bad = 0, first = ~0ull, sum = 0;                                        \\\n"
+    "    const tf_u64 step = (tf_u64)gridDim.x * blockDim.x;                            \\\n"
+    "    for (tf_u64 i = (tf_u64)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += step) { \\\n"
+    "        const T gv = g[i], ev = e[i];                                              \\\n"
+    "        if (gv != ev) { bad++; first = i < first ? i : first; }                    \\\n"
+    "        WORDS(BITS(ev), i);                                                        \\\n"
+    "    }                                                                              \\\n"
+    "    tf_compare_reduce(bad, first, sum, out);                                       \\\n"
+    "}\n"
+    "#define TF_ONE_WORD(w, i) sum += (tf_u64)(tf_u32)(w) * (2 * (i) + 1)\n"
+    "#define TF_TWO_WORDS(w, i) sum += (tf_u64)(tf_u32)(w) * (4 * (i) + 1) + \\\n"
+    "                                  (tf_u64)(tf_u32)((tf_u64)(w) >> 32) * (4 * (i) + 3)\n"
+    "#define TF_SAME(v) (v)\n"
+    "TF_COMPARE_REAL(tf_compare_f32, float, fabsf, __float_as_uint, 3.402823466e+38f,\n"
+    "                TF_ONE_WORD)\n"
+    "TF_COMPARE_REAL(tf_compare_f64, double, fabs, __double_as_longlong,\n"
+    "                1.7976931348623157e+308, TF_TWO_WORDS)\n"
+    "TF_COMPARE_INT(tf_compare_i32, int, TF_SAME, TF_ONE_WORD)\n"
+    "TF_COMPARE_INT(tf_compare_i64, long long, TF_SAME, TF_TWO_WORDS)\n";
+
+/* Entry names by enum tf_elem_type (I32, I64, F32, F64). */
+static const char *const compare_entries[4] = {"tf_compare_i32", "tf_compare_i64",
+                                               "tf_compare_f32", "tf_compare_f64"};
+
+/* Load the comparison kernels and the slots once; 0, or -1 + err (and never again). */
+static int compare_ready(struct tf_backend_ctx *ctx, struct tf_error *err)
+{
+    const struct tf_gpu_vendor *v = ctx->v;
+    void *d = ctx->device;
+    if (ctx->compare_state == 1)
+        return 0;
+    if (ctx->compare_state == 0) {
+        struct tf_error *why = &ctx->compare_why;
+        const void *image = NULL;
+        int rc = 0;
+        ctx->compare_state = -1;
+        if (v->compare_image == NULL) {
+            tf_error_set(why, TF_ERR_BACKEND, "%s compares outputs on the host", v->name);
+        } else if ((image = v->compare_image(d, compare_source, why)) == NULL) {
+            /* (why says it) */
+        } else if ((rc = v->module_load(d, &ctx->compare_module, image)) != 0) {
+            ctx->compare_module = NULL;
+            gpu_fail(ctx, rc, why, "loading the comparison kernels");
+        } else {
+            int i = 0;
+            for (; i < 4 && rc == 0; i++)
+                rc = v->module_function(d, &ctx->compare_fn[i], ctx->compare_module,
+                                        compare_entries[i]);
+            if (rc != 0)
+                gpu_fail(ctx, rc, why, "finding a comparison kernel");
+            else if ((rc = v->mem_alloc(d, (void **)&ctx->compare_dev,
+                                        3 * TF_COMPARE_SLOTS * sizeof(uint64_t))) != 0) {
+                ctx->compare_dev = NULL;
+                gpu_fail(ctx, rc, why, "allocating the comparison's outcome");
+            } else if ((rc = v->host_alloc(d, (void **)&ctx->compare_host,
+                                           3 * TF_COMPARE_SLOTS * sizeof(uint64_t))) != 0) {
+                ctx->compare_host = NULL;
+                gpu_fail(ctx, rc, why, "allocating the comparison's outcome");
+            } else {
+                ctx->compare_state = 1;
+            }
+        }
+    }
+    if (ctx->compare_state == 1)
+        return 0;
+    *err = ctx->compare_why;
+    return -1;
+}
+
+int tf_gpu_compare_queue(struct tf_backend_ctx *ctx, int slot, int type, const void *got,
+                         const void *expected, size_t count, double rtol, double atol,
+                         struct tf_error *err)
+{
+    const struct tf_gpu_vendor *v = ctx->v;
+    void *d = ctx->device;
+    if (slot < 0 || slot >= TF_COMPARE_SLOTS || type < 0 || type > 3)
+        return tf_error_set(err, TF_ERR_SYSTEM, "comparison slot %d or type %d out of range",
+                            slot, type);
+    if (check_healthy(ctx, err) != 0 || compare_ready(ctx, err) != 0)
+        return -1;
+    uint64_t *out = ctx->compare_dev + 3 * slot;
+    int rc;
+    /* bad = 0, first = UINT64_MAX, checksum = 0 */
+    if ((rc = v->fill_words(d, out, 0, 6, ctx->stream)) != 0 ||
+        (rc = v->fill_words(d, out + 1, 0xffffffffu, 2, ctx->stream)) != 0)
+        return gpu_fail(ctx, rc, err, "clearing the comparison's outcome");
+    if (count > 0) {
+        const size_t blocks = (count + 255) / 256;
+        const struct tf_launch g = {{blocks < 2048 ? (uint32_t)blocks : 2048, 1, 1}, {256, 1, 1}, 0};
+        void *gp = (void *)(uintptr_t)got, *ep = (void *)(uintptr_t)expected;
+        unsigned long long n = count;
+        float at32 = (float)atol, rt32 = (float)rtol;
+        double at64 = atol, rt64 = rtol;
+        const int single = type == TF_ELEM_F32;
+        void *args[] = {&gp, &ep, &n, single ? (void *)&at32 : (void *)&at64,
+                        single ? (void *)&rt32 : (void *)&rt64, &out};
+        if ((rc = v->launch(d, ctx->compare_fn[type], &g, ctx->stream, args)) != 0)
+            return gpu_fail(ctx, rc, err, "comparing an output");
+    }
+    return tf_gpu_download_async(ctx, ctx->compare_host + 3 * slot, out, 3 * sizeof(uint64_t),
+                                 err);
+}
+
+void tf_gpu_compare_result(struct tf_backend_ctx *ctx, int slot, uint64_t *bad, uint64_t *first,
+                           uint64_t *checksum)
+{
+    const uint64_t *r = ctx->compare_host + 3 * slot;
+    *bad = r[0];
+    *first = r[1];
+    *checksum = r[2];
 }

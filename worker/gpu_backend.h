@@ -20,6 +20,7 @@
 #define TF_GPU_BACKEND_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "backend.h"
 
@@ -119,6 +120,12 @@ struct tf_gpu_vendor {
      * what the management library answered when not 0. */
     int (*sensor_energy)(void *sensor, double *joules, char *why, size_t cap);
     void (*sensor_close)(void *sensor); /* accepts NULL */
+
+    /* Optional: `source` (gpu_backend.c's comparison kernels, trusted code)
+     * compiled for the opened device: a binary module_load takes, built once
+     * per process and the vendor's to keep; NULL + err where it cannot be
+     * made. NULL member: outputs are compared on the host. */
+    const void *(*compare_image)(void *device, const char *source, struct tf_error *err);
 };
 
 /* Open device `ordinal` through vendor `v` as a backend's live instance (the
@@ -155,6 +162,11 @@ void tf_gpu_host_free(struct tf_backend_ctx *ctx, void *ptr);
 int tf_gpu_download_async(struct tf_backend_ctx *ctx, void *host, const void *src, size_t bytes,
                           struct tf_error *err);
 int tf_gpu_download_wait(struct tf_backend_ctx *ctx, struct tf_error *err);
+int tf_gpu_compare_queue(struct tf_backend_ctx *ctx, int slot, int type, const void *got,
+                         const void *expected, size_t count, double rtol, double atol,
+                         struct tf_error *err);
+void tf_gpu_compare_result(struct tf_backend_ctx *ctx, int slot, uint64_t *bad, uint64_t *first,
+                           uint64_t *checksum);
 
 /* The run members of a GPU backend's table (after its own .open). */
 #define TF_GPU_RUN_MEMBERS                                                                   \
@@ -165,6 +177,7 @@ int tf_gpu_download_wait(struct tf_backend_ctx *ctx, struct tf_error *err);
     .energy = tf_gpu_energy, .healthy = tf_gpu_healthy, .enqueue = tf_gpu_enqueue,            \
     .collect = tf_gpu_collect, .copy = tf_gpu_copy, .host_alloc = tf_gpu_host_alloc,         \
     .host_free = tf_gpu_host_free,                                                           \
-    .download_async = tf_gpu_download_async, .download_wait = tf_gpu_download_wait
+    .download_async = tf_gpu_download_async, .download_wait = tf_gpu_download_wait,         \
+    .compare_queue = tf_gpu_compare_queue, .compare_result = tf_gpu_compare_result
 
 #endif

@@ -156,6 +156,8 @@ static void free_buffers(struct runner_child *c)
             c->be->release(c->ctx, b->dev_init);
         if (b->dev_snap)
             c->be->release(c->ctx, b->dev_snap);
+        if (b->dev_expected)
+            c->be->release(c->ctx, b->dev_expected);
         tf_runner_sealed_free(b->init, b->bytes); /* (expected: its set's) */
         if (b->got_pinned)
             c->be->host_free(c->ctx, b->got);
@@ -302,6 +304,7 @@ static struct {
     double setup, load, restore, verify_launch, download, measure, telemetry, total;
     double verify, device, after, idle;
     double setup_cpu; /* CPU seconds of set-ups (a reference may run on every core) */
+    long compared_on_device, compared_on_host, compare_damaged; /* outputs, by who decided */
     double measured_at, replied_at; /* when the last configuration's phases, answer ended */
 } profile;
 
@@ -400,6 +403,7 @@ static void set_drop(struct runner_child *c, int i)
         close(e->fd);
     free(e->maps);
     free(e->bytes);
+    free(e->sums);
     free(e->key);
     const int last = --c->cur.nsets;
     if (c->cur.current_set == i)
@@ -745,6 +749,10 @@ static int build_buffers(struct runner_child *c, uint64_t config, const int64_t 
                 b->got_pinned = 1;
             if (b->got_pinned && c->be->alloc(c->ctx, b->bytes, &b->dev_snap, &spare) != 0)
                 b->dev_snap = NULL;
+            /* Without room, or where the backend cannot, compared on the host. */
+            if (b->dev_snap && c->be->compare_queue && c->be->compare_result &&
+                c->be->alloc(c->ctx, b->bytes, &b->dev_expected, &spare) != 0)
+                b->dev_expected = NULL;
         }
         if (a->output && b->got == NULL && (b->got = malloc(b->bytes ? b->bytes : 1)) == NULL) {
             status = no_memory(err, a->name, "downloaded results", b->bytes);
@@ -797,6 +805,8 @@ static void problem_footprint(const struct runner_problem *p, uint64_t *device, 
         if (b->dev_init)
             *device += b->bytes;
         if (b->dev_snap)
+            *device += b->bytes;
+        if (b->dev_expected)
             *device += b->bytes;
         if (b->init)
             *host += b->bytes;
@@ -888,6 +898,7 @@ static int kept_restore(struct runner_child *c, int i, struct tf_error *err)
             return TF_STATUS_RUNTIME_ERROR;
         if (tf_runner_guard_fill(c, b, err) != 0)
             return TF_STATUS_RUNTIME_ERROR;
+        b->dev_expected_of = NULL; /* uploaded again before it is used */
     }
     profile.kept++;
     return TF_STATUS_OK;
@@ -1171,14 +1182,34 @@ static int sample_verify(void *ctx, struct tf_error *err)
 static int sample_verify_outputs(struct sample_ctx *s, const struct tf_kernel *k,
                                  struct tf_error *err)
 {
-    const int landed = wait_downloads(s->c, err);
+    struct runner_child *c = s->c;
+    const int landed = wait_downloads(c, err);
     if (landed != TF_STATUS_OK)
         return landed;
-    for (int i = 0; i < k->nargs; i++) {
+    const struct expected_set *set = &c->cur.sets[c->cur.current_set];
+    for (int i = 0, slot = 0; i < k->nargs; i++) {
         const struct tf_arg *a = &k->args[i];
-        const struct runner_buffer *b = &s->c->cur.bufs[i];
+        struct runner_buffer *b = &c->cur.bufs[i];
         if (a->kind != TF_ARG_BUFFER || !a->output)
             continue;
+        if (c->compared_on_device) {
+            uint64_t bad, first, sum;
+            c->be->compare_result(c->ctx, slot++, &bad, &first, &sum);
+            if (sum != set->sums[i]) {
+                b->dev_expected_of = NULL; /* changed on the device: upload it again */
+                profile.compare_damaged++;
+            } else if (bad == 0) {
+                profile.compared_on_device++;
+                continue;
+            }
+            /* The host decides, and writes the message: the snapshot is
+             * intact (the samples write dev). Behind the queued samples. */
+            profile.compared_on_host++;
+            if (c->be->download(c->ctx, b->got, b->dev_snap, b->bytes, err) != 0)
+                return TF_STATUS_RUNTIME_ERROR;
+        } else {
+            profile.compared_on_host++;
+        }
         int status = tf_verify(a->name, a->type, b->got, b->expected, (size_t)b->count, k->rtol,
                                k->atol, s->res->message, sizeof s->res->message);
         if (status != TF_STATUS_OK) {
@@ -1259,9 +1290,11 @@ static void profile_report(void)
             "tunefarm runner profile: per configuration (ms): device time %.3f, comparing the "
             "outputs %.3f (within the samples), then putting the process back %.3f, waiting "
             "for the next request %.3f; the runner's CPU time %.3f (its comparing threads "
-            "included, set-ups not)\n",
+            "included, set-ups not); outputs compared on the device %ld, on the host %ld "
+            "(%ld of them because the device's expected copy had changed)\n",
             profile.device * k, profile.verify * k, profile.after * k, profile.idle * k,
-            (runner_cpu_seconds() - profile.setup_cpu) * k);
+            (runner_cpu_seconds() - profile.setup_cpu) * k, profile.compared_on_device,
+            profile.compared_on_host, profile.compare_damaged);
     for (int e = 0; e < TF_ENERGY_COUNT; e++)
         if (energy_log.count[e])
             fprintf(stderr, "tunefarm runner energy: %ld %s%s%s\n", energy_log.count[e],
@@ -1352,11 +1385,68 @@ static int restore_buffers(struct runner_child *c, struct tf_error *err)
     return 0;
 }
 
+/* The device comparison of every output of the verified launch, queued
+ * (backend.h, compare_queue): 1, or 0 where an output cannot be compared
+ * there (no device copy of its expected values, more outputs than slots, a
+ * call that failed), and then the host compares them all. The expected
+ * values are uploaded when the device does not hold the current set's, and
+ * each output is snapshotted too: should the device's outcome not settle it
+ * (a failure, whose message the host writes, or a checksum that says the
+ * device copy was changed), the host compares the snapshot. */
+static int compare_on_device(struct runner_child *c)
+{
+    const struct tf_kernel *k = c->cur.k;
+    struct expected_set *set = &c->cur.sets[c->cur.current_set];
+    struct tf_error spare = {0};
+    int slots = 0;
+    if (c->be->compare_queue == NULL || c->be->compare_result == NULL)
+        return 0;
+    for (int i = 0; i < k->nargs; i++) {
+        const struct runner_buffer *b = &c->cur.bufs[i];
+        if (k->args[i].kind != TF_ARG_BUFFER || !k->args[i].output)
+            continue;
+        if (b->dev_expected == NULL || b->dev_snap == NULL || b->expected == NULL ||
+            ++slots > TF_COMPARE_SLOTS)
+            return 0;
+    }
+    if (set->sums == NULL) { /* once per set: its mappings are sealed */
+        set->sums = tf_xcalloc((size_t)k->nargs, sizeof *set->sums);
+        for (int i = 0; i < k->nargs; i++)
+            if (set->maps[i] != NULL)
+                set->sums[i] = tf_verify_checksum(set->maps[i], c->cur.bufs[i].bytes);
+    }
+    for (int i = 0, slot = 0; i < k->nargs; i++) {
+        struct runner_buffer *b = &c->cur.bufs[i];
+        if (k->args[i].kind != TF_ARG_BUFFER || !k->args[i].output)
+            continue;
+        if (b->dev_expected_of != b->expected) {
+            b->dev_expected_of = NULL;
+            if (c->be->upload(c->ctx, b->dev_expected, b->expected, b->bytes, &spare) != 0)
+                return 0;
+            b->dev_expected_of = b->expected;
+        }
+        const int queued =
+            c->be->copy(c->ctx, b->dev_snap, b->dev, b->bytes, &spare) == 0 &&
+            c->be->compare_queue(c->ctx, slot++, k->args[i].type, b->dev, b->dev_expected,
+                                 (size_t)b->count, k->rtol, k->atol, &spare) == 0;
+        c->downloads_queued = 1; /* (what was queued lands before the host's turn) */
+        if (!queued)
+            return 0;
+    }
+    c->compared_on_device = 1;
+    return 1;
+}
+
 /* The verified launch's outputs into `got`: queued behind a device-side
  * snapshot where there is one (the samples overwrite dev), else downloaded
  * now. 0 or -1 + err (nothing left landing). */
 static int download_outputs(struct runner_child *c, struct tf_error *err)
 {
+    c->compared_on_device = 0;
+    if (compare_on_device(c))
+        return 0;
+    if (wait_downloads(c, err) != TF_STATUS_OK) /* a half-queued comparison */
+        return -1;
     for (int i = 0; i < c->cur.k->nargs; i++) {
         const struct tf_arg *a = &c->cur.k->args[i];
         struct runner_buffer *b = &c->cur.bufs[i];

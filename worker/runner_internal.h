@@ -103,6 +103,11 @@ struct runner_buffer {
     void *dev_init;  /* a device-side copy of `init`, where the backend can copy (restores) */
     void *dev_snap;  /* outputs: the verified launch's result, copied on the device so the
                         download overlaps the samples (which overwrite dev) */
+    void *dev_expected;          /* outputs: the expected outputs on the device, where the
+                                    backend compares there (NULL: on the host) */
+    const void *dev_expected_of; /* the sealed mapping last uploaded into dev_expected
+                                    (NULL: none, or found changed): the checksum says
+                                    whether the device still holds it */
 };
 
 /* The expected outputs for one key (runner_child.c, "the reference's outputs"):
@@ -112,6 +117,8 @@ struct expected_set {
     void **maps;     /* per argument: the outputs' read-only mapping (outputs only), or NULL */
     size_t *bytes;   /* per argument: its length in bytes */
     size_t total;    /* bytes of every output */
+    uint64_t *sums;  /* per argument: tf_verify_checksum of its mapping, for the device
+                        comparison; NULL until it first needs them */
     int fd;          /* a memfd the worker offered, not mapped yet (-1: mapped) */
     uint64_t used;   /* when last selected (the child's counter): the least recent goes first */
 };
@@ -172,6 +179,7 @@ struct runner_child {
     struct runner_problem *kept;  /* others still set up, within RUNNER_KEPT_* */
     int nkept;
     int downloads_queued;    /* download_async queued, download_wait still due */
+    int compared_on_device;  /* this configuration's outputs went to compare_queue */
     int damaged;             /* a variant wrote outside its buffers: end after replying */
     int cwd_fd;              /* the runner's folder, restored after every variant (-1: none) */
     uint64_t set_clock;         /* counts selections (expected_set.used) */

@@ -11,7 +11,10 @@
  * fault fixture tests/fixtures/gpufaults in real child processes: an illegal
  * address is runtime_error, a spinning kernel is timeout, one wrong element
  * is wrong_result, an oversized block is invalid, and after each fault the
- * next configuration measures ok.
+ * next configuration measures ok; outputs compared on the device (every
+ * element type, NaN, infinities, both sides of the tolerance) count the same
+ * failures and the same first one as tf_verify, and checksum the expected
+ * values as tf_verify_checksum does.
  * Without NVRTC or without a GPU the tests print "skipped: no NVRTC" /
  * "skipped: no device" and skip; nothing is faked. */
 #include <stdarg.h>
@@ -42,6 +45,7 @@
 #include "../../worker/compiler.h"
 #include "../../worker/cuda_api.h"
 #include "../../worker/runner.h"
+#include "../../worker/verify.h"
 #include "gpu_fixture.h"
 
 #define EM_CUDA_MACHINE 190
@@ -684,6 +688,105 @@ static void test_device_describe(void **state)
            (long long)d.props[TF_DEVPROP_MAX_SHARED_OPTIN]);
 }
 
+/* One output compared on the device (backend.h, compare_queue) against
+ * tf_verify on the host: the same count of failures and the same first, and
+ * the checksum of the expected values as tf_verify_checksum makes it. */
+static void device_compare_case(struct tf_backend_ctx *ctx, int slot, enum tf_elem_type type,
+                                const void *got, const void *expected, size_t count, double rtol,
+                                double atol)
+{
+    struct tf_error err = {0};
+    const size_t bytes = count * tf_elem_size(type);
+    void *dg = NULL, *de = NULL;
+    assert_int_equal(be->alloc(ctx, bytes, &dg, &err), 0);
+    assert_int_equal(be->alloc(ctx, bytes, &de, &err), 0);
+    assert_int_equal(be->upload(ctx, dg, got, bytes, &err), 0);
+    assert_int_equal(be->upload(ctx, de, expected, bytes, &err), 0);
+    if (be->compare_queue(ctx, slot, type, dg, de, count, rtol, atol, &err) != 0)
+        fail_msg("compare_queue: %s", err.message);
+    assert_int_equal(be->download_wait(ctx, &err), 0);
+    uint64_t bad, first, sum;
+    be->compare_result(ctx, slot, &bad, &first, &sum);
+    char message[256];
+    const int status = tf_verify("out", type, got, expected, count, rtol, atol, message,
+                                 sizeof message);
+    size_t host_bad = 0, host_first = 0;
+    if (status != TF_STATUS_OK)
+        assert_int_equal(sscanf(message, "out[%zu] = %*s expected %*s (%zu of", &host_first,
+                                &host_bad),
+                         2);
+    printf("type %d, %zu elements: device %llu bad (first %llu), host %zu (first %zu)\n",
+           (int)type, count, (unsigned long long)bad, (unsigned long long)first, host_bad,
+           host_first);
+    assert_int_equal(bad, host_bad);
+    if (host_bad > 0)
+        assert_int_equal(first, host_first);
+    else
+        assert_true(first == UINT64_MAX);
+    assert_true(sum == tf_verify_checksum(expected, bytes));
+    be->release(ctx, dg);
+    be->release(ctx, de);
+}
+
+static void test_device_compare(void **state)
+{
+    (void)state;
+    if (!have_device(be)) {
+        skip();
+        return;
+    }
+    struct tf_backend_ctx *ctx = NULL;
+    struct tf_error err = {0};
+    assert_int_equal(be->open(0, &ctx, &err), 0);
+    assert_non_null(be->compare_queue);
+    const size_t n = (size_t)3 << 20; /* more elements than the grid has threads */
+    float *gf = malloc(n * sizeof *gf), *ef = malloc(n * sizeof *ef);
+    double *gd = malloc(n * sizeof *gd), *ed = malloc(n * sizeof *ed);
+    int32_t *gi = malloc(n * sizeof *gi), *ei = malloc(n * sizeof *ei);
+    int64_t *gl = malloc(n * sizeof *gl), *el = malloc(n * sizeof *el);
+    uint64_t x = 88172645463325252ull;
+    for (size_t i = 0; i < n; i++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        ef[i] = (float)((double)(x >> 11) / 9007199254740992.0 * 2.0 - 1.0);
+        gf[i] = ef[i];
+        ed[i] = ef[i];
+        gd[i] = ed[i];
+        ei[i] = gi[i] = (int32_t)x;
+        el[i] = gl[i] = (int64_t)x;
+    }
+    /* all equal first, in every type */
+    device_compare_case(ctx, 0, TF_ELEM_F32, gf, ef, n, 1e-3, 1e-3);
+    device_compare_case(ctx, 1, TF_ELEM_F64, gd, ed, n, 1e-9, 1e-9);
+    device_compare_case(ctx, 2, TF_ELEM_I32, gi, ei, n, 0, 0);
+    device_compare_case(ctx, 3, TF_ELEM_I64, gl, el, n, 0, 0);
+    /* floats on both sides of the edge: atol + rtol * |e| exactly in float */
+    const float at = 1e-3f, rt = 1e-3f;
+    for (size_t i = 1000; i < 1000 + 4096; i++) {
+        const float edge = at + rt * fabsf(ef[i]);
+        gf[i] = ef[i] + (i % 2 ? edge : nextafterf(edge, 1.0f));
+    }
+    gf[n - 1] = NAN;
+    gf[n - 2] = INFINITY;
+    ef[n - 3] = INFINITY;
+    gf[n - 3] = INFINITY;
+    ef[n / 2] = NAN;
+    device_compare_case(ctx, 4, TF_ELEM_F32, gf, ef, n, 1e-3, 1e-3);
+    gd[17] = ed[17] + 1e-6;
+    gd[n - 5] = NAN;
+    device_compare_case(ctx, 5, TF_ELEM_F64, gd, ed, n, 1e-9, 1e-9);
+    gi[n / 3] ^= 1;
+    gi[n - 1] ^= 1 << 30;
+    device_compare_case(ctx, 6, TF_ELEM_I32, gi, ei, n, 0, 0);
+    gl[12345] ^= (int64_t)1 << 40; /* only the high word differs */
+    device_compare_case(ctx, 7, TF_ELEM_I64, gl, el, n, 0, 0);
+    device_compare_case(ctx, TF_COMPARE_SLOTS - 1, TF_ELEM_F32, gf, ef, 1, 1e-3, 1e-3);
+    assert_int_not_equal(be->compare_queue(ctx, TF_COMPARE_SLOTS, TF_ELEM_F32, NULL, NULL, 0, 0, 0,
+                                           &err),
+                         0);
+    free(gf), free(ef), free(gd), free(ed), free(gi), free(ei), free(gl), free(el);
+    be->close(ctx);
+}
+
 static void test_device_vecadd(void **state)
 {
     (void)state;
@@ -770,6 +873,9 @@ static void test_device_faults(void **state)
     measure(f, f->problem, fault_config(f->k, 3, 0), &r);
     assert_int_equal(r.status, TF_STATUS_WRONG_RESULT);
     fprintf(stderr, "note: MODE 3: %s: %s\n", tf_status_name(r.status), r.message);
+    /* the device's comparison found it, the host's wrote the message */
+    assert_non_null(strstr(r.message, "y[2048] = "));
+    assert_non_null(strstr(r.message, "(1 of 4096 wrong)"));
     expect_ok(f, f->problem, fault_config(f->k, 0, 0));
     assert_int_equal(tf_runner_starts(f->runner), 3);
 
@@ -808,6 +914,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_launch_bounds_min_blocks),
         cmocka_unit_test(test_device_describe),
         cmocka_unit_test(test_device_vecadd),
+        cmocka_unit_test(test_device_compare),
         cmocka_unit_test(test_device_faults),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

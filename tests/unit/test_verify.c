@@ -134,6 +134,33 @@ static void test_first_bad_index_message(void **state)
 /* A large output is compared in pieces on threads (verify.c): the message
  * still names the first bad element of the whole output and counts all of
  * them, whichever pieces they fall in, for every element type. */
+/* The checksum the device comparison checks its expected copy with: by hand
+ * for three words, then a moved, a changed and a swapped word all change it. */
+static void test_checksum(void **state)
+{
+    (void)state;
+    const uint32_t w[3] = {1, 2, 3};
+    assert_int_equal(tf_verify_checksum(w, sizeof w), 1 * 1 + 2 * 3 + 3 * 5);
+    assert_int_equal(tf_verify_checksum(w, 0), 0);
+    float f[1024];
+    for (int i = 0; i < 1024; i++)
+        f[i] = (float)i * 0.25f - 3.0f;
+    const uint64_t base = tf_verify_checksum(f, sizeof f);
+    f[700] = -f[700];
+    assert_true(tf_verify_checksum(f, sizeof f) != base);
+    f[700] = -f[700];
+    assert_true(tf_verify_checksum(f, sizeof f) == base);
+    const float t = f[3];
+    f[3] = f[4];
+    f[4] = t;
+    assert_true(tf_verify_checksum(f, sizeof f) != base);
+    /* a double is two words, low first (little-endian), like the device reads it */
+    const double d = 1.5;
+    uint32_t halves[2];
+    memcpy(halves, &d, sizeof d);
+    assert_int_equal(tf_verify_checksum(&d, sizeof d), (uint64_t)halves[0] + 3 * (uint64_t)halves[1]);
+}
+
 static void test_pieces_report_the_whole_output(void **state)
 {
     (void)state;
@@ -191,6 +218,7 @@ int main(void)
         cmocka_unit_test(test_ints_exact),
         cmocka_unit_test(test_first_bad_index_message),
         cmocka_unit_test(test_pieces_report_the_whole_output),
+        cmocka_unit_test(test_checksum),
         cmocka_unit_test(test_elem_size),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
