@@ -150,10 +150,12 @@ struct tf_backend {
     int (*download_async)(struct tf_backend_ctx *ctx, void *host, const void *src, size_t bytes,
                           struct tf_error *err);
     int (*download_wait)(struct tf_backend_ctx *ctx, struct tf_error *err);
-    /* Optional pair, with the quartet: an output compared with its expected
+    /* Optional trio, with the quartet: an output compared with its expected
      * values on the device, so that neither the output nor the comparison's
      * work reaches the host (a runner's CPU is the node compilers' CPU).
-     * compare_queue queues, after the work queued so far, the comparison of
+     * compare_available says whether this device can (1) or not (0: its
+     * vendor has no comparison kernels, or they could not be built); where it
+     * cannot, the runner sets nothing up for it. compare_queue queues, after the work queued so far, the comparison of
      * `count` elements of `type` (enum tf_elem_type) of device buffer `got`
      * with device buffer `expected` by tf_verify's rule (verify.h), and the
      * outcome's copy to the host behind it on the side queue, so that
@@ -163,6 +165,7 @@ struct tf_backend {
      * first that did (UINT64_MAX: none), and tf_verify_checksum of
      * `expected` as the device read it. compare_queue returns -1 + err where
      * the device cannot compare; the runner compares on the host then. */
+    int (*compare_available)(struct tf_backend_ctx *ctx);
     int (*compare_queue)(struct tf_backend_ctx *ctx, int slot, int type, const void *got,
                          const void *expected, size_t count, double rtol, double atol,
                          struct tf_error *err);

@@ -12,7 +12,9 @@
  * 48 KiB gets CUDA's opt-in; faults that poison the context (illegal address,
  * misaligned access, trap...) are the sticky ones. Telemetry comes from NVML
  * when it is present (clock, power, cumulative energy, temperature,
- * throttling), matched to the device by UUID. */
+ * throttling), matched to the device by UUID. The runner's context and
+ * events wait for the GPU asleep (blocking sync), and compare_image builds
+ * gpu_backend.c's comparison kernels with NVRTC for the opened device. */
 #include "backend.h"
 
 #include <errno.h>
@@ -324,7 +326,10 @@ static void ptxas_info(const char *log, const char *entry, struct tf_compile_out
  * without it, and that compile's result and log are the variant's. A source
  * that compiled only without it is remembered (a hash of its text, per
  * process) and never tried with -minimal again, so such a kernel pays one
- * extra compile per compiler process, and a variant with a real error two. */
+ * extra compile per compiler process, and a variant with a real error two.
+ * The other way round, a source that declares a name the full language
+ * also declares (its own cudaStream_t, say) compiles under -minimal only:
+ * NVRTC older than 12.4 rejects it, as it did before. */
 
 #define MINIMAL_FULL_MAX 64
 
@@ -455,7 +460,8 @@ static int cuda_compile(const struct tf_compile_input *in, struct tf_compile_out
 
     const uint64_t hash = source_hash(in->source);
     tf_nvrtc_result nrc = TF_NVRTC_ERROR_COMPILATION;
-    if (minimal_worth_trying(nv, hash)) {
+    const int tried_minimal = minimal_worth_trying(nv, hash);
+    if (tried_minimal) {
         options[n] = "-minimal";
         nrc = nvrtc_compile_once(nv, in, n + 1, options, &prog, &log, err);
         if (nrc == TF_NVRTC_ERROR_COMPILATION || nrc == TF_NVRTC_ERROR_INVALID_OPTION) {
@@ -468,7 +474,7 @@ static int cuda_compile(const struct tf_compile_input *in, struct tf_compile_out
     }
     if (nrc == TF_NVRTC_ERROR_COMPILATION) {
         nrc = nvrtc_compile_once(nv, in, n, options, &prog, &log, err);
-        if (nrc == TF_NVRTC_SUCCESS && nvrtc_has_minimal(nv))
+        if (nrc == TF_NVRTC_SUCCESS && tried_minimal)
             minimal_remember_full(hash);
     }
     if (nrc == TF_NVRTC_ERROR_COMPILATION || nrc == TF_NVRTC_ERROR_INVALID_OPTION) {
@@ -574,7 +580,8 @@ static int cuda_device_open(int ordinal, void **device, struct tf_gpu_limits *li
      * core through every wait (most of a runner's life), and that core is
      * one the node's compilers need (bench/results/compile-cpu-2026-11-27-h200.md).
      * Timings come from device events, so they do not change; a wait ends
-     * some microseconds later. A context already active keeps its flags. */
+     * some microseconds later. Set before the context is retained; should
+     * the driver refuse, the runner only spins as it did. */
     (void)cu->cuDevicePrimaryCtxSetFlags(d->dev, TF_CU_CTX_SCHED_BLOCKING_SYNC);
     if ((rc = cu->cuDevicePrimaryCtxRetain(&d->context, d->dev)) != TF_CUDA_SUCCESS) {
         d->context = NULL;
@@ -807,9 +814,11 @@ static int cuda_sensor_energy(void *sensor, double *joules, char *why, size_t ca
  * tolerance arithmetic what the host's is (gpu_backend.c says why). */
 static const void *cuda_compare_image(void *device, const char *source, struct tf_error *err)
 {
+    /* One image per SM met, never freed: a caller may hold one while
+     * another device's is built (a runner opens one device; tests more). */
     static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
-    static char *image;
-    static int image_sm;
+    static char *images[8];
+    static int image_sms[8], nimages;
     struct cuda_device *d = device;
     const struct tf_nvrtc *nv;
     int major = 0, minor = 0;
@@ -820,9 +829,15 @@ static const void *cuda_compare_image(void *device, const char *source, struct t
         return NULL;
     const int sm = 10 * major + minor;
     pthread_mutex_lock(&mu);
-    if (image != NULL && image_sm == sm) {
+    for (int i = 0; i < nimages; i++)
+        if (image_sms[i] == sm) {
+            pthread_mutex_unlock(&mu);
+            return images[i];
+        }
+    if (nimages == 8) {
         pthread_mutex_unlock(&mu);
-        return image;
+        tf_error_set(err, TF_ERR_BACKEND, "comparison kernels for too many SMs in one process");
+        return NULL;
     }
     char arch[64], *log = NULL, *cubin = NULL;
     snprintf(arch, sizeof arch, "--gpu-architecture=sm_%d", sm);
@@ -831,6 +846,7 @@ static const void *cuda_compare_image(void *device, const char *source, struct t
     const struct tf_compile_input in = {.source = source, .source_name = "tunefarm-compare.cu"};
     tf_nvrtc_program prog = NULL;
     size_t size = 0;
+    const void *out = NULL;
     tf_nvrtc_result nrc = nvrtc_compile_once(nv, &in, noptions, options, &prog, &log, err);
     if (nrc == TF_NVRTC_ERROR_COMPILATION || nrc == TF_NVRTC_ERROR_INVALID_OPTION)
         tf_error_set(err, TF_ERR_BACKEND, "NVRTC could not compile the comparison kernels: %.300s",
@@ -840,16 +856,14 @@ static const void *cuda_compare_image(void *device, const char *source, struct t
               nv->nvrtcGetCUBIN(prog, cubin = tf_xmalloc(size)) != TF_NVRTC_SUCCESS))
         tf_error_set(err, TF_ERR_BACKEND, "NVRTC made no CUBIN of the comparison kernels");
     else if (nrc == TF_NVRTC_SUCCESS) {
-        free(image);
-        image = cubin;
-        image_sm = sm;
+        out = images[nimages] = cubin;
+        image_sms[nimages++] = sm;
         cubin = NULL;
     }
     if (prog)
         nv->nvrtcDestroyProgram(&prog);
     free(log);
     free(cubin);
-    const void *out = nrc == TF_NVRTC_SUCCESS && image_sm == sm ? image : NULL;
     pthread_mutex_unlock(&mu);
     return out;
 }

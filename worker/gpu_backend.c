@@ -18,7 +18,9 @@
  * SMI) when there is one, read by a thread every 25 ms: a reading costs
  * milliseconds the GPU would otherwise wait through. The energy counter alone
  * is also read directly, on the measuring thread, for the runner's energy
- * window (energy.h), which reads it while a queued batch runs. */
+ * window (energy.h), which reads it while a queued batch runs. Where the
+ * vendor can build them (compare_image), outputs are compared with the
+ * expected values on the device ("outputs compared on the device"). */
 #include "gpu_backend.h"
 
 #include <errno.h>
@@ -70,9 +72,9 @@ struct tf_backend_ctx {
     pthread_mutex_t lock;
     pthread_cond_t wake;
     struct tf_telemetry telemetry;   /* the last readings */
-    /* The device comparison (tf_gpu_compare_queue): its kernels, loaded on
-     * first use, and each slot's outcome, three words on the device and
-     * their copy in page-locked memory. compare_state: 0 not tried yet, 1
+    /* The device comparison (tf_gpu_compare_queue): its kernels, loaded when
+     * the device is opened, and each slot's outcome, three words on the device
+     * and their copy in page-locked memory. compare_state: 0 not tried yet, 1
      * ready, -1 unavailable (compare_why says why). */
     int compare_state;
     struct tf_error compare_why;
@@ -728,7 +730,7 @@ int tf_gpu_healthy(struct tf_backend_ctx *ctx)
  * float, double in double, no contraction into fused multiply-adds
  * (--fmad=false), so an element on the edge of the tolerance passes or fails
  * as on the host. Each thread counts its failures, keeps its first, and sums
- * the expected words times their odd weights (tf_verify_checksum); a warp
+ * the expected words times their weights (tf_verify_checksum's); a warp
  * reduces them and one lane adds them to the slot's three words. The runner
  * compares the checksum with the one of the sealed host copy the expected
  * buffer was uploaded from: a variant that wrote into that buffer is caught,
@@ -737,6 +739,12 @@ int tf_gpu_healthy(struct tf_backend_ctx *ctx)
 static const char compare_source[] =
     "typedef unsigned long long tf_u64;\n"
     "typedef unsigned int tf_u32;\n"
+    "__device__ __forceinline__ tf_u64 tf_weight(tf_u64 j) {\n"
+    "    j += 0x9e3779b97f4a7c15ull;\n"
+    "    j = (j ^ (j >> 30)) * 0xbf58476d1ce4e5b9ull;\n"
+    "    j = (j ^ (j >> 27)) * 0x94d049bb133111ebull;\n"
+    "    return (j ^ (j >> 31)) | 1;\n"
+    "}\n"
     "__device__ __forceinline__ void tf_compare_reduce(tf_u64 bad, tf_u64 first, tf_u64 sum,\n"
     "                                                  tf_u64 *out) {\n"
     "    for (int o = 16; o > 0; o >>= 1) {\n"
@@ -775,9 +783,9 @@ static const char compare_source[] =
     "    }                                                                              \\\n"
     "    tf_compare_reduce(bad, first, sum, out);                                       \\\n"
     "}\n"
-    "#define TF_ONE_WORD(w, i) sum += (tf_u64)(tf_u32)(w) * (2 * (i) + 1)\n"
-    "#define TF_TWO_WORDS(w, i) sum += (tf_u64)(tf_u32)(w) * (4 * (i) + 1) + \\\n"
-    "                                  (tf_u64)(tf_u32)((tf_u64)(w) >> 32) * (4 * (i) + 3)\n"
+    "#define TF_ONE_WORD(w, i) sum += (tf_u64)(tf_u32)(w) * tf_weight(i)\n"
+    "#define TF_TWO_WORDS(w, i) sum += (tf_u64)(tf_u32)(w) * tf_weight(2 * (i)) + \\\n"
+    "                                  (tf_u64)(tf_u32)((tf_u64)(w) >> 32) * tf_weight(2 * (i) + 1)\n"
     "#define TF_SAME(v) (v)\n"
     "TF_COMPARE_REAL(tf_compare_f32, float, fabsf, __float_as_uint, 3.402823466e+38f,\n"
     "                TF_ONE_WORD)\n"
@@ -785,6 +793,11 @@ static const char compare_source[] =
     "                1.7976931348623157e+308, TF_TWO_WORDS)\n"
     "TF_COMPARE_INT(tf_compare_i32, int, TF_SAME, TF_ONE_WORD)\n"
     "TF_COMPARE_INT(tf_compare_i64, long long, TF_SAME, TF_TWO_WORDS)\n";
+
+const char *tf_gpu_compare_source(void)
+{
+    return compare_source;
+}
 
 /* Entry names by enum tf_elem_type (I32, I64, F32, F64). */
 static const char *const compare_entries[4] = {"tf_compare_i32", "tf_compare_i64",
@@ -867,6 +880,11 @@ int tf_gpu_compare_queue(struct tf_backend_ctx *ctx, int slot, int type, const v
     }
     return tf_gpu_download_async(ctx, ctx->compare_host + 3 * slot, out, 3 * sizeof(uint64_t),
                                  err);
+}
+
+int tf_gpu_compare_available(struct tf_backend_ctx *ctx)
+{
+    return ctx->compare_state == 1;
 }
 
 void tf_gpu_compare_result(struct tf_backend_ctx *ctx, int slot, uint64_t *bad, uint64_t *first,

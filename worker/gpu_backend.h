@@ -165,6 +165,9 @@ int tf_gpu_download_wait(struct tf_backend_ctx *ctx, struct tf_error *err);
 int tf_gpu_compare_queue(struct tf_backend_ctx *ctx, int slot, int type, const void *got,
                          const void *expected, size_t count, double rtol, double atol,
                          struct tf_error *err);
+int tf_gpu_compare_available(struct tf_backend_ctx *ctx);
+/* The comparison kernels' source (CUDA C++; what compare_image is given). */
+const char *tf_gpu_compare_source(void);
 void tf_gpu_compare_result(struct tf_backend_ctx *ctx, int slot, uint64_t *bad, uint64_t *first,
                            uint64_t *checksum);
 
@@ -178,6 +181,7 @@ void tf_gpu_compare_result(struct tf_backend_ctx *ctx, int slot, uint64_t *bad, 
     .collect = tf_gpu_collect, .copy = tf_gpu_copy, .host_alloc = tf_gpu_host_alloc,         \
     .host_free = tf_gpu_host_free,                                                           \
     .download_async = tf_gpu_download_async, .download_wait = tf_gpu_download_wait,         \
-    .compare_queue = tf_gpu_compare_queue, .compare_result = tf_gpu_compare_result
+    .compare_available = tf_gpu_compare_available, .compare_queue = tf_gpu_compare_queue,     \
+    .compare_result = tf_gpu_compare_result
 
 #endif

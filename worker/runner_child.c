@@ -265,6 +265,19 @@ static int eval_sizes(struct runner_child *c, uint64_t config, int64_t *counts,
     return 0;
 }
 
+/* 1 if the device can compare outputs (backend.h, compare_available) and the
+ * current kernel has no more outputs than it has slots for. */
+static int compare_slots_fit(const struct runner_child *c)
+{
+    if (c->be->compare_available == NULL || c->be->compare_queue == NULL ||
+        c->be->compare_result == NULL || !c->be->compare_available(c->ctx))
+        return 0;
+    int outputs = 0;
+    for (int i = 0; i < c->cur.k->nargs; i++)
+        outputs += c->cur.k->args[i].kind == TF_ARG_BUFFER && c->cur.k->args[i].output;
+    return outputs <= TF_COMPARE_SLOTS;
+}
+
 /* 1 if the backend can download outputs while the samples run. */
 static int can_overlap_downloads(const struct runner_child *c)
 {
@@ -434,6 +447,7 @@ static int set_add(struct runner_child *c, char *key, int fd)
     memset(e, 0, sizeof *e);
     e->key = key;
     e->fd = fd;
+    e->id = ++c->set_ids;
     e->maps = tf_xcalloc((size_t)c->cur.k->nargs, sizeof *e->maps);
     e->bytes = tf_xcalloc((size_t)c->cur.k->nargs, sizeof *e->bytes);
     return c->cur.nsets++;
@@ -749,8 +763,8 @@ static int build_buffers(struct runner_child *c, uint64_t config, const int64_t 
                 b->got_pinned = 1;
             if (b->got_pinned && c->be->alloc(c->ctx, b->bytes, &b->dev_snap, &spare) != 0)
                 b->dev_snap = NULL;
-            /* Without room, or where the backend cannot, compared on the host. */
-            if (b->dev_snap && c->be->compare_queue && c->be->compare_result &&
+            /* Without room, or where the device cannot, compared on the host. */
+            if (b->dev_snap && compare_slots_fit(c) &&
                 c->be->alloc(c->ctx, b->bytes, &b->dev_expected, &spare) != 0)
                 b->dev_expected = NULL;
         }
@@ -898,7 +912,6 @@ static int kept_restore(struct runner_child *c, int i, struct tf_error *err)
             return TF_STATUS_RUNTIME_ERROR;
         if (tf_runner_guard_fill(c, b, err) != 0)
             return TF_STATUS_RUNTIME_ERROR;
-        b->dev_expected_of = NULL; /* uploaded again before it is used */
     }
     profile.kept++;
     return TF_STATUS_OK;
@@ -1164,8 +1177,9 @@ static int measure_energy(struct sample_ctx *sc, const struct tf_measure *protoc
     return TF_STATUS_OK;
 }
 
-/* Compare every output of the verified launch (downloaded before the samples
- * were queued) with the reference, while the device runs the first samples. */
+/* Compare every output of the verified launch with the reference, while the
+ * device runs the first samples: the device's outcome where it compared them
+ * (compare_on_device), else the outputs downloaded behind the verified launch. */
 static int sample_verify_outputs(struct sample_ctx *s, const struct tf_kernel *k,
                                  struct tf_error *err);
 
@@ -1196,7 +1210,7 @@ static int sample_verify_outputs(struct sample_ctx *s, const struct tf_kernel *k
             uint64_t bad, first, sum;
             c->be->compare_result(c->ctx, slot++, &bad, &first, &sum);
             if (sum != set->sums[i]) {
-                b->dev_expected_of = NULL; /* changed on the device: upload it again */
+                b->dev_expected_set = 0; /* changed on the device: upload it again */
                 profile.compare_damaged++;
             } else if (bad == 0) {
                 profile.compared_on_device++;
@@ -1398,15 +1412,13 @@ static int compare_on_device(struct runner_child *c)
     const struct tf_kernel *k = c->cur.k;
     struct expected_set *set = &c->cur.sets[c->cur.current_set];
     struct tf_error spare = {0};
-    int slots = 0;
-    if (c->be->compare_queue == NULL || c->be->compare_result == NULL)
+    if (!compare_slots_fit(c))
         return 0;
     for (int i = 0; i < k->nargs; i++) {
         const struct runner_buffer *b = &c->cur.bufs[i];
         if (k->args[i].kind != TF_ARG_BUFFER || !k->args[i].output)
             continue;
-        if (b->dev_expected == NULL || b->dev_snap == NULL || b->expected == NULL ||
-            ++slots > TF_COMPARE_SLOTS)
+        if (b->dev_expected == NULL || b->dev_snap == NULL || b->expected == NULL)
             return 0;
     }
     if (set->sums == NULL) { /* once per set: its mappings are sealed */
@@ -1419,11 +1431,11 @@ static int compare_on_device(struct runner_child *c)
         struct runner_buffer *b = &c->cur.bufs[i];
         if (k->args[i].kind != TF_ARG_BUFFER || !k->args[i].output)
             continue;
-        if (b->dev_expected_of != b->expected) {
-            b->dev_expected_of = NULL;
+        if (b->dev_expected_set != set->id) {
+            b->dev_expected_set = 0;
             if (c->be->upload(c->ctx, b->dev_expected, b->expected, b->bytes, &spare) != 0)
                 return 0;
-            b->dev_expected_of = b->expected;
+            b->dev_expected_set = set->id;
         }
         const int queued =
             c->be->copy(c->ctx, b->dev_snap, b->dev, b->bytes, &spare) == 0 &&

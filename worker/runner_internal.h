@@ -105,8 +105,8 @@ struct runner_buffer {
                         download overlaps the samples (which overwrite dev) */
     void *dev_expected;          /* outputs: the expected outputs on the device, where the
                                     backend compares there (NULL: on the host) */
-    const void *dev_expected_of; /* the sealed mapping last uploaded into dev_expected
-                                    (NULL: none, or found changed): the checksum says
+    uint64_t dev_expected_set;   /* the id of the set last uploaded into dev_expected
+                                    (0: none, or found changed); the checksum says
                                     whether the device still holds it */
 };
 
@@ -119,6 +119,7 @@ struct expected_set {
     size_t total;    /* bytes of every output */
     uint64_t *sums;  /* per argument: tf_verify_checksum of its mapping, for the device
                         comparison; NULL until it first needs them */
+    uint64_t id;     /* unique in the runner (never 0): what a device copy is of */
     int fd;          /* a memfd the worker offered, not mapped yet (-1: mapped) */
     uint64_t used;   /* when last selected (the child's counter): the least recent goes first */
 };
@@ -183,6 +184,7 @@ struct runner_child {
     int damaged;             /* a variant wrote outside its buffers: end after replying */
     int cwd_fd;              /* the runner's folder, restored after every variant (-1: none) */
     uint64_t set_clock;         /* counts selections (expected_set.used) */
+    uint64_t set_ids;           /* the last expected_set.id given */
     int *fresh_fds;             /* sealed memfds of sets computed here, for the worker: */
     char **fresh_keys;          /* sent after the next answer (see "the reference's outputs") */
     int nfresh;

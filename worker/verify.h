@@ -15,10 +15,11 @@ int tf_verify(const char *name, enum tf_elem_type type, const void *got, const v
               size_t count, double rtol, double atol, char *message, size_t cap);
 
 /* A checksum of `bytes` (a multiple of 4) at `p`, read as little-endian 32-bit
- * words w[j]: the sum of w[j] * (2j + 1) modulo 2^64. The device comparison
- * (backend.h, compare_queue) computes the same over the expected outputs it
- * reads, so a device copy that a variant changed is told from the sealed host
- * copy it was uploaded from. Order matters: a moved word changes it. */
+ * words w[j]: the sum of w[j] * weight(j) modulo 2^64, weight(j) being
+ * SplitMix64's finaliser of j made odd. The device comparison (backend.h,
+ * compare_queue) computes the same over the expected outputs it reads, so a
+ * device copy that a variant changed is told from the sealed host copy it
+ * was uploaded from. Order matters: a moved word changes it. */
 uint64_t tf_verify_checksum(const void *p, size_t bytes);
 
 /* Size in bytes of one element of `type`. */

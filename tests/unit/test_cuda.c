@@ -44,6 +44,7 @@
 #include "../../worker/compile.h"
 #include "../../worker/compiler.h"
 #include "../../worker/cuda_api.h"
+#include "../../worker/gpu_backend.h"
 #include "../../worker/runner.h"
 #include "../../worker/verify.h"
 #include "gpu_fixture.h"
@@ -345,6 +346,33 @@ static void test_full_language_kernel_compiles(void **state)
     assert_null(strstr(out.log, "cudaTextureObject_t"));
     assert_int_equal(access(path, F_OK), -1);
     free(out.log);
+}
+
+/* The runner's own comparison kernels (gpu_backend.c) compile for an SM with
+ * the options the runner gives them: a mistake there would send every
+ * output back to the host's comparison, silently. */
+static void test_compare_kernels_compile(void **state)
+{
+    (void)state;
+    if (!have_nvrtc()) {
+        skip();
+        return;
+    }
+    char path[] = "/tmp/tf-test-cuda-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    char fmad[] = "--fmad=false";
+    char *options[] = {fmad};
+    struct tf_compile_output out;
+    assert_int_equal(compile_source("tunefarm-compare.cu", tf_gpu_compare_source(),
+                                    "tf_compare_f32", "sm_90", NULL, 0, options, 1, path, &out),
+                     0);
+    if (!out.ok)
+        fprintf(stderr, "log:\n%s\n", out.log ? out.log : "(none)");
+    assert_int_equal(out.ok, 1);
+    free(out.log);
+    unlink(path);
 }
 
 static void test_compile_error_names_line(void **state)
@@ -907,6 +935,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_compile_vecadd_cubin),
         cmocka_unit_test(test_compile_error_names_line),
         cmocka_unit_test(test_full_language_kernel_compiles),
+        cmocka_unit_test(test_compare_kernels_compile),
         cmocka_unit_test(test_compiler_hides_the_driver),
         cmocka_unit_test(test_compile_reports_resources_and_warnings),
         cmocka_unit_test(test_every_cuda_kernel_compiles),

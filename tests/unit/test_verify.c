@@ -131,36 +131,62 @@ static void test_first_bad_index_message(void **state)
                      TF_STATUS_OK);
 }
 
-/* A large output is compared in pieces on threads (verify.c): the message
- * still names the first bad element of the whole output and counts all of
- * them, whichever pieces they fall in, for every element type. */
-/* The checksum the device comparison checks its expected copy with: by hand
- * for three words, then a moved, a changed and a swapped word all change it. */
+/* The checksum the device comparison checks its expected copy with
+ * (verify.h): by hand for three words, then a changed, a moved and a swapped
+ * word, a constant added to every element and two neighbours moved in
+ * opposite directions all change it. */
+static uint64_t weight(uint64_t j) /* SplitMix64's finaliser, odd (verify.c) */
+{
+    j += 0x9e3779b97f4a7c15ull;
+    j = (j ^ (j >> 30)) * 0xbf58476d1ce4e5b9ull;
+    j = (j ^ (j >> 27)) * 0x94d049bb133111ebull;
+    return (j ^ (j >> 31)) | 1;
+}
+
 static void test_checksum(void **state)
 {
     (void)state;
     const uint32_t w[3] = {1, 2, 3};
-    assert_int_equal(tf_verify_checksum(w, sizeof w), 1 * 1 + 2 * 3 + 3 * 5);
+    assert_true(tf_verify_checksum(w, sizeof w) == 1 * weight(0) + 2 * weight(1) + 3 * weight(2));
+    assert_true((weight(0) & 1) && (weight(1) & 1) && weight(0) != weight(1));
     assert_int_equal(tf_verify_checksum(w, 0), 0);
-    float f[1024];
-    for (int i = 0; i < 1024; i++)
-        f[i] = (float)i * 0.25f - 3.0f;
-    const uint64_t base = tf_verify_checksum(f, sizeof f);
-    f[700] = -f[700];
-    assert_true(tf_verify_checksum(f, sizeof f) != base);
-    f[700] = -f[700];
-    assert_true(tf_verify_checksum(f, sizeof f) == base);
-    const float t = f[3];
-    f[3] = f[4];
-    f[4] = t;
-    assert_true(tf_verify_checksum(f, sizeof f) != base);
-    /* a double is two words, low first (little-endian), like the device reads it */
+    enum { N = 1 << 16 };
+    static int32_t v[N];
+    for (int i = 0; i < N; i++)
+        v[i] = i * 7 - 1000;
+    const uint64_t base = tf_verify_checksum(v, sizeof v);
+    v[700] ^= 1 << 20; /* changed */
+    assert_true(tf_verify_checksum(v, sizeof v) != base);
+    v[700] ^= 1 << 20;
+    assert_true(tf_verify_checksum(v, sizeof v) == base);
+    const int32_t t = v[3]; /* swapped */
+    v[3] = v[4];
+    v[4] = t;
+    assert_true(tf_verify_checksum(v, sizeof v) != base);
+    v[4] = v[3];
+    v[3] = t;
+    memmove(v + 1, v, 9 * sizeof *v); /* moved: ten words shifted by one */
+    assert_true(tf_verify_checksum(v, sizeof v) != base);
+    memmove(v, v + 1, 9 * sizeof *v);
+    v[9] = 9 * 7 - 1000;
+    assert_true(tf_verify_checksum(v, sizeof v) == base);
+    v[10] += 3, v[11] -= 1; /* cancelled each other with weights 2j + 1 */
+    assert_true(tf_verify_checksum(v, sizeof v) != base);
+    v[10] -= 3, v[11] += 1;
+    for (int i = 0; i < N; i++) /* a constant added everywhere: so did those */
+        v[i] += 65536;
+    assert_true(tf_verify_checksum(v, sizeof v) != base);
+    /* a double is two words, low first (little-endian), as the device reads it */
     const double d = 1.5;
     uint32_t halves[2];
     memcpy(halves, &d, sizeof d);
-    assert_int_equal(tf_verify_checksum(&d, sizeof d), (uint64_t)halves[0] + 3 * (uint64_t)halves[1]);
+    assert_true(tf_verify_checksum(&d, sizeof d) ==
+                (uint64_t)halves[0] * weight(0) + (uint64_t)halves[1] * weight(1));
 }
 
+/* A large output is compared in pieces on threads (verify.c): the message
+ * still names the first bad element of the whole output and counts all of
+ * them, whichever pieces they fall in, for every element type. */
 static void test_pieces_report_the_whole_output(void **state)
 {
     (void)state;
