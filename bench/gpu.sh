@@ -23,6 +23,13 @@
 #              in /dev/shm, with and without glibc malloc keeping its memory; vmstat and
 #              the sampler (where the compilers wait) beside each
 #   machine    the CPUs, memory and cgroup limits the benchmarks run under
+#   ab         the deep tune (SEED_TUNES, default "deep-genetic deep-local", seed SEEDS or
+#              2028) alternating a base tree and this one, ROUNDS times (default 2), on
+#              one machine: per run the wall time, GPU duty, the runner's CPU and wait
+#              per configuration, and who compared the outputs. The base tree is
+#              BASE_TAR (default .device/base.tar: `git archive -o .device/base.tar REV`
+#              here before the call); every log ends up in $LOG/ab.tgz (one file, so
+#              the device tool brings it back)
 #   nvrtc      what one NVRTC compile of an sgemm 4096^3 variant costs, with the options
 #              the worker passes and with -minimal (bench/nvrtc_cost.py), one at a time
 #              and with every CPU compiling, as compiler processes see NVRTC (no driver)
@@ -253,6 +260,26 @@ for s in $SECTIONS; do
                 grep -m1 '^sgemm ' "$LOG/seed-$tune-$seed.log" | tee -a "$TABLE"
             done
         done
+        ;;
+    ab)
+        base=/tmp/tf-ab-base
+        rm -rf "$base" && mkdir -p "$base" && tar -xf "${BASE_TAR:-$ROOT/.device/base.tar}" -C "$base" ||
+            { echo "ab: no base tree (BASE_TAR)"; continue; }
+        for round in $(seq 1 "${ROUNDS:-2}"); do
+            for tree in base new; do
+                dir=$ROOT
+                [ "$tree" = base ] && dir=$base
+                # (gpu.sh of either tree: the base builds itself; TRACE etc. pass through)
+                (cd "$dir" && SEEDS="${SEEDS:-2028}" SEED_TUNES="${SEED_TUNES:-deep-genetic deep-local}" \
+                    LOG=$LOG/ab-$tree-$round bash bench/gpu.sh seeds >"$LOG/ab-$tree-$round.out" 2>&1)
+                for f in "$LOG/ab-$tree-$round"/seed-*.log; do
+                    [ -f "$f" ] || continue
+                    t=$(basename "$f" .log)
+                    row "ab $tree round $round ${t#seed-}" "$(sed -n 's/^Job .*configurations in \([0-9.]* s\).*/\1/p' "$f"), $(sed -n 's/^Duty cycle .*: \([0-9.]*%\).*/duty \1/p' "$f"), $(grep -h 'runner profile: per' "$f" | sed -n 's/.*waiting for the next request \([0-9.]*\).*/wait \1 ms/p')$(grep -h 'runner profile: per' "$f" | sed -n 's/.*runner.s CPU time \([0-9.]*\).*/, runner CPU \1 ms/p')"
+                done
+            done
+        done
+        tar czf "$LOG/ab.tgz" -C "$LOG" $(cd "$LOG" && ls -d ab-* 2>/dev/null) && rm -rf "$LOG"/ab-*
         ;;
     nvrtc)
         arch=sm_$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -n 1 | tr -d .)
