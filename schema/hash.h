@@ -21,4 +21,13 @@ void tf_sha256_update_str(struct tf_sha256 *h, const char *s);
 /* Finish; writes 64 lowercase hex digits and a NUL. */
 void tf_sha256_hex(struct tf_sha256 *h, char out[65]);
 
+/* SplitMix64's finaliser: a 64-bit integer mixed into one that looks random
+ * (generators, seeds, checksum weights). */
+static inline uint64_t tf_mix64(uint64_t z)
+{
+    z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
+    z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
+    return z ^ (z >> 31);
+}
+
 #endif

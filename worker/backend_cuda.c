@@ -419,6 +419,22 @@ static tf_nvrtc_result nvrtc_compile_once(const struct tf_nvrtc *nv,
     return nrc;
 }
 
+/* The CUBIN of a compiled program, malloc'd into *cubin (*size bytes): 0, or
+ * -1 + err naming `what` (nothing to free). */
+static int program_cubin(const struct tf_nvrtc *nv, tf_nvrtc_program prog, const char *what,
+                         char **cubin, size_t *size, struct tf_error *err)
+{
+    tf_nvrtc_result nrc = nv->nvrtcGetCUBINSize(prog, size);
+    *cubin = NULL;
+    if (nrc == TF_NVRTC_SUCCESS && *size > 0 &&
+        (nrc = nv->nvrtcGetCUBIN(prog, *cubin = tf_xmalloc(*size))) == TF_NVRTC_SUCCESS)
+        return 0;
+    free(*cubin);
+    *cubin = NULL;
+    return tf_error_set(err, TF_ERR_BACKEND, "NVRTC produced no CUBIN for %s: %s", what,
+                        nrc != TF_NVRTC_SUCCESS ? nv->nvrtcGetErrorString(nrc) : "empty");
+}
+
 static int cuda_compile(const struct tf_compile_input *in, struct tf_compile_output *out,
                         struct tf_error *err)
 {
@@ -490,17 +506,8 @@ static int cuda_compile(const struct tf_compile_input *in, struct tf_compile_out
     }
     if (nrc != TF_NVRTC_SUCCESS)
         goto fail;
-    nrc = nv->nvrtcGetCUBINSize(prog, &cubin_size);
-    if (nrc != TF_NVRTC_SUCCESS || cubin_size == 0) {
-        tf_error_set(err, TF_ERR_BACKEND, "NVRTC produced no CUBIN for %s: %s", in->arch,
-                     nrc != TF_NVRTC_SUCCESS ? nv->nvrtcGetErrorString(nrc) : "empty");
+    if (program_cubin(nv, prog, in->arch, &cubin, &cubin_size, err) != 0)
         goto fail;
-    }
-    cubin = tf_xmalloc(cubin_size);
-    if ((nrc = nv->nvrtcGetCUBIN(prog, cubin)) != TF_NVRTC_SUCCESS) {
-        tf_error_set(err, TF_ERR_BACKEND, "nvrtcGetCUBIN: %s", nv->nvrtcGetErrorString(nrc));
-        goto fail;
-    }
     if (tf_cache_write_file(in->output_path, cubin, cubin_size, err) != 0)
         goto fail;
     out->ok = 1;
@@ -810,15 +817,11 @@ static int cuda_sensor_energy(void *sensor, double *joules, char *why, size_t ca
 }
 
 /* The comparison kernels (gpu_backend.c's source) as a CUBIN for the opened
- * device's SM, compiled once per process with NVRTC. --fmad=false keeps the
- * tolerance arithmetic what the host's is (gpu_backend.c says why). */
-static const void *cuda_compare_image(void *device, const char *source, struct tf_error *err)
+ * device's SM, compiled by NVRTC (once per runner: at device open).
+ * --fmad=false keeps the tolerance arithmetic what the host's is
+ * (gpu_backend.c says why). */
+static void *cuda_compare_image(void *device, const char *source, struct tf_error *err)
 {
-    /* One image per SM met, never freed: a caller may hold one while
-     * another device's is built (a runner opens one device; tests more). */
-    static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
-    static char *images[8];
-    static int image_sms[8], nimages;
     struct cuda_device *d = device;
     const struct tf_nvrtc *nv;
     int major = 0, minor = 0;
@@ -827,45 +830,23 @@ static const void *cuda_compare_image(void *device, const char *source, struct t
         return NULL;
     if ((nv = tf_nvrtc_load(err)) == NULL)
         return NULL;
-    const int sm = 10 * major + minor;
-    pthread_mutex_lock(&mu);
-    for (int i = 0; i < nimages; i++)
-        if (image_sms[i] == sm) {
-            pthread_mutex_unlock(&mu);
-            return images[i];
-        }
-    if (nimages == 8) {
-        pthread_mutex_unlock(&mu);
-        tf_error_set(err, TF_ERR_BACKEND, "comparison kernels for too many SMs in one process");
-        return NULL;
-    }
     char arch[64], *log = NULL, *cubin = NULL;
-    snprintf(arch, sizeof arch, "--gpu-architecture=sm_%d", sm);
+    snprintf(arch, sizeof arch, "--gpu-architecture=sm_%d%d", major, minor);
     const char *options[] = {arch, "-std=c++17", "--fmad=false", "-minimal"};
-    const int noptions = nvrtc_has_minimal(nv) ? 4 : 3;
     const struct tf_compile_input in = {.source = source, .source_name = "tunefarm-compare.cu"};
     tf_nvrtc_program prog = NULL;
     size_t size = 0;
-    const void *out = NULL;
-    tf_nvrtc_result nrc = nvrtc_compile_once(nv, &in, noptions, options, &prog, &log, err);
+    const tf_nvrtc_result nrc = nvrtc_compile_once(nv, &in, nvrtc_has_minimal(nv) ? 4 : 3,
+                                                   options, &prog, &log, err);
     if (nrc == TF_NVRTC_ERROR_COMPILATION || nrc == TF_NVRTC_ERROR_INVALID_OPTION)
         tf_error_set(err, TF_ERR_BACKEND, "NVRTC could not compile the comparison kernels: %.300s",
                      log ? log : nv->nvrtcGetErrorString(nrc));
-    else if (nrc == TF_NVRTC_SUCCESS &&
-             (nv->nvrtcGetCUBINSize(prog, &size) != TF_NVRTC_SUCCESS || size == 0 ||
-              nv->nvrtcGetCUBIN(prog, cubin = tf_xmalloc(size)) != TF_NVRTC_SUCCESS))
-        tf_error_set(err, TF_ERR_BACKEND, "NVRTC made no CUBIN of the comparison kernels");
-    else if (nrc == TF_NVRTC_SUCCESS) {
-        out = images[nimages] = cubin;
-        image_sms[nimages++] = sm;
-        cubin = NULL;
-    }
+    else if (nrc == TF_NVRTC_SUCCESS)
+        program_cubin(nv, prog, "the comparison kernels", &cubin, &size, err);
     if (prog)
         nv->nvrtcDestroyProgram(&prog);
     free(log);
-    free(cubin);
-    pthread_mutex_unlock(&mu);
-    return out;
+    return cubin;
 }
 
 static const struct tf_gpu_vendor cuda_vendor = {

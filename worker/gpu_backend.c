@@ -74,9 +74,9 @@ struct tf_backend_ctx {
     struct tf_telemetry telemetry;   /* the last readings */
     /* The device comparison (tf_gpu_compare_queue): its kernels, loaded when
      * the device is opened, and each slot's outcome, three words on the device
-     * and their copy in page-locked memory. compare_state: 0 not tried yet, 1
-     * ready, -1 unavailable (compare_why says why). */
-    int compare_state;
+     * and their copy in page-locked memory. compare_ok: all of it is there;
+     * if not, compare_why says why. */
+    int compare_ok;
     struct tf_error compare_why;
     tf_gpu_module compare_module;
     tf_gpu_function compare_fn[4];  /* by enum tf_elem_type */
@@ -215,7 +215,7 @@ void tf_gpu_close(struct tf_backend_ctx *ctx)
     free(ctx);
 }
 
-static int compare_ready(struct tf_backend_ctx *ctx, struct tf_error *err);
+static void compare_load(struct tf_backend_ctx *ctx);
 
 int tf_gpu_open(const struct tf_gpu_vendor *v, int ordinal, struct tf_backend_ctx **out,
                 struct tf_error *err)
@@ -275,8 +275,7 @@ int tf_gpu_open(const struct tf_gpu_vendor *v, int ordinal, struct tf_backend_ct
      * and limits, and the runner restarts after any configuration that
      * changed them (runner_shield.c). Without them outputs are compared on
      * the host (compare_why says why). */
-    struct tf_error spare = {0};
-    compare_ready(ctx, &spare);
+    compare_load(ctx);
     *out = ctx;
     return 0;
 fail:
@@ -803,49 +802,47 @@ const char *tf_gpu_compare_source(void)
 static const char *const compare_entries[4] = {"tf_compare_i32", "tf_compare_i64",
                                                "tf_compare_f32", "tf_compare_f64"};
 
-/* Load the comparison kernels and the slots once; 0, or -1 + err (and never again). */
-static int compare_ready(struct tf_backend_ctx *ctx, struct tf_error *err)
+/* Build and load the comparison kernels and allocate the slots, once, when
+ * the device is opened: compare_ok, or compare_why says why not. What was
+ * made before a failure is freed by tf_gpu_close. */
+static void compare_load(struct tf_backend_ctx *ctx)
 {
     const struct tf_gpu_vendor *v = ctx->v;
     void *d = ctx->device;
-    if (ctx->compare_state == 1)
-        return 0;
-    if (ctx->compare_state == 0) {
-        struct tf_error *why = &ctx->compare_why;
-        const void *image = NULL;
-        int rc = 0;
-        ctx->compare_state = -1;
-        if (v->compare_image == NULL) {
-            tf_error_set(why, TF_ERR_BACKEND, "%s compares outputs on the host", v->name);
-        } else if ((image = v->compare_image(d, compare_source, why)) == NULL) {
-            /* (why says it) */
-        } else if ((rc = v->module_load(d, &ctx->compare_module, image)) != 0) {
-            ctx->compare_module = NULL;
-            gpu_fail(ctx, rc, why, "loading the comparison kernels");
-        } else {
-            int i = 0;
-            for (; i < 4 && rc == 0; i++)
-                rc = v->module_function(d, &ctx->compare_fn[i], ctx->compare_module,
-                                        compare_entries[i]);
-            if (rc != 0)
-                gpu_fail(ctx, rc, why, "finding a comparison kernel");
-            else if ((rc = v->mem_alloc(d, (void **)&ctx->compare_dev,
-                                        3 * TF_COMPARE_SLOTS * sizeof(uint64_t))) != 0) {
-                ctx->compare_dev = NULL;
-                gpu_fail(ctx, rc, why, "allocating the comparison's outcome");
-            } else if ((rc = v->host_alloc(d, (void **)&ctx->compare_host,
-                                           3 * TF_COMPARE_SLOTS * sizeof(uint64_t))) != 0) {
-                ctx->compare_host = NULL;
-                gpu_fail(ctx, rc, why, "allocating the comparison's outcome");
-            } else {
-                ctx->compare_state = 1;
-            }
-        }
+    struct tf_error *why = &ctx->compare_why;
+    const size_t slots_bytes = 3 * TF_COMPARE_SLOTS * sizeof(uint64_t);
+    void *image = NULL;
+    int rc = 0;
+    if (v->compare_image == NULL) {
+        tf_error_set(why, TF_ERR_BACKEND, "%s compares outputs on the host", v->name);
+        return;
     }
-    if (ctx->compare_state == 1)
-        return 0;
-    *err = ctx->compare_why;
-    return -1;
+    if ((image = v->compare_image(d, compare_source, why)) == NULL)
+        return;
+    rc = v->module_load(d, &ctx->compare_module, image);
+    free(image); /* (the module has its own copy) */
+    if (rc != 0) {
+        ctx->compare_module = NULL;
+        gpu_fail(ctx, rc, why, "loading the comparison kernels");
+        return;
+    }
+    for (int i = 0; i < 4; i++)
+        if ((rc = v->module_function(d, &ctx->compare_fn[i], ctx->compare_module,
+                                     compare_entries[i])) != 0) {
+            gpu_fail(ctx, rc, why, "finding a comparison kernel");
+            return;
+        }
+    if ((rc = v->mem_alloc(d, (void **)&ctx->compare_dev, slots_bytes)) != 0) {
+        ctx->compare_dev = NULL;
+        gpu_fail(ctx, rc, why, "allocating the comparison's outcome");
+        return;
+    }
+    if ((rc = v->host_alloc(d, (void **)&ctx->compare_host, slots_bytes)) != 0) {
+        ctx->compare_host = NULL;
+        gpu_fail(ctx, rc, why, "allocating the comparison's outcome");
+        return;
+    }
+    ctx->compare_ok = 1;
 }
 
 int tf_gpu_compare_queue(struct tf_backend_ctx *ctx, int slot, int type, const void *got,
@@ -857,8 +854,12 @@ int tf_gpu_compare_queue(struct tf_backend_ctx *ctx, int slot, int type, const v
     if (slot < 0 || slot >= TF_COMPARE_SLOTS || type < 0 || type > 3)
         return tf_error_set(err, TF_ERR_SYSTEM, "comparison slot %d or type %d out of range",
                             slot, type);
-    if (check_healthy(ctx, err) != 0 || compare_ready(ctx, err) != 0)
+    if (check_healthy(ctx, err) != 0)
         return -1;
+    if (!ctx->compare_ok) {
+        *err = ctx->compare_why;
+        return -1;
+    }
     uint64_t *out = ctx->compare_dev + 3 * slot;
     int rc;
     /* bad = 0, first = UINT64_MAX, checksum = 0 */
@@ -884,7 +885,7 @@ int tf_gpu_compare_queue(struct tf_backend_ctx *ctx, int slot, int type, const v
 
 int tf_gpu_compare_available(struct tf_backend_ctx *ctx)
 {
-    return ctx->compare_state == 1;
+    return ctx->compare_ok;
 }
 
 void tf_gpu_compare_result(struct tf_backend_ctx *ctx, int slot, uint64_t *bad, uint64_t *first,

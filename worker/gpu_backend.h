@@ -122,10 +122,10 @@ struct tf_gpu_vendor {
     void (*sensor_close)(void *sensor); /* accepts NULL */
 
     /* Optional: `source` (gpu_backend.c's comparison kernels, trusted code)
-     * compiled for the opened device: a binary module_load takes, built once
-     * per process and the vendor's to keep; NULL + err where it cannot be
-     * made. NULL member: outputs are compared on the host. */
-    const void *(*compare_image)(void *device, const char *source, struct tf_error *err);
+     * compiled for the opened device: a binary module_load takes, malloc'd,
+     * the caller's to free; NULL + err where it cannot be made. NULL member:
+     * outputs are compared on the host. */
+    void *(*compare_image)(void *device, const char *source, struct tf_error *err);
 };
 
 /* Open device `ordinal` through vendor `v` as a backend's live instance (the

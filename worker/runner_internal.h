@@ -22,6 +22,7 @@
 #include <time.h>
 
 #include "../schema/error.h"
+#include "../schema/hash.h"
 #include "../schema/job.h"
 #include "../schema/result.h"
 #include "../schema/wire.h"
@@ -63,17 +64,10 @@ static inline double tf_runner_unix_now(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-/* splitmix64's finaliser and generator: the inputs' data and the canary. */
-static inline uint64_t tf_runner_mix64(uint64_t z)
-{
-    z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
-    z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
-    return z ^ (z >> 31);
-}
-
+/* splitmix64's generator (schema/hash.h's finaliser): the inputs' data and the canary. */
 static inline uint64_t tf_runner_splitmix64(uint64_t *state)
 {
-    return tf_runner_mix64(*state += UINT64_C(0x9E3779B97F4A7C15));
+    return tf_mix64(*state += UINT64_C(0x9E3779B97F4A7C15));
 }
 
 /* ---- the runner's state (runner_child.c) ---- */
@@ -104,7 +98,8 @@ struct runner_buffer {
     void *dev_snap;  /* outputs: the verified launch's result, copied on the device so the
                         download overlaps the samples (which overwrite dev) */
     void *dev_expected;          /* outputs: the expected outputs on the device, where the
-                                    backend compares there (NULL: on the host) */
+                                    device compares (NULL: the host does); only beside a
+                                    dev_snap, which the host compares when it decides */
     uint64_t dev_expected_set;   /* the id of the set last uploaded into dev_expected
                                     (0: none, or found changed); the checksum says
                                     whether the device still holds it */

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../schema/hash.h"
 #include "../schema/status.h"
 
 size_t tf_elem_size(enum tf_elem_type type)
@@ -109,16 +110,14 @@ static void *verify_piece_run(void *arg)
     return NULL;
 }
 
-/* Word j's weight in the checksum: SplitMix64's finaliser of j, made odd.
- * Weights that look random keep structured changes (a constant added to
- * every element, two neighbours moved in opposite directions) from
- * cancelling, as they could with weights in arithmetic progression. */
+/* Word j's weight in the checksum: SplitMix64's output for j, made odd (the
+ * device's tf_weight, gpu_backend.c). Weights that look random keep
+ * structured changes (a constant added to every element, two neighbours moved
+ * in opposite directions) from cancelling, as they could with weights in
+ * arithmetic progression. */
 static uint64_t checksum_weight(uint64_t j)
 {
-    j += 0x9e3779b97f4a7c15ull;
-    j = (j ^ (j >> 30)) * 0xbf58476d1ce4e5b9ull;
-    j = (j ^ (j >> 27)) * 0x94d049bb133111ebull;
-    return (j ^ (j >> 31)) | 1;
+    return tf_mix64(j + UINT64_C(0x9E3779B97F4A7C15)) | 1;
 }
 
 uint64_t tf_verify_checksum(const void *p, size_t bytes)

@@ -107,6 +107,14 @@ static int cubin_sm(const unsigned char *elf, size_t len)
     return elf[8] >= 8 ? (int)((flags >> 8) & 0xff) : (int)(flags & 0xff);
 }
 
+/* Create a temporary file from the template `path` (mkstemp) and close it. */
+static void temp_file(char *path)
+{
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+}
+
 /* Compile `source` for `arch` with `defines` through the backend into `out_path`. */
 static int compile_source(const char *name, const char *source, const char *entry,
                           const char *arch, char **defines, int ndefines, char **options,
@@ -138,9 +146,7 @@ static int compile_config(const struct tf_kernel *k, uint64_t config, const char
 {
     char *defines[TF_MAX_DEFINES];
     char path[] = "/tmp/tf-test-cuda-XXXXXX";
-    int fd = mkstemp(path);
-    assert_true(fd >= 0);
-    close(fd);
+    temp_file(path);
     const int nd = tf_kernel_defines(k, config, defines, TF_MAX_DEFINES);
     struct tf_compile_output out;
     assert_int_equal(compile_source(k->source_path, k->source, k->entry, arch, defines, nd,
@@ -278,9 +284,7 @@ static void test_compile_reports_resources_and_warnings(void **state)
                          "    if ((int)threadIdx.x < n) y[threadIdx.x] = s[(threadIdx.x + 1) % 128];\n"
                          "}\n";
     char path[] = "/tmp/tf-test-cuda-XXXXXX";
-    int fd = mkstemp(path);
-    assert_true(fd >= 0);
-    close(fd);
+    temp_file(path);
     struct tf_compile_output out;
     assert_int_equal(compile_source("warned.cu", source, "entry", "sm_90", NULL, 0, NULL, 0,
                                     path, &out),
@@ -319,9 +323,7 @@ static void test_full_language_kernel_compiles(void **state)
                          "    y[threadIdx.x] = tex1Dfetch<float>(t, (int)threadIdx.x) +;\n"
                          "}\n";
     char path[] = "/tmp/tf-test-cuda-XXXXXX";
-    int fd = mkstemp(path);
-    assert_true(fd >= 0);
-    close(fd);
+    temp_file(path);
     struct tf_compile_output out;
     for (int round = 0; round < 2; round++) { /* the second knows the kernel needs it */
         unlink(path);
@@ -359,9 +361,7 @@ static void test_compare_kernels_compile(void **state)
         return;
     }
     char path[] = "/tmp/tf-test-cuda-XXXXXX";
-    int fd = mkstemp(path);
-    assert_true(fd >= 0);
-    close(fd);
+    temp_file(path);
     char fmad[] = "--fmad=false";
     char *options[] = {fmad};
     struct tf_compile_output out;
@@ -388,9 +388,7 @@ static void test_compile_error_names_line(void **state)
                          "    y[threadIdx.x] = 1.0f +;\n"
                          "}\n";
     char path[] = "/tmp/tf-test-cuda-XXXXXX";
-    int fd = mkstemp(path);
-    assert_true(fd >= 0);
-    close(fd);
+    temp_file(path);
     unlink(path);
     struct tf_compile_output out;
     assert_int_equal(compile_source("kernels/broken/broken.cu", source, "broken", "sm_90", NULL,
@@ -446,9 +444,7 @@ static int compiles(const char *source, char **defines, int ndefines, char **log
                     unsigned char **bin, size_t *binlen)
 {
     char path[] = "/tmp/tf-test-cuda-XXXXXX";
-    int fd = mkstemp(path);
-    assert_true(fd >= 0);
-    close(fd);
+    temp_file(path);
     struct tf_compile_output out;
     assert_int_equal(compile_source("names.cu", source, "k", "sm_90", defines, ndefines, NULL,
                                     0, path, &out),
