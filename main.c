@@ -758,11 +758,12 @@ static int cmd_run(int argc, char **argv, const char *exe)
      * waits on its device (worker.c); the two never call MPI at once. */
     int thread_level;
     MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &thread_level);
-    int rank, local_index = 0, cpu_share = 0;
+    int rank;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     /* A worker's index among the device workers of its node picks its device
-     * (the coordinator and compile ranks take none). The ranks' CPU masks
-     * give each compile pool its share of the node's CPUs: worker.h. */
+     * (the coordinator and compile ranks take none). The ranks' roles and CPU
+     * masks give each compile pool its share of the node's CPUs once the job
+     * says which devices it targets: worker.h. */
     MPI_Comm node;
     MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
     int node_size, node_rank;
@@ -778,15 +779,22 @@ static int cmd_run(int argc, char **argv, const char *exe)
     unsigned char *masks = tf_xcalloc((size_t)node_size, sizeof my_cpus);
     MPI_Allgather(&my_cpus, (int)sizeof my_cpus, MPI_BYTE, masks, (int)sizeof my_cpus, MPI_BYTE,
                   node);
-    int *pools = tf_xcalloc((size_t)node_size, sizeof *pools);
+    int *roles = tf_xcalloc((size_t)node_size * 2, sizeof *roles), *device_index = roles + node_size;
     for (int i = 0; i < node_size; i++) {
-        local_index += ranks[3 * i] != 0 && ranks[3 * i] < rank && !ranks[3 * i + 1];
-        pools[i] = ranks[3 * i + 2];
+        const bool worker = ranks[3 * i] != 0 && !ranks[3 * i + 1]; /* device or replay */
+        roles[i] = ranks[3 * i + 1] ? TF_NODE_COMPILE : ranks[3 * i + 2] ? TF_NODE_DEVICE
+                                                                          : TF_NODE_NONE;
+        device_index[i] = -1;
+        if (!worker)
+            continue;
+        device_index[i] = 0;
+        for (int j = 0; j < node_size; j++)
+            device_index[i] += ranks[3 * j] != 0 && ranks[3 * j] < ranks[3 * i] && !ranks[3 * j + 1];
     }
-    if (CPU_COUNT(&my_cpus) > 0)
-        cpu_share = tf_worker_cpu_share(masks, sizeof my_cpus, pools, node_size, node_rank);
-    free(pools);
-    free(masks);
+    const struct tf_worker_node node_info = {
+        .n = node_size, .me = node_rank, .role = roles, .device_index = device_index,
+        /* an empty mask (sched_getaffinity failed) leaves every pool all it is allowed */
+        .masks = CPU_COUNT(&my_cpus) > 0 ? masks : NULL, .mask_bytes = sizeof my_cpus};
     free(ranks);
     MPI_Comm_free(&node);
     if (replay != NULL) {
@@ -796,6 +804,8 @@ static int cmd_run(int argc, char **argv, const char *exe)
             if (rank == 0 && sp != NULL)
                 write_number(sp, worst);
             replay_prep_destroy(&rp);
+            free(roles);
+            free(masks);
             finalize_bounded(rank, worst, false);
             return sp == NULL ? worst : 0;
         }
@@ -814,8 +824,10 @@ static int cmd_run(int argc, char **argv, const char *exe)
     if (rank == 0)
         tf_space_set_poll(space_poll, &progress);
     int code = rank == 0 ? tf_coordinator_run(&opt, &abort_others)
-                         : tf_worker_run(exe, local_index, compile_rank, cpu_share);
+                         : tf_worker_run(exe, &node_info);
     tf_space_set_poll(NULL, NULL);
+    free(roles);
+    free(masks);
     /* A signal stopped the planning (the coordinator refused the job with
      * the stop's message): nothing was measured, and running the same
      * command again starts or resumes the run, as for any interruption. */

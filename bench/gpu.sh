@@ -12,7 +12,8 @@
 #   search     the deep tune with the local and genetic strategies beside random
 #   seeds      the deep tune, random and genetic, with seeds 2028 and 2029 (is genetic's
 #              lead over random a property of the strategy or of seed 2027?); SEEDS and
-#              SEED_TUNES (e.g. "deep-genetic deep-local") pick others
+#              SEED_TUNES (e.g. "deep-genetic deep-local") pick others, RUN_ARGS adds
+#              options to `tunefarm run` (e.g. "-n 1": the GPU worker alone)
 #   cores      issue 16 item 1: `tunefarm compile -j 16/32/64` (as many as there are cores)
 #              with a cold cache, then a cold run with a compile rank, each with
 #              bench/compile_sampler.py beside it (how many compiler processes ran at
@@ -254,7 +255,8 @@ for s in $SECTIONS; do
             for tune in ${SEED_TUNES:-deep deep-genetic}; do
                 sed -e "s/seed: 2027/seed: $seed/" -e "s|\.\./\.\./kernels/|$ROOT/kernels/|" \
                     "bench/gpu/sgemm-$tune.yaml" >"$WORK/$tune-$seed.yaml"
-                TUNEFARM_KERNEL_PATH=$ROOT/kernels run "seed-$tune-$seed" "$WORK/$tune-$seed.yaml"
+                # shellcheck disable=SC2086 # RUN_ARGS: tunefarm run's options, e.g. "-n 1"
+                TUNEFARM_KERNEL_PATH=$ROOT/kernels run "seed-$tune-$seed" "$WORK/$tune-$seed.yaml" ${RUN_ARGS:-}
                 steady "$WORK/seed-$tune-$seed.h5" | tee -a "$LOG/seed-$tune-$seed.log"
                 row "sgemm 4096^3 $tune seed $seed" "$(sed -n 's/^Job .*configurations in \(.*\); archive.*/\1/p' "$LOG/seed-$tune-$seed.log"), $(sed -n 's/^Duty cycle .*: \([0-9.]*%\).*/duty \1/p' "$LOG/seed-$tune-$seed.log")"
                 grep -m1 '^sgemm ' "$LOG/seed-$tune-$seed.log" | tee -a "$TABLE"

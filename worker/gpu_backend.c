@@ -153,6 +153,8 @@ static void telemetry_start(struct tf_backend_ctx *ctx)
         return;
     ctx->v->sensor_read(ctx->sensor, &ctx->telemetry);
     ctx->sampler_running = pthread_create(&ctx->sampler, NULL, telemetry_thread, ctx) == 0;
+    if (ctx->sampler_running) /* named for the runner profile's CPU by thread */
+        pthread_setname_np(ctx->sampler, "tf-telemetry");
 }
 
 static void telemetry_stop(struct tf_backend_ctx *ctx)

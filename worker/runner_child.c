@@ -24,6 +24,7 @@
 #include "channel.h"
 #include "runner_internal.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -1288,6 +1289,68 @@ static void apply_telemetry(struct tf_result *res, const struct tf_telemetry *be
     res->throttled = (uint8_t)(after->throttled == 1 || (before && before->throttled == 1));
 }
 
+/* The runner's threads by CPU time over its life (set-ups included), the
+ * busiest first, into one profile line: which of its own, the driver's or
+ * OpenMP's threads take the CPUs the compilers need (/proc/self/task). */
+static void profile_threads(void)
+{
+    enum { MAX_THREADS = 64, SHOWN = 6 };
+    struct thread_cpu {
+        char name[32];
+        double cpu;
+    } t[MAX_THREADS];
+    int n = 0;
+    DIR *dir = opendir("/proc/self/task");
+    if (dir == NULL)
+        return;
+    const double tick = (double)sysconf(_SC_CLK_TCK);
+    for (struct dirent *e; n < MAX_THREADS && (e = readdir(dir)) != NULL;) {
+        if (e->d_name[0] == '.')
+            continue;
+        char path[300], stat[1024];
+        snprintf(path, sizeof path, "/proc/self/task/%.200s/stat", e->d_name);
+        const int fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+            continue;
+        const ssize_t len = read(fd, stat, sizeof stat - 1);
+        close(fd);
+        if (len <= 0)
+            continue;
+        stat[len] = '\0';
+        /* "tid (comm) state ..." - comm may hold spaces and ')': the last ')' ends it */
+        char *open_paren = strchr(stat, '('), *close_paren = strrchr(stat, ')');
+        unsigned long utime = 0, stime = 0;
+        if (open_paren == NULL || close_paren == NULL || close_paren < open_paren ||
+            sscanf(close_paren + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &utime,
+                   &stime) != 2)
+            continue;
+        const size_t name_len = (size_t)(close_paren - open_paren - 1);
+        if (strtol(e->d_name, NULL, 10) == (long)getpid()) /* the measuring thread */
+            tf_strlcpy(t[n].name, "main", sizeof t[n].name);
+        else /* others keep the process's name unless named (tf-telemetry) */
+            snprintf(t[n].name, sizeof t[n].name, "%.*s", (int)(name_len < 31 ? name_len : 31),
+                     open_paren + 1);
+        t[n++].cpu = (double)(utime + stime) / tick;
+    }
+    closedir(dir);
+    char line[512];
+    int used = snprintf(line, sizeof line, "tunefarm runner profile: CPU s by thread over its "
+                                           "life (%d threads):", n);
+    for (int shown = 0; shown < SHOWN && shown < n; shown++) {
+        int best = shown;
+        for (int i = shown + 1; i < n; i++)
+            if (t[i].cpu > t[best].cpu)
+                best = i;
+        const struct thread_cpu swap = t[shown];
+        t[shown] = t[best];
+        t[best] = swap;
+        if (used > 0 && (size_t)used < sizeof line)
+            used += snprintf(line + used, sizeof line - (size_t)used, "%s %s %.2f",
+                             shown ? "," : "", t[shown].name, t[shown].cpu);
+    }
+    fprintf(stderr, "%s\n", line);
+}
+
 static void profile_report(void)
 {
     if (!profile.on || profile.configs == 0)
@@ -1310,6 +1373,7 @@ static void profile_report(void)
             profile.device * k, profile.verify * k, profile.after * k, profile.idle * k,
             (runner_cpu_seconds() - profile.setup_cpu) * k, profile.compared_on_device,
             profile.compared_on_host, profile.compare_damaged);
+    profile_threads();
     for (int e = 0; e < TF_ENERGY_COUNT; e++)
         if (energy_log.count[e])
             fprintf(stderr, "tunefarm runner energy: %ld %s%s%s\n", energy_log.count[e],

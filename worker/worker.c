@@ -48,7 +48,13 @@
  * - replay worker: no pool, no runner; unbound.
  * "Allowed CPUs" above means this rank's share of them where other ranks of
  * the node with pools may use the same CPUs (main.c gathers the node's masks;
- * tf_worker_cpu_share): two pools never fill one CPU twice over.
+ * tf_worker_cpu_share): two pools never fill one CPU twice over. A device
+ * worker whose device the job does not target (the host worker of a
+ * `targets: [cuda]` job) takes no share of CPUs a measuring pool holds, and
+ * so compiles nothing there: one pool compiling a GPU's queue in the order it
+ * is measured kept a deep adaptive tune's GPU busier than that pool and a
+ * helper compiling the queue's back half on the same CPUs
+ * (bench/results/pools-2026-11-27-h200.md).
  * `compile_jobs` in the job overrides every pool's size. A pool never has
  * more processes than that size; the size never exceeds the allowed CPUs
  * unless compile_jobs says so (tests/integration/run.sh checks it under
@@ -915,28 +921,68 @@ int tf_worker_cpu_share(const unsigned char *masks, size_t mask_bytes, const int
         const unsigned char bit = (unsigned char)(1u << (cpu % 8));
         if (!(mine[cpu / 8] & bit))
             continue;
-        int sharing = 0;
-        for (int r = 0; r < n; r++)
-            sharing += pools[r] && (masks[(size_t)r * mask_bytes + cpu / 8] & bit);
-        share += 1.0 / (sharing > 0 ? sharing : 1);
+        int own = 0, helpers = 0;
+        for (int r = 0; r < n; r++) {
+            const bool holds = (masks[(size_t)r * mask_bytes + cpu / 8] & bit) != 0;
+            own += holds && pools[r] == TF_POOL_OWN;
+            helpers += holds && pools[r] == TF_POOL_HELPER;
+        }
+        if (pools[me] == TF_POOL_HELPER)
+            share += own > 0 ? 0.0 : 1.0 / helpers;
+        else
+            share += 1.0 / (own > 0 ? own : 1);
     }
     const int rounded = (int)(share + 0.5);
-    return rounded > 0 ? rounded : 1;
+    return rounded > 0 || pools[me] == TF_POOL_HELPER ? rounded : 1;
 }
 
-int tf_worker_run(const char *exe, int local_index, int compile_rank, int cpu_share)
+void tf_worker_node_pools(const struct tf_worker_node *node, const struct tf_job *job,
+                          const struct tf_device *devs, int ndev, int *pools)
+{
+    for (int i = 0; i < node->n; i++) {
+        pools[i] = node->role[i] == TF_NODE_NONE ? TF_POOL_NONE : TF_POOL_OWN;
+        if (node->role[i] != TF_NODE_DEVICE || devs == NULL || ndev <= 0)
+            continue;
+        /* Every worker of a node lists the same devices (unless its launcher
+         * hides some from it: then this guess only sizes pools less well). */
+        const struct tf_device *d = &devs[node->device_index[i] % ndev];
+        char key[256];
+        tf_device_class_key(d, key, sizeof key);
+        if (!tf_job_targets_device(job, d->backend, key))
+            pools[i] = TF_POOL_HELPER;
+    }
+}
+
+/* This rank's share of its node's CPUs for compiling (tf_worker_cpu_share);
+ * -1 where nothing is known of the node (every allowed CPU is its own). */
+static int worker_node_share(const struct tf_worker_node *node, const struct tf_job *job,
+                             const struct tf_device *devs, int ndev)
+{
+    if (node == NULL || node->n <= 0 || node->masks == NULL)
+        return -1;
+    int *pools = tf_xcalloc((size_t)node->n, sizeof *pools);
+    tf_worker_node_pools(node, job, devs, ndev, pools);
+    const int share = tf_worker_cpu_share(node->masks, node->mask_bytes, pools, node->n, node->me);
+    free(pools);
+    return share;
+}
+
+int tf_worker_run(const char *exe, const struct tf_worker_node *node)
 {
     struct worker w = {0};
     struct tf_error err = {0};
     enum tf_msg_type type;
     int code = 1;
     char compilers[128];
+    const int local_index = node ? node->device_index[node->me] : 0;
+    const int compile_rank = node && node->role[node->me] == TF_NODE_COMPILE;
     const int allowed = worker_allowed_cpus();
     /* The CPUs this rank's pool may fill: its share of the node when other
      * ranks' pools may use the same CPUs (mpirun --bind-to none: a GPU worker
      * and a compile rank each sized to all 64 CPUs of a node put 128
-     * compilers on them), else all it is allowed. */
-    const int cores = cpu_share > 0 && cpu_share < allowed ? cpu_share : allowed;
+     * compilers on them), else all it is allowed. The share needs the job
+     * (which devices it targets), so it is known once the job is here. */
+    int cores = allowed;
     w.exe = exe;
     pthread_mutex_init(&w.hb.mu, NULL);
     pthread_cond_init(&w.hb.wake, NULL);
@@ -964,6 +1010,9 @@ int tf_worker_run(const char *exe, int local_index, int compile_rank, int cpu_sh
     worker_compilers(compilers, sizeof compilers);
 
     if (compile_rank) { /* no device: every core compiles for the device ranks */
+        const int share = worker_node_share(node, w.job, NULL, 0);
+        if (share > 0 && share < allowed)
+            cores = share;
         if (compilers[0] == '\0') {
             code = worker_decline(&w, "compile rank without a compiler (see `tunefarm devices`)");
             worker_destroy(&w);
@@ -1041,6 +1090,11 @@ int tf_worker_run(const char *exe, int local_index, int compile_rank, int cpu_sh
     w.dev = devs[pick];
     w.backend = tf_backend_find(backend_of[pick]);
     w.ordinal = ordinal_of[pick];
+    const int share = worker_node_share(node, w.job, devs, n);
+    if (share >= 0 && share < allowed)
+        cores = share;
+    if (share == 0) /* a helper beside measuring pools: it compiles nothing */
+        compilers[0] = '\0';
 
     /* A GPU worker compiles on the cores nearest its GPU; the host worker
      * measures on a core, so it leaves that one to the runner. */
@@ -1052,7 +1106,10 @@ int tf_worker_run(const char *exe, int local_index, int compile_rank, int cpu_sh
         fprintf(stderr, "tunefarm profile: worker %d (%s %s): a pool of %d compiler processes; "
                         "%d CPUs allowed%s%s\n", local_index, w.dev.backend, w.dev.name, threads,
                 near > 0 ? near : allowed, near > 0 ? " (near its device, bound)" : "",
-                cores < allowed ? " (its share of the node's CPUs)" : "");
+                share == 0  ? " (the job does not target it, and measuring pools hold its CPUs: "
+                              "it compiles nothing)"
+                : cores < allowed ? " (its share of the node's CPUs)"
+                                  : "");
     w.pool = tf_compile_pool_create(exe, w.backend, w.dev.arch, w.job->cache, threads, &err);
     if (w.pool == NULL || tf_runner_start(exe, w.bundle, w.backend->name, w.ordinal, &w.runner, &err)) {
         char msg[sizeof err.message + 64];

@@ -408,6 +408,67 @@ static void test_cpu_share(void **state)
     const int five[] = {0, 1, 1, 1, 1, 1};
     for (int r = 1; r < 6; r++)
         assert_int_equal(tf_worker_cpu_share(node, 8, five, 6, r), 13);
+    /* a helper (a worker whose device the job does not target) beside a
+     * measuring pool on the same CPUs gets none of them, the pool all */
+    const int own_and_helper[] = {TF_POOL_OWN, TF_POOL_HELPER};
+    assert_int_equal(tf_worker_cpu_share(both_all, 1, own_and_helper, 2, 0), 4);
+    assert_int_equal(tf_worker_cpu_share(both_all, 1, own_and_helper, 2, 1), 0);
+    /* ... but the CPUs no measuring pool holds: B alone on 2 and 3 */
+    assert_int_equal(tf_worker_cpu_share(split, 1, own_and_helper, 2, 1), 2);
+    assert_int_equal(tf_worker_cpu_share(overlap, 1, own_and_helper, 2, 1), 1);
+    /* two helpers alone on a node split it like two pools */
+    const int two_helpers[] = {TF_POOL_HELPER, TF_POOL_HELPER};
+    assert_int_equal(tf_worker_cpu_share(both_all, 1, two_helpers, 2, 0), 2);
+}
+
+/* Which ranks of a node compile for their own device, once the job is known:
+ * rank 0 the coordinator, 1 and 2 device workers (GPU 0, then the host), 3 a
+ * compile rank, 4 a third device worker (wraps to GPU 0). */
+static void test_node_pools(void **state)
+{
+    (void)state;
+    struct tf_device devs[2] = {0};
+    tf_strlcpy(devs[0].backend, "cuda", sizeof devs[0].backend);
+    tf_strlcpy(devs[0].arch, "sm_90", sizeof devs[0].arch);
+    tf_strlcpy(devs[0].name, "NVIDIA H100", sizeof devs[0].name);
+    tf_strlcpy(devs[1].backend, "host", sizeof devs[1].backend);
+    tf_strlcpy(devs[1].arch, "x86_64", sizeof devs[1].arch);
+    tf_strlcpy(devs[1].name, "Intel Xeon", sizeof devs[1].name);
+    const int role[] = {TF_NODE_NONE, TF_NODE_DEVICE, TF_NODE_DEVICE, TF_NODE_COMPILE,
+                        TF_NODE_DEVICE};
+    const int index[] = {-1, 0, 1, -1, 2};
+    unsigned char masks[5];
+    memset(masks, 0xff, sizeof masks); /* all unbound on 8 CPUs */
+    const struct tf_worker_node node = {5, 1, role, index, masks, 1};
+    int pools[5];
+    char *cuda_only[] = {"cuda"}, *host_only[] = {"host"}, *by_class[] = {"NVIDIA H1*"};
+    struct tf_job job = {0};
+
+    tf_worker_node_pools(&node, &job, devs, 2, pools); /* no targets: every device */
+    const int all[] = {TF_POOL_NONE, TF_POOL_OWN, TF_POOL_OWN, TF_POOL_OWN, TF_POOL_OWN};
+    assert_memory_equal(pools, all, sizeof all);
+
+    job.ntargets = 1;
+    job.targets = cuda_only;
+    tf_worker_node_pools(&node, &job, devs, 2, pools);
+    const int cuda[] = {TF_POOL_NONE, TF_POOL_OWN, TF_POOL_HELPER, TF_POOL_OWN, TF_POOL_OWN};
+    assert_memory_equal(pools, cuda, sizeof cuda);
+    /* the two GPU workers and the compile rank split the 8 CPUs; the host helps with none */
+    assert_int_equal(tf_worker_cpu_share(masks, 1, pools, 5, 1), 3);
+    assert_int_equal(tf_worker_cpu_share(masks, 1, pools, 5, 2), 0);
+
+    job.targets = by_class; /* a class glob: the same as "cuda" here */
+    tf_worker_node_pools(&node, &job, devs, 2, pools);
+    assert_memory_equal(pools, cuda, sizeof cuda);
+
+    job.targets = host_only;
+    tf_worker_node_pools(&node, &job, devs, 2, pools);
+    const int host[] = {TF_POOL_NONE, TF_POOL_HELPER, TF_POOL_OWN, TF_POOL_OWN, TF_POOL_HELPER};
+    assert_memory_equal(pools, host, sizeof host);
+
+    /* a compile rank probes no device: every device worker counts as measuring */
+    tf_worker_node_pools(&node, &job, NULL, 0, pools);
+    assert_memory_equal(pools, all, sizeof all);
 }
 
 static void test_broken_variant(void **state)
@@ -1312,6 +1373,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_one_child_per_slot, setup, teardown),
         cmocka_unit_test_setup_teardown(test_children_see_no_gpu, setup, teardown),
         cmocka_unit_test(test_cpu_share),
+        cmocka_unit_test(test_node_pools),
         cmocka_unit_test_setup_teardown(test_broken_variant, setup, teardown),
         cmocka_unit_test_setup_teardown(test_crash_restarts_child, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sigkill_mid_compile, setup, teardown),
