@@ -782,8 +782,10 @@ static int cmd_run(int argc, char **argv, const char *exe)
     int *roles = tf_xcalloc((size_t)node_size * 2, sizeof *roles), *device_index = roles + node_size;
     for (int i = 0; i < node_size; i++) {
         const bool worker = ranks[3 * i] != 0 && !ranks[3 * i + 1]; /* device or replay */
-        roles[i] = ranks[3 * i + 1] ? TF_NODE_COMPILE : ranks[3 * i + 2] ? TF_NODE_DEVICE
-                                                                          : TF_NODE_NONE;
+        roles[i] = ranks[3 * i] == 0  ? TF_NODE_NONE /* the coordinator, even with -c */
+                   : ranks[3 * i + 1] ? TF_NODE_COMPILE
+                   : ranks[3 * i + 2] ? TF_NODE_DEVICE
+                                      : TF_NODE_NONE;
         device_index[i] = -1;
         if (!worker)
             continue;

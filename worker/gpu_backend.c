@@ -81,6 +81,20 @@ struct tf_backend_ctx {
     tf_gpu_module compare_module;
     tf_gpu_function compare_fn[4];  /* by enum tf_elem_type */
     uint64_t *compare_dev, *compare_host;
+    /* The GPU's own timeline (TUNEFARM_PROFILE): `config_start` is recorded
+     * before each timed launch (a configuration's verified launch), and
+     * `last_end` names the event that ended the last collected batch. From
+     * them, at the next timed launch: how long the GPU spent on the previous
+     * configuration from its verified launch to its last sample (`span`; of
+     * which `kernels` in timed launches) and how long it then sat idle
+     * (`between`). The events are complete by then, so reading them costs no
+     * wait. */
+    int timeline;
+    tf_gpu_event config_start, last_end;
+    int timeline_open;      /* a configuration's span has started */
+    int between_pending;    /* a span closed: the next launch measures the idle gap */
+    double span_ms, kernels_ms, between_ms, open_kernels_ms;
+    long spans, gaps;
 };
 
 /* ---- errors ---- */
@@ -169,6 +183,57 @@ static void telemetry_stop(struct tf_backend_ctx *ctx)
     ctx->sampler_running = 0;
 }
 
+/* The GPU's timeline (struct tf_backend_ctx): before a timed launch, close
+ * the previous configuration's span at the end of its last batch. */
+static void timeline_close_span(struct tf_backend_ctx *ctx)
+{
+    float ms = 0;
+    if (!ctx->timeline_open)
+        return;
+    ctx->timeline_open = 0;
+    if (ctx->last_end == NULL ||
+        ctx->v->event_elapsed_ms(ctx->device, &ms, ctx->config_start, ctx->last_end) != 0)
+        return; /* no batch since its launch (a failure): no span */
+    ctx->span_ms += ms;
+    ctx->kernels_ms += ctx->open_kernels_ms;
+    ctx->spans++;
+    ctx->between_pending = 1;
+}
+
+/* After a timed launch completed: the idle time since the previous
+ * configuration's last batch, and a new span with this launch's `ms`. */
+static void timeline_open_span(struct tf_backend_ctx *ctx, float ms)
+{
+    float idle = 0;
+    if (ctx->between_pending && ctx->last_end != NULL &&
+        ctx->v->event_elapsed_ms(ctx->device, &idle, ctx->last_end, ctx->config_start) == 0) {
+        ctx->between_ms += idle;
+        ctx->gaps++;
+    }
+    ctx->between_pending = 0;
+    ctx->last_end = NULL;
+    ctx->timeline_open = 1;
+    ctx->open_kernels_ms = ms;
+}
+
+/* At close (the stream drained): the last span, then the profile line. */
+static void timeline_report(struct tf_backend_ctx *ctx)
+{
+    if (ctx->timeline)
+        timeline_close_span(ctx);
+    if (ctx->spans == 0)
+        return;
+    fprintf(stderr,
+            "tunefarm gpu profile: %ld configurations, per configuration (ms) on the GPU's "
+            "clock: from the verified launch to the last sample %.3f, of which timed launches "
+            "%.3f and the rest (flushes, copies, the comparison, waits for the host) %.3f; "
+            "then until the next verified launch (the guard check, the restore, idle) %.3f "
+            "(%ld gaps)\n",
+            ctx->spans, ctx->span_ms / (double)ctx->spans, ctx->kernels_ms / (double)ctx->spans,
+            (ctx->span_ms - ctx->kernels_ms) / (double)ctx->spans,
+            ctx->gaps ? ctx->between_ms / (double)ctx->gaps : 0.0, ctx->gaps);
+}
+
 /* ---- the instance ---- */
 
 void tf_gpu_close(struct tf_backend_ctx *ctx)
@@ -184,6 +249,7 @@ void tf_gpu_close(struct tf_backend_ctx *ctx)
         /* On a broken context these fail; the process is about to exit anyway. */
         if (ctx->stream)
             v->stream_synchronize(d, ctx->stream);
+        timeline_report(ctx);
         if (ctx->copy_stream) {
             v->stream_synchronize(d, ctx->copy_stream);
             v->stream_destroy(d, ctx->copy_stream);
@@ -204,6 +270,8 @@ void tf_gpu_close(struct tf_backend_ctx *ctx)
             v->event_destroy(d, ctx->start);
         if (ctx->end)
             v->event_destroy(d, ctx->end);
+        if (ctx->config_start)
+            v->event_destroy(d, ctx->config_start);
         for (int i = 0; i < ctx->batch_events; i++) {
             v->event_destroy(d, ctx->batch_start[i]);
             v->event_destroy(d, ctx->batch_end[i]);
@@ -262,6 +330,12 @@ int tf_gpu_open(const struct tf_gpu_vendor *v, int ordinal, struct tf_backend_ct
             gpu_fail(ctx, rc, err, make[i].stream ? "stream creation" : "event creation");
             goto fail;
         }
+    }
+    if (getenv("TUNEFARM_PROFILE") != NULL) {
+        if (v->event_create(d, &ctx->config_start, 1) == 0)
+            ctx->timeline = 1;
+        else
+            ctx->config_start = NULL; /* no timeline, nothing else lost */
     }
     ctx->flush_words = ctx->limits.flush_bytes / 4;
     if ((rc = v->mem_alloc(d, &ctx->flush_buf, ctx->flush_words * 4)) != 0) {
@@ -496,6 +570,11 @@ int tf_gpu_launch(struct tf_backend_ctx *ctx, void *function, const struct tf_la
     int status = launch_prepare(ctx, f, g, err);
     if (status != TF_STATUS_OK)
         return status;
+    const int timeline = seconds && ctx->timeline;
+    if (timeline)
+        timeline_close_span(ctx);
+    if (timeline && v->event_record(d, ctx->config_start, ctx->stream) != 0)
+        ctx->timeline = 0;
     if (seconds && (rc = v->event_record(d, ctx->start, ctx->stream)) != 0) {
         gpu_fail(ctx, rc, err, "recording an event");
         return TF_STATUS_RUNTIME_ERROR;
@@ -509,6 +588,8 @@ int tf_gpu_launch(struct tf_backend_ctx *ctx, void *function, const struct tf_la
             (rc = v->event_elapsed_ms(d, &ms, ctx->start, ctx->end)) != 0)
             return gpu_fault(ctx, rc, err, "kernel");
         *seconds = (double)ms * 1e-3;
+        if (timeline && ctx->timeline)
+            timeline_open_span(ctx, ms);
     } else if ((rc = v->stream_synchronize(d, ctx->stream)) != 0) {
         return gpu_fault(ctx, rc, err, "kernel");
     }
@@ -582,7 +663,11 @@ int tf_gpu_collect(struct tf_backend_ctx *ctx, double *seconds, struct tf_error 
             return TF_STATUS_RUNTIME_ERROR;
         }
         seconds[i] = (double)ms * 1e-3;
+        if (ctx->timeline_open)
+            ctx->open_kernels_ms += ms;
     }
+    if (n > 0) /* the last GPU work of this configuration so far */
+        ctx->last_end = ctx->batch_end[n - 1];
     return TF_STATUS_OK;
 }
 

@@ -953,6 +953,44 @@ void tf_worker_node_pools(const struct tf_worker_node *node, const struct tf_job
     }
 }
 
+static int worker_near_cpuset(hwloc_topology_t topo, const char *bus, hwloc_bitmap_t set);
+
+/* The node's masks as its ranks will run: main.c gathered them before each
+ * GPU worker binds itself to the cores near its GPU (worker_bind_near_device),
+ * so a GPU worker's mask is narrowed here the same way, where that leaves it
+ * any CPU. Else a helper on a two-socket node would count the GPU worker on
+ * both sockets and leave the far one idle. Returns a malloc'd copy. */
+static unsigned char *worker_bound_masks(const struct tf_worker_node *node,
+                                         const struct tf_device *devs, int ndev)
+{
+    const size_t bytes = (size_t)node->n * node->mask_bytes;
+    unsigned char *masks = tf_xmalloc(bytes);
+    memcpy(masks, node->masks, bytes);
+    hwloc_topology_t topo;
+    if (devs == NULL || ndev <= 0 || hwloc_topology_init(&topo) != 0)
+        return masks;
+    hwloc_topology_set_io_types_filter(topo, HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
+    hwloc_bitmap_t near = hwloc_bitmap_alloc();
+    const int loaded = hwloc_topology_load(topo) == 0;
+    for (int i = 0; loaded && i < node->n; i++) {
+        if (node->role[i] != TF_NODE_DEVICE)
+            continue;
+        const struct tf_device *d = &devs[node->device_index[i] % ndev];
+        if (d->pci_bus[0] == '\0' || worker_near_cpuset(topo, d->pci_bus, near) != 0)
+            continue;
+        unsigned char *mask = masks + (size_t)i * node->mask_bytes;
+        int left = 0;
+        for (size_t cpu = 0; cpu < node->mask_bytes * 8; cpu++)
+            left += (mask[cpu / 8] >> (cpu % 8) & 1) && hwloc_bitmap_isset(near, (unsigned)cpu);
+        for (size_t cpu = 0; left > 0 && cpu < node->mask_bytes * 8; cpu++)
+            if (!hwloc_bitmap_isset(near, (unsigned)cpu))
+                mask[cpu / 8] &= (unsigned char)~(1u << (cpu % 8));
+    }
+    hwloc_bitmap_free(near);
+    hwloc_topology_destroy(topo);
+    return masks;
+}
+
 /* This rank's share of its node's CPUs for compiling (tf_worker_cpu_share);
  * -1 where nothing is known of the node (every allowed CPU is its own). */
 static int worker_node_share(const struct tf_worker_node *node, const struct tf_job *job,
@@ -962,7 +1000,9 @@ static int worker_node_share(const struct tf_worker_node *node, const struct tf_
         return -1;
     int *pools = tf_xcalloc((size_t)node->n, sizeof *pools);
     tf_worker_node_pools(node, job, devs, ndev, pools);
-    const int share = tf_worker_cpu_share(node->masks, node->mask_bytes, pools, node->n, node->me);
+    unsigned char *masks = worker_bound_masks(node, devs, ndev);
+    const int share = tf_worker_cpu_share(masks, node->mask_bytes, pools, node->n, node->me);
+    free(masks);
     free(pools);
     return share;
 }
@@ -1102,6 +1142,8 @@ int tf_worker_run(const char *exe, const struct tf_worker_node *node)
     int threads = w.job->compile_jobs > 0 ? w.job->compile_jobs
                   : near > 0              ? (near < cores ? near : cores)
                                           : (cores > 2 ? cores - 1 : 1);
+    if (share == 0 || threads < 1) /* a helper that compiles nothing: a pool that starts none */
+        threads = 1;
     if (getenv("TUNEFARM_PROFILE") != NULL)
         fprintf(stderr, "tunefarm profile: worker %d (%s %s): a pool of %d compiler processes; "
                         "%d CPUs allowed%s%s\n", local_index, w.dev.backend, w.dev.name, threads,

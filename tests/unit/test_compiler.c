@@ -419,6 +419,11 @@ static void test_cpu_share(void **state)
     /* two helpers alone on a node split it like two pools */
     const int two_helpers[] = {TF_POOL_HELPER, TF_POOL_HELPER};
     assert_int_equal(tf_worker_cpu_share(both_all, 1, two_helpers, 2, 0), 2);
+    /* three helpers on the one CPU a measuring pool leaves: a third each, 0 */
+    const unsigned char one_free[] = {0x0f, 0x0f, 0x0f, 0x07};
+    const int three_helpers[] = {TF_POOL_HELPER, TF_POOL_HELPER, TF_POOL_HELPER, TF_POOL_OWN};
+    assert_int_equal(tf_worker_cpu_share(one_free, 1, three_helpers, 4, 0), 0);
+    assert_int_equal(tf_worker_cpu_share(one_free, 1, three_helpers, 4, 3), 3);
 }
 
 /* Which ranks of a node compile for their own device, once the job is known:
