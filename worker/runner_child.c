@@ -295,16 +295,6 @@ static int wait_downloads(struct runner_child *c, struct tf_error *err)
     return c->be->download_wait(c->ctx, err) == 0 ? TF_STATUS_OK : TF_STATUS_RUNTIME_ERROR;
 }
 
-/* CPU seconds this process has used, user and system, all its threads. */
-static double runner_cpu_seconds(void)
-{
-    struct rusage ru;
-    if (getrusage(RUSAGE_SELF, &ru) != 0)
-        return 0.0;
-    return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec * 1e-6 +
-           (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec * 1e-6;
-}
-
 /* Where a runner's time goes, per phase, when TUNEFARM_PROFILE is set: printed
  * to stderr when it exits (the overhead a duty cycle below 100% is made of).
  * Besides the phases of a configuration: `verify` (comparing the outputs,
@@ -321,6 +311,16 @@ static struct {
     long compared_on_device, compared_on_host, compare_damaged; /* outputs, by who decided */
     double measured_at, replied_at; /* when the last configuration's phases, answer ended */
 } profile;
+
+/* CPU seconds this process has used, user and system, all its threads. */
+static double runner_cpu_seconds(void)
+{
+    struct rusage ru;
+    if (!profile.on || getrusage(RUSAGE_SELF, &ru) != 0) /* only the profile reads it */
+        return 0.0;
+    return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec * 1e-6 +
+           (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec * 1e-6;
+}
 
 /* ---- the reference's outputs, kept across runners ----
  *
@@ -727,10 +727,8 @@ static int build_buffers(struct runner_child *c, uint64_t config, const int64_t 
             goto fail;
         }
         const uint64_t seed =
-            tf_mix64(tf_mix64(tf_mix64(tf_mix64(c->job->seed) ^
-                                                            c->cur.kernel) ^
-                                            c->cur.problem) ^
-                            (uint64_t)i);
+            tf_mix64(tf_mix64(tf_mix64(tf_mix64(c->job->seed) ^ c->cur.kernel) ^ c->cur.problem) ^
+                     (uint64_t)i);
         switch (a->init) {
         case TF_INIT_RANDOM:
             if (a->init_range)

@@ -842,17 +842,13 @@ static int worker_near_cpuset(hwloc_topology_t topo, const char *bus, hwloc_bitm
 
 /* Bind this process (and so the runner and compilers it starts) to the cores
  * nearest its GPU, and return how many cores that is (0 if unknown or host). */
-static int worker_bind_near_device(const struct tf_device *dev)
+static int worker_bind_near_device(hwloc_topology_t topo, const struct tf_device *dev)
 {
-    if (dev->pci_bus[0] == '\0')
+    if (topo == NULL || dev->pci_bus[0] == '\0')
         return 0;
-    hwloc_topology_t topo;
     int cores = 0;
-    if (hwloc_topology_init(&topo) != 0)
-        return 0;
-    hwloc_topology_set_io_types_filter(topo, HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
     hwloc_bitmap_t set = hwloc_bitmap_alloc();
-    if (hwloc_topology_load(topo) == 0 && worker_near_cpuset(topo, dev->pci_bus, set) == 0) {
+    if (worker_near_cpuset(topo, dev->pci_bus, set) == 0) {
         hwloc_bitmap_and(set, set, hwloc_topology_get_allowed_cpuset(topo));
         cores = hwloc_get_nbobjs_inside_cpuset_by_type(topo, set, HWLOC_OBJ_CORE);
         if (cores > 0 && hwloc_set_cpubind(topo, set, HWLOC_CPUBIND_PROCESS) != 0)
@@ -860,8 +856,23 @@ static int worker_bind_near_device(const struct tf_device *dev)
                             "running unbound\n", dev->pci_bus, strerror(errno));
     }
     hwloc_bitmap_free(set);
-    hwloc_topology_destroy(topo);
     return cores;
+}
+
+/* The node's topology with its PCI devices (to find a GPU's cores), loaded;
+ * NULL where hwloc cannot (workers then run unbound, shares unnarrowed). The
+ * caller destroys it. */
+static hwloc_topology_t worker_topology_load(void)
+{
+    hwloc_topology_t topo;
+    if (hwloc_topology_init(&topo) != 0)
+        return NULL;
+    hwloc_topology_set_io_types_filter(topo, HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
+    if (hwloc_topology_load(topo) != 0) {
+        hwloc_topology_destroy(topo);
+        return NULL;
+    }
+    return topo;
 }
 
 /* The backends this node can compile for, "host,cuda" (for HELLO). */
@@ -953,26 +964,21 @@ void tf_worker_node_pools(const struct tf_worker_node *node, const struct tf_job
     }
 }
 
-static int worker_near_cpuset(hwloc_topology_t topo, const char *bus, hwloc_bitmap_t set);
-
 /* The node's masks as its ranks will run: main.c gathered them before each
  * GPU worker binds itself to the cores near its GPU (worker_bind_near_device),
  * so a GPU worker's mask is narrowed here the same way, where that leaves it
  * any CPU. Else a helper on a two-socket node would count the GPU worker on
  * both sockets and leave the far one idle. Returns a malloc'd copy. */
-static unsigned char *worker_bound_masks(const struct tf_worker_node *node,
+static unsigned char *worker_bound_masks(const struct tf_worker_node *node, hwloc_topology_t topo,
                                          const struct tf_device *devs, int ndev)
 {
     const size_t bytes = (size_t)node->n * node->mask_bytes;
     unsigned char *masks = tf_xmalloc(bytes);
     memcpy(masks, node->masks, bytes);
-    hwloc_topology_t topo;
-    if (devs == NULL || ndev <= 0 || hwloc_topology_init(&topo) != 0)
+    if (topo == NULL || devs == NULL || ndev <= 0)
         return masks;
-    hwloc_topology_set_io_types_filter(topo, HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
     hwloc_bitmap_t near = hwloc_bitmap_alloc();
-    const int loaded = hwloc_topology_load(topo) == 0;
-    for (int i = 0; loaded && i < node->n; i++) {
+    for (int i = 0; i < node->n; i++) {
         if (node->role[i] != TF_NODE_DEVICE)
             continue;
         const struct tf_device *d = &devs[node->device_index[i] % ndev];
@@ -987,20 +993,19 @@ static unsigned char *worker_bound_masks(const struct tf_worker_node *node,
                 mask[cpu / 8] &= (unsigned char)~(1u << (cpu % 8));
     }
     hwloc_bitmap_free(near);
-    hwloc_topology_destroy(topo);
     return masks;
 }
 
 /* This rank's share of its node's CPUs for compiling (tf_worker_cpu_share);
  * -1 where nothing is known of the node (every allowed CPU is its own). */
 static int worker_node_share(const struct tf_worker_node *node, const struct tf_job *job,
-                             const struct tf_device *devs, int ndev)
+                             hwloc_topology_t topo, const struct tf_device *devs, int ndev)
 {
     if (node == NULL || node->n <= 0 || node->masks == NULL)
         return -1;
     int *pools = tf_xcalloc((size_t)node->n, sizeof *pools);
     tf_worker_node_pools(node, job, devs, ndev, pools);
-    unsigned char *masks = worker_bound_masks(node, devs, ndev);
+    unsigned char *masks = worker_bound_masks(node, topo, devs, ndev);
     const int share = tf_worker_cpu_share(masks, node->mask_bytes, pools, node->n, node->me);
     free(masks);
     free(pools);
@@ -1050,7 +1055,7 @@ int tf_worker_run(const char *exe, const struct tf_worker_node *node)
     worker_compilers(compilers, sizeof compilers);
 
     if (compile_rank) { /* no device: every core compiles for the device ranks */
-        const int share = worker_node_share(node, w.job, NULL, 0);
+        const int share = worker_node_share(node, w.job, NULL, NULL, 0);
         if (share > 0 && share < allowed)
             cores = share;
         if (compilers[0] == '\0') {
@@ -1130,7 +1135,12 @@ int tf_worker_run(const char *exe, const struct tf_worker_node *node)
     w.dev = devs[pick];
     w.backend = tf_backend_find(backend_of[pick]);
     w.ordinal = ordinal_of[pick];
-    const int share = worker_node_share(node, w.job, devs, n);
+    /* Loaded once, for the shares and the binding, and only where a GPU has cores near it. */
+    int gpus = 0;
+    for (int i = 0; i < n; i++)
+        gpus += devs[i].pci_bus[0] != '\0';
+    hwloc_topology_t topo = gpus > 0 ? worker_topology_load() : NULL;
+    const int share = worker_node_share(node, w.job, topo, devs, n);
     if (share >= 0 && share < allowed)
         cores = share;
     if (share == 0) /* a helper beside measuring pools: it compiles nothing */
@@ -1138,7 +1148,9 @@ int tf_worker_run(const char *exe, const struct tf_worker_node *node)
 
     /* A GPU worker compiles on the cores nearest its GPU; the host worker
      * measures on a core, so it leaves that one to the runner. */
-    int near = worker_bind_near_device(&w.dev);
+    int near = worker_bind_near_device(topo, &w.dev);
+    if (topo)
+        hwloc_topology_destroy(topo);
     int threads = w.job->compile_jobs > 0 ? w.job->compile_jobs
                   : near > 0              ? (near < cores ? near : cores)
                                           : (cores > 2 ? cores - 1 : 1);
