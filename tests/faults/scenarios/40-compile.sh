@@ -55,15 +55,18 @@ check "  the message names kernel.yaml:line:col and the option" \
 # compile_error (the pool used to keep its first digest, and every later
 # compile said "changed during the run"). 60 variants compiled one at a time;
 # a comment is appended to the header once 5 results are in, so the code, and
-# every status, stays ok. Each configuration is measured for 0.1 s at least,
-# so the run lasts 6 s or more: compiling alone once took 1.8 s on a quiet
-# machine, less than the watcher took to start, and it saw no run left.
+# every status, stays ok. Each configuration is measured for 0.05 s at least
+# (a kernel of nanoseconds: up to 1M samples), so the run lasts 3 s or more
+# (9.6 s on the 2-core VM). Compiling alone once took 1.8 s on a quiet machine,
+# less than the watcher took to start, and it saw no run left. (min_time alone,
+# beside the fixture's max_samples 3, changed nothing: CI failed so at e31c49a.)
 echo "-- compile cache: a header edited during a run"
 cp -R "$ROOT/tests/fixtures/compile_includes" "$TMP/compile_live"
 sed -i -e "s#-Itests/fixtures/compile_includes/include#-I$TMP/compile_live/include#" \
     -e "s#^  U: \[1, 2, 4\]#  U: [$(seq -s ', ' 1 60)]#" "$TMP/compile_live/kernel.yaml"
-sed -i "s/min_time: 0.001, max_time: 0.05/min_time: 0.1, max_time: 0.2/" "$TMP/compile_live/job.yaml"
-grep -q "min_time: 0.1, max_time: 0.2" "$TMP/compile_live/job.yaml" ||
+sed -i "s/max_samples: 3, min_time: 0.001, max_time: 0.05/max_samples: 1000000, min_time: 0.05, max_time: 0.1/" \
+    "$TMP/compile_live/job.yaml"
+grep -q "max_samples: 1000000, min_time: 0.05, max_time: 0.1" "$TMP/compile_live/job.yaml" ||
     fail "header edited mid-run: the fixture's measure line changed; update this scenario" \
         "$TMP/compile_live/job.yaml"
 printf 'compile_jobs: 1\ncache: %s\n' "$TMP/compile_live/cache" >>"$TMP/compile_live/job.yaml"
