@@ -964,6 +964,32 @@ void tf_compile_wait(struct tf_compile_pool *p, uint64_t ticket, struct tf_compi
     free(job);
 }
 
+int tf_compile_wait_any(struct tf_compile_pool *p, const uint64_t *tickets, int n)
+{
+    if (n < 1)
+        tf_die("tf_compile_wait_any: %d tickets", n);
+    pthread_mutex_lock(&p->mu);
+    for (;;) {
+        /* One pass over the unwaited jobs, then the first done in the caller's order. */
+        int first = n, seen = 0;
+        for (struct compile_job *job = p->all; job; job = job->next_all)
+            for (int i = 0; i < first; i++)
+                if (job->ticket == tickets[i]) {
+                    seen++;
+                    if (job->state == 2)
+                        first = i;
+                    break;
+                }
+        if (first < n) {
+            pthread_mutex_unlock(&p->mu);
+            return first;
+        }
+        if (seen < n)
+            tf_die("tf_compile_wait_any: a ticket was never submitted or was already waited");
+        pthread_cond_wait(&p->done, &p->mu);
+    }
+}
+
 int tf_compile_reference(struct tf_compile_pool *p, const struct tf_kernel *k, char *path,
                          size_t cap, struct tf_error *err)
 {

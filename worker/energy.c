@@ -24,11 +24,16 @@
 #include "../schema/status.h"
 #include "backend.h"
 
-int tf_energy_batch(const struct tf_energy_plan *p)
+int tf_energy_batch(const struct tf_energy_plan *p, double read_s)
 {
-    if (!(p->launch_s > 0) || !(p->batch_s > 0))
+    double batch_s = p->batch_s;
+    if (read_s > 0) { /* no longer than half the time allowed leaves for min_batches of them */
+        const double fit = p->min_batches > 0 ? 0.5 * p->limit_s / p->min_batches : INFINITY;
+        batch_s = fmax(batch_s, fmin(TF_ENERGY_READ_COVER * read_s, fit));
+    }
+    if (!(p->launch_s > 0) || !(batch_s > 0))
         return 1;
-    const double n = floor(p->batch_s / p->launch_s);
+    const double n = floor(batch_s / p->launch_s);
     return n < 1 ? 1 : n > TF_MAX_BATCH ? TF_MAX_BATCH : (int)n;
 }
 
@@ -40,14 +45,21 @@ int tf_energy_measure(const struct tf_energy_plan *p, const struct tf_energy_ops
     out->status = TF_ENERGY_NO_WINDOW;
     struct tf_error why = {0};
     double last;
+    const double read_at = ops->now(ops->ctx);
     int rc = ops->read(ops->ctx, &last, &why);
+    /* How long a batch must run to cover a reading: the slowest so far (the
+     * first, made before any launch, then each one made while a batch ran).
+     * Sized from the first alone, an H200's windows still idled 63-73 ms of
+     * about 300: later readings were slower than the first. */
+    double read_s = ops->now(ops->ctx) - read_at;
     if (rc != 0) {
         out->status = rc > 0 ? TF_ENERGY_NO_COUNTER : TF_ENERGY_COUNTER_ERROR;
         tf_strlcpy(out->why, why.message, sizeof out->why);
         return TF_STATUS_OK;
     }
-    const int b = tf_energy_batch(p);
-    const uint64_t min_launches = (uint64_t)(p->min_batches > 0 ? p->min_batches : 1) * (uint64_t)b;
+    const uint64_t min_batches = (uint64_t)(p->min_batches > 0 ? p->min_batches : 1);
+    int b = tf_energy_batch(p, read_s);
+    uint64_t min_launches = min_batches * (uint64_t)b;
     /* Launches too long for the time allowed: say so before running any. */
     const double need = fmax(p->window, p->launch_s > 0 ? (double)min_launches * p->launch_s : 0);
     if (need > p->limit_s) {
@@ -64,18 +76,27 @@ int tf_energy_measure(const struct tf_energy_plan *p, const struct tf_energy_ops
     double open_j = 0, open_s = 0;
     uint64_t open_l = 0;
     while (ops->now(ops->ctx) - t0 <= p->limit_s) {
-        int status = ops->start(ops->ctx, b, err);
+        const int ran = b; /* this batch's launches (b may grow below) */
+        int status = ops->start(ops->ctx, ran, err);
         if (status != TF_STATUS_OK)
             return status;
         /* What the device has finished when the counter is read. */
-        const uint64_t seen_l = ops->queued ? done : done + (uint64_t)b;
+        const uint64_t seen_l = ops->queued ? done : done + (uint64_t)ran;
         double now_j = 0, secs = 0;
+        const double reading = ops->now(ops->ctx);
         rc = ops->read(ops->ctx, &now_j, &why);
+        const double took = ops->now(ops->ctx) - reading;
         status = ops->finish(ops->ctx, &secs, err);
         if (status != TF_STATUS_OK)
             return status;
+        if (took > read_s) { /* longer batches from now on; the bound keeps the longest */
+            read_s = took;
+            b = tf_energy_batch(p, read_s);
+            if (min_batches * (uint64_t)b > min_launches)
+                min_launches = min_batches * (uint64_t)b;
+        }
         const double seen_s = ops->queued ? done_s : done_s + secs;
-        done += (uint64_t)b;
+        done += (uint64_t)ran;
         done_s += secs;
         out->busy_s = done_s;
         if (rc != 0) {

@@ -6,7 +6,8 @@
  * Read around samples that take less than that, it shows nothing at all, and
  * read around anything not much longer it is off by up to one update period.
  * So the energy gets its own window after the samples: the variant runs back
- * to back in small batches, the counter is read once per batch, and the
+ * to back in small batches, the counter is read once per batch while the
+ * batch runs (so a batch lasts longer than a reading), and the
  * launches between two updates of the counter (the first one seen, and the
  * first one at least `window` seconds of launches later) share the energy
  * between those two updates. An update is attributed to the launches done
@@ -65,9 +66,18 @@ struct tf_energy_result {
     char why[256];      /* unless measured: what happened, for the runner's log */
 };
 
-/* Launches per batch for `p`: about batch_s of device time, at least one, at
- * most TF_MAX_BATCH. */
-int tf_energy_batch(const struct tf_energy_plan *p);
+/* How many times a counter reading's duration a batch lasts, at least: the
+ * device runs the batch while the counter is read (queued launches), so a
+ * reading slower than the batch leaves it idle. NVML's took 5 ms on an H200,
+ * as long as a 5 ms batch: 127 of a window's 299 ms were idle
+ * (bench/results/feed-2026-11-28-h200.md). */
+#define TF_ENERGY_READ_COVER 2.0
+
+/* Launches per batch for `p` when a reading of the counter takes `read_s`
+ * seconds: about max(batch_s, TF_ENERGY_READ_COVER x read_s) of device time,
+ * but no more than lets min_batches of them fill half of limit_s; at least
+ * one launch, at most TF_MAX_BATCH. */
+int tf_energy_batch(const struct tf_energy_plan *p, double read_s);
 
 /* Run the window of `p` through `ops` into `out`. Returns an enum tf_status:
  * ok (out says whether there is an energy, and why not), or a launch's

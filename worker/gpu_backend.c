@@ -87,13 +87,20 @@ struct tf_backend_ctx {
      * them, at the next timed launch: how long the GPU spent on the previous
      * configuration from its verified launch to its last sample (`span`; of
      * which `kernels` in timed launches) and how long it then sat idle
-     * (`between`). The events are complete by then, so reading them costs no
-     * wait. */
+     * (`between`). Inside the span, each collected batch is placed on it
+     * (times from `config_start`): the gap before the first batch (`settle`:
+     * the host's wake-up after the verified launch, the comparison queued),
+     * the gaps before later batches (`rebatch`: the host's turn between
+     * batches, the energy window's included) and the gaps between the
+     * launches of a batch (`inbatch`). The events are complete by then, so
+     * reading them costs no wait. */
     int timeline;
     tf_gpu_event config_start, last_end;
     int timeline_open;      /* a configuration's span has started */
     int between_pending;    /* a span closed: the next launch measures the idle gap */
-    double span_ms, kernels_ms, between_ms, open_kernels_ms;
+    int batches_open;       /* batches collected in the open span */
+    float open_end_ms;      /* where the open span's last GPU work ended (from config_start) */
+    double span_ms, kernels_ms, between_ms, open_kernels_ms, settle_ms, rebatch_ms, inbatch_ms;
     long spans, gaps;
 };
 
@@ -204,6 +211,7 @@ static void timeline_close_span(struct tf_backend_ctx *ctx)
  * configuration's last batch, and a new span with this launch's `ms`. */
 static void timeline_open_span(struct tf_backend_ctx *ctx, float ms)
 {
+    float verified_end = 0;
     float idle = 0;
     if (ctx->between_pending && ctx->last_end != NULL &&
         ctx->v->event_elapsed_ms(ctx->device, &idle, ctx->last_end, ctx->config_start) == 0) {
@@ -213,7 +221,25 @@ static void timeline_open_span(struct tf_backend_ctx *ctx, float ms)
     ctx->between_pending = 0;
     ctx->last_end = NULL;
     ctx->timeline_open = 1;
+    ctx->batches_open = 0;
+    ctx->open_end_ms =
+        ctx->v->event_elapsed_ms(ctx->device, &verified_end, ctx->config_start, ctx->end) == 0
+            ? verified_end
+            : ms;
     ctx->open_kernels_ms = ms;
+}
+
+/* A batch of `n` launches collected in the open span (`kernels` ms of them):
+ * where it sits on the span's timeline. */
+static void timeline_place_batch(struct tf_backend_ctx *ctx, int n, double kernels)
+{
+    float first = 0, last = 0;
+    if (ctx->v->event_elapsed_ms(ctx->device, &first, ctx->config_start, ctx->batch_start[0]) ||
+        ctx->v->event_elapsed_ms(ctx->device, &last, ctx->config_start, ctx->batch_end[n - 1]))
+        return;
+    *(ctx->batches_open++ == 0 ? &ctx->settle_ms : &ctx->rebatch_ms) += first - ctx->open_end_ms;
+    ctx->inbatch_ms += (last - first) - kernels;
+    ctx->open_end_ms = last;
 }
 
 /* At close (the stream drained): the last span, then the profile line. */
@@ -226,11 +252,14 @@ static void timeline_report(struct tf_backend_ctx *ctx)
     fprintf(stderr,
             "tunefarm gpu profile: %ld configurations, per configuration (ms) on the GPU's "
             "clock: from the verified launch to the last sample %.3f, of which timed launches "
-            "%.3f and the rest (flushes, copies, the comparison, waits for the host) %.3f; "
+            "%.3f and the rest %.3f (before the first batch of samples %.3f, before later "
+            "batches %.3f, within batches %.3f); "
             "then until the next verified launch (the guard check, the restore, idle) %.3f "
             "(%ld gaps)\n",
             ctx->spans, ctx->span_ms / (double)ctx->spans, ctx->kernels_ms / (double)ctx->spans,
             (ctx->span_ms - ctx->kernels_ms) / (double)ctx->spans,
+            ctx->settle_ms / (double)ctx->spans, ctx->rebatch_ms / (double)ctx->spans,
+            ctx->inbatch_ms / (double)ctx->spans,
             ctx->gaps ? ctx->between_ms / (double)ctx->gaps : 0.0, ctx->gaps);
 }
 
@@ -651,6 +680,7 @@ int tf_gpu_collect(struct tf_backend_ctx *ctx, double *seconds, struct tf_error 
 {
     const struct tf_gpu_vendor *v = ctx->v;
     const int n = ctx->batch_queued;
+    double batch_ms = 0;
     int rc;
     ctx->batch_queued = 0;
     if (n > 0 && (rc = v->event_synchronize(ctx->device, ctx->batch_end[n - 1])) != 0)
@@ -663,9 +693,12 @@ int tf_gpu_collect(struct tf_backend_ctx *ctx, double *seconds, struct tf_error 
             return TF_STATUS_RUNTIME_ERROR;
         }
         seconds[i] = (double)ms * 1e-3;
+        batch_ms += ms;
         if (ctx->timeline_open)
             ctx->open_kernels_ms += ms;
     }
+    if (n > 0 && ctx->timeline_open)
+        timeline_place_batch(ctx, n, batch_ms);
     if (n > 0) /* the last GPU work of this configuration so far */
         ctx->last_end = ctx->batch_end[n - 1];
     return TF_STATUS_OK;

@@ -310,6 +310,10 @@ static struct {
     double setup_cpu; /* CPU seconds of set-ups (a reference may run on every core) */
     long compared_on_device, compared_on_host, compare_damaged; /* outputs, by who decided */
     double measured_at, replied_at; /* when the last configuration's phases, answer ended */
+    long energy_windows, energy_reads; /* energy windows run, counter readings in them */
+    double energy_wall, energy_busy, energy_read; /* their seconds: wall, device, reading */
+    long strict_configs;            /* configurations measured under `measure` (not screened) */
+    double strict_total, strict_device; /* their seconds, as `total` and `device` */
 } profile;
 
 /* CPU seconds this process has used, user and system, all its threads. */
@@ -1107,7 +1111,13 @@ static int energy_finish(void *ctx, double *seconds, struct tf_error *err)
 static int energy_read(void *ctx, double *joules, struct tf_error *err)
 {
     struct energy_ctx *e = ctx;
-    return e->s->c->be->energy(e->s->c->ctx, joules, err);
+    const double t0 = profile.on ? tf_channel_now() : 0;
+    const int rc = e->s->c->be->energy(e->s->c->ctx, joules, err);
+    if (profile.on) {
+        profile.energy_reads++;
+        profile.energy_read += tf_channel_now() - t0;
+    }
+    return rc;
 }
 
 static double energy_now(void *ctx)
@@ -1164,7 +1174,13 @@ static int measure_energy(struct sample_ctx *sc, const struct tf_measure *protoc
     const struct tf_energy_ops ops = {energy_start, energy_finish, energy_read, energy_now, &ec,
                                       c->be->enqueue && c->be->collect};
     struct tf_energy_result en;
+    const double t0 = tf_channel_now();
     const int status = tf_energy_measure(&plan, &ops, &en, err);
+    if (profile.on) {
+        profile.energy_windows++;
+        profile.energy_wall += tf_channel_now() - t0;
+        profile.energy_busy += en.busy_s;
+    }
     res->device_time += en.busy_s;
     if (status != TF_STATUS_OK)
         return status;
@@ -1371,6 +1387,21 @@ static void profile_report(void)
             profile.device * k, profile.verify * k, profile.after * k, profile.idle * k,
             (runner_cpu_seconds() - profile.setup_cpu) * k, profile.compared_on_device,
             profile.compared_on_host, profile.compare_damaged);
+    if (profile.strict_configs > 0)
+        fprintf(stderr,
+                "tunefarm runner profile: %ld of them under the strict protocol (`measure`), "
+                "per configuration (ms): total %.3f, device time %.3f\n",
+                profile.strict_configs, 1e3 * profile.strict_total / (double)profile.strict_configs,
+                1e3 * profile.strict_device / (double)profile.strict_configs);
+    if (profile.energy_windows > 0)
+        fprintf(stderr,
+                "tunefarm runner profile: %ld energy windows, per window (ms): wall %.3f, device "
+                "time %.3f; %.1f counter readings of %.3f ms each\n",
+                profile.energy_windows, 1e3 * profile.energy_wall / (double)profile.energy_windows,
+                1e3 * profile.energy_busy / (double)profile.energy_windows,
+                (double)profile.energy_reads / (double)profile.energy_windows,
+                profile.energy_reads ? 1e3 * profile.energy_read / (double)profile.energy_reads
+                                     : 0.0);
     profile_threads();
     for (int e = 0; e < TF_ENERGY_COUNT; e++)
         if (energy_log.count[e])
@@ -1656,6 +1687,11 @@ void tf_runner_child_measure(struct runner_child *c, uint32_t kernel, uint32_t p
         profile.configs++;
         profile.measured_at = tf_channel_now();
         profile.total += profile.measured_at - started;
+        if (protocol == &c->job->measure) {
+            profile.strict_configs++;
+            profile.strict_total += profile.measured_at - started;
+            profile.strict_device += verified_seconds + st.busy + res->device_time;
+        }
     }
     res->status = (uint8_t)status;
     res->samples = st.n;

@@ -164,6 +164,8 @@ struct worker {
     struct served_pool pools[WORKER_MAX_POOLS];
     int npools;
     uint64_t compiled_ahead;
+    uint64_t measured_early;     /* measured before a variant queued ahead of it that was
+                                    still compiling (worker_pick) */
     /* replay */
     struct tf_replay *replay;    /* non-NULL: answer from it, compile and run nothing */
     double sim_start, sim_elapsed; /* wall time the worker started; simulated seconds spent */
@@ -599,57 +601,99 @@ static void worker_average(double *avg, double x)
     *avg = *avg > 0 ? 0.9 * *avg + 0.1 * x : x;
 }
 
-/* Compile-wait and measure the configuration at the head of the queue. */
-static int worker_measure_next(struct worker *w, struct tf_error *err)
+/* How far past the head worker_pick looks for a compiled variant. The pool
+ * compiles in queue order with one process per CPU, so what can be done
+ * early lies within a few pools' width of the head. */
+#define PICK_WINDOW 64
+
+/* The queue position to measure next: the head, unless its variant is still
+ * compiling; then the first of the next PICK_WINDOW entries of the head's
+ * kernel and problem (set up in the runner already: no new set-up) whose
+ * variant is done, waiting for whichever finishes first. Compile times
+ * differ by several times from variant to variant, so a GPU that waited for
+ * the head's compile idled while later ones were ready (sgemm 4096^3 with
+ * `local` on an H200: 2.3 ms of 34 per configuration). Results may arrive in
+ * any order (DESIGN.md, and every strategy is told them so). */
+static size_t worker_pick(struct worker *w)
 {
-    struct pending p = w->queue[w->head];
+    const struct pending *head = &w->queue[w->head];
+    uint64_t tickets[PICK_WINDOW];
+    size_t where[PICK_WINDOW];
+    int n = 0;
+    for (size_t i = 0; i < w->len && i < PICK_WINDOW; i++) {
+        const struct pending *q = &w->queue[(w->head + i) % w->cap];
+        if (q->compile_only || q->kernel != head->kernel || q->problem != head->problem)
+            continue;
+        tickets[n] = q->ticket;
+        where[n++] = i;
+    }
+    const size_t at = where[tf_compile_wait_any(w->pool, tickets, n)];
+    if (at > 0)
+        w->measured_early++;
+    return at;
+}
+
+/* Take the entry `at` places past the head out of the queue. */
+static struct pending worker_take(struct worker *w, size_t at)
+{
+    struct pending p = w->queue[(w->head + at) % w->cap];
+    for (size_t i = at; i > 0; i--) /* the ones before it move up, in order */
+        w->queue[(w->head + i) % w->cap] = w->queue[(w->head + i - 1) % w->cap];
     w->head = (w->head + 1) % w->cap;
     w->len--;
+    return p;
+}
+
+/* A compile rank's entry: compiled into the shared cache for another class. */
+static void worker_ahead_done(struct worker *w, struct pending p)
+{
+    struct tf_compiled bin;
+    const double waited = worker_now();
+    tf_compile_wait(p.compile_only, p.ticket, &bin);
+    w->compiled_ahead++;
+    worker_trace(w, p.compile_only, "ahead", 1, worker_now() - waited, 0);
+}
+
+/* A replayed configuration: answered from the replay's source. */
+static void worker_replay_next(struct worker *w, struct pending p)
+{
+    struct tf_result r;
+    double cost;
+    tf_replay_answer(w->replay, p.kernel, p.problem, p.config, &r, &cost);
+    r.phase = (uint8_t)p.phase;
+    w->sim_elapsed += cost;
+    double speed = tf_replay_speed();
+    if (speed > 0) { /* the simulated clock, scaled: wait until it is due */
+        double due = w->sim_start + w->sim_elapsed / speed, now = worker_wall();
+        if (due > now) {
+            /* At most REPLAY_MAX_WAIT for one configuration (the clock then
+             * runs ahead of the wall; a recorded time of 1e300 s would
+             * not fit a time_t); interrupted sleeps go on, failed ones end. */
+            double s = due - now < REPLAY_MAX_WAIT ? due - now : REPLAY_MAX_WAIT;
+            struct timespec ts = {(time_t)s, (long)((s - floor(s)) * 1e9)};
+            while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+                ;
+        }
+    }
+    r.timestamp = w->sim_start + w->sim_elapsed;
+    worker_emit(w, &r);
+    /* On a simulated clock, at once: the strategy hears results in
+     * simulated-time order. Instant answers go in batches like measured
+     * ones (one message per result held the coordinator to it). */
+    if (speed > 0)
+        worker_flush(w);
+}
+
+/* Measure `p`, whose variant is compiled (its ticket done), after `waited`
+ * seconds for it; the runner is set up for its problem (`setup` says how that
+ * went; `ref` is its kernel's reference, NULL if it did not compile). */
+static int worker_measure_compiled(struct worker *w, struct pending p, const char *ref,
+                                   const struct tf_result *setup, double waited,
+                                   struct tf_error *err)
+{
     struct tf_compiled bin;
     struct tf_result r;
-    if (p.compile_only) { /* compiled into the shared cache for another class: done */
-        const double waited = worker_now();
-        tf_compile_wait(p.compile_only, p.ticket, &bin);
-        w->compiled_ahead++;
-        worker_trace(w, p.compile_only, "ahead", 1, worker_now() - waited, 0);
-        return 0;
-    }
-    if (w->replay) {
-        double cost;
-        tf_replay_answer(w->replay, p.kernel, p.problem, p.config, &r, &cost);
-        r.phase = (uint8_t)p.phase;
-        w->sim_elapsed += cost;
-        double speed = tf_replay_speed();
-        if (speed > 0) { /* the simulated clock, scaled: wait until it is due */
-            double due = w->sim_start + w->sim_elapsed / speed, now = worker_wall();
-            if (due > now) {
-                /* At most REPLAY_MAX_WAIT for one configuration (the clock then
-                 * runs ahead of the wall; a recorded time of 1e300 s would
-                 * not fit a time_t); interrupted sleeps go on, failed ones end. */
-                double s = due - now < REPLAY_MAX_WAIT ? due - now : REPLAY_MAX_WAIT;
-                struct timespec ts = {(time_t)s, (long)((s - floor(s)) * 1e9)};
-                while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-                    ;
-            }
-        }
-        r.timestamp = w->sim_start + w->sim_elapsed;
-        worker_emit(w, &r);
-        /* On a simulated clock, at once: the strategy hears results in
-         * simulated-time order. Instant answers go in batches like measured
-         * ones (one message per result held the coordinator to it). */
-        if (speed > 0)
-            worker_flush(w);
-        return 0;
-    }
-    /* A new problem's buffers and reference (seconds, for a large GEMM) are
-     * set up while the pool still compiles this variant. */
-    const char *ref = worker_reference(w, p.kernel);
-    struct tf_result setup;
-    tf_result_init(&setup, p.kernel, p.problem, p.config, TF_STATUS_OK);
-    if (ref && tf_runner_prepare(w->runner, p.kernel, p.problem, p.config, ref, &setup, err))
-        return -1;
-    const double waited = worker_now();
-    tf_compile_wait(w->pool, p.ticket, &bin);
+    tf_compile_wait(w->pool, p.ticket, &bin); /* (done: at once) */
     const double compiled = worker_now();
     if (bin.status != TF_STATUS_OK) {
         tf_result_init(&r, p.kernel, p.problem, p.config, TF_STATUS_COMPILE_ERROR);
@@ -658,8 +702,8 @@ static int worker_measure_next(struct worker *w, struct tf_error *err)
         tf_result_init(&r, p.kernel, p.problem, p.config, TF_STATUS_LAUNCH_ERROR);
         snprintf(r.message, sizeof r.message, "reference did not compile: %s",
                  w->reference_errors[p.kernel]);
-    } else if (setup.status != TF_STATUS_OK) {
-        r = setup; /* the problem cannot be set up: this configuration's result says why */
+    } else if (setup->status != TF_STATUS_OK) {
+        r = *setup; /* the problem cannot be set up: this configuration's result says why */
     } else {
         const double t0 = worker_now();
         if (tf_runner_measure(w->runner, p.kernel, p.problem, p.phase, p.config,
@@ -667,7 +711,7 @@ static int worker_measure_next(struct worker *w, struct tf_error *err)
             return -1;
         worker_average(&w->measure_seconds, worker_now() - t0);
     }
-    worker_trace(w, w->pool, "measure", 1, compiled - waited, worker_now() - compiled);
+    worker_trace(w, w->pool, "measure", 1, waited, worker_now() - compiled);
     r.kernel = p.kernel;
     r.problem = p.problem;
     r.phase = (uint8_t)p.phase;
@@ -690,6 +734,31 @@ static int worker_measure_next(struct worker *w, struct tf_error *err)
         r.timestamp = worker_wall();
     worker_emit(w, &r);
     return 0;
+}
+
+/* Compile-wait and measure the next configuration of the queue (worker_pick). */
+static int worker_measure_next(struct worker *w, struct tf_error *err)
+{
+    struct pending p = w->queue[w->head];
+    if (p.compile_only || w->replay) {
+        worker_take(w, 0);
+        if (p.compile_only)
+            worker_ahead_done(w, p);
+        else
+            worker_replay_next(w, p);
+        return 0;
+    }
+    /* A new problem's buffers and reference (seconds, for a large GEMM) are
+     * set up while the pool still compiles its variants. */
+    const char *ref = worker_reference(w, p.kernel);
+    struct tf_result setup;
+    tf_result_init(&setup, p.kernel, p.problem, p.config, TF_STATUS_OK);
+    if (ref && tf_runner_prepare(w->runner, p.kernel, p.problem, p.config, ref, &setup, err))
+        return -1;
+    const double waited = worker_now();
+    p = worker_take(w, worker_pick(w));
+    const double picked = worker_now();
+    return worker_measure_compiled(w, p, ref, &setup, picked - waited, err);
 }
 
 /* When a device worker asks for more, its queue should still cover the
@@ -1181,8 +1250,10 @@ int tf_worker_run(const char *exe, const struct tf_worker_node *node)
         struct tf_compile_stats st;
         tf_compile_get_stats(w.pool, &st);
         fprintf(stderr, "tunefarm profile: worker %d on %s: %llu variants compiled here, %llu "
-                        "found in the cache\n", local_index, w.dev.host,
-                (unsigned long long)st.compiled, (unsigned long long)st.cached);
+                        "found in the cache; %llu measured while one queued before them was "
+                        "still compiling\n", local_index, w.dev.host,
+                (unsigned long long)st.compiled, (unsigned long long)st.cached,
+                (unsigned long long)w.measured_early);
     }
     worker_destroy(&w);
     return 0;

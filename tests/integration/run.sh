@@ -325,6 +325,21 @@ check "  query reads it" sh -c "\"$TF\" query merged.h5 | grep -q 'X=2 Y=1 Z=a'"
 expect_fail "a kernel with other parameters is not merged" 2 "$TF" merge -q merged.h5 other.h5
 check "  saying which parameter" contains "$TMP/last" "parameter X"
 
+echo "-- a variant still compiling does not hold up the ones ready behind it"
+# slow_compile's V=0 takes gcc seconds, V=1..7 milliseconds; brute force queues
+# V=0 first. The worker measures ready ones of the same problem meanwhile.
+if TUNEFARM_PROFILE=1 "$TF" run --fresh "$FIX/slow_compile.yaml" -o slow_compile.h5 \
+    >slow_compile.out 2>&1; then pass "the slow-compile job runs"
+else fail "the slow-compile job runs" slow_compile.out; fi
+check "  every configuration once, ok" $CHECK slow_compile.h5 slow_compile --unique --rows 8
+check "  V=0 (queued first) was not measured first" $PY -c "
+import sys, h5py, numpy as np
+d = h5py.File('slow_compile.h5', 'r')['kernels/slow_compile/results'][()]
+order = [int(v) for v in d['V'][np.argsort(d['timestamp'], kind='stable')]]
+print('measured in the order V =', order)
+sys.exit(0 if order[0] != 0 and sorted(order) == list(range(8)) else 1)"
+check "  the worker says how many it took early" sh -c \
+    "grep -E 'variants compiled here.* [1-9][0-9]* measured while one queued before them was still compiling' slow_compile.out"
 
 . "$ROOT/tests/integration/space.sh"
 . "$ROOT/tests/integration/report.sh"

@@ -330,6 +330,39 @@ static void test_one_child_per_slot(void **state)
     tf_compile_pool_destroy(p);
 }
 
+/* tf_compile_wait_any: the first done of the tickets given, in their order, not
+ * the first given. A slow variant (0.5 s) queued ahead of a quick one on two
+ * slots: the quick one is answered while the slow one still compiles. */
+static void test_wait_any(void **state)
+{
+    struct fixture *f = *state;
+    struct tf_compile_pool *p = pool(f, &fault_backend, 2);
+    f->variant.source = "/* @slow 1 */ void gemm(void **a) { (void)a; }\n";
+    const uint64_t slow = tf_compile_submit(p, &f->variant, f->gemm->default_index);
+    struct tf_kernel quick = *f->gemm;
+    quick.source = "/* quick */ void gemm(void **a) { (void)a; }\n";
+    const uint64_t fast = tf_compile_submit(p, &quick, f->gemm->default_index);
+    const uint64_t both[2] = {slow, fast};
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    assert_int_equal(tf_compile_wait_any(p, both, 2), 1);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    const double waited = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
+    struct tf_compiled c;
+    tf_compile_wait(p, fast, &c); /* done: at once */
+    assert_int_equal(c.status, TF_STATUS_OK);
+    /* the slow one was still compiling then: waiting for it alone takes the rest */
+    const uint64_t rest[1] = {slow};
+    assert_int_equal(tf_compile_wait_any(p, rest, 1), 0);
+    tf_compile_wait(p, slow, &c);
+    assert_int_equal(c.status, TF_STATUS_OK);
+    assert_true(c.compile_time >= 0.5);
+    if (!(waited < c.compile_time))
+        fail_msg("the quick variant was answered after %.3f s, the slow one took %.3f s", waited,
+                 c.compile_time);
+    tf_compile_pool_destroy(p);
+}
+
 /* The value of `name` in process `pid`'s starting environment: 1 and `value`
  * filled if set (maybe empty), 0 if not set or unreadable. */
 static int child_env(pid_t pid, const char *name, char *value, size_t cap)
@@ -1376,6 +1409,7 @@ int main(int argc, char **argv)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_children_compile_variants, setup, teardown),
         cmocka_unit_test_setup_teardown(test_one_child_per_slot, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_wait_any, setup, teardown),
         cmocka_unit_test_setup_teardown(test_children_see_no_gpu, setup, teardown),
         cmocka_unit_test(test_cpu_share),
         cmocka_unit_test(test_node_pools),

@@ -36,7 +36,16 @@ struct sim {
     int queued;
     double t;          /* device time now */
     double energy;     /* true energy so far, J */
+    double read_s;     /* seconds a reading of the counter takes (the host's; a queued
+                          batch runs meanwhile, the device idles past its end) */
+    double first_read_s; /* > 0: the first reading takes this instead (a cached answer) */
+    double host_behind;  /* how far the host's clock is behind the device's: a reading
+                            ended while the batch it overlapped still ran */
+    double idle_s;     /* device seconds idle so far */
     int pending;       /* launches of the batch started */
+    int ran_early;     /* the pending queued batch ran during a reading */
+    int early_status;  /* and its status */
+    struct tf_error early_err;
     int launches;      /* launches run */
     int fail_at;       /* a launch number that fails (1-based; 0 never) */
     int read_fail_at;  /* a reading that fails (1-based; 0 never) */
@@ -77,10 +86,16 @@ static int sim_run(struct sim *s, int n, struct tf_error *err)
     return TF_STATUS_OK;
 }
 
+static void sim_idle(struct sim *s, double dt)
+{
+    advance(s, dt, s->idle_w);
+    s->idle_s += dt;
+}
+
 static int sim_start(void *ctx, int n, struct tf_error *err)
 {
     struct sim *s = ctx;
-    advance(s, s->gap, s->idle_w);
+    sim_idle(s, s->gap);
     s->pending = n;
     return s->queued ? TF_STATUS_OK : sim_run(s, n, err);
 }
@@ -91,7 +106,31 @@ static int sim_finish(void *ctx, double *seconds, struct tf_error *err)
     const int n = s->pending;
     s->pending = 0;
     *seconds = n * s->launch_s;
+    s->host_behind = 0; /* it waited for the batch */
+    if (s->queued && s->ran_early) {
+        s->ran_early = 0;
+        if (s->early_status != TF_STATUS_OK)
+            *err = s->early_err;
+        return s->early_status;
+    }
     return s->queued ? sim_run(s, n, err) : TF_STATUS_OK;
+}
+
+/* The reading's duration: a queued batch runs meanwhile (the value read is
+ * the counter's as the reading began); the device idles for what is left. */
+static void sim_read_takes(struct sim *s)
+{
+    const double took = s->reads == 1 && s->first_read_s > 0 ? s->first_read_s : s->read_s;
+    double left = took;
+    if (s->queued && s->pending > 0 && !s->ran_early) {
+        const double t0 = s->t;
+        s->early_status = sim_run(s, s->pending, &s->early_err);
+        s->ran_early = 1;
+        left -= s->t - t0;
+    }
+    if (left > 0)
+        sim_idle(s, left);
+    s->host_behind = left < 0 ? -left : 0; /* the host read faster than the batch ran */
 }
 
 static int sim_read(void *ctx, double *joules, struct tf_error *err)
@@ -105,12 +144,14 @@ static int sim_read(void *ctx, double *joules, struct tf_error *err)
     *joules = s->last_update_t < 0 ? 0 : s->last_update_e;
     if (s->backwards_at > 0 && s->t > s->backwards_at)
         *joules -= 1000;
+    sim_read_takes(s);
     return 0;
 }
 
 static double sim_now(void *ctx)
 {
-    return ((struct sim *)ctx)->t;
+    const struct sim *s = ctx;
+    return s->t - s->host_behind;
 }
 
 static struct sim gpu(double launch_s, double period, double phase)
@@ -149,7 +190,7 @@ static void expect_within(struct sim *s, const struct tf_energy_plan *p, double 
         fail_msg("%.6g J a launch, truth %.6g J: off by %.2f%% (bound %.2f%%)", r.joules, truth,
                  100 * fabs(r.joules / truth - 1), 100 * bound);
     assert_true(r.window_s >= p->window);
-    assert_true(r.launches >= (uint64_t)p->min_batches * (uint64_t)tf_energy_batch(p));
+    assert_true(r.launches >= (uint64_t)p->min_batches * (uint64_t)tf_energy_batch(p, s->read_s));
     assert_true(r.updates >= 2);
     /* every launch the window ran is device time (the duty cycle's numerator) */
     assert_true(fabs(r.busy_s - s->launches * s->launch_s) < 1e-9);
@@ -164,19 +205,54 @@ static void test_gpu_slow_counter(void **state)
     for (int i = 0; i < 4; i++) {
         struct sim s = gpu(2.7e-3, 0.1, phases[i]);
         struct tf_energy_plan p = plan(0.1, s.launch_s);
-        assert_int_equal(tf_energy_batch(&p), 1);
+        assert_int_equal(tf_energy_batch(&p, 0), 1);
         expect_within(&s, &p, 0.01);
     }
     /* 20 ms updates, 40 us launches: batches of 5 ms / 40 us launches */
     struct sim s = gpu(40e-6, 0.02, 0.007);
     struct tf_energy_plan p = plan(0.1, s.launch_s);
-    assert_in_range(tf_energy_batch(&p), 124, 125);
+    assert_in_range(tf_energy_batch(&p, 0), 124, 125);
     expect_within(&s, &p, 0.01);
     /* launches shorter than 5 ms / 256: the batch is capped at TF_MAX_BATCH */
     s = gpu(1e-6, 0.02, 0.001);
     p = plan(0.1, s.launch_s);
-    assert_int_equal(tf_energy_batch(&p), TF_MAX_BATCH);
+    assert_int_equal(tf_energy_batch(&p, 0), TF_MAX_BATCH);
     expect_within(&s, &p, 0.01);
+}
+
+/* sgemm 4096^3 on an H200 whose NVML reading takes 5 ms, longer than a 5 ms
+ * batch of 3 ms launches (one): batches then cover two readings, so the
+ * device runs while the counter is read; after the first reading (before any
+ * launch) it idles only for the host's gaps. And a reading too slow to
+ * cover: batches no longer than lets min_batches of them fill half the limit. */
+static void test_gpu_slow_reading(void **state)
+{
+    (void)state;
+    struct sim s = gpu(3e-3, 0.1, 0.013);
+    s.read_s = 5e-3;
+    struct tf_energy_plan p = plan(0.1, s.launch_s);
+    assert_int_equal(tf_energy_batch(&p, s.read_s), 3); /* 9 ms against 5 ms */
+    expect_within(&s, &p, 0.01);
+    const double gaps = (double)s.reads * s.gap;
+    if (!(s.idle_s - s.read_s <= gaps + 1e-9))
+        fail_msg("the device idled %.3f ms beyond the first reading and the gaps (%.3f ms) "
+                 "over %.3f ms", 1e3 * (s.idle_s - s.read_s - gaps), 1e3 * gaps, 1e3 * s.t);
+    /* The first reading answered from a cache (0.5 ms), the others 5 ms: the
+     * batches grow after the first slow one, which alone leaves the device
+     * idle (5 - 3 ms); the bound holds for the longest batch. */
+    s = gpu(3e-3, 0.1, 0.013);
+    s.read_s = 5e-3;
+    s.first_read_s = 0.5e-3;
+    assert_int_equal(tf_energy_batch(&p, s.first_read_s), 1);
+    expect_within(&s, &p, 0.01);
+    const double slow_once = s.read_s - s.launch_s;
+    if (!(s.idle_s - s.first_read_s <= (double)s.reads * s.gap + slow_once + 1e-9))
+        fail_msg("the device idled %.3f ms beyond the first reading (%d readings)",
+                 1e3 * (s.idle_s - s.first_read_s), s.reads);
+    /* 0.7 s allowed, 10 batches: at most 35 ms a batch, 11 launches */
+    assert_int_equal(tf_energy_batch(&p, 0.1), 11);
+    /* a fast reading changes nothing */
+    assert_int_equal(tf_energy_batch(&p, 1e-4), 1);
 }
 
 /* A host kernel with RAPL: synchronous launches, a counter every millisecond. */
@@ -321,6 +397,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_gpu_slow_counter),
+        cmocka_unit_test(test_gpu_slow_reading),
         cmocka_unit_test(test_host_fast_counter),
         cmocka_unit_test(test_counter_moving_every_reading),
         cmocka_unit_test(test_no_counter),
