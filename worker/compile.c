@@ -968,11 +968,18 @@ int tf_compile_wait_any(struct tf_compile_pool *p, const uint64_t *tickets, int 
 {
     if (n < 1)
         tf_die("tf_compile_wait_any: %d tickets", n);
+    uint64_t lo = tickets[0], hi = tickets[0]; /* (tickets grow: most jobs are outside) */
+    for (int i = 1; i < n; i++) {
+        lo = tickets[i] < lo ? tickets[i] : lo;
+        hi = tickets[i] > hi ? tickets[i] : hi;
+    }
     pthread_mutex_lock(&p->mu);
     for (;;) {
         /* One pass over the unwaited jobs, then the first done in the caller's order. */
         int first = n, seen = 0;
-        for (struct compile_job *job = p->all; job; job = job->next_all)
+        for (struct compile_job *job = p->all; job; job = job->next_all) {
+            if (job->ticket < lo || job->ticket > hi)
+                continue;
             for (int i = 0; i < first; i++)
                 if (job->ticket == tickets[i]) {
                     seen++;
@@ -980,6 +987,7 @@ int tf_compile_wait_any(struct tf_compile_pool *p, const uint64_t *tickets, int 
                         first = i;
                     break;
                 }
+        }
         if (first < n) {
             pthread_mutex_unlock(&p->mu);
             return first;

@@ -28,7 +28,7 @@ int tf_energy_batch(const struct tf_energy_plan *p, double read_s)
 {
     double batch_s = p->batch_s;
     if (read_s > 0) { /* no longer than half the time allowed leaves for min_batches of them */
-        const double fit = p->min_batches > 0 ? 0.5 * p->limit_s / p->min_batches : INFINITY;
+        const double fit = 0.5 * p->limit_s / (p->min_batches > 0 ? p->min_batches : 1);
         batch_s = fmax(batch_s, fmin(TF_ENERGY_READ_COVER * read_s, fit));
     }
     if (!(p->launch_s > 0) || !(batch_s > 0))

@@ -1174,7 +1174,7 @@ static int measure_energy(struct sample_ctx *sc, const struct tf_measure *protoc
     const struct tf_energy_ops ops = {energy_start, energy_finish, energy_read, energy_now, &ec,
                                       c->be->enqueue && c->be->collect};
     struct tf_energy_result en;
-    const double t0 = tf_channel_now();
+    const double t0 = profile.on ? tf_channel_now() : 0;
     const int status = tf_energy_measure(&plan, &ops, &en, err);
     if (profile.on) {
         profile.energy_windows++;
@@ -1687,16 +1687,16 @@ void tf_runner_child_measure(struct runner_child *c, uint32_t kernel, uint32_t p
         profile.configs++;
         profile.measured_at = tf_channel_now();
         profile.total += profile.measured_at - started;
-        if (protocol == &c->job->measure) {
-            profile.strict_configs++;
-            profile.strict_total += profile.measured_at - started;
-            profile.strict_device += verified_seconds + st.busy + res->device_time;
-        }
     }
     res->status = (uint8_t)status;
     res->samples = st.n;
     res->device_time += verified_seconds + st.busy; /* (+ the energy window's) */
     profile.device += res->device_time;
+    if (profile.on && protocol == &c->job->measure) {
+        profile.strict_configs++;
+        profile.strict_total += profile.measured_at - started;
+        profile.strict_device += res->device_time;
+    }
     res->flushed_l2 = protocol->flush_l2;
     if (status == TF_STATUS_OK) {
         res->time_median = st.median;
