@@ -177,8 +177,10 @@ static float frand(unsigned *s)
 static void test_sgemm_reference(void **state)
 {
     (void)state;
-    /* N = 300 is one full 256-column block and a remainder; M = 13 is not a multiple of 8 */
-    int M = 13, N = 300, K = 7;
+    /* Past one block and one tile in every direction, with remainders: M = 70 is a
+     * 64-row block and 6 (not a multiple of the 4-row tile), N = 300 a 256-column
+     * block and 44 (not a multiple of 32), K = 135 a 128-deep chunk and 7. */
+    int M = 70, N = 300, K = 135;
     float alpha = 0.5f, beta = 0.25f;
     float *At = malloc(sizeof *At * (size_t)(K * M)), *B = malloc(sizeof *B * (size_t)(K * N));
     float *C = malloc(sizeof *C * (size_t)(M * N)), *C0 = malloc(sizeof *C0 * (size_t)(M * N));
@@ -192,8 +194,9 @@ static void test_sgemm_reference(void **state)
         for (int j = 0; j < N; j++) {
             double acc = 0.0;
             for (int k = 0; k < K; k++) acc += (double)At[k * M + i] * B[k * N + j];
-            const double want = 0.5 * acc + 0.25 * C0[i * N + j];
-            assert_float_equal(C[i * N + j], want, 1e-6);
+            /* the same sum in the same order: the same bits, not just close */
+            const float want = (float)(0.5 * acc + 0.25 * (double)C0[i * N + j]);
+            assert_memory_equal(&C[i * N + j], &want, sizeof want);
         }
     /* beta = 0: C is not read, so NaN in C does not leak */
     beta = 0.0f;
