@@ -16,8 +16,9 @@ for t in "$@"; do
     out=$(mktemp)
     "$t" >"$out" 2>&1
     rc=$?
-    p=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' "$out" | tail -n 1)
-    f=$(sed -n 's/^\[  FAILED  \] \([0-9]*\) test.*/\1/p' "$out" | tail -n 1)
+    # a binary may run several groups (cmocka_run_group_tests): each closes with its count
+    p=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' "$out" | awk '{ s += $1 } END { if (NR) print s }')
+    f=$(sed -n 's/^\[  FAILED  \] \([0-9]*\) test.*/\1/p' "$out" | awk '{ s += $1 } END { if (NR) print s }')
     passed=$((passed + ${p:-0}))
     failed=$((failed + ${f:-0}))
     if [ "$rc" -ne 0 ] && [ -z "$f" ]; then failed=$((failed + 1)); fi

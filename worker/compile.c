@@ -964,7 +964,8 @@ void tf_compile_wait(struct tf_compile_pool *p, uint64_t ticket, struct tf_compi
     free(job);
 }
 
-int tf_compile_wait_any(struct tf_compile_pool *p, const uint64_t *tickets, int n)
+/* tf_compile_wait_any (block) and tf_compile_ready_any (not: -1 when none is done). */
+static int compile_any(struct tf_compile_pool *p, const uint64_t *tickets, int n, int block)
 {
     if (n < 1)
         tf_die("tf_compile_wait_any: %d tickets", n);
@@ -994,8 +995,22 @@ int tf_compile_wait_any(struct tf_compile_pool *p, const uint64_t *tickets, int 
         }
         if (seen < n)
             tf_die("tf_compile_wait_any: a ticket was never submitted or was already waited");
+        if (!block) {
+            pthread_mutex_unlock(&p->mu);
+            return -1;
+        }
         pthread_cond_wait(&p->done, &p->mu);
     }
+}
+
+int tf_compile_wait_any(struct tf_compile_pool *p, const uint64_t *tickets, int n)
+{
+    return compile_any(p, tickets, n, 1);
+}
+
+int tf_compile_ready_any(struct tf_compile_pool *p, const uint64_t *tickets, int n)
+{
+    return compile_any(p, tickets, n, 0);
 }
 
 int tf_compile_reference(struct tf_compile_pool *p, const struct tf_kernel *k, char *path,

@@ -62,6 +62,8 @@ void tf_compile_wait(struct tf_compile_pool *p, uint64_t ticket, struct tf_compi
 /* Block until one of `tickets` (n >= 1, each submitted and not yet waited) is done;
  * returns the index of the first done one in their order. Waits for none of them. */
 int tf_compile_wait_any(struct tf_compile_pool *p, const uint64_t *tickets, int n);
+/* The same without blocking: the index of the first done one, or -1 if none is done yet. */
+int tf_compile_ready_any(struct tf_compile_pool *p, const uint64_t *tickets, int n);
 /* Compile (or find cached) `k`'s host C reference with tf_backend_host, synchronously,
  * and write the .so path into `path` (cap bytes). -1 + err if it does not compile. */
 int tf_compile_reference(struct tf_compile_pool *p, const struct tf_kernel *k, char *path,

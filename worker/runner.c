@@ -95,6 +95,17 @@ struct tf_runner {
     } expected[RUNNER_WORKER_EXPECTED_MAX];
     int nexpected;
     uint64_t expected_clock;
+    /* MEASURE requests sent (or to be sent) whose answers the worker has not
+     * collected, oldest first: see "two requests in flight" below. */
+    struct runner_sent {
+        uint32_t kernel, problem, phase;
+        uint64_t config;
+        char *binary, *reference; /* absolute (absolute_path) */
+        enum { REQUEST_UNSENT, REQUEST_SENT, REQUEST_DONE } state;
+        double due_since;         /* its answer is due within the timeout from here */
+        struct tf_result result;  /* REQUEST_DONE: the answer */
+    } requests[2];
+    int nrequests;
 };
 
 int tf_runner_fd_send(int sock, int fd)
@@ -438,9 +449,6 @@ fail:
 
 static int prepare(struct tf_runner *r, uint32_t kernel, uint32_t problem, uint64_t config,
                    const char *reference, struct tf_result *out, struct tf_error *err);
-static int measure(struct tf_runner *r, uint32_t kernel, uint32_t problem, uint32_t phase,
-                   uint64_t config, const char *binary, const char *reference,
-                   struct tf_result *out, struct tf_error *err);
 
 /* After a failed exchange (rc -2: the deadline passed, -1: EOF, -3: a
  * malformed answer): timeout (kill) or crash (reap), into `out`. */
@@ -485,6 +493,9 @@ static int ensure_child(struct tf_runner *r, struct tf_result *out, struct tf_er
 int tf_runner_prepare(struct tf_runner *r, uint32_t kernel, uint32_t problem, uint64_t config,
                       const char *reference_path, struct tf_result *out, struct tf_error *err)
 {
+    if (r->nrequests > 0)
+        tf_die("tf_runner_prepare: %d requests in flight (tf_runner_collect first)",
+               r->nrequests);
     char *reference = absolute_path(r, reference_path);
     const int rc = prepare(r, kernel, problem, config, reference, out, err);
     free(reference);
@@ -550,40 +561,65 @@ static int prepare(struct tf_runner *r, uint32_t kernel, uint32_t problem, uint6
     return 0;
 }
 
-int tf_runner_measure(struct tf_runner *r, uint32_t kernel, uint32_t problem, uint32_t phase,
-                      uint64_t config, const char *binary_path, const char *reference,
-                      struct tf_result *out, struct tf_error *err)
-{
-    char *binary = absolute_path(r, binary_path);
-    const int rc = measure(r, kernel, problem, phase, config, binary, reference, out, err);
-    free(binary);
-    return rc;
-}
+/* Two requests in flight. The runner serves its socket in order, one frame
+ * at a time, and answers a MEASURE only after it has put its process back
+ * (runner_child.c, serve_measure). So the worker may send the next MEASURE
+ * of the same problem while the runner still measures the one before: it
+ * waits in the socket, and the runner starts it as soon as it has answered,
+ * without waiting for the worker to wake up, read the answer and choose
+ * (about 1 ms a configuration under a node's full compile load, 3% of an
+ * sgemm 4096^3 tune's GPU time). Failures stay with their configuration: a
+ * request whose runner died or was killed before it answered the one ahead
+ * (that one crashed, timed out, or asked for a fresh runner) is sent again,
+ * to a new runner, when its answer is collected; its timeout runs from when
+ * the answer ahead of it was collected. */
 
-static int measure(struct tf_runner *r, uint32_t kernel, uint32_t problem, uint32_t phase,
-                   uint64_t config, const char *binary, const char *reference,
-                   struct tf_result *out, struct tf_error *err)
+/* Write request `q`'s MEASURE frame: tf_channel_write_frame's 0, -1 or -2. */
+static int request_write(struct tf_runner *r, const struct runner_sent *q)
 {
-    if (tf_runner_prepare(r, kernel, problem, config, reference, out, err) != 0)
-        return -1;
-    if (out->status != TF_STATUS_OK)
-        return 0;
-    tf_result_init(out, kernel, problem, config, TF_STATUS_CRASHED);
-    if (ensure_child(r, out, err) != 0)
-        return -1;
-
     tf_runner_buf_reset(&r->buf);
     tf_buf_put_u8(&r->buf, RUNNER_REQ_MEASURE);
-    tf_buf_put_u32(&r->buf, kernel);
-    tf_buf_put_u32(&r->buf, problem);
-    tf_buf_put_u64(&r->buf, config);
-    tf_buf_put_u32(&r->buf, phase);
-    tf_buf_put_str(&r->buf, binary);
-    double deadline = tf_channel_now() + r->timeout;
-    int rc = tf_channel_write_frame(r->fd, &r->buf, deadline);
+    tf_buf_put_u32(&r->buf, q->kernel);
+    tf_buf_put_u32(&r->buf, q->problem);
+    tf_buf_put_u64(&r->buf, q->config);
+    tf_buf_put_u32(&r->buf, q->phase);
+    tf_buf_put_str(&r->buf, q->binary);
+    return tf_channel_write_frame(r->fd, &r->buf, tf_channel_now() + r->timeout);
+}
+
+/* Send request `q` to the runner: the problem set up first if it is not, then
+ * the MEASURE frame. Its result is known at once (REQUEST_DONE) where no
+ * runner need see it (the problem cannot be set up) or the send failed.
+ * -1 + err only if no runner can be (re)started. */
+static int request_send(struct tf_runner *r, struct runner_sent *q, struct tf_error *err)
+{
+    if (prepare(r, q->kernel, q->problem, q->config, q->reference, &q->result, err) != 0)
+        return -1;
+    if (q->result.status != TF_STATUS_OK) {
+        q->state = REQUEST_DONE;
+        return 0;
+    }
+    tf_result_init(&q->result, q->kernel, q->problem, q->config, TF_STATUS_CRASHED);
+    if (ensure_child(r, &q->result, err) != 0)
+        return -1;
+    q->due_since = tf_channel_now();
+    const int rc = request_write(r, q);
+    if (rc != 0) {
+        exchange_failed(r, rc, "measure", &q->result);
+        q->state = REQUEST_DONE;
+        return 0;
+    }
+    q->state = REQUEST_SENT;
+    return 0;
+}
+
+/* Read the answer of request `q`, sent and the oldest one the runner holds,
+ * into q->result (REQUEST_DONE). */
+static void request_answer(struct tf_runner *r, struct runner_sent *q)
+{
+    double deadline = q->due_since + r->timeout;
+    int rc = tf_channel_read_frame(r->fd, &r->buf, deadline);
     uint8_t kind = RUNNER_ANSWER_RESULT;
-    if (rc == 0)
-        rc = tf_channel_read_frame(r->fd, &r->buf, deadline);
     if (rc == 0 && tf_buf_get_u8(&r->buf, &kind) == 0 && kind == RUNNER_ANSWER_REFERENCE) {
         /* The reference runs first (new reference.depends_on values, new
          * buffer sizes): a SETUP's time for it, then the configuration's. */
@@ -596,21 +632,108 @@ static int measure(struct tf_runner *r, uint32_t kernel, uint32_t problem, uint3
     struct tf_result got;
     uint8_t exiting = 0;
     if (rc == 0 && (kind != RUNNER_ANSWER_RESULT || tf_buf_get_result(&r->buf, &got) ||
-                    tf_buf_get_u8(&r->buf, &exiting) ||
-                    got.config != config || got.kernel != kernel || got.problem != problem))
+                    tf_buf_get_u8(&r->buf, &exiting) || got.config != q->config ||
+                    got.kernel != q->kernel || got.problem != q->problem))
         rc = -3; /* a malformed answer: the runner lives, and is killed */
     if (rc == 0) /* outputs the runner computed for this configuration's key */
-        rc = expected_receive(r, kernel, problem, r->setup_reference, deadline);
+        rc = expected_receive(r, q->kernel, q->problem, r->setup_reference, deadline);
+    q->state = REQUEST_DONE;
     if (rc != 0) {
-        exchange_failed(r, rc, "measure", out);
-        return 0;
+        exchange_failed(r, rc, "measure", &q->result);
+        return;
     }
-    *out = got;
+    q->result = got;
     if (exiting) /* its device context is broken: the next request starts a new runner */
         reap_child(r, 0, NULL, 0);
     if (isfinite(got.device_time))
         r->device_seconds += got.device_time;
+}
+
+int tf_runner_pending(const struct tf_runner *r)
+{
+    return r->nrequests;
+}
+
+int tf_runner_can_send(const struct tf_runner *r, uint32_t kernel, uint32_t problem,
+                       const char *reference)
+{
+    if (r->nrequests == 0)
+        return 1;
+    if (r->nrequests > 1)
+        return 0;
+    const struct runner_sent *ahead = &r->requests[0];
+    char *ref = absolute_path(r, reference);
+    /* Behind a request the runner holds, for the problem it has set up: the
+     * runner takes it next with no SETUP (which must not pass an answer). */
+    const int ok = ahead->state == REQUEST_SENT && r->pid > 0 && r->setup_valid &&
+                   ahead->kernel == kernel && ahead->problem == problem &&
+                   r->setup_kernel == kernel && r->setup_problem == problem &&
+                   strcmp(r->setup_reference ? r->setup_reference : "", ref) == 0 &&
+                   strcmp(ahead->reference, ref) == 0;
+    free(ref);
+    return ok;
+}
+
+int tf_runner_send(struct tf_runner *r, uint32_t kernel, uint32_t problem, uint32_t phase,
+                   uint64_t config, const char *binary_path, const char *reference,
+                   struct tf_result *out, struct tf_error *err)
+{
+    if (!tf_runner_can_send(r, kernel, problem, reference))
+        tf_die("tf_runner_send: configuration %llu cannot be sent now (tf_runner_can_send)",
+               (unsigned long long)config);
+    struct runner_sent *q = &r->requests[r->nrequests++];
+    *q = (struct runner_sent){.kernel = kernel, .problem = problem, .phase = phase,
+                                 .config = config, .binary = absolute_path(r, binary_path),
+                                 .reference = absolute_path(r, reference)};
+    tf_result_init(&q->result, kernel, problem, config, TF_STATUS_CRASHED);
+    if (r->nrequests == 1) {
+        if (request_send(r, q, err) == 0)
+            return 0;
+        *out = q->result; /* no runner: dropped, and the caller stops */
+        free(q->binary);
+        free(q->reference);
+        r->nrequests--;
+        return -1;
+    }
+    /* Behind one: only the frame (the problem is set up); its timeout runs
+     * once the answer ahead is in. A failed write leaves it to be sent again. */
+    q->state = request_write(r, q) == 0 ? REQUEST_SENT : REQUEST_UNSENT;
     return 0;
+}
+
+int tf_runner_collect(struct tf_runner *r, struct tf_result *out, struct tf_error *err)
+{
+    if (r->nrequests == 0)
+        tf_die("tf_runner_collect: no request in flight");
+    struct runner_sent *q = &r->requests[0];
+    int rc = 0;
+    if (q->state == REQUEST_UNSENT)
+        rc = request_send(r, q, err); /* -1: no runner; q->result says so */
+    if (rc == 0 && q->state == REQUEST_SENT)
+        request_answer(r, q);
+    *out = q->result;
+    free(q->binary);
+    free(q->reference);
+    r->requests[0] = r->requests[1];
+    if (--r->nrequests > 0) {
+        struct runner_sent *next = &r->requests[0];
+        if (next->state == REQUEST_SENT && r->pid < 0)
+            next->state = REQUEST_UNSENT; /* its runner is gone, and the frame with it */
+        next->due_since = tf_channel_now();
+    }
+    return rc;
+}
+
+int tf_runner_measure(struct tf_runner *r, uint32_t kernel, uint32_t problem, uint32_t phase,
+                      uint64_t config, const char *binary_path, const char *reference,
+                      struct tf_result *out, struct tf_error *err)
+{
+    if (r->nrequests > 0)
+        tf_die("tf_runner_measure: %d requests in flight (tf_runner_collect first)",
+               r->nrequests);
+    if (tf_runner_send(r, kernel, problem, phase, config, binary_path, reference, out, err))
+        return -1;
+    return tf_runner_collect(r, out, err);
 }
 
 double tf_runner_device_seconds(const struct tf_runner *r)
@@ -632,6 +755,12 @@ void tf_runner_destroy(struct tf_runner *r)
 {
     if (r == NULL)
         return;
+    if (r->nrequests > 0 && r->pid > 0) /* (a worker that fails): not after them */
+        reap_child(r, 1, NULL, 0);
+    for (int i = 0; i < r->nrequests; i++) {
+        free(r->requests[i].binary);
+        free(r->requests[i].reference);
+    }
     if (r->pid > 0) {
         tf_runner_buf_reset(&r->buf);
         tf_buf_put_u8(&r->buf, RUNNER_REQ_QUIT);

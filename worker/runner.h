@@ -33,6 +33,27 @@ int tf_runner_start(const char *exe, const struct tf_bundle *bundle, const char 
 int tf_runner_measure(struct tf_runner *r, uint32_t kernel, uint32_t problem, uint32_t phase,
                       uint64_t config, const char *binary, const char *reference,
                       struct tf_result *out, struct tf_error *err);
+/* tf_runner_measure in two halves, so that the runner can hold the next
+ * request while it measures one (runner.c, "two requests in flight"): send
+ * a configuration's request (the problem set up first where it is not), and
+ * later collect its result. At most two are in flight, collected in the
+ * order sent; a second only where tf_runner_can_send says so (behind a
+ * request the runner holds, same kernel, problem and reference), never
+ * tf_runner_measure or tf_runner_prepare meanwhile. Each sent configuration
+ * gets exactly one result, with tf_runner_measure's statuses and deadline
+ * (a second one's runs from when the first was collected; if its runner died
+ * first, it is sent again to a new one). Both return non-zero (err filled,
+ * out crashed) only if no runner can be (re)started; tf_runner_send has then
+ * sent nothing. */
+int tf_runner_send(struct tf_runner *r, uint32_t kernel, uint32_t problem, uint32_t phase,
+                   uint64_t config, const char *binary, const char *reference,
+                   struct tf_result *out, struct tf_error *err);
+int tf_runner_collect(struct tf_runner *r, struct tf_result *out, struct tf_error *err);
+/* 1 if a request for (kernel, problem, reference) may be sent now. */
+int tf_runner_can_send(const struct tf_runner *r, uint32_t kernel, uint32_t problem,
+                       const char *reference);
+/* Requests sent and not collected (0-2). */
+int tf_runner_pending(const struct tf_runner *r);
 /* Set up (kernel, problem) in the runner now, sized for `config`: buffers,
  * inputs and the reference's outputs (what tf_runner_measure would otherwise
  * do first), so a caller can overlap it with compiling the first variant.

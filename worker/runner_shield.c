@@ -37,7 +37,10 @@
  * shield (see above), fork with a raw clone() (no atfork handler: its child
  * keeps the channel, and a runner killed meanwhile is a timeout, still that
  * configuration's), or leave a setsid() process behind when it is itself
- * killed (timeout/crash) before the runner can end it. */
+ * killed (timeout/crash) before the runner can end it, or read the runner's
+ * channel: the worker's next request may wait there while a variant runs
+ * (runner.c, "two requests in flight"), and a variant that takes it leaves the
+ * runner waiting, so that configuration is charged the timeout. */
 #include "runner_internal.h"
 
 #include <dirent.h>

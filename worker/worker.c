@@ -166,6 +166,17 @@ struct worker {
     uint64_t compiled_ahead;
     uint64_t measured_early;     /* measured before a variant queued ahead of it that was
                                     still compiling (worker_pick) */
+    /* Configurations sent to the runner and not collected, oldest first
+     * (worker_measure_next: the runner holds the next while it measures one). */
+    struct in_flight {
+        struct pending p;
+        struct tf_compiled bin;
+        double waited;           /* seconds it waited for its compile */
+        double sent;             /* when it was sent (worker_now) */
+    } flight[2];
+    int nflight;
+    uint64_t sent_behind;        /* sent while the runner still measured the one before */
+    double last_collected;       /* when the runner's last answer was collected */
     /* replay */
     struct tf_replay *replay;    /* non-NULL: answer from it, compile and run nothing */
     double sim_start, sim_elapsed; /* wall time the worker started; simulated seconds spent */
@@ -614,7 +625,7 @@ static void worker_average(double *avg, double x)
  * the head's compile idled while later ones were ready (sgemm 4096^3 with
  * `local` on an H200: 2.3 ms of 34 per configuration). Results may arrive in
  * any order (DESIGN.md, and every strategy is told them so). */
-static size_t worker_pick(struct worker *w)
+static long worker_pick_any(struct worker *w, int block)
 {
     const struct pending *head = &w->queue[w->head];
     uint64_t tickets[PICK_WINDOW];
@@ -627,10 +638,18 @@ static size_t worker_pick(struct worker *w)
         tickets[n] = q->ticket;
         where[n++] = i;
     }
-    const size_t at = where[tf_compile_wait_any(w->pool, tickets, n)];
-    if (at > 0)
+    const int got = block ? tf_compile_wait_any(w->pool, tickets, n)
+                          : tf_compile_ready_any(w->pool, tickets, n);
+    if (got < 0)
+        return -1;
+    if (where[got] > 0)
         w->measured_early++;
-    return at;
+    return (long)where[got];
+}
+
+static size_t worker_pick(struct worker *w)
+{
+    return (size_t)worker_pick_any(w, 1);
 }
 
 /* Take the entry `at` places past the head out of the queue. */
@@ -684,17 +703,45 @@ static void worker_replay_next(struct worker *w, struct pending p)
         worker_flush(w);
 }
 
-/* Measure `p`, whose variant is compiled (its ticket done), after `waited`
- * seconds for it; the runner is set up for its problem (`setup` says how that
- * went; `ref` is its kernel's reference, NULL if it did not compile). */
-static int worker_measure_compiled(struct worker *w, struct pending p, const char *ref,
-                                   const struct tf_result *setup, double waited,
-                                   struct tf_error *err)
+/* Fill the compile side of `r`, the result of `p` compiled as `bin` after
+ * `waited` seconds for it and `measured` seconds of measuring, and emit it. */
+static void worker_finish(struct worker *w, struct pending p, const struct tf_compiled *bin,
+                          struct tf_result *r, double waited, double measured)
+{
+    worker_trace(w, w->pool, "measure", 1, waited, measured);
+    r->kernel = p.kernel;
+    r->problem = p.problem;
+    r->phase = (uint8_t)p.phase;
+    r->config = p.config;
+    r->compile_time = bin->compile_time;
+    if (bin->compile_time > 0) /* cache hits say nothing of a compile's time */
+        worker_average(&w->compile_seconds, bin->compile_time);
+    /* What the runner read off the loaded binary first; the compiler's report
+     * (ptxas: the same registers and spills) where it read nothing. Shared
+     * memory only from the runner: it adds the launch's dynamic shared memory
+     * to the static amount, which is all the compiler knows. */
+    if (r->registers < 0)
+        r->registers = bin->registers;
+    if (r->spill_bytes < 0)
+        r->spill_bytes = bin->spill_bytes;
+    r->warnings = bin->status == TF_STATUS_OK ? bin->warnings : -1;
+    tf_strlcpy(r->first_warning, bin->status == TF_STATUS_OK ? bin->first_warning : "",
+               sizeof r->first_warning);
+    if (r->timestamp == 0)
+        r->timestamp = worker_wall();
+    worker_emit(w, r);
+}
+
+/* Start measuring `p`, whose variant is compiled (its ticket done), after
+ * `waited` seconds for it: sent to the runner (set up for its problem, or
+ * `setup` says why not; `ref` is its kernel's reference, NULL if it did not
+ * compile), or answered at once where the runner need not see it. */
+static int worker_start(struct worker *w, struct pending p, const char *ref,
+                        const struct tf_result *setup, double waited, struct tf_error *err)
 {
     struct tf_compiled bin;
     struct tf_result r;
     tf_compile_wait(w->pool, p.ticket, &bin); /* (done: at once) */
-    const double compiled = worker_now();
     if (bin.status != TF_STATUS_OK) {
         tf_result_init(&r, p.kernel, p.problem, p.config, TF_STATUS_COMPILE_ERROR);
         tf_strlcpy(r.message, bin.message, sizeof r.message);
@@ -705,41 +752,60 @@ static int worker_measure_compiled(struct worker *w, struct pending p, const cha
     } else if (setup->status != TF_STATUS_OK) {
         r = *setup; /* the problem cannot be set up: this configuration's result says why */
     } else {
-        const double t0 = worker_now();
-        if (tf_runner_measure(w->runner, p.kernel, p.problem, p.phase, p.config,
-                              bin.binary_path, ref, &r, err))
-            return -1;
-        worker_average(&w->measure_seconds, worker_now() - t0);
+        if (w->nflight > 0)
+            w->sent_behind++;
+        struct in_flight *f = &w->flight[w->nflight++];
+        *f = (struct in_flight){.p = p, .bin = bin, .waited = waited, .sent = worker_now()};
+        if (tf_runner_send(w->runner, p.kernel, p.problem, p.phase, p.config, bin.binary_path,
+                           ref, &r, err) == 0)
+            return 0;
+        w->nflight--;
+        return -1;
     }
-    worker_trace(w, w->pool, "measure", 1, waited, worker_now() - compiled);
-    r.kernel = p.kernel;
-    r.problem = p.problem;
-    r.phase = (uint8_t)p.phase;
-    r.config = p.config;
-    r.compile_time = bin.compile_time;
-    if (bin.compile_time > 0) /* cache hits say nothing of a compile's time */
-        worker_average(&w->compile_seconds, bin.compile_time);
-    /* What the runner read off the loaded binary first; the compiler's report
-     * (ptxas: the same registers and spills) where it read nothing. Shared
-     * memory only from the runner: it adds the launch's dynamic shared memory
-     * to the static amount, which is all the compiler knows. */
-    if (r.registers < 0)
-        r.registers = bin.registers;
-    if (r.spill_bytes < 0)
-        r.spill_bytes = bin.spill_bytes;
-    r.warnings = bin.status == TF_STATUS_OK ? bin.warnings : -1;
-    tf_strlcpy(r.first_warning, bin.status == TF_STATUS_OK ? bin.first_warning : "",
-               sizeof r.first_warning);
-    if (r.timestamp == 0)
-        r.timestamp = worker_wall();
-    worker_emit(w, &r);
+    worker_finish(w, p, &bin, &r, waited, 0);
     return 0;
 }
 
-/* Compile-wait and measure the next configuration of the queue (worker_pick). */
+/* Collect the runner's answer for the oldest configuration in flight. */
+static int worker_collect(struct worker *w, struct tf_error *err)
+{
+    struct tf_result r;
+    const int rc = tf_runner_collect(w->runner, &r, err);
+    const struct in_flight f = w->flight[0];
+    w->flight[0] = w->flight[1];
+    w->nflight--;
+    if (rc != 0)
+        return -1;
+    /* Its measuring began when it was sent, or when the one ahead was answered. */
+    const double now = worker_now(), began = fmax(f.sent, w->last_collected);
+    w->last_collected = now;
+    worker_average(&w->measure_seconds, now - began);
+    worker_finish(w, f.p, &f.bin, &r, f.waited, now - began);
+    return 0;
+}
+
+/* Compile-wait and measure the next configuration of the queue (worker_pick).
+ * With one in flight, the next one of the same problem whose variant is
+ * compiled already is sent behind it (the runner starts it as soon as it has
+ * answered: runner.c, "two requests in flight"), then the first collected;
+ * a variant still compiling is not waited for then, so as not to hold up the
+ * answer in hand (the next call waits for it with nothing in flight). */
 static int worker_measure_next(struct worker *w, struct tf_error *err)
 {
     struct pending p = w->queue[w->head];
+    if (w->nflight > 0) {
+        const char *ref = p.compile_only || w->replay ? NULL : worker_reference(w, p.kernel);
+        if (ref != NULL && tf_runner_can_send(w->runner, p.kernel, p.problem, ref)) {
+            const long at = worker_pick_any(w, 0);
+            if (at >= 0) {
+                struct tf_result setup;
+                tf_result_init(&setup, p.kernel, p.problem, p.config, TF_STATUS_OK);
+                if (worker_start(w, worker_take(w, (size_t)at), ref, &setup, 0, err))
+                    return -1;
+            }
+        }
+        return worker_collect(w, err);
+    }
     if (p.compile_only || w->replay) {
         worker_take(w, 0);
         if (p.compile_only)
@@ -758,7 +824,7 @@ static int worker_measure_next(struct worker *w, struct tf_error *err)
     const double waited = worker_now();
     p = worker_take(w, worker_pick(w));
     const double picked = worker_now();
-    return worker_measure_compiled(w, p, ref, &setup, picked - waited, err);
+    return worker_start(w, p, ref, &setup, picked - waited, err);
 }
 
 /* When a device worker asks for more, its queue should still cover the
@@ -804,7 +870,7 @@ static int worker_serve(struct worker *w, int low_water, struct tf_error *err)
             worker_trace(w, w->pool, "ask", 0, 0, 0);
         }
         int rc;
-        if (w->len == 0 && !stopped) {
+        if (w->len == 0 && w->nflight == 0 && !stopped) {
             worker_flush(w);
             rc = worker_recv(w, err);
         } else {
@@ -834,6 +900,9 @@ static int worker_serve(struct worker *w, int low_water, struct tf_error *err)
         }
         if (w->len > 0) {
             if (worker_measure_next(w, err))
+                return -1;
+        } else if (w->nflight > 0) {
+            if (worker_collect(w, err))
                 return -1;
         } else if (stopped) {
             worker_flush(w);
@@ -1251,9 +1320,10 @@ int tf_worker_run(const char *exe, const struct tf_worker_node *node)
         tf_compile_get_stats(w.pool, &st);
         fprintf(stderr, "tunefarm profile: worker %d on %s: %llu variants compiled here, %llu "
                         "found in the cache; %llu measured while one queued before them was "
-                        "still compiling\n", local_index, w.dev.host,
+                        "still compiling; %llu sent to the runner while it measured the one "
+                        "before\n", local_index, w.dev.host,
                 (unsigned long long)st.compiled, (unsigned long long)st.cached,
-                (unsigned long long)w.measured_early);
+                (unsigned long long)w.measured_early, (unsigned long long)w.sent_behind);
     }
     worker_destroy(&w);
     return 0;

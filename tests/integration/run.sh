@@ -340,6 +340,15 @@ print('measured in the order V =', order)
 sys.exit(0 if order[0] != 0 and sorted(order) == list(range(8)) else 1)"
 check "  the worker says how many it took early" sh -c \
     "grep -E 'variants compiled here.* [1-9][0-9]* measured while one queued before them was still compiling' slow_compile.out"
+# Run again with every variant in the cache: each is ready long before the runner
+# is free, so the worker sends the next while the runner measures one (runner.c,
+# "two requests in flight"), and each still gets exactly one result.
+if TUNEFARM_PROFILE=1 "$TF" run --fresh "$FIX/slow_compile.yaml" -o slow_cached.h5 \
+    >slow_cached.out 2>&1; then pass "the same job with its variants cached runs"
+else fail "the same job with its variants cached runs" slow_cached.out; fi
+check "  every configuration once, ok" $CHECK slow_cached.h5 slow_compile --unique --rows 8
+check "  the worker sent some to the runner while it measured the one before" sh -c \
+    "grep -E '8 found in the cache.* [1-9][0-9]* sent to the runner while it measured the one before' slow_cached.out"
 
 . "$ROOT/tests/integration/space.sh"
 . "$ROOT/tests/integration/report.sh"

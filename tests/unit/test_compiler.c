@@ -331,7 +331,7 @@ static void test_one_child_per_slot(void **state)
 }
 
 /* tf_compile_wait_any: the first done of the tickets given, in their order, not
- * the first given. A slow variant (0.5 s) queued ahead of a quick one on two
+ * the first given; tf_compile_ready_any the same without waiting. A slow variant (0.5 s) queued ahead of a quick one on two
  * slots: the quick one is answered while the slow one still compiles. */
 static void test_wait_any(void **state)
 {
@@ -351,9 +351,14 @@ static void test_wait_any(void **state)
     struct tf_compiled c;
     tf_compile_wait(p, fast, &c); /* done: at once */
     assert_int_equal(c.status, TF_STATUS_OK);
-    /* the slow one was still compiling then: waiting for it alone takes the rest */
+    /* the slow one was still compiling then: tf_compile_ready_any says none of it
+     * is done without waiting (the caller then does something else), and waiting
+     * for it alone takes the rest */
     const uint64_t rest[1] = {slow};
+    if (tf_compile_ready_any(p, rest, 1) != -1)
+        fail_msg("the slow variant was reported done %.3f s after it was queued", waited);
     assert_int_equal(tf_compile_wait_any(p, rest, 1), 0);
+    assert_int_equal(tf_compile_ready_any(p, rest, 1), 0); /* done now, and still unwaited */
     tf_compile_wait(p, slow, &c);
     assert_int_equal(c.status, TF_STATUS_OK);
     assert_true(c.compile_time >= 0.5);

@@ -247,6 +247,83 @@ static void test_every_config(void **state)
     expect_ok(f, config_of(f->k, 0, 0));
 }
 
+/* Compile `config` (it must compile) and send it to the runner. */
+static void send_config(struct fixture *f, uint64_t config)
+{
+    struct tf_compiled c;
+    struct tf_result r;
+    struct tf_error err = {0};
+    tf_compile_wait(f->pool, tf_compile_submit_for(f->pool, f->k, (int)f->problem, config), &c);
+    assert_int_equal(c.status, TF_STATUS_OK);
+    assert_int_equal(tf_runner_send(f->runner, 0, f->problem, 0, config, c.binary_path,
+                                     f->reference, &r, &err),
+                     0);
+}
+
+/* Collect the oldest answer: it must be `config`'s, with `status`. */
+static void collect_expect(struct fixture *f, uint64_t config, int status)
+{
+    struct tf_result r;
+    struct tf_error err = {0};
+    assert_int_equal(tf_runner_collect(f->runner, &r, &err), 0);
+    if (r.config != config || r.status != status)
+        fail_msg("collected configuration %llu %s (%s), expected %llu %s",
+                 (unsigned long long)r.config, tf_status_name(r.status), r.message,
+                 (unsigned long long)config, tf_status_name(status));
+    if (status == TF_STATUS_OK)
+        assert_true(r.samples >= (uint32_t)f->job->measure.min_samples && r.time_median > 0);
+}
+
+/* Two requests in flight (runner.c): the second waits in the runner's socket
+ * and is answered after the first, in order. A fault of the first (crash,
+ * timeout) is the first's alone: the second, whose frame died with that
+ * runner, is sent again to a new one and measured ok; a wrong result keeps
+ * the runner, and the second is measured by it. */
+static void test_two_in_flight(void **state)
+{
+    struct fixture *f = *state;
+    const uint64_t ok0 = config_of(f->k, 0, 0), ok1 = config_of(f->k, 0, 1),
+                   ok2 = config_of(f->k, 0, 2), crash = config_of(f->k, 2, 0),
+                   hang = config_of(f->k, 3, 1), wrong = config_of(f->k, 4, 2);
+    const int starts = tf_runner_starts(f->runner);
+    assert_int_equal(tf_runner_pending(f->runner), 0);
+    send_config(f, ok0);
+    /* behind it: the same problem and reference only */
+    assert_false(tf_runner_can_send(f->runner, 0, f->problem, "/nonexistent/ref.so"));
+    assert_true(tf_runner_can_send(f->runner, 0, f->problem, f->reference));
+    send_config(f, crash);
+    assert_int_equal(tf_runner_pending(f->runner), 2);
+    assert_false(tf_runner_can_send(f->runner, 0, f->problem, f->reference)); /* two at most */
+    collect_expect(f, ok0, TF_STATUS_OK);
+    send_config(f, ok1); /* behind the crash */
+    collect_expect(f, crash, TF_STATUS_CRASHED);
+    collect_expect(f, ok1, TF_STATUS_OK);
+    assert_int_equal(tf_runner_starts(f->runner), starts + 1);
+    /* a hang: the one behind it is not charged for it, nor for its timeout */
+    send_config(f, hang);
+    send_config(f, ok2);
+    const double t0 = now();
+    collect_expect(f, hang, TF_STATUS_TIMEOUT);
+    assert_true(now() - t0 >= 1.9);
+    collect_expect(f, ok2, TF_STATUS_OK);
+    assert_int_equal(tf_runner_starts(f->runner), starts + 2);
+    /* a wrong result is data: the same runner measures the one behind it */
+    send_config(f, wrong);
+    send_config(f, ok0);
+    collect_expect(f, wrong, TF_STATUS_WRONG_RESULT);
+    collect_expect(f, ok0, TF_STATUS_OK);
+    assert_int_equal(tf_runner_starts(f->runner), starts + 2);
+    assert_int_equal(tf_runner_pending(f->runner), 0);
+    /* sent and never collected: destroying the runner does not wait for them */
+    send_config(f, hang);
+    send_config(f, ok1);
+    const double t1 = now();
+    tf_runner_destroy(f->runner);
+    assert_true(now() - t1 < 1.5);
+    struct tf_error err = {0};
+    assert_int_equal(tf_runner_start("/proc/self/exe", f->bundle, "host", 0, &f->runner, &err), 0);
+}
+
 /* A binary that is not there is a launch_error, and the runner survives it. */
 static void test_launch_error(void **state)
 {
@@ -956,6 +1033,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_launch_error),
         cmocka_unit_test(test_start_failures),
         cmocka_unit_test(test_every_config),
+        cmocka_unit_test(test_two_in_flight),
     };
     const struct CMUnitTest hostile[] = {
         cmocka_unit_test(test_overflow_is_the_variants_failure),
