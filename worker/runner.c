@@ -102,7 +102,6 @@ struct tf_runner {
         uint64_t config;
         char *binary, *reference; /* absolute (absolute_path) */
         enum { REQUEST_UNSENT, REQUEST_SENT, REQUEST_DONE } state;
-        double due_since;         /* its answer is due within the timeout from here */
         struct tf_result result;  /* REQUEST_DONE: the answer */
     } requests[2];
     int nrequests;
@@ -570,9 +569,10 @@ static int prepare(struct tf_runner *r, uint32_t kernel, uint32_t problem, uint6
  * (about 1 ms a configuration under a node's full compile load, 3% of an
  * sgemm 4096^3 tune's GPU time). Failures stay with their configuration: a
  * request whose runner died or was killed before it answered the one ahead
- * (that one crashed, timed out, or asked for a fresh runner) is sent again,
- * to a new runner, when its answer is collected; its timeout runs from when
- * the answer ahead of it was collected. */
+ * (that one crashed, timed out, or asked for a fresh runner), or whose frame
+ * could not be written, is sent again, to a new runner, when its answer is
+ * collected. A timeout runs from when the worker starts waiting for the
+ * answer, never before the runner can have started it. */
 
 /* Write request `q`'s MEASURE frame: tf_channel_write_frame's 0, -1 or -2. */
 static int request_write(struct tf_runner *r, const struct runner_sent *q)
@@ -602,7 +602,6 @@ static int request_send(struct tf_runner *r, struct runner_sent *q, struct tf_er
     tf_result_init(&q->result, q->kernel, q->problem, q->config, TF_STATUS_CRASHED);
     if (ensure_child(r, &q->result, err) != 0)
         return -1;
-    q->due_since = tf_channel_now();
     const int rc = request_write(r, q);
     if (rc != 0) {
         exchange_failed(r, rc, "measure", &q->result);
@@ -617,7 +616,9 @@ static int request_send(struct tf_runner *r, struct runner_sent *q, struct tf_er
  * into q->result (REQUEST_DONE). */
 static void request_answer(struct tf_runner *r, struct runner_sent *q)
 {
-    double deadline = q->due_since + r->timeout;
+    /* From now: the runner started it no later than this (a worker that
+     * did other work meanwhile, or was stopped, owes the runner that time). */
+    double deadline = tf_channel_now() + r->timeout;
     int rc = tf_channel_read_frame(r->fd, &r->buf, deadline);
     uint8_t kind = RUNNER_ANSWER_RESULT;
     if (rc == 0 && tf_buf_get_u8(&r->buf, &kind) == 0 && kind == RUNNER_ANSWER_REFERENCE) {
@@ -719,7 +720,10 @@ int tf_runner_collect(struct tf_runner *r, struct tf_result *out, struct tf_erro
         struct runner_sent *next = &r->requests[0];
         if (next->state == REQUEST_SENT && r->pid < 0)
             next->state = REQUEST_UNSENT; /* its runner is gone, and the frame with it */
-        next->due_since = tf_channel_now();
+        else if (next->state == REQUEST_UNSENT && r->pid > 0)
+            /* Its frame could not be written (the runner died after it answered,
+             * or a part of it was left in its input): a fresh runner takes it. */
+            reap_child(r, 1, NULL, 0);
     }
     return rc;
 }

@@ -41,8 +41,8 @@ int tf_runner_measure(struct tf_runner *r, uint32_t kernel, uint32_t problem, ui
  * request the runner holds, same kernel, problem and reference), never
  * tf_runner_measure or tf_runner_prepare meanwhile. Each sent configuration
  * gets exactly one result, with tf_runner_measure's statuses and deadline
- * (a second one's runs from when the first was collected; if its runner died
- * first, it is sent again to a new one). Both return non-zero (err filled,
+ * (which runs from when its collect starts waiting; if its runner died
+ * before taking it, it is sent again to a new one). Both return non-zero (err filled,
  * out crashed) only if no runner can be (re)started; tf_runner_send has then
  * sent nothing. */
 int tf_runner_send(struct tf_runner *r, uint32_t kernel, uint32_t problem, uint32_t phase,

@@ -40,7 +40,8 @@
  * killed (timeout/crash) before the runner can end it, or read the runner's
  * channel: the worker's next request may wait there while a variant runs
  * (runner.c, "two requests in flight"), and a variant that takes it leaves the
- * runner waiting, so that configuration is charged the timeout. */
+ * runner waiting: the configuration whose request it took, not the variant's,
+ * is charged the timeout. */
 #include "runner_internal.h"
 
 #include <dirent.h>

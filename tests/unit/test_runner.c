@@ -820,6 +820,53 @@ static void test_stopped_and_continued(void **state)
     assert_true(r.samples >= 1 && r.time_min >= 0.19);
 }
 
+/* The same stop, but while the configuration waits in the runner and the
+ * worker is busy elsewhere, not waiting for its answer (tf_runner_send, then
+ * other work, then tf_runner_collect): a 3 s stop of both, beside a 2 s
+ * timeout, is still nobody's timeout. */
+static void test_stopped_between_send_and_collect(void **state)
+{
+    struct fixture *f = *state;
+    int digits[2] = {0, 12};
+    const uint64_t config = tf_kernel_encode(f->k, digits);
+    const uint32_t slow = 1;
+    struct tf_compiled c;
+    struct tf_error err = {0};
+    struct tf_result r;
+    tf_compile_wait(f->pool, tf_compile_submit(f->pool, f->k, config), &c);
+    assert_int_equal(c.status, TF_STATUS_OK);
+    assert_int_equal(tf_runner_prepare(f->runner, 0, slow, config, f->reference, &r, &err), 0);
+    assert_int_equal(r.status, TF_STATUS_OK);
+    const pid_t runner = tf_runner_pid(f->runner), me = getpid();
+    assert_int_equal(tf_runner_send(f->runner, 0, slow, 0, config, c.binary_path, f->reference,
+                                     &r, &err),
+                     0);
+    const pid_t stopper = fork();
+    assert_true(stopper >= 0);
+    if (stopper == 0) {
+        struct timespec at = {0, 200 * 1000 * 1000}, stop = {3, 0};
+        nanosleep(&at, NULL);
+        kill(-runner, SIGSTOP);
+        kill(me, SIGSTOP);
+        nanosleep(&stop, NULL);
+        kill(-runner, SIGCONT);
+        kill(me, SIGCONT);
+        _exit(0);
+    }
+    const double t0 = now();
+    struct timespec busy = {0, 500 * 1000 * 1000}; /* the worker's other work */
+    while (nanosleep(&busy, &busy) != 0 && errno == EINTR)
+        ;
+    assert_int_equal(tf_runner_collect(f->runner, &r, &err), 0);
+    const double took = now() - t0;
+    int st;
+    assert_int_equal(waitpid(stopper, &st, 0), stopper);
+    if (r.status != TF_STATUS_OK)
+        fprintf(stderr, "stopped configuration: %s: %s\n", tf_status_name(r.status), r.message);
+    assert_int_equal(r.status, TF_STATUS_OK);
+    assert_true(took > 3.0);
+}
+
 /* ---- scalars checked per configuration (issue 11 item 12) ---------------- */
 
 static int setup_scalar(void **state)
@@ -1047,6 +1094,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_hang_with_a_child),
         cmocka_unit_test(test_median_and_min_reach_the_result),
         cmocka_unit_test(test_stopped_and_continued),
+        cmocka_unit_test(test_stopped_between_send_and_collect),
     };
     const struct CMUnitTest scalars[] = {
         cmocka_unit_test(test_scalar_out_of_range_is_that_configs_failure),
