@@ -56,7 +56,8 @@
 #              into the transpose space, then the clean space on the same GPU: every
 #              good variant measured, the same best; then a GPU run stopped by
 #              SIGTERM and resumed
-# KT=0 skips Kernel Tuner in kt1024 / kt4096 (tunefarm's half only).
+# KT=0 skips Kernel Tuner in kt1024 / kt4096 (tunefarm's half only). PACK=1 leaves
+# only table.txt and logs.tgz (every other log and trace) in $LOG at the end.
 # Logs go to $OUT (the device tool's folder) or /tmp/tunefarm-bench; a table of the
 # headline numbers is printed at the end. Kernel Tuner and its missing dependencies
 # are installed from wheels in .device/wheels (the GPU machine has no network) into
@@ -272,7 +273,7 @@ for s in $SECTIONS; do
                 dir=$ROOT
                 [ "$tree" = base ] && dir=$base
                 # (gpu.sh of either tree: the base builds itself; TRACE etc. pass through)
-                (cd "$dir" && SEEDS="${SEEDS:-2028}" SEED_TUNES="${SEED_TUNES:-deep-genetic deep-local}" \
+                (cd "$dir" && PACK=0 SEEDS="${SEEDS:-2028}" SEED_TUNES="${SEED_TUNES:-deep-genetic deep-local}" \
                     LOG=$LOG/ab-$tree-$round bash bench/gpu.sh seeds >"$LOG/ab-$tree-$round.out" 2>&1)
                 for f in "$LOG/ab-$tree-$round"/seed-*.log; do
                     [ -f "$f" ] || continue
@@ -512,3 +513,13 @@ echo
 echo "==== table"
 cat "$TABLE"
 rm -rf "$WORK"
+# PACK=1: every log and trace of $LOG into one file, $LOG/logs.tgz, beside table.txt
+# (the device tool brings back at most 8 files of $OUT: a call of several sections
+# lost its seed logs and traces so, bench/results/duty-2026-11-28.md).
+if [ "${PACK:-0}" = 1 ]; then
+    packed=$(mktemp /tmp/tf-bench-logs.XXXXXX)
+    (cd "$LOG" && tar czf "$packed" --exclude=table.txt . &&
+        find . -type f ! -name table.txt -delete &&
+        find . -mindepth 1 -type d -empty -delete) && mv "$packed" "$LOG/logs.tgz"
+    rm -f "$packed"
+fi
