@@ -684,8 +684,8 @@ int tf_runner_send(struct tf_runner *r, uint32_t kernel, uint32_t problem, uint3
                (unsigned long long)config);
     struct runner_sent *q = &r->requests[r->nrequests++];
     *q = (struct runner_sent){.kernel = kernel, .problem = problem, .phase = phase,
-                                 .config = config, .binary = absolute_path(r, binary_path),
-                                 .reference = absolute_path(r, reference)};
+                              .config = config, .binary = absolute_path(r, binary_path),
+                              .reference = absolute_path(r, reference)};
     tf_result_init(&q->result, kernel, problem, config, TF_STATUS_CRASHED);
     if (r->nrequests == 1) {
         if (request_send(r, q, err) == 0)
@@ -696,8 +696,8 @@ int tf_runner_send(struct tf_runner *r, uint32_t kernel, uint32_t problem, uint3
         r->nrequests--;
         return -1;
     }
-    /* Behind one: only the frame (the problem is set up); its timeout runs
-     * once the answer ahead is in. A failed write leaves it to be sent again. */
+    /* Behind one: only the frame (the problem is set up). A failed write
+     * leaves it to be sent again, to a fresh runner (tf_runner_collect). */
     q->state = request_write(r, q) == 0 ? REQUEST_SENT : REQUEST_UNSENT;
     return 0;
 }

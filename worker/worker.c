@@ -624,8 +624,9 @@ static void worker_average(double *avg, double x)
  * differ by several times from variant to variant, so a GPU that waited for
  * the head's compile idled while later ones were ready (sgemm 4096^3 with
  * `local` on an H200: 2.3 ms of 34 per configuration). Results may arrive in
- * any order (DESIGN.md, and every strategy is told them so). */
-static long worker_pick_any(struct worker *w, int block)
+ * any order (DESIGN.md, and every strategy is told them so). Without `block`,
+ * -1 where none of them is done yet. */
+static long worker_pick(struct worker *w, int block)
 {
     const struct pending *head = &w->queue[w->head];
     uint64_t tickets[PICK_WINDOW];
@@ -645,11 +646,6 @@ static long worker_pick_any(struct worker *w, int block)
     if (where[got] > 0)
         w->measured_early++;
     return (long)where[got];
-}
-
-static size_t worker_pick(struct worker *w)
-{
-    return (size_t)worker_pick_any(w, 1);
 }
 
 /* Take the entry `at` places past the head out of the queue. */
@@ -734,8 +730,9 @@ static void worker_finish(struct worker *w, struct pending p, const struct tf_co
 
 /* Start measuring `p`, whose variant is compiled (its ticket done), after
  * `waited` seconds for it: sent to the runner (set up for its problem, or
- * `setup` says why not; `ref` is its kernel's reference, NULL if it did not
- * compile), or answered at once where the runner need not see it. */
+ * `setup` says why not; NULL: set up already; `ref` is its kernel's
+ * reference, NULL if it did not compile), or answered at once where the
+ * runner need not see it. */
 static int worker_start(struct worker *w, struct pending p, const char *ref,
                         const struct tf_result *setup, double waited, struct tf_error *err)
 {
@@ -749,7 +746,7 @@ static int worker_start(struct worker *w, struct pending p, const char *ref,
         tf_result_init(&r, p.kernel, p.problem, p.config, TF_STATUS_LAUNCH_ERROR);
         snprintf(r.message, sizeof r.message, "reference did not compile: %s",
                  w->reference_errors[p.kernel]);
-    } else if (setup->status != TF_STATUS_OK) {
+    } else if (setup != NULL && setup->status != TF_STATUS_OK) {
         r = *setup; /* the problem cannot be set up: this configuration's result says why */
     } else {
         if (w->nflight > 0)
@@ -796,13 +793,9 @@ static int worker_measure_next(struct worker *w, struct tf_error *err)
     if (w->nflight > 0) {
         const char *ref = p.compile_only || w->replay ? NULL : worker_reference(w, p.kernel);
         if (ref != NULL && tf_runner_can_send(w->runner, p.kernel, p.problem, ref)) {
-            const long at = worker_pick_any(w, 0);
-            if (at >= 0) {
-                struct tf_result setup;
-                tf_result_init(&setup, p.kernel, p.problem, p.config, TF_STATUS_OK);
-                if (worker_start(w, worker_take(w, (size_t)at), ref, &setup, 0, err))
-                    return -1;
-            }
+            const long at = worker_pick(w, 0);
+            if (at >= 0 && worker_start(w, worker_take(w, (size_t)at), ref, NULL, 0, err))
+                return -1;
         }
         return worker_collect(w, err);
     }
@@ -822,7 +815,7 @@ static int worker_measure_next(struct worker *w, struct tf_error *err)
     if (ref && tf_runner_prepare(w->runner, p.kernel, p.problem, p.config, ref, &setup, err))
         return -1;
     const double waited = worker_now();
-    p = worker_take(w, worker_pick(w));
+    p = worker_take(w, (size_t)worker_pick(w, 1));
     const double picked = worker_now();
     return worker_start(w, p, ref, &setup, picked - waited, err);
 }

@@ -774,28 +774,32 @@ static void test_median_and_min_reach_the_result(void **state)
     assert_true(good);
 }
 
-/* Stop the test (the worker) and the runner for 3 s in the middle of a
- * configuration that needs 1 s of a 2 s timeout (a suspended job): once
- * continued it is ok, not a timeout - its deadline counts running time. */
-static void test_stopped_and_continued(void **state)
+/* The hostile kernel's `slow` configuration (1 s of a 2 s timeout), compiled
+ * into *c, its problem set up in the runner (so that a stop falls on the
+ * measurement); returns the configuration. */
+static uint64_t slow_config_ready(struct fixture *f, struct tf_compiled *c)
 {
-    struct fixture *f = *state;
     int digits[2] = {0, 12};
     const uint64_t config = tf_kernel_encode(f->k, digits);
-    const uint32_t slow = 1; /* the kernel's `slow` problem */
-    struct tf_compiled c;
     struct tf_error err = {0};
     struct tf_result r;
-    tf_compile_wait(f->pool, tf_compile_submit(f->pool, f->k, config), &c);
-    assert_int_equal(c.status, TF_STATUS_OK);
-    /* set the problem up first: the stop must fall on the measurement */
-    assert_int_equal(tf_runner_prepare(f->runner, 0, slow, config, f->reference, &r, &err), 0);
+    tf_compile_wait(f->pool, tf_compile_submit(f->pool, f->k, config), c);
+    assert_int_equal(c->status, TF_STATUS_OK);
+    assert_int_equal(tf_runner_prepare(f->runner, 0, 1 /* slow */, config, f->reference, &r, &err),
+                     0);
     assert_int_equal(r.status, TF_STATUS_OK);
+    return config;
+}
+
+/* A process that, `after_ms` from now, stops the test (the worker) and the
+ * runner's group for 3 s, then continues both; its pid (waitpid it). */
+static pid_t stop_both_later(struct fixture *f, long after_ms)
+{
     const pid_t runner = tf_runner_pid(f->runner), me = getpid();
     const pid_t stopper = fork();
     assert_true(stopper >= 0);
     if (stopper == 0) {
-        struct timespec at = {0, 400 * 1000 * 1000}, stop = {3, 0};
+        struct timespec at = {after_ms / 1000, after_ms % 1000 * 1000 * 1000}, stop = {3, 0};
         nanosleep(&at, NULL);
         kill(-runner, SIGSTOP);
         kill(me, SIGSTOP);
@@ -804,17 +808,36 @@ static void test_stopped_and_continued(void **state)
         kill(me, SIGCONT);
         _exit(0);
     }
-    const double t0 = now();
-    assert_int_equal(tf_runner_measure(f->runner, 0, slow, 0, config, c.binary_path,
-                                       f->reference, &r, &err),
-                     0);
-    const double took = now() - t0;
+    return stopper;
+}
+
+/* The stopped configuration's result: ok, and the stop really fell on it. */
+static void expect_ok_through_stop(pid_t stopper, const struct tf_result *r, double took)
+{
     int st;
     assert_int_equal(waitpid(stopper, &st, 0), stopper);
-    if (r.status != TF_STATUS_OK)
-        fprintf(stderr, "stopped configuration: %s: %s\n", tf_status_name(r.status), r.message);
-    assert_int_equal(r.status, TF_STATUS_OK);
-    assert_true(took > 3.0); /* it really was stopped in the middle */
+    if (r->status != TF_STATUS_OK)
+        fprintf(stderr, "stopped configuration: %s: %s\n", tf_status_name(r->status), r->message);
+    assert_int_equal(r->status, TF_STATUS_OK);
+    assert_true(took > 3.0);
+}
+
+/* Stop the test (the worker) and the runner for 3 s in the middle of a
+ * configuration that needs 1 s of a 2 s timeout (a suspended job): once
+ * continued it is ok, not a timeout - its deadline counts running time. */
+static void test_stopped_and_continued(void **state)
+{
+    struct fixture *f = *state;
+    struct tf_compiled c;
+    struct tf_error err = {0};
+    struct tf_result r;
+    const uint64_t config = slow_config_ready(f, &c);
+    const pid_t stopper = stop_both_later(f, 400);
+    const double t0 = now();
+    assert_int_equal(tf_runner_measure(f->runner, 0, 1, 0, config, c.binary_path, f->reference,
+                                       &r, &err),
+                     0);
+    expect_ok_through_stop(stopper, &r, now() - t0);
     /* (a sample the stop fell in is long: measuring through a stop is the
      * suspender's business, the status is ours) */
     assert_true(r.samples >= 1 && r.time_min >= 0.19);
@@ -827,44 +850,20 @@ static void test_stopped_and_continued(void **state)
 static void test_stopped_between_send_and_collect(void **state)
 {
     struct fixture *f = *state;
-    int digits[2] = {0, 12};
-    const uint64_t config = tf_kernel_encode(f->k, digits);
-    const uint32_t slow = 1;
     struct tf_compiled c;
     struct tf_error err = {0};
     struct tf_result r;
-    tf_compile_wait(f->pool, tf_compile_submit(f->pool, f->k, config), &c);
-    assert_int_equal(c.status, TF_STATUS_OK);
-    assert_int_equal(tf_runner_prepare(f->runner, 0, slow, config, f->reference, &r, &err), 0);
-    assert_int_equal(r.status, TF_STATUS_OK);
-    const pid_t runner = tf_runner_pid(f->runner), me = getpid();
-    assert_int_equal(tf_runner_send(f->runner, 0, slow, 0, config, c.binary_path, f->reference,
-                                     &r, &err),
+    const uint64_t config = slow_config_ready(f, &c);
+    assert_int_equal(tf_runner_send(f->runner, 0, 1, 0, config, c.binary_path, f->reference, &r,
+                                     &err),
                      0);
-    const pid_t stopper = fork();
-    assert_true(stopper >= 0);
-    if (stopper == 0) {
-        struct timespec at = {0, 200 * 1000 * 1000}, stop = {3, 0};
-        nanosleep(&at, NULL);
-        kill(-runner, SIGSTOP);
-        kill(me, SIGSTOP);
-        nanosleep(&stop, NULL);
-        kill(-runner, SIGCONT);
-        kill(me, SIGCONT);
-        _exit(0);
-    }
+    const pid_t stopper = stop_both_later(f, 200);
     const double t0 = now();
     struct timespec busy = {0, 500 * 1000 * 1000}; /* the worker's other work */
     while (nanosleep(&busy, &busy) != 0 && errno == EINTR)
         ;
     assert_int_equal(tf_runner_collect(f->runner, &r, &err), 0);
-    const double took = now() - t0;
-    int st;
-    assert_int_equal(waitpid(stopper, &st, 0), stopper);
-    if (r.status != TF_STATUS_OK)
-        fprintf(stderr, "stopped configuration: %s: %s\n", tf_status_name(r.status), r.message);
-    assert_int_equal(r.status, TF_STATUS_OK);
-    assert_true(took > 3.0);
+    expect_ok_through_stop(stopper, &r, now() - t0);
 }
 
 /* ---- scalars checked per configuration (issue 11 item 12) ---------------- */
