@@ -25,7 +25,8 @@
 #              the sampler (where the compilers wait) beside each
 #   machine    the CPUs, memory and cgroup limits the benchmarks run under
 #   ab         the deep tune (SEED_TUNES, default "deep-genetic deep-local", seed SEEDS or
-#              2028) alternating a base tree and this one, ROUNDS times (default 2), on
+#              2028; AB_SECTION=mixed: jobs/default.yaml instead, the `mixed` section)
+#              alternating a base tree and this one, ROUNDS times (default 2), on
 #              one machine: per run the wall time, GPU duty, the runner's CPU and wait
 #              per configuration, and who compared the outputs. The base tree is
 #              BASE_TAR (default .device/base.tar: `git archive -o .device/base.tar REV`
@@ -274,7 +275,9 @@ for s in $SECTIONS; do
                 [ "$tree" = base ] && dir=$base
                 # (gpu.sh of either tree: the base builds itself; TRACE etc. pass through)
                 (cd "$dir" && PACK=0 SEEDS="${SEEDS:-2028}" SEED_TUNES="${SEED_TUNES:-deep-genetic deep-local}" \
-                    LOG=$LOG/ab-$tree-$round bash bench/gpu.sh seeds >"$LOG/ab-$tree-$round.out" 2>&1)
+                    LOG=$LOG/ab-$tree-$round bash bench/gpu.sh "${AB_SECTION:-seeds}" >"$LOG/ab-$tree-$round.out" 2>&1)
+                f=$LOG/ab-$tree-$round/mixed.log
+                [ -f "$f" ] && row "ab $tree round $round default job" "$(sed -n 's/^Job .*configurations in \([0-9.]* s\).*/\1/p' "$f"), $(sed -n 's/^Duty cycle .*: \([0-9.]*%\).*/duty \1/p' "$f" | head -n 1), $(grep -h 'gpu profile' "$f" | sed -n 's/.*before later batches \([0-9.]*\).*/GPU idle before later batches \1 ms per configuration/p' | head -n 1)"
                 for f in "$LOG/ab-$tree-$round"/seed-*.log; do
                     [ -f "$f" ] || continue
                     t=$(basename "$f" .log)

@@ -22,6 +22,7 @@
 #define TF_BACKEND_VERSION 1
 #define TF_MAX_DEFINES 64
 #define TF_MAX_BATCH 256 /* launches one enqueue may queue */
+#define TF_MAX_QUEUED_BATCHES 2 /* enqueued batches not yet collected, at most */
 
 /* What to compile: one variant of one source. */
 struct tf_compile_input {
@@ -126,11 +127,15 @@ struct tf_backend {
     /* Optional: queue `count` (1..TF_MAX_BATCH) timed launches back to back on
      * the device, the cache flushed before each if `flush`, and return at once
      * (status as for launch). The device then runs samples without waiting for
-     * the host, and the host may work meanwhile (the runner verifies there). */
+     * the host, and the host may work meanwhile (the runner verifies there).
+     * Up to TF_MAX_QUEUED_BATCHES batches may be queued at once, each behind
+     * the one before, so the device need not wait for the host between them
+     * (the energy window). */
     int (*enqueue)(struct tf_backend_ctx *ctx, void *function, const struct tf_launch *geometry,
                    void **args, int count, int flush, struct tf_error *err);
-    /* Optional, with enqueue: wait for the queued launches and write each one's
-     * device time into seconds[i]. Returns a status. */
+    /* Optional, with enqueue: wait for the oldest queued batch and write each
+     * of its launches' device time into seconds[i]. Returns a status; after a
+     * failure no batch is queued any more. */
     int (*collect)(struct tf_backend_ctx *ctx, double *seconds, struct tf_error *err);
     /* Optional: copy `bytes` between device buffers, ordered before later launches
      * (buffers are restored from device-side images instead of re-uploaded). */

@@ -50,9 +50,14 @@ struct tf_backend_ctx {
     struct tf_gpu_limits limits;
     tf_gpu_stream stream;
     tf_gpu_event start, end;
-    tf_gpu_event batch_start[TF_MAX_BATCH], batch_end[TF_MAX_BATCH]; /* created on first use */
-    int batch_events;       /* how many of each exist */
-    int batch_queued;       /* launches queued by enqueue, not yet collected */
+    /* Batches queued by enqueue and not yet collected, oldest first from
+     * `batch_head`: TF_MAX_QUEUED_BATCHES slots of events, created on first use. */
+    tf_gpu_event batch_start[TF_MAX_QUEUED_BATCHES][TF_MAX_BATCH];
+    tf_gpu_event batch_end[TF_MAX_QUEUED_BATCHES][TF_MAX_BATCH];
+    int batch_events[TF_MAX_QUEUED_BATCHES]; /* how many of each slot's exist */
+    int batch_queued[TF_MAX_QUEUED_BATCHES]; /* launches queued in each slot */
+    int batch_head;         /* the slot of the oldest queued batch */
+    int batches;            /* batches queued */
     void *flush_buf;
     size_t flush_words;
     unsigned int flush_value;
@@ -231,11 +236,13 @@ static void timeline_open_span(struct tf_backend_ctx *ctx, float ms)
 
 /* A batch of `n` launches collected in the open span (`kernels` ms of them):
  * where it sits on the span's timeline. */
-static void timeline_place_batch(struct tf_backend_ctx *ctx, int n, double kernels)
+static void timeline_place_batch(struct tf_backend_ctx *ctx, int slot, int n, double kernels)
 {
     float first = 0, last = 0;
-    if (ctx->v->event_elapsed_ms(ctx->device, &first, ctx->config_start, ctx->batch_start[0]) ||
-        ctx->v->event_elapsed_ms(ctx->device, &last, ctx->config_start, ctx->batch_end[n - 1]))
+    if (ctx->v->event_elapsed_ms(ctx->device, &first, ctx->config_start,
+                                 ctx->batch_start[slot][0]) ||
+        ctx->v->event_elapsed_ms(ctx->device, &last, ctx->config_start,
+                                 ctx->batch_end[slot][n - 1]))
         return;
     *(ctx->batches_open++ == 0 ? &ctx->settle_ms : &ctx->rebatch_ms) += first - ctx->open_end_ms;
     ctx->inbatch_ms += (last - first) - kernels;
@@ -301,10 +308,11 @@ void tf_gpu_close(struct tf_backend_ctx *ctx)
             v->event_destroy(d, ctx->end);
         if (ctx->config_start)
             v->event_destroy(d, ctx->config_start);
-        for (int i = 0; i < ctx->batch_events; i++) {
-            v->event_destroy(d, ctx->batch_start[i]);
-            v->event_destroy(d, ctx->batch_end[i]);
-        }
+        for (int slot = 0; slot < TF_MAX_QUEUED_BATCHES; slot++)
+            for (int i = 0; i < ctx->batch_events[slot]; i++) {
+                v->event_destroy(d, ctx->batch_start[slot][i]);
+                v->event_destroy(d, ctx->batch_end[slot][i]);
+            }
         if (ctx->stream)
             v->stream_destroy(d, ctx->stream);
         v->device_close(d);
@@ -625,11 +633,18 @@ int tf_gpu_launch(struct tf_backend_ctx *ctx, void *function, const struct tf_la
     return TF_STATUS_OK;
 }
 
+/* Every queued batch gone (a failure drained the stream): none to collect. */
+static void batches_forget(struct tf_backend_ctx *ctx)
+{
+    memset(ctx->batch_queued, 0, sizeof ctx->batch_queued);
+    ctx->batch_head = ctx->batches = 0;
+}
+
 /* A failure while queueing: drain what was queued, report, runtime_error. */
 static int batch_failed(struct tf_backend_ctx *ctx, int rc, struct tf_error *err,
                         const char *what)
 {
-    ctx->batch_queued = 0;
+    batches_forget(ctx);
     ctx->v->stream_synchronize(ctx->device, ctx->stream);
     gpu_fail(ctx, rc, err, what);
     return TF_STATUS_RUNTIME_ERROR;
@@ -643,35 +658,38 @@ int tf_gpu_enqueue(struct tf_backend_ctx *ctx, void *function, const struct tf_l
     struct gpu_function *f = function;
     int rc;
 
-    if (count < 1 || count > TF_MAX_BATCH || ctx->batch_queued)
-        tf_die("tf_gpu_enqueue: %d launches with %d queued", count, ctx->batch_queued);
+    if (count < 1 || count > TF_MAX_BATCH || ctx->batches == TF_MAX_QUEUED_BATCHES)
+        tf_die("tf_gpu_enqueue: %d launches with %d batches queued", count, ctx->batches);
     int status = launch_prepare(ctx, f, g, err);
     if (status != TF_STATUS_OK)
         return status;
-    for (; ctx->batch_events < count; ctx->batch_events++) {
-        int i = ctx->batch_events;
-        if ((rc = v->event_create(d, &ctx->batch_start[i], 1)) != 0)
+    const int slot = (ctx->batch_head + ctx->batches) % TF_MAX_QUEUED_BATCHES;
+    tf_gpu_event *starts = ctx->batch_start[slot], *ends = ctx->batch_end[slot];
+    for (; ctx->batch_events[slot] < count; ctx->batch_events[slot]++) {
+        int i = ctx->batch_events[slot];
+        if ((rc = v->event_create(d, &starts[i], 1)) != 0)
             return batch_failed(ctx, rc, err, "event creation");
-        if ((rc = v->event_create(d, &ctx->batch_end[i], 1)) != 0) {
-            v->event_destroy(d, ctx->batch_start[i]);
+        if ((rc = v->event_create(d, &ends[i], 1)) != 0) {
+            v->event_destroy(d, starts[i]);
             return batch_failed(ctx, rc, err, "event creation");
         }
     }
+    ctx->batches++;
     for (int i = 0; i < count; i++) {
         /* The flush runs between the samples, outside their events. */
         if (flush && (rc = v->fill_words(d, ctx->flush_buf, ++ctx->flush_value,
                                          ctx->flush_words, ctx->stream)) != 0)
             return batch_failed(ctx, rc, err, "cache flush");
-        if ((rc = v->event_record(d, ctx->batch_start[i], ctx->stream)) != 0)
+        if ((rc = v->event_record(d, starts[i], ctx->stream)) != 0)
             return batch_failed(ctx, rc, err, "recording an event");
         if ((rc = v->launch(d, f->fn, g, ctx->stream, args)) != 0) {
-            ctx->batch_queued = 0;
+            batches_forget(ctx);
             v->stream_synchronize(d, ctx->stream);
             return launch_failed(ctx, rc, err);
         }
-        if ((rc = v->event_record(d, ctx->batch_end[i], ctx->stream)) != 0)
+        if ((rc = v->event_record(d, ends[i], ctx->stream)) != 0)
             return batch_failed(ctx, rc, err, "recording an event");
-        ctx->batch_queued = i + 1;
+        ctx->batch_queued[slot] = i + 1;
     }
     return TF_STATUS_OK;
 }
@@ -679,16 +697,25 @@ int tf_gpu_enqueue(struct tf_backend_ctx *ctx, void *function, const struct tf_l
 int tf_gpu_collect(struct tf_backend_ctx *ctx, double *seconds, struct tf_error *err)
 {
     const struct tf_gpu_vendor *v = ctx->v;
-    const int n = ctx->batch_queued;
+    if (ctx->batches == 0)
+        return TF_STATUS_OK;
+    const int slot = ctx->batch_head;
+    const int n = ctx->batch_queued[slot];
+    const tf_gpu_event *starts = ctx->batch_start[slot], *ends = ctx->batch_end[slot];
     double batch_ms = 0;
     int rc;
-    ctx->batch_queued = 0;
-    if (n > 0 && (rc = v->event_synchronize(ctx->device, ctx->batch_end[n - 1])) != 0)
+    ctx->batch_queued[slot] = 0;
+    ctx->batch_head = (slot + 1) % TF_MAX_QUEUED_BATCHES;
+    ctx->batches--;
+    if (n > 0 && (rc = v->event_synchronize(ctx->device, ends[n - 1])) != 0) {
+        batches_forget(ctx); /* a fault: the later batch is lost with the context */
         return gpu_fault(ctx, rc, err, "kernel");
+    }
     for (int i = 0; i < n; i++) {
         float ms = 0;
-        if ((rc = v->event_elapsed_ms(ctx->device, &ms, ctx->batch_start[i],
-                                      ctx->batch_end[i])) != 0) {
+        if ((rc = v->event_elapsed_ms(ctx->device, &ms, starts[i], ends[i])) != 0) {
+            batches_forget(ctx);
+            v->stream_synchronize(ctx->device, ctx->stream);
             gpu_fail(ctx, rc, err, "reading a sample's time");
             return TF_STATUS_RUNTIME_ERROR;
         }
@@ -698,9 +725,9 @@ int tf_gpu_collect(struct tf_backend_ctx *ctx, double *seconds, struct tf_error 
             ctx->open_kernels_ms += ms;
     }
     if (n > 0 && ctx->timeline_open)
-        timeline_place_batch(ctx, n, batch_ms);
+        timeline_place_batch(ctx, slot, n, batch_ms);
     if (n > 0) /* the last GPU work of this configuration so far */
-        ctx->last_end = ctx->batch_end[n - 1];
+        ctx->last_end = ends[n - 1];
     return TF_STATUS_OK;
 }
 

@@ -1064,10 +1064,12 @@ static int sample_collect(void *ctx, double *seconds, struct tf_error *err)
 }
 
 /* The energy window's launches (energy.h): queued on the device where the
- * backend can (the counter is then read while they run), else run here. */
+ * backend can (the counter is then read while they run, two batches deep),
+ * else run here. */
 struct energy_ctx {
     struct sample_ctx *s;
-    int queued;            /* launches enqueued, to collect */
+    int queued[TF_MAX_QUEUED_BATCHES]; /* launches of each batch enqueued, oldest first */
+    int batches;                       /* batches enqueued, to collect */
     double ran;            /* device seconds of launches run without a queue */
 };
 
@@ -1076,8 +1078,14 @@ static int energy_start(void *ctx, int n, struct tf_error *err)
     struct energy_ctx *e = ctx;
     struct runner_child *c = e->s->c;
     if (c->be->enqueue && c->be->collect) {
-        e->queued = n;
-        return c->be->enqueue(c->ctx, e->s->fn, e->s->geo, launch_args(c), n, 0, err);
+        const int status =
+            c->be->enqueue(c->ctx, e->s->fn, e->s->geo, launch_args(c), n, 0, err);
+        if (status != TF_STATUS_OK) {
+            e->batches = 0; /* the backend dropped every queued batch */
+            return status;
+        }
+        e->queued[e->batches++] = n;
+        return TF_STATUS_OK;
     }
     e->ran = 0;
     for (int i = 0; i < n; i++) {
@@ -1094,16 +1102,22 @@ static int energy_finish(void *ctx, double *seconds, struct tf_error *err)
 {
     struct energy_ctx *e = ctx;
     struct runner_child *c = e->s->c;
-    if (e->queued == 0) {
+    *seconds = 0;
+    if (e->batches == 0) {
         *seconds = e->ran;
         return TF_STATUS_OK;
     }
     double times[TF_MAX_BATCH];
-    const int n = e->queued;
-    e->queued = 0;
+    const int n = e->queued[0];
+    for (int i = 1; i < e->batches; i++)
+        e->queued[i - 1] = e->queued[i];
+    e->batches--;
     const int status = c->be->collect(c->ctx, times, err);
-    *seconds = 0;
-    for (int i = 0; status == TF_STATUS_OK && i < n; i++)
+    if (status != TF_STATUS_OK) {
+        e->batches = 0;
+        return status;
+    }
+    for (int i = 0; i < n; i++)
         *seconds += times[i];
     return status;
 }

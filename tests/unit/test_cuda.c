@@ -858,6 +858,71 @@ static void test_device_vecadd(void **state)
     device_stop(f);
 }
 
+/* Two batches queued at once (the energy window keeps the device busy so):
+ * each collect answers the oldest, with every one of its launches timed,
+ * and the device ran the second batch right behind the first. */
+static void test_device_two_batches(void **state)
+{
+    (void)state;
+    if (!have_device(be)) {
+        skip();
+        return;
+    }
+    struct tf_device d;
+    struct tf_backend_ctx *ctx = NULL;
+    struct tf_error err = {0};
+    assert_int_equal(be->describe(0, &d, &err), 0);
+    /* a kernel of about 50 us: a dependent chain of FMAs per thread */
+    const char *src = "extern \"C\" __global__ void busy(float *x, int n) {\n"
+                      "    float v = x[threadIdx.x];\n"
+                      "    for (int i = 0; i < n; i++) v = v * 0.999f + 0.5f;\n"
+                      "    x[threadIdx.x] = v;\n"
+                      "}\n";
+    char path[] = "/tmp/tf-test-batches-XXXXXX";
+    temp_file(path);
+    struct tf_compile_output out;
+    assert_int_equal(compile_source("busy.cu", src, "busy", d.arch, NULL, 0, NULL, 0, path, &out),
+                     0);
+    assert_true(out.ok);
+    free(out.log);
+    assert_int_equal(be->open(0, &ctx, &err), 0);
+    void *fn = NULL, *x = NULL;
+    assert_int_equal(be->load(ctx, path, "busy", &fn, &err), 0);
+    unlink(path);
+    assert_int_equal(be->alloc(ctx, 256 * sizeof(float), &x, &err), 0);
+    int n = 20000;
+    void *args[] = {&x, &n};
+    const struct tf_launch g = {.grid = {1, 1, 1}, .block = {256, 1, 1}};
+    assert_non_null(be->enqueue);
+    double first[TF_MAX_BATCH], second[TF_MAX_BATCH];
+    assert_int_equal(be->enqueue(ctx, fn, &g, args, 3, 0, &err), TF_STATUS_OK);
+    assert_int_equal(be->enqueue(ctx, fn, &g, args, 5, 0, &err), TF_STATUS_OK);
+    for (int i = 0; i < TF_MAX_BATCH; i++)
+        first[i] = second[i] = -1;
+    assert_int_equal(be->collect(ctx, first, &err), TF_STATUS_OK);
+    assert_int_equal(be->collect(ctx, second, &err), TF_STATUS_OK);
+    double sum = 0;
+    for (int i = 0; i < 3; i++) {
+        assert_true(first[i] > 1e-6);
+        sum += first[i];
+    }
+    assert_true(first[3] == -1); /* the first batch is three launches */
+    for (int i = 0; i < 5; i++) {
+        assert_true(second[i] > 1e-6);
+        sum += second[i];
+    }
+    assert_true(second[5] == -1);
+    printf("note: two queued batches: 3 + 5 launches of %.1f us on average\n", sum / 8 * 1e6);
+    /* nothing left: a collect answers at once; then one batch works as before */
+    assert_int_equal(be->collect(ctx, first, &err), TF_STATUS_OK);
+    assert_int_equal(be->enqueue(ctx, fn, &g, args, 2, 1, &err), TF_STATUS_OK);
+    assert_int_equal(be->collect(ctx, first, &err), TF_STATUS_OK);
+    assert_true(first[0] > 1e-6 && first[1] > 1e-6);
+    be->release(ctx, x);
+    be->unload(ctx, fn);
+    be->close(ctx);
+}
+
 /* Configuration of MODE index `mode`, BLOCK index `block` of the fault fixture. */
 static uint64_t fault_config(const struct tf_kernel *k, int mode, int block)
 {
@@ -939,6 +1004,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_launch_bounds_min_blocks),
         cmocka_unit_test(test_device_describe),
         cmocka_unit_test(test_device_vecadd),
+        cmocka_unit_test(test_device_two_batches),
         cmocka_unit_test(test_device_compare),
         cmocka_unit_test(test_device_faults),
     };
