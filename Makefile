@@ -99,6 +99,10 @@ bench/space: bench/space.c $(LIB)
 bench/runner_overhead: bench/runner_overhead.c $(LIB)
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -I. $< -o $@ $(LIB) $(LIBS)
 
+# Where an energy window's GPU idles (bench/results/energy-window-2026-11-28.md; a CUDA device).
+bench/energy_gaps: bench/energy_gaps.c $(LIB)
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -I. $< -o $@ $(LIB) $(LIBS)
+
 bench/coordinator/warm_seeds: bench/coordinator/warm_seeds.c $(LIB)
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -I. $< -o $@ $(LIB) $(LIBS)
 
@@ -152,7 +156,7 @@ deps:
 	scripts/deps.sh test
 
 clean:
-	rm -f tunefarm $(ALL_OBJS) $(ALL_OBJS:.o=.d) $(UNIT_BINS) bench/space bench/runner_overhead bench/strategy/study \
+	rm -f tunefarm $(ALL_OBJS) $(ALL_OBJS:.o=.d) $(UNIT_BINS) bench/space bench/runner_overhead bench/energy_gaps bench/strategy/study \
 	      bench/coordinator/warm_seeds tests/integration/report_fixture
 	rm -rf build
 
