@@ -630,12 +630,14 @@ static int cuda_stream_wait_event(void *device, tf_gpu_stream stream, tf_gpu_eve
     return CU(device)->cuStreamWaitEvent((tf_cu_stream)stream, (tf_cu_event)event, 0);
 }
 
-static int cuda_event_create(void *device, tf_gpu_event *event, int timing)
+static int cuda_event_create(void *device, tf_gpu_event *event, int flags)
 {
-    /* Blocking, like the context (cuda_device_open says why); timing is unchanged. */
-    return CU(device)->cuEventCreate((tf_cu_event *)event,
-                                     TF_CU_EVENT_BLOCKING_SYNC |
-                                         (timing ? TF_CU_EVENT_DEFAULT : TF_CU_EVENT_DISABLE_TIMING));
+    /* One the host waits on blocks, like the context (cuda_device_open says
+     * why); the others do not, so that the stream holds many of them. */
+    return CU(device)->cuEventCreate(
+        (tf_cu_event *)event,
+        (flags & TF_GPU_EVENT_WAITED ? TF_CU_EVENT_BLOCKING_SYNC : 0) |
+            (flags & TF_GPU_EVENT_TIMING ? TF_CU_EVENT_DEFAULT : TF_CU_EVENT_DISABLE_TIMING));
 }
 
 static int cuda_event_destroy(void *device, tf_gpu_event event)

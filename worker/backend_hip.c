@@ -651,10 +651,12 @@ static int hip_stream_wait_event(void *device, tf_gpu_stream stream, tf_gpu_even
     return HIP(device)->hipStreamWaitEvent((tf_hip_stream)stream, (tf_hip_event)event, 0);
 }
 
-static int hip_event_create(void *device, tf_gpu_event *event, int timing)
+static int hip_event_create(void *device, tf_gpu_event *event, int flags)
 {
+    /* (no blocking sync on HIP: TF_GPU_EVENT_WAITED changes nothing) */
     return HIP(device)->hipEventCreateWithFlags(
-        (tf_hip_event *)event, timing ? TF_HIP_EVENT_DEFAULT : TF_HIP_EVENT_DISABLE_TIMING);
+        (tf_hip_event *)event,
+        flags & TF_GPU_EVENT_TIMING ? TF_HIP_EVENT_DEFAULT : TF_HIP_EVENT_DISABLE_TIMING);
 }
 
 static int hip_event_destroy(void *device, tf_gpu_event event)

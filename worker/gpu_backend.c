@@ -54,6 +54,7 @@ struct tf_backend_ctx {
      * `batch_head`: TF_MAX_QUEUED_BATCHES slots of events, created on first use. */
     tf_gpu_event batch_start[TF_MAX_QUEUED_BATCHES][TF_MAX_BATCH];
     tf_gpu_event batch_end[TF_MAX_QUEUED_BATCHES][TF_MAX_BATCH];
+    tf_gpu_event batch_done[TF_MAX_QUEUED_BATCHES]; /* after each slot's batch: waited on */
     int batch_events[TF_MAX_QUEUED_BATCHES]; /* how many of each slot's exist */
     int batch_queued[TF_MAX_QUEUED_BATCHES]; /* launches queued in each slot */
     int batch_head;         /* the slot of the oldest queued batch */
@@ -308,11 +309,14 @@ void tf_gpu_close(struct tf_backend_ctx *ctx)
             v->event_destroy(d, ctx->end);
         if (ctx->config_start)
             v->event_destroy(d, ctx->config_start);
-        for (int slot = 0; slot < TF_MAX_QUEUED_BATCHES; slot++)
+        for (int slot = 0; slot < TF_MAX_QUEUED_BATCHES; slot++) {
             for (int i = 0; i < ctx->batch_events[slot]; i++) {
                 v->event_destroy(d, ctx->batch_start[slot][i]);
                 v->event_destroy(d, ctx->batch_end[slot][i]);
             }
+            if (ctx->batch_done[slot])
+                v->event_destroy(d, ctx->batch_done[slot]);
+        }
         if (ctx->stream)
             v->stream_destroy(d, ctx->stream);
         v->device_close(d);
@@ -348,17 +352,20 @@ int tf_gpu_open(const struct tf_gpu_vendor *v, int ordinal, struct tf_backend_ct
     struct {
         tf_gpu_stream *stream;
         tf_gpu_event *event;
-        int timing;
+        int flags;
     } const make[] = {
-        {&ctx->stream, NULL, 0},       {NULL, &ctx->start, 1},
-        {NULL, &ctx->end, 1},          {&ctx->copy_stream, NULL, 0},
-        {NULL, &ctx->copy_ready, 0},   {NULL, &ctx->copy_done, 0},
+        {&ctx->stream, NULL, 0},
+        {NULL, &ctx->start, TF_GPU_EVENT_TIMING},
+        {NULL, &ctx->end, TF_GPU_EVENT_TIMING | TF_GPU_EVENT_WAITED},
+        {&ctx->copy_stream, NULL, 0},
+        {NULL, &ctx->copy_ready, 0},
+        {NULL, &ctx->copy_done, TF_GPU_EVENT_WAITED},
     };
     for (size_t i = 0; i < sizeof make / sizeof make[0]; i++) {
         if (make[i].stream)
             rc = v->stream_create(d, make[i].stream);
         else
-            rc = v->event_create(d, make[i].event, make[i].timing);
+            rc = v->event_create(d, make[i].event, make[i].flags);
         if (rc != 0) {
             if (make[i].stream)
                 *make[i].stream = NULL;
@@ -369,7 +376,7 @@ int tf_gpu_open(const struct tf_gpu_vendor *v, int ordinal, struct tf_backend_ct
         }
     }
     if (getenv("TUNEFARM_PROFILE") != NULL) {
-        if (v->event_create(d, &ctx->config_start, 1) == 0)
+        if (v->event_create(d, &ctx->config_start, TF_GPU_EVENT_TIMING) == 0)
             ctx->timeline = 1;
         else
             ctx->config_start = NULL; /* no timeline, nothing else lost */
@@ -665,11 +672,16 @@ int tf_gpu_enqueue(struct tf_backend_ctx *ctx, void *function, const struct tf_l
         return status;
     const int slot = (ctx->batch_head + ctx->batches) % TF_MAX_QUEUED_BATCHES;
     tf_gpu_event *starts = ctx->batch_start[slot], *ends = ctx->batch_end[slot];
+    if (ctx->batch_done[slot] == NULL &&
+        (rc = v->event_create(d, &ctx->batch_done[slot], TF_GPU_EVENT_WAITED)) != 0) {
+        ctx->batch_done[slot] = NULL;
+        return batch_failed(ctx, rc, err, "event creation");
+    }
     for (; ctx->batch_events[slot] < count; ctx->batch_events[slot]++) {
         int i = ctx->batch_events[slot];
-        if ((rc = v->event_create(d, &starts[i], 1)) != 0)
+        if ((rc = v->event_create(d, &starts[i], TF_GPU_EVENT_TIMING)) != 0)
             return batch_failed(ctx, rc, err, "event creation");
-        if ((rc = v->event_create(d, &ends[i], 1)) != 0) {
+        if ((rc = v->event_create(d, &ends[i], TF_GPU_EVENT_TIMING)) != 0) {
             v->event_destroy(d, starts[i]);
             return batch_failed(ctx, rc, err, "event creation");
         }
@@ -691,6 +703,8 @@ int tf_gpu_enqueue(struct tf_backend_ctx *ctx, void *function, const struct tf_l
             return batch_failed(ctx, rc, err, "recording an event");
         ctx->batch_queued[slot] = i + 1;
     }
+    if ((rc = v->event_record(d, ctx->batch_done[slot], ctx->stream)) != 0)
+        return batch_failed(ctx, rc, err, "recording an event");
     return TF_STATUS_OK;
 }
 
@@ -707,7 +721,7 @@ int tf_gpu_collect(struct tf_backend_ctx *ctx, double *seconds, struct tf_error 
     ctx->batch_queued[slot] = 0;
     ctx->batch_head = (slot + 1) % TF_MAX_QUEUED_BATCHES;
     ctx->batches--;
-    if (n > 0 && (rc = v->event_synchronize(ctx->device, ends[n - 1])) != 0) {
+    if (n > 0 && (rc = v->event_synchronize(ctx->device, ctx->batch_done[slot])) != 0) {
         batches_forget(ctx); /* a fault: the later batch is lost with the context */
         return gpu_fault(ctx, rc, err, "kernel");
     }

@@ -48,6 +48,16 @@ enum tf_gpu_function_attribute {
     TF_GPU_FUNCTION_LOCAL_BYTES    /* local memory (spills, stack) per thread, bytes */
 };
 
+/* What an event is for (tf_gpu_vendor.event_create). Only an event the host
+ * waits on sleeps the host (blocking sync): on an H100 a stream held about 28
+ * launches with blocking events around each, and the host then blocked in
+ * enqueue while the device ran the rest, leaving it to idle through the energy
+ * counter's reading that followed (bench/results/energy-window-2026-11-28.md). */
+enum tf_gpu_event_flags {
+    TF_GPU_EVENT_TIMING = 1, /* it times (elapsed_ms); else it only orders */
+    TF_GPU_EVENT_WAITED = 2  /* the host waits on it (event_synchronize) */
+};
+
 /* A vendor's calls. `device` is what device_open returned; every int return
  * is the vendor's status code, 0 on success. */
 struct tf_gpu_vendor {
@@ -78,8 +88,9 @@ struct tf_gpu_vendor {
     int (*stream_synchronize)(void *device, tf_gpu_stream stream);
     /* Later work on `stream` waits for `event` (recorded on another stream). */
     int (*stream_wait_event)(void *device, tf_gpu_stream stream, tf_gpu_event event);
-    /* An event that can time (timing = 1) or only order (0). */
-    int (*event_create)(void *device, tf_gpu_event *event, int timing);
+    /* An event with `flags` of enum tf_gpu_event_flags: it can time, or only
+     * order; the host sleeps in event_synchronize on it, or may spin. */
+    int (*event_create)(void *device, tf_gpu_event *event, int flags);
     int (*event_destroy)(void *device, tf_gpu_event event);
     int (*event_record)(void *device, tf_gpu_event event, tf_gpu_stream stream);
     int (*event_synchronize)(void *device, tf_gpu_event event);
