@@ -130,7 +130,7 @@ struct tf_backend {
      * the host, and the host may work meanwhile (the runner verifies there).
      * Up to TF_MAX_QUEUED_BATCHES batches may be queued at once, each behind
      * the one before, so the device need not wait for the host between them
-     * (the energy window). */
+     * (the energy window). After a failure no batch is queued any more. */
     int (*enqueue)(struct tf_backend_ctx *ctx, void *function, const struct tf_launch *geometry,
                    void **args, int count, int flush, struct tf_error *err);
     /* Optional, with enqueue: wait for the oldest queued batch and write each

@@ -668,8 +668,13 @@ int tf_gpu_enqueue(struct tf_backend_ctx *ctx, void *function, const struct tf_l
     if (count < 1 || count > TF_MAX_BATCH || ctx->batches == TF_MAX_QUEUED_BATCHES)
         tf_die("tf_gpu_enqueue: %d launches with %d batches queued", count, ctx->batches);
     int status = launch_prepare(ctx, f, g, err);
-    if (status != TF_STATUS_OK)
+    if (status != TF_STATUS_OK) {
+        if (ctx->batches > 0) { /* a failed enqueue leaves no batch queued (backend.h) */
+            batches_forget(ctx);
+            v->stream_synchronize(d, ctx->stream);
+        }
         return status;
+    }
     const int slot = (ctx->batch_head + ctx->batches) % TF_MAX_QUEUED_BATCHES;
     tf_gpu_event *starts = ctx->batch_start[slot], *ends = ctx->batch_end[slot];
     if (ctx->batch_done[slot] == NULL &&
