@@ -46,6 +46,7 @@ struct energy_queue {
     int launches[2];
     int n;
 };
+_Static_assert(TF_MAX_QUEUED_BATCHES >= 2, "the energy window queues two batches on a GPU");
 
 /* Finish the oldest started batch: its launches into *ran, their device
  * seconds into *secs. Returns the batch's status. */
