@@ -136,7 +136,12 @@ int main(int argc, char **argv)
                                   .source_name = "busy.cu", .entry = "busy", .arch = d.arch,
                                   .output_path = path};
     struct tf_compile_output out = {0};
-    die_if(b.be->compile(&in, &out, &err) != 0 || !out.ok, "compile", &err);
+    die_if(b.be->compile(&in, &out, &err) != 0, "compile", &err);
+    if (!out.ok) {
+        fprintf(stderr, "energy_gaps: the kernel does not compile:\n%s\n",
+                out.log ? out.log : "(no log)");
+        return 1;
+    }
     free(out.log);
     die_if(b.be->open(0, &b.ctx, &err) != 0, "open", &err);
     die_if(b.be->load(b.ctx, path, "busy", &b.fn, &err) != 0, "load", &err);

@@ -134,8 +134,9 @@ struct tf_backend {
     int (*enqueue)(struct tf_backend_ctx *ctx, void *function, const struct tf_launch *geometry,
                    void **args, int count, int flush, struct tf_error *err);
     /* Optional, with enqueue: wait for the oldest queued batch and write each
-     * of its launches' device time into seconds[i]. Returns a status; after a
-     * failure no batch is queued any more. */
+     * of its launches' device time into seconds[i] (with none queued: ok at
+     * once, nothing written). Returns a status; after a failure no batch is
+     * queued any more. */
     int (*collect)(struct tf_backend_ctx *ctx, double *seconds, struct tf_error *err);
     /* Optional: copy `bytes` between device buffers, ordered before later launches
      * (buffers are restored from device-side images instead of re-uploaded). */

@@ -653,7 +653,7 @@ static int hip_stream_wait_event(void *device, tf_gpu_stream stream, tf_gpu_even
 
 static int hip_event_create(void *device, tf_gpu_event *event, int flags)
 {
-    /* (no blocking sync on HIP: TF_GPU_EVENT_WAITED changes nothing) */
+    /* (this backend asks HIP for no blocking sync: TF_GPU_EVENT_WAITED changes nothing) */
     return HIP(device)->hipEventCreateWithFlags(
         (tf_hip_event *)event,
         flags & TF_GPU_EVENT_TIMING ? TF_HIP_EVENT_DEFAULT : TF_HIP_EVENT_DISABLE_TIMING);

@@ -54,7 +54,7 @@ struct tf_energy_plan {
     double launch_s;    /* one launch's device time (the samples' median); <= 0: unknown */
     double batch_s;     /* device seconds per batch, about (one counter reading each) */
     int min_batches;    /* batches between the two updates, at least: the attribution is
-                           off by at most one batch at each end */
+                           off by about one batch at each end */
     double limit_s;     /* wall seconds after which no window is found: no_window */
 };
 
@@ -90,7 +90,8 @@ int tf_energy_batch(const struct tf_energy_plan *p, double read_s, int in_flight
 /* Run the window of `p` through `ops` into `out`. Returns an enum tf_status:
  * ok (out says whether there is an energy, and why not), or a launch's
  * failure with err filled: the variant failed while the window ran it, which
- * is the configuration's result like a failure in its samples. */
+ * is the configuration's result like a failure in its samples (out->busy_s
+ * then leaves out the batches the device lost with it). */
 int tf_energy_measure(const struct tf_energy_plan *p, const struct tf_energy_ops *ops,
                       struct tf_energy_result *out, struct tf_error *err);
 

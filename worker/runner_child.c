@@ -1145,7 +1145,7 @@ static double energy_now(void *ctx)
  * (under a millisecond), which the device does not wait for. */
 #define ENERGY_BATCH_S 0.005
 /* Batches between the two updates, at least: each end is attributed to the
- * launches done when the update was seen, late by under one batch. */
+ * launches done when the update was seen, late by about one batch. */
 #define ENERGY_MIN_BATCHES 10
 
 /* Why energy went missing, per status, for the profile report (stderr when

@@ -859,8 +859,8 @@ static void test_device_vecadd(void **state)
 }
 
 /* Two batches queued at once (the energy window keeps the device busy so):
- * each collect answers the oldest, with every one of its launches timed,
- * and the device ran the second batch right behind the first. */
+ * each collect answers the oldest, with every one of its launches timed;
+ * with none queued, collect answers at once. */
 static void test_device_two_batches(void **state)
 {
     (void)state;

@@ -2,7 +2,7 @@
  * a device that draws a known power while it runs launches of a known length,
  * and a counter that shows the energy only as of its last update (every
  * `period` seconds, from some phase), as NVML's does. The window must find a
- * launch's energy within the bound it promises (one batch against
+ * launch's energy within the bound it promises (about one batch against
  * min_batches of them), for GPU-like (queued) and host-like (synchronous)
  * launches, fast and slow ones; and say why when it cannot: no counter, a
  * failed or backward reading, a counter that never moves, launches too long
@@ -58,6 +58,9 @@ struct sim {
     double sync_s;     /* not queued: the device seconds of the batch start ran */
     int fail_at;       /* a launch number that fails (1-based; 0 never) */
     int read_fail_at;  /* a reading that fails (1-based; 0 never) */
+    int start_fail_at; /* a start that fails before queueing (1-based; 0 never): the
+                          device drops every batch queued, as gpu_backend's enqueue does */
+    int starts;
     int reads;
     int no_counter;
     double backwards_at; /* device time after which the counter drops by 1 kJ; 0 never */
@@ -164,6 +167,12 @@ static int sim_start(void *ctx, int n, struct tf_error *err)
     if (s->nbatches == 2)
         fail_msg("a third batch started before the first finished");
     host_spend(s, s->gap);
+    if (s->start_fail_at && ++s->starts == s->start_fail_at) {
+        device_run(s, 0, 1); /* the stream drained */
+        s->nbatches = 0;
+        tf_error_set(err, TF_ERR_BACKEND, "event creation: out of memory (simulated)");
+        return TF_STATUS_RUNTIME_ERROR;
+    }
     s->batch[s->nbatches].n = s->batch[s->nbatches].left = n;
     s->batch[s->nbatches].ready = s->h;
     s->batch[s->nbatches].status = TF_STATUS_OK;
@@ -233,7 +242,7 @@ static struct tf_energy_plan plan(double window, double launch_s)
 }
 
 /* Measured, and within the promised bound of the truth: the energy between two
- * updates is the counter's, the launches between them are off by under one
+ * updates is the counter's, the launches between them are off by about one
  * batch at each end, of min_batches batches or more. `idle` is the share of
  * each batch's time the device waits for the host, whose energy the launches
  * carry (the window keeps the device busy so that it is small). */
@@ -402,6 +411,9 @@ static void test_counter_errors(void **state)
     assert_non_null(strstr(r.why, "NVML error 15 (simulated)"));
     assert_true(isnan(r.joules));
     assert_true(r.busy_s > 0); /* what ran is still device time */
+    /* the batch still queued was waited for, and counted */
+    assert_int_equal(s.nbatches, 0);
+    assert_true(fabs(r.busy_s - s.launches * s.launch_s) < 1e-9);
 
     /* the first reading fails: nothing runs */
     s = gpu(2.7e-3, 0.1, 0.01);
@@ -418,6 +430,8 @@ static void test_counter_errors(void **state)
     assert_int_equal(tf_energy_measure(&p, &ops, &r, &err), TF_STATUS_OK);
     assert_int_equal(r.status, TF_ENERGY_COUNTER_ERROR);
     assert_non_null(strstr(r.why, "went backwards"));
+    assert_int_equal(s.nbatches, 0);
+    assert_true(fabs(r.busy_s - s.launches * s.launch_s) < 1e-9);
 }
 
 /* A counter that never moves (a board that reports a constant), or moves
@@ -439,6 +453,7 @@ static void test_counter_stuck(void **state)
     assert_int_equal(tf_energy_batch(&p, s.read_s, 2), 1);
     assert_true(s.t <= p.limit_s + 2 * s.launch_s + 1e-9);
     assert_true(fabs(r.busy_s - s.launches * s.launch_s) < 1e-9);
+    assert_int_equal(s.nbatches, 0);
 
     /* one update only (a period longer than the time allowed) */
     s = gpu(2.7e-3, 5.0, 0.2);
@@ -485,7 +500,21 @@ static void test_launch_fails_in_window(void **state)
         assert_int_equal(tf_energy_measure(&p, &ops, &r, &err), TF_STATUS_RUNTIME_ERROR);
         assert_string_equal(err.message, "illegal address (simulated)");
         assert_true(isnan(r.joules));
+        assert_int_equal(s.nbatches, 0);
     }
+    /* queueing fails with a batch queued (the 6th start): the device dropped
+     * both, and the window neither waits for nor counts the lost one */
+    struct sim s = gpu(2.7e-3, 0.1, 0.01);
+    s.start_fail_at = 6;
+    struct tf_energy_plan p = plan(0.1, s.launch_s);
+    struct tf_energy_ops ops = ops_of(&s);
+    struct tf_energy_result r;
+    struct tf_error err = {0};
+    assert_int_equal(tf_energy_measure(&p, &ops, &r, &err), TF_STATUS_RUNTIME_ERROR);
+    assert_non_null(strstr(err.message, "event creation"));
+    assert_int_equal(s.starts, 6);
+    assert_int_equal(s.nbatches, 0);
+    assert_true(isnan(r.joules));
 }
 
 int main(void)
