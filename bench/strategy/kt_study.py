@@ -1,6 +1,9 @@
 #!/usr/bin/env python3
 """Kernel Tuner 1.5's own strategies on the convolution caches (simulation mode).
 
+The default --strategies are the five of bench/results/strategy-study-2026-11-23.md;
+every other strategy that runs is in bench/results/kt-strategies-2026-11-28.md.
+
 usage: kt_study.py [--seeds N] [--budgets 0.5,1,2,5] [--strategies a,b] CACHE.json...
 
 The same measure as bench/strategy/study: for each cache (uncompressed Kernel
