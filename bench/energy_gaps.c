@@ -19,6 +19,7 @@
 
 #include "schema/status.h"
 #include "worker/backend.h"
+#include "worker/measure.h"
 
 static double now(void)
 {
@@ -58,14 +59,9 @@ static double launch_seconds(struct bench *b, int n)
     for (int i = 0; i < 5; i++)
         die_if(b->be->launch(b->ctx, b->fn, &b->geo, args, &t[i], &err) != TF_STATUS_OK, "launch",
                &err);
-    for (int i = 0; i < 5; i++) /* sort, tiny */
-        for (int j = i + 1; j < 5; j++)
-            if (t[j] < t[i]) {
-                double s = t[i];
-                t[i] = t[j];
-                t[j] = s;
-            }
-    return t[2];
+    struct tf_stats st;
+    tf_stats_compute(t, 5, &st);
+    return st.median;
 }
 
 /* Loop length n for launches of about `seconds`. */

@@ -640,19 +640,20 @@ int tf_gpu_launch(struct tf_backend_ctx *ctx, void *function, const struct tf_la
     return TF_STATUS_OK;
 }
 
-/* Every queued batch gone (a failure drained the stream): none to collect. */
-static void batches_forget(struct tf_backend_ctx *ctx)
+/* After a failure: let the stream drain what was queued, and forget every
+ * batch (backend.h: a failed enqueue or collect leaves none queued). */
+static void batches_drop(struct tf_backend_ctx *ctx)
 {
+    ctx->v->stream_synchronize(ctx->device, ctx->stream);
     memset(ctx->batch_queued, 0, sizeof ctx->batch_queued);
     ctx->batch_head = ctx->batches = 0;
 }
 
-/* A failure while queueing: drain what was queued, report, runtime_error. */
+/* A failure while queueing or collecting: drop the batches, report, runtime_error. */
 static int batch_failed(struct tf_backend_ctx *ctx, int rc, struct tf_error *err,
                         const char *what)
 {
-    batches_forget(ctx);
-    ctx->v->stream_synchronize(ctx->device, ctx->stream);
+    batches_drop(ctx);
     gpu_fail(ctx, rc, err, what);
     return TF_STATUS_RUNTIME_ERROR;
 }
@@ -669,10 +670,8 @@ int tf_gpu_enqueue(struct tf_backend_ctx *ctx, void *function, const struct tf_l
         tf_die("tf_gpu_enqueue: %d launches with %d batches queued", count, ctx->batches);
     int status = launch_prepare(ctx, f, g, err);
     if (status != TF_STATUS_OK) {
-        if (ctx->batches > 0) { /* a failed enqueue leaves no batch queued (backend.h) */
-            batches_forget(ctx);
-            v->stream_synchronize(d, ctx->stream);
-        }
+        if (ctx->batches > 0)
+            batches_drop(ctx);
         return status;
     }
     const int slot = (ctx->batch_head + ctx->batches) % TF_MAX_QUEUED_BATCHES;
@@ -700,8 +699,7 @@ int tf_gpu_enqueue(struct tf_backend_ctx *ctx, void *function, const struct tf_l
         if ((rc = v->event_record(d, starts[i], ctx->stream)) != 0)
             return batch_failed(ctx, rc, err, "recording an event");
         if ((rc = v->launch(d, f->fn, g, ctx->stream, args)) != 0) {
-            batches_forget(ctx);
-            v->stream_synchronize(d, ctx->stream);
+            batches_drop(ctx);
             return launch_failed(ctx, rc, err);
         }
         if ((rc = v->event_record(d, ends[i], ctx->stream)) != 0)
@@ -727,17 +725,13 @@ int tf_gpu_collect(struct tf_backend_ctx *ctx, double *seconds, struct tf_error 
     ctx->batch_head = (slot + 1) % TF_MAX_QUEUED_BATCHES;
     ctx->batches--;
     if (n > 0 && (rc = v->event_synchronize(ctx->device, ctx->batch_done[slot])) != 0) {
-        batches_forget(ctx); /* a fault: the later batch is lost with the context */
+        batches_drop(ctx); /* a fault: the later batch is lost with it */
         return gpu_fault(ctx, rc, err, "kernel");
     }
     for (int i = 0; i < n; i++) {
         float ms = 0;
-        if ((rc = v->event_elapsed_ms(ctx->device, &ms, starts[i], ends[i])) != 0) {
-            batches_forget(ctx);
-            v->stream_synchronize(ctx->device, ctx->stream);
-            gpu_fail(ctx, rc, err, "reading a sample's time");
-            return TF_STATUS_RUNTIME_ERROR;
-        }
+        if ((rc = v->event_elapsed_ms(ctx->device, &ms, starts[i], ends[i])) != 0)
+            return batch_failed(ctx, rc, err, "reading a sample's time");
         seconds[i] = (double)ms * 1e-3;
         batch_ms += ms;
         if (ctx->timeline_open)

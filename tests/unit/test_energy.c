@@ -230,9 +230,12 @@ static int in_flight(const struct sim *s)
     return s->queued ? 2 : 1;
 }
 
-static struct tf_energy_ops ops_of(struct sim *s)
+/* The window of `p` on the simulated device `s`: tf_energy_measure's status. */
+static int sim_measure(struct sim *s, const struct tf_energy_plan *p, struct tf_energy_result *r,
+                       struct tf_error *err)
 {
-    return (struct tf_energy_ops){sim_start, sim_finish, sim_read, sim_now, s, s->queued};
+    const struct tf_energy_ops ops = {sim_start, sim_finish, sim_read, sim_now, s, s->queued};
+    return tf_energy_measure(p, &ops, r, err);
 }
 
 static struct tf_energy_plan plan(double window, double launch_s)
@@ -248,10 +251,9 @@ static struct tf_energy_plan plan(double window, double launch_s)
  * carry (the window keeps the device busy so that it is small). */
 static void expect_within(struct sim *s, const struct tf_energy_plan *p, double idle_share)
 {
-    struct tf_energy_ops ops = ops_of(s);
     struct tf_energy_result r;
     struct tf_error err = {0};
-    assert_int_equal(tf_energy_measure(p, &ops, &r, &err), TF_STATUS_OK);
+    assert_int_equal(sim_measure(s, p, &r, &err), TF_STATUS_OK);
     if (r.status != TF_ENERGY_MEASURED)
         fail_msg("not measured: %s (%s)", tf_energy_status_name(r.status), r.why);
     const double truth = s->power_w * s->launch_s;
@@ -385,10 +387,9 @@ static void test_no_counter(void **state)
     struct sim s = gpu(2.7e-3, 0.1, 0.01);
     s.no_counter = 1;
     struct tf_energy_plan p = plan(0.1, s.launch_s);
-    struct tf_energy_ops ops = ops_of(&s);
     struct tf_energy_result r;
     struct tf_error err = {0};
-    assert_int_equal(tf_energy_measure(&p, &ops, &r, &err), TF_STATUS_OK);
+    assert_int_equal(sim_measure(&s, &p, &r, &err), TF_STATUS_OK);
     assert_int_equal(r.status, TF_ENERGY_NO_COUNTER);
     assert_true(isnan(r.joules));
     assert_string_equal(r.why, "no NVML (simulated)");
@@ -403,10 +404,9 @@ static void test_counter_errors(void **state)
     struct sim s = gpu(2.7e-3, 0.1, 0.01);
     s.read_fail_at = 5;
     struct tf_energy_plan p = plan(0.1, s.launch_s);
-    struct tf_energy_ops ops = ops_of(&s);
     struct tf_energy_result r;
     struct tf_error err = {0};
-    assert_int_equal(tf_energy_measure(&p, &ops, &r, &err), TF_STATUS_OK);
+    assert_int_equal(sim_measure(&s, &p, &r, &err), TF_STATUS_OK);
     assert_int_equal(r.status, TF_ENERGY_COUNTER_ERROR);
     assert_non_null(strstr(r.why, "NVML error 15 (simulated)"));
     assert_true(isnan(r.joules));
@@ -418,16 +418,14 @@ static void test_counter_errors(void **state)
     /* the first reading fails: nothing runs */
     s = gpu(2.7e-3, 0.1, 0.01);
     s.read_fail_at = 1;
-    ops = ops_of(&s);
-    assert_int_equal(tf_energy_measure(&p, &ops, &r, &err), TF_STATUS_OK);
+    assert_int_equal(sim_measure(&s, &p, &r, &err), TF_STATUS_OK);
     assert_int_equal(r.status, TF_ENERGY_COUNTER_ERROR);
     assert_int_equal(s.launches, 0);
 
     /* a counter that goes backwards (a driver reload): an error, not a negative energy */
     s = gpu(2.7e-3, 0.02, 0.01);
     s.backwards_at = 0.05;
-    ops = ops_of(&s);
-    assert_int_equal(tf_energy_measure(&p, &ops, &r, &err), TF_STATUS_OK);
+    assert_int_equal(sim_measure(&s, &p, &r, &err), TF_STATUS_OK);
     assert_int_equal(r.status, TF_ENERGY_COUNTER_ERROR);
     assert_non_null(strstr(r.why, "went backwards"));
     assert_int_equal(s.nbatches, 0);
@@ -441,10 +439,9 @@ static void test_counter_stuck(void **state)
     (void)state;
     struct sim s = gpu(2.7e-3, 0, 0);
     struct tf_energy_plan p = plan(0.1, s.launch_s);
-    struct tf_energy_ops ops = ops_of(&s);
     struct tf_energy_result r;
     struct tf_error err = {0};
-    assert_int_equal(tf_energy_measure(&p, &ops, &r, &err), TF_STATUS_OK);
+    assert_int_equal(sim_measure(&s, &p, &r, &err), TF_STATUS_OK);
     assert_int_equal(r.status, TF_ENERGY_NO_WINDOW);
     assert_true(isnan(r.joules));
     assert_int_equal(r.updates, 0);
@@ -457,8 +454,7 @@ static void test_counter_stuck(void **state)
 
     /* one update only (a period longer than the time allowed) */
     s = gpu(2.7e-3, 5.0, 0.2);
-    ops = ops_of(&s);
-    assert_int_equal(tf_energy_measure(&p, &ops, &r, &err), TF_STATUS_OK);
+    assert_int_equal(sim_measure(&s, &p, &r, &err), TF_STATUS_OK);
     assert_int_equal(r.status, TF_ENERGY_NO_WINDOW);
     assert_int_equal(r.updates, 1);
     assert_non_null(strstr(r.why, "moved 1 time over"));
@@ -471,10 +467,9 @@ static void test_slow_launches(void **state)
     (void)state;
     struct sim s = gpu(0.3, 0.1, 0.01);
     struct tf_energy_plan p = plan(0.1, s.launch_s); /* 10 x 0.3 s > 0.7 s allowed */
-    struct tf_energy_ops ops = ops_of(&s);
     struct tf_energy_result r;
     struct tf_error err = {0};
-    assert_int_equal(tf_energy_measure(&p, &ops, &r, &err), TF_STATUS_OK);
+    assert_int_equal(sim_measure(&s, &p, &r, &err), TF_STATUS_OK);
     assert_int_equal(r.status, TF_ENERGY_NO_WINDOW);
     assert_non_null(strstr(r.why, "does not fit"));
     assert_int_equal(s.launches, 0);
@@ -494,10 +489,9 @@ static void test_launch_fails_in_window(void **state)
         s.queued = queued;
         s.fail_at = 7;
         struct tf_energy_plan p = plan(0.1, s.launch_s);
-        struct tf_energy_ops ops = ops_of(&s);
         struct tf_energy_result r;
         struct tf_error err = {0};
-        assert_int_equal(tf_energy_measure(&p, &ops, &r, &err), TF_STATUS_RUNTIME_ERROR);
+        assert_int_equal(sim_measure(&s, &p, &r, &err), TF_STATUS_RUNTIME_ERROR);
         assert_string_equal(err.message, "illegal address (simulated)");
         assert_true(isnan(r.joules));
         assert_int_equal(s.nbatches, 0);
@@ -507,10 +501,9 @@ static void test_launch_fails_in_window(void **state)
     struct sim s = gpu(2.7e-3, 0.1, 0.01);
     s.start_fail_at = 6;
     struct tf_energy_plan p = plan(0.1, s.launch_s);
-    struct tf_energy_ops ops = ops_of(&s);
     struct tf_energy_result r;
     struct tf_error err = {0};
-    assert_int_equal(tf_energy_measure(&p, &ops, &r, &err), TF_STATUS_RUNTIME_ERROR);
+    assert_int_equal(sim_measure(&s, &p, &r, &err), TF_STATUS_RUNTIME_ERROR);
     assert_non_null(strstr(err.message, "event creation"));
     assert_int_equal(s.starts, 6);
     assert_int_equal(s.nbatches, 0);
