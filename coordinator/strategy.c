@@ -318,6 +318,25 @@ int tf_core_told_time(const struct tf_strategy_core *c, uint64_t config, double 
     return 1;
 }
 
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+size_t tf_core_pending(const struct tf_strategy_core *c, uint64_t *out, size_t cap)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < c->seen.cap; i++)
+        if (c->seen.keys[i] != EMPTY && isnan(c->seen.vals[i])) {
+            if (n < cap)
+                out[n] = c->seen.keys[i];
+            n++;
+        }
+    qsort(out, n < cap ? n : cap, sizeof *out, cmp_u64); /* independent of the map's layout */
+    return n;
+}
+
 size_t tf_core_history(const struct tf_strategy_core *c, const uint64_t **configs,
                        const double **times)
 {

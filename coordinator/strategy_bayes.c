@@ -3,26 +3,33 @@
  * Features: each parameter with more than one value becomes one coordinate in
  * [0, 1]: log2 of its value when all values are positive numbers (tile and
  * block sizes act multiplicatively), the value itself otherwise, the value's
- * position for an enum. The model: a GP with a Matern 5/2 kernel of one
- * length scale over these coordinates, on standardised log(time); a failed
+ * position for an enum. The model: a GP with a Matern 5/2 kernel with one
+ * length scale per coordinate (ARD: the parameters matter very unequally), a
+ * signal and a noise variance, on standardised log(time); a failed
  * configuration counts as bad (the worst log time seen plus `fail_penalty`),
- * not as missing. The length scale and the noise are chosen from a small grid
- * by marginal likelihood at each refit. The numerics are LAPACK's (Cholesky
- * dpotrf, triangular solves dtrtrs) through LAPACKE.
+ * not as missing. The hyperparameters maximise the marginal likelihood
+ * (analytic gradient, iRprop- from a fixed start). The numerics are LAPACK's
+ * (Cholesky dpotrf/dpotrs/dpotri, triangular solves dtrtrs) through LAPACKE.
  *
  * Candidates: every valid configuration when the space has at most
  * `enumerate` of them (enumerated once, through next_valid); otherwise a pool
  * of random valid ones plus the neighbours of the best results. Each ask
- * proposes the unseen candidates of highest expected improvement; pending
- * proposals are excluded, and, so that a batch does not pile onto one spot,
- * a candidate whose distance to a pending one is below `spread` (in the unit
- * feature space) waits for the next round while others remain.
+ * proposes the unseen candidates of highest expected improvement. Pending
+ * proposals (asked, not yet told) enter the model as fantasies at its mean
+ * (the kriging believer): it is not moved, but its uncertainty around them
+ * shrinks, so asynchronous workers are sent to different places; within one
+ * batch, a candidate whose distance to a pending one is below `spread` waits
+ * while others remain.
  *
- * The model and its scores are a memo of the history (fitted lazily at the
- * first ask after new results, keyed by the number of results): they change
- * no proposal, so ask stays a function of seed and results. The training set
- * is at most `max_train` results (the best half and the latest half), which
- * bounds each refit for long searches. */
+ * Cost: the model is refitted (hyperparameters, factor, every candidate's
+ * prediction) at base points of the history - each result up to 64, then
+ * every 8th, then every 32nd after 256 - and the results after the base
+ * point and the fantasies enter by exact GP conditioning on the cached base
+ * (a few milliseconds per ask). The base is a memo of the history's first
+ * results, the pending set a function of the proposals, so ask stays a
+ * function of seed and the order of results. The training set is at most
+ * `max_train` results (the best half and the latest half), the
+ * hyperparameter fit's at most `fit_train`. */
 #include "strategy.h"
 #include "strategy_common.h"
 
@@ -31,26 +38,58 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The GP's hyperparameters, all in log space: a length scale per feature
+ * dimension, then the signal variance, then the noise variance. */
+enum { HYP_SIGNAL = TF_STRATEGY_MAX_PARAMS, HYP_NOISE, HYP_COUNT };
+
+/* Pending proposals the model takes in as fantasies, at most. */
+#define MAX_FANTASIES 64
+
+/* Standardisation of log time over a training set: y = (log t - mean) / sd; a
+ * failure counts as the worst log time + fail_penalty. */
+struct ystd {
+    double mean, sd, fail;
+};
+
+/* The model fitted at a base point of the history (a memo of its first `at`
+ * results), with every candidate's prediction from it. */
+struct base {
+    size_t at;                  /* SIZE_MAX: none */
+    size_t n;                   /* training results */
+    double *X, *L, *alpha;      /* n x dims features, Cholesky factor (lower), K^-1 y */
+    struct ystd ys;
+    const uint64_t *cands;      /* the enumerated valid set, or pool */
+    uint64_t *pool;             /* owned: drawn for this base when not enumerated */
+    size_t m;
+    double *mu, *var;           /* per candidate, given the base */
+    double *Kc;                 /* m x n: k(candidate, training), when it fits KC_MAX */
+};
+
+/* Doubles the candidates' kernel rows may take (64 MiB); beyond, each ask
+ * computes them again. */
+#define KC_MAX (UINT64_C(8) << 20)
+
 struct bayes {
-    int64_t init, enumerate, max_train;
+    int64_t init, enumerate, max_train, fit_train, fit_steps;
     double spread, fail_penalty, xi;
     int dims;
     int map[TF_STRATEGY_MAX_PARAMS];          /* parameter -> dim (-1: single value) */
     double *feat[TF_STRATEGY_MAX_PARAMS];     /* per parameter: coordinate of each value */
     uint64_t *cands;                          /* enumerated valid set (or NULL) */
     size_t ncands;
-    /* memo: scores of cands for history length `fitted_at` */
-    size_t fitted_at;
-    double *score;
+    struct base base;
+    double hyp[HYP_COUNT];                    /* the base's hyperparameters */
 };
 
 static const struct tf_strategy_option_spec bayes_options[] = {
     {"init", "12", "random configurations before the model proposes"},
-    {"enumerate", "200000", "score every valid configuration when there are at most this many"},
+    {"enumerate", "20000", "score every valid configuration when there are at most this many"},
     {"max_train", "256", "results the model is fitted on at most (best half + latest half)"},
     {"spread", "0.1", "minimum distance of a batch proposal to a pending one (unit feature space)"},
     {"fail_penalty", "1.0", "a failure's log time above the worst measured one"},
     {"xi", "0.01", "exploration margin of expected improvement (standardised units)"},
+    {"fit_steps", "100", "steps of the marginal-likelihood fit of the length scales"},
+    {"fit_train", "128", "results that fit uses at most (best half + latest half of the training set)"},
     {NULL, NULL, NULL},
 };
 
@@ -69,13 +108,16 @@ static int bayes_create(struct tf_strategy_core *core, void **state, struct tf_e
 {
     struct bayes *b = tf_xcalloc(1, sizeof *b);
     *state = b;
+    b->base.at = SIZE_MAX;
     const struct tf_strategy_space *sp = tf_core_space(core);
     if (tf_core_opt_int(core, "init", 2, 1 << 30, &b->init, err) ||
         tf_core_opt_int(core, "enumerate", 0, INT64_C(1) << 40, &b->enumerate, err) ||
         tf_core_opt_int(core, "max_train", 8, 4096, &b->max_train, err) ||
         tf_core_opt_double(core, "spread", 0, 10, &b->spread, err) ||
         tf_core_opt_double(core, "fail_penalty", 0, 100, &b->fail_penalty, err) ||
-        tf_core_opt_double(core, "xi", 0, 10, &b->xi, err))
+        tf_core_opt_double(core, "xi", 0, 10, &b->xi, err) ||
+        tf_core_opt_int(core, "fit_steps", 1, 100000, &b->fit_steps, err) ||
+        tf_core_opt_int(core, "fit_train", 8, 4096, &b->fit_train, err))
         return -1;
     for (int p = 0; p < sp->nparams; p++) {
         int r = sp->radix[p];
@@ -108,16 +150,48 @@ static int bayes_create(struct tf_strategy_core *core, void **state, struct tf_e
                 break;
             b->cands[b->ncands++] = x++;
         }
-        b->score = tf_xmalloc((b->ncands ? b->ncands : 1) * sizeof *b->score);
-        b->fitted_at = SIZE_MAX;
     }
     return 0;
 }
 
-static double matern52(double r2, double ls)
+static const double hyp_lo[3] = {-4.6, -4.6, -13.8}; /* length 0.01, signal 0.01, noise 1e-6 */
+static const double hyp_hi[3] = {4.6, 4.6, 0.0};     /* length 100, signal 100, noise 1 */
+
+static double hyp_bound(int k, double v, bool upper)
 {
-    double r = sqrt(r2) / ls, s5 = sqrt(5.0) * r;
-    return (1 + s5 + 5.0 / 3.0 * r * r) * exp(-s5);
+    int c = k < HYP_SIGNAL ? 0 : k == HYP_SIGNAL ? 1 : 2;
+    return upper ? fmin(v, hyp_hi[c]) : fmax(v, hyp_lo[c]);
+}
+
+/* Matern 5/2 with ARD: sf2 (1 + s + s^2/3) exp(-s), s = sqrt(5) r,
+ * r^2 = sum_k (a_k - b_k)^2 / l_k^2 (inv_l2 holds 1 / l_k^2). */
+static double matern52(const double *a, const double *b, int d, const double *inv_l2, double sf2,
+                       double *r_out)
+{
+    double r2 = 0;
+    for (int k = 0; k < d; k++)
+        r2 += (a[k] - b[k]) * (a[k] - b[k]) * inv_l2[k];
+    double r = sqrt(r2), s = sqrt(5.0) * r;
+    if (r_out)
+        *r_out = r;
+    return sf2 * (1 + s + s * s / 3.0) * exp(-s);
+}
+
+/* a . b with four partial sums: the candidates' loop is bound by the adds'
+ * latency otherwise. */
+static double dot(const double *a, const double *b, size_t n)
+{
+    double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+    size_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        s0 += a[i] * b[i];
+        s1 += a[i + 1] * b[i + 1];
+        s2 += a[i + 2] * b[i + 2];
+        s3 += a[i + 3] * b[i + 3];
+    }
+    for (; i < n; i++)
+        s0 += a[i] * b[i];
+    return (s0 + s1) + (s2 + s3);
 }
 
 static double dist2(const double *a, const double *b, int d)
@@ -128,129 +202,412 @@ static double dist2(const double *a, const double *b, int d)
     return s;
 }
 
-/* Fit on the history and fill score[] (expected improvement) for cands[0..m). */
-static int fit_and_score(struct bayes *b, const struct tf_strategy_core *core,
-                         const uint64_t *cands, size_t m, double *score)
+/* K = kernel matrix + noise on the diagonal, Cholesky-factored in place
+ * (lower), alpha = K^-1 y; returns the log marginal likelihood, or -INFINITY
+ * when K is not positive definite. */
+static double gp_factor(size_t n, int d, const double *X, const double *y, const double *hyp,
+                        double *K, double *alpha)
+{
+    double inv_l2[TF_STRATEGY_MAX_PARAMS];
+    for (int k = 0; k < d; k++)
+        inv_l2[k] = exp(-2 * hyp[k]);
+    double sf2 = exp(hyp[HYP_SIGNAL]), noise = exp(hyp[HYP_NOISE]);
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; j <= i; j++)
+            K[i * n + j] = K[j * n + i] =
+                matern52(X + i * d, X + j * d, d, inv_l2, sf2, NULL) + (i == j ? noise : 0);
+    if (LAPACKE_dpotrf(LAPACK_ROW_MAJOR, 'L', (lapack_int)n, K, (lapack_int)n))
+        return -INFINITY;
+    memcpy(alpha, y, n * sizeof *y);
+    LAPACKE_dpotrs(LAPACK_ROW_MAJOR, 'L', (lapack_int)n, 1, K, (lapack_int)n, alpha, 1);
+    double ll = 0;
+    for (size_t i = 0; i < n; i++)
+        ll -= 0.5 * y[i] * alpha[i] + log(K[i * n + i]);
+    return ll;
+}
+
+/* Gradient of the log marginal likelihood in the hyperparameters, from the
+ * factor and alpha of gp_factor (K is overwritten): 0.5 tr((a a^T - K^-1) dK). */
+static void gp_gradient(size_t n, int d, const double *X, const double *hyp, double *K,
+                        const double *alpha, double *grad)
+{
+    double inv_l2[TF_STRATEGY_MAX_PARAMS];
+    for (int k = 0; k < d; k++)
+        inv_l2[k] = exp(-2 * hyp[k]);
+    double sf2 = exp(hyp[HYP_SIGNAL]), noise = exp(hyp[HYP_NOISE]);
+    LAPACKE_dpotri(LAPACK_ROW_MAJOR, 'L', (lapack_int)n, K, (lapack_int)n); /* lower: K^-1 */
+    for (int k = 0; k < d; k++)
+        grad[k] = 0;
+    grad[HYP_SIGNAL] = grad[HYP_NOISE] = 0;
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; j <= i; j++) {
+            double w = alpha[i] * alpha[j] - K[i * n + j];
+            double wt = i == j ? 0.5 * w : w; /* the symmetric pair counted once */
+            if (i == j) {
+                grad[HYP_SIGNAL] += wt * sf2;
+                grad[HYP_NOISE] += wt * noise;
+                continue;
+            }
+            double r, kv = matern52(X + i * d, X + j * d, d, inv_l2, sf2, &r);
+            grad[HYP_SIGNAL] += wt * kv;
+            /* dk/dlog l_k = sf2 (5/3) (1 + sqrt5 r) exp(-sqrt5 r) dx_k^2 / l_k^2 */
+            double g = wt * sf2 * (5.0 / 3.0) * (1 + sqrt(5.0) * r) * exp(-sqrt(5.0) * r);
+            const double *a = X + i * d, *b = X + j * d;
+            for (int k = 0; k < d; k++)
+                grad[k] += g * (a[k] - b[k]) * (a[k] - b[k]) * inv_l2[k];
+        }
+}
+
+/* Hyperparameters by maximum marginal likelihood: iRprop- (sign-based steps,
+ * robust without a line search) from a fixed start, so the result is a
+ * function of the training data alone. */
+static void gp_fit_hyper(size_t n, int d, const double *X, const double *y, int iterations,
+                         double *hyp)
+{
+    int idx[TF_STRATEGY_MAX_PARAMS + 2], m = 0;
+    for (int k = 0; k < d; k++)
+        hyp[k] = 0, idx[m++] = k; /* length 1 in the unit feature space */
+    hyp[HYP_SIGNAL] = 0, idx[m++] = HYP_SIGNAL;
+    hyp[HYP_NOISE] = log(1e-2), idx[m++] = HYP_NOISE;
+    double *K = tf_xmalloc(n * n * sizeof *K), *alpha = tf_xmalloc(n * sizeof *alpha);
+    double grad[HYP_COUNT], prev[HYP_COUNT] = {0}, step[HYP_COUNT], best[HYP_COUNT];
+    for (int i = 0; i < m; i++)
+        step[idx[i]] = 0.1;
+    memcpy(best, hyp, sizeof best);
+    double best_ll = -INFINITY;
+    for (int it = 0; it < iterations; it++) {
+        double ll = gp_factor(n, d, X, y, hyp, K, alpha);
+        if (!isfinite(ll)) {
+            hyp[HYP_NOISE] = hyp_bound(HYP_NOISE, hyp[HYP_NOISE] + 1, true); /* regularise */
+            continue;
+        }
+        if (ll > best_ll)
+            best_ll = ll, memcpy(best, hyp, sizeof best);
+        gp_gradient(n, d, X, hyp, K, alpha, grad);
+        for (int i = 0; i < m; i++) {
+            int k = idx[i];
+            double sign = grad[k] * prev[k];
+            if (sign > 0)
+                step[k] = fmin(step[k] * 1.2, 1.0);
+            else if (sign < 0)
+                step[k] = fmax(step[k] * 0.5, 1e-6), grad[k] = 0;
+            double v = hyp[k] + (grad[k] > 0 ? step[k] : grad[k] < 0 ? -step[k] : 0);
+            hyp[k] = hyp_bound(k, hyp_bound(k, v, true), false);
+            prev[k] = grad[k];
+        }
+    }
+    memcpy(hyp, best, sizeof best);
+    free(K);
+    free(alpha);
+}
+
+/* The training set among the first h results: all of them, or the best half
+ * and the latest half (max_train in all). Returns how many, indices in use. */
+static size_t training_set(const struct tf_strategy_core *core, size_t h, size_t max_train,
+                           size_t *use)
+{
+    if (h <= max_train) {
+        for (size_t i = 0; i < h; i++)
+            use[i] = i;
+        return h;
+    }
+    size_t nr, n = 0;
+    size_t *rank = tf_rank_history(core, &nr);
+    char *taken = tf_xcalloc(h, 1);
+    for (size_t i = 0; i < nr && n < max_train / 2; i++)
+        if (rank[i] < h)
+            taken[rank[i]] = 1, use[n++] = rank[i];
+    for (size_t i = h; i-- > 0 && n < max_train;)
+        if (!taken[i])
+            use[n++] = i;
+    free(taken);
+    free(rank);
+    return n;
+}
+
+static double ystd_of(const struct ystd *s, double time)
+{
+    return ((isfinite(time) ? log(time) : s->fail) - s->mean) / s->sd;
+}
+
+/* Features and standardised log times of the results use[0..n). */
+static struct ystd training_data(const struct bayes *b, const struct tf_strategy_core *core,
+                                 const size_t *use, size_t n, double *X, double *y)
 {
     const uint64_t *cfg;
     const double *time;
-    size_t nh = tf_core_history(core, &cfg, &time);
-    size_t nr;
-    size_t *rank = tf_rank_history(core, &nr);
-    /* Training set: all, or the best half + the latest half. */
-    size_t n = nh;
-    size_t *use = tf_xmalloc((nh ? nh : 1) * sizeof *use);
-    if (nh <= (size_t)b->max_train) {
-        for (size_t i = 0; i < nh; i++)
-            use[i] = i;
-    } else {
-        char *taken = tf_xcalloc(nh, 1);
-        n = 0;
-        for (size_t i = 0; i < (size_t)b->max_train / 2; i++)
-            taken[rank[i]] = 1, use[n++] = rank[i];
-        for (size_t i = nh; i-- > 0 && n < (size_t)b->max_train;)
-            if (!taken[i])
-                use[n++] = i;
-        free(taken);
-    }
+    tf_core_history(core, &cfg, &time);
     int d = b->dims > 0 ? b->dims : 1;
-    double *X = tf_xcalloc(n * (size_t)d, sizeof *X), *y = tf_xmalloc(n * sizeof *y);
-    double worst = -INFINITY, best = INFINITY;
+    double worst = -INFINITY;
     for (size_t i = 0; i < n; i++)
-        if (isfinite(time[use[i]])) {
+        if (isfinite(time[use[i]]))
             worst = fmax(worst, log(time[use[i]]));
-            best = fmin(best, log(time[use[i]]));
-        }
-    if (!isfinite(worst))
-        worst = best = 0;
-    double mean = 0, var = 0;
+    const struct ystd raw = {0, 1, (isfinite(worst) ? worst : 0) + b->fail_penalty};
+    struct ystd s = raw;
+    double var = 0, sum = 0;
     for (size_t i = 0; i < n; i++) {
         features(b, core, cfg[use[i]], X + i * (size_t)d);
-        y[i] = isfinite(time[use[i]]) ? log(time[use[i]]) : worst + b->fail_penalty;
-        mean += y[i];
+        y[i] = ystd_of(&raw, time[use[i]]);
+        sum += y[i];
     }
-    mean /= (double)n;
+    s.mean = sum / (double)n;
     for (size_t i = 0; i < n; i++)
-        var += (y[i] - mean) * (y[i] - mean);
-    double sd = n > 1 && var > 0 ? sqrt(var / (double)(n - 1)) : 1;
+        var += (y[i] - s.mean) * (y[i] - s.mean);
+    s.sd = n > 1 && var > 0 ? sqrt(var / (double)(n - 1)) : 1;
     for (size_t i = 0; i < n; i++)
-        y[i] = (y[i] - mean) / sd;
-    double ybest = (best - mean) / sd;
+        y[i] = (y[i] - s.mean) / s.sd;
+    return s;
+}
 
-    /* Hyperparameters by marginal likelihood over a small grid. */
-    static const double ls_grid[] = {0.15, 0.25, 0.4, 0.6, 1.0};
-    static const double noise_grid[] = {1e-3, 3e-2};
-    double *K = tf_xmalloc(n * n * sizeof *K), *alpha = tf_xmalloc(n * sizeof *alpha);
-    double best_ll = -INFINITY, ls = 0.4, noise = 1e-3;
-    int rc = -1;
-    for (int pass = 0; pass < 2; pass++)
-        for (size_t gi = 0; gi < sizeof ls_grid / sizeof *ls_grid; gi++)
-            for (size_t gj = 0; gj < sizeof noise_grid / sizeof *noise_grid; gj++) {
-                double l = pass ? ls : ls_grid[gi], nz = pass ? noise : noise_grid[gj];
-                for (size_t i = 0; i < n; i++)
-                    for (size_t j = 0; j <= i; j++)
-                        K[i * n + j] = K[j * n + i] =
-                            matern52(dist2(X + i * d, X + j * d, d), l) + (i == j ? nz : 0);
-                if (LAPACKE_dpotrf(LAPACK_ROW_MAJOR, 'L', (lapack_int)n, K, (lapack_int)n))
-                    continue;
-                memcpy(alpha, y, n * sizeof *y);
-                LAPACKE_dpotrs(LAPACK_ROW_MAJOR, 'L', (lapack_int)n, 1, K, (lapack_int)n, alpha,
-                               1);
-                if (pass) {
-                    rc = 0; /* K holds the chosen factor */
-                    goto fitted;
-                }
-                double ll = 0;
-                for (size_t i = 0; i < n; i++)
-                    ll -= 0.5 * y[i] * alpha[i] + log(K[i * n + i]);
-                if (ll > best_ll) {
-                    best_ll = ll;
-                    ls = l;
-                    noise = nz;
-                }
-                if (pass == 0 && gi + 1 == sizeof ls_grid / sizeof *ls_grid &&
-                    gj + 1 == sizeof noise_grid / sizeof *noise_grid && !isfinite(best_ll))
-                    goto fitted; /* nothing factored: rc stays -1 */
-            }
-fitted:
-    if (rc == 0) {
-        /* Predict in blocks: V = L^-1 K*, mean = K*^T alpha, var = k** - |V|^2. */
-        const size_t block = 512;
-        double *Ks = tf_xmalloc(n * block * sizeof *Ks);
-        double xc[TF_STRATEGY_MAX_PARAMS];
-        for (size_t c0 = 0; c0 < m; c0 += block) {
-            size_t mb = m - c0 < block ? m - c0 : block;
-            for (size_t c = 0; c < mb; c++) {
-                features(b, core, cands[c0 + c], xc);
-                for (size_t i = 0; i < n; i++)
-                    Ks[i * mb + c] = matern52(dist2(X + i * d, xc, d), ls);
-            }
-            double *mu = tf_xcalloc(mb, sizeof *mu);
-            for (size_t i = 0; i < n; i++)
-                for (size_t c = 0; c < mb; c++)
-                    mu[c] += Ks[i * mb + c] * alpha[i];
-            LAPACKE_dtrtrs(LAPACK_ROW_MAJOR, 'L', 'N', 'N', (lapack_int)n, (lapack_int)mb, K,
-                           (lapack_int)n, Ks, (lapack_int)mb);
-            for (size_t c = 0; c < mb; c++) {
-                double v = 1.0 + noise;
-                for (size_t i = 0; i < n; i++)
-                    v -= Ks[i * mb + c] * Ks[i * mb + c];
-                double s = sqrt(fmax(v, 1e-12));
-                double z = (ybest - mu[c] - b->xi) / s;
-                double ei = (ybest - mu[c] - b->xi) * 0.5 * erfc(-z / sqrt(2.0)) +
-                            s * exp(-0.5 * z * z) / sqrt(2 * M_PI);
-                score[c0 + c] = ei;
-            }
-            free(mu);
-        }
-        free(Ks);
-    }
-    free(K);
-    free(alpha);
-    free(X);
+/* Where the model is refitted (hyperparameters and factor): at every history
+ * length up to 64, then every 8 results up to 256, then every 32; results
+ * after that point enter by conditioning (see the file's comment). A function
+ * of the history length alone. */
+static size_t base_point(size_t nh)
+{
+    size_t step = nh < 64 ? 1 : nh < 256 ? 8 : 32;
+    return nh - nh % step;
+}
+
+static void base_clear(struct base *m)
+{
+    free(m->X);
+    free(m->L);
+    free(m->alpha);
+    free(m->mu);
+    free(m->var);
+    free(m->pool);
+    free(m->Kc);
+    *m = (struct base){.at = SIZE_MAX};
+}
+
+/* The model on the first h results: hyperparameters, factor, candidates and
+ * their predictions. 0, or -1 when it cannot be fitted (m->m stays 0). */
+static int base_build(struct bayes *b, struct tf_strategy_core *core, size_t h)
+{
+    struct base *m = &b->base;
+    base_clear(m);
+    m->at = h;
+    const uint64_t *cfg;
+    const double *time;
+    tf_core_history(core, &cfg, &time);
+    const struct tf_strategy_space *sp = tf_core_space(core);
+    int d = b->dims > 0 ? b->dims : 1;
+    size_t *use = tf_xmalloc(h * sizeof *use);
+    /* The length scales from a smaller set when the training set is large:
+     * each fit step costs a factorisation and an inverse. */
+    size_t nf = training_set(core, h, (size_t)b->fit_train, use);
+    m->X = tf_xmalloc(nf * (size_t)d * sizeof *m->X);
+    double *y = tf_xmalloc(nf * sizeof *y);
+    training_data(b, core, use, nf, m->X, y);
+    gp_fit_hyper(nf, d, m->X, y, (int)b->fit_steps, b->hyp);
+    free(m->X);
     free(y);
+    m->n = training_set(core, h, (size_t)b->max_train, use);
+    m->X = tf_xmalloc(m->n * (size_t)d * sizeof *m->X);
+    y = tf_xmalloc(m->n * sizeof *y);
+    m->ys = training_data(b, core, use, m->n, m->X, y);
     free(use);
-    free(rank);
+    m->L = tf_xmalloc(m->n * m->n * sizeof *m->L);
+    m->alpha = tf_xmalloc(m->n * sizeof *m->alpha);
+    if (!isfinite(gp_factor(m->n, d, m->X, y, b->hyp, m->L, m->alpha))) {
+        free(y);
+        return -1;
+    }
+    free(y);
+    /* Candidates: the enumerated valid set, or a pool drawn for this base. */
+    if (b->cands) {
+        m->cands = b->cands;
+        m->m = b->ncands;
+    } else {
+        size_t cap = 2048 + 16 * 64;
+        m->pool = tf_xmalloc(cap * sizeof *m->pool);
+        size_t nr;
+        size_t *rank = tf_rank_history(core, &nr);
+        int ncap = 0;
+        for (int q = 0; q < sp->nparams; q++)
+            ncap += sp->radix[q];
+        uint64_t *nb = tf_xmalloc((size_t)ncap * sizeof *nb);
+        for (size_t i = 0, k = 0; i < nr && k < 16 && isfinite(time[rank[i]]); i++) {
+            if (rank[i] >= h)
+                continue; /* the base sees the first h results only */
+            k++;
+            int c = tf_neighbours(core, cfg[rank[i]], 2, nb, ncap);
+            for (int j = 0; j < c && m->m < cap; j++)
+                if (!tf_core_seen(core, nb[j]) && tf_core_valid(core, nb[j]))
+                    m->pool[m->m++] = nb[j];
+        }
+        free(nb);
+        free(rank);
+        /* Its own stream, from the seed and h: the pool is a function of them. */
+        struct tf_rng rng = {tf_core_seed(core) ^ (h * 0x9e3779b97f4a7c15ull)};
+        for (int tries = 0; tries < 2048 && m->m < cap; tries++) {
+            uint64_t x;
+            if (!tf_core_random_unseen(core, &rng, NULL, &x))
+                break;
+            m->pool[m->m++] = x;
+        }
+        m->cands = m->pool;
+    }
+    /* Predictions in blocks: V = L^-1 K*, mean = K*^T alpha, var = k** - |V|^2. */
+    double inv_l2[TF_STRATEGY_MAX_PARAMS];
+    for (int k = 0; k < d; k++)
+        inv_l2[k] = exp(-2 * b->hyp[k]);
+    double sf2 = exp(b->hyp[HYP_SIGNAL]), noise = exp(b->hyp[HYP_NOISE]);
+    size_t n = m->n;
+    m->mu = tf_xcalloc(m->m ? m->m : 1, sizeof *m->mu);
+    m->var = tf_xmalloc((m->m ? m->m : 1) * sizeof *m->var);
+    if ((uint64_t)m->m * n <= KC_MAX)
+        m->Kc = tf_xmalloc((m->m ? m->m : 1) * n * sizeof *m->Kc);
+    const size_t block = 512;
+    double *Ks = tf_xmalloc(n * block * sizeof *Ks);
+    double xc[TF_STRATEGY_MAX_PARAMS];
+    for (size_t c0 = 0; c0 < m->m; c0 += block) {
+        size_t mb = m->m - c0 < block ? m->m - c0 : block;
+        for (size_t c = 0; c < mb; c++) {
+            features(b, core, m->cands[c0 + c], xc);
+            for (size_t i = 0; i < n; i++)
+                Ks[i * mb + c] = matern52(m->X + i * d, xc, d, inv_l2, sf2, NULL);
+        }
+        for (size_t i = 0; i < n; i++)
+            for (size_t c = 0; c < mb; c++) {
+                m->mu[c0 + c] += Ks[i * mb + c] * m->alpha[i];
+                if (m->Kc)
+                    m->Kc[(c0 + c) * n + i] = Ks[i * mb + c];
+            }
+        LAPACKE_dtrtrs(LAPACK_ROW_MAJOR, 'L', 'N', 'N', (lapack_int)n, (lapack_int)mb, m->L,
+                       (lapack_int)n, Ks, (lapack_int)mb);
+        for (size_t c = 0; c < mb; c++) {
+            double v = sf2 + noise;
+            for (size_t i = 0; i < n; i++)
+                v -= Ks[i * mb + c] * Ks[i * mb + c];
+            m->var[c0 + c] = v;
+        }
+    }
+    free(Ks);
+    return 0;
+}
+
+/* Expected improvement of every unseen candidate, given the base, the results
+ * told after it (told[0..nt), their times) and the pending proposals
+ * (pend[0..np), fantasies at the model's mean: the kriging believer). Exact GP
+ * conditioning on the extras E = told + pending:
+ *   mean(c) = mean_B(c) + S(c,T) S(T,T)^-1 (y_T - mean_B(T))
+ *   var(c)  = var_B(c) - S(c,E) S(E,E)^-1 S(E,c)
+ * with S the base's posterior covariance (+ noise on E's diagonal). A
+ * believer's value is its mean, so pending ones change variances only.
+ * score[c] = -INFINITY for seen candidates. 0, or -1 when S(E,E) cannot be
+ * factored even without the pending ones. */
+static int score_extras(const struct bayes *b, const struct tf_strategy_core *core,
+                        const uint64_t *told, const double *told_time, size_t nt,
+                        const uint64_t *pend, size_t np, double ybest, double *score)
+{
+    const struct base *m = &b->base;
+    int d = b->dims > 0 ? b->dims : 1;
+    size_t n = m->n;
+    double inv_l2[TF_STRATEGY_MAX_PARAMS];
+    for (int k = 0; k < d; k++)
+        inv_l2[k] = exp(-2 * b->hyp[k]);
+    double sf2 = exp(b->hyp[HYP_SIGNAL]), noise = exp(b->hyp[HYP_NOISE]);
+    size_t ne = nt + np;
+    double *XE = tf_xmalloc((ne ? ne : 1) * (size_t)d * sizeof *XE);
+    double *U = tf_xmalloc((ne ? ne : 1) * n * sizeof *U); /* n x ne: K_B^-1 k(B, E) */
+    double *S = tf_xmalloc((ne ? ne * ne : 1) * sizeof *S);
+    double *beta = tf_xmalloc((nt ? nt : 1) * sizeof *beta);
+    for (size_t e = 0; e < ne; e++)
+        features(b, core, e < nt ? told[e] : pend[e - nt], XE + e * (size_t)d);
+    for (size_t i = 0; i < n; i++)
+        for (size_t e = 0; e < ne; e++)
+            U[i * ne + e] = matern52(m->X + i * d, XE + e * (size_t)d, d, inv_l2, sf2, NULL);
+    /* mean_B(T) before U becomes K_B^-1 k(B, E) */
+    for (size_t e = 0; e < nt; e++) {
+        double mu = 0;
+        for (size_t i = 0; i < n; i++)
+            mu += U[i * ne + e] * m->alpha[i];
+        beta[e] = ystd_of(&m->ys, told_time[e]) - mu;
+    }
+    int rc = 0;
+    if (ne) {
+        double *KbE = tf_xmalloc(n * ne * sizeof *KbE);
+        memcpy(KbE, U, n * ne * sizeof *U);
+        LAPACKE_dpotrs(LAPACK_ROW_MAJOR, 'L', (lapack_int)n, (lapack_int)ne, m->L, (lapack_int)n,
+                       U, (lapack_int)ne);
+        for (;;) {
+            for (size_t e = 0; e < ne; e++)
+                for (size_t f = 0; f <= e; f++) {
+                    double s = matern52(XE + e * (size_t)d, XE + f * (size_t)d, d, inv_l2, sf2,
+                                        NULL);
+                    for (size_t i = 0; i < n; i++)
+                        s -= KbE[i * ne + e] * U[i * ne + f];
+                    S[e * ne + f] = s + (e == f ? noise : 0);
+                }
+            if (!LAPACKE_dpotrf(LAPACK_ROW_MAJOR, 'L', (lapack_int)ne, S, (lapack_int)ne))
+                break;
+            if (ne == nt || nt == 0) {
+                rc = -1; /* not even the told ones: numerically degenerate */
+                break;
+            }
+            /* Without the fantasies (U keeps its first nt columns' values,
+             * now read with the new stride). */
+            for (size_t i = 0; i < n; i++)
+                for (size_t e = 0; e < nt; e++) {
+                    U[i * nt + e] = U[i * ne + e];
+                    KbE[i * nt + e] = KbE[i * ne + e];
+                }
+            ne = nt;
+        }
+        free(KbE);
+        /* U transposed (ne x n): the candidates' loop reads it contiguously. */
+        double *Ut = tf_xmalloc(ne * n * sizeof *Ut);
+        for (size_t i = 0; i < n; i++)
+            for (size_t e = 0; e < ne; e++)
+                Ut[e * n + i] = U[i * ne + e];
+        free(U);
+        U = Ut;
+        if (rc == 0 && nt) /* beta = S(T,T)^-1 r_T: the leading block of the factor */
+            LAPACKE_dpotrs(LAPACK_ROW_MAJOR, 'L', (lapack_int)nt, 1, S, (lapack_int)ne, beta, 1);
+    }
+    double xc[TF_STRATEGY_MAX_PARAMS], kc[4096], *kcb = n > 4096 ? tf_xmalloc(n * sizeof *kcb)
+                                                                    : kc;
+    double *w = tf_xmalloc((ne ? ne : 1) * sizeof *w);
+    for (size_t c = 0; c < m->m; c++) {
+        if (rc || tf_core_seen(core, m->cands[c])) {
+            score[c] = -INFINITY;
+            continue;
+        }
+        double mu = m->mu[c], var = m->var[c];
+        if (ne) {
+            features(b, core, m->cands[c], xc);
+            const double *kr = m->Kc ? m->Kc + c * n : kcb;
+            if (!m->Kc)
+                for (size_t i = 0; i < n; i++)
+                    kcb[i] = matern52(m->X + i * d, xc, d, inv_l2, sf2, NULL);
+            for (size_t e = 0; e < ne; e++) {
+                w[e] = matern52(xc, XE + e * (size_t)d, d, inv_l2, sf2, NULL) -
+                       dot(kr, U + e * n, n);
+            }
+            for (size_t e = 0; e < nt; e++)
+                mu += w[e] * beta[e];
+            /* forward solve L_E w' = w, var -= |w'|^2 */
+            for (size_t e = 0; e < ne; e++) {
+                for (size_t f = 0; f < e; f++)
+                    w[e] -= S[e * ne + f] * w[f];
+                w[e] /= S[e * ne + e];
+                var -= w[e] * w[e];
+            }
+        }
+        double s = sqrt(fmax(var, 1e-12));
+        double z = (ybest - mu - b->xi) / s;
+        score[c] = (ybest - mu - b->xi) * 0.5 * erfc(-z / sqrt(2.0)) +
+                   s * exp(-0.5 * z * z) / sqrt(2 * M_PI);
+    }
+    if (kcb != kc)
+        free(kcb);
+    free(w);
+    free(XE);
+    free(U);
+    free(S);
+    free(beta);
     return rc;
 }
 
@@ -268,95 +625,65 @@ static int cmp_score(const void *a, const void *b)
 static int bayes_ask(void *state, struct tf_strategy_core *core, struct tf_rng *rng,
                      struct tf_propose *p, struct tf_error *err)
 {
-    (void)err;
+    (void)err, (void)rng;
     struct bayes *b = state;
-    const struct tf_strategy_space *sp = tf_core_space(core);
     const uint64_t *cfg;
     const double *time;
     size_t nh = tf_core_history(core, &cfg, &time);
     if (tf_core_proposed(core) < (uint64_t)b->init || nh < 2)
         return 0; /* random start, filled by the core */
-    uint64_t *cands = b->cands, *pool = NULL;
-    size_t m = b->ncands;
-    double *score = b->score;
-    if (!cands) {
-        /* A pool: random valid ones and the neighbours of the best results. */
-        size_t cap = 2048 + 16 * 64;
-        pool = tf_xmalloc(cap * sizeof *pool);
-        m = 0;
-        size_t nr;
-        size_t *rank = tf_rank_history(core, &nr);
-        int ncap = 0;
-        for (int q = 0; q < sp->nparams; q++)
-            ncap += sp->radix[q];
-        uint64_t *nb = tf_xmalloc((size_t)ncap * sizeof *nb);
-        for (size_t i = 0; i < nr && i < 16 && isfinite(time[rank[i]]); i++) {
-            int k = tf_neighbours(core, cfg[rank[i]], 2, nb, ncap);
-            for (int j = 0; j < k && m < cap; j++)
-                if (!tf_core_seen(core, nb[j]) && tf_core_valid(core, nb[j]))
-                    pool[m++] = nb[j];
-        }
-        free(nb);
-        free(rank);
-        for (int tries = 0; tries < 2048 && m < cap; tries++) {
-            uint64_t x;
-            if (!tf_core_random_unseen(core, rng, NULL, &x))
-                break;
-            pool[m++] = x;
-        }
-        cands = pool;
-        score = tf_xmalloc((m ? m : 1) * sizeof *score);
-        if (fit_and_score(b, core, cands, m, score))
-            m = 0; /* the model could not be fitted: the core fills at random */
-    } else if (b->fitted_at != nh) {
-        if (fit_and_score(b, core, cands, m, score))
-            m = 0;
-        else
-            b->fitted_at = nh; /* memo of the history: changes no proposal */
-    }
-    if (m) {
-        size_t *idx = tf_xmalloc(m * sizeof *idx);
-        for (size_t i = 0; i < m; i++)
-            idx[i] = i;
-        tf_bayes_sort_key = score;
-        qsort(idx, m, sizeof *idx, cmp_score);
-        /* Pending proposals: spread the batch away from them. */
-        int d = b->dims > 0 ? b->dims : 1;
-        size_t npend = 0, cpend = 64;
-        double *pend = tf_xmalloc(cpend * (size_t)d * sizeof *pend);
-        for (size_t i = 0; i < m; i++)
-            if (tf_core_seen(core, cands[i]) && !tf_core_told_time(core, cands[i], &(double){0})) {
-                if (npend == cpend) {
-                    cpend *= 2;
-                    pend = tf_xrealloc(pend, cpend * (size_t)d * sizeof *pend);
-                }
-                features(b, core, cands[i], pend + npend++ * (size_t)d);
-            }
-        double xc[TF_STRATEGY_MAX_PARAMS];
-        for (int pass = 0; pass < 2 && tf_propose_room(p) > 0; pass++)
-            for (size_t k = 0; k < m && tf_propose_room(p) > 0; k++) {
-                uint64_t x = cands[idx[k]];
-                if (tf_core_seen(core, x) || tf_propose_has(p, x))
-                    continue;
-                if (pass == 0 && b->spread > 0) {
-                    features(b, core, x, xc);
-                    bool near = false;
-                    for (size_t j = 0; j < npend && !near; j++)
-                        near = dist2(xc, pend + j * (size_t)d, d) < b->spread * b->spread;
-                    if (near)
-                        continue;
-                }
-                if (tf_propose_add(p, x) && npend < cpend) {
-                    features(b, core, x, pend + npend++ * (size_t)d);
-                }
-            }
-        free(pend);
-        free(idx);
-    }
-    if (pool) {
-        free(pool);
+    size_t h = base_point(nh);
+    if (b->base.at != h && base_build(b, core, h))
+        return 0; /* the model could not be fitted: the core fills at random */
+    struct base *m = &b->base;
+    if (!m->m)
+        return 0;
+    size_t npend = tf_core_pending(core, NULL, 0);
+    uint64_t *pending = tf_xmalloc((npend ? npend : 1) * sizeof *pending);
+    tf_core_pending(core, pending, npend);
+    double ybest = INFINITY;
+    for (size_t i = 0; i < nh; i++)
+        ybest = fmin(ybest, ystd_of(&m->ys, time[i]));
+    double *score = tf_xmalloc(m->m * sizeof *score);
+    size_t nfant = npend < MAX_FANTASIES ? npend : MAX_FANTASIES;
+    if (score_extras(b, core, cfg + h, time + h, nh - h, pending, nfant, ybest, score)) {
         free(score);
+        free(pending);
+        return 0;
     }
+    size_t *idx = tf_xmalloc(m->m * sizeof *idx), ns = 0;
+    for (size_t i = 0; i < m->m; i++)
+        if (score[i] > -INFINITY)
+            idx[ns++] = i;
+    tf_bayes_sort_key = score;
+    qsort(idx, ns, sizeof *idx, cmp_score);
+    /* A batch keeps `spread` away from pending proposals while others remain. */
+    int d = b->dims > 0 ? b->dims : 1;
+    size_t cpend = npend + (size_t)tf_propose_room(p);
+    double *pend = tf_xmalloc((cpend ? cpend : 1) * (size_t)d * sizeof *pend);
+    for (size_t i = 0; i < npend; i++)
+        features(b, core, pending[i], pend + i * (size_t)d);
+    double xc[TF_STRATEGY_MAX_PARAMS];
+    for (int pass = 0; pass < 2 && tf_propose_room(p) > 0; pass++)
+        for (size_t k = 0; k < ns && tf_propose_room(p) > 0; k++) {
+            uint64_t x = m->cands[idx[k]];
+            if (tf_propose_has(p, x))
+                continue;
+            if (pass == 0 && b->spread > 0) {
+                features(b, core, x, xc);
+                bool near = false;
+                for (size_t j = 0; j < npend && !near; j++)
+                    near = dist2(xc, pend + j * (size_t)d, d) < b->spread * b->spread;
+                if (near)
+                    continue;
+            }
+            if (tf_propose_add(p, x) && npend < cpend)
+                features(b, core, x, pend + npend++ * (size_t)d);
+        }
+    free(pend);
+    free(idx);
+    free(score);
+    free(pending);
     return 0;
 }
 
@@ -373,8 +700,8 @@ static void bayes_destroy(void *state)
         return;
     for (int p = 0; p < TF_STRATEGY_MAX_PARAMS; p++)
         free(b->feat[p]);
+    base_clear(&b->base);
     free(b->cands);
-    free(b->score);
     free(b);
 }
 

@@ -287,9 +287,12 @@ static void test_beats_random(void **state)
     double r = quality("random", c, sp, opt);
     double g = quality("genetic", c, sp, opt);
     double l = quality("local", c, sp, opt);
-    print_message("note: 2%% budget, 20 seeds: random %.3f, genetic %.3f, local %.3f\n", r, g, l);
+    double b = quality("bayes", c, sp, opt);
+    print_message("note: 2%% budget, 20 seeds: random %.3f, genetic %.3f, local %.3f, bayes %.3f\n",
+                  r, g, l, b);
     assert_true(g > r + 0.02);
     assert_true(l > r + 0.05);
+    assert_true(b > r + 0.05);
     tf_strategy_space_free(sp);
     tf_ktcache_destroy(c);
 }
