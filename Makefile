@@ -44,7 +44,8 @@ COORD_OBJS  := coordinator/coordinator.o coordinator/plan.o coordinator/progress
                coordinator/report.o coordinator/journal.o coordinator/session.o coordinator/diffcmd.o \
                coordinator/strategy.o coordinator/strategy_brute_force.o \
                coordinator/strategy_random.o coordinator/strategy_genetic.o \
-               coordinator/strategy_local.o coordinator/strategy_bayes.o
+               coordinator/strategy_local.o coordinator/strategy_bayes.o \
+               coordinator/strategy_hybrid.o
 WORKER_OBJS := worker/worker.o worker/backends.o worker/backend_host.o worker/cache.o \
                worker/compile.o worker/compiler.o worker/channel.o worker/runner.o \
                worker/runner_child.o worker/runner_shield.o worker/runner_guard.o \

@@ -11,7 +11,7 @@
  * an exact count (its number of valid configurations is then an estimate).
  * Counting and sampling poll the hook main.c sets (progress, signals).
  * A brute-force budget takes the first valid configurations in index order.
- * An adaptive strategy (genetic, local, bayes: coordinator/strategy.h) has one
+ * An adaptive strategy (genetic, local, bayes, hybrid: coordinator/strategy.h) has one
  * instance per task: a slice is a batch of its proposals (valid and new, the
  * wrapper guarantees it), each result is told to it as recorded (failures as
  * bad), and a compile slice is its likely_next hint (one per state of the

@@ -28,10 +28,11 @@ extern const struct tf_strategy_impl tf_strategy_random;
 extern const struct tf_strategy_impl tf_strategy_genetic;
 extern const struct tf_strategy_impl tf_strategy_local;
 extern const struct tf_strategy_impl tf_strategy_bayes;
+extern const struct tf_strategy_impl tf_strategy_hybrid;
 
 const struct tf_strategy_impl *const tf_strategies[] = {
     &tf_strategy_brute_force, &tf_strategy_random, &tf_strategy_genetic, &tf_strategy_local,
-    &tf_strategy_bayes,       NULL,
+    &tf_strategy_bayes,       &tf_strategy_hybrid,  NULL,
 };
 
 const struct tf_strategy_impl *tf_strategy_find(const char *name)
@@ -249,6 +250,18 @@ struct tf_propose {
     uint64_t *items;
     int n, cap;
 };
+
+int tf_propose_one(struct tf_propose *p, const struct tf_strategy_impl *impl, void *state,
+                   struct tf_strategy_core *core, struct tf_rng *rng, struct tf_error *err)
+{
+    if (p->n >= p->cap)
+        return 0;
+    int cap = p->cap;
+    p->cap = p->n + 1;
+    int rc = impl->ask(state, core, rng, p, err);
+    p->cap = cap;
+    return rc;
+}
 
 const struct tf_strategy_space *tf_core_space(const struct tf_strategy_core *c) { return c->space; }
 uint64_t tf_core_seed(const struct tf_strategy_core *c) { return c->seed; }

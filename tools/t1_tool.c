@@ -1445,7 +1445,7 @@ static void read_search(struct imp *I)
         I->strategy = tf_xstrdup(I->budget > 0 ? "random" : "brute_force");
         add_issue(I, NOTE, "Search.Name", NOWHERE,
                   "Kernel Tuner's '%s' has no tunefarm counterpart: job.yaml searches with %s "
-                  "(tunefarm's are brute_force, random, genetic, local, bayes)",
+                  "(tunefarm's are brute_force, random, genetic, local, bayes, hybrid)",
                   kt, I->strategy);
     }
     if (strcmp(I->strategy, "random") == 0 && I->budget == 0) {

@@ -301,7 +301,9 @@ static int mark_take_over(const char *busy, const struct stat *st)
     if (rename(busy, aside) != 0)
         return errno == ENOENT ? 0 : -1;
     if (lstat(aside, &moved) == 0 && (moved.st_dev != st->st_dev || moved.st_ino != st->st_ino))
-        (void)link(aside, busy); /* fails harmlessly if a newer mark exists */
+        if (link(aside, busy) != 0) {
+            /* fails harmlessly if a newer mark exists: that one stands */
+        }
     if (remove(aside) != 0 && errno != ENOENT)
         return -1;
     return 0;

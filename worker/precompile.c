@@ -7,7 +7,7 @@
  * seeded by the job, kernel and problem, never the device; a space above
  * TF_SPACE_EXACT_LIMIT sampled without a count). Brute force compiles every
  * valid configuration, or with a budget the first `budget` in index order,
- * as the plan hands them out. An adaptive strategy (genetic, local, bayes)
+ * as the plan hands them out. An adaptive strategy (genetic, local, bayes, hybrid)
  * decides what it measures from the results during the run, so nothing can
  * know it ahead: it gets the problem's default configuration and a seeded
  * random sample, `budget` configurations in all (TF_PRECOMPILE_ADAPTIVE_SAMPLE

@@ -288,11 +288,14 @@ static void test_beats_random(void **state)
     double g = quality("genetic", c, sp, opt);
     double l = quality("local", c, sp, opt);
     double b = quality("bayes", c, sp, opt);
-    print_message("note: 2%% budget, 20 seeds: random %.3f, genetic %.3f, local %.3f, bayes %.3f\n",
-                  r, g, l, b);
+    double h = quality("hybrid", c, sp, opt);
+    print_message("note: 2%% budget, 20 seeds: random %.3f, genetic %.3f, local %.3f, bayes %.3f, "
+                  "hybrid %.3f\n",
+                  r, g, l, b, h);
     assert_true(g > r + 0.02);
     assert_true(l > r + 0.05);
     assert_true(b > r + 0.05);
+    assert_true(h > r + 0.05);
     tf_strategy_space_free(sp);
     tf_ktcache_destroy(c);
 }
@@ -716,7 +719,7 @@ static void test_check_job_search(void **state)
     (void)state;
     static const struct bad_search bad[] = {
         {"  strategy: annealing\n", 4, 13,
-         "'strategy' must be one of brute_force, random, genetic, local, bayes, found 'annealing'"},
+         "'strategy' must be one of brute_force, random, genetic, local, bayes, hybrid, found 'annealing'"},
         {"  strategy: local\n  options: {chains: 2, popsize: 4}\n", 5, 24,
          "unknown option 'popsize' of strategy local: expected init, chains, reach, perturb"},
         {"  strategy: genetic\n  options:\n    population: 1\n", 6, 17,
@@ -812,8 +815,8 @@ static void serve(struct tf_plan *p, int batch, int rounds, uint64_t *out, uint6
 static void test_plan_ask_tell(void **state)
 {
     (void)state;
-    const char *names[] = {"genetic", "local", "bayes"};
-    for (int s = 0; s < 3; s++) {
+    const char *names[] = {"genetic", "local", "bayes", "hybrid"};
+    for (int s = 0; s < 4; s++) {
         char search[160];
         snprintf(search, sizeof search, "{strategy: %s, budget: 60, seed: 4}", names[s]);
         struct tf_job *j;

@@ -40,7 +40,7 @@ PYEOF
 }
 
 echo "-- search strategies in a run (bowl fixture, budget 40)"
-for st in brute_force random genetic local bayes; do
+for st in brute_force random genetic local bayes hybrid; do
     search_job "s_$st" "$st"
     if "$TF" run -n 1 "s_$st.yaml" -o "s_$st.h5" >"s_$st.out" 2>&1 &&
        search_rows "s_$st.h5" 40 >"$TMP/out" 2>&1 &&
@@ -53,7 +53,7 @@ done
 # The kernel's default (X=0 Y=0 Z=a: index 0) is among every search's results,
 # so the summary can say what tuning buys (a random sample always held it; the
 # adaptive strategies have it proposed first by the plan).
-for st in random genetic local bayes; do
+for st in random genetic local bayes hybrid; do
     check "$st: the default configuration measured, its speedup in the summary" \
         sh -c "grep -qx 0 s_$st.h5.configs && grep -E '^search_bowl +base .* [0-9.]+x ' s_$st.out"
 done

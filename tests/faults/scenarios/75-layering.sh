@@ -8,7 +8,7 @@ export TUNEFARM_KERNEL_PATH="$ROOT/tests/fixtures"
 LAYER_JOB="$ROOT/tests/fixtures/search_bowl.yaml"
 
 echo "-- a bad search strategy or option is refused before anything runs"
-for c in "name|s/strategy: genetic/strategy: annealing/|:9:13: error: 'strategy' must be one of brute_force, random, genetic, local, bayes, found 'annealing'" \
+for c in "name|s/strategy: genetic/strategy: annealing/|:9:13: error: 'strategy' must be one of brute_force, random, genetic, local, bayes, hybrid, found 'annealing'" \
          "option|s/population: 8/popsize: 8/|:10:13: error: unknown option 'popsize' of strategy genetic: expected population, mutation, reach" \
          "value|s/population: 8/population: 1/|:10:25: error: search option 'population' of strategy genetic is '1': expected an integer from 2"; do
     what=${c%%|*}; rest=${c#*|}; edit=${rest%%|*}; msg=${rest#*|}
