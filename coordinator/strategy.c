@@ -251,13 +251,14 @@ struct tf_propose {
     int n, cap;
 };
 
-int tf_propose_one(struct tf_propose *p, const struct tf_strategy_impl *impl, void *state,
-                   struct tf_strategy_core *core, struct tf_rng *rng, struct tf_error *err)
+int tf_propose_some(struct tf_propose *p, int n, const struct tf_strategy_impl *impl,
+                    void *state, struct tf_strategy_core *core, struct tf_rng *rng,
+                    struct tf_error *err)
 {
-    if (p->n >= p->cap)
+    if (n <= 0 || p->n >= p->cap)
         return 0;
     int cap = p->cap;
-    p->cap = p->n + 1;
+    p->cap = p->n + n < cap ? p->n + n : cap;
     int rc = impl->ask(state, core, rng, p, err);
     p->cap = cap;
     return rc;

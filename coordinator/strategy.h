@@ -232,9 +232,10 @@ uint64_t tf_core_encode(const struct tf_strategy_core *c, const int *digits);
 int tf_propose_add(struct tf_propose *p, uint64_t config);
 int tf_propose_room(const struct tf_propose *p);   /* how many more it takes */
 bool tf_propose_has(const struct tf_propose *p, uint64_t config);
-/* At most one proposal into p from another table's ask (state: its instance):
- * how a strategy delegates to others. Its ask's return value. */
-int tf_propose_one(struct tf_propose *p, const struct tf_strategy_impl *impl, void *state,
-                   struct tf_strategy_core *core, struct tf_rng *rng, struct tf_error *err);
+/* At most n proposals into p from another table's ask (state: its instance),
+ * in one call: how a strategy delegates to others. Its ask's return value. */
+int tf_propose_some(struct tf_propose *p, int n, const struct tf_strategy_impl *impl,
+                    void *state, struct tf_strategy_core *core, struct tf_rng *rng,
+                    struct tf_error *err);
 
 #endif

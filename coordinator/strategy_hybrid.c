@@ -5,7 +5,9 @@
  * of the GP, see strategy_bayes.c); both read the same results, so each
  * exploits what the other found: the model jumps between basins that a local
  * chain would need many steps to cross, and local search refines what the
- * model points at. When one has nothing to propose, the other fills in. */
+ * model points at. A batch asks each once for its share (the model's ask
+ * scores every candidate, so it is not asked once per proposal); when local
+ * has nothing to propose, the model fills in. */
 #include "strategy.h"
 #include "strategy_common.h"
 
@@ -66,19 +68,18 @@ static int hybrid_ask(void *state, struct tf_strategy_core *core, struct tf_rng 
     uint64_t done = tf_core_proposed(core);
     if (done < (uint64_t)h->init)
         return 0; /* random start, filled by the core */
-    while (tf_propose_room(p) > 0) {
-        int before = tf_propose_room(p);
-        bool model_turn = (done - (uint64_t)h->init) % (uint64_t)h->every == 0;
-        const struct tf_strategy_impl *first = model_turn ? &tf_strategy_bayes : &tf_strategy_local;
-        const struct tf_strategy_impl *second = model_turn ? &tf_strategy_local : &tf_strategy_bayes;
-        if (tf_propose_one(p, first, model_turn ? h->bayes : h->local, core, rng, err) < 0 ||
-            (tf_propose_room(p) == before &&
-             tf_propose_one(p, second, model_turn ? h->local : h->bayes, core, rng, err) < 0))
-            return -1;
-        if (tf_propose_room(p) == before)
-            break; /* neither has anything: the core fills at random */
-        done++;
-    }
+    /* The model's turns among the next `room` proposals, asked of it in one
+     * call (each of its asks scores every candidate), then local's. */
+    int room = tf_propose_room(p), model = 0;
+    for (int k = 0; k < room; k++)
+        model += (done + (uint64_t)k - (uint64_t)h->init) % (uint64_t)h->every == 0;
+    if (tf_propose_some(p, model, &tf_strategy_bayes, h->bayes, core, rng, err) ||
+        tf_propose_some(p, tf_propose_room(p), &tf_strategy_local, h->local, core, rng, err))
+        return -1;
+    /* Local out of neighbours and kicks: the model fills in. */
+    if (tf_propose_room(p) > 0 &&
+        tf_propose_some(p, tf_propose_room(p), &tf_strategy_bayes, h->bayes, core, rng, err))
+        return -1;
     return 0;
 }
 
