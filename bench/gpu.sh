@@ -12,7 +12,7 @@
 #   search     the deep tune with the local and genetic strategies beside random
 #   seeds      the deep tune, random and genetic, with seeds 2028 and 2029 (is genetic's
 #              lead over random a property of the strategy or of seed 2027?); SEEDS and
-#              SEED_TUNES (e.g. "deep-genetic deep-local") pick others, RUN_ARGS adds
+#              SEED_TUNES (e.g. "deep-genetic deep-local deep-bayes deep-hybrid") pick others, RUN_ARGS adds
 #              options to `tunefarm run` (e.g. "-n 1": the GPU worker alone)
 #   cores      issue 16 item 1: `tunefarm compile -j 16/32/64` (as many as there are cores)
 #              with a cold cache, then a cold run with a compile rank, each with
@@ -42,8 +42,9 @@
 #              (DEFAULT_JOB=1, default) jobs/default.yaml cold with 1, 2, 4 GPUs;
 #              SPACE_JOB=0 skips the sgemm space part; DEFAULT_GPUS="1 4" picks the counts
 #   strategies jobs/default.yaml with search.strategy random, local and genetic (cold
-#              caches each): per kernel the best found, wall time and duty cycle, side by
-#              side (bench/compare_best.py): should the default job switch?
+#              caches each; STRATEGIES="local hybrid" picks others): per kernel the best
+#              found, wall time and duty cycle, side by side (bench/compare_best.py):
+#              should the default job switch?
 #   baselines  cuBLAS SGEMM, PyTorch SDPA, device-to-device copy (bench/baselines.py)
 #   ahead      compiling decoupled from measuring: the Kernel Tuner job at 1024^3 with a
 #              cold cache, then `tunefarm compile` on every core and a run with the warm
@@ -430,7 +431,7 @@ for s in $SECTIONS; do
         ;;
     strategies)
         labels=""
-        for st in random local genetic; do
+        for st in ${STRATEGIES:-random local genetic}; do
             sed "s/^  strategy: .*/  strategy: $st/" jobs/default.yaml >"$WORK/default-$st.yaml"
             TUNEFARM_KERNEL_PATH=$ROOT/kernels run "default-$st" "$WORK/default-$st.yaml"
             sed -n '/^kernel /,$p' "$LOG/default-$st.log"
