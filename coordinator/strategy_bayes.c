@@ -369,6 +369,26 @@ static size_t base_point(size_t nh)
     return nh - nh % step;
 }
 
+/* A valid configuration drawn at random, seen or not: rejection sampling,
+ * then (a sparse space) the next valid one after a random start. 0: none. */
+static int random_valid(struct tf_strategy_core *core, struct tf_rng *rng, uint64_t *out)
+{
+    const struct tf_strategy_space *sp = tf_core_space(core);
+    for (int tries = 0; tries < 64; tries++) {
+        uint64_t x = tf_rng_below(rng, sp->cartesian);
+        if (tf_core_valid(core, x)) {
+            *out = x;
+            return 1;
+        }
+    }
+    if (!sp->next_valid)
+        return 0;
+    uint64_t start = tf_rng_below(rng, sp->cartesian);
+    struct tf_error e;
+    return sp->next_valid(sp->ctx, start, sp->cartesian, out, &e) == 1 ||
+           (start > 0 && sp->next_valid(sp->ctx, 0, start, out, &e) == 1);
+}
+
 static void base_clear(struct base *m)
 {
     free(m->X);
@@ -434,16 +454,18 @@ static int base_build(struct bayes *b, struct tf_strategy_core *core, size_t h)
             k++;
             int c = tf_neighbours(core, cfg[rank[i]], 2, nb, ncap);
             for (int j = 0; j < c && m->m < cap; j++)
-                if (!tf_core_seen(core, nb[j]) && tf_core_valid(core, nb[j]))
+                if (tf_core_valid(core, nb[j]))
                     m->pool[m->m++] = nb[j];
         }
         free(nb);
         free(rank);
-        /* Its own stream, from the seed and h: the pool is a function of them. */
+        /* Its own stream, from the seed and h, and seen or not (scoring skips
+         * the seen): the pool is a function of the seed and the first h
+         * results, not of what happened to be pending when it was drawn. */
         struct tf_rng rng = {tf_core_seed(core) ^ (h * 0x9e3779b97f4a7c15ull)};
         for (int tries = 0; tries < 2048 && m->m < cap; tries++) {
             uint64_t x;
-            if (!tf_core_random_unseen(core, &rng, NULL, &x))
+            if (!random_valid(core, &rng, &x))
                 break;
             m->pool[m->m++] = x;
         }

@@ -230,6 +230,74 @@ static void test_resume(void **state)
     tf_ktcache_destroy(c);
 }
 
+/* A search's state is a function of the results told: asks made while
+ * others were pending (here the model's base refitted with proposals in
+ * flight, and bayes's candidate pool drawn then: enumerate 0) change nothing
+ * that a fresh instance told the same results in the same order would not
+ * propose. */
+static void test_asks_in_between(void **state)
+{
+    (void)state;
+    struct tf_ktcache *c = load(CONV);
+    struct tf_strategy_space *sp = tf_strategy_space_ktcache(c);
+    const struct {
+        const char *name;
+        struct tf_strategy_option opt;
+        int nopt;
+    } cases[] = {
+        {"genetic", {NULL, NULL}, 0},        {"local", {NULL, NULL}, 0},
+        {"bayes", {NULL, NULL}, 0},          {"bayes", {"enumerate", "0"}, 1},
+        {"hybrid", {"enumerate", "0"}, 1},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+        struct tf_error err = {0};
+        struct tf_strategy *a =
+            tf_strategy_create(cases[k].name, sp, &cases[k].opt, cases[k].nopt, 5, NULL, &err);
+        struct tf_strategy *b =
+            tf_strategy_create(cases[k].name, sp, &cases[k].opt, cases[k].nopt, 5, NULL, &err);
+        assert_non_null(a);
+        assert_non_null(b);
+        /* a: batches of 7, each told 3 at a time with an ask of 2 in between. */
+        uint64_t told[400], pend[64];
+        size_t ntold = 0, npend = 0;
+        for (int r = 0; r < 10; r++) {
+            int got = 0;
+            assert_int_equal(tf_strategy_ask(a, pend + npend, 7, &got, &err), 0);
+            npend += (size_t)got;
+            while (npend > 2) {
+                for (int i = 0; i < 3 && npend > 0; i++) {
+                    uint64_t x = pend[--npend];
+                    tell_from(a, c, x);
+                    told[ntold++] = x;
+                }
+                assert_int_equal(tf_strategy_ask(a, pend + npend, 2, &got, &err), 0);
+                npend += (size_t)got;
+            }
+        }
+        while (npend > 0) {
+            uint64_t x = pend[--npend];
+            tell_from(a, c, x);
+            told[ntold++] = x;
+        }
+        /* b: the same results, in the same order, no asks. */
+        for (size_t i = 0; i < ntold; i++)
+            tell_from(b, c, told[i]);
+        uint64_t xa[12], xb[12];
+        int na = 0, nb = 0;
+        assert_int_equal(tf_strategy_ask(a, xa, 12, &na, &err), 0);
+        assert_int_equal(tf_strategy_ask(b, xb, 12, &nb, &err), 0);
+        assert_int_equal(na, 12);
+        assert_int_equal(nb, 12);
+        if (memcmp(xa, xb, sizeof xa) != 0)
+            fail_msg("%s%s: asks made with results pending changed the search", cases[k].name,
+                     cases[k].nopt ? " (a pool)" : "");
+        tf_strategy_destroy(a);
+        tf_strategy_destroy(b);
+    }
+    tf_strategy_space_free(sp);
+    tf_ktcache_destroy(c);
+}
+
 static void test_brute_force_optimum(void **state)
 {
     (void)state;
@@ -1109,6 +1177,7 @@ int main(void)
         cmocka_unit_test(test_valid_distinct),
         cmocka_unit_test(test_deterministic),
         cmocka_unit_test(test_resume),
+        cmocka_unit_test(test_asks_in_between),
         cmocka_unit_test(test_brute_force_optimum),
         cmocka_unit_test(test_beats_random),
         cmocka_unit_test(test_patience_and_failures),
