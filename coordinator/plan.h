@@ -1,7 +1,7 @@
 /* plan.h - what the coordinator hands out: one task per kernel x problem x
  * device class, each a brute-force cursor over the index space, a sampled
  * list (random strategy) or an adaptive search (coordinator/strategy.h:
- * genetic, local, bayes) asked for a batch when a worker pulls and told every
+ * genetic, local, bayes, hybrid) asked for a batch when a worker pulls and told every
  * result; cut into slices on demand. Every task ends for a reason
  * (tf_plan_stop_name): its budget, the job's time budget, patience, or the
  * valid space exhausted. */
@@ -53,7 +53,7 @@ struct tf_task {
     uint64_t best_config;
     int phase;             /* 0 only pass, 1 screening, 2 strict re-measure of the top k */
     enum tf_plan_stop stop; /* why phases 0/1 hand out nothing more (RUNNING: they may) */
-    /* Adaptive search (job strategy genetic, local, bayes) in phases 0 and 1:
+    /* Adaptive search (job strategy genetic, local, bayes, hybrid) in phases 0 and 1:
      * slices are its proposals, results are told to it; NULL otherwise. */
     struct tf_strategy *strat;
     struct tf_strategy_space *sview;

@@ -26,7 +26,7 @@
 /* How the plan picks configurations. Brute force and random keep their cheap
  * paths (index ranges; a sample drawn up front; with search.warm_start the
  * plan runs them as adaptive searches to seed them); any other search.strategy
- * name is the adaptive path (genetic, local, bayes: asked as workers pull and
+ * name is the adaptive path (genetic, local, bayes, hybrid: asked as workers pull and
  * told every result, so what it measures is not known up front). The loader
  * does not know the strategy registry (schema/ depends on nothing): whether
  * the name is one, and its options, are checked on the coordinator side

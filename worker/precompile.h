@@ -21,7 +21,7 @@ struct tf_precompile_options {
 };
 
 /* Configurations per kernel and problem compiled ahead for an adaptive
- * search (genetic, local, bayes) whose job has no budget: its own choices are
+ * search (genetic, local, bayes, hybrid) whose job has no budget: its own choices are
  * made during the run, and the whole space may be huge. */
 #define TF_PRECOMPILE_ADAPTIVE_SAMPLE 256
 
