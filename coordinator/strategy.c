@@ -342,12 +342,18 @@ size_t tf_core_pending(const struct tf_strategy_core *c, uint64_t *out, size_t c
 {
     size_t n = 0;
     for (size_t i = 0; i < c->seen.cap; i++)
-        if (c->seen.keys[i] != EMPTY && isnan(c->seen.vals[i])) {
-            if (n < cap)
-                out[n] = c->seen.keys[i];
-            n++;
-        }
-    qsort(out, n < cap ? n : cap, sizeof *out, cmp_u64); /* independent of the map's layout */
+        n += c->seen.keys[i] != EMPTY && isnan(c->seen.vals[i]);
+    if (!cap || !n)
+        return n;
+    /* All of them sorted, then the smallest cap: independent of the map's layout. */
+    uint64_t *all = tf_xmalloc(n * sizeof *all);
+    size_t k = 0;
+    for (size_t i = 0; i < c->seen.cap; i++)
+        if (c->seen.keys[i] != EMPTY && isnan(c->seen.vals[i]))
+            all[k++] = c->seen.keys[i];
+    qsort(all, n, sizeof *all, cmp_u64);
+    memcpy(out, all, (n < cap ? n : cap) * sizeof *out);
+    free(all);
     return n;
 }
 

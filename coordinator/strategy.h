@@ -208,8 +208,8 @@ int tf_core_opt_double(struct tf_strategy_core *c, const char *name, double lo, 
                        double *out, struct tf_error *err);
 /* Told or pending. */
 bool tf_core_seen(const struct tf_strategy_core *c, uint64_t config);
-/* Pending (proposed, not yet told), ascending: writes at most cap, returns
- * how many there are. */
+/* Pending (proposed, not yet told): the smallest cap of them, ascending, into
+ * out; returns how many there are (cap 0: just the count). */
 size_t tf_core_pending(const struct tf_strategy_core *c, uint64_t *out, size_t cap);
 /* Told: 1 and *time (INFINITY for a failure); 0 if not told. */
 int tf_core_told_time(const struct tf_strategy_core *c, uint64_t config, double *time);

@@ -56,7 +56,7 @@ struct ystd {
 struct base {
     size_t at;                  /* SIZE_MAX: none */
     size_t n;                   /* training results */
-    double *X, *L, *alpha;      /* n x dims features, Cholesky factor (lower), K^-1 y */
+    double *X, *L, *alpha;      /* n x max(dims, 1) features, Cholesky factor (lower), K^-1 y */
     struct ystd ys;
     const uint64_t *cands;      /* the enumerated valid set, or pool */
     uint64_t *pool;             /* owned: drawn for this base when not enumerated */
@@ -88,7 +88,7 @@ static const struct tf_strategy_option_spec bayes_options[] = {
     {"spread", "0.1", "minimum distance of a batch proposal to a pending one (unit feature space)"},
     {"fail_penalty", "1.0", "a failure's log time above the worst measured one"},
     {"xi", "0.01", "exploration margin of expected improvement (standardised units)"},
-    {"fit_steps", "100", "steps of the marginal-likelihood fit of the length scales"},
+    {"fit_steps", "100", "steps of the marginal-likelihood fit (length scales, signal, noise)"},
     {"fit_train", "128", "results that fit uses at most (best half + latest half of the training set)"},
     {NULL, NULL, NULL},
 };
@@ -98,6 +98,7 @@ static void features(const struct bayes *b, const struct tf_strategy_core *core,
 {
     int d[TF_STRATEGY_MAX_PARAMS];
     const struct tf_strategy_space *sp = tf_core_space(core);
+    x[0] = 0; /* no parameter with two values: one constant coordinate */
     tf_core_decode(core, cfg, d);
     for (int p = 0; p < sp->nparams; p++)
         if (b->map[p] >= 0)
@@ -416,7 +417,8 @@ static int base_build(struct bayes *b, struct tf_strategy_core *core, size_t h)
     size_t *use = tf_xmalloc(h * sizeof *use);
     /* The length scales from a smaller set when the training set is large:
      * each fit step costs a factorisation and an inverse. */
-    size_t nf = training_set(core, h, (size_t)b->fit_train, use);
+    size_t fit_max = (size_t)(b->fit_train < b->max_train ? b->fit_train : b->max_train);
+    size_t nf = training_set(core, h, fit_max, use);
     m->X = tf_xmalloc(nf * (size_t)d * sizeof *m->X);
     double *y = tf_xmalloc(nf * sizeof *y);
     training_data(b, core, use, nf, m->X, y);
@@ -430,9 +432,15 @@ static int base_build(struct bayes *b, struct tf_strategy_core *core, size_t h)
     free(use);
     m->L = tf_xmalloc(m->n * m->n * sizeof *m->L);
     m->alpha = tf_xmalloc(m->n * sizeof *m->alpha);
-    if (!isfinite(gp_factor(m->n, d, m->X, y, b->hyp, m->L, m->alpha))) {
-        free(y);
-        return -1;
+    /* Fitted on fewer results, the hyperparameters may not factor all of
+     * them: more noise, as the fit itself does. */
+    int bumps = 0;
+    while (!isfinite(gp_factor(m->n, d, m->X, y, b->hyp, m->L, m->alpha))) {
+        if (++bumps > 4 || b->hyp[HYP_NOISE] >= hyp_hi[2]) {
+            free(y);
+            return -1;
+        }
+        b->hyp[HYP_NOISE] = hyp_bound(HYP_NOISE, b->hyp[HYP_NOISE] + 2.3, true);
     }
     free(y);
     /* Candidates: the enumerated valid set, or a pool drawn for this base. */
@@ -518,9 +526,9 @@ static int base_build(struct bayes *b, struct tf_strategy_core *core, size_t h)
  *   var(c)  = var_B(c) - S(c,E) S(E,E)^-1 S(E,c)
  * with S the base's posterior covariance (+ noise on E's diagonal). A
  * believer's value is its mean, so pending ones change variances only.
- * score[c] = -INFINITY for seen candidates. 0, or -1 when S(E,E) cannot be
- * factored even without the pending ones. */
-static int score_extras(const struct bayes *b, const struct tf_strategy_core *core,
+ * score[c] = -INFINITY for seen candidates. When S(E,E) is not positive
+ * definite, the pending ones are left out, then the told ones too. */
+static void score_extras(const struct bayes *b, const struct tf_strategy_core *core,
                         const uint64_t *told, const double *told_time, size_t nt,
                         const uint64_t *pend, size_t np, double ybest, double *score)
 {
@@ -548,7 +556,6 @@ static int score_extras(const struct bayes *b, const struct tf_strategy_core *co
             mu += U[i * ne + e] * m->alpha[i];
         beta[e] = ystd_of(&m->ys, told_time[e]) - mu;
     }
-    int rc = 0;
     if (ne) {
         double *KbE = tf_xmalloc(n * ne * sizeof *KbE);
         memcpy(KbE, U, n * ne * sizeof *U);
@@ -565,35 +572,37 @@ static int score_extras(const struct bayes *b, const struct tf_strategy_core *co
                 }
             if (!LAPACKE_dpotrf(LAPACK_ROW_MAJOR, 'L', (lapack_int)ne, S, (lapack_int)ne))
                 break;
-            if (ne == nt || nt == 0) {
-                rc = -1; /* not even the told ones: numerically degenerate */
-                break;
-            }
-            /* Without the fantasies (U keeps its first nt columns' values,
-             * now read with the new stride). */
+            /* Not positive definite (cancellation, with hyperparameters at
+             * their bounds): without the fantasies, then without any extras
+             * (the base alone). U and KbE keep their first columns' values,
+             * read with the new stride. */
+            size_t keep = ne > nt ? nt : 0;
             for (size_t i = 0; i < n; i++)
-                for (size_t e = 0; e < nt; e++) {
-                    U[i * nt + e] = U[i * ne + e];
-                    KbE[i * nt + e] = KbE[i * ne + e];
+                for (size_t e = 0; e < keep; e++) {
+                    U[i * keep + e] = U[i * ne + e];
+                    KbE[i * keep + e] = KbE[i * ne + e];
                 }
-            ne = nt;
+            ne = keep;
+            nt = nt < ne ? nt : ne;
+            if (!ne)
+                break;
         }
         free(KbE);
         /* U transposed (ne x n): the candidates' loop reads it contiguously. */
-        double *Ut = tf_xmalloc(ne * n * sizeof *Ut);
+        double *Ut = tf_xmalloc((ne ? ne * n : 1) * sizeof *Ut);
         for (size_t i = 0; i < n; i++)
             for (size_t e = 0; e < ne; e++)
                 Ut[e * n + i] = U[i * ne + e];
         free(U);
         U = Ut;
-        if (rc == 0 && nt) /* beta = S(T,T)^-1 r_T: the leading block of the factor */
+        if (nt) /* beta = S(T,T)^-1 r_T: the leading block of the factor */
             LAPACKE_dpotrs(LAPACK_ROW_MAJOR, 'L', (lapack_int)nt, 1, S, (lapack_int)ne, beta, 1);
     }
-    double xc[TF_STRATEGY_MAX_PARAMS], kc[4096], *kcb = n > 4096 ? tf_xmalloc(n * sizeof *kcb)
-                                                                    : kc;
+    double xc[TF_STRATEGY_MAX_PARAMS];
+    double *kcb = m->Kc ? NULL : tf_xmalloc(n * sizeof *kcb); /* k(training, c) */
     double *w = tf_xmalloc((ne ? ne : 1) * sizeof *w);
     for (size_t c = 0; c < m->m; c++) {
-        if (rc || tf_core_seen(core, m->cands[c])) {
+        if (tf_core_seen(core, m->cands[c])) {
             score[c] = -INFINITY;
             continue;
         }
@@ -623,14 +632,29 @@ static int score_extras(const struct bayes *b, const struct tf_strategy_core *co
         score[c] = (ybest - mu - b->xi) * 0.5 * erfc(-z / sqrt(2.0)) +
                    s * exp(-0.5 * z * z) / sqrt(2 * M_PI);
     }
-    if (kcb != kc)
-        free(kcb);
+    free(kcb);
     free(w);
     free(XE);
     free(U);
     free(S);
     free(beta);
-    return rc;
+}
+
+static uint64_t mix64(uint64_t x)
+{
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdull;
+    x ^= x >> 33;
+    x *= 0xc4ceb9fe1a85ec53ull;
+    return x ^ (x >> 33);
+}
+
+static int cmp_hashed(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b, hx = mix64(x), hy = mix64(y);
+    if (hx != hy)
+        return hx < hy ? -1 : 1;
+    return x < y ? -1 : x > y;
 }
 
 static const double *tf_bayes_sort_key; /* qsort has no context; single-threaded */
@@ -667,12 +691,14 @@ static int bayes_ask(void *state, struct tf_strategy_core *core, struct tf_rng *
     for (size_t i = 0; i < nh; i++)
         ybest = fmin(ybest, ystd_of(&m->ys, time[i]));
     double *score = tf_xmalloc(m->m * sizeof *score);
+    /* At most MAX_FANTASIES of them, a spread-out subset (by a hash of the
+     * configuration, not the lowest indices), the same for the same set. */
     size_t nfant = npend < MAX_FANTASIES ? npend : MAX_FANTASIES;
-    if (score_extras(b, core, cfg + h, time + h, nh - h, pending, nfant, ybest, score)) {
-        free(score);
-        free(pending);
-        return 0;
-    }
+    uint64_t *fant = tf_xmalloc((npend ? npend : 1) * sizeof *fant);
+    memcpy(fant, pending, npend * sizeof *fant);
+    if (npend > nfant)
+        qsort(fant, npend, sizeof *fant, cmp_hashed);
+    score_extras(b, core, cfg + h, time + h, nh - h, fant, nfant, ybest, score);
     size_t *idx = tf_xmalloc(m->m * sizeof *idx), ns = 0;
     for (size_t i = 0; i < m->m; i++)
         if (score[i] > -INFINITY)
@@ -705,6 +731,7 @@ static int bayes_ask(void *state, struct tf_strategy_core *core, struct tf_rng *
     free(pend);
     free(idx);
     free(score);
+    free(fant);
     free(pending);
     return 0;
 }
@@ -730,8 +757,8 @@ static void bayes_destroy(void *state)
 const struct tf_strategy_impl tf_strategy_bayes = {
     .version = TF_STRATEGY_VERSION,
     .name = "bayes",
-    .good_for = "the smallest budgets (tens to a few hundred measurements) when each "
-                "measurement is expensive; the model costs milliseconds per proposal",
+    .good_for = "small budgets when each measurement is expensive: a GP model alone; a few "
+                "milliseconds of coordinator CPU per proposal",
     .options = bayes_options,
     .create = bayes_create,
     .ask = bayes_ask,

@@ -1,8 +1,9 @@
 /* strategy_hybrid.c - local search and Bayesian optimisation taking turns on one history.
  *
- * Every other proposal is local's (an unseen neighbour of the best results,
- * see strategy_local.c), the others bayes's (the highest expected improvement
- * of the GP, see strategy_bayes.c); both read the same results, so each
+ * One proposal in `every` (2: every other one) is bayes's (the highest
+ * expected improvement of the GP, see strategy_bayes.c), the others local's
+ * (an unseen neighbour of the best results, see strategy_local.c); both read
+ * the same results, so each
  * exploits what the other found: the model jumps between basins that a local
  * chain would need many steps to cross, and local search refines what the
  * model points at. A batch asks each once for its share (the model's ask
@@ -53,7 +54,7 @@ static int hybrid_create(struct tf_strategy_core *core, void **state, struct tf_
 {
     struct hybrid *h = tf_xcalloc(1, sizeof *h);
     *state = h;
-    if (tf_core_opt_int(core, "init", 1, 1 << 30, &h->init, err) ||
+    if (tf_core_opt_int(core, "init", 2, 1 << 30, &h->init, err) ||
         tf_core_opt_int(core, "every", 1, 1 << 20, &h->every, err) ||
         tf_strategy_local.create(core, &h->local, err) ||
         tf_strategy_bayes.create(core, &h->bayes, err))
@@ -94,7 +95,8 @@ static void hybrid_tell(void *state, struct tf_strategy_core *core, uint64_t con
 const struct tf_strategy_impl tf_strategy_hybrid = {
     .version = TF_STRATEGY_VERSION,
     .name = "hybrid",
-    .good_for = "small budgets on rugged spaces: local search and a GP model taking turns",
+    .good_for = "the smallest budgets (up to ~2% of the space) when each measurement is "
+                "expensive: local search and a GP model taking turns",
     .options = hybrid_options,
     .create = hybrid_create,
     .ask = hybrid_ask,
