@@ -417,22 +417,26 @@ int tf_propose_add(struct tf_propose *p, uint64_t config)
     return 1;
 }
 
-static bool usable(struct tf_strategy_core *c, const struct tf_propose *p, uint64_t x)
+/* Unused: valid, and (when unseen_only) neither seen nor in p. */
+static bool usable(struct tf_strategy_core *c, const struct tf_propose *p, bool unseen_only,
+                   uint64_t x)
 {
-    return !tf_core_seen(c, x) && !(p && tf_propose_has(p, x)) && tf_core_valid(c, x);
+    return (!unseen_only || (!tf_core_seen(c, x) && !(p && tf_propose_has(p, x)))) &&
+           tf_core_valid(c, x);
 }
 
-int tf_core_random_unseen(struct tf_strategy_core *c, struct tf_rng *rng,
-                          const struct tf_propose *p, uint64_t *out)
+/* tf_core_random_unseen, and (unseen_only false) tf_core_random_valid. */
+static int random_pick(struct tf_strategy_core *c, struct tf_rng *rng, const struct tf_propose *p,
+                       bool unseen_only, uint64_t *out)
 {
     const struct tf_strategy_space *sp = c->space;
-    uint64_t taken = c->seen.n + (uint64_t)(p ? p->n : 0);
+    uint64_t taken = unseen_only ? c->seen.n + (uint64_t)(p ? p->n : 0) : 0;
     if (sp->valid_count && taken >= sp->valid_count)
         return 0;
     /* Rejection sampling: uniform over the valid unseen ones while they are not rare. */
     for (int tries = 0; tries < 256; tries++) {
         uint64_t x = tf_rng_below(rng, sp->cartesian);
-        if (usable(c, p, x)) {
+        if (usable(c, p, unseen_only, x)) {
             *out = x;
             return 1;
         }
@@ -457,11 +461,11 @@ int tf_core_random_unseen(struct tf_strategy_core *c, struct tf_rng *rng,
                 }
                 if (r == 0)
                     break;
-                if (!tf_core_seen(c, x) && !(p && tf_propose_has(p, x))) {
+                if (!unseen_only || (!tf_core_seen(c, x) && !(p && tf_propose_has(p, x)))) {
                     *out = x;
                     return 1;
                 }
-            } else if (usable(c, p, x)) {
+            } else if (usable(c, p, unseen_only, x)) {
                 *out = x;
                 return 1;
             }
@@ -469,6 +473,17 @@ int tf_core_random_unseen(struct tf_strategy_core *c, struct tf_rng *rng,
         }
     }
     return 0;
+}
+
+int tf_core_random_unseen(struct tf_strategy_core *c, struct tf_rng *rng,
+                          const struct tf_propose *p, uint64_t *out)
+{
+    return random_pick(c, rng, p, true, out);
+}
+
+int tf_core_random_valid(struct tf_strategy_core *c, struct tf_rng *rng, uint64_t *out)
+{
+    return random_pick(c, rng, NULL, false, out);
 }
 
 /* ---- the search ---------------------------------------------------------- */
@@ -855,6 +870,14 @@ size_t *tf_rank_history(const struct tf_strategy_core *c, size_t *n)
     qsort(idx, c->nhist, sizeof *idx, cmp_rank);
     *n = c->nhist;
     return idx;
+}
+
+int tf_neighbours_cap(const struct tf_strategy_core *c)
+{
+    int cap = 0;
+    for (int q = 0; q < c->space->nparams; q++)
+        cap += c->space->radix[q];
+    return cap;
 }
 
 int tf_neighbours(const struct tf_strategy_core *c, uint64_t config, int reach, uint64_t *out,

@@ -223,6 +223,8 @@ bool tf_core_valid(struct tf_strategy_core *c, uint64_t config);
  * 1 found, 0 none left. */
 int tf_core_random_unseen(struct tf_strategy_core *c, struct tf_rng *rng,
                           const struct tf_propose *p, uint64_t *out);
+/* The same, seen or not: a uniformly random valid configuration. */
+int tf_core_random_valid(struct tf_strategy_core *c, struct tf_rng *rng, uint64_t *out);
 /* Mixed-radix digits of `config` and back. */
 void tf_core_decode(const struct tf_strategy_core *c, uint64_t config, int *digits);
 uint64_t tf_core_encode(const struct tf_strategy_core *c, const int *digits);

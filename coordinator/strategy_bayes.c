@@ -63,6 +63,7 @@ struct base {
     size_t m;
     double *mu, *var;           /* per candidate, given the base */
     double *Kc;                 /* m x n: k(candidate, training), when it fits KC_MAX */
+    double hyp[HYP_COUNT];      /* its hyperparameters */
 };
 
 /* Doubles the candidates' kernel rows may take (64 MiB); beyond, each ask
@@ -78,7 +79,6 @@ struct bayes {
     uint64_t *cands;                          /* enumerated valid set (or NULL) */
     size_t ncands;
     struct base base;
-    double hyp[HYP_COUNT];                    /* the base's hyperparameters */
 };
 
 static const struct tf_strategy_option_spec bayes_options[] = {
@@ -370,26 +370,6 @@ static size_t base_point(size_t nh)
     return nh - nh % step;
 }
 
-/* A valid configuration drawn at random, seen or not: rejection sampling,
- * then (a sparse space) the next valid one after a random start. 0: none. */
-static int random_valid(struct tf_strategy_core *core, struct tf_rng *rng, uint64_t *out)
-{
-    const struct tf_strategy_space *sp = tf_core_space(core);
-    for (int tries = 0; tries < 64; tries++) {
-        uint64_t x = tf_rng_below(rng, sp->cartesian);
-        if (tf_core_valid(core, x)) {
-            *out = x;
-            return 1;
-        }
-    }
-    if (!sp->next_valid)
-        return 0;
-    uint64_t start = tf_rng_below(rng, sp->cartesian);
-    struct tf_error e;
-    return sp->next_valid(sp->ctx, start, sp->cartesian, out, &e) == 1 ||
-           (start > 0 && sp->next_valid(sp->ctx, 0, start, out, &e) == 1);
-}
-
 static void base_clear(struct base *m)
 {
     free(m->X);
@@ -412,35 +392,36 @@ static int base_build(struct bayes *b, struct tf_strategy_core *core, size_t h)
     const uint64_t *cfg;
     const double *time;
     tf_core_history(core, &cfg, &time);
-    const struct tf_strategy_space *sp = tf_core_space(core);
     int d = b->dims > 0 ? b->dims : 1;
     size_t *use = tf_xmalloc(h * sizeof *use);
-    /* The length scales from a smaller set when the training set is large:
-     * each fit step costs a factorisation and an inverse. */
-    size_t fit_max = (size_t)(b->fit_train < b->max_train ? b->fit_train : b->max_train);
-    size_t nf = training_set(core, h, fit_max, use);
-    m->X = tf_xmalloc(nf * (size_t)d * sizeof *m->X);
-    double *y = tf_xmalloc(nf * sizeof *y);
-    training_data(b, core, use, nf, m->X, y);
-    gp_fit_hyper(nf, d, m->X, y, (int)b->fit_steps, b->hyp);
-    free(m->X);
-    free(y);
     m->n = training_set(core, h, (size_t)b->max_train, use);
     m->X = tf_xmalloc(m->n * (size_t)d * sizeof *m->X);
-    y = tf_xmalloc(m->n * sizeof *y);
+    double *y = tf_xmalloc(m->n * sizeof *y);
     m->ys = training_data(b, core, use, m->n, m->X, y);
+    /* The hyperparameters from a smaller set when the training set is large:
+     * each fit step costs a factorisation and an inverse. */
+    if (m->n <= (size_t)b->fit_train) {
+        gp_fit_hyper(m->n, d, m->X, y, (int)b->fit_steps, m->hyp);
+    } else {
+        size_t nf = training_set(core, h, (size_t)b->fit_train, use);
+        double *Xf = tf_xmalloc(nf * (size_t)d * sizeof *Xf), *yf = tf_xmalloc(nf * sizeof *yf);
+        training_data(b, core, use, nf, Xf, yf);
+        gp_fit_hyper(nf, d, Xf, yf, (int)b->fit_steps, m->hyp);
+        free(Xf);
+        free(yf);
+    }
     free(use);
     m->L = tf_xmalloc(m->n * m->n * sizeof *m->L);
     m->alpha = tf_xmalloc(m->n * sizeof *m->alpha);
     /* Fitted on fewer results, the hyperparameters may not factor all of
      * them: more noise, as the fit itself does. */
     int bumps = 0;
-    while (!isfinite(gp_factor(m->n, d, m->X, y, b->hyp, m->L, m->alpha))) {
-        if (++bumps > 4 || b->hyp[HYP_NOISE] >= hyp_hi[2]) {
+    while (!isfinite(gp_factor(m->n, d, m->X, y, m->hyp, m->L, m->alpha))) {
+        if (++bumps > 4 || m->hyp[HYP_NOISE] >= hyp_hi[2]) {
             free(y);
             return -1;
         }
-        b->hyp[HYP_NOISE] = hyp_bound(HYP_NOISE, b->hyp[HYP_NOISE] + 2.3, true);
+        m->hyp[HYP_NOISE] = hyp_bound(HYP_NOISE, m->hyp[HYP_NOISE] + 2.3, true);
     }
     free(y);
     /* Candidates: the enumerated valid set, or a pool drawn for this base. */
@@ -452,9 +433,7 @@ static int base_build(struct bayes *b, struct tf_strategy_core *core, size_t h)
         m->pool = tf_xmalloc(cap * sizeof *m->pool);
         size_t nr;
         size_t *rank = tf_rank_history(core, &nr);
-        int ncap = 0;
-        for (int q = 0; q < sp->nparams; q++)
-            ncap += sp->radix[q];
+        int ncap = tf_neighbours_cap(core);
         uint64_t *nb = tf_xmalloc((size_t)ncap * sizeof *nb);
         for (size_t i = 0, k = 0; i < nr && k < 16 && isfinite(time[rank[i]]); i++) {
             if (rank[i] >= h)
@@ -473,7 +452,7 @@ static int base_build(struct bayes *b, struct tf_strategy_core *core, size_t h)
         struct tf_rng rng = {tf_core_seed(core) ^ (h * 0x9e3779b97f4a7c15ull)};
         for (int tries = 0; tries < 2048 && m->m < cap; tries++) {
             uint64_t x;
-            if (!random_valid(core, &rng, &x))
+            if (!tf_core_random_valid(core, &rng, &x))
                 break;
             m->pool[m->m++] = x;
         }
@@ -482,8 +461,8 @@ static int base_build(struct bayes *b, struct tf_strategy_core *core, size_t h)
     /* Predictions in blocks: V = L^-1 K*, mean = K*^T alpha, var = k** - |V|^2. */
     double inv_l2[TF_STRATEGY_MAX_PARAMS];
     for (int k = 0; k < d; k++)
-        inv_l2[k] = exp(-2 * b->hyp[k]);
-    double sf2 = exp(b->hyp[HYP_SIGNAL]), noise = exp(b->hyp[HYP_NOISE]);
+        inv_l2[k] = exp(-2 * m->hyp[k]);
+    double sf2 = exp(m->hyp[HYP_SIGNAL]), noise = exp(m->hyp[HYP_NOISE]);
     size_t n = m->n;
     m->mu = tf_xcalloc(m->m ? m->m : 1, sizeof *m->mu);
     m->var = tf_xmalloc((m->m ? m->m : 1) * sizeof *m->var);
@@ -537,8 +516,8 @@ static void score_extras(const struct bayes *b, const struct tf_strategy_core *c
     size_t n = m->n;
     double inv_l2[TF_STRATEGY_MAX_PARAMS];
     for (int k = 0; k < d; k++)
-        inv_l2[k] = exp(-2 * b->hyp[k]);
-    double sf2 = exp(b->hyp[HYP_SIGNAL]), noise = exp(b->hyp[HYP_NOISE]);
+        inv_l2[k] = exp(-2 * m->hyp[k]);
+    double sf2 = exp(m->hyp[HYP_SIGNAL]), noise = exp(m->hyp[HYP_NOISE]);
     size_t ne = nt + np;
     double *XE = tf_xmalloc((ne ? ne : 1) * (size_t)d * sizeof *XE);
     double *U = tf_xmalloc((ne ? ne : 1) * n * sizeof *U); /* n x ne: K_B^-1 k(B, E) */

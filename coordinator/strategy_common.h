@@ -11,6 +11,8 @@
 /* The told results, ok ones first by time, then failures (arrival order):
  * a new array of indices into the history (*n of them). */
 size_t *tf_rank_history(const struct tf_strategy_core *c, size_t *n);
+/* Room enough for any configuration's neighbours (the sum of the radices). */
+int tf_neighbours_cap(const struct tf_strategy_core *c);
 /* Neighbours of `config` (one parameter changed, see above) into `out` (cap),
  * in a fixed order; returns how many. */
 int tf_neighbours(const struct tf_strategy_core *c, uint64_t config, int reach, uint64_t *out,

@@ -53,9 +53,7 @@ static int local_ask(void *state, struct tf_strategy_core *core, struct tf_rng *
     tf_core_history(core, &cfg, &time);
     size_t n;
     size_t *rank = tf_rank_history(core, &n);
-    int cap = 0;
-    for (int q = 0; q < sp->nparams; q++)
-        cap += sp->radix[q];
+    int cap = tf_neighbours_cap(core);
     uint64_t *nb = tf_xmalloc((size_t)cap * sizeof *nb);
     for (size_t i = 0; i < n && i < (size_t)l->chains && tf_propose_room(p) > 0; i++) {
         if (time[rank[i]] == INFINITY)

@@ -432,6 +432,26 @@ static void test_refusals(void **state)
         assert_non_null(tf_strategies[i]->good_for);
     }
     assert_null(tf_strategy_find("nope"));
+    /* hybrid declares local's and bayes's options again (it reads them for
+     * both): the same defaults, or hybrid would silently run other ones. */
+    const struct tf_strategy_impl *parts[] = {tf_strategy_find("local"),
+                                              tf_strategy_find("bayes")};
+    for (const struct tf_strategy_option_spec *h = tf_strategy_find("hybrid")->options; h->name;
+         h++) {
+        if (!strcmp(h->name, "init") || !strcmp(h->name, "every"))
+            continue;
+        bool found = false;
+        for (int k = 0; k < 2; k++)
+            for (const struct tf_strategy_option_spec *q = parts[k]->options; q->name; q++)
+                if (!strcmp(q->name, h->name)) {
+                    found = true;
+                    if (strcmp(q->def, h->def))
+                        fail_msg("hybrid's %s defaults to %s, %s's to %s", h->name, h->def,
+                                 parts[k]->name, q->def);
+                }
+        if (!found)
+            fail_msg("hybrid declares %s, which neither local nor bayes reads", h->name);
+    }
     tf_strategy_space_free(sp);
     tf_ktcache_destroy(c);
 }
