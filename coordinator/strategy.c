@@ -872,6 +872,38 @@ size_t *tf_rank_history(const struct tf_strategy_core *c, size_t *n)
     return idx;
 }
 
+/* Trailing zero bits of a positive integer: how many times 2 divides it. */
+static int twos(double v)
+{
+    int k = 0;
+    for (uint64_t u = (uint64_t)v; u && !(u & 1) && k < 63; u >>= 1)
+        k++;
+    return k;
+}
+
+double *tf_alignment_coords(const double *values, int n)
+{
+    if (!values || n < 3)
+        return NULL;
+    bool powers = true;
+    int lo = 64, hi = 0;
+    for (int v = 0; v < n; v++) {
+        double x = values[v];
+        if (!(x >= 1 && x < 0x1p62 && x == floor(x)))
+            return NULL;
+        int k = twos(x);
+        powers = powers && x == ldexp(1, k);
+        lo = k < lo ? k : lo;
+        hi = k > hi ? k : hi;
+    }
+    if (powers || hi == lo)
+        return NULL; /* the log2 coordinate already, or nothing */
+    double *a = tf_xmalloc((size_t)n * sizeof *a);
+    for (int v = 0; v < n; v++)
+        a[v] = (double)(twos(values[v]) - lo) / (hi - lo);
+    return a;
+}
+
 int tf_neighbours_cap(const struct tf_strategy_core *c)
 {
     int cap = 0;

@@ -3,7 +3,11 @@
  * Features: each parameter with more than one value becomes one coordinate in
  * [0, 1]: log2 of its value when all values are positive numbers (tile and
  * block sizes act multiplicatively), the value itself otherwise, the value's
- * position for an enum. The model: a GP with a Matern 5/2 kernel with one
+ * position for an enum. An integer parameter whose values are not all powers
+ * of two gets a second coordinate, its alignment (how many times 2 divides the
+ * value, tf_alignment_coords; option `align`): a GPU kernel is fast at sizes
+ * that divide warps, banks and the problem, and a smooth function of log2
+ * cannot single out 128 among 112, 128 and 144. The model: a GP with a Matern 5/2 kernel with one
  * length scale per coordinate (ARD: the parameters matter very unequally), a
  * signal and a noise variance, on standardised log(time); a failed
  * configuration counts as bad (the worst log time seen plus `fail_penalty`),
@@ -40,7 +44,8 @@
 
 /* The GP's hyperparameters, all in log space: a length scale per feature
  * dimension, then the signal variance, then the noise variance. */
-enum { HYP_SIGNAL = TF_STRATEGY_MAX_PARAMS, HYP_NOISE, HYP_COUNT };
+#define MAX_DIMS (2 * TF_STRATEGY_MAX_PARAMS) /* a value and an alignment per parameter */
+enum { HYP_SIGNAL = MAX_DIMS, HYP_NOISE, HYP_COUNT };
 
 /* Pending proposals the model takes in as fantasies, at most. */
 #define MAX_FANTASIES 64
@@ -71,11 +76,13 @@ struct base {
 #define KC_MAX (UINT64_C(8) << 20)
 
 struct bayes {
-    int64_t init, enumerate, max_train, fit_train, fit_steps;
+    int64_t init, enumerate, max_train, fit_train, fit_steps, align;
     double spread, fail_penalty, xi;
     int dims;
     int map[TF_STRATEGY_MAX_PARAMS];          /* parameter -> dim (-1: single value) */
     double *feat[TF_STRATEGY_MAX_PARAMS];     /* per parameter: coordinate of each value */
+    int amap[TF_STRATEGY_MAX_PARAMS];         /* parameter -> its alignment's dim (-1: none) */
+    double *afeat[TF_STRATEGY_MAX_PARAMS];    /* per parameter: alignment of each value */
     uint64_t *cands;                          /* enumerated valid set (or NULL) */
     size_t ncands;
     struct base base;
@@ -90,6 +97,7 @@ static const struct tf_strategy_option_spec bayes_options[] = {
     {"xi", "0.01", "exploration margin of expected improvement (standardised units)"},
     {"fit_steps", "100", "steps of the marginal-likelihood fit (length scales, signal, noise)"},
     {"fit_train", "128", "results that fit uses at most (best half + latest half of the training set)"},
+    {"align", "1", "1: an integer parameter's power-of-two alignment is a feature of its own"},
     {NULL, NULL, NULL},
 };
 
@@ -101,8 +109,11 @@ static void features(const struct bayes *b, const struct tf_strategy_core *core,
     x[0] = 0; /* no parameter with two values: one constant coordinate */
     tf_core_decode(core, cfg, d);
     for (int p = 0; p < sp->nparams; p++)
-        if (b->map[p] >= 0)
+        if (b->map[p] >= 0) {
             x[b->map[p]] = b->feat[p][d[p]];
+            if (b->amap[p] >= 0)
+                x[b->amap[p]] = b->afeat[p][d[p]];
+        }
 }
 
 static int bayes_create(struct tf_strategy_core *core, void **state, struct tf_error *err)
@@ -118,11 +129,12 @@ static int bayes_create(struct tf_strategy_core *core, void **state, struct tf_e
         tf_core_opt_double(core, "fail_penalty", 0, 100, &b->fail_penalty, err) ||
         tf_core_opt_double(core, "xi", 0, 10, &b->xi, err) ||
         tf_core_opt_int(core, "fit_steps", 1, 100000, &b->fit_steps, err) ||
-        tf_core_opt_int(core, "fit_train", 8, 4096, &b->fit_train, err))
+        tf_core_opt_int(core, "fit_train", 8, 4096, &b->fit_train, err) ||
+        tf_core_opt_int(core, "align", 0, 1, &b->align, err))
         return -1;
     for (int p = 0; p < sp->nparams; p++) {
         int r = sp->radix[p];
-        b->map[p] = -1;
+        b->map[p] = b->amap[p] = -1;
         if (r < 2)
             continue;
         b->map[p] = b->dims++;
@@ -139,6 +151,8 @@ static int bayes_create(struct tf_strategy_core *core, void **state, struct tf_e
         }
         for (int v = 0; v < r; v++)
             b->feat[p][v] = hi > lo ? (b->feat[p][v] - lo) / (hi - lo) : 0;
+        if (b->align && sp->values[p] && (b->afeat[p] = tf_alignment_coords(sp->values[p], r)))
+            b->amap[p] = b->dims++;
     }
     if (sp->valid_count && sp->valid_count <= (uint64_t)b->enumerate && sp->next_valid) {
         b->cands = tf_xmalloc(sp->valid_count * sizeof *b->cands);
@@ -209,7 +223,7 @@ static double dist2(const double *a, const double *b, int d)
 static double gp_factor(size_t n, int d, const double *X, const double *y, const double *hyp,
                         double *K, double *alpha)
 {
-    double inv_l2[TF_STRATEGY_MAX_PARAMS];
+    double inv_l2[MAX_DIMS];
     for (int k = 0; k < d; k++)
         inv_l2[k] = exp(-2 * hyp[k]);
     double sf2 = exp(hyp[HYP_SIGNAL]), noise = exp(hyp[HYP_NOISE]);
@@ -232,7 +246,7 @@ static double gp_factor(size_t n, int d, const double *X, const double *y, const
 static void gp_gradient(size_t n, int d, const double *X, const double *hyp, double *K,
                         const double *alpha, double *grad)
 {
-    double inv_l2[TF_STRATEGY_MAX_PARAMS];
+    double inv_l2[MAX_DIMS];
     for (int k = 0; k < d; k++)
         inv_l2[k] = exp(-2 * hyp[k]);
     double sf2 = exp(hyp[HYP_SIGNAL]), noise = exp(hyp[HYP_NOISE]);
@@ -265,7 +279,7 @@ static void gp_gradient(size_t n, int d, const double *X, const double *hyp, dou
 static void gp_fit_hyper(size_t n, int d, const double *X, const double *y, int iterations,
                          double *hyp)
 {
-    int idx[TF_STRATEGY_MAX_PARAMS + 2], m = 0;
+    int idx[MAX_DIMS + 2], m = 0;
     for (int k = 0; k < d; k++)
         hyp[k] = 0, idx[m++] = k; /* length 1 in the unit feature space */
     hyp[HYP_SIGNAL] = 0, idx[m++] = HYP_SIGNAL;
@@ -459,7 +473,7 @@ static int base_build(struct bayes *b, struct tf_strategy_core *core, size_t h)
         m->cands = m->pool;
     }
     /* Predictions in blocks: V = L^-1 K*, mean = K*^T alpha, var = k** - |V|^2. */
-    double inv_l2[TF_STRATEGY_MAX_PARAMS];
+    double inv_l2[MAX_DIMS];
     for (int k = 0; k < d; k++)
         inv_l2[k] = exp(-2 * m->hyp[k]);
     double sf2 = exp(m->hyp[HYP_SIGNAL]), noise = exp(m->hyp[HYP_NOISE]);
@@ -470,7 +484,7 @@ static int base_build(struct bayes *b, struct tf_strategy_core *core, size_t h)
         m->Kc = tf_xmalloc((m->m ? m->m : 1) * n * sizeof *m->Kc);
     const size_t block = 512;
     double *Ks = tf_xmalloc(n * block * sizeof *Ks);
-    double xc[TF_STRATEGY_MAX_PARAMS];
+    double xc[MAX_DIMS];
     for (size_t c0 = 0; c0 < m->m; c0 += block) {
         size_t mb = m->m - c0 < block ? m->m - c0 : block;
         for (size_t c = 0; c < mb; c++) {
@@ -514,7 +528,7 @@ static void score_extras(const struct bayes *b, const struct tf_strategy_core *c
     const struct base *m = &b->base;
     int d = b->dims > 0 ? b->dims : 1;
     size_t n = m->n;
-    double inv_l2[TF_STRATEGY_MAX_PARAMS];
+    double inv_l2[MAX_DIMS];
     for (int k = 0; k < d; k++)
         inv_l2[k] = exp(-2 * m->hyp[k]);
     double sf2 = exp(m->hyp[HYP_SIGNAL]), noise = exp(m->hyp[HYP_NOISE]);
@@ -577,7 +591,7 @@ static void score_extras(const struct bayes *b, const struct tf_strategy_core *c
         if (nt) /* beta = S(T,T)^-1 r_T: the leading block of the factor */
             LAPACKE_dpotrs(LAPACK_ROW_MAJOR, 'L', (lapack_int)nt, 1, S, (lapack_int)ne, beta, 1);
     }
-    double xc[TF_STRATEGY_MAX_PARAMS];
+    double xc[MAX_DIMS];
     double *kcb = m->Kc ? NULL : tf_xmalloc(n * sizeof *kcb); /* k(training, c) */
     double *w = tf_xmalloc((ne ? ne : 1) * sizeof *w);
     for (size_t c = 0; c < m->m; c++) {
@@ -690,7 +704,7 @@ static int bayes_ask(void *state, struct tf_strategy_core *core, struct tf_rng *
     double *pend = tf_xmalloc((cpend ? cpend : 1) * (size_t)d * sizeof *pend);
     for (size_t i = 0; i < npend; i++)
         features(b, core, pending[i], pend + i * (size_t)d);
-    double xc[TF_STRATEGY_MAX_PARAMS];
+    double xc[MAX_DIMS];
     for (int pass = 0; pass < 2 && tf_propose_room(p) > 0; pass++)
         for (size_t k = 0; k < ns && tf_propose_room(p) > 0; k++) {
             uint64_t x = m->cands[idx[k]];
@@ -727,7 +741,7 @@ static void bayes_destroy(void *state)
     if (!b)
         return;
     for (int p = 0; p < TF_STRATEGY_MAX_PARAMS; p++)
-        free(b->feat[p]);
+        free(b->feat[p]), free(b->afeat[p]);
     base_clear(&b->base);
     free(b->cands);
     free(b);

@@ -11,6 +11,13 @@
 /* The told results, ok ones first by time, then failures (arrival order):
  * a new array of indices into the history (*n of them). */
 size_t *tf_rank_history(const struct tf_strategy_core *c, size_t *n);
+/* A parameter's values' alignment: how many times 2 divides each, scaled to
+ * [0, 1] over the values; a new array, or NULL when it says nothing the value
+ * does not (fewer than three values, a value that is not a positive integer,
+ * only powers of two, one alignment for all). GPU kernels are fast at sizes
+ * that divide warps, banks and the problem: 32, 64, 128, 256 among 16..256 in
+ * steps of 16, which a smooth function of log2(value) cannot single out. */
+double *tf_alignment_coords(const double *values, int n);
 /* Room enough for any configuration's neighbours (the sum of the radices). */
 int tf_neighbours_cap(const struct tf_strategy_core *c);
 /* Neighbours of `config` (one parameter changed, see above) into `out` (cap),

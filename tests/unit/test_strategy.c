@@ -25,6 +25,7 @@
 
 #include "coordinator/plan.h"
 #include "coordinator/strategy.h"
+#include "coordinator/strategy_common.h"
 #include "schema/archive.h"
 #include "schema/job.h"
 #include "schema/kernel.h"
@@ -42,6 +43,19 @@ static struct tf_ktcache *load(const char *path)
     if (!c)
         fail_msg("%s: %s", path, err.message);
     return c;
+}
+
+/* A strategy with its defaults but `opt` (NULL: none). */
+static struct tf_strategy *make_opt(const char *name, const struct tf_strategy_space *sp,
+                                    uint64_t seed, uint64_t budget,
+                                    const struct tf_strategy_option *opt)
+{
+    struct tf_error err = {0};
+    struct tf_search_limits lim = {.budget = budget};
+    struct tf_strategy *s = tf_strategy_create(name, sp, opt, opt ? 1 : 0, seed, &lim, &err);
+    if (!s)
+        fail_msg("%s: %s", name, err.message);
+    return s;
 }
 
 static struct tf_strategy *make(const char *name, const struct tf_strategy_space *sp,
@@ -330,17 +344,25 @@ static void test_brute_force_optimum(void **state)
     tf_ktcache_destroy(c);
 }
 
-/* Mean of optimum / best over seeds 1..20 at a budget of 2% of the space. */
-static double quality(const char *name, const struct tf_ktcache *c,
-                      const struct tf_strategy_space *sp, double opt)
+/* Mean of optimum / best over seeds 1..20 at a budget of 2% of the space,
+ * with the strategy's defaults but `o` (NULL: none). */
+static double quality_opt(const char *name, const struct tf_ktcache *c,
+                          const struct tf_strategy_space *sp, double opt,
+                          const struct tf_strategy_option *o)
 {
     double q = 0;
     for (uint64_t seed = 1; seed <= 20; seed++) {
-        struct tf_strategy *s = make(name, sp, seed, 36);
+        struct tf_strategy *s = make_opt(name, sp, seed, 36, o);
         q += opt / replay(s, c, 4, NULL, NULL);
         tf_strategy_destroy(s);
     }
     return q / 20;
+}
+
+static double quality(const char *name, const struct tf_ktcache *c,
+                      const struct tf_strategy_space *sp, double opt)
+{
+    return quality_opt(name, c, sp, opt, NULL);
 }
 
 static void test_beats_random(void **state)
@@ -364,6 +386,60 @@ static void test_beats_random(void **state)
     assert_true(l > r + 0.05);
     assert_true(b > r + 0.05);
     assert_true(h > r + 0.05);
+    tf_strategy_space_free(sp);
+    tf_ktcache_destroy(c);
+}
+
+/* bayes's alignment coordinate: block_size_x's 16..256 in steps of 16 get
+ * how many times 2 divides them (16 and 48: 4 ... 256: 8) on [0, 1]; nothing
+ * where the log2 coordinate says it all or the values are not integers. */
+static void test_alignment_coords(void **state)
+{
+    (void)state;
+    double bx[16];
+    for (int i = 0; i < 16; i++)
+        bx[i] = 16 * (i + 1);
+    double *a = tf_alignment_coords(bx, 16);
+    assert_non_null(a);
+    const double want[16] = {0, 0.25, 0, 0.5, 0, 0.25, 0, 0.75, 0, 0.25, 0, 0.5, 0, 0.25, 0, 1};
+    for (int i = 0; i < 16; i++)
+        assert_float_equal(a[i], want[i], 1e-12);
+    free(a);
+    const double tiles[4] = {1, 2, 3, 4}; /* 0, 1, 0, 2 */
+    a = tf_alignment_coords(tiles, 4);
+    assert_non_null(a);
+    assert_float_equal(a[1], 0.5, 1e-12);
+    assert_float_equal(a[2], 0.0, 1e-12);
+    assert_float_equal(a[3], 1.0, 1e-12);
+    free(a);
+    const double powers[5] = {16, 32, 64, 128, 256}, odd[3] = {1, 3, 5}, half[3] = {0.5, 1, 2},
+                 negative[3] = {-2, 4, 6}, two[2] = {16, 48};
+    assert_null(tf_alignment_coords(powers, 5));   /* log2 already */
+    assert_null(tf_alignment_coords(odd, 3));      /* all alike */
+    assert_null(tf_alignment_coords(half, 3));     /* not integers */
+    assert_null(tf_alignment_coords(negative, 3)); /* not positive */
+    assert_null(tf_alignment_coords(two, 2));      /* two values: the value says it */
+    assert_null(tf_alignment_coords(NULL, 0));
+    /* and the model uses it: with the coordinate (the default), bayes and
+     * hybrid search the convolution space differently than without it */
+    struct tf_ktcache *c = load(CONV);
+    struct tf_strategy_space *sp = tf_strategy_space_ktcache(c);
+    struct tf_strategy_option off = {"align", "0"};
+    const char *names[] = {"bayes", "hybrid"};
+    for (int k = 0; k < 2; k++) {
+        uint64_t with[36], without[36];
+        size_t nw, nwo;
+        struct tf_strategy *s1 = make_opt(names[k], sp, 1, 36, NULL);
+        struct tf_strategy *s0 = make_opt(names[k], sp, 1, 36, &off);
+        replay(s1, c, 4, with, &nw);
+        replay(s0, c, 4, without, &nwo);
+        assert_int_equal(nw, 36);
+        assert_int_equal(nwo, 36);
+        if (memcmp(with, without, sizeof with) == 0)
+            fail_msg("%s: the alignment coordinate changed no proposal", names[k]);
+        tf_strategy_destroy(s1);
+        tf_strategy_destroy(s0);
+    }
     tf_strategy_space_free(sp);
     tf_ktcache_destroy(c);
 }
@@ -1200,6 +1276,7 @@ int main(void)
         cmocka_unit_test(test_asks_in_between),
         cmocka_unit_test(test_brute_force_optimum),
         cmocka_unit_test(test_beats_random),
+        cmocka_unit_test(test_alignment_coords),
         cmocka_unit_test(test_patience_and_failures),
         cmocka_unit_test(test_refusals),
         cmocka_unit_test(test_kernel_space),
