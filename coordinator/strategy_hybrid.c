@@ -96,8 +96,8 @@ static void hybrid_tell(void *state, struct tf_strategy_core *core, uint64_t con
 const struct tf_strategy_impl tf_strategy_hybrid = {
     .version = TF_STRATEGY_VERSION,
     .name = "hybrid",
-    .good_for = "the smallest budgets (up to ~2% of the space) when each measurement is "
-                "expensive: local search and a GP model taking turns",
+    .good_for = "small budgets (up to ~5% of the space) when each measurement is expensive: "
+                "local search and a GP model taking turns",
     .options = hybrid_options,
     .create = hybrid_create,
     .ask = hybrid_ask,
