@@ -7,13 +7,14 @@
  * of two gets a second coordinate, its alignment (how many times 2 divides the
  * value, tf_alignment_coords; option `align`): a GPU kernel is fast at sizes
  * that divide warps, banks and the problem, and a smooth function of log2
- * cannot single out 128 among 112, 128 and 144. The model: a GP with a Matern 5/2 kernel with one
- * length scale per coordinate (ARD: the parameters matter very unequally), a
- * signal and a noise variance, on standardised log(time); a failed
- * configuration counts as bad (the worst log time seen plus `fail_penalty`),
- * not as missing. The hyperparameters maximise the marginal likelihood
- * (analytic gradient, iRprop- from a fixed start). The numerics are LAPACK's
- * (Cholesky dpotrf/dpotrs/dpotri, triangular solves dtrtrs) through LAPACKE.
+ * cannot single out 128 among 112, 128 and 144. The model: a GP with a Matern
+ * 5/2 kernel with one length scale per coordinate (ARD: the parameters matter
+ * very unequally), a signal and a noise variance, on standardised log(time); a
+ * failed configuration counts as bad (the worst log time seen plus
+ * `fail_penalty`), not as missing. The hyperparameters maximise the marginal
+ * likelihood (analytic gradient, iRprop- from a fixed start). The numerics are
+ * LAPACK's (Cholesky dpotrf/dpotrs/dpotri, triangular solves dtrtrs) through
+ * LAPACKE.
  *
  * Candidates: every valid configuration when the space has at most
  * `enumerate` of them (enumerated once, through next_valid); otherwise a pool
