@@ -43,6 +43,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../schema/hash.h"
+
 /* The GP's hyperparameters, all in log space: a length scale per feature
  * dimension, then the signal variance, then the noise variance. */
 #define MAX_DIMS (2 * TF_STRATEGY_MAX_PARAMS) /* a value and an alignment per parameter */
@@ -634,18 +636,9 @@ static void score_extras(const struct bayes *b, const struct tf_strategy_core *c
     free(beta);
 }
 
-static uint64_t mix64(uint64_t x)
-{
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdull;
-    x ^= x >> 33;
-    x *= 0xc4ceb9fe1a85ec53ull;
-    return x ^ (x >> 33);
-}
-
 static int cmp_hashed(const void *a, const void *b)
 {
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b, hx = mix64(x), hy = mix64(y);
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b, hx = tf_mix64(x), hy = tf_mix64(y);
     if (hx != hy)
         return hx < hy ? -1 : 1;
     return x < y ? -1 : x > y;

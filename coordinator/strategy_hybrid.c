@@ -3,10 +3,9 @@
  * One proposal in `every` (2: every other one) is bayes's (the highest
  * expected improvement of the GP, see strategy_bayes.c), the others local's
  * (an unseen neighbour of the best results, see strategy_local.c); both read
- * the same results, so each
- * exploits what the other found: the model jumps between basins that a local
- * chain would need many steps to cross, and local search refines what the
- * model points at. A batch asks each once for its share (the model's ask
+ * the same results, so each exploits what the other found: the model jumps
+ * between basins that a local chain would need many steps to cross, and local
+ * search refines what the model points at. A batch asks each once for its share (the model's ask
  * scores every candidate, so it is not asked once per proposal); when local
  * has nothing to propose, the model fills in. */
 #include "strategy.h"
