@@ -1,15 +1,15 @@
 /* bench/strategy/study - offline study of search strategies on Kernel Tuner caches.
  *
  * usage: bench/strategy/study [-s STRAT[,STRAT...]] [-n SEEDS] [-b PCT[,PCT...]]
- *                             [-w WORKERS] [-t SECONDS[,SECONDS...]]
+ *                             [-w WORKERS] [-t SECONDS[,SECONDS...]] [-f FIRST] [--se]
  *                             [-o NAME=VALUE]... CACHE.json.gz...
  *
  * For each cache (a brute-forced space: every valid configuration measured),
  * each strategy and each budget (percent of the valid space, rounded up), runs
- * SEEDS searches (seeds 1..SEEDS) and prints the mean of (optimum time / best
- * time found) per cache and averaged, as a markdown table; also the simulated
- * wall time of the search. The replay answers each configuration with its
- * recorded time and status.
+ * SEEDS searches (seeds FIRST..FIRST+SEEDS-1; FIRST is 1 unless -f) and prints
+ * the mean of (optimum time / best time found) per cache and averaged, as a
+ * markdown table; also the simulated wall time of the search. The replay
+ * answers each configuration with its recorded time and status.
  *   -w 0   count-only: ask one, tell it, ask the next (sequential)
  *   -w N   N simulated workers (default 8): each pulls one configuration when
  *          free and spends its recorded compile + benchmark time on it; results
@@ -25,6 +25,10 @@
  *          simulated clock until SECONDS (a farm's budget is wall time, not a
  *          count); only results complete by then count. With -w 0 the one
  *          simulated worker spends the recorded times too.
+ *   -f N   first seed N: a study of seeds its defaults were not tuned on
+ *   --se   also the standard error of each mean over seeds (per cache; for the
+ *          average over caches, from the per-cache variances), to tell a
+ *          difference from the seeds' luck.
  * -o passes a search option to every strategy that declares it. */
 #include <math.h>
 #include <stdbool.h>
@@ -231,7 +235,7 @@ static int cmp_u64(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* Evaluations-to-goal statistics over seeds 1..n. */
+/* Evaluations-to-goal statistics over seeds first..first+n-1. */
 struct evstat {
     double mean, median, quality; /* quality: mean optimum / best at the quality budget */
     int reached;
@@ -243,22 +247,22 @@ struct evstat {
  * mean quality at `qbudget` configurations. */
 static int ev_runs(const struct tf_ktcache *kt, const struct tf_strategy_space *sp,
                    const char *strat, const struct tf_strategy_option *opts, int nopts, int n,
-                   int workers, const uint64_t *seeds, size_t nseeds, double opt, double goal,
-                   uint64_t cap, uint64_t qbudget, struct evstat *st)
+                   int first, int workers, const uint64_t *seeds, size_t nseeds, double opt,
+                   double goal, uint64_t cap, uint64_t qbudget, struct evstat *st)
 {
     uint64_t *ev = calloc((size_t)n, sizeof *ev);
     double sum = 0, q = 0;
     st->reached = 0;
-    for (int seed = 1; seed <= n; seed++) {
+    for (int i = 0; i < n; i++) {
+        uint64_t seed = (uint64_t)first + (uint64_t)i;
         struct run_out r;
-        if (run_one(kt, sp, strat, opts, nopts, (uint64_t)seed, cap, 0, workers, seeds, nseeds,
-                    opt / goal, &r))
+        if (run_one(kt, sp, strat, opts, nopts, seed, cap, 0, workers, seeds, nseeds, opt / goal,
+                    &r))
             return -1;
-        ev[seed - 1] = r.evals ? r.evals : cap;
+        ev[i] = r.evals ? r.evals : cap;
         st->reached += r.evals != 0;
-        sum += (double)ev[seed - 1];
-        if (run_one(kt, sp, strat, opts, nopts, (uint64_t)seed, qbudget, 0, workers, seeds,
-                    nseeds, 0, &r))
+        sum += (double)ev[i];
+        if (run_one(kt, sp, strat, opts, nopts, seed, qbudget, 0, workers, seeds, nseeds, 0, &r))
             return -1;
         q += isfinite(r.best) ? opt / r.best : 0;
     }
@@ -273,7 +277,8 @@ static int ev_runs(const struct tf_ktcache *kt, const struct tf_strategy_space *
 int main(int argc, char **argv)
 {
     char strat_text[512] = "random,brute_force", budget_text[128] = "0.5,1,2,5";
-    int seeds = 25, workers = 8, warm_count = 8;
+    int seeds = 25, first = 1, workers = 8, warm_count = 8;
+    bool show_se = false;
     const char *warm_from = NULL;
     bool pairs = false, evals = false, timed = false;
     double goal = 0.95, cap_pct = 20, q_pct = 2;
@@ -289,12 +294,18 @@ int main(int argc, char **argv)
             evals = true;
             continue;
         }
+        if (strcmp(argv[a], "--se") == 0) {
+            show_se = true;
+            continue;
+        }
         if (a + 1 >= argc)
             goto usage;
         if (strcmp(argv[a], "-s") == 0)
             snprintf(strat_text, sizeof strat_text, "%s", argv[++a]);
         else if (strcmp(argv[a], "-n") == 0)
             seeds = atoi(argv[++a]);
+        else if (strcmp(argv[a], "-f") == 0)
+            first = atoi(argv[++a]);
         else if (strcmp(argv[a], "-b") == 0)
             snprintf(budget_text, sizeof budget_text, "%s", argv[++a]);
         else if (strcmp(argv[a], "-t") == 0) {
@@ -326,7 +337,7 @@ int main(int argc, char **argv)
         } else
             goto usage;
     }
-    if (a >= argc || seeds < 1 || warm_count < 1 || !(goal > 0 && goal <= 1) ||
+    if (a >= argc || seeds < 1 || first < 1 || warm_count < 1 || !(goal > 0 && goal <= 1) ||
         (evals && !pairs && !warm_from) || (timed && evals))
         goto usage;
     char *strats[MAX_ITEMS], *budgets[MAX_ITEMS];
@@ -376,13 +387,14 @@ int main(int argc, char **argv)
     if (evals) {
         /* Warm start vs cold: evaluations until the best is within `goal` of
          * the target's optimum speed, per (source, target) pair. */
-        printf("seeds 1..%d, %s, evaluations (results, in completion order) until the best "
+        printf("seeds %d..%d, %s, evaluations (results, in completion order) until the best "
                "is >= %.2f of the target's optimum speed; cap %.3g%% of the valid space "
                "(counted as the cap when never reached); warm start: the %d fastest "
                "configurations of the source that are valid on the target, proposed first; "
                "quality (optimum / best) at %.3g%%\n\n",
-               seeds, workers > 0 ? "simulated workers" : "count-only (sequential)", goal,
-               cap_pct, warm_count, q_pct);
+               first, first + seeds - 1,
+               workers > 0 ? "simulated workers" : "count-only (sequential)", goal, cap_pct,
+               warm_count, q_pct);
         if (workers > 0)
             printf("workers: %d, slices of %d, the next asked with %d queued\n\n", workers,
                    slice_size, slice_ahead);
@@ -396,8 +408,8 @@ int main(int argc, char **argv)
                 uint64_t cap = (uint64_t)ceil(cap_pct / 100.0 * (double)sp[t]->valid_count - 1e-9);
                 uint64_t qb = (uint64_t)ceil(q_pct / 100.0 * (double)sp[t]->valid_count - 1e-9);
                 struct evstat cold;
-                if (ev_runs(kt[t], sp[t], strats[si], mine[si], nmine[si], seeds, workers, NULL,
-                            0, opt[t], goal, cap, qb, &cold))
+                if (ev_runs(kt[t], sp[t], strats[si], mine[si], nmine[si], seeds, first, workers,
+                            NULL, 0, opt[t], goal, cap, qb, &cold))
                     return 1;
                 char tn[64], sn[64];
                 short_name(argv[a + t], tn, sizeof tn);
@@ -409,8 +421,8 @@ int main(int argc, char **argv)
                     size_t ns;
                     uint64_t *sd = warm_seeds(from, kt[t], warm_count, &ns);
                     struct evstat w;
-                    if (ev_runs(kt[t], sp[t], strats[si], mine[si], nmine[si], seeds, workers,
-                                sd, ns, opt[t], goal, cap, qb, &w))
+                    if (ev_runs(kt[t], sp[t], strats[si], mine[si], nmine[si], seeds, first,
+                                workers, sd, ns, opt[t], goal, cap, qb, &w))
                         return 1;
                     free(sd);
                     printf("| %s | %s -> %s | %.1f | %.1f | %d/%d | %.1f | %.1f | %d/%d | %.3f "
@@ -423,8 +435,9 @@ int main(int argc, char **argv)
         fprintf(stderr, "study: %.1f s of CPU\n", (double)clock() / CLOCKS_PER_SEC - t0);
         goto out;
     }
-    printf("seeds 1..%d, %s, mean of optimum time / best time found\n\n", seeds,
-           workers > 0 ? "simulated workers" : "count-only (sequential)");
+    printf("seeds %d..%d, %s, mean of optimum time / best time found%s\n\n", first,
+           first + seeds - 1, workers > 0 ? "simulated workers" : "count-only (sequential)",
+           show_se ? " (± its standard error over seeds)" : "");
     if (workers > 0)
         printf("workers: %d, slices of %d, the next asked with %d queued\n\n", workers,
                slice_size, slice_ahead);
@@ -450,32 +463,45 @@ int main(int argc, char **argv)
     printf("\n");
     for (int si = 0; si < nstrat; si++)
         for (int bi = 0; bi < nbud; bi++) {
-            double pct = atof(budgets[bi]), sum = 0, wall = 0, told = 0;
+            double pct = atof(budgets[bi]), sum = 0, wall = 0, told = 0, var_sum = 0;
             printf("| %s | %s%s |", strats[si], budgets[bi], timed ? " s" : "%");
             for (int c = 0; c < ncache; c++) {
                 uint64_t budget = timed ? 0
                                         : (uint64_t)ceil(pct / 100.0 * (double)sp[c]->valid_count - 1e-9);
                 size_t ns = 0;
                 uint64_t *sd = warm ? warm_seeds(warm, kt[c], warm_count, &ns) : NULL;
-                double q = 0;
-                for (int seed = 1; seed <= seeds; seed++) {
+                double q = 0, qq = 0;
+                for (int i = 0; i < seeds; i++) {
                     struct run_out r;
-                    if (run_one(kt[c], sp[c], strats[si], mine[si], nmine[si], (uint64_t)seed,
-                                budget, timed ? pct : 0, workers, sd, ns, 0, &r))
+                    if (run_one(kt[c], sp[c], strats[si], mine[si], nmine[si],
+                                (uint64_t)first + (uint64_t)i, budget, timed ? pct : 0, workers, sd,
+                                ns, 0, &r))
                         return 1;
-                    q += isfinite(r.best) ? opt[c] / r.best : 0;
+                    double qi = isfinite(r.best) ? opt[c] / r.best : 0;
+                    q += qi;
+                    qq += qi * qi;
                     wall += r.wall_s;
                     told += (double)r.told;
                 }
                 free(sd);
                 q /= seeds;
+                /* the variance of the mean over seeds (sample variance / n) */
+                double var = seeds > 1 ? fmax(0, qq - seeds * q * q) / (seeds - 1) / seeds : 0;
+                var_sum += var;
                 sum += q;
-                printf(" %.3f |", q);
+                if (show_se)
+                    printf(" %.3f ± %.3f |", q, sqrt(var));
+                else
+                    printf(" %.3f |", q);
             }
-            if (timed)
-                printf(" **%.3f** | %.0f results |\n", sum / ncache, told / seeds / ncache);
+            if (show_se)
+                printf(" **%.3f** ± %.3f", sum / ncache, sqrt(var_sum) / ncache);
             else
-                printf(" **%.3f** | %.0f |\n", sum / ncache, wall / seeds / ncache);
+                printf(" **%.3f**", sum / ncache);
+            if (timed)
+                printf(" | %.0f results |\n", told / seeds / ncache);
+            else
+                printf(" | %.0f |\n", wall / seeds / ncache);
             fflush(stdout);
         }
     fprintf(stderr, "study: %.1f s of CPU\n", (double)clock() / CLOCKS_PER_SEC - t0);
@@ -492,7 +518,7 @@ out:
 usage:
     fprintf(stderr,
             "usage: %s [-s STRAT,...] [-n SEEDS] [-b PCT,... | -t SECONDS,...] [-w WORKERS]\n"
-            "          [-B SLICE] [-A AHEAD]\n"
+            "          [-B SLICE] [-A AHEAD] [-f FIRST_SEED] [--se]\n"
             "          [-o NAME=VALUE]...\n"
             "          [--warm-from CACHE [--warm-count W]] [--evals | --pairs]\n"
             "          [--goal 0.95] [--cap PCT] [--quality-at PCT] CACHE.json.gz...\n",

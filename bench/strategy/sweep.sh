@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# bench/strategy/sweep.sh - many study runs at once: each variant's seeds are cut
+# into chunks and every (variant, chunk) is one bench/strategy/study process, up to
+# JOBS at a time (a 16-core machine does a 100-seed comparison of eight variants in
+# minutes). Each writes OUTDIR/NAME.FIRST.txt; bench/strategy/sweep_merge.py joins the
+# chunks into one table per variant.
+#
+# usage: bench/strategy/sweep.sh JOBS OUTDIR FIRST SEEDS CHUNK CACHE... < VARIANTS
+# VARIANTS: one per line, NAME|ENV|STUDY-ARGS (ENV: space-separated VAR=VALUE, may be
+# empty; STUDY-ARGS: study's options, without -n, -f and the caches). The lines are
+# started in order: put the longest first.
+set -eu
+[ $# -ge 6 ] || { sed -n '8,11p' "$0" >&2; exit 2; }
+jobs=$1 out=$2 first=$3 seeds=$4 chunk=$5
+shift 5
+study=$(cd "$(dirname "$0")" && pwd)/study
+mkdir -p "$out"
+list=$(mktemp)
+trap 'rm -f "$list"' EXIT
+while IFS='|' read -r name envs args; do
+    [ -n "$name" ] || continue
+    for ((f = first; f < first + seeds; f += chunk)); do
+        n=$((first + seeds - f < chunk ? first + seeds - f : chunk))
+        printf '%s\0%s\0%s\0%s\0%s\0' "$name" "$envs" "$args" "$f" "$n" >>"$list"
+    done
+done
+# xargs appends each chunk's five fields after the caches.
+export SWEEP_STUDY=$study SWEEP_OUT=$out
+# shellcheck disable=SC2016 # the inner script expands its own arguments
+xargs -0 -n 5 -P "$jobs" bash -c '
+    all=("$@"); k=${#all[@]}
+    name=${all[k-5]} envs=${all[k-4]} args=${all[k-3]} f=${all[k-2]} n=${all[k-1]}
+    read -r -a e <<<"$envs"; read -r -a a <<<"$args"
+    env ${e[@]+"${e[@]}"} "$SWEEP_STUDY" ${a[@]+"${a[@]}"} -n "$n" -f "$f" --se "${all[@]:0:k-5}" \
+        >"$SWEEP_OUT/$name.$f.txt" 2>&1 || echo "sweep: $name seeds $f.. failed" >&2
+' sweep "$@" <"$list"

@@ -1,0 +1,56 @@
+#!/usr/bin/env python3
+"""bench/strategy/sweep_merge.py - join bench/strategy/sweep.sh's chunks.
+
+usage: sweep_merge.py OUTDIR
+
+Each OUTDIR/NAME.FIRST.txt is one study over a chunk of seeds, printed with --se; a
+chunk stopped early counts for the rows it printed (the seeds column says how many).
+Per variant NAME, strategy and budget: the mean over all its seeds per cache (the
+chunks' means weighted by their seed counts) and the standard error of that mean
+(from the chunks' standard errors), then the average over caches. Prints a markdown
+table. Python's standard library only."""
+import glob, math, os, re, sys
+from collections import defaultdict
+
+CELL = re.compile(r'\*{0,2}([0-9.]+)\*{0,2} ± ([0-9.]+)')
+
+
+def main(out):
+    rows = defaultdict(list)   # (name, strategy, budget) -> [(seeds, [(mean, se)])]
+    caches = None
+    for path in sorted(glob.glob(os.path.join(out, '*.txt'))):
+        name = os.path.basename(path).rsplit('.', 2)[0]
+        text = open(path).read()
+        m = re.search(r'seeds (\d+)\.\.(\d+)', text)
+        if not m:  # killed before its first row (the header is flushed with it)
+            print(f'sweep_merge: {path}: no rows, left out', file=sys.stderr)
+            continue
+        n = int(m.group(2)) - int(m.group(1)) + 1
+        for line in text.splitlines():
+            if line.startswith('| strategy |'):
+                caches = [c.strip() for c in line.strip('|').split('|')[2:-2]]
+            cells = [c.strip() for c in line.strip().strip('|').split('|')]
+            if len(cells) < 4 or not CELL.search(cells[2]):
+                continue
+            vals = [tuple(map(float, CELL.search(c).groups())) for c in cells[2:-2]]
+            rows[(name, cells[0], cells[1])].append((n, vals))
+    print('| variant | strategy | budget | seeds | ' + ' | '.join(caches or []) + ' | mean |')
+    print('|---|---|---|---|' + '---|' * (len(caches or []) + 1))
+    for (name, strat, budget), chunks in sorted(rows.items()):
+        total = sum(n for n, _ in chunks)
+        k = len(chunks[0][1])
+        means, ses = [], []
+        for c in range(k):
+            means.append(sum(n * v[c][0] for n, v in chunks) / total)
+            # SE of a weighted mean of independent chunk means
+            ses.append(math.sqrt(sum((n / total) ** 2 * v[c][1] ** 2 for n, v in chunks)))
+        avg = sum(means) / k
+        avg_se = math.sqrt(sum(s * s for s in ses)) / k
+        cells = ' | '.join(f'{m:.3f} ± {s:.3f}' for m, s in zip(means, ses))
+        print(f'| {name} | {strat} | {budget} | {total} | {cells} | **{avg:.3f}** ± {avg_se:.3f} |')
+
+
+if __name__ == '__main__':
+    if len(sys.argv) != 2:
+        sys.exit(__doc__)
+    main(sys.argv[1])
