@@ -278,7 +278,7 @@ int main(int argc, char **argv)
 {
     char strat_text[512] = "random,brute_force", budget_text[128] = "0.5,1,2,5";
     int seeds = 25, first = 1, workers = 8, warm_count = 8;
-    bool show_se = false;
+    bool show_se = false; /* --se; with one seed there is no standard error to show */
     const char *warm_from = NULL;
     bool pairs = false, evals = false, timed = false;
     double goal = 0.95, cap_pct = 20, q_pct = 2;
@@ -337,6 +337,7 @@ int main(int argc, char **argv)
         } else
             goto usage;
     }
+    show_se = show_se && seeds > 1;
     if (a >= argc || seeds < 1 || first < 1 || warm_count < 1 || !(goal > 0 && goal <= 1) ||
         (evals && !pairs && !warm_from) || (timed && evals))
         goto usage;

@@ -1,24 +1,32 @@
 #!/usr/bin/env bash
 # bench/strategy/sweep.sh - many study runs at once: each variant's seeds are cut
 # into chunks and every (variant, chunk) is one bench/strategy/study process, up to
-# JOBS at a time (a 16-core machine does a 100-seed comparison of eight variants in
-# minutes). Each writes OUTDIR/NAME.FIRST.txt; bench/strategy/sweep_merge.py joins the
-# chunks into one table per variant.
+# JOBS at a time (a 16-core machine does a 100-seed comparison of seven variants at
+# 2% in about five minutes). Each writes OUTDIR/NAME.FIRST.txt;
+# bench/strategy/sweep_merge.py joins the chunks into one table per variant.
 #
 # usage: bench/strategy/sweep.sh JOBS OUTDIR FIRST SEEDS CHUNK CACHE... < VARIANTS
 # VARIANTS: one per line, NAME|ENV|STUDY-ARGS (ENV: space-separated VAR=VALUE, may be
 # empty; STUDY-ARGS: study's options, without -n, -f and the caches). The lines are
-# started in order: put the longest first.
+# started in order: put the longest first. Chunks of at least 2 seeds (a standard
+# error needs two). Exits non-zero when a study failed (its file says why).
 set -eu
-[ $# -ge 6 ] || { sed -n '8,11p' "$0" >&2; exit 2; }
+[ $# -ge 6 ] || { sed -n '8,12p' "$0" >&2; exit 2; }
 jobs=$1 out=$2 first=$3 seeds=$4 chunk=$5
 shift 5
+for v in "$jobs" "$first" "$seeds" "$chunk"; do
+    [[ $v =~ ^[1-9][0-9]*$ ]] || { echo "sweep: JOBS, FIRST, SEEDS and CHUNK are integers >= 1, not '$v'" >&2; exit 2; }
+done
 study=$(cd "$(dirname "$0")" && pwd)/study
 mkdir -p "$out"
 list=$(mktemp)
 trap 'rm -f "$list"' EXIT
-while IFS='|' read -r name envs args; do
+while IFS='|' read -r name envs args || [ -n "$name" ]; do
     [ -n "$name" ] || continue
+    [[ $name =~ ^[A-Za-z0-9_.+-]+$ ]] || { echo "sweep: variant name '$name': letters, digits and _.+- only" >&2; exit 2; }
+    for e in $envs; do
+        [[ $e == *=* ]] || { echo "sweep: $name: '$e' is not VAR=VALUE" >&2; exit 2; }
+    done
     for ((f = first; f < first + seeds; f += chunk)); do
         n=$((first + seeds - f < chunk ? first + seeds - f : chunk))
         printf '%s\0%s\0%s\0%s\0%s\0' "$name" "$envs" "$args" "$f" "$n" >>"$list"
@@ -32,5 +40,5 @@ xargs -0 -n 5 -P "$jobs" bash -c '
     name=${all[k-5]} envs=${all[k-4]} args=${all[k-3]} f=${all[k-2]} n=${all[k-1]}
     read -r -a e <<<"$envs"; read -r -a a <<<"$args"
     env ${e[@]+"${e[@]}"} "$SWEEP_STUDY" ${a[@]+"${a[@]}"} -n "$n" -f "$f" --se "${all[@]:0:k-5}" \
-        >"$SWEEP_OUT/$name.$f.txt" 2>&1 || echo "sweep: $name seeds $f.. failed" >&2
+        >"$SWEEP_OUT/$name.$f.txt" 2>&1 || { echo "sweep: $name seeds $f.. failed: $SWEEP_OUT/$name.$f.txt" >&2; exit 1; }
 ' sweep "$@" <"$list"

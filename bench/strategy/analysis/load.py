@@ -46,17 +46,19 @@ def parse_opts(text):
 def study(run, prep, cache, argv):
     """argv: BUDGET SEEDS [OPTS]. Fills cache[device] = prep(device), runs seeds 1..SEEDS of
     run(device, seed, budget, **opts) on each device, prints the mean quality per device and
-    over the six."""
+    over the six, each with its standard error over seeds."""
     budget, seeds = int(argv[1]), int(argv[2])
     kw = parse_opts(argv[3]) if len(argv) > 3 else {}
     for d in DEVS:
         cache[d] = prep(d)
-    res = []
+    res, var = [], []
     for d in DEVS:
         q = [run(d, s, budget, **kw) for s in range(1, seeds + 1)]
         res.append(np.mean(q))
-        print(d, round(np.mean(q), 3), end='; ', flush=True)
-    print('\nmean', round(np.mean(res), 3), kw, flush=True)
+        var.append(np.var(q, ddof=1) / len(q) if len(q) > 1 else 0.0)
+        print(d, '%.3f ± %.3f' % (np.mean(q), np.sqrt(var[-1])), end='; ', flush=True)
+    # the standard error of the mean over seeds; for the average, from the per-device ones
+    print('\nmean %.3f ± %.3f' % (np.mean(res), np.sqrt(np.sum(var)) / len(var)), kw, flush=True)
 
 
 if __name__=='__main__':

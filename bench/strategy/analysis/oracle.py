@@ -1,10 +1,12 @@
 """Bayesian optimisation with hyperparameters it could not have: the GP's length
-scales, signal and noise are fitted on a random 800 of the device's own
-configurations (what a search learns only after measuring them), then a
-sequential EI search runs with them fixed. If even this falls short of 0.95 at
-2%, the model class (a stationary GP on log2 values + alignment), not the
-estimation of its hyperparameters from few results, is what holds the search
-back.  usage: oracle.py BUDGET SEEDS [init=10,xi=0.0]  (one worker, sequential)"""
+scales, signal and noise, and the standardisation of log time they belong to, are
+fitted on a random 800 of the device's own configurations (what a search learns
+only after measuring them); then a sequential EI search (one worker, no
+fantasies) runs with them fixed. A comparison for the C `bayes`: if this falls
+short of 0.95 at 2% too, estimating the hyperparameters from few results is not
+what holds the search back.  usage: oracle.py BUDGET SEEDS [init=10,xi=0.0,std='fixed']
+std='fixed': log time standardised as in the 800-configuration fit (the signal
+variance belongs to it); std='run': over the results so far, as strategy_bayes.c."""
 import sys, warnings, numpy as np
 from load import load, DEVS, log_times, expected_improvement, study
 from sklearn.gaussian_process import GaussianProcessRegressor
@@ -13,6 +15,7 @@ warnings.filterwarnings('ignore')
 
 
 def twos(v):
+    """How many times 2 divides the positive integer v."""
     v = int(v); k = 0
     while v % 2 == 0:
         v //= 2; k += 1
@@ -25,7 +28,11 @@ def feats(X, align):
     if align:
         for j in range(X.shape[1]):
             vals = sorted(set(X[:, j]))
-            if len(vals) < 3 or all(v >= 1 and v == int(v) and 2 ** twos(v) == v for v in vals):
+            # as tf_alignment_coords: positive integers, three or more, not all
+            # powers of two, not all of one alignment
+            if len(vals) < 3 or not all(v >= 1 and v == int(v) for v in vals):
+                continue
+            if all(2 ** twos(v) == v for v in vals) or len({twos(v) for v in vals}) < 2:
                 continue
             a = np.array([twos(v) for v in X[:, j]], float)
             cols.append(a[:, None])
@@ -39,21 +46,25 @@ def prep(dev, align=1):
     F = feats(X, align)
     rng = np.random.default_rng(12345)
     sub = rng.choice(len(T), 800, replace=False)
-    y = log_times(T[sub]); y = (y - y.mean()) / y.std()
+    y = log_times(T[sub]); mu, sd = y.mean(), y.std(); y = (y - mu) / sd
     kern = C(1.0, (1e-2, 1e2)) * Matern(length_scale=np.ones(F.shape[1]), length_scale_bounds=(1e-2, 1e2), nu=2.5) + WhiteKernel(1e-2, (1e-6, 1e0))
     k = GaussianProcessRegressor(kern, random_state=0).fit(F[sub], y).kernel_
     print(dev, k, flush=True)
-    return F, T, k
+    return F, T, k, mu, sd
 
 
-def run(dev, seed, budget, init=10, xi=0.0):
-    F, T, k = CACHE[dev]
+def run(dev, seed, budget, init=10, xi=0.0, std='fixed'):
+    F, T, k, mu, sd = CACHE[dev]
     rng = np.random.default_rng(seed)
     n = len(T); seen = np.zeros(n, bool)
     order = list(rng.choice(n, init, replace=False))
     seen[order] = True
     while len(order) < budget:
-        y = log_times(T[order]); yn = (y - y.mean()) / (y.std() + 1e-9)
+        y = log_times(T[order])
+        if std == 'fixed':  # the standardisation the hyperparameters were fitted in
+            yn = (y - mu) / sd
+        else:
+            yn = (y - y.mean()) / (y.std() + 1e-9)
         gp = GaussianProcessRegressor(k, optimizer=None).fit(F[order], yn)
         cand = np.where(~seen)[0]
         m, s = gp.predict(F[cand], return_std=True)
