@@ -5,9 +5,9 @@
  * (an unseen neighbour of the best results, see strategy_local.c); both read
  * the same results, so each exploits what the other found: the model jumps
  * between basins that a local chain would need many steps to cross, and local
- * search refines what the model points at. A batch asks each once for its share (the model's ask
- * scores every candidate, so it is not asked once per proposal); when local
- * has nothing to propose, the model fills in. */
+ * search refines what the model points at. A batch asks each once for its
+ * share (the model's ask scores every candidate, so it is not asked once per
+ * proposal); when local has nothing to propose, the model fills in. */
 #include "strategy.h"
 #include "strategy_common.h"
 

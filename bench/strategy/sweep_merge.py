@@ -37,6 +37,8 @@ def main(out):
                 continue
             vals = [tuple(map(float, CELL.search(c).groups())) for c in cells[2:-2]]
             rows[(name, cells[0], cells[1])].append((n, vals))
+    if not rows:
+        sys.exit(f'sweep_merge: no study rows under {out} (were the studies run with --se?)')
     print('| variant | strategy | budget | seeds | ' + ' | '.join(caches or []) + ' | mean |')
     print('|---|---|---|---|' + '---|' * (len(caches or []) + 1))
     def order(item):  # budgets by number: 0.5% before 2% before 10%, 10 s before 80 s

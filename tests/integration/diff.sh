@@ -85,11 +85,11 @@ expect_fail "diff of nights 2 and 3: a regression, exit 1" 1 \
     "$TF" diff --tolerance 50% -o report3.txt nightly.h5
 check "  stdout is the summary line naming the report" contains "$TMP/last" \
     "nightly.h5: runs 1 -> 2: 1 group compared, 1 with a regression; report report3.txt"
-# 8 times the work is about 7-8 times the time; a disturbed night moves it, so any
-# factor from 4 to 19 passes, and a failure prints the report's lines.
+# A failure prints the report's best lines: on a 2-core VM one night's times can be
+# disturbed (up to 1.9x seen), and the line says whether that or the diff is wrong.
 check "  the report: the previous best slower beyond the noise" sh -c \
     "grep -q 'best then: X=2 Y=0' report3.txt &&
-     grep -Eq 'previous best now: .*  ([4-9]|1[0-9])[.][0-9]{2}x, SLOWER beyond the noise' report3.txt ||
+     grep -Eq 'previous best now: .*  [5-9][.][0-9]{2}x, SLOWER beyond the noise' report3.txt ||
      { grep -E 'best (then|now)|previous best' report3.txt; exit 1; }"
 # (whether the new best is also slower than the old one beyond the noise depends on
 # the neighbours' times on a loaded machine: the line above checks the regression)

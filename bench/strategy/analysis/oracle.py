@@ -54,6 +54,8 @@ def prep(dev, align=1):
 
 
 def run(dev, seed, budget, init=10, xi=0.0, std='fixed'):
+    if std not in ('fixed', 'run'):
+        sys.exit("oracle.py: std is 'fixed' or 'run', not %r" % (std,))
     F, T, k, mu, sd = CACHE[dev]
     rng = np.random.default_rng(seed)
     n = len(T); seen = np.zeros(n, bool)
