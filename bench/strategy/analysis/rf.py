@@ -3,9 +3,34 @@ from load import load, DEVS, log_times, expected_improvement, study
 from sklearn.ensemble import RandomForestRegressor, ExtraTreesRegressor
 warnings.filterwarnings('ignore')
 CACHE={}
-def run(d, seed, budget, init=10, trees=50, model='rf', xi=0.0, batch=1, eps=0.0):
-    X,idx,T,vals=CACHE[d]
-    F=idx.astype(float)
+
+
+def twos(x):
+    """How many times 2 divides x (0 for x <= 0)."""
+    x, c = int(x), 0
+    while x > 0 and x % 2 == 0:
+        x, c = x // 2, c + 1
+    return c
+
+
+def prep(d):
+    """load(d) plus features for feat='all': the indices, and for each numeric parameter
+    of more than two positive values log2 of the value and, where it tells the values
+    apart differently, how many times 2 divides it (the C bayes's alignment coordinate)."""
+    X, idx, T, vals = load(d)
+    cols = [idx.astype(float)]
+    for j in range(X.shape[1]):
+        if len(vals[j]) > 2 and min(vals[j]) > 0:
+            cols.append(np.log2(X[:, j:j + 1]))
+            a = np.array([[twos(x)] for x in X[:, j]], float)
+            if 1 < len(set(a[:, 0])) != len(vals[j]):
+                cols.append(a)
+    return X, idx, T, vals, np.hstack(cols)
+
+
+def run(d, seed, budget, init=10, trees=50, model='rf', xi=0.0, batch=1, eps=0.0, feat='idx'):
+    X,idx,T,vals,FA=CACHE[d]
+    F=FA if feat=='all' else idx.astype(float)
     rng=np.random.default_rng(seed); n=len(T); seen=np.zeros(n,bool)
     order=list(rng.choice(n,init,replace=False)); seen[order]=True
     while len(order)<budget:
@@ -21,4 +46,4 @@ def run(d, seed, budget, init=10, trees=50, model='rf', xi=0.0, batch=1, eps=0.0
             if len(order)<budget: order.append(j); seen[j]=True
     return T.min()/T[order].min()
 if __name__=='__main__':
-    study(run, load, CACHE, sys.argv)
+    study(run, prep, CACHE, sys.argv)
