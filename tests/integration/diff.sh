@@ -87,7 +87,8 @@ check "  stdout is the summary line naming the report" contains "$TMP/last" \
     "nightly.h5: runs 1 -> 2: 1 group compared, 1 with a regression; report report3.txt"
 # A failure prints the report's best lines, to tell a disturbed measurement from a
 # wrong diff. (Until the fixture's busy work became a register chain, one Zen 4 ran
-# it 1x or 2x as fast from one context to another, and this read 13-15x.)
+# its loop at 1, 2 or 4 cycles a step depending on the code around it, and this read
+# 13-15x.)
 check "  the report: the previous best slower beyond the noise" sh -c \
     "grep -q 'best then: X=2 Y=0' report3.txt &&
      grep -Eq 'previous best now: .*  [5-9][.][0-9]{2}x, SLOWER beyond the noise' report3.txt ||

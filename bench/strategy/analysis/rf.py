@@ -14,23 +14,30 @@ def twos(x):
 
 
 def prep(d):
-    """load(d) plus features for feat='all': the indices, and for each numeric parameter
-    of more than two positive values log2 of the value and, where it tells the values
-    apart differently, how many times 2 divides it (the C bayes's alignment coordinate)."""
+    """load(d) plus the features for feat='all': the indices, and for each numeric
+    parameter of more than two positive values log2 of the value and how many times 2
+    divides it, the latter only where it does not just relabel the values (as for 1, 2,
+    4, 8). Like the C bayes's alignment coordinate (tf_alignment_coords), which adds it
+    for the same parameters of these caches (block_size_x and the two tile sizes) by its
+    own rule.
+    For trees log2 adds no split the index lacks (it is a monotone map of it); only the
+    alignment column does."""
     X, idx, T, vals = load(d)
     cols = [idx.astype(float)]
     for j in range(X.shape[1]):
         if len(vals[j]) > 2 and min(vals[j]) > 0:
             cols.append(np.log2(X[:, j:j + 1]))
             a = np.array([[twos(x)] for x in X[:, j]], float)
-            if 1 < len(set(a[:, 0])) != len(vals[j]):
+            distinct = len(set(a[:, 0]))
+            relabels = distinct == len(vals[j])  # one count per value: no new grouping
+            if distinct > 1 and not relabels:
                 cols.append(a)
     return X, idx, T, vals, np.hstack(cols)
 
 
 def run(d, seed, budget, init=10, trees=50, model='rf', xi=0.0, batch=1, eps=0.0, feat='idx'):
-    X,idx,T,vals,FA=CACHE[d]
-    F=FA if feat=='all' else idx.astype(float)
+    X,idx,T,vals,features=CACHE[d]
+    F=features if feat=='all' else idx.astype(float)
     rng=np.random.default_rng(seed); n=len(T); seen=np.zeros(n,bool)
     order=list(rng.choice(n,init,replace=False)); seen[order]=True
     while len(order)<budget:
