@@ -1,4 +1,4 @@
-import ast, gzip, json, os
+import ast, gzip, json, os, sys
 import numpy as np
 from scipy.stats import norm
 D=os.environ.get('MILO', os.path.join(os.path.dirname(os.path.abspath(__file__)), '../../../../shared/datasets/benchmark_hub/convolution_milo/'))
@@ -17,6 +17,30 @@ def load(dev):
     vals=[sorted(set(X[:,j])) for j in range(X.shape[1])]
     idx=np.array([[vals[j].index(x) for j,x in enumerate(r)] for r in X])
     return X,idx,T,vals
+
+
+def twos(v):
+    """How many times 2 divides the positive integer v."""
+    v = int(v); k = 0
+    while v % 2 == 0:
+        v //= 2; k += 1
+    return k
+
+
+def alignment_columns(X):
+    """Per parameter (column of X), how many times 2 divides each value, where
+    coordinator/strategy.c's tf_alignment_coords gives one: three or more values, all
+    positive integers, not all powers of two, not all of one alignment. A list of
+    n x 1 arrays, in the order of the parameters."""
+    out = []
+    for j in range(X.shape[1]):
+        vals = sorted(set(X[:, j]))
+        if len(vals) < 3 or not all(v >= 1 and v == int(v) for v in vals):
+            continue
+        if all(2 ** twos(v) == v for v in vals) or len({twos(v) for v in vals}) < 2:
+            continue
+        out.append(np.array([[twos(v)] for v in X[:, j]], float))
+    return out
 
 
 def log_times(t, penalty=0.5):
@@ -47,6 +71,9 @@ def study(run, prep, cache, argv):
     """argv: BUDGET SEEDS [OPTS]. Fills cache[device] = prep(device), runs seeds 1..SEEDS of
     run(device, seed, budget, **opts) on each device, prints the mean quality per device and
     over the six, each with its standard error over seeds."""
+    if len(argv) not in (3, 4) or not (argv[1].isdigit() and argv[2].isdigit()):
+        sys.exit('usage: %s BUDGET SEEDS [OPTS]   (BUDGET: evaluations per search, SEEDS: '
+                 'seeds 1..SEEDS, OPTS: name=value,... e.g. "batch=4")' % argv[0])
     budget, seeds = int(argv[1]), int(argv[2])
     kw = parse_opts(argv[3]) if len(argv) > 3 else {}
     for d in DEVS:

@@ -8,34 +8,17 @@ what holds the search back.  usage: oracle.py BUDGET SEEDS [init=10,xi=0.0,std='
 std='fixed': log time standardised as in the 800-configuration fit (the signal
 variance belongs to it); std='run': over the results so far, as strategy_bayes.c."""
 import sys, warnings, numpy as np
-from load import load, DEVS, log_times, expected_improvement, study
+from load import load, DEVS, log_times, expected_improvement, study, alignment_columns
 from sklearn.gaussian_process import GaussianProcessRegressor
 from sklearn.gaussian_process.kernels import Matern, ConstantKernel as C, WhiteKernel
 warnings.filterwarnings('ignore')
-
-
-def twos(v):
-    """How many times 2 divides the positive integer v."""
-    v = int(v); k = 0
-    while v % 2 == 0:
-        v //= 2; k += 1
-    return k
 
 
 def feats(X, align):
     F = np.where(X.min(0) >= 1, np.log2(np.maximum(X, 1)), X)  # log2 where all values >= 1
     cols = [F]
     if align:
-        for j in range(X.shape[1]):
-            vals = sorted(set(X[:, j]))
-            # as tf_alignment_coords: positive integers, three or more, not all
-            # powers of two, not all of one alignment
-            if len(vals) < 3 or not all(v >= 1 and v == int(v) for v in vals):
-                continue
-            if all(2 ** twos(v) == v for v in vals) or len({twos(v) for v in vals}) < 2:
-                continue
-            a = np.array([twos(v) for v in X[:, j]], float)
-            cols.append(a[:, None])
+        cols += alignment_columns(X)
     F = np.hstack(cols)
     lo = F.min(0); hi = F.max(0)
     return (F - lo) / np.where(hi > lo, hi - lo, 1)

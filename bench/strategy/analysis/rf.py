@@ -1,37 +1,20 @@
 import sys, numpy as np, warnings
-from load import load, DEVS, log_times, expected_improvement, study
+from load import load, DEVS, log_times, expected_improvement, study, alignment_columns
 from sklearn.ensemble import RandomForestRegressor, ExtraTreesRegressor
 warnings.filterwarnings('ignore')
 CACHE={}
 
 
-def twos(x):
-    """How many times 2 divides x (0 for x <= 0)."""
-    x, c = int(x), 0
-    while x > 0 and x % 2 == 0:
-        x, c = x // 2, c + 1
-    return c
-
-
 def prep(d):
-    """load(d) plus the features for feat='all': the indices, and for each numeric
-    parameter of more than two positive values log2 of the value and how many times 2
-    divides it, the latter only where it does not just relabel the values (as for 1, 2,
-    4, 8). Like the C bayes's alignment coordinate (tf_alignment_coords), which adds it
-    for the same parameters of these caches (block_size_x and the two tile sizes) by its
-    own rule.
-    For trees log2 adds no split the index lacks (it is a monotone map of it); only the
-    alignment column does."""
+    """load(d) plus the features for feat='all': the indices, log2 of each parameter of
+    more than two positive values, and the alignment columns of the C bayes
+    (load.alignment_columns). For trees log2 adds no split the index lacks (it is a
+    monotone map of it); only the alignment columns do."""
     X, idx, T, vals = load(d)
     cols = [idx.astype(float)]
-    for j in range(X.shape[1]):
-        if len(vals[j]) > 2 and min(vals[j]) > 0:
-            cols.append(np.log2(X[:, j:j + 1]))
-            a = np.array([[twos(x)] for x in X[:, j]], float)
-            distinct = len(set(a[:, 0]))
-            relabels = distinct == len(vals[j])  # one count per value: no new grouping
-            if distinct > 1 and not relabels:
-                cols.append(a)
+    cols += [np.log2(X[:, j:j + 1]) for j in range(X.shape[1])
+             if len(vals[j]) > 2 and min(vals[j]) > 0]
+    cols += alignment_columns(X)
     return X, idx, T, vals, np.hstack(cols)
 
 
