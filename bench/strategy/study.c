@@ -29,6 +29,10 @@
  *   --se   also the standard error of each mean over seeds (per cache; for the
  *          average over caches, from the per-cache variances), to tell a
  *          difference from the seeds' luck.
+ *   --warm-others  each cache's searches first propose the --warm-count W
+ *          fastest configurations of every other cache given, interleaved by
+ *          rank: a fleet job's `warm_start: same`, one device left out at a
+ *          time (--warm-from CACHE: one source for all).
  * -o passes a search option to every strategy that declares it. */
 #include <math.h>
 #include <stdbool.h>
@@ -116,6 +120,32 @@ static uint64_t *warm_seeds(const struct tf_ktcache *src, const struct tf_ktcach
     free(ok_e);
     for (int q = 0; q < TF_STRATEGY_MAX_PARAMS; q++)
         free(vmap[q]);
+    return out;
+}
+
+/* Warm-start seeds for cache `t` from every other cache of `kt`, as a job's
+ * `warm_start: same` takes the archive's other device classes
+ * (tf_plan_warm_start): each source's `count` fastest valid here, interleaved
+ * by rank (every source's best first); a configuration two sources share is
+ * left to tf_strategy_seed, which keeps its first. A new array (*n). */
+static uint64_t *others_seeds(struct tf_ktcache *const *kt, int ncache, int t, int count,
+                              size_t *n)
+{
+    uint64_t *out = calloc((size_t)count * (size_t)ncache + 1, sizeof *out);
+    uint64_t **lists = calloc((size_t)ncache, sizeof *lists);
+    size_t *lens = calloc((size_t)ncache, sizeof *lens);
+    *n = 0;
+    for (int c = 0; c < ncache; c++)
+        if (c != t)
+            lists[c] = warm_seeds(kt[c], kt[t], count, &lens[c]);
+    for (size_t rank = 0; rank < (size_t)count; rank++)
+        for (int c = 0; c < ncache; c++)
+            if (rank < lens[c])
+                out[(*n)++] = lists[c][rank];
+    for (int c = 0; c < ncache; c++)
+        free(lists[c]);
+    free(lists);
+    free(lens);
     return out;
 }
 
@@ -280,7 +310,7 @@ int main(int argc, char **argv)
     int seeds = 25, first = 1, workers = 8, warm_count = 8;
     bool show_se = false; /* --se; with one seed there is no standard error to show */
     const char *warm_from = NULL;
-    bool pairs = false, evals = false, timed = false;
+    bool pairs = false, evals = false, timed = false, others = false;
     double goal = 0.95, cap_pct = 20, q_pct = 2;
     struct tf_strategy_option opts[MAX_ITEMS];
     int nopts = 0;
@@ -292,6 +322,10 @@ int main(int argc, char **argv)
         }
         if (strcmp(argv[a], "--evals") == 0) {
             evals = true;
+            continue;
+        }
+        if (strcmp(argv[a], "--warm-others") == 0) {
+            others = true;
             continue;
         }
         if (strcmp(argv[a], "--se") == 0) {
@@ -339,7 +373,7 @@ int main(int argc, char **argv)
     }
     show_se = show_se && seeds > 1;
     if (a >= argc || seeds < 1 || first < 1 || warm_count < 1 || !(goal > 0 && goal <= 1) ||
-        (evals && !pairs && !warm_from) || (timed && evals))
+        (evals && !pairs && !warm_from) || (timed && evals) || (others && (warm_from || evals)))
         goto usage;
     char *strats[MAX_ITEMS], *budgets[MAX_ITEMS];
     int nstrat = split(strat_text, strats, MAX_ITEMS);
@@ -452,6 +486,10 @@ int main(int argc, char **argv)
         printf("warm start from %s: its %d fastest configurations valid here, first\n\n", sn,
                warm_count);
     }
+    if (others)
+        printf("warm start from the other caches: each one's %d fastest configurations valid "
+               "here, interleaved by rank, first (a job's `warm_start: same`)\n\n",
+               warm_count);
     printf("| strategy | budget |");
     for (int c = 0; c < ncache; c++) {
         char shortname[64];
@@ -470,7 +508,9 @@ int main(int argc, char **argv)
                 uint64_t budget = timed ? 0
                                         : (uint64_t)ceil(pct / 100.0 * (double)sp[c]->valid_count - 1e-9);
                 size_t ns = 0;
-                uint64_t *sd = warm ? warm_seeds(warm, kt[c], warm_count, &ns) : NULL;
+                uint64_t *sd = warm     ? warm_seeds(warm, kt[c], warm_count, &ns)
+                               : others ? others_seeds(kt, ncache, c, warm_count, &ns)
+                                        : NULL;
                 double q = 0, qq = 0;
                 for (int i = 0; i < seeds; i++) {
                     struct run_out r;
@@ -521,7 +561,7 @@ usage:
             "usage: %s [-s STRAT,...] [-n SEEDS] [-b PCT,... | -t SECONDS,...] [-w WORKERS]\n"
             "          [-B SLICE] [-A AHEAD] [-f FIRST_SEED] [--se]\n"
             "          [-o NAME=VALUE]...\n"
-            "          [--warm-from CACHE [--warm-count W]] [--evals | --pairs]\n"
+            "          [--warm-from CACHE | --warm-others] [--warm-count W] [--evals | --pairs]\n"
             "          [--goal 0.95] [--cap PCT] [--quality-at PCT] CACHE.json.gz...\n",
             argv[0]);
     return 2;
