@@ -127,7 +127,10 @@ static uint64_t *warm_seeds(const struct tf_ktcache *src, const struct tf_ktcach
  * `warm_start: same` takes the archive's other device classes
  * (tf_plan_warm_start): each source's `count` fastest valid here, interleaved
  * by rank (every source's best first); a configuration two sources share is
- * left to tf_strategy_seed, which keeps its first. A new array (*n). */
+ * left to tf_strategy_seed, which keeps its first. A new array (*n). Unlike
+ * the plan: the sources come in command-line order (the plan's is by class
+ * key), a seed is valid when its cache entry is not invalid, and the kernel's
+ * default configuration is not added after the seeds (a cache has none). */
 static uint64_t *others_seeds(struct tf_ktcache *const *kt, int ncache, int t, int count,
                               size_t *n)
 {
