@@ -503,6 +503,13 @@ int main(int argc, char **argv)
     for (int c = 0; c <= ncache + 1; c++)
         printf("---|");
     printf("\n");
+    /* Each cache's warm-start seeds, once: they depend on the caches alone. */
+    uint64_t **wsd = calloc((size_t)ncache, sizeof *wsd);
+    size_t *wns = calloc((size_t)ncache, sizeof *wns);
+    for (int c = 0; c < ncache; c++)
+        wsd[c] = warm     ? warm_seeds(warm, kt[c], warm_count, &wns[c])
+                 : others ? others_seeds(kt, ncache, c, warm_count, &wns[c])
+                          : NULL;
     for (int si = 0; si < nstrat; si++)
         for (int bi = 0; bi < nbud; bi++) {
             double pct = atof(budgets[bi]), sum = 0, wall = 0, told = 0, var_sum = 0;
@@ -510,16 +517,12 @@ int main(int argc, char **argv)
             for (int c = 0; c < ncache; c++) {
                 uint64_t budget = timed ? 0
                                         : (uint64_t)ceil(pct / 100.0 * (double)sp[c]->valid_count - 1e-9);
-                size_t ns = 0;
-                uint64_t *sd = warm     ? warm_seeds(warm, kt[c], warm_count, &ns)
-                               : others ? others_seeds(kt, ncache, c, warm_count, &ns)
-                                        : NULL;
                 double q = 0, qq = 0;
                 for (int i = 0; i < seeds; i++) {
                     struct run_out r;
                     if (run_one(kt[c], sp[c], strats[si], mine[si], nmine[si],
-                                (uint64_t)first + (uint64_t)i, budget, timed ? pct : 0, workers, sd,
-                                ns, 0, &r))
+                                (uint64_t)first + (uint64_t)i, budget, timed ? pct : 0, workers,
+                                wsd[c], wns[c], 0, &r))
                         return 1;
                     double qi = isfinite(r.best) ? opt[c] / r.best : 0;
                     q += qi;
@@ -527,7 +530,6 @@ int main(int argc, char **argv)
                     wall += r.wall_s;
                     told += (double)r.told;
                 }
-                free(sd);
                 q /= seeds;
                 /* the variance of the mean over seeds (sample variance / n) */
                 double var = seeds > 1 ? fmax(0, qq - seeds * q * q) / (seeds - 1) / seeds : 0;
@@ -549,6 +551,10 @@ int main(int argc, char **argv)
             fflush(stdout);
         }
     fprintf(stderr, "study: %.1f s of CPU\n", (double)clock() / CLOCKS_PER_SEC - t0);
+    for (int c = 0; c < ncache; c++)
+        free(wsd[c]);
+    free(wsd);
+    free(wns);
 out:
     for (int c = 0; c < ncache; c++) {
         tf_strategy_space_free(sp[c]);

@@ -2,8 +2,10 @@
 
 Sequential expected improvement on one target device, the other five caches being the
 fleet (as `bench/strategy/study --warm-others`). The GP is bo.py's (Matern 5/2, ARD,
-white noise) on the C `bayes`'s features (log2 of each size in [0, 1] plus the
-alignment columns, load.alignment_columns). OPTS `mode`:
+white noise) on nearly the C `bayes`'s features: log2 of each size in [0, 1] plus the
+alignment columns (load.alignment_columns), left unscaled here (strategy_bayes.c and
+oracle.py's feats scale them to [0, 1]; an ARD length scale absorbs the scale, up to
+the fit's start and bounds). OPTS `mode`:
 
   'cold'   `init` random configurations, then expected improvement on the target's
            results (the C `bayes`, one worker, no fantasies).
@@ -36,7 +38,8 @@ CACHE = {}
 
 def features(X):
     """log2 of each parameter (values >= 1; 0/1 flags as they are) in [0, 1], then the
-    alignment columns: the coordinates strategy_bayes.c gives one device."""
+    alignment columns as they are (how many times 2 divides the value; unscaled, unlike
+    strategy_bayes.c: the section-4 numbers were made with this)."""
     F = np.where(X.min(0) >= 1, np.log2(np.maximum(X, 1)), X)
     lo, hi = F.min(0), F.max(0)
     F = (F - lo) / np.where(hi > lo, hi - lo, 1)
