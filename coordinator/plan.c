@@ -31,7 +31,10 @@
  * Warm start (job search.warm_start, tf_plan_warm_start): every task then has
  * a search (brute force and random too), seeded with the best configurations
  * of other device classes read from archives, mapped by parameter name and
- * value, valid here; they are proposed first (then the default) and never told. */
+ * value, valid here; they are proposed first (then the default) and never told.
+ * A strategy with a model (bayes, hybrid) also gets PRIOR_PER results of each
+ * source class (tf_strategy_prior: its fastest and a spread over the rest),
+ * and learns how far they speak for this device. */
 #include "plan.h"
 
 #include <math.h>
@@ -40,6 +43,11 @@
 #include <string.h>
 
 #include "../schema/parammap.h"
+
+/* Results of each warm-start source class a model learns from
+ * (tf_strategy_prior_ranks: its 8 fastest, 16 over the rest). Fixed, not a
+ * job setting: the strategy's `transfer` option caps how many it uses. */
+#define PRIOR_PER 24
 
 /* The most configurations one ask proposes (tf_strategy_ask counts in int). */
 #define ASK_MAX (1 << 20)
@@ -256,10 +264,21 @@ static struct tf_parammap *archive_map(const struct tf_archive_kernel *ak,
     return m;
 }
 
-/* One source class's seeds for task `t`: appended to lists[*nlists]. */
+/* One source class's results for a transfer: mapped configurations and
+ * their times there. */
+struct prior_list {
+    uint64_t *cfg;
+    double *time;
+    size_t n;
+};
+
+/* One source class's seeds for task `t` (its `count` fastest valid here,
+ * into *list, *n of them) and its transfer results (*pl: PRIOR_PER of its
+ * distinct mapped configurations, valid here or not). */
 static int class_seeds(const struct tf_task *t, const struct tf_archive_kernel *ak,
-                       uint32_t problem, const char *key, char (*keys)[256], uint32_t count, const struct tf_parammap *m,
-                       int64_t exclude_run, uint64_t **list, uint64_t *n, struct tf_error *err)
+                       uint32_t problem, const char *key, char (*keys)[256], uint32_t count,
+                       const struct tf_parammap *m, int64_t exclude_run, uint64_t **list,
+                       uint64_t *n, struct prior_list *pl, struct tf_error *err)
 {
     struct ranked *r = tf_xmalloc(sizeof *r * (ak->nrows ? ak->nrows : 1));
     uint64_t nr = 0;
@@ -283,12 +302,20 @@ static int class_seeds(const struct tf_task *t, const struct tf_archive_kernel *
         if (tf_parammap_apply(m, r[i].config, &y) && y < tf_space_cartesian(t->space))
             mapped[nm++] = (struct at){y, i};
     }
-    free(r);
     qsort(mapped, nm, sizeof *mapped, cmp_at_config);
     for (uint64_t i = 0; i < nm; i++)
         if (distinct == 0 || mapped[distinct - 1].config != mapped[i].config)
             mapped[distinct++] = mapped[i];
     qsort(mapped, distinct, sizeof *mapped, cmp_at_pos);
+    size_t pick[PRIOR_PER];
+    pl->n = tf_strategy_prior_ranks((size_t)distinct, PRIOR_PER, pick);
+    pl->cfg = tf_xmalloc(sizeof *pl->cfg * (pl->n ? pl->n : 1));
+    pl->time = tf_xmalloc(sizeof *pl->time * (pl->n ? pl->n : 1));
+    for (size_t i = 0; i < pl->n; i++) {
+        pl->cfg[i] = mapped[pick[i]].config;
+        pl->time[i] = r[mapped[pick[i]].pos].time;
+    }
+    free(r);
     *list = tf_xmalloc(sizeof **list * (count ? count : 1));
     *n = 0;
     for (uint64_t i = 0; i < distinct && *n < count; i++) {
@@ -336,6 +363,7 @@ int tf_plan_warm_start(struct tf_plan *plan, const struct tf_job *job,
         const struct tf_kernel *k = job->kernels[t->kernel].kernel;
         const char *pname = k->problems[t->problem].name;
         uint64_t **lists = NULL, *lens = NULL;
+        struct prior_list *priors = NULL;
         int nl = 0;
         bool bad = false;
         for (int w = 0; w < job->nwarm && !bad; w++) {
@@ -366,9 +394,12 @@ int tf_plan_warm_start(struct tf_plan *plan, const struct tf_job *job,
             for (int c = 0; c < nc && !bad; c++) {
                 lists = tf_xrealloc(lists, sizeof *lists * (size_t)(nl + 1));
                 lens = tf_xrealloc(lens, sizeof *lens * (size_t)(nl + 1));
+                priors = tf_xrealloc(priors, sizeof *priors * (size_t)(nl + 1));
+                priors[nl] = (struct prior_list){0};
+                lists[nl] = NULL;
                 if (class_seeds(t, ak, (uint32_t)problem, classes[c], keys, job->warm_count,
                                 m, job->warm[w].same ? exclude_run : -1, &lists[nl],
-                                &lens[nl], err))
+                                &lens[nl], &priors[nl], err))
                     bad = true;
                 nl++;
             }
@@ -393,10 +424,36 @@ int tf_plan_warm_start(struct tf_plan *plan, const struct tf_job *job,
         const uint64_t nwarm_seeds = ns;
         if (tf_kernel_default_for(k, t->problem, &seeds[ns]))
             ns++;
+        /* The transfer results, interleaved by rank like the seeds (a
+         * strategy that uses fewer keeps every source's fastest), each
+         * source class by its place in the list. */
+        size_t np_all = 0, np = 0;
         for (int l = 0; l < nl; l++)
+            np_all += priors[l].n;
+        uint64_t *pcfg = tf_xmalloc(sizeof *pcfg * (np_all + 1));
+        double *ptime = tf_xmalloc(sizeof *ptime * (np_all + 1));
+        int *psrc = tf_xmalloc(sizeof *psrc * (np_all + 1));
+        for (size_t rank = 0; np < np_all; rank++)
+            for (int l = 0; l < nl; l++)
+                if (rank < priors[l].n) {
+                    pcfg[np] = priors[l].cfg[rank];
+                    ptime[np] = priors[l].time[rank];
+                    psrc[np++] = l;
+                }
+        size_t pkept = 0;
+        if (!bad)
+            tf_strategy_prior(t->strat, pcfg, ptime, psrc, np, &pkept);
+        free(pcfg);
+        free(ptime);
+        free(psrc);
+        for (int l = 0; l < nl; l++) {
             free(lists[l]);
+            free(priors[l].cfg);
+            free(priors[l].time);
+        }
         free(lists);
         free(lens);
+        free(priors);
         size_t kept = 0, all = 0;
         /* Twice: first the warm seeds alone, to count those that are valid here. */
         if (!bad && (tf_strategy_seed(t->strat, seeds, (size_t)nwarm_seeds, &kept, err) ||
@@ -407,6 +464,7 @@ int tf_plan_warm_start(struct tf_plan *plan, const struct tf_job *job,
             goto out;
         t->nseeds = kept;
         t->nsources = nsources;
+        t->nprior = tf_strategy_uses_prior(t->strat) ? pkept : 0;
     }
     rc = 0;
 out:

@@ -227,6 +227,10 @@ struct tf_strategy_core {
     uint64_t since_tell;         /* proposals since the last result (ask generator) */
     int err_set;                 /* the space's validity check failed */
     struct tf_error err;
+    uint64_t *prior_cfg;         /* transfer: other devices' results (tf_strategy_prior) */
+    double *prior_time;
+    int *prior_source;
+    size_t nprior;
 };
 
 struct tf_strategy {
@@ -555,6 +559,9 @@ void tf_strategy_destroy(struct tf_strategy *s)
     free(s->core.hist_cfg);
     free(s->core.hist_time);
     free(s->seeds);
+    free(s->core.prior_cfg);
+    free(s->core.prior_time);
+    free(s->core.prior_source);
     free(s);
 }
 
@@ -592,6 +599,94 @@ int tf_strategy_seed(struct tf_strategy *s, const uint64_t *configs, size_t n, s
 }
 
 size_t tf_strategy_seed_count(const struct tf_strategy *s) { return s->nseeds; }
+
+/* A transfer entry's place, for finding repeats: by source, configuration,
+ * then position (the first of a repeat is kept). */
+struct prior_at {
+    int source;
+    uint64_t config;
+    size_t pos;
+};
+
+static int cmp_prior_at(const void *a, const void *b)
+{
+    const struct prior_at *x = a, *y = b;
+    if (x->source != y->source)
+        return x->source < y->source ? -1 : 1;
+    if (x->config != y->config)
+        return x->config < y->config ? -1 : 1;
+    return x->pos < y->pos ? -1 : x->pos > y->pos;
+}
+
+void tf_strategy_prior(struct tf_strategy *s, const uint64_t *configs, const double *times,
+                       const int *source, size_t n, size_t *kept)
+{
+    struct tf_strategy_core *c = &s->core;
+    free(c->prior_cfg);
+    free(c->prior_time);
+    free(c->prior_source);
+    c->prior_cfg = tf_xmalloc((n ? n : 1) * sizeof *c->prior_cfg);
+    c->prior_time = tf_xmalloc((n ? n : 1) * sizeof *c->prior_time);
+    c->prior_source = tf_xmalloc((n ? n : 1) * sizeof *c->prior_source);
+    c->nprior = 0;
+    /* Repeats of a (source, configuration) pair by sorting (a source may pass
+     * thousands): every one after the first is dropped. */
+    struct prior_at *at = tf_xmalloc((n ? n : 1) * sizeof *at);
+    char *drop = tf_xcalloc(n ? n : 1, 1);
+    for (size_t i = 0; i < n; i++)
+        at[i] = (struct prior_at){source[i], configs[i], i};
+    qsort(at, n, sizeof *at, cmp_prior_at);
+    for (size_t i = 1; i < n; i++)
+        if (at[i].source == at[i - 1].source && at[i].config == at[i - 1].config)
+            drop[at[i].pos] = 1;
+    free(at);
+    for (size_t i = 0; i < n; i++) {
+        if (drop[i] || configs[i] >= c->space->cartesian || !(times[i] > 0) ||
+            !isfinite(times[i]))
+            continue;
+        c->prior_cfg[c->nprior] = configs[i];
+        c->prior_time[c->nprior] = times[i];
+        c->prior_source[c->nprior++] = source[i];
+    }
+    free(drop);
+    *kept = c->nprior;
+}
+
+size_t tf_strategy_prior_count(const struct tf_strategy *s) { return s->core.nprior; }
+
+bool tf_strategy_uses_prior(const struct tf_strategy *s)
+{
+    if (!opt_spec(&s->core, "transfer"))
+        return false;
+    const char *v = opt_text(&s->core, "transfer");
+    return strtoll(v, NULL, 10) > 0; /* checked when the strategy was created */
+}
+
+size_t tf_core_prior(const struct tf_strategy_core *c, const uint64_t **configs,
+                     const double **times, const int **source)
+{
+    *configs = c->nprior ? c->prior_cfg : NULL;
+    *times = c->nprior ? c->prior_time : NULL;
+    *source = c->nprior ? c->prior_source : NULL;
+    return c->nprior;
+}
+
+size_t tf_strategy_prior_ranks(size_t n, size_t per, size_t *out)
+{
+    if (n <= per) {
+        for (size_t i = 0; i < n; i++)
+            out[i] = i;
+        return n;
+    }
+    size_t top = per / 3, k = 0;
+    for (; k < top; k++)
+        out[k] = k;
+    /* per - top more at the middles of equal slices of the ranks below */
+    const size_t rest = n - top, m = per - top;
+    for (size_t j = 0; j < m; j++)
+        out[k++] = top + (size_t)(((double)j + 0.5) * (double)rest / (double)m);
+    return k;
+}
 
 static void update_stop(struct tf_strategy *s)
 {

@@ -25,7 +25,11 @@
  *     simply proposed afresh);
  *   - warm start: a list of seeds (tf_strategy_seed: other devices' best,
  *     mapped here) is proposed before the table's own proposals, in order,
- *     each once; seeds are never told (their source times are not comparable).
+ *     each once; seeds are never told (their source times are not comparable);
+ *   - transfer: results measured on other devices (tf_strategy_prior), which a
+ *     model-based table may learn from, each source's times on their own
+ *     scale (bayes and hybrid do; the others ignore them). Never told, never
+ *     counted: the search's results are this device's alone.
  *
  * Asynchronous by design: ask may be called while earlier proposals are
  * unanswered (a farm of workers pulls at different times) and results are told
@@ -187,6 +191,28 @@ int tf_strategy_likely_next(struct tf_strategy *s, uint64_t *out, int n, int *go
 int tf_strategy_seed(struct tf_strategy *s, const uint64_t *configs, size_t n, size_t *kept,
                      struct tf_error *err);
 size_t tf_strategy_seed_count(const struct tf_strategy *s);
+/* Transfer: results measured elsewhere, for a table whose model can learn
+ * how far they speak for this device (bayes, hybrid; the others ignore
+ * them): configs[i] mapped onto this space (it need not be valid here: a
+ * model needs only its parameters' values), times[i] its time on source
+ * source[i] (>= 0; comparable only within one source, lower is better).
+ * Never told, proposed only if the table wants it, never counted. An entry
+ * outside the space, with a time that is not positive and finite, or listed
+ * twice for one source is dropped (*kept: how many remain). Set before the
+ * first ask: the model is a function of them, and a resumed run sets the
+ * same list again. Replaces an earlier list. */
+void tf_strategy_prior(struct tf_strategy *s, const uint64_t *configs, const double *times,
+                       const int *source, size_t n, size_t *kept);
+size_t tf_strategy_prior_count(const struct tf_strategy *s);
+/* Does the strategy learn from transfer results? (Its table declares the
+ * option `transfer`, the most it uses, and that option is not 0.) */
+bool tf_strategy_uses_prior(const struct tf_strategy *s);
+/* Which of a source's n results (ranked fastest first) a transfer passes, at
+ * most `per`: its `per / 3` fastest, then the rest spread evenly over the
+ * ranks below (the whole range of times, not only the best). Rank positions,
+ * ascending, into out[0..per); returns how many. The plan and the study
+ * choose with it alike. */
+size_t tf_strategy_prior_ranks(size_t n, size_t per, size_t *out);
 enum tf_strategy_stop tf_strategy_stopped(const struct tf_strategy *s);
 uint64_t tf_strategy_proposed(const struct tf_strategy *s); /* proposals made (incl. told-only) */
 uint64_t tf_strategy_told(const struct tf_strategy *s);
@@ -216,6 +242,10 @@ int tf_core_told_time(const struct tf_strategy_core *c, uint64_t config, double 
 /* The results told, in arrival order (times INFINITY for failures). */
 size_t tf_core_history(const struct tf_strategy_core *c, const uint64_t **configs,
                        const double **times);
+/* The transfer results (tf_strategy_prior), in the order given: *configs,
+ * *times and *source point at n of them (NULL when none). */
+size_t tf_core_prior(const struct tf_strategy_core *c, const uint64_t **configs,
+                     const double **times, const int **source);
 /* Valid? (the space's check; errors count as invalid and are kept for the caller). */
 bool tf_core_valid(struct tf_strategy_core *c, uint64_t config);
 /* A uniformly random valid configuration not seen and not in `p` (rejection

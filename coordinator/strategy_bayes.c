@@ -34,7 +34,15 @@
  * results, the pending set a function of the proposals, so ask stays a
  * function of seed and the order of results. The training set is at most
  * `max_train` results (the best half and the latest half), the
- * hyperparameter fit's at most `fit_train`. */
+ * hyperparameter fit's at most `fit_train`.
+ *
+ * Transfer (a warm start's other devices, tf_strategy_prior): up to `transfer`
+ * of their results join the training set, each source's log times
+ * standardised on their own, with one more coordinate, 0 on this device and 1
+ * on a source. Its length scale is fitted like the others: long where the
+ * sources rank configurations as this device does, short where they do not,
+ * so a fleet that disagrees costs little. Candidates and fantasies are this
+ * device's (coordinate 0); only its own results set the incumbent. */
 #include "strategy.h"
 #include "strategy_common.h"
 
@@ -47,7 +55,7 @@
 
 /* The GP's hyperparameters, all in log space: a length scale per feature
  * dimension, then the signal variance, then the noise variance. */
-#define MAX_DIMS (2 * TF_STRATEGY_MAX_PARAMS) /* a value and an alignment per parameter */
+#define MAX_DIMS (2 * TF_STRATEGY_MAX_PARAMS + 1) /* a value and an alignment per parameter, a source */
 enum { HYP_SIGNAL = MAX_DIMS, HYP_NOISE, HYP_COUNT };
 
 /* Pending proposals the model takes in as fantasies, at most. */
@@ -79,9 +87,11 @@ struct base {
 #define KC_MAX (UINT64_C(8) << 20)
 
 struct bayes {
-    int64_t init, enumerate, max_train, fit_train, fit_steps, align;
+    int64_t init, enumerate, max_train, fit_train, fit_steps, align, transfer;
     double spread, fail_penalty, xi;
     int dims;
+    int task;                                 /* the source coordinate's dim (-1: no transfer) */
+    size_t nprior;                            /* transfer results in the training set */
     int map[TF_STRATEGY_MAX_PARAMS];          /* parameter -> dim (-1: single value) */
     double *feat[TF_STRATEGY_MAX_PARAMS];     /* per parameter: coordinate of each value */
     int amap[TF_STRATEGY_MAX_PARAMS];         /* parameter -> its alignment's dim (-1: none) */
@@ -101,15 +111,26 @@ static const struct tf_strategy_option_spec bayes_options[] = {
     {"fit_steps", "100", "steps of the marginal-likelihood fit (length scales, signal, noise)"},
     {"fit_train", "128", "results that fit uses at most (best half + latest half of the training set)"},
     {"align", "1", "1: an integer parameter's power-of-two alignment is a feature of its own"},
+    {"transfer", "144", "other devices' results (warm start) the model also learns from, at most; 0: none"},
     {NULL, NULL, NULL},
 };
 
+/* Coordinates of the model's feature space: the parameters' (one constant
+ * one when no parameter has two values), then the source coordinate. */
+static int ndims(const struct bayes *b)
+{
+    return b->task >= 0 ? b->task + 1 : b->dims > 0 ? b->dims : 1;
+}
+
+/* A configuration's features on this device (source coordinate 0). */
 static void features(const struct bayes *b, const struct tf_strategy_core *core, uint64_t cfg,
                      double *x)
 {
     int d[TF_STRATEGY_MAX_PARAMS];
     const struct tf_strategy_space *sp = tf_core_space(core);
     x[0] = 0; /* no parameter with two values: one constant coordinate */
+    if (b->task >= 0)
+        x[b->task] = 0;
     tf_core_decode(core, cfg, d);
     for (int p = 0; p < sp->nparams; p++)
         if (b->map[p] >= 0) {
@@ -124,6 +145,7 @@ static int bayes_create(struct tf_strategy_core *core, void **state, struct tf_e
     struct bayes *b = tf_xcalloc(1, sizeof *b);
     *state = b;
     b->base.at = SIZE_MAX;
+    b->task = -1;
     const struct tf_strategy_space *sp = tf_core_space(core);
     if (tf_core_opt_int(core, "init", 2, 1 << 30, &b->init, err) ||
         tf_core_opt_int(core, "enumerate", 0, INT64_C(1) << 40, &b->enumerate, err) ||
@@ -133,7 +155,8 @@ static int bayes_create(struct tf_strategy_core *core, void **state, struct tf_e
         tf_core_opt_double(core, "xi", 0, 10, &b->xi, err) ||
         tf_core_opt_int(core, "fit_steps", 1, 100000, &b->fit_steps, err) ||
         tf_core_opt_int(core, "fit_train", 8, 4096, &b->fit_train, err) ||
-        tf_core_opt_int(core, "align", 0, 1, &b->align, err))
+        tf_core_opt_int(core, "align", 0, 1, &b->align, err) ||
+        tf_core_opt_int(core, "transfer", 0, 4096, &b->transfer, err))
         return -1;
     for (int p = 0; p < sp->nparams; p++) {
         int r = sp->radix[p];
@@ -355,7 +378,7 @@ static struct ystd training_data(const struct bayes *b, const struct tf_strategy
     const uint64_t *cfg;
     const double *time;
     tf_core_history(core, &cfg, &time);
-    int d = b->dims > 0 ? b->dims : 1;
+    int d = ndims(b);
     double worst = -INFINITY;
     for (size_t i = 0; i < n; i++)
         if (isfinite(time[use[i]]))
@@ -377,13 +400,51 @@ static struct ystd training_data(const struct bayes *b, const struct tf_strategy
     return s;
 }
 
-/* Where the model is refitted (hyperparameters and factor): at every history
- * length up to 64, then every 8 results up to 256, then every 32; results
- * after that point enter by conditioning (see the file's comment). A function
- * of the history length alone. */
-static size_t base_point(size_t nh)
+/* The first np transfer results as training rows: features with the source
+ * coordinate 1, log times standardised per source over these rows (a
+ * source's times are comparable only with each other). */
+static void prior_data(const struct bayes *b, const struct tf_strategy_core *core, size_t np,
+                       double *X, double *y)
 {
-    size_t step = nh < 64 ? 1 : nh < 256 ? 8 : 32;
+    const uint64_t *cfg;
+    const double *time;
+    const int *src;
+    tf_core_prior(core, &cfg, &time, &src);
+    const int d = ndims(b);
+    for (size_t i = 0; i < np; i++) {
+        features(b, core, cfg[i], X + i * (size_t)d);
+        X[i * (size_t)d + b->task] = 1;
+        y[i] = log(time[i]);
+    }
+    char *done = tf_xcalloc(np ? np : 1, 1);
+    for (size_t i = 0; i < np; i++) {
+        if (done[i])
+            continue;
+        double sum = 0, sq = 0;
+        size_t k = 0;
+        for (size_t j = i; j < np; j++)
+            if (src[j] == src[i])
+                sum += y[j], k++;
+        const double mean = sum / (double)k;
+        for (size_t j = i; j < np; j++)
+            if (src[j] == src[i])
+                sq += (y[j] - mean) * (y[j] - mean);
+        const double sd = k > 1 && sq > 0 ? sqrt(sq / (double)(k - 1)) : 1;
+        for (size_t j = i; j < np; j++)
+            if (src[j] == src[i])
+                y[j] = (y[j] - mean) / sd, done[j] = 1;
+    }
+    free(done);
+}
+
+/* Where the model is refitted (hyperparameters and factor): at every history
+ * length up to 64 (every 4th with transfer results, which make each fit
+ * several times dearer), then every 8 results up to 256, then every 32;
+ * results after that point enter by conditioning (see the file's comment).
+ * A function of the history length alone. */
+static size_t base_point(size_t nh, bool transfer)
+{
+    size_t step = nh < 64 ? (transfer ? 4 : 1) : nh < 256 ? 8 : 32;
     return nh - nh % step;
 }
 
@@ -409,21 +470,35 @@ static int base_build(struct bayes *b, struct tf_strategy_core *core, size_t h)
     const uint64_t *cfg;
     const double *time;
     tf_core_history(core, &cfg, &time);
-    int d = b->dims > 0 ? b->dims : 1;
+    /* The transfer rows first (the first `transfer` given: the plan lists
+     * every source's fastest first), then this device's results. */
+    const uint64_t *pc;
+    const double *pt;
+    const int *ps;
+    size_t np = b->transfer ? tf_core_prior(core, &pc, &pt, &ps) : 0;
+    np = np < (size_t)b->transfer ? np : (size_t)b->transfer;
+    b->nprior = np;
+    b->task = np ? (b->dims > 0 ? b->dims : 1) : -1;
+    int d = ndims(b);
     size_t *use = tf_xmalloc(h * sizeof *use);
-    m->n = training_set(core, h, (size_t)b->max_train, use);
+    size_t nt = training_set(core, h, (size_t)b->max_train, use);
+    m->n = np + nt;
     m->X = tf_xmalloc(m->n * (size_t)d * sizeof *m->X);
     double *y = tf_xmalloc(m->n * sizeof *y);
-    m->ys = training_data(b, core, use, m->n, m->X, y);
+    prior_data(b, core, np, m->X, y);
+    m->ys = training_data(b, core, use, nt, m->X + np * (size_t)d, y + np);
     /* The hyperparameters from a smaller set when the training set is large:
      * each fit step costs a factorisation and an inverse. */
-    if (m->n <= (size_t)b->fit_train) {
+    if (nt <= (size_t)b->fit_train) {
         gp_fit_hyper(m->n, d, m->X, y, (int)b->fit_steps, m->hyp);
     } else {
         size_t nf = training_set(core, h, (size_t)b->fit_train, use);
-        double *Xf = tf_xmalloc(nf * (size_t)d * sizeof *Xf), *yf = tf_xmalloc(nf * sizeof *yf);
-        training_data(b, core, use, nf, Xf, yf);
-        gp_fit_hyper(nf, d, Xf, yf, (int)b->fit_steps, m->hyp);
+        double *Xf = tf_xmalloc((np + nf) * (size_t)d * sizeof *Xf);
+        double *yf = tf_xmalloc((np + nf) * sizeof *yf);
+        memcpy(Xf, m->X, np * (size_t)d * sizeof *Xf);
+        memcpy(yf, y, np * sizeof *yf);
+        training_data(b, core, use, nf, Xf + np * (size_t)d, yf + np);
+        gp_fit_hyper(np + nf, d, Xf, yf, (int)b->fit_steps, m->hyp);
         free(Xf);
         free(yf);
     }
@@ -529,7 +604,7 @@ static void score_extras(const struct bayes *b, const struct tf_strategy_core *c
                         const uint64_t *pend, size_t np, double ybest, double *score)
 {
     const struct base *m = &b->base;
-    int d = b->dims > 0 ? b->dims : 1;
+    int d = ndims(b);
     size_t n = m->n;
     double inv_l2[MAX_DIMS];
     for (int k = 0; k < d; k++)
@@ -665,7 +740,10 @@ static int bayes_ask(void *state, struct tf_strategy_core *core, struct tf_rng *
     size_t nh = tf_core_history(core, &cfg, &time);
     if (tf_core_proposed(core) < (uint64_t)b->init || nh < 2)
         return 0; /* random start, filled by the core */
-    size_t h = base_point(nh);
+    const uint64_t *pc;
+    const double *pt;
+    const int *ps;
+    size_t h = base_point(nh, b->transfer && tf_core_prior(core, &pc, &pt, &ps));
     if (b->base.at != h && base_build(b, core, h))
         return 0; /* the model could not be fitted: the core fills at random */
     struct base *m = &b->base;
@@ -693,7 +771,7 @@ static int bayes_ask(void *state, struct tf_strategy_core *core, struct tf_rng *
     tf_bayes_sort_key = score;
     qsort(idx, ns, sizeof *idx, cmp_score);
     /* A batch keeps `spread` away from pending proposals while others remain. */
-    int d = b->dims > 0 ? b->dims : 1;
+    int d = ndims(b);
     size_t cpend = npend + (size_t)tf_propose_room(p);
     double *pend = tf_xmalloc((cpend ? cpend : 1) * (size_t)d * sizeof *pend);
     for (size_t i = 0; i < npend; i++)

@@ -35,6 +35,7 @@ static const struct tf_strategy_option_spec hybrid_options[] = {
     {"fit_steps", "100", "bayes: steps of the marginal-likelihood fit"},
     {"fit_train", "128", "bayes: results that fit uses at most"},
     {"align", "1", "bayes: an integer parameter's power-of-two alignment is a feature of its own"},
+    {"transfer", "144", "bayes: other devices' results (warm start) the model also learns from, at most; 0: none"},
     {NULL, NULL, NULL},
 };
 

@@ -33,6 +33,11 @@
  *          fastest configurations of every other cache given, interleaved by
  *          rank: a fleet job's `warm_start: same`, one device left out at a
  *          time (--warm-from CACHE: one source for all).
+ *   --prior N  with a warm start, each source also passes N of its results
+ *          to the strategy (tf_strategy_prior: its N/3 fastest, the rest
+ *          spread over its ranks, as the plan does; bayes and hybrid learn
+ *          from them). Default 24; 0: the seeds alone (records before
+ *          2026-12-06).
  * -o passes a search option to every strategy that declares it. */
 #include <math.h>
 #include <stdbool.h>
@@ -57,15 +62,27 @@ struct run_out {
     uint64_t told;    /* results told in all */
 };
 
-/* Warm-start seeds for a search of `dst`: the `count` fastest configurations
- * of `src` (by their time there) that exist and are valid in `dst`, mapped by
- * parameter name and value text; their times on `src` are never told. A new
- * array (*n of them). */
-static uint64_t *warm_seeds(const struct tf_ktcache *src, const struct tf_ktcache *dst, int count,
-                            size_t *n)
+/* Two cache entries by time, then by their place in the cache (a stable,
+ * deterministic order on ties). */
+static int cmp_entry_time(const void *a, const void *b)
 {
-    *n = 0;
-    uint64_t *out = calloc((size_t)count + 1, sizeof *out);
+    const struct tf_ktcache_entry *x = *(const struct tf_ktcache_entry *const *)a,
+                                  *y = *(const struct tf_ktcache_entry *const *)b;
+    if (x->time_ms != y->time_ms)
+        return x->time_ms < y->time_ms ? -1 : 1;
+    return x < y ? -1 : x > y;
+}
+
+/* `src`'s measured configurations mapped onto `dst` by parameter name and
+ * value text, fastest first: new arrays *cfg (dst indices) and *time (times
+ * on src), n of them. A configuration with a value dst lacks is left out; one
+ * need not be valid in dst. */
+static size_t ranked_mapped(const struct tf_ktcache *src, const struct tf_ktcache *dst,
+                            uint64_t **cfg, double **time)
+{
+    size_t n = 0;
+    *cfg = calloc(src->nentries + 1, sizeof **cfg);
+    *time = calloc(src->nentries + 1, sizeof **time);
     int from[TF_STRATEGY_MAX_PARAMS];      /* dst parameter -> src parameter */
     int *vmap[TF_STRATEGY_MAX_PARAMS] = {0}; /* src digit -> dst digit (-1: none) */
     bool ok = dst->nparams <= TF_STRATEGY_MAX_PARAMS;
@@ -87,19 +104,13 @@ static uint64_t *warm_seeds(const struct tf_ktcache *src, const struct tf_ktcach
                     vmap[q][i] = j;
         }
     }
-    /* The source's measured configurations, fastest first. */
     size_t m = 0;
     const struct tf_ktcache_entry **ok_e = malloc(sizeof *ok_e * (src->nentries + 1));
     for (size_t i = 0; ok && i < src->nentries; i++)
         if (src->entries[i].status == TF_STATUS_OK)
             ok_e[m++] = &src->entries[i];
-    for (size_t i = 1; i < m; i++) /* insertion sort: stable, deterministic on ties */
-        for (size_t j = i; j > 0 && ok_e[j]->time_ms < ok_e[j - 1]->time_ms; j--) {
-            const struct tf_ktcache_entry *t = ok_e[j];
-            ok_e[j] = ok_e[j - 1];
-            ok_e[j - 1] = t;
-        }
-    for (size_t i = 0; i < m && *n < (size_t)count; i++) {
+    qsort(ok_e, m, sizeof *ok_e, cmp_entry_time);
+    for (size_t i = 0; i < m; i++) {
         int sd[TF_STRATEGY_MAX_PARAMS];
         uint64_t x = ok_e[i]->index;
         for (int r = src->nparams - 1; r >= 0; r--) {
@@ -113,14 +124,87 @@ static uint64_t *warm_seeds(const struct tf_ktcache *src, const struct tf_ktcach
             mapped = d >= 0;
             y = y * (uint64_t)dst->params[q].count + (uint64_t)(d < 0 ? 0 : d);
         }
-        const struct tf_ktcache_entry *e = mapped ? tf_ktcache_find(dst, y) : NULL;
-        if (e && e->status != TF_STATUS_INVALID)
-            out[(*n)++] = y;
+        if (mapped) {
+            (*cfg)[n] = y;
+            (*time)[n++] = ok_e[i]->time_ms;
+        }
     }
     free(ok_e);
     for (int q = 0; q < TF_STRATEGY_MAX_PARAMS; q++)
         free(vmap[q]);
+    return n;
+}
+
+/* Warm-start seeds for a search of `dst`: the `count` fastest configurations
+ * of `src` (by their time there) that exist and are valid in `dst`; their
+ * times on `src` are never told. A new array (*n of them). */
+static uint64_t *warm_seeds(const struct tf_ktcache *src, const struct tf_ktcache *dst, int count,
+                            size_t *n)
+{
+    uint64_t *cfg;
+    double *time;
+    size_t m = ranked_mapped(src, dst, &cfg, &time);
+    uint64_t *out = calloc((size_t)count + 1, sizeof *out);
+    *n = 0;
+    for (size_t i = 0; i < m && *n < (size_t)count; i++) {
+        const struct tf_ktcache_entry *e = tf_ktcache_find(dst, cfg[i]);
+        if (e && e->status != TF_STATUS_INVALID)
+            out[(*n)++] = cfg[i];
+    }
+    free(cfg);
+    free(time);
     return out;
+}
+
+/* A warm start's transfer results for one target (tf_strategy_prior). */
+struct prior {
+    uint64_t *cfg;
+    double *time;
+    int *source;
+    size_t n;
+};
+
+/* The transfer results for a search of `dst` from src[0..ns) (ids[k]: the
+ * source's id): `per` of each (tf_strategy_prior_ranks), interleaved by rank
+ * as the plan does. */
+static struct prior make_prior(const struct tf_ktcache *const *src, const int *ids, int ns,
+                               const struct tf_ktcache *dst, int per)
+{
+    struct prior p = {0};
+    size_t cap = (size_t)per * (size_t)ns + 1;
+    p.cfg = calloc(cap, sizeof *p.cfg);
+    p.time = calloc(cap, sizeof *p.time);
+    p.source = calloc(cap, sizeof *p.source);
+    size_t *pick = calloc((size_t)per * (size_t)ns + 1, sizeof *pick), *npick = calloc((size_t)ns + 1, sizeof *npick);
+    uint64_t **cfg = calloc((size_t)ns + 1, sizeof *cfg);
+    double **time = calloc((size_t)ns + 1, sizeof *time);
+    for (int k = 0; k < ns; k++) {
+        size_t m = ranked_mapped(src[k], dst, &cfg[k], &time[k]);
+        npick[k] = tf_strategy_prior_ranks(m, (size_t)per, pick + (size_t)k * (size_t)per);
+    }
+    for (size_t r = 0; r < (size_t)per; r++)
+        for (int k = 0; k < ns; k++)
+            if (r < npick[k]) {
+                size_t i = pick[(size_t)k * (size_t)per + r];
+                p.cfg[p.n] = cfg[k][i];
+                p.time[p.n] = time[k][i];
+                p.source[p.n++] = ids[k];
+            }
+    for (int k = 0; k < ns; k++)
+        free(cfg[k]), free(time[k]);
+    free(cfg);
+    free(time);
+    free(pick);
+    free(npick);
+    return p;
+}
+
+static void prior_free(struct prior *p)
+{
+    free(p->cfg);
+    free(p->time);
+    free(p->source);
+    *p = (struct prior){0};
 }
 
 /* Warm-start seeds for cache `t` from every other cache of `kt`, as a job's
@@ -155,7 +239,8 @@ static uint64_t *others_seeds(struct tf_ktcache *const *kt, int ncache, int t, i
 static int run_one(const struct tf_ktcache *kt, const struct tf_strategy_space *sp,
                    const char *strat, const struct tf_strategy_option *opts, int nopts,
                    uint64_t seed, uint64_t budget, double time_budget, int workers,
-                   const uint64_t *seeds, size_t nseeds, double goal, struct run_out *out)
+                   const uint64_t *seeds, size_t nseeds, const struct prior *prior, double goal,
+                   struct run_out *out)
 {
     struct tf_error err = {0};
     struct tf_search_limits lim = {.budget = budget};
@@ -170,6 +255,8 @@ static int run_one(const struct tf_ktcache *kt, const struct tf_strategy_space *
         tf_strategy_destroy(s);
         return -1;
     }
+    if (prior && prior->n)
+        tf_strategy_prior(s, prior->cfg, prior->time, prior->source, prior->n, &kept);
     out->best = INFINITY;
     out->evals = 0;
     int w = workers > 0 ? workers : 1;
@@ -280,8 +367,9 @@ struct evstat {
  * mean quality at `qbudget` configurations. */
 static int ev_runs(const struct tf_ktcache *kt, const struct tf_strategy_space *sp,
                    const char *strat, const struct tf_strategy_option *opts, int nopts, int n,
-                   int first, int workers, const uint64_t *seeds, size_t nseeds, double opt,
-                   double goal, uint64_t cap, uint64_t qbudget, struct evstat *st)
+                   int first, int workers, const uint64_t *seeds, size_t nseeds,
+                   const struct prior *prior, double opt, double goal, uint64_t cap,
+                   uint64_t qbudget, struct evstat *st)
 {
     uint64_t *ev = calloc((size_t)n, sizeof *ev);
     double sum = 0, q = 0;
@@ -289,13 +377,14 @@ static int ev_runs(const struct tf_ktcache *kt, const struct tf_strategy_space *
     for (int i = 0; i < n; i++) {
         uint64_t seed = (uint64_t)first + (uint64_t)i;
         struct run_out r;
-        if (run_one(kt, sp, strat, opts, nopts, seed, cap, 0, workers, seeds, nseeds, opt / goal,
-                    &r))
+        if (run_one(kt, sp, strat, opts, nopts, seed, cap, 0, workers, seeds, nseeds, prior,
+                    opt / goal, &r))
             return -1;
         ev[i] = r.evals ? r.evals : cap;
         st->reached += r.evals != 0;
         sum += (double)ev[i];
-        if (run_one(kt, sp, strat, opts, nopts, seed, qbudget, 0, workers, seeds, nseeds, 0, &r))
+        if (run_one(kt, sp, strat, opts, nopts, seed, qbudget, 0, workers, seeds, nseeds, prior,
+                    0, &r))
             return -1;
         q += isfinite(r.best) ? opt / r.best : 0;
     }
@@ -310,7 +399,7 @@ static int ev_runs(const struct tf_ktcache *kt, const struct tf_strategy_space *
 int main(int argc, char **argv)
 {
     char strat_text[512] = "random,brute_force", budget_text[128] = "0.5,1,2,5";
-    int seeds = 25, first = 1, workers = 8, warm_count = 8;
+    int seeds = 25, first = 1, workers = 8, warm_count = 8, prior_per = 24;
     bool show_se = false; /* --se; with one seed there is no standard error to show */
     const char *warm_from = NULL;
     bool pairs = false, evals = false, timed = false, others = false;
@@ -358,6 +447,8 @@ int main(int argc, char **argv)
             warm_from = argv[++a];
         else if (strcmp(argv[a], "--warm-count") == 0)
             warm_count = atoi(argv[++a]);
+        else if (strcmp(argv[a], "--prior") == 0)
+            prior_per = atoi(argv[++a]);
         else if (strcmp(argv[a], "--goal") == 0)
             goal = atof(argv[++a]);
         else if (strcmp(argv[a], "--cap") == 0)
@@ -375,7 +466,7 @@ int main(int argc, char **argv)
             goto usage;
     }
     show_se = show_se && seeds > 1;
-    if (a >= argc || seeds < 1 || first < 1 || warm_count < 1 || !(goal > 0 && goal <= 1) ||
+    if (a >= argc || seeds < 1 || first < 1 || warm_count < 1 || prior_per < 0 || !(goal > 0 && goal <= 1) ||
         (evals && !pairs && !warm_from) || (timed && evals) || (others && (warm_from || evals)))
         goto usage;
     char *strats[MAX_ITEMS], *budgets[MAX_ITEMS];
@@ -447,7 +538,7 @@ int main(int argc, char **argv)
                 uint64_t qb = (uint64_t)ceil(q_pct / 100.0 * (double)sp[t]->valid_count - 1e-9);
                 struct evstat cold;
                 if (ev_runs(kt[t], sp[t], strats[si], mine[si], nmine[si], seeds, first, workers,
-                            NULL, 0, opt[t], goal, cap, qb, &cold))
+                            NULL, 0, NULL, opt[t], goal, cap, qb, &cold))
                     return 1;
                 char tn[64], sn[64];
                 short_name(argv[a + t], tn, sizeof tn);
@@ -458,11 +549,15 @@ int main(int argc, char **argv)
                     short_name(pairs ? argv[a + src] : warm_from, sn, sizeof sn);
                     size_t ns;
                     uint64_t *sd = warm_seeds(from, kt[t], warm_count, &ns);
+                    const int zero = 0;
+                    struct prior pr = prior_per ? make_prior(&from, &zero, 1, kt[t], prior_per)
+                                                : (struct prior){0};
                     struct evstat w;
                     if (ev_runs(kt[t], sp[t], strats[si], mine[si], nmine[si], seeds, first,
-                                workers, sd, ns, opt[t], goal, cap, qb, &w))
+                                workers, sd, ns, &pr, opt[t], goal, cap, qb, &w))
                         return 1;
                     free(sd);
+                    prior_free(&pr);
                     printf("| %s | %s -> %s | %.1f | %.1f | %d/%d | %.1f | %.1f | %d/%d | %.3f "
                            "| %.3f |\n",
                            strats[si], sn, tn, cold.mean, cold.median, cold.reached, seeds,
@@ -493,6 +588,10 @@ int main(int argc, char **argv)
         printf("warm start from the other caches: each one's %d fastest configurations valid "
                "here, interleaved by rank, first (a job's `warm_start: same`)\n\n",
                warm_count);
+    if ((warm || others) && prior_per)
+        printf("transfer: each source also passes %d of its results (its %d fastest, the rest "
+               "spread over its ranks)\n\n",
+               prior_per, prior_per / 3);
     printf("| strategy | budget |");
     for (int c = 0; c < ncache; c++) {
         char shortname[64];
@@ -506,10 +605,26 @@ int main(int argc, char **argv)
     /* Each cache's warm-start seeds, once: they depend on the caches alone. */
     uint64_t **wsd = calloc((size_t)ncache, sizeof *wsd);
     size_t *wns = calloc((size_t)ncache, sizeof *wns);
-    for (int c = 0; c < ncache; c++)
+    /* ... and their transfer results: every other cache (its index as its
+     * id), or the --warm-from one. */
+    struct prior *wpr = calloc((size_t)ncache, sizeof *wpr);
+    const struct tf_ktcache **srcs = calloc((size_t)ncache + 1, sizeof *srcs);
+    int *ids = calloc((size_t)ncache + 1, sizeof *ids);
+    for (int c = 0; c < ncache; c++) {
         wsd[c] = warm     ? warm_seeds(warm, kt[c], warm_count, &wns[c])
                  : others ? others_seeds(kt, ncache, c, warm_count, &wns[c])
                           : NULL;
+        int ns = 0;
+        if (warm)
+            srcs[ns++] = warm;
+        for (int o = 0; others && o < ncache; o++)
+            if (o != c)
+                ids[ns] = o, srcs[ns++] = kt[o];
+        if (ns && prior_per)
+            wpr[c] = make_prior(srcs, ids, ns, kt[c], prior_per);
+    }
+    free(srcs);
+    free(ids);
     for (int si = 0; si < nstrat; si++)
         for (int bi = 0; bi < nbud; bi++) {
             double pct = atof(budgets[bi]), sum = 0, wall = 0, told = 0, var_sum = 0;
@@ -522,7 +637,7 @@ int main(int argc, char **argv)
                     struct run_out r;
                     if (run_one(kt[c], sp[c], strats[si], mine[si], nmine[si],
                                 (uint64_t)first + (uint64_t)i, budget, timed ? pct : 0, workers,
-                                wsd[c], wns[c], 0, &r))
+                                wsd[c], wns[c], &wpr[c], 0, &r))
                         return 1;
                     double qi = isfinite(r.best) ? opt[c] / r.best : 0;
                     q += qi;
@@ -552,8 +667,9 @@ int main(int argc, char **argv)
         }
     fprintf(stderr, "study: %.1f s of CPU\n", (double)clock() / CLOCKS_PER_SEC - t0);
     for (int c = 0; c < ncache; c++)
-        free(wsd[c]);
+        free(wsd[c]), prior_free(&wpr[c]);
     free(wsd);
+    free(wpr);
     free(wns);
 out:
     for (int c = 0; c < ncache; c++) {
@@ -570,7 +686,8 @@ usage:
             "usage: %s [-s STRAT,...] [-n SEEDS] [-b PCT,... | -t SECONDS,...] [-w WORKERS]\n"
             "          [-B SLICE] [-A AHEAD] [-f FIRST_SEED] [--se]\n"
             "          [-o NAME=VALUE]...\n"
-            "          [--warm-from CACHE | --warm-others] [--warm-count W] [--evals | --pairs]\n"
+            "          [--warm-from CACHE | --warm-others] [--warm-count W] [--prior N]\n"
+            "          [--evals | --pairs]\n"
             "          [--goal 0.95] [--cap PCT] [--quality-at PCT] CACHE.json.gz...\n",
             argv[0]);
     return 2;

@@ -45,6 +45,16 @@ static struct tf_ktcache *load(const char *path)
     return c;
 }
 
+/* The fastest ok time of a brute-forced cache: its optimum. */
+static double cache_optimum(const struct tf_ktcache *c)
+{
+    double opt = INFINITY;
+    for (size_t i = 0; i < c->nentries; i++)
+        if (c->entries[i].status == TF_STATUS_OK && c->entries[i].time_ms < opt)
+            opt = c->entries[i].time_ms;
+    return opt;
+}
+
 /* A strategy with its defaults but `opt` (NULL: none). */
 static struct tf_strategy *make_opt(const char *name, const struct tf_strategy_space *sp,
                                     uint64_t seed, uint64_t budget,
@@ -370,10 +380,7 @@ static void test_beats_random(void **state)
     (void)state;
     struct tf_ktcache *c = load(CONV);
     struct tf_strategy_space *sp = tf_strategy_space_ktcache(c);
-    double opt = 1e300;
-    for (size_t i = 0; i < c->nentries; i++)
-        if (c->entries[i].status == TF_STATUS_OK && c->entries[i].time_ms < opt)
-            opt = c->entries[i].time_ms;
+    const double opt = cache_optimum(c);
     double r = quality("random", c, sp, opt);
     double g = quality("genetic", c, sp, opt);
     double l = quality("local", c, sp, opt);
@@ -1150,6 +1157,173 @@ static void test_plan_in_flight_cap(void **state)
  * task's kernel and problem, fastest first and valid here, are the first
  * slice; the task's own class, failures and invalid configurations are not
  * sources; a random search takes the adaptive path to be seeded. */
+/* ---- transfer ------------------------------------------------------------------- */
+
+/* The list tf_strategy_prior keeps, the ranks a transfer passes, and which
+ * strategies learn from it. */
+static void test_prior_list(void **state)
+{
+    (void)state;
+    struct tf_ktcache *c = load(CONV);
+    struct tf_strategy_space *sp = tf_strategy_space_ktcache(c);
+    struct tf_strategy *s = make("bayes", sp, 1, 50);
+    const uint64_t cfg[] = {5, sp->cartesian, 7, 5, 5, 9, 11, 13};
+    const double time[] = {1.0, 1.0, 2.0, 3.0, 4.0, 0.0, NAN, INFINITY};
+    const int src[] = {0, 0, 0, 0, 1, 0, 0, 0};
+    size_t kept = 99;
+    tf_strategy_prior(s, cfg, time, src, 8, &kept);
+    /* outside the space, 5 twice for source 0, time 0, NaN, infinite: dropped */
+    assert_int_equal(kept, 3);
+    assert_int_equal(tf_strategy_prior_count(s), 3);
+    assert_true(tf_strategy_uses_prior(s));
+    tf_strategy_prior(s, cfg, time, src, 0, &kept); /* replaces */
+    assert_int_equal(kept, 0);
+    tf_strategy_destroy(s);
+    const struct tf_strategy_option off = {"transfer", "0"};
+    s = make_opt("bayes", sp, 1, 50, &off);
+    assert_false(tf_strategy_uses_prior(s));
+    tf_strategy_destroy(s);
+    s = make("hybrid", sp, 1, 50);
+    assert_true(tf_strategy_uses_prior(s));
+    tf_strategy_destroy(s);
+    s = make("genetic", sp, 1, 50);
+    assert_false(tf_strategy_uses_prior(s));
+    tf_strategy_destroy(s);
+    size_t r[24];
+    assert_int_equal(tf_strategy_prior_ranks(5, 24, r), 5);
+    for (size_t i = 0; i < 5; i++)
+        assert_int_equal(r[i], i);
+    assert_int_equal(tf_strategy_prior_ranks(4362, 24, r), 24);
+    for (size_t i = 0; i < 8; i++)
+        assert_int_equal(r[i], i); /* the 8 fastest */
+    for (size_t i = 8; i < 24; i++)
+        assert_true(r[i] > r[i - 1] && r[i] < 4362); /* then spread, ascending */
+    assert_true(r[8] < 200 && r[23] > 4100);       /* over the whole range */
+    tf_strategy_space_free(sp);
+    tf_ktcache_destroy(c);
+}
+
+/* A source device for the transfer test: every ok configuration's time
+ * there, a function of its time here (`related`: t^1.3 within +-15%, the
+ * ranking mostly kept) or not (a random time). */
+static double source_time(const struct tf_ktcache_entry *e, bool related)
+{
+    uint64_t h = e->index * 0x9e3779b97f4a7c15ull;
+    h ^= h >> 31;
+    h *= 0xbf58476d1ce4e5b9ull;
+    h ^= h >> 29;
+    const double u = (double)(h >> 11) / 9007199254740992.0; /* [0, 1) */
+    return related ? pow(e->time_ms, 1.3) * exp(0.15 * (2 * u - 1)) : exp(5 * u);
+}
+
+static int cmp_by_time(const void *a, const void *b)
+{
+    const double *x = a, *y = b; /* {time, config} pairs */
+    return x[0] < y[0] ? -1 : x[0] > y[0] ? 1 : (x[1] > y[1]) - (x[1] < y[1]);
+}
+
+/* The transfer results a source passes, as the plan picks them
+ * (tf_strategy_prior_ranks of its ranking, 24). */
+static size_t source_prior(const struct tf_ktcache *c, bool related, uint64_t *cfg,
+                           double *time, int *src)
+{
+    double *pairs = malloc(sizeof *pairs * 2 * c->nentries);
+    size_t n = 0, r[24];
+    for (size_t i = 0; i < c->nentries; i++)
+        if (c->entries[i].status == TF_STATUS_OK) {
+            pairs[2 * n] = source_time(&c->entries[i], related);
+            pairs[2 * n++ + 1] = (double)c->entries[i].index;
+        }
+    qsort(pairs, n, 2 * sizeof *pairs, cmp_by_time);
+    size_t np = tf_strategy_prior_ranks(n, 24, r);
+    for (size_t i = 0; i < np; i++) {
+        cfg[i] = (uint64_t)pairs[2 * r[i] + 1];
+        time[i] = pairs[2 * r[i]];
+        src[i] = 0;
+    }
+    free(pairs);
+    return np;
+}
+
+/* bayes and hybrid learn from another device's results (tf_strategy_prior,
+ * no seeds): statistically over a fixed seed set, a related source makes the
+ * search better than a cold one at 2% of the space, and an unrelated one
+ * costs little (the source coordinate's length scale learns that it does not
+ * speak for this device). With them, the search is still deterministic and a
+ * resumed one (the same prior, the journal told) continues identically. */
+static void test_transfer(void **state)
+{
+    (void)state;
+    struct tf_ktcache *c = load(CONV);
+    struct tf_strategy_space *sp = tf_strategy_space_ktcache(c);
+    const double opt = cache_optimum(c);
+    uint64_t pcfg[2][24];
+    double ptime[2][24];
+    int psrc[2][24];
+    size_t np[2];
+    for (int k = 0; k < 2; k++)
+        np[k] = source_prior(c, k == 0, pcfg[k], ptime[k], psrc[k]);
+    assert_int_equal(np[0], 24);
+    const char *names[] = {"bayes", "hybrid"};
+    for (int si = 0; si < 2; si++) {
+        double q[3] = {0}; /* cold, related, unrelated */
+        for (uint64_t seed = 1; seed <= 20; seed++)
+            for (int k = 0; k < 3; k++) {
+                struct tf_strategy *s = make(names[si], sp, seed, 36);
+                size_t kept;
+                if (k > 0)
+                    tf_strategy_prior(s, pcfg[k - 1], ptime[k - 1], psrc[k - 1], np[k - 1], &kept);
+                q[k] += opt / replay(s, c, 4, NULL, NULL) / 20;
+                tf_strategy_destroy(s);
+            }
+        print_message("note: %s, 2%% budget, 20 seeds: cold %.3f, a related source %.3f, an "
+                      "unrelated one %.3f\n",
+                      names[si], q[0], q[1], q[2]);
+        assert_true(q[1] > q[0] + 0.03);
+        assert_true(q[2] > q[0] - 0.06);
+    }
+    /* Deterministic, and the prior matters. */
+    uint64_t a[60], b[60], cold[60];
+    size_t na, nb, nc, kept;
+    struct tf_strategy *s = make("bayes", sp, 3, 60);
+    tf_strategy_prior(s, pcfg[0], ptime[0], psrc[0], np[0], &kept);
+    replay(s, c, 4, a, &na);
+    tf_strategy_destroy(s);
+    s = make("bayes", sp, 3, 60);
+    tf_strategy_prior(s, pcfg[0], ptime[0], psrc[0], np[0], &kept);
+    replay(s, c, 4, b, &nb);
+    tf_strategy_destroy(s);
+    s = make("bayes", sp, 3, 60);
+    replay(s, c, 4, cold, &nc);
+    tf_strategy_destroy(s);
+    assert_int_equal(na, 60);
+    assert_int_equal(nb, 60);
+    assert_memory_equal(a, b, sizeof a);
+    assert_true(memcmp(a, cold, sizeof a) != 0);
+    /* Resume: a fresh instance with the same prior, told the journal. */
+    for (int si = 0; si < 2; si++) {
+        uint64_t told[200], ca[40], cb[40];
+        size_t ntold = 0, nca = 0, ncb = 0;
+        struct tf_strategy *x = make(names[si], sp, 9, 0), *y = make(names[si], sp, 9, 0);
+        tf_strategy_prior(x, pcfg[0], ptime[0], psrc[0], np[0], &kept);
+        tf_strategy_prior(y, pcfg[0], ptime[0], psrc[0], np[0], &kept);
+        rounds(x, c, 6, 3, told, &ntold, NULL, NULL);
+        rounds(x, c, 5, 7, told, &ntold, NULL, NULL);
+        for (size_t k = 0; k < ntold; k++)
+            tell_from(y, c, told[k]);
+        rounds(x, c, 8, 5, NULL, NULL, ca, &nca);
+        rounds(y, c, 8, 5, NULL, NULL, cb, &ncb);
+        assert_int_equal(nca, 40);
+        assert_int_equal(ncb, 40);
+        if (memcmp(ca, cb, sizeof ca) != 0)
+            fail_msg("%s with a transfer: the resumed search continues differently", names[si]);
+        tf_strategy_destroy(x);
+        tf_strategy_destroy(y);
+    }
+    tf_strategy_space_free(sp);
+    tf_ktcache_destroy(c);
+}
+
 static void test_plan_warm_start(void **state)
 {
     (void)state;
@@ -1202,6 +1376,11 @@ static void test_plan_warm_start(void **state)
         fail_msg("%s", err.message);
     assert_int_equal(t->nseeds, 3);
     assert_int_equal(t->nsources, 1);
+    /* The transfer list: the other device's distinct ok configurations (v1
+     * once, the one invalid here too: a model needs only its values), none
+     * of this device's; random does not learn from it. */
+    assert_int_equal(tf_strategy_prior_count(t->strat), 6);
+    assert_int_equal(t->nprior, 0);
     uint64_t got[20], n = 0;
     serve(p, 3, 1, got, &n, NULL);
     assert_int_equal(n, 3);
@@ -1289,6 +1468,8 @@ int main(void)
         cmocka_unit_test(test_warm_seeds),
         cmocka_unit_test(test_job_warm_start),
         cmocka_unit_test(test_plan_warm_start),
+        cmocka_unit_test(test_prior_list),
+        cmocka_unit_test(test_transfer),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -28,11 +28,9 @@ search:
 measure: {warmup: 1, min_samples: 3, max_samples: 50, min_time: 0.001, max_time: 0.02, max_noise: 0.5, timeout: 5}
 checkpoint: 1
 EOF
-if "$TF" run -q -n 1 w_src.yaml -o w_src.h5 >w_src.out 2>&1 &&
-   "$TF" run -n 1 w_dst/warm.yaml -o w_dst.h5 >w_dst.out 2>&1 &&
-   contains w_dst.out "warm start: $WARM_W configurations from 1 device class(es) first" &&
-   contains w_dst.out "ended by: budget 1" &&
-   $PY - w_src.h5 w_dst.h5 "$WARM_W" >"$TMP/out" 2>&1 <<'PYEOF'
+# w_check.py SRC DST W: DST's first W results are SRC's best that exist here,
+# and DST holds 30 distinct configurations, all valid here.
+cat >w_check.py <<'PYEOF'
 import h5py, sys
 src, dst, w = sys.argv[1], sys.argv[2], int(sys.argv[3])
 def rows(path):
@@ -54,10 +52,31 @@ assert len({r[0] for r in d}) == 30, 'a configuration measured twice'
 for (x, y, _), st, _ in d:
     assert x >= 4 and (x + 2 * y) % 6 != 5, ('invalid here', x, y)
 PYEOF
+if "$TF" run -q -n 1 w_src.yaml -o w_src.h5 >w_src.out 2>&1 &&
+   "$TF" run -n 1 w_dst/warm.yaml -o w_dst.h5 >w_dst.out 2>&1 &&
+   contains w_dst.out "warm start: $WARM_W configurations from 1 device class(es) first" &&
+   contains w_dst.out "ended by: budget 1" &&
+   $PY w_check.py w_src.h5 w_dst.h5 "$WARM_W" >"$TMP/out" 2>&1
 then
     pass "local with warm_start: the first $WARM_W results are the source's best (mapped by value), 30 distinct valid"
 else
     cat w_src.out w_dst.out >>"$TMP/out" 2>/dev/null || true; fail "warm start from an archive" "$TMP/out"
+fi
+
+echo "-- warm start with a model: bayes also learns from the source's results"
+# The plan passes each source class's results (its 8 fastest, 16 spread over
+# the rest: 24 of the source's distinct configurations that map here) to a
+# strategy that learns from them (tf_strategy_prior); the seeds still come
+# first, and the search ends within its budget.
+sed -e 's/strategy: local/strategy: bayes/' w_dst/warm.yaml >w_dst/warm_bayes.yaml
+if "$TF" run -n 1 w_dst/warm_bayes.yaml -o w_bayes.h5 >w_bayes.out 2>&1 &&
+   contains w_bayes.out "warm start: $WARM_W configurations from 1 device class(es) first; the model learns from 24 of their results" &&
+   contains w_bayes.out "ended by: budget 1" &&
+   $PY w_check.py w_src.h5 w_bayes.h5 "$WARM_W" >"$TMP/out" 2>&1
+then
+    pass "bayes with warm_start: learns from 24 source results, the seeds first, 30 distinct"
+else
+    cat w_bayes.out >>"$TMP/out" 2>/dev/null || true; fail "warm start with a model" "$TMP/out"
 fi
 
 echo "-- a warm_start archive that cannot be read"
