@@ -32,9 +32,10 @@
  * a search (brute force and random too), seeded with the best configurations
  * of other device classes read from archives, mapped by parameter name and
  * value, valid here; they are proposed first (then the default) and never told.
- * A strategy with a model (bayes, hybrid) also gets PRIOR_PER results of each
- * source class (tf_strategy_prior: its fastest and a spread over the rest),
- * and learns how far they speak for this device. */
+ * Every search is also given up to PRIOR_PER results of each source class
+ * (tf_strategy_prior: its fastest and a spread over the rest); a strategy
+ * with a model (bayes, hybrid) learns how far they speak for this device,
+ * the others ignore them. */
 #include "plan.h"
 
 #include <math.h>
@@ -273,8 +274,9 @@ struct prior_list {
 };
 
 /* One source class's seeds for task `t` (its `count` fastest valid here,
- * into *list, *n of them) and its transfer results (*pl: PRIOR_PER of its
- * distinct mapped configurations, valid here or not). */
+ * into *list, *n of them) and its transfer results (*pl: at most PRIOR_PER
+ * of its distinct mapped configurations, valid here or not). *list,
+ * pl->cfg and pl->time are new arrays the caller frees, on error too. */
 static int class_seeds(const struct tf_task *t, const struct tf_archive_kernel *ak,
                        uint32_t problem, const char *key, char (*keys)[256], uint32_t count,
                        const struct tf_parammap *m, int64_t exclude_run, uint64_t **list,
@@ -464,7 +466,7 @@ int tf_plan_warm_start(struct tf_plan *plan, const struct tf_job *job,
             goto out;
         t->nseeds = kept;
         t->nsources = nsources;
-        t->nprior = tf_strategy_uses_prior(t->strat) ? pkept : 0;
+        t->nprior = tf_strategy_prior_used(t->strat);
     }
     rc = 0;
 out:

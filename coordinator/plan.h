@@ -70,7 +70,7 @@ struct tf_task {
     uint64_t nseeds;       /* warm start: configurations proposed first (tf_plan_warm_start) */
     int nsources;          /* warm start: source device classes they came from */
     uint64_t nprior;       /* warm start: their results the strategy's model learns from
-                              (0 when it has none: tf_strategy_uses_prior) */
+                              (tf_strategy_prior_used; 0 when it has no model) */
     uint64_t nscreened;    /* phase 1: ok results kept for ranking */
     struct tf_screened { uint64_t config; double median; } *screened;
 };

@@ -633,16 +633,20 @@ void tf_strategy_prior(struct tf_strategy *s, const uint64_t *configs, const dou
      * thousands): every one after the first is dropped. */
     struct prior_at *at = tf_xmalloc((n ? n : 1) * sizeof *at);
     char *drop = tf_xcalloc(n ? n : 1, 1);
-    for (size_t i = 0; i < n; i++)
-        at[i] = (struct prior_at){source[i], configs[i], i};
-    qsort(at, n, sizeof *at, cmp_prior_at);
-    for (size_t i = 1; i < n; i++)
+    size_t na = 0;
+    for (size_t i = 0; i < n; i++) {
+        /* unusable ones first, so a repeat of one is not taken for a repeat */
+        drop[i] = configs[i] >= c->space->cartesian || !(times[i] > 0) || !isfinite(times[i]);
+        if (!drop[i])
+            at[na++] = (struct prior_at){source[i], configs[i], i};
+    }
+    qsort(at, na, sizeof *at, cmp_prior_at);
+    for (size_t i = 1; i < na; i++)
         if (at[i].source == at[i - 1].source && at[i].config == at[i - 1].config)
             drop[at[i].pos] = 1;
     free(at);
     for (size_t i = 0; i < n; i++) {
-        if (drop[i] || configs[i] >= c->space->cartesian || !(times[i] > 0) ||
-            !isfinite(times[i]))
+        if (drop[i])
             continue;
         c->prior_cfg[c->nprior] = configs[i];
         c->prior_time[c->nprior] = times[i];
@@ -654,12 +658,13 @@ void tf_strategy_prior(struct tf_strategy *s, const uint64_t *configs, const dou
 
 size_t tf_strategy_prior_count(const struct tf_strategy *s) { return s->core.nprior; }
 
-bool tf_strategy_uses_prior(const struct tf_strategy *s)
+size_t tf_strategy_prior_used(const struct tf_strategy *s)
 {
     if (!opt_spec(&s->core, "transfer"))
-        return false;
-    const char *v = opt_text(&s->core, "transfer");
-    return strtoll(v, NULL, 10) > 0; /* checked when the strategy was created */
+        return 0;
+    /* checked when the strategy was created: a number in the option's range */
+    const long long cap = strtoll(opt_text(&s->core, "transfer"), NULL, 10);
+    return cap <= 0 ? 0 : (size_t)cap < s->core.nprior ? (size_t)cap : s->core.nprior;
 }
 
 size_t tf_core_prior(const struct tf_strategy_core *c, const uint64_t **configs,

@@ -195,18 +195,20 @@ size_t tf_strategy_seed_count(const struct tf_strategy *s);
  * how far they speak for this device (bayes, hybrid; the others ignore
  * them): configs[i] mapped onto this space (it need not be valid here: a
  * model needs only its parameters' values), times[i] its time on source
- * source[i] (>= 0; comparable only within one source, lower is better).
- * Never told, proposed only if the table wants it, never counted. An entry
- * outside the space, with a time that is not positive and finite, or listed
- * twice for one source is dropped (*kept: how many remain). Set before the
- * first ask: the model is a function of them, and a resumed run sets the
- * same list again. Replaces an earlier list. */
+ * source[i] (any int id; times are comparable only within one source, lower
+ * is better). Never told, proposed only if the table wants it, never
+ * counted. An entry outside the space or with a time that is not positive
+ * and finite is dropped, and so is a repeat of a (source, configuration)
+ * pair (*kept: how many remain). The arrays are copied. Set before the first
+ * ask: the model is a function of them, and a resumed run sets the same list
+ * again. Replaces an earlier list. */
 void tf_strategy_prior(struct tf_strategy *s, const uint64_t *configs, const double *times,
                        const int *source, size_t n, size_t *kept);
+/* How many transfer results the search holds (tf_strategy_prior's *kept). */
 size_t tf_strategy_prior_count(const struct tf_strategy *s);
-/* Does the strategy learn from transfer results? (Its table declares the
- * option `transfer`, the most it uses, and that option is not 0.) */
-bool tf_strategy_uses_prior(const struct tf_strategy *s);
+/* How many of them its table learns from: at most its option `transfer`
+ * (the first ones given); 0 for a table without that option. */
+size_t tf_strategy_prior_used(const struct tf_strategy *s);
 /* Which of a source's n results (ranked fastest first) a transfer passes, at
  * most `per`: its `per / 3` fastest, then the rest spread evenly over the
  * ranks below (the whole range of times, not only the best). Rank positions,
@@ -243,7 +245,8 @@ int tf_core_told_time(const struct tf_strategy_core *c, uint64_t config, double 
 size_t tf_core_history(const struct tf_strategy_core *c, const uint64_t **configs,
                        const double **times);
 /* The transfer results (tf_strategy_prior), in the order given: *configs,
- * *times and *source point at n of them (NULL when none). */
+ * *times and *source point at n of them (NULL when none), owned by the search
+ * and valid until the next tf_strategy_prior or its destroy. */
 size_t tf_core_prior(const struct tf_strategy_core *c, const uint64_t **configs,
                      const double **times, const int **source);
 /* Valid? (the space's check; errors count as invalid and are kept for the caller). */

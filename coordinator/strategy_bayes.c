@@ -27,14 +27,15 @@
  * while others remain.
  *
  * Cost: the model is refitted (hyperparameters, factor, every candidate's
- * prediction) at base points of the history - each result up to 64, then
- * every 8th, then every 32nd after 256 - and the results after the base
+ * prediction) at base points of the history - each result up to 64 (every
+ * 4th with transfer rows), then every 8th, then every 32nd after 256 - and
+ * the results after the base
  * point and the fantasies enter by exact GP conditioning on the cached base
  * (a few milliseconds per ask). The base is a memo of the history's first
  * results, the pending set a function of the proposals, so ask stays a
  * function of seed and the order of results. The training set is at most
  * `max_train` results (the best half and the latest half), the
- * hyperparameter fit's at most `fit_train`.
+ * hyperparameter fit's at most `fit_train`, each plus the transfer rows.
  *
  * Transfer (a warm start's other devices, tf_strategy_prior): up to `transfer`
  * of their results join the training set, each source's log times
@@ -42,7 +43,8 @@
  * on a source. Its length scale is fitted like the others: long where the
  * sources rank configurations as this device does, short where they do not,
  * so a fleet that disagrees costs little. Candidates and fantasies are this
- * device's (coordinate 0); only its own results set the incumbent. */
+ * device's (coordinate 0); only its own results set the incumbent. With
+ * transfer rows the model starts at the 4th result (base points every 4th). */
 #include "strategy.h"
 #include "strategy_common.h"
 
@@ -91,7 +93,6 @@ struct bayes {
     double spread, fail_penalty, xi;
     int dims;
     int task;                                 /* the source coordinate's dim (-1: no transfer) */
-    size_t nprior;                            /* transfer results in the training set */
     int map[TF_STRATEGY_MAX_PARAMS];          /* parameter -> dim (-1: single value) */
     double *feat[TF_STRATEGY_MAX_PARAMS];     /* per parameter: coordinate of each value */
     int amap[TF_STRATEGY_MAX_PARAMS];         /* parameter -> its alignment's dim (-1: none) */
@@ -156,7 +157,7 @@ static int bayes_create(struct tf_strategy_core *core, void **state, struct tf_e
         tf_core_opt_int(core, "fit_steps", 1, 100000, &b->fit_steps, err) ||
         tf_core_opt_int(core, "fit_train", 8, 4096, &b->fit_train, err) ||
         tf_core_opt_int(core, "align", 0, 1, &b->align, err) ||
-        tf_core_opt_int(core, "transfer", 0, 4096, &b->transfer, err))
+        tf_core_opt_int(core, "transfer", 0, 1024, &b->transfer, err))
         return -1;
     for (int p = 0; p < sp->nparams; p++) {
         int r = sp->radix[p];
@@ -477,7 +478,6 @@ static int base_build(struct bayes *b, struct tf_strategy_core *core, size_t h)
     const int *ps;
     size_t np = b->transfer ? tf_core_prior(core, &pc, &pt, &ps) : 0;
     np = np < (size_t)b->transfer ? np : (size_t)b->transfer;
-    b->nprior = np;
     b->task = np ? (b->dims > 0 ? b->dims : 1) : -1;
     int d = ndims(b);
     size_t *use = tf_xmalloc(h * sizeof *use);
@@ -744,6 +744,8 @@ static int bayes_ask(void *state, struct tf_strategy_core *core, struct tf_rng *
     const double *pt;
     const int *ps;
     size_t h = base_point(nh, b->transfer && tf_core_prior(core, &pc, &pt, &ps));
+    if (h < 2)
+        return 0; /* with transfer rows, the model starts at the 4th result */
     if (b->base.at != h && base_build(b, core, h))
         return 0; /* the model could not be fitted: the core fills at random */
     struct base *m = &b->base;

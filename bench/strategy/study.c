@@ -73,10 +73,25 @@ static int cmp_entry_time(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/* A mapped configuration and its rank, to find repeats. */
+struct ranked_at {
+    uint64_t cfg;
+    size_t rank;
+};
+
+static int cmp_ranked_at(const void *a, const void *b)
+{
+    const struct ranked_at *x = a, *y = b;
+    if (x->cfg != y->cfg)
+        return x->cfg < y->cfg ? -1 : 1;
+    return x->rank < y->rank ? -1 : x->rank > y->rank;
+}
+
 /* `src`'s measured configurations mapped onto `dst` by parameter name and
  * value text, fastest first: new arrays *cfg (dst indices) and *time (times
  * on src), n of them. A configuration with a value dst lacks is left out; one
- * need not be valid in dst. */
+ * need not be valid in dst. Two that map to one configuration (src has a
+ * parameter dst lacks) count once, at the faster, as the plan does. */
 static size_t ranked_mapped(const struct tf_ktcache *src, const struct tf_ktcache *dst,
                             uint64_t **cfg, double **time)
 {
@@ -130,6 +145,23 @@ static size_t ranked_mapped(const struct tf_ktcache *src, const struct tf_ktcach
         }
     }
     free(ok_e);
+    struct ranked_at *at = malloc(sizeof *at * (n + 1));
+    char *repeat = calloc(n + 1, 1);
+    for (size_t i = 0; i < n; i++)
+        at[i] = (struct ranked_at){(*cfg)[i], i};
+    qsort(at, n, sizeof *at, cmp_ranked_at);
+    for (size_t i = 1; i < n; i++)
+        if (at[i].cfg == at[i - 1].cfg)
+            repeat[at[i].rank] = 1;
+    size_t kept = 0;
+    for (size_t i = 0; i < n; i++)
+        if (!repeat[i]) {
+            (*cfg)[kept] = (*cfg)[i];
+            (*time)[kept++] = (*time)[i];
+        }
+    n = kept;
+    free(at);
+    free(repeat);
     for (int q = 0; q < TF_STRATEGY_MAX_PARAMS; q++)
         free(vmap[q]);
     return n;

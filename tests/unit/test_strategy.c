@@ -1153,10 +1153,6 @@ static void test_plan_in_flight_cap(void **state)
     tf_bundle_destroy(b);
 }
 
-/* tf_plan_warm_start with `same`: another device class's best rows of the
- * task's kernel and problem, fastest first and valid here, are the first
- * slice; the task's own class, failures and invalid configurations are not
- * sources; a random search takes the adaptive path to be seeded. */
 /* ---- transfer ------------------------------------------------------------------- */
 
 /* The list tf_strategy_prior keeps, the ranks a transfer passes, and which
@@ -1167,27 +1163,38 @@ static void test_prior_list(void **state)
     struct tf_ktcache *c = load(CONV);
     struct tf_strategy_space *sp = tf_strategy_space_ktcache(c);
     struct tf_strategy *s = make("bayes", sp, 1, 50);
-    const uint64_t cfg[] = {5, sp->cartesian, 7, 5, 5, 9, 11, 13};
-    const double time[] = {1.0, 1.0, 2.0, 3.0, 4.0, 0.0, NAN, INFINITY};
-    const int src[] = {0, 0, 0, 0, 1, 0, 0, 0};
+    const uint64_t cfg[] = {5, sp->cartesian, 7, 5, 5, 9, 11, 13, 9};
+    const double time[] = {1.0, 1.0, 2.0, 3.0, 4.0, 0.0, NAN, INFINITY, 2.5};
+    const int src[] = {0, 0, 0, 0, 1, 0, 0, 0, 0};
     size_t kept = 99;
-    tf_strategy_prior(s, cfg, time, src, 8, &kept);
-    /* outside the space, 5 twice for source 0, time 0, NaN, infinite: dropped */
-    assert_int_equal(kept, 3);
-    assert_int_equal(tf_strategy_prior_count(s), 3);
-    assert_true(tf_strategy_uses_prior(s));
+    tf_strategy_prior(s, cfg, time, src, 9, &kept);
+    /* dropped: outside the space, 5 again for source 0, time 0, NaN,
+     * infinite; kept: 5 for source 1, and 9 for source 0 once its unusable
+     * first listing is gone */
+    assert_int_equal(kept, 4);
+    assert_int_equal(tf_strategy_prior_count(s), 4);
+    assert_int_equal(tf_strategy_prior_used(s), 4);
     tf_strategy_prior(s, cfg, time, src, 0, &kept); /* replaces */
     assert_int_equal(kept, 0);
+    assert_int_equal(tf_strategy_prior_used(s), 0);
     tf_strategy_destroy(s);
-    const struct tf_strategy_option off = {"transfer", "0"};
+    const struct tf_strategy_option cap = {"transfer", "2"}, off = {"transfer", "0"};
+    s = make_opt("bayes", sp, 1, 50, &cap);
+    tf_strategy_prior(s, cfg, time, src, 9, &kept);
+    assert_int_equal(tf_strategy_prior_used(s), 2); /* at most its option */
+    tf_strategy_destroy(s);
     s = make_opt("bayes", sp, 1, 50, &off);
-    assert_false(tf_strategy_uses_prior(s));
+    tf_strategy_prior(s, cfg, time, src, 9, &kept);
+    assert_int_equal(tf_strategy_prior_used(s), 0);
     tf_strategy_destroy(s);
     s = make("hybrid", sp, 1, 50);
-    assert_true(tf_strategy_uses_prior(s));
+    tf_strategy_prior(s, cfg, time, src, 9, &kept);
+    assert_int_equal(tf_strategy_prior_used(s), 4);
     tf_strategy_destroy(s);
     s = make("genetic", sp, 1, 50);
-    assert_false(tf_strategy_uses_prior(s));
+    tf_strategy_prior(s, cfg, time, src, 9, &kept);
+    assert_int_equal(kept, 4);
+    assert_int_equal(tf_strategy_prior_used(s), 0); /* no model */
     tf_strategy_destroy(s);
     size_t r[24];
     assert_int_equal(tf_strategy_prior_ranks(5, 24, r), 5);
@@ -1324,6 +1331,10 @@ static void test_transfer(void **state)
     tf_ktcache_destroy(c);
 }
 
+/* tf_plan_warm_start with `same`: another device class's best rows of the
+ * task's kernel and problem, fastest first and valid here, are the first
+ * slice; the task's own class, failures and invalid configurations are not
+ * sources; a random search takes the adaptive path to be seeded. */
 static void test_plan_warm_start(void **state)
 {
     (void)state;
