@@ -41,9 +41,10 @@
  * of their results join the training set, each source's log times
  * standardised on their own, with one more coordinate, 0 on this device and 1
  * on a source. Its length scale is fitted like the others: long where the
- * sources rank configurations as this device does, short where they do not,
- * so a fleet that disagrees costs little. Candidates and fantasies are this
- * device's (coordinate 0); only its own results set the incumbent. With
+ * sources rank configurations as this device does, short where they do not.
+ * With few results of its own, a device unlike the fleet is still misled
+ * (bench/results/transfer-2026-12-06.md: A100). Candidates and fantasies are
+ * this device's (coordinate 0); only its own results set the incumbent. With
  * transfer rows the model starts at the 4th result (base points every 4th). */
 #include "strategy.h"
 #include "strategy_common.h"
