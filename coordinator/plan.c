@@ -46,9 +46,15 @@
 #include "../schema/parammap.h"
 
 /* Results of each warm-start source class a model learns from
- * (tf_strategy_prior_ranks: its 8 fastest, 16 over the rest). Fixed, not a
- * job setting: the strategy's `transfer` option caps how many it uses. */
+ * (tf_strategy_prior_ranks): its PRIOR_TOP fastest, the rest spread over its
+ * ranking. Few of the fastest: the seeds already bring the source's best
+ * here, and a model shown the top of each source steers a device unlike the
+ * fleet into the fleet's region (bench/results/transfer-2026-12-06.md: A100
+ * at 2% read 0.75 with 8 of 24, 0.80 with 2, 0.81 with the seeds alone).
+ * Fixed, not a job setting: the strategy's `transfer` option caps how many
+ * it uses. */
 #define PRIOR_PER 24
+#define PRIOR_TOP 2
 
 /* The most configurations one ask proposes (tf_strategy_ask counts in int). */
 #define ASK_MAX (1 << 20)
@@ -310,7 +316,7 @@ static int class_seeds(const struct tf_task *t, const struct tf_archive_kernel *
             mapped[distinct++] = mapped[i];
     qsort(mapped, distinct, sizeof *mapped, cmp_at_pos);
     size_t pick[PRIOR_PER];
-    pl->n = tf_strategy_prior_ranks((size_t)distinct, PRIOR_PER, pick);
+    pl->n = tf_strategy_prior_ranks((size_t)distinct, PRIOR_PER, PRIOR_TOP, pick);
     pl->cfg = tf_xmalloc(sizeof *pl->cfg * (pl->n ? pl->n : 1));
     pl->time = tf_xmalloc(sizeof *pl->time * (pl->n ? pl->n : 1));
     for (size_t i = 0; i < pl->n; i++) {

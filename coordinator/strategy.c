@@ -676,14 +676,15 @@ size_t tf_core_prior(const struct tf_strategy_core *c, const uint64_t **configs,
     return c->nprior;
 }
 
-size_t tf_strategy_prior_ranks(size_t n, size_t per, size_t *out)
+size_t tf_strategy_prior_ranks(size_t n, size_t per, size_t top, size_t *out)
 {
     if (n <= per) {
         for (size_t i = 0; i < n; i++)
             out[i] = i;
         return n;
     }
-    size_t top = per / 3, k = 0;
+    size_t k = 0;
+    top = top < per ? top : per;
     for (; k < top; k++)
         out[k] = k;
     /* per - top more at the middles of equal slices of the ranks below */

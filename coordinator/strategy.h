@@ -210,11 +210,11 @@ size_t tf_strategy_prior_count(const struct tf_strategy *s);
  * (the first ones given); 0 for a table without that option. */
 size_t tf_strategy_prior_used(const struct tf_strategy *s);
 /* Which of a source's n results (ranked fastest first) a transfer passes, at
- * most `per`: its `per / 3` fastest, then the rest spread evenly over the
- * ranks below (the whole range of times, not only the best). Rank positions,
- * ascending, into out[0..per); returns how many. The plan and the study
- * choose with it alike. */
-size_t tf_strategy_prior_ranks(size_t n, size_t per, size_t *out);
+ * most `per`: its `top` fastest (top <= per), then the rest spread evenly
+ * over the ranks below (the whole range of times, not only the best). Rank
+ * positions, ascending, into out[0..per); returns how many. The plan and the
+ * study choose with it alike. */
+size_t tf_strategy_prior_ranks(size_t n, size_t per, size_t top, size_t *out);
 enum tf_strategy_stop tf_strategy_stopped(const struct tf_strategy *s);
 uint64_t tf_strategy_proposed(const struct tf_strategy *s); /* proposals made (incl. told-only) */
 uint64_t tf_strategy_told(const struct tf_strategy *s);

@@ -34,10 +34,10 @@
  *          rank: a fleet job's `warm_start: same`, one device left out at a
  *          time (--warm-from CACHE: one source for all).
  *   --prior N  with a warm start, each source also passes N of its results
- *          to the strategy (tf_strategy_prior: its N/3 fastest, the rest
- *          spread over its ranks, as the plan does; bayes and hybrid learn
- *          from them). Default 24; 0: the seeds alone (records before
- *          2026-12-06).
+ *          to the strategy (tf_strategy_prior: its --prior-top T fastest, the
+ *          rest spread over its ranks, as the plan does; bayes and hybrid
+ *          learn from them). Default 24 and 2, the plan's; 0: the seeds
+ *          alone (records before 2026-12-06).
  * -o passes a search option to every strategy that declares it. */
 #include <math.h>
 #include <stdbool.h>
@@ -200,7 +200,7 @@ struct prior {
  * source's id): `per` of each (tf_strategy_prior_ranks), interleaved by rank
  * as the plan does. */
 static struct prior make_prior(const struct tf_ktcache *const *src, const int *ids, int ns,
-                               const struct tf_ktcache *dst, int per)
+                               const struct tf_ktcache *dst, int per, int top)
 {
     struct prior p = {0};
     size_t cap = (size_t)per * (size_t)ns + 1;
@@ -212,7 +212,8 @@ static struct prior make_prior(const struct tf_ktcache *const *src, const int *i
     double **time = calloc((size_t)ns + 1, sizeof *time);
     for (int k = 0; k < ns; k++) {
         size_t m = ranked_mapped(src[k], dst, &cfg[k], &time[k]);
-        npick[k] = tf_strategy_prior_ranks(m, (size_t)per, pick + (size_t)k * (size_t)per);
+        npick[k] = tf_strategy_prior_ranks(m, (size_t)per, (size_t)top,
+                                           pick + (size_t)k * (size_t)per);
     }
     for (size_t r = 0; r < (size_t)per; r++)
         for (int k = 0; k < ns; k++)
@@ -431,7 +432,7 @@ static int ev_runs(const struct tf_ktcache *kt, const struct tf_strategy_space *
 int main(int argc, char **argv)
 {
     char strat_text[512] = "random,brute_force", budget_text[128] = "0.5,1,2,5";
-    int seeds = 25, first = 1, workers = 8, warm_count = 8, prior_per = 24;
+    int seeds = 25, first = 1, workers = 8, warm_count = 8, prior_per = 24, prior_top = 2;
     bool show_se = false; /* --se; with one seed there is no standard error to show */
     const char *warm_from = NULL;
     bool pairs = false, evals = false, timed = false, others = false;
@@ -481,6 +482,8 @@ int main(int argc, char **argv)
             warm_count = atoi(argv[++a]);
         else if (strcmp(argv[a], "--prior") == 0)
             prior_per = atoi(argv[++a]);
+        else if (strcmp(argv[a], "--prior-top") == 0)
+            prior_top = atoi(argv[++a]);
         else if (strcmp(argv[a], "--goal") == 0)
             goal = atof(argv[++a]);
         else if (strcmp(argv[a], "--cap") == 0)
@@ -498,7 +501,7 @@ int main(int argc, char **argv)
             goto usage;
     }
     show_se = show_se && seeds > 1;
-    if (a >= argc || seeds < 1 || first < 1 || warm_count < 1 || prior_per < 0 || !(goal > 0 && goal <= 1) ||
+    if (a >= argc || seeds < 1 || first < 1 || warm_count < 1 || prior_per < 0 || prior_top < 0 || !(goal > 0 && goal <= 1) ||
         (evals && !pairs && !warm_from) || (timed && evals) || (others && (warm_from || evals)))
         goto usage;
     char *strats[MAX_ITEMS], *budgets[MAX_ITEMS];
@@ -582,7 +585,7 @@ int main(int argc, char **argv)
                     size_t ns;
                     uint64_t *sd = warm_seeds(from, kt[t], warm_count, &ns);
                     const int zero = 0;
-                    struct prior pr = prior_per ? make_prior(&from, &zero, 1, kt[t], prior_per)
+                    struct prior pr = prior_per ? make_prior(&from, &zero, 1, kt[t], prior_per, prior_top)
                                                 : (struct prior){0};
                     struct evstat w;
                     if (ev_runs(kt[t], sp[t], strats[si], mine[si], nmine[si], seeds, first,
@@ -623,7 +626,7 @@ int main(int argc, char **argv)
     if ((warm || others) && prior_per)
         printf("transfer: each source also passes %d of its results (its %d fastest, the rest "
                "spread over its ranks)\n\n",
-               prior_per, prior_per / 3);
+               prior_per, prior_top < prior_per ? prior_top : prior_per);
     printf("| strategy | budget |");
     for (int c = 0; c < ncache; c++) {
         char shortname[64];
@@ -653,7 +656,7 @@ int main(int argc, char **argv)
             if (o != c)
                 ids[ns] = o, srcs[ns++] = kt[o];
         if (ns && prior_per)
-            wpr[c] = make_prior(srcs, ids, ns, kt[c], prior_per);
+            wpr[c] = make_prior(srcs, ids, ns, kt[c], prior_per, prior_top);
     }
     free(srcs);
     free(ids);
@@ -719,6 +722,7 @@ usage:
             "          [-B SLICE] [-A AHEAD] [-f FIRST_SEED] [--se]\n"
             "          [-o NAME=VALUE]...\n"
             "          [--warm-from CACHE | --warm-others] [--warm-count W] [--prior N]\n"
+            "          [--prior-top T]\n"
             "          [--evals | --pairs]\n"
             "          [--goal 0.95] [--cap PCT] [--quality-at PCT] CACHE.json.gz...\n",
             argv[0]);

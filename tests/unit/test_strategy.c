@@ -1197,15 +1197,19 @@ static void test_prior_list(void **state)
     assert_int_equal(tf_strategy_prior_used(s), 0); /* no model */
     tf_strategy_destroy(s);
     size_t r[24];
-    assert_int_equal(tf_strategy_prior_ranks(5, 24, r), 5);
+    assert_int_equal(tf_strategy_prior_ranks(5, 24, 2, r), 5);
     for (size_t i = 0; i < 5; i++)
         assert_int_equal(r[i], i);
-    assert_int_equal(tf_strategy_prior_ranks(4362, 24, r), 24);
-    for (size_t i = 0; i < 8; i++)
-        assert_int_equal(r[i], i); /* the 8 fastest */
-    for (size_t i = 8; i < 24; i++)
+    assert_int_equal(tf_strategy_prior_ranks(4362, 24, 2, r), 24);
+    for (size_t i = 0; i < 2; i++)
+        assert_int_equal(r[i], i); /* the 2 fastest */
+    for (size_t i = 2; i < 24; i++)
         assert_true(r[i] > r[i - 1] && r[i] < 4362); /* then spread, ascending */
-    assert_true(r[8] < 200 && r[23] > 4100);       /* over the whole range */
+    assert_true(r[2] < 200 && r[23] > 4100);       /* over the whole range */
+    assert_int_equal(tf_strategy_prior_ranks(100, 24, 8, r), 24);
+    assert_true(r[7] == 7 && r[8] > 7);
+    assert_int_equal(tf_strategy_prior_ranks(100, 4, 9, r), 4); /* top <= per */
+    assert_true(r[3] == 3);
     tf_strategy_space_free(sp);
     tf_ktcache_destroy(c);
 }
@@ -1230,7 +1234,7 @@ static int cmp_by_time(const void *a, const void *b)
 }
 
 /* The transfer results a source passes, as the plan picks them
- * (tf_strategy_prior_ranks of its ranking, 24). */
+ * (tf_strategy_prior_ranks of its ranking: 24, its 2 fastest). */
 static size_t source_prior(const struct tf_ktcache *c, bool related, uint64_t *cfg,
                            double *time, int *src)
 {
@@ -1242,7 +1246,7 @@ static size_t source_prior(const struct tf_ktcache *c, bool related, uint64_t *c
             pairs[2 * n++ + 1] = (double)c->entries[i].index;
         }
     qsort(pairs, n, 2 * sizeof *pairs, cmp_by_time);
-    size_t np = tf_strategy_prior_ranks(n, 24, r);
+    size_t np = tf_strategy_prior_ranks(n, 24, 2, r);
     for (size_t i = 0; i < np; i++) {
         cfg[i] = (uint64_t)pairs[2 * r[i] + 1];
         time[i] = pairs[2 * r[i]];

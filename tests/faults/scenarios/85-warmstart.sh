@@ -64,7 +64,7 @@ else
 fi
 
 echo "-- warm start with a model: bayes also learns from the source's results"
-# The plan passes each source class's results (its 8 fastest, 16 spread over
+# The plan passes each source class's results (its 2 fastest, 22 spread over
 # the rest: 24 of the source's distinct configurations that map here) to a
 # strategy that learns from them (tf_strategy_prior); the seeds still come
 # first, and the search ends within its budget.
