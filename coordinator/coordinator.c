@@ -1363,16 +1363,16 @@ static void coordinator_print_plan(const struct coordinator *c)
                 k->name, k->problems[t->problem].name, c->classes[t->klass].name,
                 (unsigned long long)t->total, valid,
                 (unsigned long long)tf_space_cartesian(t->space));
-        if (c->job->nwarm > 0 && t->nprior > 0)
+        if (c->job->nwarm > 0) {
             fprintf(stderr, "  %-10s %-8s warm start: %llu configurations from %d device "
-                            "class(es) first; the model learns from %llu of their results\n",
-                    k->name, k->problems[t->problem].name, (unsigned long long)t->nseeds,
-                    t->nsources, (unsigned long long)t->nprior);
-        else if (c->job->nwarm > 0)
-            fprintf(stderr, "  %-10s %-8s warm start: %llu configurations from %d device "
-                            "class(es) first\n",
+                            "class(es) first",
                     k->name, k->problems[t->problem].name, (unsigned long long)t->nseeds,
                     t->nsources);
+            if (t->nprior > 0)
+                fprintf(stderr, "; the model learns from %llu of their results",
+                        (unsigned long long)t->nprior);
+            fputc('\n', stderr);
+        }
     }
 }
 

@@ -402,6 +402,17 @@ static struct ystd training_data(const struct bayes *b, const struct tf_strategy
     return s;
 }
 
+/* How many transfer results join the training set: the first `transfer`
+ * given (the plan lists every source's fastest first). */
+static size_t transfer_rows(const struct bayes *b, const struct tf_strategy_core *core)
+{
+    const uint64_t *cfg;
+    const double *time;
+    const int *src;
+    const size_t n = tf_core_prior(core, &cfg, &time, &src);
+    return n < (size_t)b->transfer ? n : (size_t)b->transfer;
+}
+
 /* The first np transfer results as training rows: features with the source
  * coordinate 1, log times standardised per source over these rows (a
  * source's times are comparable only with each other). */
@@ -472,13 +483,8 @@ static int base_build(struct bayes *b, struct tf_strategy_core *core, size_t h)
     const uint64_t *cfg;
     const double *time;
     tf_core_history(core, &cfg, &time);
-    /* The transfer rows first (the first `transfer` given: the plan lists
-     * every source's fastest first), then this device's results. */
-    const uint64_t *pc;
-    const double *pt;
-    const int *ps;
-    size_t np = b->transfer ? tf_core_prior(core, &pc, &pt, &ps) : 0;
-    np = np < (size_t)b->transfer ? np : (size_t)b->transfer;
+    /* The transfer rows first, then this device's results. */
+    const size_t np = transfer_rows(b, core);
     b->task = np ? (b->dims > 0 ? b->dims : 1) : -1;
     int d = ndims(b);
     size_t *use = tf_xmalloc(h * sizeof *use);
@@ -741,10 +747,7 @@ static int bayes_ask(void *state, struct tf_strategy_core *core, struct tf_rng *
     size_t nh = tf_core_history(core, &cfg, &time);
     if (tf_core_proposed(core) < (uint64_t)b->init || nh < 2)
         return 0; /* random start, filled by the core */
-    const uint64_t *pc;
-    const double *pt;
-    const int *ps;
-    size_t h = base_point(nh, b->transfer && tf_core_prior(core, &pc, &pt, &ps));
+    size_t h = base_point(nh, transfer_rows(b, core) > 0);
     if (h < 2)
         return 0; /* with transfer rows, the model starts at the 4th result */
     if (b->base.at != h && base_build(b, core, h))

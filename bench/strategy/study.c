@@ -501,7 +501,8 @@ int main(int argc, char **argv)
             goto usage;
     }
     show_se = show_se && seeds > 1;
-    if (a >= argc || seeds < 1 || first < 1 || warm_count < 1 || prior_per < 0 || prior_top < 0 || !(goal > 0 && goal <= 1) ||
+    if (a >= argc || seeds < 1 || first < 1 || warm_count < 1 || prior_per < 0 ||
+        prior_top < 0 || !(goal > 0 && goal <= 1) ||
         (evals && !pairs && !warm_from) || (timed && evals) || (others && (warm_from || evals)))
         goto usage;
     char *strats[MAX_ITEMS], *budgets[MAX_ITEMS];
