@@ -1005,6 +1005,49 @@ double *tf_alignment_coords(const double *values, int n)
     return a;
 }
 
+double tf_boxcox(double lt, double l0, double lambda)
+{
+    return lambda == 0 ? lt - l0 : expm1(lambda * (lt - l0)) / lambda;
+}
+
+/* The profile log-likelihood of a normal fit after the transform:
+ * -n/2 log(variance) + (lambda - 1) sum(log x), the second term being the
+ * Jacobian (Box and Cox 1964). A grid, not a solver: the search needs the
+ * shape, and a grid makes the result an exact function of the data. */
+double tf_boxcox_lambda(const double *l, size_t n)
+{
+    size_t k = 0;
+    double l0 = INFINITY, sum_x = 0;
+    for (size_t i = 0; i < n; i++)
+        if (isfinite(l[i]))
+            l0 = fmin(l0, l[i]), k++;
+    if (k < 3)
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        if (isfinite(l[i]))
+            sum_x += l[i] - l0;
+    double best = 0, best_ll = -INFINITY;
+    for (int g = -12; g <= 4; g++) {
+        const double lambda = g / 4.0;
+        double mean = 0, var = 0;
+        for (size_t i = 0; i < n; i++)
+            if (isfinite(l[i]))
+                mean += tf_boxcox(l[i], l0, lambda);
+        mean /= (double)k;
+        for (size_t i = 0; i < n; i++)
+            if (isfinite(l[i])) {
+                const double z = tf_boxcox(l[i], l0, lambda) - mean;
+                var += z * z;
+            }
+        if (!(var > 0))
+            return 0; /* all alike */
+        const double ll = -0.5 * (double)k * log(var / (double)k) + (lambda - 1) * sum_x;
+        if (ll > best_ll)
+            best_ll = ll, best = lambda;
+    }
+    return best;
+}
+
 int tf_neighbours_cap(const struct tf_strategy_core *c)
 {
     int cap = 0;

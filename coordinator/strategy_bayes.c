@@ -1,4 +1,4 @@
-/* strategy_bayes.c - Bayesian optimisation: a Gaussian process on log time, expected improvement.
+/* strategy_bayes.c - Bayesian optimisation: a GP on warped log time, expected improvement.
  *
  * Features: each parameter with more than one value becomes one coordinate in
  * [0, 1]: log2 of its value when all values are positive numbers (tile and
@@ -9,12 +9,16 @@
  * that divide warps, banks and the problem, and a smooth function of log2
  * cannot single out 128 among 112, 128 and 144. The model: a GP with a Matern
  * 5/2 kernel with one length scale per coordinate (ARD: the parameters matter
- * very unequally), a signal and a noise variance, on standardised log(time); a
- * failed configuration counts as bad (the worst log time seen plus
- * `fail_penalty`), not as missing. The hyperparameters maximise the marginal
- * likelihood (analytic gradient, iRprop- from a fixed start). The numerics are
- * LAPACK's (Cholesky dpotrf/dpotrs/dpotri, triangular solves dtrtrs) through
- * LAPACKE.
+ * very unequally), a signal and a noise variance, on the standardised log
+ * time, warped (option `warp`) by the Box-Cox power under which the training
+ * times look most normal (tf_boxcox_lambda). Run times have a long slow tail;
+ * a negative power compresses it, so the model spends its resolution on the
+ * fast end, where the search's answer is, not on how slow the slow ones are.
+ * A failed configuration counts as bad (the worst log time seen plus
+ * `fail_penalty`, then warped), not as missing. The hyperparameters maximise
+ * the marginal likelihood (analytic gradient, iRprop- from a fixed start).
+ * The numerics are LAPACK's (Cholesky dpotrf/dpotrs/dpotri, triangular solves
+ * dtrtrs) through LAPACKE.
  *
  * Candidates: every valid configuration when the space has at most
  * `enumerate` of them (enumerated once, through next_valid); otherwise a pool
@@ -38,7 +42,7 @@
  * hyperparameter fit's at most `fit_train`, each plus the transfer rows.
  *
  * Transfer (a warm start's other devices, tf_strategy_prior): up to `transfer`
- * of their results join the training set, each source's log times
+ * of their results join the training set, each source's log times warped and
  * standardised on their own, with one more coordinate, 0 on this device and 1
  * on a source. Its length scale is fitted like the others: long where the
  * sources rank configurations as this device does, short where they do not.
@@ -64,10 +68,12 @@ enum { HYP_SIGNAL = MAX_DIMS, HYP_NOISE, HYP_COUNT };
 /* Pending proposals the model takes in as fantasies, at most. */
 #define MAX_FANTASIES 64
 
-/* Standardisation of log time over a training set: y = (log t - mean) / sd; a
- * failure counts as the worst log time + fail_penalty. */
+/* A time's model value over a training set: its log (a failure: the worst
+ * log time + fail_penalty), through the Box-Cox power `lambda` relative to the
+ * set's fastest (l0; lambda 0 without `warp`), then standardised by mean and
+ * sd. */
 struct ystd {
-    double mean, sd, fail;
+    double mean, sd, fail, l0, lambda;
 };
 
 /* The model fitted at a base point of the history (a memo of its first `at`
@@ -90,7 +96,7 @@ struct base {
 #define KC_MAX (UINT64_C(8) << 20)
 
 struct bayes {
-    int64_t init, enumerate, max_train, fit_train, fit_steps, align, transfer;
+    int64_t init, enumerate, max_train, fit_train, fit_steps, align, transfer, warp;
     double spread, fail_penalty, xi;
     int dims;
     int task;                                 /* the source coordinate's dim (-1: no transfer) */
@@ -114,6 +120,7 @@ static const struct tf_strategy_option_spec bayes_options[] = {
     {"fit_train", "128", "results that fit uses at most (best half + latest half of the training set)"},
     {"align", "1", "1: an integer parameter's power-of-two alignment is a feature of its own"},
     {"transfer", "144", "other devices' results (warm start) the model also learns from, at most; 0: none"},
+    {"warp", "1", "1: the model's output is the log time through a Box-Cox power fitted to the results; 0: the log time"},
     {NULL, NULL, NULL},
 };
 
@@ -158,7 +165,8 @@ static int bayes_create(struct tf_strategy_core *core, void **state, struct tf_e
         tf_core_opt_int(core, "fit_steps", 1, 100000, &b->fit_steps, err) ||
         tf_core_opt_int(core, "fit_train", 8, 4096, &b->fit_train, err) ||
         tf_core_opt_int(core, "align", 0, 1, &b->align, err) ||
-        tf_core_opt_int(core, "transfer", 0, 1024, &b->transfer, err))
+        tf_core_opt_int(core, "transfer", 0, 1024, &b->transfer, err) ||
+        tf_core_opt_int(core, "warp", 0, 1, &b->warp, err))
         return -1;
     for (int p = 0; p < sp->nparams; p++) {
         int r = sp->radix[p];
@@ -370,7 +378,21 @@ static size_t training_set(const struct tf_strategy_core *core, size_t h, size_t
 
 static double ystd_of(const struct ystd *s, double time)
 {
-    return ((isfinite(time) ? log(time) : s->fail) - s->mean) / s->sd;
+    const double l = isfinite(time) ? log(time) : s->fail;
+    return (tf_boxcox(l, s->l0, s->lambda) - s->mean) / s->sd;
+}
+
+/* The transform (l0, lambda) of log times l[0..n) (failures: -INFINITY or
+ * INFINITY, skipped): the power fitted to them when `warp` is on, else the
+ * log (lambda 0). */
+static void warp_of(const struct bayes *b, const double *l, size_t n, struct ystd *s)
+{
+    s->l0 = 0;
+    bool any = false;
+    for (size_t i = 0; i < n; i++)
+        if (isfinite(l[i]))
+            s->l0 = any ? fmin(s->l0, l[i]) : l[i], any = true;
+    s->lambda = b->warp ? tf_boxcox_lambda(l, n) : 0;
 }
 
 /* Features and standardised log times of the results use[0..n). */
@@ -382,10 +404,13 @@ static struct ystd training_data(const struct bayes *b, const struct tf_strategy
     tf_core_history(core, &cfg, &time);
     int d = ndims(b);
     double worst = -INFINITY;
-    for (size_t i = 0; i < n; i++)
-        if (isfinite(time[use[i]]))
-            worst = fmax(worst, log(time[use[i]]));
-    const struct ystd raw = {0, 1, (isfinite(worst) ? worst : 0) + b->fail_penalty};
+    for (size_t i = 0; i < n; i++) {
+        y[i] = log(time[use[i]]); /* INFINITY for a failure */
+        if (isfinite(y[i]))
+            worst = fmax(worst, y[i]);
+    }
+    struct ystd raw = {0, 1, (isfinite(worst) ? worst : 0) + b->fail_penalty, 0, 0};
+    warp_of(b, y, n, &raw);
     struct ystd s = raw;
     double var = 0, sum = 0;
     for (size_t i = 0; i < n; i++) {
@@ -414,8 +439,9 @@ static size_t transfer_rows(const struct bayes *b, const struct tf_strategy_core
 }
 
 /* The first np transfer results as training rows: features with the source
- * coordinate 1, log times standardised per source over these rows (a
- * source's times are comparable only with each other). */
+ * coordinate 1, log times through the source's own transform (warp_of) and
+ * standardised per source over these rows (a source's times are comparable
+ * only with each other). */
 static void prior_data(const struct bayes *b, const struct tf_strategy_core *core, size_t np,
                        double *X, double *y)
 {
@@ -427,26 +453,31 @@ static void prior_data(const struct bayes *b, const struct tf_strategy_core *cor
     for (size_t i = 0; i < np; i++) {
         features(b, core, cfg[i], X + i * (size_t)d);
         X[i * (size_t)d + b->task] = 1;
-        y[i] = log(time[i]);
     }
     char *done = tf_xcalloc(np ? np : 1, 1);
+    double *l = tf_xmalloc((np ? np : 1) * sizeof *l);
+    size_t *rows = tf_xmalloc((np ? np : 1) * sizeof *rows);
     for (size_t i = 0; i < np; i++) {
         if (done[i])
             continue;
-        double sum = 0, sq = 0;
         size_t k = 0;
         for (size_t j = i; j < np; j++)
             if (src[j] == src[i])
-                sum += y[j], k++;
+                rows[k] = j, l[k++] = log(time[j]), done[j] = 1;
+        struct ystd w;
+        warp_of(b, l, k, &w);
+        double sum = 0, sq = 0;
+        for (size_t r = 0; r < k; r++)
+            l[r] = tf_boxcox(l[r], w.l0, w.lambda), sum += l[r];
         const double mean = sum / (double)k;
-        for (size_t j = i; j < np; j++)
-            if (src[j] == src[i])
-                sq += (y[j] - mean) * (y[j] - mean);
+        for (size_t r = 0; r < k; r++)
+            sq += (l[r] - mean) * (l[r] - mean);
         const double sd = k > 1 && sq > 0 ? sqrt(sq / (double)(k - 1)) : 1;
-        for (size_t j = i; j < np; j++)
-            if (src[j] == src[i])
-                y[j] = (y[j] - mean) / sd, done[j] = 1;
+        for (size_t r = 0; r < k; r++)
+            y[rows[r]] = (l[r] - mean) / sd;
     }
+    free(rows);
+    free(l);
     free(done);
 }
 

@@ -18,6 +18,14 @@ size_t *tf_rank_history(const struct tf_strategy_core *c, size_t *n);
  * that divide warps, banks and the problem: 32, 64, 128, 256 among 16..256 in
  * steps of 16, which a smooth function of log2(value) cannot single out. */
 double *tf_alignment_coords(const double *values, int n);
+/* Box-Cox's exponent for times whose logs are l[0..n), by maximum likelihood
+ * over -3, -2.75, ..., 1 (the transform of t / min t is (x^lambda - 1) /
+ * lambda, log x at 0): the power under which the times look most normal.
+ * Negative for a heavy slow tail. 0 for fewer than three finite values or
+ * all alike. */
+double tf_boxcox_lambda(const double *l, size_t n);
+/* That transform of t / t0 given lt = log t and l0 = log t0. */
+double tf_boxcox(double lt, double l0, double lambda);
 /* Room enough for any configuration's neighbours (the sum of the radices). */
 int tf_neighbours_cap(const struct tf_strategy_core *c);
 /* Neighbours of `config` (one parameter changed, see above) into `out` (cap),

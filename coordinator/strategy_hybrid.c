@@ -36,6 +36,7 @@ static const struct tf_strategy_option_spec hybrid_options[] = {
     {"fit_train", "128", "bayes: results that fit uses at most"},
     {"align", "1", "bayes: an integer parameter's power-of-two alignment is a feature of its own"},
     {"transfer", "144", "bayes: other devices' results (warm start) the model also learns from, at most; 0: none"},
+    {"warp", "1", "bayes: 1: the model's output is the log time through a Box-Cox power fitted to the results; 0: the log time"},
     {NULL, NULL, NULL},
 };
 

@@ -451,6 +451,57 @@ static void test_alignment_coords(void **state)
     tf_ktcache_destroy(c);
 }
 
+/* Box-Cox's exponent by maximum likelihood: times drawn so that a known
+ * power of them is normal give back that power (to a grid step or two, 400
+ * samples), in order; too few or identical times give the log (0). And bayes
+ * uses it: with the fitted power (warp 1, the default) it searches the
+ * convolution space differently than on the log time. */
+static void test_boxcox_lambda(void **state)
+{
+    (void)state;
+    const double truth[4] = {-2, -1, 0, 1}, spread[4] = {0.15, 0.25, 0.6, 0.3};
+    double got[4], l[400];
+    struct tf_rng rng = {0x5eed};
+    for (int k = 0; k < 4; k++) {
+        for (int i = 0; i < 400; i++) {
+            double u1 = tf_rng_unit(&rng), u2 = tf_rng_unit(&rng);
+            double z = sqrt(-2 * log(1 - u1)) * cos(2 * M_PI * u2); /* Box-Muller */
+            z = fmax(-3, fmin(3, z)) * spread[k];
+            /* (t^lambda - 1) / lambda = z, times 3.5 ms (the fit is scale-free) */
+            l[i] = log(3.5) + (truth[k] == 0 ? z : log1p(truth[k] * z) / truth[k]);
+        }
+        got[k] = tf_boxcox_lambda(l, 400);
+        if (fabs(got[k] - truth[k]) > 0.5)
+            fail_msg("power %g: fitted %g", truth[k], got[k]);
+        if (k > 0)
+            assert_true(got[k] > got[k - 1]);
+    }
+    l[0] = INFINITY; /* a failure is skipped */
+    assert_float_equal(tf_boxcox_lambda(l, 400), got[3], 1e-12);
+    assert_float_equal(tf_boxcox_lambda(l + 1, 2), 0, 0);
+    const double same[5] = {1, 1, 1, 1, 1};
+    assert_float_equal(tf_boxcox_lambda(same, 5), 0, 0);
+    assert_float_equal(tf_boxcox(log(8), log(2), 0), log(4), 1e-12);
+    assert_float_equal(tf_boxcox(log(8), log(2), -1), 0.75, 1e-12); /* (4^-1 - 1) / -1 */
+    struct tf_ktcache *c = load(CONV);
+    struct tf_strategy_space *sp = tf_strategy_space_ktcache(c);
+    struct tf_strategy_option off = {"warp", "0"};
+    uint64_t with[36], without[36];
+    size_t nw, nwo;
+    struct tf_strategy *s1 = make_opt("bayes", sp, 1, 36, NULL);
+    struct tf_strategy *s0 = make_opt("bayes", sp, 1, 36, &off);
+    replay(s1, c, 4, with, &nw);
+    replay(s0, c, 4, without, &nwo);
+    assert_int_equal(nw, 36);
+    assert_int_equal(nwo, 36);
+    if (memcmp(with, without, sizeof with) == 0)
+        fail_msg("the fitted power changed no proposal");
+    tf_strategy_destroy(s1);
+    tf_strategy_destroy(s0);
+    tf_strategy_space_free(sp);
+    tf_ktcache_destroy(c);
+}
+
 static void test_patience_and_failures(void **state)
 {
     (void)state;
@@ -1471,6 +1522,7 @@ int main(void)
         cmocka_unit_test(test_brute_force_optimum),
         cmocka_unit_test(test_beats_random),
         cmocka_unit_test(test_alignment_coords),
+        cmocka_unit_test(test_boxcox_lambda),
         cmocka_unit_test(test_patience_and_failures),
         cmocka_unit_test(test_refusals),
         cmocka_unit_test(test_kernel_space),
