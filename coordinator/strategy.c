@@ -796,7 +796,7 @@ int tf_strategy_tell(struct tf_strategy *s, uint64_t config, double time, int st
     double *v = cmap_find(&c->seen, config);
     if (v && !isnan(*v))
         return 0; /* told before (a duplicate record): the first counts */
-    bool ok = status == 0 && isfinite(time);
+    bool ok = status == 0 && isfinite(time) && time > 0; /* a time of 0 measured nothing */
     double t = ok ? time : INFINITY;
     if (!v)
         c->proposed++; /* a replayed or warm-start result this instance never proposed */

@@ -172,7 +172,8 @@ void tf_strategy_destroy(struct tf_strategy *s);
  * patience, exhausted: tf_strategy_stopped). */
 int tf_strategy_ask(struct tf_strategy *s, uint64_t *out, int n, int *got, struct tf_error *err);
 /* A result for `config` (a proposed one, or any valid one when replaying a
- * journal or warm-starting). Told twice: the second is ignored. */
+ * journal or warm-starting). Told twice: the second is ignored. A non-zero
+ * status, or a time that is not finite and positive, counts as a failure. */
 int tf_strategy_tell(struct tf_strategy *s, uint64_t config, double time, int status,
                      struct tf_error *err);
 /* Up to `n` configurations the next asks will probably propose, without

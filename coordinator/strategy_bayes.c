@@ -15,7 +15,8 @@
  * a negative power compresses it, so the model spends its resolution on the
  * fast end, where the search's answer is, not on how slow the slow ones are.
  * A failed configuration counts as bad (the worst log time seen plus
- * `fail_penalty`, then warped), not as missing. The hyperparameters maximise
+ * `fail_penalty`, then warped: a negative power compresses the penalty with
+ * the tail, so a failure sits just above the slowest result), not as missing. The hyperparameters maximise
  * the marginal likelihood (analytic gradient, iRprop- from a fixed start).
  * The numerics are LAPACK's (Cholesky dpotrf/dpotrs/dpotri, triangular solves
  * dtrtrs) through LAPACKE.
@@ -395,9 +396,13 @@ static void warp_of(const struct bayes *b, const double *l, size_t n, struct yst
     s->lambda = b->warp ? tf_boxcox_lambda(l, n) : 0;
 }
 
-/* Features and standardised log times of the results use[0..n). */
+/* Features and model values of the results use[0..n): through the
+ * transform (failure value, l0, lambda) fitted to these results, or `given`'s
+ * (the hyperparameter fit's subset takes the whole training set's, so both
+ * see one output shape), then standardised over these results. */
 static struct ystd training_data(const struct bayes *b, const struct tf_strategy_core *core,
-                                 const size_t *use, size_t n, double *X, double *y)
+                                 const size_t *use, size_t n, const struct ystd *given,
+                                 double *X, double *y)
 {
     const uint64_t *cfg;
     const double *time;
@@ -410,7 +415,10 @@ static struct ystd training_data(const struct bayes *b, const struct tf_strategy
             worst = fmax(worst, y[i]);
     }
     struct ystd raw = {0, 1, (isfinite(worst) ? worst : 0) + b->fail_penalty, 0, 0};
-    warp_of(b, y, n, &raw);
+    if (given)
+        raw.fail = given->fail, raw.l0 = given->l0, raw.lambda = given->lambda;
+    else
+        warp_of(b, y, n, &raw);
     struct ystd s = raw;
     double var = 0, sum = 0;
     for (size_t i = 0; i < n; i++) {
@@ -524,7 +532,7 @@ static int base_build(struct bayes *b, struct tf_strategy_core *core, size_t h)
     m->X = tf_xmalloc(m->n * (size_t)d * sizeof *m->X);
     double *y = tf_xmalloc(m->n * sizeof *y);
     prior_data(b, core, np, m->X, y);
-    m->ys = training_data(b, core, use, nt, m->X + np * (size_t)d, y + np);
+    m->ys = training_data(b, core, use, nt, NULL, m->X + np * (size_t)d, y + np);
     /* The hyperparameters from a smaller set when the training set is large:
      * each fit step costs a factorisation and an inverse. */
     if (nt <= (size_t)b->fit_train) {
@@ -535,7 +543,7 @@ static int base_build(struct bayes *b, struct tf_strategy_core *core, size_t h)
         double *yf = tf_xmalloc((np + nf) * sizeof *yf);
         memcpy(Xf, m->X, np * (size_t)d * sizeof *Xf);
         memcpy(yf, y, np * sizeof *yf);
-        training_data(b, core, use, nf, Xf + np * (size_t)d, yf + np);
+        training_data(b, core, use, nf, &m->ys, Xf + np * (size_t)d, yf + np);
         gp_fit_hyper(np + nf, d, Xf, yf, (int)b->fit_steps, m->hyp);
         free(Xf);
         free(yf);

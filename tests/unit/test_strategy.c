@@ -455,7 +455,8 @@ static void test_alignment_coords(void **state)
  * power of them is normal give back that power (to a grid step or two, 400
  * samples), in order; too few or identical times give the log (0). And bayes
  * uses it: with the fitted power (warp 1, the default) it searches the
- * convolution space differently than on the log time. */
+ * convolution space differently than on the log time. (That the warped model
+ * still searches well is test_beats_random's: bayes runs there with it.) */
 static void test_boxcox_lambda(void **state)
 {
     (void)state;
@@ -529,6 +530,11 @@ static void test_patience_and_failures(void **state)
     /* Told twice: the second is ignored; outside the space: an error. */
     assert_int_equal(tf_strategy_tell(s, 3, 9.0, TF_STATUS_OK, &err), 0);
     assert_int_equal(tf_strategy_told(s), 3);
+    /* An ok status with a time of 0 (or below) measured nothing: a failure. */
+    assert_int_equal(tf_strategy_tell(s, 5, 0.0, TF_STATUS_OK, &err), 0);
+    assert_int_equal(tf_strategy_tell(s, 7, -1.0, TF_STATUS_OK, &err), 0);
+    assert_int_equal(tf_strategy_best(s, &bc, &bt), 1);
+    assert_true(bc == 3 && bt == 2.25);
     assert_int_not_equal(tf_strategy_tell(s, 12, 1.0, TF_STATUS_OK, &err), 0);
     assert_non_null(strstr(err.message, "outside the space"));
     tf_strategy_destroy(s);
