@@ -388,12 +388,27 @@ static double ystd_of(const struct ystd *s, double time)
  * log (lambda 0). */
 static void warp_of(const struct bayes *b, const double *l, size_t n, struct ystd *s)
 {
-    s->l0 = 0;
-    bool any = false;
+    double l0 = INFINITY;
     for (size_t i = 0; i < n; i++)
         if (isfinite(l[i]))
-            s->l0 = any ? fmin(s->l0, l[i]) : l[i], any = true;
+            l0 = fmin(l0, l[i]);
+    s->l0 = isfinite(l0) ? l0 : 0;
     s->lambda = b->warp ? tf_boxcox_lambda(l, n) : 0;
+}
+
+/* v[0..n) -> (v - mean) / sd in place (sd 1 when there is no spread); the
+ * mean and sd into *mean and *sd. */
+static void standardise(double *v, size_t n, double *mean, double *sd)
+{
+    double sum = 0, var = 0;
+    for (size_t i = 0; i < n; i++)
+        sum += v[i];
+    *mean = sum / (double)n;
+    for (size_t i = 0; i < n; i++)
+        var += (v[i] - *mean) * (v[i] - *mean);
+    *sd = n > 1 && var > 0 ? sqrt(var / (double)(n - 1)) : 1;
+    for (size_t i = 0; i < n; i++)
+        v[i] = (v[i] - *mean) / *sd;
 }
 
 /* Features and model values of the results use[0..n): through the
@@ -420,18 +435,11 @@ static struct ystd training_data(const struct bayes *b, const struct tf_strategy
     else
         warp_of(b, y, n, &raw);
     struct ystd s = raw;
-    double var = 0, sum = 0;
     for (size_t i = 0; i < n; i++) {
         features(b, core, cfg[use[i]], X + i * (size_t)d);
         y[i] = ystd_of(&raw, time[use[i]]);
-        sum += y[i];
     }
-    s.mean = sum / (double)n;
-    for (size_t i = 0; i < n; i++)
-        var += (y[i] - s.mean) * (y[i] - s.mean);
-    s.sd = n > 1 && var > 0 ? sqrt(var / (double)(n - 1)) : 1;
-    for (size_t i = 0; i < n; i++)
-        y[i] = (y[i] - s.mean) / s.sd;
+    standardise(y, n, &s.mean, &s.sd);
     return s;
 }
 
@@ -474,15 +482,11 @@ static void prior_data(const struct bayes *b, const struct tf_strategy_core *cor
                 rows[k] = j, l[k++] = log(time[j]), done[j] = 1;
         struct ystd w;
         warp_of(b, l, k, &w);
-        double sum = 0, sq = 0;
         for (size_t r = 0; r < k; r++)
-            l[r] = tf_boxcox(l[r], w.l0, w.lambda), sum += l[r];
-        const double mean = sum / (double)k;
+            l[r] = tf_boxcox(l[r], w.l0, w.lambda);
+        standardise(l, k, &w.mean, &w.sd);
         for (size_t r = 0; r < k; r++)
-            sq += (l[r] - mean) * (l[r] - mean);
-        const double sd = k > 1 && sq > 0 ? sqrt(sq / (double)(k - 1)) : 1;
-        for (size_t r = 0; r < k; r++)
-            y[rows[r]] = (l[r] - mean) / sd;
+            y[rows[r]] = l[r];
     }
     free(rows);
     free(l);
