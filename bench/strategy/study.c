@@ -2,7 +2,7 @@
  *
  * usage: bench/strategy/study [-s STRAT[,STRAT...]] [-n SEEDS] [-b PCT[,PCT...]]
  *                             [-w WORKERS] [-t SECONDS[,SECONDS...]] [-f FIRST] [--se]
- *                             [-o NAME=VALUE]... CACHE.json.gz...
+ *                             [-o NAME=VALUE]... [--per-seed FILE] CACHE.json.gz...
  *
  * For each cache (a brute-forced space: every valid configuration measured),
  * each strategy and each budget (percent of the valid space, rounded up), runs
@@ -38,7 +38,13 @@
  *          rest spread over its ranks, as the plan does; bayes and hybrid
  *          learn from them). Default 24 and 2, the plan's; 0: the seeds
  *          alone (records before 2026-12-06).
+ *   --per-seed FILE  also writes one line per search to FILE (tab-separated:
+ *          strategy, budget, cache, seed, quality, then name=value of the best
+ *          configuration found): a mean hides whether every seed falls a little
+ *          short or some stay in another region of the space (quality tables;
+ *          not with --evals or --pairs).
  * -o passes a search option to every strategy that declares it. */
+#include <errno.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -60,6 +66,7 @@ struct run_out {
     double wall_s;    /* simulated wall time */
     uint64_t evals;   /* results told when the best first reached `goal` (0: never) */
     uint64_t told;    /* results told in all */
+    uint64_t best_cfg; /* the configuration of `best` */
 };
 
 /* Two cache entries by time, then by their place in the cache (a stable,
@@ -291,6 +298,7 @@ static int run_one(const struct tf_ktcache *kt, const struct tf_strategy_space *
     if (prior && prior->n)
         tf_strategy_prior(s, prior->cfg, prior->time, prior->source, prior->n, &kept);
     out->best = INFINITY;
+    out->best_cfg = 0;
     out->evals = 0;
     int w = workers > 0 ? workers : 1;
     const int per = slice_size + slice_ahead; /* the most a worker holds */
@@ -339,7 +347,7 @@ static int run_one(const struct tf_ktcache *kt, const struct tf_strategy_space *
         memmove(q, q + 1, sizeof *q * (size_t)--len[next]);
         const struct tf_ktcache_entry *e = tf_ktcache_find(kt, done);
         if (e->status == TF_STATUS_OK && e->time_ms < out->best)
-            out->best = e->time_ms;
+            out->best = e->time_ms, out->best_cfg = done;
         if (out->evals == 0 && out->best <= goal)
             out->evals = tf_strategy_told(s) + 1; /* this result is the (told + 1)-th */
         if (tf_strategy_tell(s, done, e->time_ms, e->status, &err)) {
@@ -362,6 +370,27 @@ fail:
     free(busy);
     tf_strategy_destroy(s);
     return -1;
+}
+
+/* One --per-seed line: the search's quality and its best configuration. */
+static void per_seed_line(FILE *f, const char *strat, const char *budget, bool timed,
+                          const char *cache, int seed, double quality,
+                          const struct tf_ktcache *kt, const struct run_out *r)
+{
+    fprintf(f, "%s\t%s%s\t%s\t%d\t%.4f", strat, budget, timed ? "s" : "%", cache, seed,
+            quality);
+    if (isfinite(r->best)) {
+        int digit[TF_STRATEGY_MAX_PARAMS];
+        uint64_t x = r->best_cfg;
+        for (int p = kt->nparams - 1; p >= 0; p--) {
+            digit[p] = (int)(x % (uint64_t)kt->params[p].count);
+            x /= (uint64_t)kt->params[p].count;
+        }
+        for (int p = 0; p < kt->nparams; p++)
+            if (kt->params[p].count > 1)
+                fprintf(f, "\t%s=%s", kt->params[p].name, kt->params[p].text[digit[p]]);
+    }
+    fputc('\n', f);
 }
 
 static int split(char *text, char **items, int max)
@@ -434,7 +463,7 @@ int main(int argc, char **argv)
     char strat_text[512] = "random,brute_force", budget_text[128] = "0.5,1,2,5";
     int seeds = 25, first = 1, workers = 8, warm_count = 8, prior_per = 24, prior_top = 2;
     bool show_se = false; /* --se; with one seed there is no standard error to show */
-    const char *warm_from = NULL;
+    const char *warm_from = NULL, *per_seed_path = NULL;
     bool pairs = false, evals = false, timed = false, others = false;
     double goal = 0.95, cap_pct = 20, q_pct = 2;
     struct tf_strategy_option opts[MAX_ITEMS];
@@ -476,6 +505,8 @@ int main(int argc, char **argv)
             slice_size = atoi(argv[++a]);
         else if (strcmp(argv[a], "-A") == 0)
             slice_ahead = atoi(argv[++a]);
+        else if (strcmp(argv[a], "--per-seed") == 0)
+            per_seed_path = argv[++a];
         else if (strcmp(argv[a], "--warm-from") == 0)
             warm_from = argv[++a];
         else if (strcmp(argv[a], "--warm-count") == 0)
@@ -511,6 +542,16 @@ int main(int argc, char **argv)
     if (slice_size < 1 || slice_ahead < 0 || (workers == 0 && (slice_size > 1 || slice_ahead))) {
         fprintf(stderr, "study: -B must be >= 1 and -A >= 0, both with -w N (N > 0)\n");
         return 2;
+    }
+    if (per_seed_path && evals) {
+        fprintf(stderr, "study: --per-seed writes the quality tables' searches; it does not go "
+                        "with --evals or --pairs\n");
+        return 2;
+    }
+    FILE *per_seed = NULL;
+    if (per_seed_path && !(per_seed = fopen(per_seed_path, "w"))) {
+        fprintf(stderr, "study: %s: cannot write: %s\n", per_seed_path, strerror(errno));
+        return 1;
     }
     int ncache = argc - a;
     struct tf_ktcache **kt = calloc((size_t)ncache, sizeof *kt);
@@ -676,6 +717,12 @@ int main(int argc, char **argv)
                                 wsd[c], wns[c], &wpr[c], 0, &r))
                         return 1;
                     double qi = isfinite(r.best) ? opt[c] / r.best : 0;
+                    if (per_seed) {
+                        char cn[64];
+                        short_name(argv[a + c], cn, sizeof cn);
+                        per_seed_line(per_seed, strats[si], budgets[bi], timed, cn, first + i, qi,
+                                      kt[c], &r);
+                    }
                     q += qi;
                     qq += qi * qi;
                     wall += r.wall_s;
@@ -702,6 +749,10 @@ int main(int argc, char **argv)
             fflush(stdout);
         }
     fprintf(stderr, "study: %.1f s of CPU\n", (double)clock() / CLOCKS_PER_SEC - t0);
+    if (per_seed && fclose(per_seed)) {
+        fprintf(stderr, "study: %s: %s\n", per_seed_path, strerror(errno));
+        return 1;
+    }
     for (int c = 0; c < ncache; c++)
         free(wsd[c]), prior_free(&wpr[c]);
     free(wsd);
@@ -724,7 +775,7 @@ usage:
             "          [-o NAME=VALUE]...\n"
             "          [--warm-from CACHE | --warm-others] [--warm-count W] [--prior N]\n"
             "          [--prior-top T]\n"
-            "          [--evals | --pairs]\n"
+            "          [--evals | --pairs] [--per-seed FILE]\n"
             "          [--goal 0.95] [--cap PCT] [--quality-at PCT] CACHE.json.gz...\n",
             argv[0]);
     return 2;
