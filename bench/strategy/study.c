@@ -69,6 +69,16 @@ struct run_out {
     uint64_t best_cfg; /* the configuration of `best` */
 };
 
+/* The value index of each parameter of configuration `x` (the cache's
+ * mixed-radix index, the last parameter varying fastest) into digit[]. */
+static void decode(const struct tf_ktcache *kt, uint64_t x, int *digit)
+{
+    for (int p = kt->nparams - 1; p >= 0; p--) {
+        digit[p] = (int)(x % (uint64_t)kt->params[p].count);
+        x /= (uint64_t)kt->params[p].count;
+    }
+}
+
 /* Two cache entries by time, then by their place in the cache (a stable,
  * deterministic order on ties). */
 static int cmp_entry_time(const void *a, const void *b)
@@ -134,11 +144,7 @@ static size_t ranked_mapped(const struct tf_ktcache *src, const struct tf_ktcach
     qsort(ok_e, m, sizeof *ok_e, cmp_entry_time);
     for (size_t i = 0; i < m; i++) {
         int sd[TF_STRATEGY_MAX_PARAMS];
-        uint64_t x = ok_e[i]->index;
-        for (int r = src->nparams - 1; r >= 0; r--) {
-            sd[r] = (int)(x % (uint64_t)src->params[r].count);
-            x /= (uint64_t)src->params[r].count;
-        }
+        decode(src, ok_e[i]->index, sd);
         uint64_t y = 0;
         bool mapped = true;
         for (int q = 0; q < dst->nparams && mapped; q++) {
@@ -381,11 +387,7 @@ static void per_seed_line(FILE *f, const char *strat, const char *budget, bool t
             quality);
     if (isfinite(r->best)) {
         int digit[TF_STRATEGY_MAX_PARAMS];
-        uint64_t x = r->best_cfg;
-        for (int p = kt->nparams - 1; p >= 0; p--) {
-            digit[p] = (int)(x % (uint64_t)kt->params[p].count);
-            x /= (uint64_t)kt->params[p].count;
-        }
+        decode(kt, r->best_cfg, digit);
         for (int p = 0; p < kt->nparams; p++)
             if (kt->params[p].count > 1)
                 fprintf(f, "\t%s=%s", kt->params[p].name, kt->params[p].text[digit[p]]);
