@@ -550,11 +550,6 @@ int main(int argc, char **argv)
                         "with --evals or --pairs\n");
         return 2;
     }
-    FILE *per_seed = NULL;
-    if (per_seed_path && !(per_seed = fopen(per_seed_path, "w"))) {
-        fprintf(stderr, "study: %s: cannot write: %s\n", per_seed_path, strerror(errno));
-        return 1;
-    }
     int ncache = argc - a;
     struct tf_ktcache **kt = calloc((size_t)ncache, sizeof *kt);
     struct tf_strategy_space **sp = calloc((size_t)ncache, sizeof *sp);
@@ -580,6 +575,12 @@ int main(int argc, char **argv)
             tf_error_print(&err, "study", stderr);
             return 1;
         }
+    }
+    /* Opened once the caches have loaded: a bad cache leaves no empty file. */
+    FILE *per_seed = NULL;
+    if (per_seed_path && !(per_seed = fopen(per_seed_path, "w"))) {
+        fprintf(stderr, "study: %s: cannot write: %s\n", per_seed_path, strerror(errno));
+        return 1;
     }
     /* Options a strategy does not declare are dropped for it. */
     struct tf_strategy_option mine[MAX_ITEMS][MAX_ITEMS];
