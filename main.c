@@ -71,6 +71,7 @@ static const char usage_main[] =
     "  header cuda|hip             print the portability header GPU kernels include\n"
     "  version                     print the version\n"
     "  help [COMMAND]              this text, or a command's\n"
+    "  help strategies             the search strategies and their options\n"
     "\n"
     "`tunefarm COMMAND --help` explains each command and its exit codes.\n";
 
@@ -183,9 +184,10 @@ static const char usage_compile[] =
     "and the random sample, as the run will (brute force with a budget: the first\n"
     "`budget` valid ones). A later `tunefarm run` sharing the cache finds the\n"
     "binaries and spends its GPU time measuring. An adaptive search (genetic,\n"
-    "local, bayes) decides during the run: it gets the default configuration and\n"
-    "a seeded random sample, `budget` of them (256 without a budget). `host`\n"
-    "compiles the C kernels for this machine's CPU (the host backend's binaries).\n"
+    "local, bayes, hybrid) decides during the run: it gets the default\n"
+    "configuration and a seeded random sample, `budget` of them (256 without a\n"
+    "budget). `host` compiles the C kernels for this machine's CPU (the host\n"
+    "backend's binaries).\n"
     "\n"
     "options:\n"
     "  -a, --arch LIST     architectures, comma-separated (required)\n"
@@ -1152,6 +1154,10 @@ int main(int argc, char **argv)
     }
     if (strcmp(cmd, "help") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0) {
         const char *topic = argc > 2 ? argv[2] : "";
+        if (strcmp(topic, "strategies") == 0) {
+            tf_strategy_help(stdout);
+            return TF_EXIT_OK;
+        }
         fputs(strcmp(topic, "run") == 0       ? usage_run
               : strcmp(topic, "compile") == 0 ? usage_compile
               : strcmp(topic, "query") == 0   ? usage_query

@@ -12,6 +12,8 @@
 #include "strategy.h"
 #include "strategy_common.h"
 
+#include <ctype.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +24,7 @@
 #include "../schema/ktcache.h"
 #include "../schema/space.h"
 #include "../schema/status.h"
+#include "../schema/yamldoc.h"
 
 extern const struct tf_strategy_impl tf_strategy_brute_force;
 extern const struct tf_strategy_impl tf_strategy_random;
@@ -62,6 +65,24 @@ static void option_names(const struct tf_strategy_impl *impl, char *out, size_t 
     }
 }
 
+/* A did-you-mean hint: `cand` replaces *best when it is nearer to `word` (a
+ * case-only difference counts as one edit), within two edits and fewer than
+ * the word's length (a two-letter word is two edits from any other). */
+static void nearest_name(const char *word, const char *cand, const char **best, int *best_d)
+{
+    int d = tf_ydoc_edit_distance(word, cand, 2);
+    size_t n = strlen(word);
+    if (n == strlen(cand)) {
+        bool caseless = true;
+        for (size_t i = 0; i < n && caseless; i++)
+            caseless = tolower((unsigned char)word[i]) == tolower((unsigned char)cand[i]);
+        if (caseless && d > 1)
+            d = 1;
+    }
+    if (d <= 2 && d < (int)n && d < *best_d)
+        *best_d = d, *best = cand;
+}
+
 static int probe_valid(void *ctx, uint64_t index, bool *valid, struct tf_error *err)
 {
     (void)ctx, (void)index, (void)err;
@@ -75,9 +96,14 @@ int tf_strategy_check_job(const struct tf_job *job, struct tf_error *err)
     if (impl == NULL) {
         char known[512];
         strategy_names(known, sizeof known);
+        const char *best = NULL;
+        int best_d = INT_MAX;
+        for (int i = 0; job->strategy_name && tf_strategies[i]; i++)
+            nearest_name(job->strategy_name, tf_strategies[i]->name, &best, &best_d);
         return tf_error_at(err, TF_ERR_SCHEMA, job->file, job->strategy_line,
-                           job->strategy_col, "'strategy' must be one of %s, found '%s'", known,
-                           job->strategy_name);
+                           job->strategy_col, "'strategy' must be one of %s, found '%s'%s%s%s",
+                           known, job->strategy_name, best ? "; did you mean '" : "",
+                           best ? best : "", best ? "'?" : "");
     }
     char known[512];
     option_names(impl, known, sizeof known);
@@ -94,10 +120,18 @@ int tf_strategy_check_job(const struct tf_job *job, struct tf_error *err)
         for (const struct tf_strategy_option_spec *spec = impl->options; spec && spec->name;
              spec++)
             declared = declared || strcmp(spec->name, o->name) == 0;
-        if (!declared)
+        if (!declared) {
+            const char *best = NULL;
+            int best_d = INT_MAX;
+            for (const struct tf_strategy_option_spec *spec = impl->options; spec && spec->name;
+                 spec++)
+                nearest_name(o->name, spec->name, &best, &best_d);
             return tf_error_at(err, TF_ERR_SCHEMA, job->file, o->name_line, o->name_col,
-                               "unknown option '%s' of strategy %s: expected %s", o->name,
-                               impl->name, known[0] ? known : "no options (remove 'options')");
+                               "unknown option '%s' of strategy %s%s%s%s: expected %s", o->name,
+                               impl->name, best ? " (did you mean '" : "", best ? best : "",
+                               best ? "'?)" : "",
+                               known[0] ? known : "no options (remove 'options')");
+        }
         const struct tf_strategy_option one = {o->name, o->value};
         struct tf_error e;
         struct tf_strategy *st = tf_strategy_create(impl->name, &probe, &one, 1, 1, NULL, &e);
@@ -106,6 +140,54 @@ int tf_strategy_check_job(const struct tf_job *job, struct tf_error *err)
         tf_strategy_destroy(st);
     }
     return 0;
+}
+
+/* `text`, the cursor at column `col`, wrapped at word boundaries before column
+ * 79 onto lines indented by `indent` spaces; ends the line. */
+static void print_wrapped(FILE *out, const char *text, int col, int indent)
+{
+    bool first = true; /* no space before a line's first word */
+    while (*text) {
+        size_t w = strcspn(text, " ");
+        if (!first && col + 1 + (int)w > 78) {
+            col = fprintf(out, "\n%*s", indent, "") - 1;
+            first = true;
+        }
+        col += fprintf(out, "%s%.*s", first ? "" : " ", (int)w, text);
+        first = false;
+        text += w;
+        text += strspn(text, " ");
+    }
+    fputc('\n', out);
+}
+
+void tf_strategy_help(FILE *out)
+{
+    fputs("Search strategies: the job's search.strategy, each with its search.options\n"
+          "(schema/job.md says which to use when, with measured numbers; a job with a\n"
+          "value out of an option's range is refused with its file:line:col).\n",
+          out);
+    for (int i = 0; tf_strategies[i]; i++) {
+        const struct tf_strategy_impl *impl = tf_strategies[i];
+        fprintf(out, "\n%s\n  ", impl->name);
+        print_wrapped(out, impl->good_for, 2, 2);
+        if (!impl->options || !impl->options[0].name) {
+            fputs("  options: none\n", out);
+            continue;
+        }
+        fputs("  options (default):\n", out);
+        for (const struct tf_strategy_option_spec *o = impl->options; o->name; o++) {
+            /* the help at column 26, or on the next line after a long name */
+            int col = fprintf(out, "    %s (%s)", o->name, o->def);
+            if (col < 26) {
+                col += fprintf(out, "%*s", 26 - col, "");
+            } else {
+                fprintf(out, "\n%26s", "");
+                col = 26;
+            }
+            print_wrapped(out, o->help, col, 26);
+        }
+    }
 }
 
 const char *tf_strategy_stop_name(enum tf_strategy_stop s)

@@ -43,6 +43,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "../schema/error.h"
 
@@ -139,6 +140,9 @@ struct tf_strategy_impl {
 /* The registry, NULL-terminated, and lookup by name (NULL if none). */
 extern const struct tf_strategy_impl *const tf_strategies[];
 const struct tf_strategy_impl *tf_strategy_find(const char *name);
+/* The registry for people (`tunefarm help strategies`): each strategy's name,
+ * what it is good for, its options with their defaults and help. */
+void tf_strategy_help(FILE *out);
 
 struct tf_job;
 /* The job's search section against the registry: search.strategy one of its

@@ -871,8 +871,9 @@ static void bayes_destroy(void *state)
 const struct tf_strategy_impl tf_strategy_bayes = {
     .version = TF_STRATEGY_VERSION,
     .name = "bayes",
-    .good_for = "small budgets when each measurement is expensive: a GP model alone; a few "
-                "milliseconds of coordinator CPU per proposal",
+    .good_for = "small budgets (up to ~5% of the space) when each measurement is expensive: "
+                "a GP model alone, the best measured from 2% of the space; about 10-15 ms of "
+                "coordinator CPU per proposal (more with a warm start's transfer rows)",
     .options = bayes_options,
     .create = bayes_create,
     .ask = bayes_ask,

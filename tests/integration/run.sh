@@ -14,6 +14,15 @@ check "help" "$TF" --help
 check "run --help" "$TF" run --help
 check "query --help" "$TF" query --help
 check "devices --help" "$TF" devices --help
+# help strategies: every registered strategy, its line and its options with
+# defaults, from the registry itself (no copy to go stale)
+"$TF" help strategies >help_strategies.txt 2>&1 || true
+for s in brute_force random genetic local bayes hybrid; do
+    check "help strategies: $s" grep -qx "$s" help_strategies.txt
+done
+check "help strategies: options with defaults" sh -c \
+    "grep -q '^    population (16) ' help_strategies.txt && grep -q '^    warp (1) ' help_strategies.txt"
+check "help strategies: no line past 79 columns" sh -c "! awk 'length > 79' help_strategies.txt | grep -q ."
 expect_fail "unknown command exits 2" 2 "$TF" frobnicate
 expect_fail "run without a job exits 2" 2 "$TF" run
 check "devices lists the host" sh -c "\"$TF\" devices | grep -q 'host'"

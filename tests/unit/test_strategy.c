@@ -958,6 +958,13 @@ static void test_check_job_search(void **state)
          "unknown option 'init' of strategy random: expected no options"},
         {"  options: {init: 3}\n", 4, 13,
          "unknown option 'init' of strategy brute_force: expected no options"},
+        /* a near miss gets a did-you-mean hint; case alone counts as one edit */
+        {"  strategy: Bayes\n", 4, 13,
+         "found 'Bayes'; did you mean 'bayes'?"},
+        {"  strategy: HYBRID\n", 4, 13, "found 'HYBRID'; did you mean 'hybrid'?"},
+        {"  strategy: local\n  options: {chain: 2}\n", 5, 13,
+         "unknown option 'chain' of strategy local (did you mean 'chains'?): expected init, "
+         "chains, reach, perturb"},
     };
     expect_refused_by_check(bad, sizeof bad / sizeof *bad);
     /* Good ones pass: every strategy, with its options. */
