@@ -313,6 +313,8 @@ struct tf_strategy_core {
     double *prior_time;
     int *prior_source;
     size_t nprior;
+    int *vrank[TF_STRATEGY_MAX_PARAMS]; /* ordered parameter: value index -> rank by value */
+    int *vat[TF_STRATEGY_MAX_PARAMS];   /* and rank -> value index (NULL: enum, the identity) */
 };
 
 struct tf_strategy {
@@ -326,6 +328,7 @@ struct tf_strategy {
     bool have_ref;
     double patience_ref;         /* best time at the last improvement beyond noise */
     uint64_t since_improve;
+    bool patience_hit;           /* patience ended the search: it stays ended */
     bool exhausted;
     uint64_t *seeds;             /* warm start: valid configurations proposed first, in order */
     size_t nseeds;
@@ -468,6 +471,47 @@ bool tf_core_valid(struct tf_strategy_core *c, uint64_t config)
     return valid;
 }
 
+static const double *rank_values; /* qsort has no context; single-threaded */
+
+static int cmp_value_index(const void *a, const void *b)
+{
+    int x = *(const int *)a, y = *(const int *)b;
+    if (rank_values[x] != rank_values[y])
+        return rank_values[x] < rank_values[y] ? -1 : 1;
+    return (x > y) - (x < y);
+}
+
+/* The ordered parameters' value ranks (tf_core_value_rank), made once. */
+static void value_ranks(struct tf_strategy_core *c)
+{
+    const struct tf_strategy_space *sp = c->space;
+    for (int p = 0; p < sp->nparams; p++) {
+        int r = sp->radix[p];
+        if (!sp->values[p] || r < 2)
+            continue;
+        c->vat[p] = tf_xmalloc((size_t)r * sizeof(int));
+        c->vrank[p] = tf_xmalloc((size_t)r * sizeof(int));
+        for (int v = 0; v < r; v++)
+            c->vat[p][v] = v;
+        rank_values = sp->values[p];
+        qsort(c->vat[p], (size_t)r, sizeof(int), cmp_value_index);
+        for (int k = 0; k < r; k++)
+            c->vrank[p][c->vat[p][k]] = k;
+    }
+}
+
+int tf_core_value_rank(const struct tf_strategy_core *c, int param, int v)
+{
+    return c->vrank[param] ? c->vrank[param][v] : v;
+}
+
+int tf_core_value_at(const struct tf_strategy_core *c, int param, int rank)
+{
+    int r = c->space->radix[param];
+    rank = rank < 0 ? 0 : rank >= r ? r - 1 : rank;
+    return c->vat[param] ? c->vat[param][rank] : rank;
+}
+
 void tf_core_decode(const struct tf_strategy_core *c, uint64_t config, int *digits)
 {
     for (int p = c->space->nparams - 1; p >= 0; p--) {
@@ -605,6 +649,7 @@ struct tf_strategy *tf_strategy_create(const char *name, const struct tf_strateg
             tf_xstrdup(opts[i].name), tf_xstrdup(opts[i].value)};
     s->core.impl = impl;
     s->core.seed = seed;
+    value_ranks(&s->core);
     s->tell_rng.s = mix3(seed, 0x7e11, 0);
     if (limits)
         s->limits = *limits;
@@ -644,6 +689,10 @@ void tf_strategy_destroy(struct tf_strategy *s)
     free(s->core.prior_cfg);
     free(s->core.prior_time);
     free(s->core.prior_source);
+    for (int p = 0; p < TF_STRATEGY_MAX_PARAMS; p++) {
+        free(s->core.vrank[p]);
+        free(s->core.vat[p]);
+    }
     free(s);
 }
 
@@ -787,7 +836,7 @@ enum tf_strategy_stop tf_strategy_stopped(const struct tf_strategy *s)
 {
     if (s->limits.budget && s->core.proposed >= s->limits.budget)
         return TF_STOP_BUDGET;
-    if (s->limits.patience && s->since_improve >= s->limits.patience)
+    if (s->patience_hit)
         return TF_STOP_PATIENCE;
     if (s->exhausted)
         return TF_STOP_EXHAUSTED;
@@ -878,6 +927,16 @@ int tf_strategy_tell(struct tf_strategy *s, uint64_t config, double time, int st
     double *v = cmap_find(&c->seen, config);
     if (v && !isnan(*v))
         return 0; /* told before (a duplicate record): the first counts */
+    if (!v && !tf_core_valid(c, config)) {
+        /* Never this search's (a result of another space or device, replayed):
+         * counted, it would stand for a valid configuration never proposed. */
+        if (!c->err_set)
+            return 0;
+        if (err)
+            *err = c->err;
+        c->err_set = 0;
+        return -1;
+    }
     bool ok = status == 0 && isfinite(time) && time > 0; /* a time of 0 measured nothing */
     double t = ok ? time : INFINITY;
     if (!v)
@@ -905,6 +964,8 @@ int tf_strategy_tell(struct tf_strategy *s, uint64_t config, double time, int st
     } else {
         s->since_improve++;
     }
+    if (s->limits.patience && s->since_improve >= s->limits.patience)
+        s->patience_hit = true;
     s->core.impl->tell(s->state, c, config, t, ok ? 0 : (status ? status : 1), &s->tell_rng);
     update_stop(s);
     return 0;
@@ -1149,7 +1210,8 @@ int tf_neighbours(const struct tf_strategy_core *c, uint64_t config, int reach, 
         if (r < 2)
             continue;
         for (int v = 0; v < r; v++) {
-            if (v == keep || (sp->values[p] && abs(v - keep) > reach))
+            if (v == keep || (sp->values[p] && abs(tf_core_value_rank(c, p, v) -
+                                                   tf_core_value_rank(c, p, keep)) > reach))
                 continue;
             if (n == cap)
                 return n;

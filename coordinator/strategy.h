@@ -13,16 +13,18 @@
  *   - budgets: `budget` (configurations), `patience` (results without an
  *     improvement beyond `noise`), and exhaustion of the valid space; the
  *     reason the search ended is reported (tf_strategy_stop_name);
- *   - determinism: proposals are a function of the seed and the sequence of
+ *   - determinism: the state is a function of the seed and the sequence of
  *     results told (configurations, times, statuses, in arrival order), not of
- *     when or in what batch sizes ask was called between results. Each ask draws
- *     from a generator derived from (seed, results told, proposals made since
- *     the last result); tell draws from a stream that only tell advances; a
- *     table's ask does not change its state (it proposes into a scratch list).
- *     So a resumed run that replays its journaled results through tell, in
- *     journal order, continues exactly as the uninterrupted run would have from
- *     a point where nothing was pending (in-flight work lost by a crash is
- *     simply proposed afresh);
+ *     whether asks happened between results; proposals are a function of that
+ *     state, the pending set and the asks' sizes (ask(8) and ask(4) + ask(4)
+ *     may differ). Each ask draws from a generator derived from (seed, results
+ *     told, proposals made since the last result); tell draws from a stream
+ *     that only tell advances; a table's ask does not change its state (it
+ *     proposes into a scratch list). So a resumed run that replays its
+ *     journaled results through tell, in journal order, continues exactly as
+ *     the uninterrupted run would have from a point where nothing was pending
+ *     (in-flight work lost by a crash is simply proposed afresh), given the
+ *     same ask sizes and the same LAPACK results (bayes, hybrid);
  *   - warm start: a list of seeds (tf_strategy_seed: other devices' best,
  *     mapped here) is proposed before the table's own proposals, in order,
  *     each once; seeds are never told (their source times are not comparable);
@@ -176,8 +178,12 @@ void tf_strategy_destroy(struct tf_strategy *s);
  * patience, exhausted: tf_strategy_stopped). */
 int tf_strategy_ask(struct tf_strategy *s, uint64_t *out, int n, int *got, struct tf_error *err);
 /* A result for `config` (a proposed one, or any valid one when replaying a
- * journal or warm-starting). Told twice: the second is ignored. A non-zero
- * status, or a time that is not finite and positive, counts as a failure. */
+ * journal or warm-starting). Told twice: the second is ignored; so is a
+ * configuration that is not valid here (it was never this search's: it would
+ * count against the valid set). A non-zero status, or a time that is not
+ * finite and positive, counts as a failure. Once `patience` has stopped the
+ * search it stays stopped, whatever arrives after. -1 + err if the space's
+ * validity check failed or `config` is outside the space. */
 int tf_strategy_tell(struct tf_strategy *s, uint64_t config, double time, int status,
                      struct tf_error *err);
 /* Up to `n` configurations the next asks will probably propose, without
@@ -265,6 +271,12 @@ int tf_core_random_unseen(struct tf_strategy_core *c, struct tf_rng *rng,
 int tf_core_random_valid(struct tf_strategy_core *c, struct tf_rng *rng, uint64_t *out);
 /* Mixed-radix digits of `config` and back. */
 void tf_core_decode(const struct tf_strategy_core *c, uint64_t config, int *digits);
+/* An ordered (numeric) parameter's values by value, whatever order the job
+ * lists them in: the rank of value index v, and the value index at a rank
+ * (clamped to 0..radix-1). For an enum, the index itself. Steps "along an
+ * ordered parameter's values" (local, genetic) move by rank. */
+int tf_core_value_rank(const struct tf_strategy_core *c, int param, int v);
+int tf_core_value_at(const struct tf_strategy_core *c, int param, int rank);
 uint64_t tf_core_encode(const struct tf_strategy_core *c, const int *digits);
 
 /* The scratch list of one ask: tf_propose_add checks validity, seen and

@@ -158,12 +158,12 @@ static int bayes_create(struct tf_strategy_core *core, void **state, struct tf_e
     b->task = -1;
     const struct tf_strategy_space *sp = tf_core_space(core);
     if (tf_core_opt_int(core, "init", 2, 1 << 30, &b->init, err) ||
-        tf_core_opt_int(core, "enumerate", 0, INT64_C(1) << 40, &b->enumerate, err) ||
+        tf_core_opt_int(core, "enumerate", 0, INT64_C(1) << 22, &b->enumerate, err) ||
         tf_core_opt_int(core, "max_train", 8, 4096, &b->max_train, err) ||
         tf_core_opt_double(core, "spread", 0, 10, &b->spread, err) ||
         tf_core_opt_double(core, "fail_penalty", 0, 100, &b->fail_penalty, err) ||
         tf_core_opt_double(core, "xi", 0, 10, &b->xi, err) ||
-        tf_core_opt_int(core, "fit_steps", 1, 100000, &b->fit_steps, err) ||
+        tf_core_opt_int(core, "fit_steps", 1, 10000, &b->fit_steps, err) ||
         tf_core_opt_int(core, "fit_train", 8, 4096, &b->fit_train, err) ||
         tf_core_opt_int(core, "align", 0, 1, &b->align, err) ||
         tf_core_opt_int(core, "transfer", 0, 1024, &b->transfer, err) ||

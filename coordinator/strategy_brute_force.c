@@ -25,7 +25,6 @@ static int brute_ask(void *state, struct tf_strategy_core *core, struct tf_rng *
                      struct tf_propose *p, struct tf_error *err)
 {
     (void)rng;
-    (void)err;
     struct brute *b = state;
     const struct tf_strategy_space *sp = tf_core_space(core);
     uint64_t x = b->cursor;
@@ -33,9 +32,15 @@ static int brute_ask(void *state, struct tf_strategy_core *core, struct tf_rng *
     while (tf_propose_room(p) > 0 && x < sp->cartesian) {
         if (sp->next_valid) {
             struct tf_error e;
+            tf_error_clear(&e);
             int r = sp->next_valid(sp->ctx, x, sp->cartesian, &x, &e);
-            if (r <= 0)
-                break; /* none left (an error surfaces through the core's own check) */
+            if (r < 0) { /* the space's check failed: the search cannot go on in order */
+                if (err)
+                    *err = e;
+                return -1;
+            }
+            if (r == 0)
+                break; /* none left */
         }
         if (!tf_core_seen(core, x)) {
             if (tf_propose_add(p, x))

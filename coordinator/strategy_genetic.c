@@ -52,7 +52,9 @@ static int genetic_ask(void *state, struct tf_strategy_core *core, struct tf_rng
     size_t *rank = tf_rank_history(core, &n);
     size_t pop = n < (size_t)g->population ? n : (size_t)g->population;
     int a[TF_STRATEGY_MAX_PARAMS], b[TF_STRATEGY_MAX_PARAMS];
-    for (int tries = 0; tries < 200 * tf_propose_room(p) && tf_propose_room(p) > 0; tries++) {
+    /* up to 200 tries per configuration asked for (a child may be invalid or seen) */
+    const long max_tries = 200L * tf_propose_room(p);
+    for (long tries = 0; tries < max_tries && tf_propose_room(p) > 0; tries++) {
         /* Tournaments of two among the population (lower rank wins). */
         size_t x = tf_rng_below(rng, pop), y = tf_rng_below(rng, pop);
         size_t u = tf_rng_below(rng, pop), v = tf_rng_below(rng, pop);
@@ -62,10 +64,11 @@ static int genetic_ask(void *state, struct tf_strategy_core *core, struct tf_rng
             if (tf_rng_next(rng) & 1)
                 a[q] = b[q];
             if (sp->radix[q] > 1 && tf_rng_unit(rng) < g->mutation) {
-                if (sp->values[q]) {
+                if (sp->values[q]) { /* steps along the values' order, not the list's */
                     int step = 1 + (int)tf_rng_below(rng, (uint64_t)g->reach);
-                    int nv = a[q] + ((tf_rng_next(rng) & 1) ? step : -step);
-                    a[q] = nv < 0 ? 0 : nv >= sp->radix[q] ? sp->radix[q] - 1 : nv;
+                    int nr = tf_core_value_rank(core, q, a[q]) +
+                             ((tf_rng_next(rng) & 1) ? step : -step);
+                    a[q] = tf_core_value_at(core, q, nr);
                 } else {
                     a[q] = (int)tf_rng_below(rng, (uint64_t)sp->radix[q]);
                 }

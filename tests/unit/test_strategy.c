@@ -542,6 +542,104 @@ static void test_patience_and_failures(void **state)
     tf_ktcache_destroy(c);
 }
 
+/* A made-up space: p0 numeric, listed out of order (256 32 128 64 16, as a
+ * job file may), p1 an enum of 3. Configuration 7 (p0 = 128, p1 = 1) is
+ * invalid; with `broken` set, checking configuration 12 (p0 = 64, p1 = 0)
+ * fails, as a constraint that cannot be evaluated there. */
+struct edge_space {
+    bool broken;
+};
+
+static int edge_valid(void *ctx, uint64_t index, bool *valid, struct tf_error *err)
+{
+    if (((struct edge_space *)ctx)->broken && index == 12)
+        return tf_error_set(err, TF_ERR_EVAL, "constraint failed at 12");
+    *valid = index != 7;
+    return 0;
+}
+
+static int edge_next(void *ctx, uint64_t from, uint64_t hi, uint64_t *next, struct tf_error *err)
+{
+    for (uint64_t x = from; x < hi; x++) {
+        bool v = false;
+        if (edge_valid(ctx, x, &v, err))
+            return -1;
+        if (v) {
+            *next = x;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* The wrapper's edges: steps along an ordered parameter follow its values,
+ * not the job's list; a configuration invalid here is not counted when told;
+ * patience, once it has stopped a search, holds; brute force reports a
+ * failed validity check instead of skipping it. */
+static void test_value_order_and_tell_edges(void **state)
+{
+    (void)state;
+    static const double p0[5] = {256, 32, 128, 64, 16};
+    static const int radix[2] = {5, 3};
+    static const double *const values[2] = {p0, NULL};
+    struct edge_space ctx = {false};
+    struct tf_strategy_space sp = {.nparams = 2, .radix = radix, .values = values,
+                                   .cartesian = 15, .valid_count = 14, .is_valid = edge_valid,
+                                   .next_valid = edge_next, .ctx = &ctx};
+    struct tf_error err = {0};
+    /* local, reach 1, after one result at p0 = 32: its neighbours are 16 and
+     * 64 (by value), not 256 and 128 (its neighbours in the list), and the
+     * enum's two other values. */
+    struct tf_strategy_option o[2] = {{"init", "1"}, {"reach", "1"}};
+    struct tf_strategy *s = tf_strategy_create("local", &sp, o, 2, 1, NULL, &err);
+    assert_non_null(s);
+    assert_int_equal(tf_strategy_tell(s, 1 * 3 + 0, 1.0, TF_STATUS_OK, &err), 0);
+    uint64_t got_cfg[4];
+    int got = 0;
+    assert_int_equal(tf_strategy_ask(s, got_cfg, 4, &got, &err), 0);
+    assert_int_equal(got, 4);
+    bool want[15] = {false};
+    want[4 * 3 + 0] = want[3 * 3 + 0] = want[1 * 3 + 1] = want[1 * 3 + 2] = true;
+    for (int i = 0; i < got; i++)
+        if (!want[got_cfg[i]])
+            fail_msg("local proposed %llu, not a neighbour of (32, 0) by value",
+                     (unsigned long long)got_cfg[i]);
+    tf_strategy_destroy(s);
+    /* Told an invalid configuration: ignored, not counted as proposed. */
+    struct tf_search_limits lim = {.patience = 2, .noise = 0.01};
+    s = tf_strategy_create("random", &sp, NULL, 0, 1, &lim, &err);
+    assert_non_null(s);
+    assert_int_equal(tf_strategy_tell(s, 7, 1.0, TF_STATUS_OK, &err), 0);
+    assert_int_equal(tf_strategy_told(s), 0);
+    assert_int_equal(tf_strategy_proposed(s), 0);
+    /* Patience: stopped after two results without improvement, and a better
+     * result arriving afterwards (a late one) does not restart it. */
+    assert_int_equal(tf_strategy_tell(s, 0, 2.0, TF_STATUS_OK, &err), 0);
+    assert_int_equal(tf_strategy_tell(s, 1, 3.0, TF_STATUS_OK, &err), 0);
+    assert_int_equal(tf_strategy_tell(s, 2, 0.0, TF_STATUS_CRASHED, &err), 0);
+    assert_int_equal(tf_strategy_stopped(s), TF_STOP_PATIENCE);
+    assert_int_equal(tf_strategy_tell(s, 3, 0.5, TF_STATUS_OK, &err), 0);
+    assert_int_equal(tf_strategy_stopped(s), TF_STOP_PATIENCE);
+    got = 1;
+    assert_int_equal(tf_strategy_ask(s, got_cfg, 1, &got, &err), 0);
+    assert_int_equal(got, 0);
+    tf_strategy_destroy(s);
+    /* brute force over a space whose check fails at 12: an error, not a
+     * silent switch to random proposals past it. */
+    ctx.broken = true;
+    s = tf_strategy_create("brute_force", &sp, NULL, 0, 1, NULL, &err);
+    assert_non_null(s);
+    assert_int_equal(tf_strategy_ask(s, got_cfg, 4, &got, &err), 0); /* 0 1 2 3 */
+    assert_int_equal(got, 4);
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(got_cfg[i], i);
+    uint64_t more[15];
+    tf_error_clear(&err);
+    assert_int_not_equal(tf_strategy_ask(s, more, 15, &got, &err), 0);
+    assert_non_null(strstr(err.message, "constraint failed at 12"));
+    tf_strategy_destroy(s);
+}
+
 static void test_refusals(void **state)
 {
     (void)state;
@@ -1538,6 +1636,7 @@ int main(void)
         cmocka_unit_test(test_alignment_coords),
         cmocka_unit_test(test_boxcox_lambda),
         cmocka_unit_test(test_patience_and_failures),
+        cmocka_unit_test(test_value_order_and_tell_edges),
         cmocka_unit_test(test_refusals),
         cmocka_unit_test(test_kernel_space),
         cmocka_unit_test(test_job_search_fields),
