@@ -77,6 +77,7 @@ static const char usage_main[] =
 
 static const char usage_run[] =
     "usage: tunefarm run JOB.yaml [-o ARCHIVE] [-n WORKERS] [-q] [--fresh] [--grace S]\n"
+    "                    [-c] [--replay SOURCE [--speed X]]\n"
     "       mpirun -np N tunefarm run JOB.yaml ...   (or srun)\n"
     "\n"
     "Tune every kernel x problem of JOB.yaml on every targeted device. Rank 0\n"
@@ -123,7 +124,10 @@ static const char usage_run[] =
     "                         1e9 (each worker spends the recorded compile +\n"
     "                         benchmark time / X, at most an hour per\n"
     "                         configuration); 0 or `instant` (default): no waiting\n"
-    "  -h, --help             this text\n"
+    "  -h, --help             this text\n";
+
+/* The rest of `run --help` (one string would pass C99's 4095 characters). */
+static const char usage_run_codes[] =
     "\n"
     "exit codes:\n"
     "  0  the job ran; every configuration has a status (failed variants included)\n"
@@ -143,6 +147,12 @@ static const char usage_run[] =
     "                              (default 60; 0 waits for ever); without a\n"
     "                              launcher, an mpirun still running 10 s after\n"
     "                              that is stopped\n";
+
+static void print_usage_run(FILE *out)
+{
+    fputs(usage_run, out);
+    fputs(usage_run_codes, out);
+}
 
 static const char usage_status[] =
     "usage: tunefarm status ARCHIVE\n"
@@ -704,16 +714,17 @@ static int cmd_run(int argc, char **argv, const char *exe)
             break;
         }
         case 'h':
-            fputs(usage_run, stdout);
+            print_usage_run(stdout);
             return TF_EXIT_OK;
         default:
-            fputs(usage_run, stderr);
+            print_usage_run(stderr);
             return TF_EXIT_USAGE;
         }
     }
     if (optind != argc - 1) {
-        fprintf(stderr, "tunefarm run: expected one job file, got %d arguments\n\n%s",
-                argc - optind, usage_run);
+        fprintf(stderr, "tunefarm run: expected one job file, got %d arguments\n\n",
+                argc - optind);
+        print_usage_run(stderr);
         return TF_EXIT_USAGE;
     }
     opt.job_path = argv[optind];
@@ -1158,8 +1169,11 @@ int main(int argc, char **argv)
             tf_strategy_help(stdout);
             return TF_EXIT_OK;
         }
-        fputs(strcmp(topic, "run") == 0       ? usage_run
-              : strcmp(topic, "compile") == 0 ? usage_compile
+        if (strcmp(topic, "run") == 0) {
+            print_usage_run(stdout);
+            return TF_EXIT_OK;
+        }
+        fputs(strcmp(topic, "compile") == 0 ? usage_compile
               : strcmp(topic, "query") == 0   ? usage_query
               : strcmp(topic, "status") == 0  ? usage_status
               : strcmp(topic, "merge") == 0   ? usage_merge
