@@ -292,10 +292,8 @@ static int class_seeds(const struct tf_task *t, const struct tf_archive_kernel *
     uint64_t nr = 0;
     for (uint64_t i = 0; i < ak->nrows; i++) {
         const struct tf_archive_row *row = &ak->rows[i];
-        if (row->r.problem != problem || row->r.status != TF_STATUS_OK ||
-            (int64_t)row->run == exclude_run ||
-            !isfinite(row->r.time_median) || !(row->r.time_median > 0) ||
-            strcmp(keys[row->device], key) != 0)
+        if (row->r.problem != problem || !tf_strategy_time_ok(row->r.status, row->r.time_median) ||
+            (int64_t)row->run == exclude_run || strcmp(keys[row->device], key) != 0)
             continue;
         r[nr++] = (struct ranked){row->r.config, row->r.time_median};
     }
@@ -838,8 +836,7 @@ void tf_plan_record(struct tf_plan *plan, struct tf_task *t, const struct tf_res
     t->done++;
     if (t->phase == 2)
         return;
-    /* the strategy core's rule (strategy.h): a time of 0 or below measured nothing */
-    const bool ok = r->status == TF_STATUS_OK && isfinite(r->time_median) && r->time_median > 0;
+    const bool ok = tf_strategy_time_ok(r->status, r->time_median);
     if (t->strat != NULL) {
         /* A failure is told as bad (status non-zero), never left out. */
         struct tf_error e;

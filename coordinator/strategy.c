@@ -12,7 +12,6 @@
 #include "strategy.h"
 #include "strategy_common.h"
 
-#include <ctype.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -65,24 +64,6 @@ static void option_names(const struct tf_strategy_impl *impl, char *out, size_t 
     }
 }
 
-/* A did-you-mean hint: `cand` replaces *best when it is nearer to `word` (a
- * case-only difference counts as one edit), within two edits and fewer than
- * the word's length (a two-letter word is two edits from any other). */
-static void nearest_name(const char *word, const char *cand, const char **best, int *best_d)
-{
-    int d = tf_ydoc_edit_distance(word, cand, 2);
-    size_t n = strlen(word);
-    if (n == strlen(cand)) {
-        bool caseless = true;
-        for (size_t i = 0; i < n && caseless; i++)
-            caseless = tolower((unsigned char)word[i]) == tolower((unsigned char)cand[i]);
-        if (caseless && d > 1)
-            d = 1;
-    }
-    if (d <= 2 && d < (int)n && d < *best_d)
-        *best_d = d, *best = cand;
-}
-
 static int probe_valid(void *ctx, uint64_t index, bool *valid, struct tf_error *err)
 {
     (void)ctx, (void)index, (void)err;
@@ -99,7 +80,7 @@ int tf_strategy_check_job(const struct tf_job *job, struct tf_error *err)
         const char *best = NULL;
         int best_d = INT_MAX;
         for (int i = 0; job->strategy_name && tf_strategies[i]; i++)
-            nearest_name(job->strategy_name, tf_strategies[i]->name, &best, &best_d);
+            tf_ydoc_nearer(job->strategy_name, tf_strategies[i]->name, &best, &best_d);
         return tf_error_at(err, TF_ERR_SCHEMA, job->file, job->strategy_line,
                            job->strategy_col, "'strategy' must be one of %s, found '%s'%s%s%s",
                            known, job->strategy_name, best ? "; did you mean '" : "",
@@ -125,7 +106,7 @@ int tf_strategy_check_job(const struct tf_job *job, struct tf_error *err)
             int best_d = INT_MAX;
             for (const struct tf_strategy_option_spec *spec = impl->options; spec && spec->name;
                  spec++)
-                nearest_name(o->name, spec->name, &best, &best_d);
+                tf_ydoc_nearer(o->name, spec->name, &best, &best_d);
             return tf_error_at(err, TF_ERR_SCHEMA, job->file, o->name_line, o->name_col,
                                "unknown option '%s' of strategy %s%s%s%s: expected %s", o->name,
                                impl->name, best ? " (did you mean '" : "", best ? best : "",
@@ -937,7 +918,7 @@ int tf_strategy_tell(struct tf_strategy *s, uint64_t config, double time, int st
         c->err_set = 0;
         return -1;
     }
-    bool ok = status == 0 && isfinite(time) && time > 0; /* a time of 0 measured nothing */
+    bool ok = tf_strategy_time_ok(status, time);
     double t = ok ? time : INFINITY;
     if (!v)
         c->proposed++; /* a replayed or warm-start result this instance never proposed */
@@ -969,6 +950,11 @@ int tf_strategy_tell(struct tf_strategy *s, uint64_t config, double time, int st
     s->core.impl->tell(s->state, c, config, t, ok ? 0 : (status ? status : 1), &s->tell_rng);
     update_stop(s);
     return 0;
+}
+
+bool tf_strategy_time_ok(int status, double time)
+{
+    return status == 0 && isfinite(time) && time > 0; /* a time of 0 measured nothing */
 }
 
 uint64_t tf_strategy_proposed(const struct tf_strategy *s) { return s->core.proposed; }

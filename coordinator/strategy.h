@@ -186,6 +186,9 @@ int tf_strategy_ask(struct tf_strategy *s, uint64_t *out, int n, int *got, struc
  * validity check failed or `config` is outside the space. */
 int tf_strategy_tell(struct tf_strategy *s, uint64_t config, double time, int status,
                      struct tf_error *err);
+/* Whether a result counts as measured: status ok (0) and a finite time > 0.
+ * The plan applies the same rule to what it screens and seeds from. */
+bool tf_strategy_time_ok(int status, double time);
 /* Up to `n` configurations the next asks will probably propose, without
  * committing (a compile-ahead hint; may differ once results arrive). */
 int tf_strategy_likely_next(struct tf_strategy *s, uint64_t *out, int n, int *got,

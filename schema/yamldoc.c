@@ -13,7 +13,9 @@
  * what was found, at the node's 1-based line and column. */
 #include "yamldoc.h"
 
+#include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -319,6 +321,23 @@ int tf_ydoc_edit_distance(const char *a, const char *b, int cap)
     return row[lb] > cap ? cap + 1 : row[lb];
 }
 
+void tf_ydoc_nearer(const char *word, const char *cand, const char **best, int *best_d)
+{
+    int d = tf_ydoc_edit_distance(word, cand, 2);
+    size_t n = strlen(word);
+    if (d > 1 && n == strlen(cand)) {
+        bool caseless = true;
+        for (size_t i = 0; i < n && caseless; i++)
+            caseless = tolower((unsigned char)word[i]) == tolower((unsigned char)cand[i]);
+        if (caseless)
+            d = 1;
+    }
+    /* A 2-letter word is 2 edits from every other 2-letter word: only suggest
+     * when the edit is small relative to the word. */
+    if (d <= 2 && d < (int)n && d < *best_d)
+        *best_d = d, *best = cand;
+}
+
 /* Scalar text with no embedded NUL (a "\0" escape would make C strings lie). */
 static bool ydoc_clean_scalar(const yaml_node_t *n)
 {
@@ -348,20 +367,14 @@ int tf_ydoc_check_keys(struct tf_ydoc *d, const yaml_node_t *map, const char *wh
         if (allowed == NULL || allowed[0] == NULL)
             continue;
         const char *best = NULL;
-        int best_d = 3;
+        int best_d = INT_MAX;
         bool known = false;
         for (int a = 0; allowed[a]; a++) {
             if (strcmp(allowed[a], key) == 0) {
                 known = true;
                 break;
             }
-            int dist = tf_ydoc_edit_distance(key, allowed[a], 2);
-            /* A 2-letter key is 2 edits from every other 2-letter key: only
-             * suggest when the edit is small relative to the word. */
-            if (dist <= 2 && dist < (int)strlen(key) && dist < best_d) {
-                best_d = dist;
-                best = allowed[a];
-            }
+            tf_ydoc_nearer(key, allowed[a], &best, &best_d);
         }
         if (known)
             continue;

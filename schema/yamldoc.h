@@ -98,5 +98,9 @@ int tf_ydoc_ident(struct tf_ydoc *d, const yaml_node_t *n, const char *name, con
 bool tf_ydoc_is_ident(const char *s);
 /* Levenshtein distance, capped at `cap` + 1 (for did-you-mean hints). */
 int tf_ydoc_edit_distance(const char *a, const char *b, int cap);
+/* A did-you-mean step: `cand` replaces *best (distance *best_d; start with
+ * NULL and INT_MAX) when it is nearer to `word`, within two edits and fewer
+ * than the word's length; a difference of case alone counts as one edit. */
+void tf_ydoc_nearer(const char *word, const char *cand, const char **best, int *best_d);
 
 #endif

@@ -16,7 +16,7 @@ check "query --help" "$TF" query --help
 check "devices --help" "$TF" devices --help
 # help strategies: every registered strategy, its line and its options with
 # defaults, from the registry itself (no copy to go stale)
-"$TF" help strategies >help_strategies.txt 2>&1 || true
+check "help strategies" sh -c "\"$TF\" help strategies >help_strategies.txt"
 for s in brute_force random genetic local bayes hybrid; do
     check "help strategies: $s" grep -qx "$s" help_strategies.txt
 done

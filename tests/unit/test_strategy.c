@@ -882,6 +882,8 @@ static void test_job_search_fields(void **state)
         {"  strategy: local\n  time_budget: 0\n", 5, 16, "'time_budget' must be > 0"},
         {"  strategy: local\n  patience: 0\n", 5, 13, "'patience' (results without"},
         {"  strategy: local\n  noise: 0.1\n", 5, 10, "'noise' is only used with 'patience'"},
+        /* a key in capitals: case alone counts as one edit (tf_ydoc_nearer) */
+        {"  strategy: local\n  PATIENCE: 3\n", 5, 3, "did you mean 'patience'?"},
         {"  strategy: bayes\n  budget: -3\n", 5, 11, "'budget' (configurations per kernel"},
         {"  strategy: random\n", 4, 3, "strategy 'random' needs a 'budget'"},
         {"  strategy: genetic\n  options: {mutation: }\n", 5, 23,
