@@ -842,7 +842,8 @@ void tf_plan_record(struct tf_plan *plan, struct tf_task *t, const struct tf_res
         struct tf_error e;
         if (tf_strategy_tell(t->strat, r->config, ok ? r->time_median : INFINITY,
                              ok ? 0 : (r->status ? (int)r->status : 1), &e))
-            tf_error_print(&e, "tunefarm: warning", stderr); /* outside the space: checked before */
+            tf_error_print(&e, "tunefarm: warning", stderr); /* the space's validity check failed
+                                                               (outside the space: checked before) */
         if (t->stop == TF_PLAN_RUNNING && tf_strategy_stopped(t->strat) == TF_STOP_PATIENCE)
             end_task(plan, t, t->dispatched, TF_PLAN_PATIENCE);
     } else if (plan->patience > 0 && t->stop == TF_PLAN_RUNNING) {
