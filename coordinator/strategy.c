@@ -1152,28 +1152,30 @@ double tf_boxcox_lambda(const double *l, size_t n)
             l0 = fmin(l0, l[i]), k++;
     if (k < 3)
         return 0;
+    double *x = tf_xmalloc(k * sizeof *x), *z = tf_xmalloc(k * sizeof *z);
+    k = 0;
     for (size_t i = 0; i < n; i++)
         if (isfinite(l[i]))
-            sum_x += l[i] - l0;
+            x[k++] = l[i], sum_x += l[i] - l0;
     double best = 0, best_ll = -INFINITY;
     for (int g = -12; g <= 4; g++) {
         const double lambda = g / 4.0;
         double mean = 0, var = 0;
-        for (size_t i = 0; i < n; i++)
-            if (isfinite(l[i]))
-                mean += tf_boxcox(l[i], l0, lambda);
+        for (size_t i = 0; i < k; i++)
+            mean += z[i] = tf_boxcox(x[i], l0, lambda);
         mean /= (double)k;
-        for (size_t i = 0; i < n; i++)
-            if (isfinite(l[i])) {
-                const double z = tf_boxcox(l[i], l0, lambda) - mean;
-                var += z * z;
-            }
-        if (!(var > 0))
-            return 0; /* all alike */
+        for (size_t i = 0; i < k; i++)
+            var += (z[i] - mean) * (z[i] - mean);
+        if (!(var > 0)) {
+            best = 0; /* all alike */
+            break;
+        }
         const double ll = -0.5 * (double)k * log(var / (double)k) + (lambda - 1) * sum_x;
         if (ll > best_ll)
             best_ll = ll, best = lambda;
     }
+    free(z);
+    free(x);
     return best;
 }
 

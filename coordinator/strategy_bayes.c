@@ -423,17 +423,19 @@ static struct ystd training_data(const struct bayes *b, const struct tf_strategy
     const double *time;
     tf_core_history(core, &cfg, &time);
     int d = ndims(b);
-    double worst = -INFINITY;
-    for (size_t i = 0; i < n; i++) {
-        y[i] = log(time[use[i]]); /* INFINITY for a failure */
-        if (isfinite(y[i]))
-            worst = fmax(worst, y[i]);
-    }
-    struct ystd raw = {0, 1, (isfinite(worst) ? worst : 0) + b->fail_penalty, 0, 0};
-    if (given)
+    struct ystd raw = {0, 1, 0, 0, 0};
+    if (given) {
         raw.fail = given->fail, raw.l0 = given->l0, raw.lambda = given->lambda;
-    else
+    } else {
+        double worst = -INFINITY;
+        for (size_t i = 0; i < n; i++) {
+            y[i] = log(time[use[i]]); /* INFINITY for a failure */
+            if (isfinite(y[i]))
+                worst = fmax(worst, y[i]);
+        }
+        raw.fail = (isfinite(worst) ? worst : 0) + b->fail_penalty;
         warp_of(b, y, n, &raw);
+    }
     struct ystd s = raw;
     for (size_t i = 0; i < n; i++) {
         features(b, core, cfg[use[i]], X + i * (size_t)d);
