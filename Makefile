@@ -40,12 +40,14 @@ SCHEMA_OBJS := schema/error.o schema/status.o schema/hash.o schema/device.o sche
                schema/bundle.o schema/yamldoc.o schema/expr.o schema/kernel.o schema/job.o \
                schema/space.o schema/wire.o schema/wire_mpi.o $(ARCHIVE_OBJS) \
                schema/ktcache.o schema/exchange.o schema/parammap.o
-COORD_OBJS  := coordinator/coordinator.o coordinator/plan.o coordinator/progress.o \
-               coordinator/report.o coordinator/journal.o coordinator/session.o coordinator/diffcmd.o \
-               coordinator/strategy.o coordinator/strategy_brute_force.o \
+# The search strategies stand alone (schema objects and LAPACKE): the job fuzzer links them.
+STRATEGY_OBJS := coordinator/strategy.o coordinator/strategy_brute_force.o \
                coordinator/strategy_random.o coordinator/strategy_genetic.o \
                coordinator/strategy_local.o coordinator/strategy_bayes.o \
                coordinator/strategy_hybrid.o
+COORD_OBJS  := coordinator/coordinator.o coordinator/plan.o coordinator/progress.o \
+               coordinator/report.o coordinator/journal.o coordinator/session.o coordinator/diffcmd.o \
+               $(STRATEGY_OBJS)
 WORKER_OBJS := worker/worker.o worker/backends.o worker/backend_host.o worker/cache.o \
                worker/compile.o worker/compiler.o worker/channel.o worker/runner.o \
                worker/runner_child.o worker/runner_shield.o worker/runner_guard.o \

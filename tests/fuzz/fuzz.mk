@@ -24,6 +24,8 @@ FUZZ_OBJS_archive := $(FUZZ_SCHEMA)
 FUZZ_OBJS_import := $(FUZZ_SCHEMA)
 FUZZ_OBJS_DEFAULT := $(filter-out $(ARCHIVE_OBJS),$(FUZZ_SCHEMA))
 FUZZ_OBJS_t1  := $(FUZZ_OBJS_DEFAULT) tools/t1_expr.o
+# A loaded job's strategy and options are checked as the coordinator does first.
+FUZZ_OBJS_job := $(FUZZ_OBJS_DEFAULT) $(STRATEGY_OBJS)
 SAN_FLAGS     := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 # -O1 after ALL_CFLAGS' -O2: better stacks, still fast; the source tree for the
 # shipped kernels the job and kernel targets load.
@@ -54,6 +56,7 @@ fuzz: $(FUZZ_BINS)
 
 # Chains of pattern rules would make these intermediate (deleted after the link).
 .SECONDARY: $(FUZZ_SCHEMA:%=build/fuzz/%) $(FUZZ_SCHEMA:%=build/replay/%) \
+            $(STRATEGY_OBJS:%=build/fuzz/%) $(STRATEGY_OBJS:%=build/replay/%) \
             $(FUZZ_TARGETS:%=build/fuzz/tests/fuzz/fuzz_%.o) \
             $(FUZZ_TARGETS:%=build/replay/tests/fuzz/fuzz_%.o) build/replay/tests/fuzz/replay.o
 

@@ -4,13 +4,15 @@
  * that also holds every shipped kernel (FUZZ_LIB_DIR/NAME, what `kernel: gemm`
  * resolves to through "../kernels") and every test fixture kernel (next to the
  * job: `kernel: ranked`), so a valid job loads as far as a real one. A job that
- * loads is then used the way the coordinator uses it: target matching and the
- * configuration space of each kernel and problem (counted over a bounded
- * prefix). */
+ * loads is then used the way the coordinator uses it: its search strategy and
+ * options checked (tf_strategy_check_job: each option value parsed by the
+ * strategy itself), target matching and the configuration space of each kernel
+ * and problem (counted over a bounded prefix). */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "coordinator/strategy.h"
 #include "fuzz_common.h"
 #include "schema/job.h"
 #include "schema/space.h"
@@ -51,9 +53,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     struct tf_error err = {0};
     struct tf_job *job = tf_job_load(JOB_PATH, bundle, &err);
     fuzz_report("job", job ? NULL : &err);
-    if (job != NULL)
+    if (job != NULL) {
+        struct tf_error serr = {0};
+        const int refused = tf_strategy_check_job(job, &serr);
+        fuzz_report("strategy", refused ? &serr : NULL);
+        if (refused && (serr.code == TF_ERR_NONE || serr.message[0] == '\0'))
+            FUZZ_ABORT(); /* a refusal must say why */
         use_job(job);
-    else if (err.code == TF_ERR_NONE || err.message[0] == '\0')
+    } else if (err.code == TF_ERR_NONE || err.message[0] == '\0')
         FUZZ_ABORT(); /* a failure must say why */
     tf_job_destroy(job);
     return 0;
