@@ -39,7 +39,7 @@ SCHEMA_OBJS := schema/error.o schema/status.o schema/hash.o schema/device.o sche
                schema/defines.o \
                schema/bundle.o schema/yamldoc.o schema/expr.o schema/kernel.o schema/job.o \
                schema/space.o schema/wire.o schema/wire_mpi.o $(ARCHIVE_OBJS) \
-               schema/ktcache.o schema/exchange.o schema/parammap.o
+               schema/ktcache.o schema/exchange.o schema/parammap.o schema/replace.o
 # The search strategies stand alone (schema objects and LAPACKE): the job fuzzer links them.
 STRATEGY_OBJS := coordinator/strategy.o coordinator/strategy_brute_force.o \
                coordinator/strategy_random.o coordinator/strategy_genetic.o \
@@ -65,7 +65,7 @@ ALL_OBJS    := $(SCHEMA_OBJS) $(COORD_OBJS) $(WORKER_OBJS) $(TOOLS_OBJS) $(MAIN_
 
 UNIT_TESTS  := expr loader space wire archive journal report measure verify host runner compiler cuda hip \
                portability strategy ktcache replay exchange export import parammap \
-               provenance session diff best html_report energy rapl t1
+               provenance session diff best html_report energy rapl t1 replace
 UNIT_BINS   := $(UNIT_TESTS:%=tests/unit/test_%)
 
 .PHONY: all test check unit integration check-faults slurm check-scale install uninstall clean bench-space deps \

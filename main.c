@@ -1118,6 +1118,7 @@ int main(int argc, char **argv)
     char exe[PATH_MAX];
     self_path(exe, sizeof exe, argv[0]);
     const char *cmd = argc > 1 ? argv[1] : "help";
+    tf_archive_no_atexit();
     if (strcmp(cmd, "__runner") == 0)
         return tf_runner_main(argc, argv);
     if (strcmp(cmd, "__compiler") == 0)

@@ -1391,6 +1391,29 @@ static int coordinator_find_resumable(const struct coordinator *c)
     return -1;
 }
 
+/* With no run to resume: a line when the job's last run here (same name, same
+ * replay source) is unfinished but of other files, so a user who expected a
+ * resume learns why a new run starts. */
+static void coordinator_note_changed(const struct coordinator *c)
+{
+    if (c->opt->fresh || c->opt->quiet)
+        return;
+    const char *source = c->opt->replay_source ? c->opt->replay_source : "";
+    for (int r = c->archive->nruns - 1; r >= 0; r--) {
+        const struct tf_archive_run *run = &c->archive->runs[r];
+        if (strcmp(run->job_name, c->job->name) != 0 || strcmp(run->replay_source, source) != 0)
+            continue;
+        if (run->end == 0)
+            fprintf(stderr,
+                    "tunefarm: not resuming unfinished run %d of job '%s': the job's files "
+                    "changed since (hash %.12s, now %.12s: the job file, a kernel file, a "
+                    "source, or a file in a CUDA/HIP kernel's folder). A new run starts; run %d "
+                    "stays unfinished\n",
+                    r, run->job_name, run->job_hash, c->job->hash, r);
+        return;
+    }
+}
+
 /* Record in the archive what each task sets out to measure (for `tunefarm
  * status`). Call before resuming; a resumed run keeps the plan rows it has,
  * and gets rows for device classes it did not have before. */
@@ -1607,6 +1630,8 @@ int tf_coordinator_run(const struct tf_run_options *opt, bool *abort_others)
         goto fail_stop;
     }
     resume = coordinator_find_resumable(&c);
+    if (resume < 0)
+        coordinator_note_changed(&c);
     if (c.nworkers < 1) {
         tf_error_set(&err, TF_ERR_MPI,
                      "no worker ranks: run `tunefarm run` without a launcher, or with "

@@ -18,6 +18,7 @@
 
 #include "../schema/archive.h"
 #include "../schema/diff.h"
+#include "../schema/replace.h"
 #include "coordinator.h"
 #include "journal.h"
 
@@ -67,24 +68,40 @@ static double parse_tolerance(const char *s)
     return *end == '\0' && v >= 0 && v < 10 ? v : -1;
 }
 
-/* Write `text` to `path` through "path.tmp.PID" and a rename. */
+/* Write `text` to `path`, whole or not at all (schema/replace.h). */
 static int write_report(const char *path, const char *text, size_t len)
 {
-    size_t n = strlen(path) + 32;
-    char *tmp = tf_xmalloc(n);
-    snprintf(tmp, n, "%s.tmp.%ld", path, (long)getpid());
-    FILE *f = fopen(tmp, "w");
-    int ok = f != NULL && fwrite(text, 1, len, f) == len;
-    if (f != NULL && fclose(f) != 0)
-        ok = 0;
-    if (ok && rename(tmp, path) != 0)
-        ok = 0;
-    if (!ok) {
-        fprintf(stderr, "tunefarm diff: cannot write the report %s: %s\n", path,
-                strerror(errno));
-        unlink(tmp);
+    struct tf_replace r;
+    struct tf_error err = {0};
+    int ok = 0;
+    if (tf_replace_plan(&r, path, TF_REPLACE_TEXT, &err) == 0) {
+        int fd = tf_replace_open(&r, path, &err);
+        if (fd >= 0) {
+            size_t done = 0;
+            while (done < len) {
+                ssize_t n = write(fd, text + done, len - done);
+                if (n < 0 && errno == EINTR)
+                    continue;
+                if (n <= 0)
+                    break;
+                done += (size_t)n;
+            }
+            ok = done == len && (r.tmp == NULL || fsync(fd) == 0);
+            if (!ok)
+                tf_error_set(&err, TF_ERR_IO, "cannot write '%s': %s; it was left as it was",
+                             path, strerror(errno));
+            if (close(fd) != 0 && ok) {
+                ok = 0;
+                tf_error_set(&err, TF_ERR_IO, "cannot write '%s': %s; it was left as it was",
+                             path, strerror(errno));
+            }
+            if (ok)
+                ok = tf_replace_finish(&r, path, &err) == 0;
+        }
+        tf_replace_discard(&r);
     }
-    free(tmp);
+    if (!ok)
+        fprintf(stderr, "tunefarm diff: %s\n", err.message);
     return ok ? 0 : -1;
 }
 

@@ -153,6 +153,11 @@ struct tf_archive *tf_archive_create(void);
 int tf_archive_ensure_id(struct tf_archive *a);
 /* Free; accepts NULL. */
 void tf_archive_destroy(struct tf_archive *a);
+/* Call first in a program that writes archives, before any HDF5 call: the
+ * library then does not close files at exit. A file whose close failed (a full
+ * disk) stays in HDF5's tables, and 1.10's exit handler then crashes or prints
+ * "infinite loop closing library"; tunefarm closes every file it opens itself. */
+void tf_archive_no_atexit(void);
 /* Read the whole file `path`. A missing, truncated or foreign file is an error
  * that says so (NULL + err), never a crash. */
 struct tf_archive *tf_archive_read(const char *path, struct tf_error *err);

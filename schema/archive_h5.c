@@ -49,9 +49,25 @@ int tf_h5_error(struct tf_error *err, const char *fmt, ...)
     va_end(ap);
     H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, innermost_cb, detail);
     H5Eclear2(H5E_DEFAULT);
+    /* A system call's failure reads "file write failed: time = ..., errno =
+     * 28, error message = ..., buf = 0x..." (and is cut at 256 bytes): keep
+     * what failed and say the errno in words ("No space left on device"). */
+    const char *en = strstr(detail, "errno = ");
+    const char *colon = strchr(detail, ':');
+    if (en != NULL && colon != NULL && colon < en) {
+        const int code = atoi(en + 8);
+        if (code > 0)
+            return tf_error_set(err, TF_ERR_HDF5, "%s: %.*s: %s", msg, (int)(colon - detail),
+                                detail, strerror(code));
+    }
     if (detail[0])
         return tf_error_set(err, TF_ERR_HDF5, "%s (HDF5: %s)", msg, detail);
     return tf_error_set(err, TF_ERR_HDF5, "%s", msg);
+}
+
+void tf_archive_no_atexit(void)
+{
+    H5dont_atexit();
 }
 
 void tf_h5_close(hid_t *id, herr_t (*fn)(hid_t))

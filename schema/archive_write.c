@@ -7,13 +7,15 @@
  * space as attributes, `problems`, and `results` growable and compressed),
  * each table through its description (archive_layout.c) and a pack callback
  * that fills one block of rows from the model; a result's parameter columns
- * are derived from its configuration index. Writing goes to
- * "<path>.tmp.<pid>" (its folder created if needed), is flushed, closed and
- * fsync'ed, renamed over `path` and the folder is fsync'ed, so a reader (or a
+ * are derived from its configuration index. HDF5 builds the file in memory;
+ * its image is written to "<path>.tmp.<pid>" (its folder created if needed),
+ * fsync'ed, renamed over `path` (schema/replace.h: a symbolic link followed,
+ * the old file's mode kept) and the folder is fsync'ed, so a reader (or a
  * crash) only ever sees the old or the new file; on failure the temporary
  * file is removed and `path` is as it was. The 1.8 file format keeps the
  * archive readable by every HDF5 >= 1.8 and h5py. */
 #include "archive.h"
+#include "replace.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -450,6 +452,74 @@ static int make_parent(const char *path, char *dir, size_t cap, struct tf_error 
     return 0;
 }
 
+/* Bob Jenkins' lookup3 hashlittle(), the checksum of HDF5's version 2
+ * superblock (the HDF5 file format specification, "Checksum"). */
+static uint32_t lookup3(const unsigned char *k, size_t length)
+{
+#define ROT(x, n) (((x) << (n)) | ((x) >> (32 - (n))))
+    uint32_t a, b, c;
+    a = b = c = 0xdeadbeef + (uint32_t)length;
+    while (length > 12) {
+        a += k[0] + ((uint32_t)k[1] << 8) + ((uint32_t)k[2] << 16) + ((uint32_t)k[3] << 24);
+        b += k[4] + ((uint32_t)k[5] << 8) + ((uint32_t)k[6] << 16) + ((uint32_t)k[7] << 24);
+        c += k[8] + ((uint32_t)k[9] << 8) + ((uint32_t)k[10] << 16) + ((uint32_t)k[11] << 24);
+        a -= c, a ^= ROT(c, 4), c += b;
+        b -= a, b ^= ROT(a, 6), a += c;
+        c -= b, c ^= ROT(b, 8), b += a;
+        a -= c, a ^= ROT(c, 16), c += b;
+        b -= a, b ^= ROT(a, 19), a += c;
+        c -= b, c ^= ROT(b, 4), b += a;
+        length -= 12, k += 12;
+    }
+    if (length == 0)
+        return c;
+    unsigned char t[12] = {0};
+    memcpy(t, k, length);
+    a += t[0] + ((uint32_t)t[1] << 8) + ((uint32_t)t[2] << 16) + ((uint32_t)t[3] << 24);
+    b += t[4] + ((uint32_t)t[5] << 8) + ((uint32_t)t[6] << 16) + ((uint32_t)t[7] << 24);
+    c += t[8] + ((uint32_t)t[9] << 8) + ((uint32_t)t[10] << 16) + ((uint32_t)t[11] << 24);
+    c ^= b, c -= ROT(b, 14);
+    a ^= c, a -= ROT(c, 11);
+    b ^= a, b -= ROT(a, 25);
+    c ^= b, c -= ROT(b, 16);
+    a ^= c, a -= ROT(c, 4);
+    b ^= a, b -= ROT(a, 14);
+    c ^= b, c -= ROT(b, 24);
+#undef ROT
+    return c;
+}
+
+/* HDF5 1.10's H5Fget_file_image clears the "open for writing" flag in the
+ * image's version 2/3 superblock but keeps the checksum computed with it set,
+ * and the image then fails to open ("incorrect metadata checksum"): checksum
+ * the superblock again (signature, 4 bytes, four addresses, then the sum). */
+static void superblock_resum(unsigned char *image, size_t size)
+{
+    if (size < 12 || (image[8] != 2 && image[8] != 3))
+        return;
+    const size_t n = 12 + 4 * (size_t)image[9];
+    if (image[9] == 0 || image[9] > 16 || n + 4 > size)
+        return;
+    const uint32_t sum = lookup3(image, n);
+    for (int i = 0; i < 4; i++)
+        image[n + (size_t)i] = (unsigned char)(sum >> (8 * i));
+}
+
+/* All of buf[0..n) to fd: 0, or -1 with errno. */
+static int write_all(int fd, const char *buf, size_t n)
+{
+    while (n > 0) {
+        const ssize_t w = write(fd, buf, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return -1;
+        buf += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
 static int fsync_path(const char *p, int is_dir, struct tf_error *err)
 {
     int fd = open(p, O_RDONLY | O_CLOEXEC | (is_dir ? O_DIRECTORY : 0));
@@ -482,32 +552,41 @@ int tf_archive_write(const struct tf_archive *a, const char *path, struct tf_err
 {
     struct tf_h5_quiet q;
     hid_t fapl = H5I_INVALID_HID, f = H5I_INVALID_HID;
-    char dir[4096], *tmp = NULL;
-    int rc = -1, created = 0;
+    char dir[4096];
+    const char *tmp = NULL;
+    void *image = NULL;
+    int rc = -1, created = 0, fd = -1;
 
+    struct tf_replace r;
     if (tf_archive_model_validate(a, path, err) != 0 ||
-        make_parent(path, dir, sizeof dir, err) != 0)
+        make_parent(path, dir, sizeof dir, err) != 0 ||
+        tf_replace_plan(&r, path, TF_REPLACE_ARCHIVE, err) != 0)
         return -1;
-    size_t tn = strlen(path) + 32;
-    tmp = tf_xmalloc(tn);
-    snprintf(tmp, tn, "%s.tmp.%ld", path, (long)getpid());
-    /* Create it ourselves first: errno says "Permission denied" far better than HDF5. */
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-    if (fd < 0) {
-        tf_error_set(err, TF_ERR_IO, "cannot create temporary archive '%s': %s", tmp,
-                     strerror(errno));
-        free(tmp);
+    /* The folder to sync is the real file's (a symbolic link's target's). */
+    if (make_parent(r.target, dir, sizeof dir, err) != 0) {
+        tf_replace_discard(&r);
         return -1;
     }
-    close(fd);
+    tmp = r.tmp;
+    /* Create it ourselves first: errno says "Permission denied" far better than HDF5. */
+    fd = tf_replace_open(&r, path, err);
+    if (fd < 0) {
+        tf_replace_discard(&r);
+        return -1;
+    }
     created = 1;
 
     tf_h5_quiet_begin(&q);
     fapl = H5Pcreate(H5P_FILE_ACCESS);
-    /* STRONG: closing the file on a failure path also closes whatever is left open.
-     * 1.8 format: readable by every h5py/HDF5 of the last decade, yet allows large
-     * attributes (long value lists) and link creation order. */
-    if (fapl < 0 || H5Pset_fclose_degree(fapl, H5F_CLOSE_STRONG) < 0 ||
+    /* In memory (the core driver, no backing store), then written by us: a
+     * full disk or a quota is our write's errno, and HDF5 never holds a file
+     * whose close failed (1.10 cannot drop one: it stays open, its space
+     * held, and the library's exit handler crashes on it). STRONG: closing
+     * the file on a failure path also closes whatever is left open. 1.8
+     * format: readable by every h5py/HDF5 of the last decade, yet allows
+     * large attributes (long value lists) and link creation order. */
+    if (fapl < 0 || H5Pset_fapl_core(fapl, (size_t)1 << 20, 0) < 0 ||
+        H5Pset_fclose_degree(fapl, H5F_CLOSE_STRONG) < 0 ||
         H5Pset_libver_bounds(fapl, H5F_LIBVER_V18, H5F_LIBVER_V18) < 0) {
         tf_h5_error(err, "%s: cannot set up HDF5 file access", tmp);
         goto fail;
@@ -524,29 +603,45 @@ int tf_archive_write(const struct tf_archive *a, const char *path, struct tf_err
         tf_h5_error(err, "%s: cannot flush", tmp);
         goto fail;
     }
+    const ssize_t size = H5Fget_file_image(f, NULL, 0);
+    if (size <= 0 || H5Fget_file_image(f, image = tf_xmalloc((size_t)size), (size_t)size) != size) {
+        tf_h5_error(err, "%s: cannot take the file's image", tmp);
+        goto fail;
+    }
     herr_t closed = H5Fclose(f);
     f = H5I_INVALID_HID;
     if (closed < 0) {
         tf_h5_error(err, "%s: cannot close", tmp);
         goto fail;
     }
-    if (fsync_path(tmp, 0, err) != 0)
-        goto fail;
-    if (rename(tmp, path) != 0) {
-        tf_error_set(err, TF_ERR_IO, "cannot rename '%s' to '%s': %s", tmp, path,
+    superblock_resum(image, (size_t)size);
+    if (write_all(fd, image, (size_t)size) != 0 || fsync(fd) != 0) {
+        tf_error_set(err, TF_ERR_IO, "cannot write archive '%s': %s; it was left as it was", path,
                      strerror(errno));
         goto fail;
     }
-    created = 0;
+    const int closed_fd = close(fd);
+    fd = -1;
+    if (closed_fd != 0) {
+        tf_error_set(err, TF_ERR_IO, "cannot write archive '%s': %s; it was left as it was", path,
+                     strerror(errno));
+        goto fail;
+    }
+    created = 0; /* finish removes the temporary itself on failure */
+    if (tf_replace_finish(&r, path, err) != 0)
+        goto fail;
     if (fsync_path(dir, 1, err) != 0)
         goto fail;
     rc = 0;
 fail:
     tf_h5_close(&f, H5Fclose);
     tf_h5_close(&fapl, H5Pclose);
+    free(image);
+    if (fd >= 0)
+        close(fd);
     if (created)
         unlink(tmp);
-    free(tmp);
+    tf_replace_discard(&r);
     tf_h5_quiet_end(&q);
     return rc;
 }

@@ -367,7 +367,27 @@ static int compare_names(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* Every regular file under the folder `dir`, recursively, in name order. */
+/* A file tunefarm writes, which no #include reads: an archive (HDF5), its
+ * journal, or a temporary "NAME.tmp.PID". An archive written beside a CUDA
+ * kernel (`import-t1`'s folder, a job's relative `archive:`) must not change
+ * the job's hash, or the run could never be resumed, nor make the folder too
+ * big to hash. */
+static bool tunefarm_output(const char *path, const char *name)
+{
+    const char *t = strstr(name, ".tmp.");
+    if (t != NULL && t[5] != '\0' && strspn(t + 5, "0123456789") == strlen(t + 5))
+        return true;
+    char head[8] = {0};
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0)
+        return false; /* manifest_file says why */
+    ssize_t n = read(fd, head, sizeof head);
+    close(fd);
+    return n == 8 && (memcmp(head, "\x89HDF\r\n\x1a\n", 8) == 0 || memcmp(head, "TFJRNL0", 7) == 0);
+}
+
+/* Every regular file under the folder `dir`, recursively, in name order
+ * (tunefarm's own outputs left out). */
 static int manifest_dir(struct manifest *m, const char *root, const char *dir, int depth,
                         struct tf_error *err)
 {
@@ -416,7 +436,8 @@ static int manifest_dir(struct manifest *m, const char *root, const char *dir, i
             else
                 bad = manifest_dir(m, root, path, depth + 1, err) != 0;
         } else if (S_ISREG(st.st_mode)) {
-            bad = manifest_file(m, root, path, &st, err) != 0;
+            if (!tunefarm_output(path, names[i]))
+                bad = manifest_file(m, root, path, &st, err) != 0;
         } /* FIFOs, sockets, devices: nothing an #include reads */
         free(path);
         if (bad)

@@ -14,6 +14,7 @@
  * parameter kinds, metrics and device) that tunefarm's import reads back and
  * other readers ignore. Files are written to PATH.tmp.PID and renamed. */
 #include "export.h"
+#include "replace.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -989,38 +990,36 @@ void tf_export_metadata_path(const char *path, char *out, size_t cap)
         snprintf(out, cap, "%s.metadata.json", path);
 }
 
-/* Write one file atomically with `write_fn`. */
+/* Write one file atomically with `write_fn` (replace.h: where it goes). */
 static int write_atomic(const char *path, const struct tf_archive *a,
                         const struct tf_export_options *o,
                         int (*write_fn)(const struct tf_archive *, const struct tf_export_options *,
                                         FILE *, struct tf_error *),
                         struct tf_error *err)
 {
-    char *tmp = tf_xasprintf("%s.tmp.%ld", path, (long)getpid());
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+    struct tf_replace r;
+    if (tf_replace_plan(&r, path, TF_REPLACE_TEXT, err) != 0)
+        return -1;
+    int fd = tf_replace_open(&r, path, err);
     if (fd < 0) {
-        tf_error_set(err, TF_ERR_IO, "cannot create '%s': %s", tmp, strerror(errno));
-        free(tmp);
+        tf_replace_discard(&r);
         return -1;
     }
     FILE *f = fdopen(fd, "w");
     if (f == NULL) {
         close(fd);
-        unlink(tmp);
-        free(tmp);
+        tf_replace_discard(&r);
         return tf_error_set(err, TF_ERR_IO, "cannot write '%s': %s", path, strerror(errno));
     }
     int rc = write_fn(a, o, f, err);
-    if (rc == 0 && (fflush(f) != 0 || fsync(fileno(f)) != 0))
+    /* fsync: a file's only (a pipe or device written in place refuses it) */
+    if (rc == 0 && (fflush(f) != 0 || ferror(f) || (r.tmp != NULL && fsync(fileno(f)) != 0)))
         rc = tf_error_set(err, TF_ERR_IO, "cannot write '%s': %s", path, strerror(errno));
     if (fclose(f) != 0 && rc == 0)
         rc = tf_error_set(err, TF_ERR_IO, "cannot write '%s': %s", path, strerror(errno));
-    if (rc == 0 && rename(tmp, path) != 0)
-        rc = tf_error_set(err, TF_ERR_IO, "cannot rename '%s' to '%s': %s", tmp, path,
-                          strerror(errno));
-    if (rc != 0)
-        unlink(tmp);
-    free(tmp);
+    if (rc == 0)
+        rc = tf_replace_finish(&r, path, err);
+    tf_replace_discard(&r);
     return rc;
 }
 

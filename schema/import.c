@@ -782,6 +782,12 @@ static int t4_result(const json_t *res, size_t i, double unit, struct draft *d,
             if (t4_unit(m, unit, mw, d, &scale, err) != 0)
                 return -1;
             double x = json_number_value(v) * scale;
+            /* time_median and time_min may be 0: not known (tunefarm's own
+             * export writes that for a result without samples). */
+            if (strcmp(name, "time") == 0 ? !(x > 0) : !(x >= 0))
+                return bad(err, d, "%s: %s is %g: a run time must be a positive number (a "
+                           "failed configuration has a status, and time a failure's name)",
+                           mw, name, json_number_value(v));
             if (strcmp(name, "time") == 0) {
                 r->time_mean = x;
                 have_time = true;

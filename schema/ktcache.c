@@ -122,6 +122,49 @@ static char *key_text(const json_t *v)
     return value_text(v);
 }
 
+static int cmp_text(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int cmp_number(const void *a, const void *b)
+{
+    const double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The text of a value `p` lists twice (equal numbers, equal texts, or equal
+ * cache-key spellings, which value_digit and the keys could not tell apart),
+ * or NULL. Sorted copies: a hostile list may be long. */
+static const char *repeated_value(const struct tf_ktcache_param *p)
+{
+    const size_t n = (size_t)p->count;
+    const char *twice = NULL;
+    char **t = tf_xmalloc(n * sizeof *t);
+    for (int pass = 0; pass < 2 && !twice; pass++) {
+        memcpy(t, pass ? p->key_text : p->text, n * sizeof *t);
+        qsort(t, n, sizeof *t, cmp_text);
+        for (size_t i = 1; i < n && !twice; i++)
+            if (strcmp(t[i - 1], t[i]) == 0)
+                for (size_t j = 0; j < n && !twice; j++) /* the listed spelling */
+                    if (strcmp((pass ? p->key_text : p->text)[j], t[i]) == 0)
+                        twice = p->text[j];
+    }
+    free(t);
+    if (twice == NULL && p->values != NULL) {
+        double *v = tf_xmalloc(n * sizeof *v);
+        memcpy(v, p->values, n * sizeof *v);
+        qsort(v, n, sizeof *v, cmp_number);
+        for (size_t i = 1; i < n && !twice; i++)
+            if (v[i - 1] == v[i])
+                for (size_t j = 0; j < n && !twice; j++)
+                    if (p->values[j] == v[i])
+                        twice = p->text[j];
+        free(v);
+    }
+    return twice;
+}
+
 /* Digit of value `v` in parameter `p`, or -1. */
 static int value_digit(const struct tf_ktcache_param *p, const json_t *v)
 {
@@ -262,6 +305,13 @@ struct tf_ktcache *tf_ktcache_from_json(const json_t *root, const char *path,
                 tp->values = NULL;
             }
         }
+        const char *twice = repeated_value(tp);
+        if (twice != NULL) {
+            schema_err(err, path, "parameter '%s' lists the value %s more than once: a "
+                       "configuration's key would name two places; list each value once",
+                       tp->name, twice);
+            goto fail;
+        }
         if (c->cartesian > UINT64_MAX / (uint64_t)tp->count) {
             schema_err(err, path, "the parameters' Cartesian product exceeds 2^64%s%s", "", "");
             goto fail;
@@ -296,6 +346,13 @@ struct tf_ktcache *tf_ktcache_from_json(const json_t *root, const char *path,
         en->index = index;
         en->object = e;
         const json_t *t = json_object_get(e, "time");
+        if (json_is_number(t) && !(json_number_value(t) > 0)) {
+            char v[64];
+            snprintf(v, sizeof v, "%g", json_number_value(t));
+            schema_err(err, path, "cache entry '%s' has time %s: expected a positive number of "
+                       "milliseconds, or a failure name such as \"RuntimeFailedConfig\"", key, v);
+            goto fail;
+        }
         if (json_is_number(t) && isfinite(json_number_value(t))) {
             en->status = TF_STATUS_OK;
             en->time_ms = json_number_value(t);

@@ -917,7 +917,8 @@ static inline const int32_t *cursor_edges(const struct tf_space_cursor *c, int l
         return c->scratch[level];
     }
     *n = s->nodes[id].nvalid;
-    return s->edge_digit + s->nodes[id].first;
+    /* A space with no valid configuration has no edge array at all. */
+    return *n ? s->edge_digit + s->nodes[id].first : NULL;
 }
 
 /* Make level+1's node the one below the edge the cursor takes at `level`. */

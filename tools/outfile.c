@@ -1,12 +1,11 @@
 /* outfile.c - a text output that appears whole or not at all (outfile.h).
  *
- * The temporary is opened with O_EXCL in the target's own folder (a rename
- * within one file system is atomic); commit checks the stream's error flag
- * and fsync before renaming, because a full disk shows up only there. */
+ * schema/replace.c says where the file goes (a temporary beside the target,
+ * or the device itself); commit checks the stream's error flag and fsync
+ * before renaming, because a full disk shows up only there. */
 #include "outfile.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -18,20 +17,19 @@ int tf_outfile_open(struct tf_outfile *o, const char *path, struct tf_error *err
         o->f = stdout;
         return 0;
     }
-    o->path = tf_xstrdup(path);
-    o->tmp = tf_xasprintf("%s.tmp.%ld", path, (long)getpid());
-    int fd = open(o->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (tf_replace_plan(&o->r, path, TF_REPLACE_TEXT, err) != 0)
+        return -1;
+    int fd = tf_replace_open(&o->r, path, err);
     if (fd < 0 || (o->f = fdopen(fd, "w")) == NULL) {
-        int e = errno;
-        if (fd >= 0)
+        if (fd >= 0) {
+            tf_error_set(err, TF_ERR_IO, "cannot write '%s': %s", path, strerror(errno));
             close(fd);
-        tf_error_set(err, TF_ERR_IO, "cannot write '%s': %s (is the folder there and writable?)",
-                     path, strerror(e));
-        free(o->path);
-        free(o->tmp);
+        }
+        tf_replace_discard(&o->r);
         memset(o, 0, sizeof *o);
         return -1;
     }
+    o->path = tf_xstrdup(path);
     return 0;
 }
 
@@ -46,35 +44,32 @@ int tf_outfile_commit(struct tf_outfile *o, struct tf_error *err)
                                 strerror(errno));
         return 0;
     }
-    int bad = fflush(o->f) != 0 || ferror(o->f) || fsync(fileno(o->f)) != 0;
+    /* fsync fails with EINVAL on a pipe or a device written in place: only a
+     * file's sync counts. */
+    int bad = fflush(o->f) != 0 || ferror(o->f) ||
+              (o->r.tmp != NULL && fsync(fileno(o->f)) != 0);
     int e = errno;
     if (fclose(o->f) != 0 && !bad) {
         bad = 1;
         e = errno;
     }
     o->f = NULL;
-    if (!bad && rename(o->tmp, o->path) != 0) {
-        bad = 1;
-        e = errno;
-    }
-    if (bad) {
-        unlink(o->tmp);
+    if (bad)
         tf_error_set(err, TF_ERR_IO, "cannot write '%s': %s; it was left as it was", o->path,
                      strerror(e));
-    }
+    else
+        bad = tf_replace_finish(&o->r, o->path, err) != 0;
+    tf_replace_discard(&o->r);
     free(o->path);
-    free(o->tmp);
-    o->path = o->tmp = NULL;
+    o->path = NULL;
     return bad ? -1 : 0;
 }
 
 void tf_outfile_abort(struct tf_outfile *o)
 {
-    if (o->f && o->path) {
+    if (o->f && o->path)
         fclose(o->f);
-        unlink(o->tmp);
-    }
+    tf_replace_discard(&o->r);
     free(o->path);
-    free(o->tmp);
     memset(o, 0, sizeof *o);
 }

@@ -3,7 +3,9 @@
  * The commands that write files for other tools (`tunefarm best`, `tunefarm
  * report`) write to PATH.tmp.PID beside PATH and rename it over PATH once
  * everything is written and synced, so a build or a browser never reads half
- * a header or half a page, and a failed write leaves the old file. Without a
+ * a header or half a page, and a failed write leaves the old file
+ * (schema/replace.h: a symbolic link is followed, the old file's mode kept, a
+ * device or FIFO written in place, an HDF5 file never overwritten). Without a
  * path (or with "-") the output is stdout. */
 #ifndef TF_OUTFILE_H
 #define TF_OUTFILE_H
@@ -11,11 +13,12 @@
 #include <stdio.h>
 
 #include "../schema/error.h"
+#include "../schema/replace.h"
 
 struct tf_outfile {
-    FILE *f;          /* write here */
-    char *path;       /* the final path; NULL for stdout */
-    char *tmp;        /* the temporary beside it */
+    FILE *f;              /* write here */
+    char *path;           /* the path as given; NULL for stdout */
+    struct tf_replace r;  /* where it is written */
 };
 
 /* Open `path` (NULL or "-": stdout) for writing. 0, or -1 + err naming the path. */

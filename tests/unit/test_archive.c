@@ -27,6 +27,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -805,8 +807,7 @@ static void test_unwritable(void **state)
     assert_non_null(strstr(err.message, "cannot create folder"));
     assert_non_null(strstr(err.message, "Not a directory"));
 
-    /* The temporary file is written, then rename fails (the target is a non-empty
-     * folder): the temporary file must be gone and the folder untouched. */
+    /* A folder as the target is refused before anything is written. */
     path_in_tmp(path, sizeof path, "target-dir");
     assert_int_equal(mkdir(path, 0777), 0);
     snprintf(sub, sizeof sub, "%s/keep", path);
@@ -815,9 +816,105 @@ static void test_unwritable(void **state)
     fclose(fp);
     assert_int_equal(count_temp_files(tmpdir), 0);
     assert_int_equal(tf_archive_write(a, path, &err), -1);
-    assert_non_null(strstr(err.message, "cannot rename"));
+    assert_non_null(strstr(err.message, "is a folder"));
     assert_int_equal(count_temp_files(tmpdir), 0);
     assert_int_equal(access(sub, F_OK), 0);
+    tf_archive_destroy(a);
+}
+
+/* The write fails late, after HDF5 built the file (a full disk, a quota; here
+ * a file size limit, EFBIG): the message says so in words, the temporary is
+ * gone and the old archive is byte for byte as it was, with its mode. In a
+ * child: the limit and SIGXFSZ's disposition are process-wide. */
+static void test_write_fails_late(void **state)
+{
+    (void)state;
+    struct test_kernel gemm, vecadd;
+    make_gemm(&gemm);
+    make_vecadd(&vecadd);
+    struct tf_archive *a = make_model(&gemm, &vecadd);
+    char path[512];
+    path_in_tmp(path, sizeof path, "late.h5");
+    write_ok(a, path);
+    assert_int_equal(chmod(path, 0600), 0);
+    struct stat before;
+    assert_int_equal(stat(path, &before), 0);
+    FILE *fp = fopen(path, "rb");
+    assert_non_null(fp);
+    char *old = malloc((size_t)before.st_size);
+    assert_int_equal(fread(old, 1, (size_t)before.st_size, fp), (size_t)before.st_size);
+    fclose(fp);
+
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        struct tf_error err = {0};
+        struct rlimit lim = {4096, 4096}; /* the archive is larger */
+        signal(SIGXFSZ, SIG_IGN);
+        if (setrlimit(RLIMIT_FSIZE, &lim) != 0)
+            _exit(10);
+        if (tf_archive_write(a, path, &err) != -1)
+            _exit(11);
+        if (strstr(err.message, "File too large") == NULL ||
+            strstr(err.message, "left as it was") == NULL) {
+            fprintf(stderr, "message: %s\n", err.message);
+            _exit(12);
+        }
+        _exit(0);
+    }
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+    assert_int_equal(count_temp_files(tmpdir), 0);
+    struct stat after;
+    assert_int_equal(stat(path, &after), 0);
+    assert_int_equal(after.st_size, before.st_size);
+    assert_int_equal(after.st_mode & 07777, 0600);
+    fp = fopen(path, "rb");
+    assert_non_null(fp);
+    char *now = malloc((size_t)after.st_size);
+    assert_int_equal(fread(now, 1, (size_t)after.st_size, fp), (size_t)after.st_size);
+    fclose(fp);
+    assert_memory_equal(old, now, (size_t)after.st_size);
+    free(old);
+    free(now);
+    /* A rewrite that succeeds keeps the mode too. */
+    write_ok(a, path);
+    assert_int_equal(stat(path, &after), 0);
+    assert_int_equal(after.st_mode & 07777, 0600);
+    tf_archive_destroy(a);
+}
+
+/* An archive path that is a symbolic link: the file it names is replaced and
+ * the link stays; a FIFO is refused (an archive is a file). */
+static void test_write_through_link(void **state)
+{
+    (void)state;
+    struct test_kernel gemm, vecadd;
+    make_gemm(&gemm);
+    make_vecadd(&vecadd);
+    struct tf_archive *a = make_model(&gemm, &vecadd);
+    char real[512], link[512], fifo[512];
+    path_in_tmp(real, sizeof real, "real.h5");
+    path_in_tmp(link, sizeof link, "link.h5");
+    path_in_tmp(fifo, sizeof fifo, "fifo.h5");
+    write_ok(a, real);
+    assert_int_equal(symlink("real.h5", link), 0);
+    write_ok(a, link);
+    struct stat st;
+    assert_int_equal(lstat(link, &st), 0);
+    assert_true(S_ISLNK(st.st_mode));
+    struct tf_archive *b = read_ok(real);
+    assert_archives_equal(a, b);
+    tf_archive_destroy(b);
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    struct tf_error err = {0};
+    assert_int_equal(tf_archive_write(a, fifo, &err), -1);
+    assert_non_null(strstr(err.message, "not a file"));
+    assert_int_equal(lstat(fifo, &st), 0);
+    assert_true(S_ISFIFO(st.st_mode));
+    assert_int_equal(count_temp_files(tmpdir), 0);
     tf_archive_destroy(a);
 }
 
@@ -1861,6 +1958,8 @@ int main(void)
         cmocka_unit_test(test_foreign_hdf5),
         cmocka_unit_test(test_not_hdf5_and_missing),
         cmocka_unit_test(test_unwritable),
+        cmocka_unit_test(test_write_fails_late),
+        cmocka_unit_test(test_write_through_link),
         cmocka_unit_test(test_invalid_model_keeps_old_file),
         cmocka_unit_test(test_hand_edited_files),
         cmocka_unit_test(test_external_readers),

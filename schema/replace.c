@@ -1,0 +1,156 @@
+/* replace.c - writing a file that replaces PATH, whole or not at all (replace.h).
+ *
+ * The plan looks at PATH with lstat: nothing there, a regular file, a symbolic
+ * link (resolved with realpath, so the temporary sits beside the real file
+ * and the rename stays within its file system), a folder (refused), or a
+ * device, FIFO or socket (written in place for text, refused for an archive).
+ * The temporary is created with O_EXCL and the old file's permission bits;
+ * the owner is restored only where it differs and we may (root). */
+#include "replace.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+bool tf_replace_is_hdf5(const char *path)
+{
+    static const unsigned char signature[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
+    unsigned char head[8];
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0)
+        return false;
+    ssize_t n = read(fd, head, sizeof head);
+    close(fd);
+    return n == (ssize_t)sizeof head && memcmp(head, signature, sizeof head) == 0;
+}
+
+int tf_replace_plan(struct tf_replace *r, const char *path, enum tf_replace_kind kind,
+                    struct tf_error *err)
+{
+    memset(r, 0, sizeof *r);
+    struct stat st;
+    char *target = NULL;
+    bool exists = true;
+    if (lstat(path, &st) != 0) {
+        if (errno != ENOENT)
+            return tf_error_set(err, TF_ERR_IO, "cannot write '%s': %s", path, strerror(errno));
+        target = tf_xstrdup(path);
+        exists = false;
+    } else if (S_ISLNK(st.st_mode)) {
+        char *real = realpath(path, NULL);
+        if (real == NULL)
+            return tf_error_set(err, TF_ERR_IO,
+                                "cannot write '%s': it is a symbolic link whose file cannot be "
+                                "reached (%s); point it at a file, or remove it",
+                                path, strerror(errno));
+        target = tf_xstrdup(real);
+        free(real);
+        if (stat(target, &st) != 0) {
+            tf_error_set(err, TF_ERR_IO, "cannot write '%s': %s", path, strerror(errno));
+            goto fail;
+        }
+    } else {
+        target = tf_xstrdup(path);
+    }
+    if (exists) {
+        if (S_ISDIR(st.st_mode)) {
+            tf_error_set(err, TF_ERR_IO, "cannot write '%s': it is a folder; name a file", path);
+            goto fail;
+        }
+        if (!S_ISREG(st.st_mode)) {
+            if (kind == TF_REPLACE_ARCHIVE) {
+                tf_error_set(err, TF_ERR_IO,
+                             "cannot write the archive '%s': it is a device, FIFO or socket, "
+                             "not a file; name a file",
+                             path);
+                goto fail;
+            }
+            r->target = target; /* written in place: no temporary, no rename */
+            return 0;
+        }
+        if (kind == TF_REPLACE_TEXT && tf_replace_is_hdf5(target)) {
+            tf_error_set(err, TF_ERR_IO,
+                         "will not write over '%s': it is an HDF5 file (an archive?); name "
+                         "another output file, or remove it first",
+                         path);
+            goto fail;
+        }
+        r->existed = true;
+        r->mode = st.st_mode & 07777;
+        r->uid = st.st_uid;
+        r->gid = st.st_gid;
+    }
+    r->target = target;
+    r->tmp = tf_xasprintf("%s.tmp.%ld", target, (long)getpid());
+    return 0;
+fail:
+    free(target);
+    return -1;
+}
+
+int tf_replace_open(struct tf_replace *r, const char *path, struct tf_error *err)
+{
+    if (r->tmp == NULL) {
+        int fd = open(r->target, O_WRONLY | O_TRUNC | O_CLOEXEC);
+        if (fd < 0)
+            tf_error_set(err, TF_ERR_IO, "cannot write '%s': %s", path, strerror(errno));
+        return fd;
+    }
+    /* O_EXCL: a temporary of another process with our pid (another node on a
+     * shared folder) is never truncated. */
+    int fd = open(r->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, r->existed ? 0600 : 0666);
+    if (fd < 0)
+        return tf_error_set(err, TF_ERR_IO,
+                            "cannot write '%s': cannot create '%s': %s (is the folder there "
+                            "and writable?)",
+                            path, r->tmp, strerror(errno));
+    if (r->existed && fchmod(fd, r->mode) != 0) {
+        int e = errno;
+        close(fd);
+        unlink(r->tmp);
+        return tf_error_set(err, TF_ERR_IO, "cannot write '%s': %s", path, strerror(e));
+    }
+    return fd;
+}
+
+int tf_replace_finish(struct tf_replace *r, const char *path, struct tf_error *err)
+{
+    if (r->tmp == NULL)
+        return 0;
+    if (r->existed) {
+        struct stat st;
+        /* The owner: only where it differs (a file of another user that root
+         * rewrites); a failure keeps ours, as a copy would. */
+        if (stat(r->tmp, &st) == 0 && (st.st_uid != r->uid || st.st_gid != r->gid))
+            (void)!chown(r->tmp, r->uid, r->gid);
+        if (chmod(r->tmp, r->mode) != 0) {
+            int e = errno;
+            unlink(r->tmp);
+            return tf_error_set(err, TF_ERR_IO, "cannot write '%s': %s; it was left as it was",
+                                path, strerror(e));
+        }
+    }
+    if (rename(r->tmp, r->target) != 0) {
+        int e = errno;
+        unlink(r->tmp);
+        return tf_error_set(err, TF_ERR_IO, "cannot write '%s': %s; it was left as it was", path,
+                            strerror(e));
+    }
+    free(r->tmp);
+    r->tmp = NULL;
+    return 0;
+}
+
+void tf_replace_discard(struct tf_replace *r)
+{
+    if (r->tmp != NULL)
+        unlink(r->tmp);
+    free(r->tmp);
+    free(r->target);
+    memset(r, 0, sizeof *r);
+}

@@ -1,0 +1,216 @@
+/* test_replace.c - schema/replace.c: where a file replacing PATH is written.
+ *
+ * Real files in a temporary folder: a new file, an existing one (its mode
+ * kept), a symbolic link (the link stays, its file is replaced), a dangling
+ * link and a folder (refused, nothing created), a device (/dev/null: written
+ * in place for text, refused for an archive), an HDF5 file under a text
+ * output (refused, untouched), and a discarded write (the old file stays,
+ * no temporary left). */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../../schema/replace.h"
+
+static char dir[256];
+
+static void path_in(char *out, size_t cap, const char *name)
+{
+    snprintf(out, cap, "%s/%s", dir, name);
+}
+
+static void put(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+static char *get(const char *path)
+{
+    static char buf[256];
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    return buf;
+}
+
+/* Files in dir whose name holds ".tmp." */
+static int temporaries(void)
+{
+    int n = 0;
+    DIR *d = opendir(dir);
+    assert_non_null(d);
+    for (struct dirent *e; (e = readdir(d)) != NULL;)
+        n += strstr(e->d_name, ".tmp.") != NULL;
+    closedir(d);
+    return n;
+}
+
+/* The whole cycle: plan, open, write `text`, finish. 0 or -1 + err. */
+static int replace_with(const char *path, enum tf_replace_kind kind, const char *text,
+                        struct tf_error *err)
+{
+    struct tf_replace r;
+    if (tf_replace_plan(&r, path, kind, err) != 0)
+        return -1;
+    int fd = tf_replace_open(&r, path, err);
+    int rc = -1;
+    if (fd >= 0) {
+        const size_t n = strlen(text);
+        rc = write(fd, text, n) == (ssize_t)n ? 0 : -1;
+        close(fd);
+        if (rc == 0)
+            rc = tf_replace_finish(&r, path, err);
+    }
+    tf_replace_discard(&r);
+    return rc;
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    snprintf(dir, sizeof dir, "/tmp/tf-test-replace.XXXXXX");
+    return mkdtemp(dir) == NULL ? -1 : 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    char path[600];
+    DIR *d = opendir(dir);
+    if (d != NULL) {
+        for (struct dirent *e; (e = readdir(d)) != NULL;) {
+            snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+            if (e->d_name[0] != '.')
+                unlink(path);
+        }
+        closedir(d);
+    }
+    rmdir(dir);
+    return 0;
+}
+
+static void test_new_and_existing(void **state)
+{
+    (void)state;
+    struct tf_error err = {0};
+    char p[300];
+    path_in(p, sizeof p, "out.txt");
+    assert_int_equal(replace_with(p, TF_REPLACE_TEXT, "one", &err), 0);
+    assert_string_equal(get(p), "one");
+    assert_int_equal(chmod(p, 0640), 0);
+    assert_int_equal(replace_with(p, TF_REPLACE_TEXT, "two", &err), 0);
+    assert_string_equal(get(p), "two");
+    struct stat st;
+    assert_int_equal(stat(p, &st), 0);
+    assert_int_equal(st.st_mode & 07777, 0640);
+    assert_int_equal(temporaries(), 0);
+}
+
+static void test_link_followed(void **state)
+{
+    (void)state;
+    struct tf_error err = {0};
+    char real[300], link[300];
+    path_in(real, sizeof real, "real.txt");
+    path_in(link, sizeof link, "link.txt");
+    put(real, "old");
+    assert_int_equal(chmod(real, 0600), 0);
+    assert_int_equal(symlink("real.txt", link), 0);
+    assert_int_equal(replace_with(link, TF_REPLACE_TEXT, "new", &err), 0);
+    struct stat st;
+    assert_int_equal(lstat(link, &st), 0);
+    assert_true(S_ISLNK(st.st_mode));
+    assert_string_equal(get(real), "new");
+    assert_int_equal(stat(real, &st), 0);
+    assert_int_equal(st.st_mode & 07777, 0600);
+
+    char dangling[300];
+    path_in(dangling, sizeof dangling, "dangling.txt");
+    assert_int_equal(symlink("nowhere/none.txt", dangling), 0);
+    assert_int_equal(replace_with(dangling, TF_REPLACE_TEXT, "x", &err), -1);
+    assert_non_null(strstr(err.message, "symbolic link"));
+    assert_int_equal(lstat(dangling, &st), 0);
+    assert_true(S_ISLNK(st.st_mode));
+    assert_int_equal(temporaries(), 0);
+}
+
+static void test_refused(void **state)
+{
+    (void)state;
+    struct tf_error err = {0};
+    char folder[300], h5[300];
+    path_in(folder, sizeof folder, "folder");
+    assert_int_equal(mkdir(folder, 0700), 0);
+    assert_int_equal(replace_with(folder, TF_REPLACE_TEXT, "x", &err), -1);
+    assert_non_null(strstr(err.message, "is a folder"));
+    assert_int_equal(rmdir(folder), 0);
+
+    /* An HDF5 signature: a text output never overwrites it; an archive may. */
+    path_in(h5, sizeof h5, "archive.h5");
+    put(h5, "\x89HDF\r\n\x1a\nrest");
+    assert_true(tf_replace_is_hdf5(h5));
+    assert_int_equal(replace_with(h5, TF_REPLACE_TEXT, "x", &err), -1);
+    assert_non_null(strstr(err.message, "HDF5 file"));
+    assert_true(tf_replace_is_hdf5(h5));
+    assert_int_equal(replace_with(h5, TF_REPLACE_ARCHIVE, "x", &err), 0);
+    assert_string_equal(get(h5), "x");
+    assert_false(tf_replace_is_hdf5(h5));
+
+    /* A device: text is written into it in place; an archive is refused. */
+    struct tf_replace r;
+    assert_int_equal(tf_replace_plan(&r, "/dev/null", TF_REPLACE_TEXT, &err), 0);
+    assert_null(r.tmp);
+    assert_string_equal(r.target, "/dev/null");
+    tf_replace_discard(&r);
+    assert_int_equal(replace_with("/dev/null", TF_REPLACE_TEXT, "x", &err), 0);
+    struct stat st;
+    assert_int_equal(stat("/dev/null", &st), 0);
+    assert_true(S_ISCHR(st.st_mode));
+    assert_int_equal(replace_with("/dev/null", TF_REPLACE_ARCHIVE, "x", &err), -1);
+    assert_non_null(strstr(err.message, "not a file"));
+    assert_int_equal(temporaries(), 0);
+}
+
+static void test_discarded(void **state)
+{
+    (void)state;
+    struct tf_error err = {0};
+    char p[300];
+    path_in(p, sizeof p, "kept.txt");
+    put(p, "old");
+    struct tf_replace r;
+    assert_int_equal(tf_replace_plan(&r, p, TF_REPLACE_TEXT, &err), 0);
+    int fd = tf_replace_open(&r, p, &err);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, "half", 4), 4);
+    close(fd);
+    assert_int_equal(temporaries(), 1);
+    tf_replace_discard(&r);
+    assert_int_equal(temporaries(), 0);
+    assert_string_equal(get(p), "old");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_new_and_existing),
+        cmocka_unit_test(test_link_followed),
+        cmocka_unit_test(test_refused),
+        cmocka_unit_test(test_discarded),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
