@@ -165,7 +165,8 @@ static const char usage_status[] =
     "a run going on, or killed) are counted too. Reads only; safe while a run\n"
     "writes the archive.\n"
     "\n"
-    "exit codes: 0 printed; 2 bad arguments, unreadable archive or journal.\n";
+    "exit codes: 0 printed; 1 the output could not be written; 2 bad arguments,\n"
+    "unreadable archive or journal.\n";
 
 static const char usage_query[] =
     "usage: tunefarm query ARCHIVE [--kernel NAME] [--run N]\n"
@@ -182,7 +183,8 @@ static const char usage_query[] =
     "                      job hash and dates are printed); default: every run\n"
     "  -h, --help          this text\n"
     "\n"
-    "exit codes: 0 printed; 2 bad arguments or unreadable archive.\n";
+    "exit codes: 0 printed; 1 the output could not be written; 2 bad arguments or\n"
+    "unreadable archive.\n";
 
 static const char usage_compile[] =
     "usage: tunefarm compile JOB.yaml --arch ARCH[,ARCH...] [-j N] [-q]\n"
@@ -212,7 +214,24 @@ static const char usage_devices[] =
     "usage: tunefarm devices\n"
     "\n"
     "List the devices this node offers, in the order workers take them, and why a\n"
-    "backend is unavailable. Exit code 0.\n";
+    "backend is unavailable.\n"
+    "\n"
+    "exit codes: 0 listed; 1 the list could not be written; 2 bad arguments.\n";
+
+static const char usage_version[] =
+    "usage: tunefarm version\n"
+    "\n"
+    "Print the version (the source's git revision, \"-dirty\" with local changes).\n"
+    "\n"
+    "exit codes: 0 printed; 1 it could not be written; 2 bad arguments.\n";
+
+static const char usage_header[] =
+    "usage: tunefarm header cuda|hip\n"
+    "\n"
+    "Print the header the farm injects as \"tunefarm.h\" when it compiles a GPU kernel,\n"
+    "to compile one by hand (nvcc -I DIR).\n"
+    "\n"
+    "exit codes: 0 printed; 1 it could not be written; 2 bad arguments.\n";
 
 static void self_path(char *out, size_t cap, const char *argv0)
 {
@@ -1085,6 +1104,11 @@ static int cmd_devices(int argc, char **argv)
         fputs(usage_devices, stdout);
         return TF_EXIT_OK;
     }
+    if (argc > 2) {
+        fprintf(stderr, "tunefarm devices: unexpected argument '%s'\n\n%s", argv[2],
+                usage_devices);
+        return TF_EXIT_USAGE;
+    }
     struct tf_device devs[64];
     const char *backends[64];
     int ordinals[64];
@@ -1113,12 +1137,9 @@ static int cmd_devices(int argc, char **argv)
     return TF_EXIT_OK;
 }
 
-int main(int argc, char **argv)
+/* The command `cmd` (argv[1]); its exit code. */
+static int dispatch(int argc, char **argv, const char *cmd, const char *exe)
 {
-    char exe[PATH_MAX];
-    self_path(exe, sizeof exe, argv[0]);
-    const char *cmd = argc > 1 ? argv[1] : "help";
-    tf_archive_no_atexit();
     if (strcmp(cmd, "__runner") == 0)
         return tf_runner_main(argc, argv);
     if (strcmp(cmd, "__compiler") == 0)
@@ -1150,17 +1171,33 @@ int main(int argc, char **argv)
     if (strcmp(cmd, "report") == 0)
         return tf_html_report_main(argc, argv);
     if (strcmp(cmd, "header") == 0) {
+        if (argc == 3 && (strcmp(argv[2], "--help") == 0 || strcmp(argv[2], "-h") == 0)) {
+            fputs(usage_header, stdout);
+            return TF_EXIT_OK;
+        }
         const char *text = argc == 3 ? tf_portability_header(argv[2]) : NULL;
         if (text == NULL) {
-            fprintf(stderr, "usage: tunefarm header cuda|hip\n\nPrint the header the farm "
-                            "injects as \"tunefarm.h\" when it compiles a GPU kernel, to "
-                            "compile one by hand (nvcc -I DIR).\n");
-            return argc == 3 && strcmp(argv[2], "--help") == 0 ? TF_EXIT_OK : TF_EXIT_USAGE;
+            if (argc == 3)
+                fprintf(stderr, "tunefarm header: expected cuda or hip, found '%s'\n\n",
+                        argv[2]);
+            else
+                fprintf(stderr, "tunefarm header: expected one argument, cuda or hip\n\n");
+            fputs(usage_header, stderr);
+            return TF_EXIT_USAGE;
         }
         fputs(text, stdout);
         return TF_EXIT_OK;
     }
     if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {
+        if (argc == 3 && (strcmp(argv[2], "--help") == 0 || strcmp(argv[2], "-h") == 0)) {
+            fputs(usage_version, stdout);
+            return TF_EXIT_OK;
+        }
+        if (argc > 2) {
+            fprintf(stderr, "tunefarm version: unexpected argument '%s'\n\n%s", argv[2],
+                    usage_version);
+            return TF_EXIT_USAGE;
+        }
         printf("tunefarm %s\n", TF_VERSION);
         return TF_EXIT_OK;
     }
@@ -1174,6 +1211,19 @@ int main(int argc, char **argv)
             print_usage_run(stdout);
             return TF_EXIT_OK;
         }
+        static const char *const topics[] = {"", "compile", "query", "status", "merge",
+                                             "export", "import", "diff", "devices", "space",
+                                             "import-t1", "best", "report", "header",
+                                             "version", "help"};
+        bool known = false;
+        for (size_t t = 0; t < sizeof topics / sizeof *topics; t++)
+            known = known || strcmp(topic, topics[t]) == 0;
+        if (!known || argc > 3) {
+            fprintf(stderr, "tunefarm help: %s '%s'\n\n%s",
+                    known ? "one topic at a time, found also" : "no command or topic",
+                    known ? argv[3] : topic, usage_main);
+            return TF_EXIT_USAGE;
+        }
         fputs(strcmp(topic, "compile") == 0 ? usage_compile
               : strcmp(topic, "query") == 0   ? usage_query
               : strcmp(topic, "status") == 0  ? usage_status
@@ -1186,10 +1236,34 @@ int main(int argc, char **argv)
               : strcmp(topic, "import-t1") == 0 ? tf_t1_tool_usage
               : strcmp(topic, "best") == 0    ? tf_best_usage
               : strcmp(topic, "report") == 0  ? tf_html_report_usage
+              : strcmp(topic, "header") == 0  ? usage_header
+              : strcmp(topic, "version") == 0 ? usage_version
                                               : usage_main,
               stdout);
         return TF_EXIT_OK;
     }
     fprintf(stderr, "tunefarm: unknown command '%s'\n\n%s", cmd, usage_main);
     return TF_EXIT_USAGE;
+}
+
+int main(int argc, char **argv)
+{
+    char exe[PATH_MAX];
+    self_path(exe, sizeof exe, argv[0]);
+    const char *cmd = argc > 1 ? argv[1] : "help";
+    tf_archive_no_atexit();
+    int rc = dispatch(argc, argv, cmd, exe);
+    if (strncmp(cmd, "__", 2) == 0)
+        return rc; /* a runner's or compiler's exit code is its parent's protocol */
+    /* A listing into a full disk or a closed pipe must not end "0 printed":
+     * the commands print through stdio, whose errors only the end sees. */
+    errno = 0;
+    const bool flushed = fflush(stdout) == 0;
+    if (!flushed || ferror(stdout)) {
+        fprintf(stderr, "tunefarm %s: cannot write to standard output: %s\n", cmd,
+                !flushed && errno ? strerror(errno) : "a write failed");
+        if (rc == TF_EXIT_OK)
+            rc = strcmp(cmd, "diff") == 0 ? TF_EXIT_USAGE : TF_EXIT_FAILURE;
+    }
+    return rc;
 }

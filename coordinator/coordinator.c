@@ -1323,7 +1323,13 @@ static void coordinator_print_duty(const struct coordinator *c, double wall)
                 measured += c->workers[i].measured_seconds;
                 n++;
             }
-        if (n > 0 && wall > 0)
+        /* A replay's times are the source's, on a simulated clock: against
+         * this machine's wall they would read 800%. */
+        if (n > 0 && c->opt->replay_source)
+            printf("Recorded time on %s (replay, %d simulated device%s): %.2f s running "
+                   "variants per device\n",
+                   c->classes[k].name, n, n > 1 ? "s" : "", measured / n);
+        else if (n > 0 && wall > 0)
             printf("Duty cycle on %s (%s, %d device%s): %.1f%% (%.2f s running variants per device)\n",
                    c->classes[k].name, c->classes[k].backend, n, n > 1 ? "s" : "",
                    100.0 * measured / (n * wall), measured / n);
@@ -1550,9 +1556,14 @@ static void coordinator_print_summary(const struct coordinator *c, double wall)
     }
     /* Results carry the compile time of the rank that measured them; what a
      * compile rank compiled is a cache hit there, and its time is not here. */
-    printf("Compile: %.1f s of compiler time%s, %.1fx parallel over the run\n",
-           c->compile_seconds, ahead > 0 ? " on the measuring ranks (compile ranks' not counted)" : "",
-           wall > 0 ? c->compile_seconds / wall : 0);
+    if (c->opt->replay_source)
+        printf("Compile: %.1f s of recorded compiler time (the source's, simulated)\n",
+               c->compile_seconds);
+    else
+        printf("Compile: %.1f s of compiler time%s, %.1fx parallel over the run\n",
+               c->compile_seconds,
+               ahead > 0 ? " on the measuring ranks (compile ranks' not counted)" : "",
+               wall > 0 ? c->compile_seconds / wall : 0);
     coordinator_print_duty(c, wall);
     if (ahead > 0)
         printf("Compile ranks: %d rank%s got %llu configurations to compile ahead of the device "

@@ -155,7 +155,7 @@ struct tf_plan *tf_plan_create(const struct tf_job *job, int nclasses,
         for (int i = 0; i < job->nkernels; i++) {
             const struct tf_job_kernel *jk = &job->kernels[i];
             /* A C kernel runs on host workers, a CUDA/HIP kernel on GPU workers. */
-            if (strcmp(jk->kernel->language, tf_device_language(&devices[c])) != 0)
+            if (!tf_device_runs(&devices[c], jk->kernel->language))
                 continue;
             for (int j = 0; j < jk->nproblems; j++) {
                 struct tf_task *t = &plan->tasks[plan->ntasks++];

@@ -98,6 +98,13 @@ const char *tf_device_language(const struct tf_device *d)
     return strcmp(d->backend, "host") == 0 ? "c" : "cuda";
 }
 
+bool tf_device_runs(const struct tf_device *d, const char *language)
+{
+    if (strcmp(d->backend, "replay") == 0 && strcmp(d->arch, "null") == 0)
+        return true;
+    return strcmp(language, tf_device_language(d)) == 0;
+}
+
 /* One representative model per architecture (public spec sheets); the real
  * device's own properties are used whenever the run has one. per_sm is the
  * shared memory of one multiprocessor (CUDA's "maximum amount of shared

@@ -6,6 +6,7 @@
 #ifndef TF_DEVICE_H
 #define TF_DEVICE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -69,6 +70,9 @@ int tf_device_same_settings(const struct tf_device *a, const struct tf_device *b
 /* The kernel language a device's backend compiles: "c" for host, "cuda" for the
  * cuda and hip backends (one single source for both GPU vendors). */
 const char *tf_device_language(const struct tf_device *d);
+/* Whether `d` runs kernels of `language` ("c", "cuda"): its language, or any
+ * for the null replay device (`--replay null:` answers every kernel). */
+bool tf_device_runs(const struct tf_device *d, const char *language);
 /* A nominal device of architecture `arch` ("sm_80", "sm_90", "gfx90a",
  * "gfx942"...), with the properties constraints read, for compiling ahead on a
  * machine that has no such device. 0, or -1 for an unknown architecture. */

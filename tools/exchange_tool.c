@@ -173,6 +173,31 @@ int tf_cmd_export(int argc, char **argv)
     return code;
 }
 
+
+/* The run of `a` that imported the same bytes with the same options as the
+ * single run of `model` (a copy of the file under another name or folder:
+ * its command differs only in the path at its end), or -1. */
+static int imported_before(const struct tf_archive *a, const struct tf_archive *model)
+{
+    const struct tf_archive_run *m = &model->runs[0];
+    /* The options end before " /real/path" (or the last word if the path
+     * could not be resolved). */
+    const char *path = strstr(m->command, " /");
+    if (path == NULL)
+        path = strrchr(m->command, ' ');
+    if (path == NULL || strncmp(m->job_name, "import:", 7) != 0)
+        return -1;
+    const size_t options = (size_t)(path - m->command);
+    for (int r = 0; r < a->nruns; r++) {
+        const struct tf_archive_run *x = &a->runs[r];
+        if (strcmp(x->job_hash, m->job_hash) == 0 && strncmp(x->job_name, "import:", 7) == 0 &&
+            strncmp(x->command, m->command, options) == 0 && x->command[options] == ' ' &&
+            x->command[options + 1] == m->command[options + 1])
+            return r;
+    }
+    return -1;
+}
+
 /* "ok 4201, runtime_error 155" of a file's rows. */
 static void status_counts(const struct tf_import_info *info, char *out, size_t cap)
 {
@@ -272,6 +297,14 @@ int tf_cmd_import(int argc, char **argv)
     for (int i = 0; i < nfiles; i++) {
         struct tf_archive_merge_stats ms;
         const struct tf_archive_kernel *k = &models[i]->kernels[0];
+        const int copy = imported_before(out, models[i]);
+        if (copy >= 0) {
+            if (!quiet)
+                printf("%s: already in %s as run %d, from %s (the same content, imported with "
+                       "the same options): nothing added\n",
+                       files[i], path, copy, out->runs[copy].job_name + strlen("import:"));
+            continue;
+        }
         if (tf_archive_merge(out, models[i], &ms, &err) != 0) {
             size_t len = strlen(err.message);
             snprintf(err.message + len, sizeof err.message - len,

@@ -247,7 +247,7 @@ static int precompile_arch(const struct tf_precompile_options *o, const struct t
     int code = 0;
     for (int i = 0; i < job->nkernels && code == 0; i++) {
         const struct tf_job_kernel *all = &job->kernels[i];
-        if (strcmp(all->kernel->language, tf_device_language(&dev)) != 0)
+        if (!tf_device_runs(&dev, all->kernel->language))
             continue;
         t.kernels++;
         /* A kernel that compiles sizes in (`defines:`) has binaries per

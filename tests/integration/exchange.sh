@@ -94,6 +94,9 @@ check "  the cross-device table: each class's best on the other five" sh -c \
      grep -q '^  best of AMD Instinct MI250X:' query.out"
 check "importing a cache again adds nothing" sh -c "\"$TF\" import conv.h5 \"$CONV/A100.json.gz\" | grep -q 'nothing added'"
 check "  six runs still" sh -c "\"$TF\" status conv.h5 | grep -q '6 runs, 6 devices'"
+mkdir -p copies && cp "$CONV/A100.json.gz" copies/renamed.json.gz
+check "a copy under another name adds nothing either" sh -c "\"$TF\" import conv.h5 copies/renamed.json.gz | grep -q 'already in conv.h5 as run 0, from A100.json.gz'"
+check "  six runs still" sh -c "\"$TF\" status conv.h5 | grep -q '6 runs, 6 devices'"
 expect_fail "a Kernel Tuner cache of six classes is refused" 2 "$TF" export conv.h5 --format kt-cache
 check "  saying to choose with --device" contains "$TMP/last" "choose one with --device"
 check "CSV of 26172 rows that pandas reads" sh -c "\"$TF\" export conv.h5 --format csv -o conv.csv && $CHECK csv conv.h5 conv.csv"
@@ -146,6 +149,32 @@ refused "a T4 invalidity outside the schema's" 'results[0].invalidity: "meh"' t4
 refused "a kernel whose parameters differ from the archive's" "archive kernel 'ranked' has parameters" \
     "$CONV/A4000.json.gz" --kernel ranked
 refused "the archive named as a file" "is the archive" ranked.h5
+zcat "$CONV/A4000.json.gz" | sed '0,/"time": [0-9.]*,/s/"time": [0-9.]*,/"time": -1.5,/' >negative.json
+refused "a negative time" "has time -1.5: expected a positive number" negative.json
+zcat "$CONV/A4000.json.gz" | sed 's/^"block_size_y": \[$/"block_size_y": [1,/' >repeated.json
+refused "a parameter value listed twice" "lists the value 1 more than once" repeated.json
+
+echo "-- outputs: an archive is never overwritten, modes and links are kept"
+expect_fail "export -o the archive itself exits 1" 1 "$TF" export ranked.h5 --format json -o ranked.h5
+check "  saying it is an HDF5 file" contains "$TMP/last" "is an HDF5 file"
+check "  and the archive is untouched" cmp -s ranked.h5 keep.h5
+expect_fail "best -o another archive exits 1" 1 "$TF" best ranked.h5 --kernel ranked -o faulty.h5
+check "  and that archive still reads" "$TF" query faulty.h5
+cp ranked.h5 private.h5 && chmod 600 private.h5
+check "import into a private archive" "$TF" import -q private.h5 "$CONV/A6000.json.gz"
+check "  keeps it private (600)" sh -c "[ \$(stat -c %a private.h5) = 600 ]"
+ln -s ranked.h5 link.h5
+check "an archive named through a symbolic link" "$TF" import -q link.h5 "$CONV/W6600.json.gz"
+check "  stays a link; its file got the runs" sh -c "[ -L link.h5 ] && \"$TF\" query ranked.h5 | grep -q 'W6600'"
+cp keep.h5 ranked.h5
+check "export to a character device (/dev/null) writes into it" "$TF" export ranked.h5 --format csv -o /dev/null
+check "  which is still a device" test -c /dev/null
+if [ -w /dev/full ]; then
+    expect_fail "query into a full device exits 1" 1 sh -c "\"$TF\" query ranked.h5 >/dev/full"
+    check "  saying so" contains "$TMP/last" "cannot write to standard output"
+else
+    skip "query into /dev/full" "no writable /dev/full"
+fi
 ( flock 9; sleep 30 ) 9>>ranked.h5.journal &
 locker=$!
 sleep 1

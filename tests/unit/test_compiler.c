@@ -1105,6 +1105,48 @@ static void test_header_edit_while_compiling(void **state)
     tf_bundle_destroy(b);
 }
 
+/* tunefarm's own outputs in a CUDA kernel's folder (an archive, its journal,
+ * a temporary) are no headers: the manifest and the stamp leave them out, so
+ * an archive written beside the kernel does not change the job's hash (a run
+ * could never resume) nor make the folder too big to hash. A header added
+ * there still counts. */
+static void test_include_skips_outputs(void **state)
+{
+    struct fixture *f = *state;
+    char dir[128], path[256], src[256], *m1 = NULL, *m2 = NULL, *s1 = NULL, *s2 = NULL;
+    int bad = 0, racy = 0;
+    struct tf_error err = {0};
+    snprintf(dir, sizeof dir, "%s/kernel_folder", f->cache);
+    assert_int_equal(mkdir(dir, 0777), 0);
+    snprintf(src, sizeof src, "%s/k.cu", dir);
+    write_text(src, "__global__ void k(void) {}\n");
+    char *none[] = {"-O2"};
+    assert_int_equal(tf_include_manifest(none, 1, "cuda", src, &m1, &bad, &err), 0);
+    assert_int_equal(tf_include_stamp(none, 1, "cuda", src, &s1, &racy, &err), 0);
+    snprintf(path, sizeof path, "%s/results.h5", dir);
+    write_text(path, "\x89HDF\r\n\x1a\n and the rest of an archive");
+    snprintf(path, sizeof path, "%s/results.h5.journal", dir);
+    write_text(path, "TFJRNL02 records");
+    snprintf(path, sizeof path, "%s/results.h5.tmp.4242", dir);
+    write_text(path, "half an archive");
+    snprintf(path, sizeof path, "%s/renamed.dat", dir); /* an archive by its bytes */
+    write_text(path, "\x89HDF\r\n\x1a\nmore");
+    assert_int_equal(tf_include_manifest(none, 1, "cuda", src, &m2, &bad, &err), 0);
+    assert_int_equal(tf_include_stamp(none, 1, "cuda", src, &s2, &racy, &err), 0);
+    assert_string_equal(m1, m2);
+    assert_string_equal(s1, s2);
+    free(m2);
+    free(s2);
+    snprintf(path, sizeof path, "%s/tile.h.tmp.x", dir); /* not our temporary's name */
+    write_text(path, "#define T 1\n");
+    assert_int_equal(tf_include_manifest(none, 1, "cuda", src, &m2, &bad, &err), 0);
+    assert_string_not_equal(m1, m2);
+    assert_non_null(strstr(m2, "tile.h.tmp.x"));
+    free(m1);
+    free(m2);
+    free(s1);
+}
+
 /* tf_include_stamp: the same walk as the manifest, stat() only. Equal while
  * nothing changes; a changed size, an added file change it; a file written
  * just now makes it racy (its times cannot tell a same-size rewrite). */
@@ -1433,6 +1475,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_header_edit_during_run_recompiled, setup, teardown),
         cmocka_unit_test_setup_teardown(test_header_edit_while_compiling, setup, teardown),
         cmocka_unit_test_setup_teardown(test_include_stamp, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_include_skips_outputs, setup, teardown),
         cmocka_unit_test_setup_teardown(test_include_manifest, setup, teardown),
         cmocka_unit_test(test_compiler_main_arguments),
         cmocka_unit_test(test_precompile_compiles_what_the_plan_measures),
