@@ -39,7 +39,8 @@ SCHEMA_OBJS := schema/error.o schema/status.o schema/hash.o schema/device.o sche
                schema/defines.o \
                schema/bundle.o schema/yamldoc.o schema/expr.o schema/kernel.o schema/job.o \
                schema/space.o schema/wire.o schema/wire_mpi.o $(ARCHIVE_OBJS) \
-               schema/ktcache.o schema/exchange.o schema/parammap.o schema/replace.o
+               schema/ktcache.o schema/exchange.o schema/parammap.o schema/replace.o \
+               schema/version.o
 # The search strategies stand alone (schema objects and LAPACKE): the job fuzzer links them.
 STRATEGY_OBJS := coordinator/strategy.o coordinator/strategy_brute_force.o \
                coordinator/strategy_random.o coordinator/strategy_genetic.o \
@@ -71,6 +72,16 @@ UNIT_BINS   := $(UNIT_TESTS:%=tests/unit/test_%)
 .PHONY: all test check unit integration check-faults slurm check-scale install uninstall clean bench-space deps \
         bench-strategy
 all: tunefarm
+
+# The version lives in schema/version.o alone, rebuilt when `git describe`
+# changes: the stamp is rewritten only then (every build dir's copy depends on it).
+build/version.stamp: FORCE
+	@mkdir -p build
+	@echo '$(VERSION)' | cmp -s - $@ || echo '$(VERSION)' >$@
+schema/version.o build/san/schema/version.o build/fuzz/schema/version.o \
+build/replay/schema/version.o: build/version.stamp
+.PHONY: FORCE
+FORCE:
 
 %.o: %.c
 	$(CC) $(ALL_CFLAGS) -c $< -o $@

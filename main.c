@@ -26,6 +26,7 @@
 extern char **environ;
 
 #include "tools/exchange_tool.h"
+#include "schema/version.h"
 #include "coordinator/coordinator.h"
 #include "coordinator/diffcmd.h"
 #include "coordinator/progress.h"
@@ -45,9 +46,6 @@ extern char **environ;
 #include "worker/runner.h"
 #include "worker/worker.h"
 
-#ifndef TF_VERSION
-#define TF_VERSION "0.1"
-#endif
 
 static const char usage_main[] =
     "usage: tunefarm COMMAND [OPTIONS]\n"
@@ -1198,7 +1196,7 @@ static int dispatch(int argc, char **argv, const char *cmd, const char *exe)
                     usage_version);
             return TF_EXIT_USAGE;
         }
-        printf("tunefarm %s\n", TF_VERSION);
+        printf("tunefarm %s\n", tf_version);
         return TF_EXIT_OK;
     }
     if (strcmp(cmd, "help") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0) {

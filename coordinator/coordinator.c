@@ -45,6 +45,7 @@
  * the grace period, the archive is checkpointed and the run ends with
  * TF_EXIT_INTERRUPTED so a requeue script knows to resubmit. */
 #include "coordinator.h"
+#include "../schema/version.h"
 
 #include <errno.h>
 #include <math.h>
@@ -70,9 +71,6 @@
 #include "session.h"
 #include "strategy.h"
 
-#ifndef TF_VERSION
-#define TF_VERSION "0.1"
-#endif
 
 /* Seconds of work a slice should hold once a worker's rate is known. */
 #define SLICE_TARGET_SECONDS 4.0
@@ -1483,7 +1481,7 @@ static int coordinator_check_resume(const struct coordinator *c, int resume)
     for (int i = 1; i <= c->nworkers; i++)
         if (c->workers[i].klass >= 0)
             devs[n++] = c->workers[i].dev;
-    const int ok = tf_session_may_resume(c->archive, (uint32_t)resume, TF_VERSION, devs, n, why,
+    const int ok = tf_session_may_resume(c->archive, (uint32_t)resume, tf_version, devs, n, why,
                                          sizeof why);
     free(devs);
     if (ok)
@@ -1698,7 +1696,7 @@ int tf_coordinator_run(const struct tf_run_options *opt, bool *abort_others)
         tf_strlcpy(run.command, opt->command_line ? opt->command_line : "", sizeof run.command);
         const char *slurm = getenv("SLURM_JOB_ID");
         tf_strlcpy(run.slurm_job_id, slurm ? slurm : "", sizeof run.slurm_job_id);
-        tf_strlcpy(run.tunefarm_version, TF_VERSION, sizeof run.tunefarm_version);
+        tf_strlcpy(run.tunefarm_version, tf_version, sizeof run.tunefarm_version);
         tf_strlcpy(run.replay_source, opt->replay_source ? opt->replay_source : "",
                    sizeof run.replay_source);
         tf_session_run_settings(&run, c.job);

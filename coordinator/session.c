@@ -11,6 +11,7 @@
  * tunefarm versions; the coordinator's version must be the run's. Clock and
  * power settings may differ (they are recorded per session and reported). */
 #include "session.h"
+#include "../schema/version.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -21,9 +22,6 @@
 
 #include "progress.h"
 
-#ifndef TF_VERSION
-#define TF_VERSION "0.1"
-#endif
 
 /* Append printf-style text to `out` (`len` bytes used), never past `cap`. */
 static void add(char *out, size_t cap, size_t *len, const char *fmt, ...)
@@ -83,7 +81,7 @@ uint32_t tf_session_begin(struct tf_archive *a, uint32_t run, const char *comman
     const char *slurm = getenv("SLURM_JOB_ID");
     tf_strlcpy(s.slurm_job_id, slurm ? slurm : "", sizeof s.slurm_job_id);
     s.ranks = ranks;
-    tf_strlcpy(s.tunefarm_version, TF_VERSION, sizeof s.tunefarm_version);
+    tf_strlcpy(s.tunefarm_version, tf_version, sizeof s.tunefarm_version);
     if (gethostname(s.host, sizeof s.host - 1) != 0)
         s.host[0] = '\0';
     return tf_archive_add_session(a, &s);

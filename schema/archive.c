@@ -19,6 +19,7 @@
  * of the module are listed in archive_internal.h; the layout is specified for
  * users in schema/archive.md. */
 #include "archive.h"
+#include "version.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -33,9 +34,6 @@
 #include "expr.h"
 
 /* The Makefile may pass the real version; archives then record it. */
-#ifndef TF_VERSION
-#define TF_VERSION "0.1.0"
-#endif
 
 /* "a,b,c" (or "(none)") into `out`, truncated with "..." when long. */
 static void join_names(char *out, size_t cap, const char *const *names, int n)
@@ -188,7 +186,7 @@ struct tf_archive *tf_archive_create(void)
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     a->created = (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-    tf_strlcpy(a->tunefarm_version, TF_VERSION, sizeof a->tunefarm_version);
+    tf_strlcpy(a->tunefarm_version, tf_version, sizeof a->tunefarm_version);
     new_id(a->id);
     return a;
 }

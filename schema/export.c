@@ -14,6 +14,7 @@
  * parameter kinds, metrics and device) that tunefarm's import reads back and
  * other readers ignore. Files are written to PATH.tmp.PID and renamed. */
 #include "export.h"
+#include "version.h"
 #include "replace.h"
 
 #include <errno.h>
@@ -28,9 +29,6 @@
 #include "exchange.h"
 #include "status.h"
 
-#ifndef TF_VERSION
-#define TF_VERSION "0.1.0"
-#endif
 
 #define T4_SCHEMA_VERSION "1.0.0"
 
@@ -547,6 +545,15 @@ static json_t *kernel_json(const struct tf_archive *a, const struct tf_archive_k
                      "problems", problems, "results", results);
 }
 
+
+/* "tunefarm VERSION", for the exports' exported_by. */
+static const char *tf_exported_by(void)
+{
+    static char text[64];
+    snprintf(text, sizeof text, "tunefarm %s", tf_version);
+    return text;
+}
+
 static json_t *archive_json(const struct tf_archive *a, const struct tf_export_options *o)
 {
     bool *used_runs = tf_xcalloc((size_t)a->nruns + 1, sizeof *used_runs);
@@ -594,7 +601,7 @@ static json_t *archive_json(const struct tf_archive *a, const struct tf_export_o
                              "tunefarm_version", jstr(a->tunefarm_version), "checkpoint",
                              (json_int_t)a->checkpoint);
     return json_pack("{s:s, s:i, s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "format",
-                     "tunefarm-export", "version", 1, "exported_by", "tunefarm " TF_VERSION,
+                     "tunefarm-export", "version", 1, "exported_by", tf_exported_by(),
                      "source", jstr(o->archive_path),
                      "selection", sel, "archive", meta, "devices", devices, "runs", runs,
                      "plan", plan, "kernels", kernels);
@@ -723,7 +730,7 @@ static json_t *group_extension(const struct tf_archive *a, const struct group *g
     for (int s = 0; s < ak->nsizes; s++)
         json_array_append_new(sizes, json_integer((json_int_t)pr->sizes[s]));
     return json_pack("{s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "exported_by",
-                     "tunefarm " TF_VERSION, "archive_id", jstr(a->id), "kernel", jstr(ak->name),
+                     tf_exported_by(), "archive_id", jstr(a->id), "kernel", jstr(ak->name),
                      "problem", jstr(pr->name), "size_names", string_array(ak->size_names, ak->nsizes), "sizes",
                      sizes, "parameters", params, "metric_names",
                      string_array(ak->metric_names, ak->nmetrics), "device",

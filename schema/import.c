@@ -16,6 +16,7 @@
  * parameters nor Kernel Tuner's own (T4: measurements other than time and
  * tunefarm's), at most TF_MAX_METRICS, in order of appearance. */
 #include "import.h"
+#include "version.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -33,9 +34,6 @@
 #include "ktcache.h"
 #include "result.h"
 
-#ifndef TF_VERSION
-#define TF_VERSION "0.1.0"
-#endif
 
 /* What a file says, before it becomes an archive model. */
 struct draft {
@@ -1015,7 +1013,7 @@ static int import_run(const struct draft *d, const struct tf_import_options *o,
     run->start = d->first > 0 ? d->first : mtime;
     run->end = d->last > 0 ? d->last : run->start;
     run->ranks = 0;
-    tf_strlcpy(run->tunefarm_version, TF_VERSION, sizeof run->tunefarm_version);
+    tf_strlcpy(run->tunefarm_version, tf_version, sizeof run->tunefarm_version);
     return 0;
 }
 

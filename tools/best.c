@@ -31,6 +31,7 @@
  * Text from the archive that lands in C comments has its comment ends and
  * control characters defused. */
 #include "best.h"
+#include "../schema/version.h"
 
 #include <ctype.h>
 #include <getopt.h>
@@ -48,9 +49,6 @@
 #include "../schema/kernel.h"
 #include "outfile.h"
 
-#ifndef TF_VERSION
-#define TF_VERSION "0.1"
-#endif
 
 #define BEST_MAX_CLASSES 64
 #define BEST_MAX_DEFINES 512
@@ -353,7 +351,7 @@ static void write_header(const struct best *b, FILE *out)
             " * with.\n"
             " *\n"
             " * Device class: define one of these, or let the compiler's target choose:\n",
-            name, text, which, TF_VERSION, created);
+            name, text, which, tf_version, created);
     for (int c = 0; c < b->nclasses; c++) {
         comment_safe(b->classes[c].key, text, sizeof text);
         fprintf(out, " *   TUNEFARM_DEVICE_%s\n *       %s%s%s%s\n", b->classes[c].id, text,
@@ -620,7 +618,7 @@ static void write_make(const struct best *b, FILE *out)
             "#   include this.mk\n"
             "#   CFLAGS += $(%s_BEST_FLAGS)\n"
             "#   make TUNEFARM_PROBLEM=%s TUNEFARM_DEVICE=%s\n",
-            name, text, TF_VERSION, b->kid, b->nproblems ? b->pids[0] : "P",
+            name, text, tf_version, b->kid, b->nproblems ? b->pids[0] : "P",
             b->nclasses ? b->classes[0].id : "CLASS");
     for (int gi = 0; gi < b->ngroups; gi++) {
         const struct best_group *g = &b->groups[gi];

@@ -36,6 +36,7 @@
  * them, so the per-run picks of the trend cost the group's rows, not the
  * archive's. */
 #include "html_report.h"
+#include "../schema/version.h"
 
 #include <getopt.h>
 #include <inttypes.h>
@@ -50,9 +51,6 @@
 #include "outfile.h"
 #include "svg.h"
 
-#ifndef TF_VERSION
-#define TF_VERSION "0.1"
-#endif
 
 #define REPORT_MAX_CLASSES 64
 #define CONVERGENCE_RUNS 6     /* staircases per convergence chart: the latest runs */
@@ -1069,7 +1067,7 @@ void tf_html_report_write(const struct tf_archive *a, const char *archive_path,
           "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n",
           out);
     fprintf(out, "<meta name=\"generator\" content=\"tunefarm %s\">\n<title>tunefarm report: ",
-            TF_VERSION);
+            tf_version);
     tf_html_escape(out, archive_path);
     fprintf(out, "</title>\n<style>\n%s</style></head><body>\n<h1>tunefarm report</h1>\n<p>"
                  "Archive <code>",
@@ -1080,7 +1078,7 @@ void tf_html_report_write(const struct tf_archive *a, const char *archive_path,
             " results. Written %s by tunefarm %s.</p>\n",
             a->nruns, a->nruns == 1 ? "" : "s", a->ndevices, a->ndevices == 1 ? "" : "s",
             classes, classes == 1 ? "" : "es", stats->kernels, stats->kernels == 1 ? "" : "s",
-            total_rows, now, TF_VERSION);
+            total_rows, now, tf_version);
     fputs("<h2 id=\"summary\">Summary</h2>\n<table><tr><th>kernel</th><th>problem</th>"
           "<th>device class</th><th>best time</th><th>metric</th><th>vs default</th>"
           "<th>ok / configurations</th><th>runs</th><th>trend</th></tr>\n",

@@ -60,6 +60,7 @@
  * unless compile_jobs says so (tests/integration/run.sh checks it under
  * taskset). */
 #include "worker.h"
+#include "../schema/version.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -83,9 +84,6 @@
 #include "compile.h"
 #include "runner.h"
 
-#ifndef TF_VERSION
-#define TF_VERSION "0.1"
-#endif
 
 #define WORKER_MAX_DEVICES 64
 #define RESULTS_BATCH 64
@@ -273,7 +271,7 @@ int tf_worker_devices(struct tf_device *devs, const char **backend_of, int *ordi
                 }
                 /* The worker's own version travels with its device: it compiles and
                  * measures, so it belongs to what the device ran with. */
-                tf_strlcpy(devs[n].tunefarm_version, TF_VERSION, sizeof devs[n].tunefarm_version);
+                tf_strlcpy(devs[n].tunefarm_version, tf_version, sizeof devs[n].tunefarm_version);
                 backend_of[n] = be->name;
                 ordinal_of[n] = o;
                 n++;
