@@ -319,7 +319,30 @@ struct tf_propose {
     struct tf_strategy_core *core;
     uint64_t *items;
     int n, cap;
+    struct cmap in; /* items as a set once there are many: an ask of 10^5 stays linear */
 };
+
+/* Items held in a list alone up to this many; a set from there on. */
+#define PROPOSE_LINEAR 64
+
+/* Append `config` to `p` (room and novelty checked by the caller). */
+static void propose_push(struct tf_propose *p, uint64_t config)
+{
+    p->items[p->n++] = config;
+    if (p->n > PROPOSE_LINEAR) {
+        if (p->in.n == 0) /* the list so far joins the set */
+            for (int i = 0; i < p->n - 1; i++)
+                cmap_put(&p->in, p->items[i], 0);
+        cmap_put(&p->in, config, 0);
+    }
+}
+
+static void propose_free(struct tf_propose *p)
+{
+    free(p->in.keys);
+    free(p->in.vals);
+    p->in = (struct cmap){0};
+}
 
 int tf_propose_some(struct tf_propose *p, int n, const struct tf_strategy_impl *impl,
                     void *state, struct tf_strategy_core *core, struct tf_rng *rng,
@@ -511,6 +534,8 @@ uint64_t tf_core_encode(const struct tf_strategy_core *c, const int *digits)
 
 bool tf_propose_has(const struct tf_propose *p, uint64_t config)
 {
+    if (p->n > PROPOSE_LINEAR)
+        return cmap_find(&p->in, config) != NULL;
     for (int i = 0; i < p->n; i++)
         if (p->items[i] == config)
             return true;
@@ -524,7 +549,7 @@ int tf_propose_add(struct tf_propose *p, uint64_t config)
     if (p->n >= p->cap || tf_core_seen(p->core, config) || tf_propose_has(p, config) ||
         !tf_core_valid(p->core, config))
         return 0;
-    p->items[p->n++] = config;
+    propose_push(p, config);
     return 1;
 }
 
@@ -815,12 +840,14 @@ static void update_stop(struct tf_strategy *s)
 
 enum tf_strategy_stop tf_strategy_stopped(const struct tf_strategy *s)
 {
+    /* Exhaustion first: a budget of the whole valid set that was spent ended
+     * with the space, which is what a user should read. */
+    if (s->exhausted)
+        return TF_STOP_EXHAUSTED;
     if (s->limits.budget && s->core.proposed >= s->limits.budget)
         return TF_STOP_BUDGET;
     if (s->patience_hit)
         return TF_STOP_PATIENCE;
-    if (s->exhausted)
-        return TF_STOP_EXHAUSTED;
     return TF_STOP_NONE;
 }
 
@@ -835,7 +862,7 @@ static int propose(struct tf_strategy *s, struct tf_propose *p, uint64_t extra, 
     const struct tf_strategy_impl *impl = s->core.impl;
     for (size_t i = 0; i < s->nseeds && p->n < p->cap; i++)
         if (!tf_core_seen(&s->core, s->seeds[i]) && !tf_propose_has(p, s->seeds[i]))
-            p->items[p->n++] = s->seeds[i];
+            propose_push(p, s->seeds[i]);
     int rc = hint && impl->likely_next ? impl->likely_next(s->state, &s->core, &rng, p, err)
                                        : impl->ask(s->state, &s->core, &rng, p, err);
     if (rc)
@@ -844,7 +871,7 @@ static int propose(struct tf_strategy *s, struct tf_propose *p, uint64_t extra, 
         uint64_t x;
         if (!tf_core_random_unseen(&s->core, &rng, p, &x))
             break;
-        p->items[p->n++] = x;
+        propose_push(p, x);
     }
     if (s->core.err_set) {
         if (err)
@@ -870,7 +897,9 @@ int tf_strategy_ask(struct tf_strategy *s, uint64_t *out, int n, int *got, struc
     struct tf_propose p = {.core = &s->core, .items = out, .cap = room_for(s, n)};
     if (p.cap == 0)
         return 0;
-    if (propose(s, &p, 0, false, err))
+    const int rc = propose(s, &p, 0, false, err);
+    propose_free(&p);
+    if (rc)
         return -1;
     for (int i = 0; i < p.n; i++)
         cmap_put(&s->core.seen, out[i], NAN);
@@ -890,7 +919,9 @@ int tf_strategy_likely_next(struct tf_strategy *s, uint64_t *out, int n, int *go
     struct tf_propose p = {.core = &s->core, .items = out, .cap = room_for(s, n)};
     if (p.cap == 0)
         return 0;
-    if (propose(s, &p, 0, true, err))
+    const int rc = propose(s, &p, 0, true, err);
+    propose_free(&p);
+    if (rc)
         return -1;
     *got = p.n;
     return 0;

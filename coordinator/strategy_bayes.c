@@ -89,12 +89,19 @@ struct base {
     size_t m;
     double *mu, *var;           /* per candidate, given the base */
     double *Kc;                 /* m x n: k(candidate, training), when it fits KC_MAX */
+    uint64_t kc_count;          /* its doubles (counted in kc_held) */
     double hyp[HYP_COUNT];      /* its hyperparameters */
 };
 
-/* Doubles the candidates' kernel rows may take (64 MiB); beyond, each ask
- * computes them again. */
+/* Doubles the candidates' kernel rows may take (64 MiB) in one search, and
+ * in all of a run's searches together (256 MiB: a fleet job has a search per
+ * kernel, problem and device class); beyond, each ask computes them again:
+ * the very same values, so proposals never depend on it, only the CPU time. */
 #define KC_MAX (UINT64_C(8) << 20)
+#define KC_TOTAL_MAX (UINT64_C(32) << 20)
+
+/* Doubles held by every search's cache (the coordinator is single-threaded). */
+static uint64_t kc_held;
 
 struct bayes {
     int64_t init, enumerate, max_train, fit_train, fit_steps, align, transfer, warp;
@@ -515,6 +522,7 @@ static void base_clear(struct base *m)
     free(m->var);
     free(m->pool);
     free(m->Kc);
+    kc_held -= m->kc_count;
     *m = (struct base){.at = SIZE_MAX};
 }
 
@@ -610,8 +618,12 @@ static int base_build(struct bayes *b, struct tf_strategy_core *core, size_t h)
     size_t n = m->n;
     m->mu = tf_xcalloc(m->m ? m->m : 1, sizeof *m->mu);
     m->var = tf_xmalloc((m->m ? m->m : 1) * sizeof *m->var);
-    if ((uint64_t)m->m * n <= KC_MAX)
+    const uint64_t kc = (uint64_t)m->m * n;
+    if (kc <= KC_MAX && kc_held + kc <= KC_TOTAL_MAX) {
         m->Kc = tf_xmalloc((m->m ? m->m : 1) * n * sizeof *m->Kc);
+        m->kc_count = kc;
+        kc_held += kc;
+    }
     const size_t block = 512;
     double *Ks = tf_xmalloc(n * block * sizeof *Ks);
     double xc[MAX_DIMS];

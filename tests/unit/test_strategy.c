@@ -136,6 +136,12 @@ static double replay(struct tf_strategy *s, const struct tf_ktcache *c, int work
     return best;
 }
 
+static int cmp_u64(const void *a, const void *b)
+{
+    const uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
 static void test_valid_distinct(void **state)
 {
     (void)state;
@@ -153,6 +159,24 @@ static void test_valid_distinct(void **state)
             assert_int_equal(tf_strategy_stopped(s), TF_STOP_BUDGET);
             tf_strategy_destroy(s);
         }
+    /* One ask for the whole space (past the proposal list's linear part, where
+     * membership is a set): every valid configuration once, none twice. */
+    for (int i = 0; tf_strategies[i]; i++) {
+        struct tf_strategy *s = make(tf_strategies[i]->name, sp, 5, 0);
+        uint64_t *all = malloc(2000 * sizeof *all);
+        int got = 0;
+        struct tf_error err = {0};
+        assert_int_equal(tf_strategy_ask(s, all, 2000, &got, &err), 0);
+        assert_int_equal(got, 1768);
+        qsort(all, (size_t)got, sizeof *all, cmp_u64);
+        for (int k = 0; k < got; k++) {
+            assert_true(k == 0 || all[k] != all[k - 1]);
+            const struct tf_ktcache_entry *e = tf_ktcache_find(c, all[k]);
+            assert_true(e != NULL && e->status != TF_STATUS_INVALID);
+        }
+        free(all);
+        tf_strategy_destroy(s);
+    }
     /* The whole space: every valid one exactly once, then exhausted. */
     for (int i = 0; tf_strategies[i]; i++) {
         struct tf_ktcache *small = load(SMALL);
@@ -161,6 +185,12 @@ static void test_valid_distinct(void **state)
         size_t n;
         replay(s, small, 3, NULL, &n);
         assert_int_equal(n, 5); /* 6 entries, one InvalidConfig */
+        assert_int_equal(tf_strategy_stopped(s), TF_STOP_EXHAUSTED);
+        tf_strategy_destroy(s);
+        /* A budget of exactly the valid set ends with the space, and says so. */
+        s = make(tf_strategies[i]->name, ssp, 7, 5);
+        replay(s, small, 3, NULL, &n);
+        assert_int_equal(n, 5);
         assert_int_equal(tf_strategy_stopped(s), TF_STOP_EXHAUSTED);
         tf_strategy_destroy(s);
         tf_strategy_space_free(ssp);
