@@ -11,6 +11,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <limits.h>
@@ -28,6 +29,7 @@ extern char **environ;
 #include "tools/exchange_tool.h"
 #include "schema/version.h"
 #include "coordinator/coordinator.h"
+#include "coordinator/journal.h"
 #include "coordinator/diffcmd.h"
 #include "coordinator/progress.h"
 #include "coordinator/report.h"
@@ -173,7 +175,8 @@ static const char usage_query[] =
     "archive, its time and metric, its speedup over that problem's default\n"
     "configuration and the counts by status (ok/total: configurations, each\n"
     "once with the status of its latest measurement, however many runs\n"
-    "measured it).\n"
+    "measured it). Results still in ARCHIVE.journal (a run going on, or one\n"
+    "that was killed) count too.\n"
     "\n"
     "options:\n"
     "  -k, --kernel NAME   only this kernel\n"
@@ -490,22 +493,52 @@ static int self_launch(const char *exe, int argc, char **argv, int workers)
      * us (mpirun would kill the ranks at once), and no stdin, which a
      * background process group may not read. We forward signals as SIGUSR1,
      * which mpirun passes on to every rank: checkpoint and stop. */
-    posix_spawnattr_t attr;
-    posix_spawn_file_actions_t fa;
-    posix_spawnattr_init(&attr);
-    posix_spawnattr_setpgroup(&attr, 0);
-    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    /* fork + exec rather than posix_spawn: the child asks the kernel for
+     * SIGTERM when we die (PR_SET_PDEATHSIG), so a `tunefarm run` killed
+     * with SIGKILL (a batch system's timeout, an OOM kill) takes mpirun and
+     * its ranks along instead of leaving them running with the journal
+     * locked; their results so far are in the journal, and the same command
+     * resumes. The exec's failure comes back through a close-on-exec pipe. */
     struct sigaction sa = {.sa_handler = on_signal};
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGUSR1, &sa, NULL);
-    pid_t pid;
-    int rc = posix_spawnp(&pid, "mpirun", &fa, &attr, args, environ);
-    posix_spawnattr_destroy(&attr);
-    posix_spawn_file_actions_destroy(&fa);
+    const pid_t parent = getpid();
+    int report[2] = {-1, -1};
+    int rc = pipe2(report, O_CLOEXEC) != 0 ? errno : 0;
+    pid_t pid = -1;
+    if (rc == 0 && (pid = fork()) < 0)
+        rc = errno;
+    if (rc == 0 && pid == 0) {
+        int e = 0;
+        if (setpgid(0, 0) != 0 || prctl(PR_SET_PDEATHSIG, SIGTERM) != 0)
+            e = errno;
+        if (e == 0 && getppid() != parent) /* the parent died before the prctl */
+            _exit(TF_EXIT_FAILURE);
+        const int null = e == 0 ? open("/dev/null", O_RDONLY) : -1;
+        if (e == 0 && (null < 0 || dup2(null, 0) < 0))
+            e = errno;
+        if (e == 0)
+            execvp("mpirun", args);
+        e = e ? e : errno;
+        (void)!write(report[1], &e, sizeof e);
+        _exit(127);
+    }
+    if (report[1] >= 0)
+        close(report[1]);
+    if (rc == 0) {
+        int e = 0;
+        ssize_t got;
+        while ((got = read(report[0], &e, sizeof e)) < 0 && errno == EINTR)
+            ;
+        if (got == (ssize_t)sizeof e) {
+            rc = e;
+            waitpid(pid, NULL, 0);
+        }
+    }
+    if (report[0] >= 0)
+        close(report[0]);
     free(args);
     if (rc != 0) {
         unlink(status_path);
@@ -1014,9 +1047,13 @@ static int cmd_query(int argc, char **argv)
         return TF_EXIT_USAGE;
     }
     struct tf_error err = {0};
+    /* With the results still in its journal (a run going on, or killed),
+     * as status, export and diff count them. */
+    struct tf_journal_replay replay;
     struct tf_archive *a = tf_archive_read(argv[optind], &err);
-    if (a == NULL) {
+    if (a == NULL || tf_journal_replay(NULL, argv[optind], a, &replay, &err) != 0) {
         tf_error_print(&err, "tunefarm query", stderr);
+        tf_archive_destroy(a);
         return TF_EXIT_USAGE;
     }
     if (run >= a->nruns) {

@@ -1911,6 +1911,17 @@ int tf_coordinator_status(const char *archive_path, FILE *out)
     if (replay.torn_bytes > 0)
         fprintf(out, "Journal %s: a torn record of %llu bytes at its end (a crash mid-write; "
                      "dropped)\n", jpath, (unsigned long long)replay.torn_bytes);
+    /* A run holding the journal's lock is going on: its run (the last
+     * unfinished one) is not waiting for a resume. */
+    bool live = false;
+    struct tf_journal *held = NULL;
+    struct tf_error lock_err = {0};
+    if (tf_journal_open_read(archive_path, &held, &live, &lock_err) == 0)
+        tf_journal_close(held);
+    int running = -1;
+    for (int r = 0; live && r < a->nruns; r++)
+        if (a->runs[r].end == 0)
+            running = r;
     char (*keys)[256] = archive_class_keys(a);
     for (int r = 0; r < a->nruns; r++) {
         const struct tf_archive_run *run = &a->runs[r];
@@ -1921,6 +1932,8 @@ int tf_coordinator_status(const char *archive_path, FILE *out)
                 run->job_hash, start);
         if (run->end > 0)
             fprintf(out, "finished %s", end);
+        else if (r == running)
+            fprintf(out, "STILL RUNNING (its journal is locked by the run)");
         else
             fprintf(out, "UNFINISHED: run the same job on this archive to resume it");
         if (run->slurm_job_id[0])

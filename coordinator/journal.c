@@ -32,6 +32,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <zlib.h>
@@ -102,6 +103,30 @@ static void make_parents(const char *path)
     }
 }
 
+/* open(path, flags) for a journal that must be a regular file: O_NONBLOCK so
+ * a FIFO (or a device) put in its place fails at once with ENODEV instead
+ * of blocking the reader for ever. */
+static int open_regular(const char *path, int flags)
+{
+    int fd = open(path, flags | O_NONBLOCK);
+    if (fd < 0)
+        return -1;
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        errno = ENODEV;
+        return -1;
+    }
+    return fd;
+}
+
+/* strerror(e), saying what ENODEV from open_regular means. */
+static const char *open_error(int e)
+{
+    return e == ENODEV ? "it is not a regular file (a FIFO or a device?); move it away"
+                       : strerror(e);
+}
+
 struct tf_journal *tf_journal_open(const char *archive_path, struct tf_error *err)
 {
     struct tf_journal *j = tf_xcalloc(1, sizeof *j);
@@ -110,13 +135,21 @@ struct tf_journal *tf_journal_open(const char *archive_path, struct tf_error *er
     j->fd = open(j->path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
     j->created = j->fd >= 0;
     if (j->fd < 0 && errno == EEXIST)
-        j->fd = open(j->path, O_RDWR | O_CLOEXEC);
+        j->fd = open_regular(j->path, O_RDWR | O_CLOEXEC);
     if (j->fd < 0) {
         tf_error_set(err, TF_ERR_IO, "cannot open the journal '%s': %s (the archive's folder "
-                     "must be writable)", j->path, strerror(errno));
+                     "must be writable)", j->path, open_error(errno));
         goto fail;
     }
-    if (flock(j->fd, LOCK_EX | LOCK_NB) != 0) {
+    /* A reader's shared lock (`tunefarm status` probing whether a run is
+     * live) lasts microseconds: a second of retries tells it from a run. */
+    int locked = flock(j->fd, LOCK_EX | LOCK_NB);
+    for (int i = 0; locked != 0 && errno == EWOULDBLOCK && i < 20; i++) {
+        struct timespec nap = {0, 50000000};
+        nanosleep(&nap, NULL);
+        locked = flock(j->fd, LOCK_EX | LOCK_NB);
+    }
+    if (locked != 0) {
         if (errno == EWOULDBLOCK)
             tf_error_set(err, TF_ERR_IO, "archive '%s' is in use by another run (its journal "
                          "'%s' is locked): wait for that run, or give another archive with -o",
@@ -144,12 +177,12 @@ int tf_journal_open_read(const char *archive_path, struct tf_journal **out, bool
     *out = NULL;
     struct tf_journal *j = tf_xcalloc(1, sizeof *j);
     tf_journal_path(archive_path, j->path, sizeof j->path);
-    j->fd = open(j->path, O_RDONLY | O_CLOEXEC);
+    j->fd = open_regular(j->path, O_RDONLY | O_CLOEXEC);
     if (j->fd < 0) {
         const int e = errno;
         tf_journal_close(j);
         return e == ENOENT ? 0 : tf_error_set(err, TF_ERR_IO, "cannot open the journal '%s': %s",
-                                               j->path, strerror(e));
+                                               j->path, open_error(e));
     }
     /* Shared: other readers may read along; a run (exclusive) cannot start. */
     if (flock(j->fd, LOCK_SH | LOCK_NB) != 0) {
@@ -422,14 +455,14 @@ int tf_journal_read(struct tf_journal *j, const char *archive_path,
         tf_strlcpy(im->path, j->path, sizeof im->path);
     } else {
         tf_journal_path(archive_path, im->path, sizeof im->path);
-        fd = open(im->path, O_RDONLY | O_CLOEXEC);
+        fd = open_regular(im->path, O_RDONLY | O_CLOEXEC);
         if (fd < 0) {
             if (errno == ENOENT) {
                 *out = im; /* no journal: nothing to replay */
                 return 0;
             }
             tf_error_set(err, TF_ERR_IO, "cannot open the journal '%s': %s", im->path,
-                         strerror(errno));
+                         open_error(errno));
             goto done;
         }
     }

@@ -31,6 +31,7 @@
  * Text from the archive that lands in C comments has its comment ends and
  * control characters defused. */
 #include "best.h"
+#include "../coordinator/journal.h"
 #include "../schema/version.h"
 
 #include <ctype.h>
@@ -57,7 +58,8 @@ const char tf_best_usage[] =
     "usage: tunefarm best ARCHIVE [--kernel K] [--problem P] [--run N]\n"
     "                     [--format header|json|make] [-o FILE]\n"
     "\n"
-    "Write a kernel's best configuration per problem and device class, as\n"
+    "Write a kernel's best configuration per problem and device class (results\n"
+    "still in ARCHIVE.journal included), as\n"
     "`tunefarm query` chooses it (the lowest median time among ok results; the\n"
     "strict re-measurements where a search had two phases), in a form a build\n"
     "uses. The macros are exactly the -D flags tunefarm compiled the\n"
@@ -752,9 +754,12 @@ int tf_best_main(int argc, char **argv)
     }
     const char *path = argv[optind];
     struct tf_error err = {0};
+    /* With the results still in its journal, as query and export read it. */
+    struct tf_journal_replay replay;
     struct tf_archive *a = tf_archive_read(path, &err);
-    if (a == NULL) {
+    if (a == NULL || tf_journal_replay(NULL, path, a, &replay, &err) != 0) {
         tf_error_print(&err, "tunefarm best", stderr);
+        tf_archive_destroy(a);
         return 2;
     }
     int rc = 2;

@@ -36,6 +36,7 @@
  * them, so the per-run picks of the trend cost the group's rows, not the
  * archive's. */
 #include "html_report.h"
+#include "../coordinator/journal.h"
 #include "../schema/version.h"
 
 #include <getopt.h>
@@ -62,7 +63,8 @@ const char tf_html_report_usage[] =
     "usage: tunefarm report ARCHIVE [-o FILE.html] [--kernel K]\n"
     "\n"
     "Write one self-contained HTML page (inline SVG charts, no script, nothing\n"
-    "loaded from the network) about an archive. Per kernel, problem and device\n"
+    "loaded from the network) about an archive and the results still in its\n"
+    "journal. Per kernel, problem and device\n"
     "class: the distribution of measured times; best-so-far against\n"
     "evaluations and against time, per run; the best against the default\n"
     "configuration; the best of each run, regressions marked (slower than the\n"
@@ -1135,9 +1137,12 @@ int tf_html_report_main(int argc, char **argv)
     }
     const char *path = argv[optind];
     struct tf_error err = {0};
+    /* With the results still in its journal, as query and export read it. */
+    struct tf_journal_replay replay;
     struct tf_archive *a = tf_archive_read(path, &err);
-    if (a == NULL) {
+    if (a == NULL || tf_journal_replay(NULL, path, a, &replay, &err) != 0) {
         tf_error_print(&err, "tunefarm report", stderr);
+        tf_archive_destroy(a);
         return 2;
     }
     if (kernel && tf_archive_find_kernel(a, kernel) == NULL) {
