@@ -710,6 +710,7 @@ static int cmd_run(int argc, char **argv, const char *exe)
     int workers = 0, compile_rank = 0, c;
     const char *replay = NULL;
     double speed = 0;
+    bool speed_given = false;
     optind = 2;
     while ((c = getopt_long(argc, argv, "o:n:qcFg:r:s:h", longopts, NULL)) != -1) {
         switch (c) {
@@ -727,6 +728,7 @@ static int cmd_run(int argc, char **argv, const char *exe)
                 return TF_EXIT_USAGE;
             }
             speed = v;
+            speed_given = true;
             break;
         }
         case 'o':
@@ -782,6 +784,11 @@ static int cmd_run(int argc, char **argv, const char *exe)
         fprintf(stderr, "tunefarm run: --compile-rank names ranks of a launcher's job "
                         "(mpirun -np N tunefarm run JOB : -np M tunefarm run JOB "
                         "--compile-rank)\n");
+        return TF_EXIT_USAGE;
+    }
+    if (speed_given && replay == NULL) {
+        fprintf(stderr, "tunefarm run: --speed sets a replay's clock: give --replay SOURCE too, "
+                        "or drop --speed\n");
         return TF_EXIT_USAGE;
     }
     char replay_path[PATH_MAX];
@@ -988,6 +995,11 @@ static int cmd_compile(int argc, char **argv, const char *exe)
                 usage_compile);
         return TF_EXIT_USAGE;
     }
+    if (strspn(opt.archs, ",") == strlen(opt.archs)) {
+        fprintf(stderr, "tunefarm compile: --arch '%s' names no architecture (sm_90, gfx90a, "
+                        "host...)\n", opt.archs);
+        return TF_EXIT_USAGE;
+    }
     opt.job_path = argv[optind];
     if (!under_launcher()) {
         int code = compile_check_search(opt.job_path, true);
@@ -1097,10 +1109,12 @@ static const char usage_merge[] =
     "usage: tunefarm merge OUT.h5 IN.h5 [IN.h5...] [-q]\n"
     "\n"
     "Add every run of the IN archives (with the results their journals hold) to\n"
-    "OUT, created if missing: devices are matched, kernels must have the same\n"
-    "parameters, sizes and metrics, runs OUT already has are skipped (merging\n"
-    "twice changes nothing). OUT is written once, atomically, after every input\n"
-    "was read; the inputs are only read. For job arrays and per-node archives.\n"
+    "OUT, created if missing (with its folders): devices are matched, kernels\n"
+    "must have the same parameters, sizes and metrics, runs OUT already has are\n"
+    "skipped (merging twice changes nothing). OUT is written once, atomically,\n"
+    "after every input was read; the inputs are only read. OUT keeps its\n"
+    "permissions, and a symbolic link OUT stays one (its file is rewritten).\n"
+    "For job arrays and per-node archives.\n"
     "\n"
     "exit codes: 0 merged; 1 OUT could not be written (it is as it was); 2 bad\n"
     "arguments, an unreadable input (truncated, foreign) or a kernel that does\n"

@@ -46,6 +46,7 @@
  * TF_EXIT_INTERRUPTED so a requeue script knows to resubmit. */
 #include "coordinator.h"
 #include "../schema/version.h"
+#include "../schema/replace.h"
 
 #include <errno.h>
 #include <math.h>
@@ -2025,7 +2026,7 @@ int tf_coordinator_merge(const char *out_path, char *const *inputs, int n, bool 
         goto fail;
     tf_archive_ensure_id(out);
     for (int i = 0; i < n; i++) {
-        if (strcmp(inputs[i], out_path) == 0) {
+        if (tf_same_file(inputs[i], out_path)) {
             tf_error_set(&err, TF_ERR_SCHEMA, "%s is the output archive: it cannot be merged "
                          "into itself", inputs[i]);
             goto fail;

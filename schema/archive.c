@@ -381,7 +381,7 @@ static int kernel_mismatch(struct tf_error *err, const char *name, const char *w
                            const char *had, const char *has)
 {
     return tf_error_set(err, TF_ERR_SCHEMA,
-                        "archive kernel '%s' has %s %s but the kernel file has %s: use another "
+                        "archive kernel '%s' has %s %s but the one being added has %s: use another "
                         "archive or a new kernel name", name, what, had, has);
 }
 

@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
+#include <sys/stat.h>
 #include <zlib.h>
 
 #include "exchange.h"
@@ -32,9 +34,21 @@ int tf_ktcache_status_of(const char *failure)
 
 static char *inflate_file(const char *path, size_t *len, struct tf_error *err)
 {
+    /* A folder or a device would read as damaged gzip data: say what it is. */
+    struct stat st;
+    if (stat(path, &st) != 0) {
+        tf_error_at(err, TF_ERR_IO, path, 0, 0, "cannot open the file: %s", strerror(errno));
+        return NULL;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        tf_error_at(err, TF_ERR_IO, path, 0, 0, "is %s, not a file: expected a Kernel Tuner "
+                    "cache or T4 file (plain or gzip'd)",
+                    S_ISDIR(st.st_mode) ? "a folder" : "a device, FIFO or socket");
+        return NULL;
+    }
     gzFile f = gzopen(path, "rb");
     if (!f) {
-        tf_error_at(err, TF_ERR_IO, path, 0, 0, "cannot open the Kernel Tuner cache file");
+        tf_error_at(err, TF_ERR_IO, path, 0, 0, "cannot open the file: %s", strerror(errno));
         return NULL;
     }
     size_t cap = 1 << 20, n = 0;
@@ -218,7 +232,9 @@ json_t *tf_ktcache_read_json(const char *path, const char *expected, struct tf_e
     json_t *root = json_loadb(text, len, 0, &je);
     free(text);
     if (!root)
-        tf_error_at(err, TF_ERR_SYNTAX, path, je.line, je.column,
+        /* jansson counts columns from 0 at a line's start (an error found
+         * before the line's first character): ours start at 1. */
+        tf_error_at(err, TF_ERR_SYNTAX, path, je.line, je.column > 0 ? je.column : 1,
                     "not valid JSON (%s): expected %s", je.text,
                     expected ? expected : "a Kernel Tuner cache file");
     return root;

@@ -29,6 +29,14 @@ bool tf_replace_is_hdf5(const char *path)
     return n == (ssize_t)sizeof head && memcmp(head, signature, sizeof head) == 0;
 }
 
+bool tf_same_file(const char *a, const char *b)
+{
+    struct stat x, y;
+    if (strcmp(a, b) == 0)
+        return true;
+    return stat(a, &x) == 0 && stat(b, &y) == 0 && x.st_dev == y.st_dev && x.st_ino == y.st_ino;
+}
+
 int tf_replace_plan(struct tf_replace *r, const char *path, enum tf_replace_kind kind,
                     struct tf_error *err)
 {

@@ -47,6 +47,10 @@ int tf_replace_finish(struct tf_replace *r, const char *path, struct tf_error *e
  * finished struct. */
 void tf_replace_discard(struct tf_replace *r);
 
+/* True when `a` and `b` name one existing file (./x and x, a link and its
+ * file): the same device and inode. */
+bool tf_same_file(const char *a, const char *b);
+
 /* True when `path` begins with the HDF5 signature (at offset 0, the place
  * tunefarm's archives and h5py files have it). */
 bool tf_replace_is_hdf5(const char *path);

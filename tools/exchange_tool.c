@@ -22,6 +22,7 @@
 
 #include "../coordinator/coordinator.h"
 #include "../coordinator/journal.h"
+#include "../schema/replace.h"
 #include "../schema/export.h"
 #include "../schema/import.h"
 
@@ -142,8 +143,14 @@ int tf_cmd_export(int argc, char **argv)
         }
     }
     if (optind != argc - 1 || format == NULL) {
-        fprintf(stderr, "tunefarm export: expected one archive and --format\n\n%s",
-                tf_usage_export);
+        if (format == NULL)
+            fprintf(stderr, "tunefarm export: --format is missing\n\n%s", tf_usage_export);
+        else if (optind >= argc)
+            fprintf(stderr, "tunefarm export: the archive is missing\n\n%s", tf_usage_export);
+        else
+            fprintf(stderr, "tunefarm export: expected one archive, found also '%s' (quote a "
+                    "name with spaces: --device \"NVIDIA RTX A4000\")\n\n%s",
+                    argv[optind + 1], tf_usage_export);
         return TF_EXIT_USAGE;
     }
     int f = tf_export_format_from_name(format);
@@ -224,6 +231,12 @@ int tf_cmd_import(int argc, char **argv)
     int c;
     optind = 2;
     while ((c = getopt_long(argc, argv, "d:a:V:k:p:qh", longopts, NULL)) != -1) {
+        if (strchr("daVkp", c) && optarg[0] == '\0') {
+            fprintf(stderr, "tunefarm import: -%c/--%s needs a name, found an empty one\n",
+                    c, c == 'd' ? "device" : c == 'a' ? "arch" : c == 'V' ? "vendor"
+                       : c == 'k' ? "kernel" : "problem");
+            return TF_EXIT_USAGE;
+        }
         switch (c) {
         case 'd':
             o.device = optarg;
@@ -271,7 +284,7 @@ int tf_cmd_import(int argc, char **argv)
     int code = TF_EXIT_USAGE;
     /* Every file first: a bad one stops the import before the archive is touched. */
     for (int i = 0; i < nfiles; i++) {
-        if (strcmp(files[i], path) == 0) {
+        if (tf_same_file(files[i], path)) {
             tf_error_set(&err, TF_ERR_SCHEMA, "%s is the archive: name the files to import "
                          "after it", files[i]);
             goto fail;

@@ -42,6 +42,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "../schema/replace.h"
 #include "../schema/bundle.h"
 #include "../schema/device.h"
 #include "../schema/hash.h"
@@ -195,9 +196,9 @@ static int pick_device(struct tool *t, const char *arch, char **sets, int nsets)
         char *end;
         errno = 0;
         long long v = strtoll(eq + 1, &end, 0);
-        if (eq[1] == '\0' || *end != '\0' || errno != 0) {
-            fprintf(stderr, "%s: --set %.*s wants an integer, got '%s'\n", t->prog,
-                    (int)(eq - sets[i]), sets[i], eq + 1);
+        if (eq[1] == '\0' || *end != '\0' || errno != 0 || v < 0) {
+            fprintf(stderr, "%s: --set %.*s wants an integer of at least 0, got '%s'\n",
+                    t->prog, (int)(eq - sets[i]), sets[i], eq + 1);
             return -1;
         }
         t->dev.props[p] = v;
@@ -708,6 +709,7 @@ int tf_space_tool_main(int argc, char **argv)
                                              {"help", no_argument, NULL, 'h'},
                                              {NULL, 0, NULL, 0}};
     struct tool t = {.prog = "tunefarm space", .mode = MODE_COUNT, .seed = 1};
+    bool seed_given = false;
     const char *arch = NULL;
     char **sets = tf_xcalloc((size_t)argc + 1, sizeof *sets), **names =
                                                                   tf_xcalloc((size_t)argc + 1,
@@ -750,6 +752,7 @@ int tf_space_tool_main(int argc, char **argv)
         case 'S':
             if (parse_u64(t.prog, "--seed", optarg, &t.seed))
                 goto out;
+            seed_given = true;
             break;
         case 'q':
             t.quiet = true;
@@ -769,14 +772,28 @@ int tf_space_tool_main(int argc, char **argv)
                 tf_space_tool_usage);
         goto out;
     }
+    if (seed_given && t.mode != MODE_SAMPLE) {
+        fprintf(stderr, "%s: --seed chooses a --sample: give --sample N too, or drop --seed\n",
+                t.prog);
+        goto out;
+    }
     struct stat st;
     path = stat(argv[optind], &st) == 0 && S_ISDIR(st.st_mode)
                ? tf_path_join(argv[optind], "kernel.yaml")
                : tf_xstrdup(argv[optind]);
     struct tf_error err = {0};
     b = tf_bundle_create();
+    if (tf_replace_is_hdf5(path)) {
+        fprintf(stderr, "%s: %s is an HDF5 file (an archive?), not a kernel file: `tunefarm "
+                        "space` reads a kernel.yaml (`tunefarm query` reads archives)\n",
+                t.prog, path);
+        goto out;
+    }
     if ((k = tf_kernel_load(path, b, &err)) == NULL) {
         tf_error_print(&err, t.prog, stderr);
+        if (strstr(err.message, "unknown key 'kernels' in kernel file") != NULL)
+            fprintf(stderr, "%s: %s looks like a job file: give one of the kernel files it "
+                            "names (its kernels' `kernel:`)\n", t.prog, path);
         goto out;
     }
     t.k = k;

@@ -365,9 +365,10 @@ static int malformed(const struct imp *I, const char *path, struct loc l, const 
     vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
     if (l.line > 0)
-        fprintf(stderr, "%s:%d:%d: error: %s: %s\n", I->path, l.line, l.col, path, buf);
+        fprintf(stderr, "%s: %s:%d:%d: error: %s: %s\n", I->prog, I->path, l.line, l.col, path,
+                buf);
     else
-        fprintf(stderr, "%s: error: %s: %s\n", I->path, path, buf);
+        fprintf(stderr, "%s: %s: error: %s: %s\n", I->prog, I->path, path, buf);
     return -1;
 }
 
@@ -1836,20 +1837,20 @@ static int read_t1(struct imp *I, const char *name_opt)
     struct tf_error err = {0};
     struct stat st;
     if (stat(I->path, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > T1_MAX_FILE) {
-        fprintf(stderr, "%s: error: larger than %d MiB: not a T1 file\n", I->path,
+        fprintf(stderr, "%s: %s: error: larger than %d MiB: not a T1 file\n", I->prog, I->path,
                 T1_MAX_FILE >> 20);
         return -1;
     }
     if ((I->text = read_text(I->path, &err)) == NULL) {
-        fprintf(stderr, "%s: error: %s\n", I->path, err.message);
+        fprintf(stderr, "%s: %s: error: %s\n", I->prog, I->path, err.message);
         return -1;
     }
     json_error_t je;
     I->root = json_loadb(I->text, strlen(I->text), JSON_REJECT_DUPLICATES, &je);
     if (!I->root) {
-        fprintf(stderr, "%s:%d:%d: error: not valid JSON (%s): expected a T1 file (Kernel "
+        fprintf(stderr, "%s: %s:%d:%d: error: not valid JSON (%s): expected a T1 file (Kernel "
                         "Tuner's input format)\n",
-                I->path, je.line, je.column, je.text);
+                I->prog, I->path, je.line, je.column > 0 ? je.column : 1, je.text);
         return -1;
     }
     if (!json_is_object(I->root))

@@ -616,7 +616,7 @@ static void test_kernel_for_mismatch(void **state)
     tk_param_int(&other, "BK", 2, bk);
     assert_null(tf_archive_kernel_for(a, &other.k, &err));
     assert_string_equal(err.message,
-                        "archive kernel 'gemm' has parameters BM,BN,LAYOUT but the kernel file "
+                        "archive kernel 'gemm' has parameters BM,BN,LAYOUT but the one being added "
                         "has BM,BN,LAYOUT,BK: use another archive or a new kernel name");
     tk_free(&other);
 
@@ -624,7 +624,7 @@ static void test_kernel_for_mismatch(void **state)
     make_gemm(&other);
     other.ints[0][2] = 128;
     assert_null(tf_archive_kernel_for(a, &other.k, &err));
-    assert_non_null(strstr(err.message, "parameter BM with values 16,32,64 but the kernel file "
+    assert_non_null(strstr(err.message, "parameter BM with values 16,32,64 but the one being added "
                                         "has 16,32,128"));
     tk_free(&other);
 
@@ -635,19 +635,19 @@ static void test_kernel_for_mismatch(void **state)
     tk_param_enum(&other, "BN", 2, bns);
     tk_param_enum(&other, "LAYOUT", 2, (const char *const[]){"row", "col"});
     assert_null(tf_archive_kernel_for(a, &other.k, &err));
-    assert_non_null(strstr(err.message, "parameter BN of kind int but the kernel file has enum"));
+    assert_non_null(strstr(err.message, "parameter BN of kind int but the one being added has enum"));
     tk_free(&other);
 
     /* Other sizes, other metrics. */
     make_gemm(&other);
     other.k.nsizes = 2;
     assert_null(tf_archive_kernel_for(a, &other.k, &err));
-    assert_non_null(strstr(err.message, "problem sizes M,N,K but the kernel file has M,N"));
+    assert_non_null(strstr(err.message, "problem sizes M,N,K but the one being added has M,N"));
     tk_free(&other);
     make_gemm(&other);
     other.k.nmetrics = 0;
     assert_null(tf_archive_kernel_for(a, &other.k, &err));
-    assert_non_null(strstr(err.message, "metrics gflops but the kernel file has (none)"));
+    assert_non_null(strstr(err.message, "metrics gflops but the one being added has (none)"));
     tk_free(&other);
 
     assert_int_equal(a->nkernels, 1);
