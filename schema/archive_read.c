@@ -802,6 +802,13 @@ fail:
     tf_h5_close(&fapl, H5Pclose);
     tf_h5_quiet_end(&q);
     if (!ok) {
+        /* HDF5 could not read what should be there: say what to do. */
+        if (err->code == TF_ERR_HDF5) {
+            const size_t len = strlen(err->message);
+            snprintf(err->message + len, sizeof err->message - len,
+                     "; the file is damaged: restore it from a copy (its journal, %s.journal, "
+                     "keeps the results since the last checkpoint)", path);
+        }
         tf_archive_destroy(a);
         return NULL;
     }
