@@ -58,7 +58,7 @@ else fail "merge: no results reached the journal" msrc.h5.out; kill "$RUN_PID" 2
 start mlive.h5
 if wait_results mlive.h5 5 && pid=$(rank_pid 0 mlive.h5) && kill -STOP "$pid"; then
     check "merge of a run in progress (coordinator stopped): merged so far, said to be still running" sh -c "
-        \"$TF\" status mlive.h5 | grep -q 'Run 0: .*UNFINISHED' &&
+        \"$TF\" status mlive.h5 | grep -q 'Run 0: .*STILL RUNNING' &&
         \"$TF\" merge mlout.h5 mlive.h5 >mlout.1 2>&1 && grep -q 'STILL RUNNING' mlout.1"
     kill -CONT "$pid" 2>/dev/null || true
     finish_rc
