@@ -381,7 +381,8 @@ static int sample_stats(const json_t *times, double scale, struct tf_result *r, 
     double *v = tf_xcalloc(n, sizeof *v), sum = 0, sq = 0;
     for (size_t i = 0; i < n; i++) {
         const json_t *x = json_array_get(times, i);
-        if (!json_is_number(x) || !isfinite(json_number_value(x))) {
+        if (!json_is_number(x) || !isfinite(json_number_value(x)) ||
+            !(json_number_value(x) > 0)) {
             free(v);
             return -1;
         }
@@ -846,7 +847,8 @@ static int t4_result(const json_t *res, size_t i, double unit, struct draft *d,
         }
     }
     if (runtimes != NULL && sample_stats(runtimes, unit, r, !have_time) != 0)
-        return bad(err, d, "%s.times.runtimes: expected a list of numbers", where);
+        return bad(err, d, "%s.times.runtimes: expected a list of positive numbers (run "
+                   "times)", where);
     /* energy_j is there exactly when energy_status is measured (schema/archive.md),
      * but for rows of archives older than energy_status, which say unknown. */
     const int es = r->energy_status;

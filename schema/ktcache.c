@@ -418,8 +418,9 @@ static void sample_stats(struct tf_ktcache_entry *en, const json_t *times)
     double *v = tf_xcalloc(n, sizeof *v), sum = 0, sq = 0;
     for (size_t i = 0; i < n; i++) {
         const json_t *x = json_array_get(times, i);
-        if (!json_is_number(x) || !isfinite(json_number_value(x))) {
-            free(v); /* damaged samples: keep the mean only */
+        if (!json_is_number(x) || !isfinite(json_number_value(x)) ||
+            !(json_number_value(x) > 0)) {
+            free(v); /* damaged samples (a time <= 0 among them): keep the mean only */
             return;
         }
         v[i] = json_number_value(x);

@@ -506,7 +506,7 @@ static void test_hostile(void **state)
          "\"invalidity\": \"runtime\"}]}", "two results describe the same configuration", false},
         {"runtimes.json", "{\"results\": [{\"configuration\": {\"a\": 1}, \"times\": "
          "{\"runtimes\": [1, \"x\"]}, \"invalidity\": \"correct\"}]}",
-         "results[0].times.runtimes: expected a list of numbers", false},
+         "results[0].times.runtimes: expected a list of positive numbers", false},
         {"notime.json", "{\"results\": [{\"configuration\": {\"a\": 1}, \"times\": {}, "
          "\"invalidity\": \"correct\"}]}", "a correct result without a time", false},
         {"unit.json", "{\"metadata\": {\"timeunit\": \"fortnights\"}, \"results\": "
