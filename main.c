@@ -512,12 +512,18 @@ static int self_launch(const char *exe, int argc, char **argv, int workers)
         rc = errno;
     if (rc == 0 && pid == 0) {
         int e = 0;
+        /* Our handler only counts signals: the death signal must kill. */
+        signal(SIGTERM, SIG_DFL);
+        signal(SIGINT, SIG_DFL);
+        signal(SIGUSR1, SIG_DFL);
         if (setpgid(0, 0) != 0 || prctl(PR_SET_PDEATHSIG, SIGTERM) != 0)
             e = errno;
         if (e == 0 && getppid() != parent) /* the parent died before the prctl */
             _exit(TF_EXIT_FAILURE);
-        const int null = e == 0 ? open("/dev/null", O_RDONLY) : -1;
-        if (e == 0 && (null < 0 || dup2(null, 0) < 0))
+        const int null = e == 0 ? open("/dev/null", O_RDONLY | O_CLOEXEC) : -1;
+        if (e == 0 && (null < 0 || dup2(null, 0) < 0)) /* dup2's copy is inherited */
+            e = errno;
+        if (e == 0 && null == 0 && fcntl(0, F_SETFD, 0) < 0) /* stdin was closed: it is ours */
             e = errno;
         if (e == 0)
             execvp("mpirun", args);

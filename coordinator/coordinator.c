@@ -1919,9 +1919,12 @@ int tf_coordinator_status(const char *archive_path, FILE *out)
     struct tf_error lock_err = {0};
     if (tf_journal_open_read(archive_path, &held, &live, &lock_err) == 0)
         tf_journal_close(held);
+    /* The run is the last unfinished one of the job its journal names (a
+     * resume takes the job's last run); a merge or an import holding the lock
+     * names none. */
     int running = -1;
-    for (int r = 0; live && r < a->nruns; r++)
-        if (a->runs[r].end == 0)
+    for (int r = 0; live && replay.job_hash[0] && r < a->nruns; r++)
+        if (a->runs[r].end == 0 && strcmp(a->runs[r].job_hash, replay.job_hash) == 0)
             running = r;
     char (*keys)[256] = archive_class_keys(a);
     for (int r = 0; r < a->nruns; r++) {

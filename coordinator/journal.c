@@ -508,6 +508,7 @@ int tf_journal_replay_image(const struct tf_journal_image *im, const char *archi
         return -1;
     if (out->damaged_header)
         return 0;
+    memcpy(out->job_hash, job, sizeof out->job_hash);
     uint64_t generation = (uint64_t)get_u32le(data + H_CHECKPOINT) |
                           (uint64_t)get_u32le(data + H_CHECKPOINT + 4) << 32;
     return replay_generation(generation, data, len, JOURNAL_HEADER, a, job, path, archive_path,

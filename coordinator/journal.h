@@ -28,6 +28,7 @@ struct tf_journal_replay {
     bool damaged_header;   /* a header failing its CRC with no records after it: ignored */
     uint64_t records;      /* results appended to the archive model */
     uint64_t torn_bytes;   /* bytes dropped at the end (a record cut short by a crash) */
+    char job_hash[65];     /* the job of the run writing it ("": a merge, an import, none) */
 };
 
 /* The journal's path for `archive_path` ("ARCHIVE.journal"), in out[cap]. */

@@ -803,12 +803,15 @@ fail:
     tf_h5_quiet_end(&q);
     if (!ok) {
         /* HDF5 could not read what should be there: say what to do. */
-        if (err->code == TF_ERR_HDF5) {
-            const size_t len = strlen(err->message);
+        const size_t len = strlen(err->message);
+        if (err->code == TF_ERR_HDF5 && strstr(err->message, "unable to lock file") != NULL)
+            snprintf(err->message + len, sizeof err->message - len,
+                     "; another program (h5py?) holds the file open for writing: close it "
+                     "and try again");
+        else if (err->code == TF_ERR_HDF5)
             snprintf(err->message + len, sizeof err->message - len,
                      "; the file is damaged: restore it from a copy (its journal, %s.journal, "
                      "keeps the results since the last checkpoint)", path);
-        }
         tf_archive_destroy(a);
         return NULL;
     }

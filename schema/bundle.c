@@ -374,7 +374,9 @@ static int compare_names(const void *a, const void *b)
  * big to hash. */
 static bool tunefarm_output(const char *path, const char *name)
 {
-    const char *t = strstr(name, ".tmp.");
+    const char *t = NULL; /* the last ".tmp.": "run.tmp.h5.tmp.123" is a temporary */
+    for (const char *f = strstr(name, ".tmp."); f != NULL; f = strstr(f + 1, ".tmp."))
+        t = f;
     if (t != NULL && t[5] != '\0' && strspn(t + 5, "0123456789") == strlen(t + 5))
         return true;
     char head[8] = {0};

@@ -1036,6 +1036,17 @@ int tf_export_to_path(const struct tf_archive *a, const struct tf_export_options
     if (tf_export_check(a, o, err) != 0)
         return -1;
     if (o->format == TF_EXPORT_T4) {
+        /* Two files: a device or a pipe cannot hold the second one beside it. */
+        struct tf_replace r;
+        if (tf_replace_plan(&r, path, TF_REPLACE_TEXT, err) != 0)
+            return -1;
+        const bool in_place = r.tmp == NULL;
+        tf_replace_discard(&r);
+        if (in_place)
+            return tf_error_set(err, TF_ERR_IO,
+                                "cannot write T4 to '%s': T4 is two files (results and "
+                                "NAME.metadata.json beside them), so -o must name a file",
+                                path);
         /* The metadata first: on failure no results file stands without it. */
         char meta[4200];
         tf_export_metadata_path(path, meta, sizeof meta);

@@ -37,11 +37,50 @@ bool tf_same_file(const char *a, const char *b)
     return stat(a, &x) == 0 && stat(b, &y) == 0 && x.st_dev == y.st_dev && x.st_ino == y.st_ino;
 }
 
+/* The descriptor number `path` names in this process (/dev/stdout,
+ * /dev/stderr, /dev/fd/N, /proc/self/fd/N, /proc/PID/fd/N with our PID), or -1. */
+static int own_descriptor(const char *path)
+{
+    if (strcmp(path, "/dev/stdout") == 0)
+        return 1;
+    if (strcmp(path, "/dev/stderr") == 0)
+        return 2;
+    char self[64];
+    snprintf(self, sizeof self, "/proc/%ld/fd/", (long)getpid());
+    const char *prefixes[] = {"/dev/fd/", "/proc/self/fd/", self};
+    for (size_t i = 0; i < sizeof prefixes / sizeof *prefixes; i++) {
+        const size_t n = strlen(prefixes[i]);
+        if (strncmp(path, prefixes[i], n) != 0)
+            continue;
+        const char *digits = path + n;
+        if (*digits == '\0' || strspn(digits, "0123456789") != strlen(digits) ||
+            strlen(digits) > 9)
+            return -1;
+        return atoi(digits);
+    }
+    return -1;
+}
+
 int tf_replace_plan(struct tf_replace *r, const char *path, enum tf_replace_kind kind,
                     struct tf_error *err)
 {
     memset(r, 0, sizeof *r);
-    struct stat st;
+    r->fd = -1;
+    const int own = own_descriptor(path);
+    if (own >= 0) {
+        if (kind == TF_REPLACE_ARCHIVE)
+            return tf_error_set(err, TF_ERR_IO,
+                                "cannot write the archive '%s': it names a descriptor of this "
+                                "process, not a file; name a file",
+                                path);
+        if (fcntl(own, F_GETFD) < 0)
+            return tf_error_set(err, TF_ERR_IO, "cannot write '%s': descriptor %d is not open",
+                                path, own);
+        r->fd = own; /* written through a copy: the shell's redirection is kept */
+        r->target = tf_xstrdup(path);
+        return 0;
+    }
+    struct stat st, pointed;
     char *target = NULL;
     bool exists = true;
     if (lstat(path, &st) != 0) {
@@ -49,6 +88,10 @@ int tf_replace_plan(struct tf_replace *r, const char *path, enum tf_replace_kind
             return tf_error_set(err, TF_ERR_IO, "cannot write '%s': %s", path, strerror(errno));
         target = tf_xstrdup(path);
         exists = false;
+    } else if (S_ISLNK(st.st_mode) && stat(path, &pointed) == 0 && !S_ISREG(pointed.st_mode) &&
+               !S_ISDIR(pointed.st_mode)) {
+        target = tf_xstrdup(path); /* a link to a device or FIFO: written in place below */
+        st = pointed;
     } else if (S_ISLNK(st.st_mode)) {
         char *real = realpath(path, NULL);
         if (real == NULL)
@@ -103,6 +146,12 @@ fail:
 
 int tf_replace_open(struct tf_replace *r, const char *path, struct tf_error *err)
 {
+    if (r->fd >= 0) {
+        int fd = fcntl(r->fd, F_DUPFD_CLOEXEC, 3);
+        if (fd < 0)
+            tf_error_set(err, TF_ERR_IO, "cannot write '%s': %s", path, strerror(errno));
+        return fd;
+    }
     if (r->tmp == NULL) {
         int fd = open(r->target, O_WRONLY | O_TRUNC | O_CLOEXEC);
         if (fd < 0)
@@ -112,11 +161,18 @@ int tf_replace_open(struct tf_replace *r, const char *path, struct tf_error *err
     /* O_EXCL: a temporary of another process with our pid (another node on a
      * shared folder) is never truncated. */
     int fd = open(r->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, r->existed ? 0600 : 0666);
-    if (fd < 0)
-        return tf_error_set(err, TF_ERR_IO,
-                            "cannot write '%s': cannot create '%s': %s (is the folder there "
-                            "and writable?)",
-                            path, r->tmp, strerror(errno));
+    if (fd < 0) {
+        const int e = errno;
+        tf_error_set(err, TF_ERR_IO,
+                     e == EEXIST ? "cannot write '%s': '%s' is there already (left by a process "
+                                   "of our number that was killed? remove it)"
+                                 : "cannot write '%s': cannot create '%s': %s (is the folder "
+                                   "there and writable?)",
+                     path, r->tmp, strerror(e));
+        free(r->tmp); /* not ours: discard must not remove it */
+        r->tmp = NULL;
+        return -1;
+    }
     if (r->existed && fchmod(fd, r->mode) != 0) {
         int e = errno;
         close(fd);

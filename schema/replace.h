@@ -25,6 +25,9 @@ enum tf_replace_kind {
 struct tf_replace {
     char *target;  /* the file written: PATH, or the file its symbolic link names */
     char *tmp;     /* TARGET.tmp.PID; NULL when writing in place */
+    int fd;        /* -1, or a descriptor of ours PATH names (/dev/stdout, /dev/fd/N,
+                      /proc/self/fd/N): written through a copy of it, so a shell's
+                      `>> file` appends and a pipe gets the bytes */
     bool existed;  /* a file stood at TARGET: its mode and owner are kept */
     mode_t mode;   /* its permission bits */
     uid_t uid;

@@ -181,26 +181,34 @@ int tf_cmd_export(int argc, char **argv)
 }
 
 
-/* The run of `a` that imported the same bytes with the same options as the
- * single run of `model` (a copy of the file under another name or folder:
- * its command differs only in the path at its end), or -1. */
+/* The run of `a` that imported the same bytes as the single run of `model`
+ * into the same kernel, problem and device class (a copy of the file under
+ * another name or folder, imported with the same effect), or -1. Compared by
+ * effect, not by the command's text: option values may hold spaces. */
 static int imported_before(const struct tf_archive *a, const struct tf_archive *model)
 {
     const struct tf_archive_run *m = &model->runs[0];
-    /* The options end before " /real/path" (or the last word if the path
-     * could not be resolved). */
-    const char *path = strstr(m->command, " /");
-    if (path == NULL)
-        path = strrchr(m->command, ' ');
-    if (path == NULL || strncmp(m->job_name, "import:", 7) != 0)
+    const struct tf_archive_kernel *mk = &model->kernels[0];
+    const struct tf_archive_kernel *k = tf_archive_find_kernel(a, mk->name);
+    if (k == NULL || mk->nproblems < 1 || model->ndevices < 1 ||
+        strncmp(m->job_name, "import:", 7) != 0)
         return -1;
-    const size_t options = (size_t)(path - m->command);
+    char mclass[256], xclass[256];
+    tf_device_class_key(&model->devices[0], mclass, sizeof mclass);
     for (int r = 0; r < a->nruns; r++) {
         const struct tf_archive_run *x = &a->runs[r];
-        if (strcmp(x->job_hash, m->job_hash) == 0 && strncmp(x->job_name, "import:", 7) == 0 &&
-            strncmp(x->command, m->command, options) == 0 && x->command[options] == ' ' &&
-            x->command[options + 1] == m->command[options + 1])
-            return r;
+        if (strcmp(x->job_hash, m->job_hash) != 0 || strncmp(x->job_name, "import:", 7) != 0)
+            continue;
+        for (uint64_t i = 0; i < k->nrows; i++) {
+            const struct tf_archive_row *row = &k->rows[i];
+            if (row->run != (uint32_t)r ||
+                strcmp(k->problems[row->r.problem].name, mk->problems[0].name) != 0)
+                continue;
+            tf_device_class_key(&a->devices[row->device], xclass, sizeof xclass);
+            if (strcmp(xclass, mclass) == 0)
+                return r;
+            break; /* an import is one kernel, problem and device */
+        }
     }
     return -1;
 }

@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -185,6 +186,54 @@ static void test_refused(void **state)
     assert_int_equal(temporaries(), 0);
 }
 
+/* /dev/fd/N names a descriptor of ours: written through it (a pipe gets the
+ * bytes, a shell's `>> file` appends), never replaced; an archive there is
+ * refused. A symbolic link to a device is written in place. */
+static void test_own_descriptor(void **state)
+{
+    (void)state;
+    struct tf_error err = {0};
+    char log[300], fdpath[64];
+    path_in(log, sizeof log, "log.txt");
+    put(log, "first\n");
+    int fd = open(log, O_WRONLY | O_APPEND);
+    assert_true(fd >= 0);
+    snprintf(fdpath, sizeof fdpath, "/dev/fd/%d", fd);
+    assert_int_equal(replace_with(fdpath, TF_REPLACE_TEXT, "second\n", &err), 0);
+    assert_int_equal(replace_with(fdpath, TF_REPLACE_ARCHIVE, "x", &err), -1);
+    assert_non_null(strstr(err.message, "descriptor"));
+    close(fd);
+    assert_string_equal(get(log), "first\nsecond\n");
+    assert_int_equal(replace_with("/dev/fd/987654", TF_REPLACE_TEXT, "x", &err), -1);
+    assert_non_null(strstr(err.message, "not open"));
+
+    char link[300];
+    path_in(link, sizeof link, "null-link");
+    assert_int_equal(symlink("/dev/null", link), 0);
+    assert_int_equal(replace_with(link, TF_REPLACE_TEXT, "x", &err), 0);
+    struct stat st;
+    assert_int_equal(lstat(link, &st), 0);
+    assert_true(S_ISLNK(st.st_mode));
+    assert_int_equal(temporaries(), 0);
+}
+
+/* A temporary of our name that is there already (another process of our
+ * number, or one killed before) is neither truncated nor removed. */
+static void test_foreign_temporary(void **state)
+{
+    (void)state;
+    struct tf_error err = {0};
+    char p[300], tmp[340];
+    path_in(p, sizeof p, "busy.txt");
+    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", p, (long)getpid());
+    put(tmp, "someone else's");
+    assert_int_equal(replace_with(p, TF_REPLACE_TEXT, "mine", &err), -1);
+    assert_non_null(strstr(err.message, "is there already"));
+    assert_string_equal(get(tmp), "someone else's");
+    assert_int_equal(access(p, F_OK), -1);
+    unlink(tmp);
+}
+
 static void test_discarded(void **state)
 {
     (void)state;
@@ -211,6 +260,8 @@ int main(void)
         cmocka_unit_test(test_link_followed),
         cmocka_unit_test(test_refused),
         cmocka_unit_test(test_discarded),
+        cmocka_unit_test(test_own_descriptor),
+        cmocka_unit_test(test_foreign_temporary),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
