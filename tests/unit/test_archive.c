@@ -884,6 +884,8 @@ static void test_write_fails_late(void **state)
     assert_int_equal(stat(path, &after), 0);
     assert_int_equal(after.st_mode & 07777, 0600);
     tf_archive_destroy(a);
+    tk_free(&gemm);
+    tk_free(&vecadd);
 }
 
 /* An archive path that is a symbolic link: the file it names is replaced and
@@ -916,6 +918,8 @@ static void test_write_through_link(void **state)
     assert_true(S_ISFIFO(st.st_mode));
     assert_int_equal(count_temp_files(tmpdir), 0);
     tf_archive_destroy(a);
+    tk_free(&gemm);
+    tk_free(&vecadd);
 }
 
 /* An inconsistent model is refused before anything is written: the old file stays. */
