@@ -310,10 +310,16 @@ static bool file_exists(const char *path)
  * checkpointing: with the journal locked no other run writes them. */
 static void coordinator_remove_stale(const struct coordinator *c)
 {
-    char dir[4096];
-    tf_strlcpy(dir, c->archive_path, sizeof dir);
+    /* Beside the real file: an archive named through a symbolic link has its
+     * temporaries next to the file the link names (schema/replace.h). */
+    char dir[4096], *real = realpath(c->archive_path, NULL);
+    const char *archive = real ? real : c->archive_path;
+    tf_strlcpy(dir, archive, sizeof dir);
     char *slash = strrchr(dir, '/');
-    const char *base = slash ? slash + 1 : c->archive_path;
+    char base_copy[4096];
+    tf_strlcpy(base_copy, slash ? slash + 1 : archive, sizeof base_copy);
+    free(real);
+    const char *base = base_copy;
     if (slash)
         *slash = '\0';
     else

@@ -4,8 +4,11 @@
  * link (resolved with realpath, so the temporary sits beside the real file
  * and the rename stays within its file system), a folder (refused), or a
  * device, FIFO or socket (written in place for text, refused for an archive).
- * The temporary is created with O_EXCL and the old file's permission bits;
- * the owner is restored only where it differs and we may (root). */
+ * A path naming one of our descriptors (/dev/stdout, /dev/fd/N,
+ * /proc/self/fd/N) is written through a copy of it, so a shell's `>> file`
+ * appends and `>(cmd)` gets the bytes. The temporary is created with O_EXCL
+ * and the old file's permission bits; the owner is restored only where it
+ * differs and we may (root). */
 #include "replace.h"
 
 #include <errno.h>
