@@ -1266,35 +1266,36 @@ static int dispatch(int argc, char **argv, const char *cmd, const char *exe)
             print_usage_run(stdout);
             return TF_EXIT_OK;
         }
-        static const char *const topics[] = {"", "compile", "query", "status", "merge",
-                                             "export", "import", "diff", "devices", "space",
-                                             "import-t1", "best", "report", "header",
-                                             "version", "help"};
-        bool known = false;
-        for (size_t t = 0; t < sizeof topics / sizeof *topics; t++)
-            known = known || strcmp(topic, topics[t]) == 0;
-        if (!known || argc > 3) {
+        /* One table: the topics `help` knows are the texts it prints. */
+        const struct {
+            const char *name, *text;
+        } topics[] = {{"", usage_main},
+                      {"help", usage_main},
+                      {"compile", usage_compile},
+                      {"query", usage_query},
+                      {"status", usage_status},
+                      {"merge", usage_merge},
+                      {"export", tf_usage_export},
+                      {"import", tf_usage_import},
+                      {"diff", tf_diff_usage},
+                      {"devices", usage_devices},
+                      {"space", tf_space_tool_usage},
+                      {"import-t1", tf_t1_tool_usage},
+                      {"best", tf_best_usage},
+                      {"report", tf_html_report_usage},
+                      {"header", usage_header},
+                      {"version", usage_version}};
+        const char *text = NULL;
+        for (size_t t = 0; t < sizeof topics / sizeof *topics && !text; t++)
+            if (strcmp(topic, topics[t].name) == 0)
+                text = topics[t].text;
+        if (text == NULL || argc > 3) {
             fprintf(stderr, "tunefarm help: %s '%s'\n\n%s",
-                    known ? "one topic at a time, found also" : "no command or topic",
-                    known ? argv[3] : topic, usage_main);
+                    text ? "one topic at a time, found also" : "no command or topic",
+                    text ? argv[3] : topic, usage_main);
             return TF_EXIT_USAGE;
         }
-        fputs(strcmp(topic, "compile") == 0 ? usage_compile
-              : strcmp(topic, "query") == 0   ? usage_query
-              : strcmp(topic, "status") == 0  ? usage_status
-              : strcmp(topic, "merge") == 0   ? usage_merge
-              : strcmp(topic, "export") == 0  ? tf_usage_export
-              : strcmp(topic, "import") == 0  ? tf_usage_import
-              : strcmp(topic, "diff") == 0    ? tf_diff_usage
-              : strcmp(topic, "devices") == 0 ? usage_devices
-              : strcmp(topic, "space") == 0   ? tf_space_tool_usage
-              : strcmp(topic, "import-t1") == 0 ? tf_t1_tool_usage
-              : strcmp(topic, "best") == 0    ? tf_best_usage
-              : strcmp(topic, "report") == 0  ? tf_html_report_usage
-              : strcmp(topic, "header") == 0  ? usage_header
-              : strcmp(topic, "version") == 0 ? usage_version
-                                              : usage_main,
-              stdout);
+        fputs(text, stdout);
         return TF_EXIT_OK;
     }
     fprintf(stderr, "tunefarm: unknown command '%s'\n\n%s", cmd, usage_main);

@@ -77,16 +77,7 @@ static int write_report(const char *path, const char *text, size_t len)
     if (tf_replace_plan(&r, path, TF_REPLACE_TEXT, &err) == 0) {
         int fd = tf_replace_open(&r, path, &err);
         if (fd >= 0) {
-            size_t done = 0;
-            while (done < len) {
-                ssize_t n = write(fd, text + done, len - done);
-                if (n < 0 && errno == EINTR)
-                    continue;
-                if (n <= 0)
-                    break;
-                done += (size_t)n;
-            }
-            ok = done == len && (r.tmp == NULL || fsync(fd) == 0);
+            ok = tf_write_all(fd, text, len) == 0 && (r.tmp == NULL || fsync(fd) == 0);
             if (!ok)
                 tf_error_set(&err, TF_ERR_IO, "cannot write '%s': %s; it was left as it was",
                              path, strerror(errno));

@@ -505,20 +505,6 @@ static void superblock_resum(unsigned char *image, size_t size)
         image[n + (size_t)i] = (unsigned char)(sum >> (8 * i));
 }
 
-/* All of buf[0..n) to fd: 0, or -1 with errno. */
-static int write_all(int fd, const char *buf, size_t n)
-{
-    while (n > 0) {
-        const ssize_t w = write(fd, buf, n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return -1;
-        buf += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
 
 static int fsync_path(const char *p, int is_dir, struct tf_error *err)
 {
@@ -615,7 +601,7 @@ int tf_archive_write(const struct tf_archive *a, const char *path, struct tf_err
         goto fail;
     }
     superblock_resum(image, (size_t)size);
-    if (write_all(fd, image, (size_t)size) != 0 || fsync(fd) != 0) {
+    if (tf_write_all(fd, image, (size_t)size) != 0 || fsync(fd) != 0) {
         tf_error_set(err, TF_ERR_IO, "cannot write archive '%s': %s; it was left as it was", path,
                      strerror(errno));
         goto fail;

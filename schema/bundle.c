@@ -36,6 +36,7 @@
 #include <unistd.h>
 
 #include "hash.h"
+#include "replace.h"
 
 /* Kernel sources and YAML files are a few KiB; anything this big is a mistake
  * (a data file named by accident) or hostile, and would be broadcast to every rank. */
@@ -379,13 +380,15 @@ static bool tunefarm_output(const char *path, const char *name)
         t = f;
     if (t != NULL && t[5] != '\0' && strspn(t + 5, "0123456789") == strlen(t + 5))
         return true;
-    char head[8] = {0};
+    if (tf_replace_is_hdf5(path))
+        return true;
+    char head[7] = {0};
     int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0)
         return false; /* manifest_file says why */
     ssize_t n = read(fd, head, sizeof head);
     close(fd);
-    return n == 8 && (memcmp(head, "\x89HDF\r\n\x1a\n", 8) == 0 || memcmp(head, "TFJRNL0", 7) == 0);
+    return n == 7 && memcmp(head, "TFJRNL0", 7) == 0; /* a journal, any format */
 }
 
 /* Every regular file under the folder `dir`, recursively, in name order

@@ -32,6 +32,24 @@ bool tf_replace_is_hdf5(const char *path)
     return n == (ssize_t)sizeof head && memcmp(head, signature, sizeof head) == 0;
 }
 
+int tf_write_all(int fd, const void *buf, size_t n)
+{
+    const char *p = buf;
+    while (n > 0) {
+        const ssize_t w = write(fd, p, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0) {
+            if (w == 0)
+                errno = EIO;
+            return -1;
+        }
+        p += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
 bool tf_same_file(const char *a, const char *b)
 {
     struct stat x, y;

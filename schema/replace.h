@@ -13,6 +13,7 @@
 #define TF_REPLACE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <sys/types.h>
 
 #include "error.h"
@@ -49,6 +50,10 @@ int tf_replace_finish(struct tf_replace *r, const char *path, struct tf_error *e
 /* Remove the temporary if it is still there and free; accepts a zeroed or
  * finished struct. */
 void tf_replace_discard(struct tf_replace *r);
+
+/* All of buf[0..n) to `fd`, through short writes and EINTR: 0, or -1 with
+ * errno. */
+int tf_write_all(int fd, const void *buf, size_t n);
 
 /* True when `a` and `b` name one existing file (./x and x, a link and its
  * file): the same device and inode. */

@@ -22,6 +22,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../schema/replace.h"
 #include "../schema/archive.h"
 #include "../schema/ktcache.h"
 #include "../schema/parammap.h"
@@ -179,17 +180,6 @@ static int map_kernel(struct tf_replay *r, int ki, struct tf_error *err)
 
 /* ---- open / close ---------------------------------------------------------------------- */
 
-static int is_hdf5(const char *path)
-{
-    static const unsigned char sig[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
-    unsigned char head[8];
-    FILE *f = fopen(path, "rb");
-    if (f == NULL)
-        return 0;
-    size_t n = fread(head, 1, sizeof head, f);
-    fclose(f);
-    return n == sizeof head && memcmp(head, sig, sizeof sig) == 0;
-}
 
 struct tf_replay *tf_replay_open(const char *source, const struct tf_job *job,
                                  struct tf_error *err)
@@ -218,7 +208,7 @@ struct tf_replay *tf_replay_open(const char *source, const struct tf_job *job,
                      "archive or a Kernel Tuner cache file)", source);
         goto fail;
     }
-    if (is_hdf5(source)) {
+    if (tf_replace_is_hdf5(source)) {
         if ((r->ar = tf_archive_read(source, err)) == NULL)
             goto fail;
     } else if ((r->kt = tf_ktcache_load(source, err)) == NULL) {
