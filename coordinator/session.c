@@ -43,9 +43,9 @@ static void measure_text(const struct tf_measure *m, char *out, size_t cap)
     out[0] = '\0';
     add(out, cap, &len,
         "warmup=%d min_samples=%d max_samples=%d min_time=%g max_time=%g max_noise=%g "
-        "timeout=%g flush_l2=%d",
+        "timeout=%g flush_l2=%d energy_time=%g",
         m->warmup, m->min_samples, m->max_samples, m->min_time, m->max_time, m->max_noise,
-        m->timeout, m->flush_l2 ? 1 : 0);
+        m->timeout, m->flush_l2 ? 1 : 0, m->energy_time);
 }
 
 void tf_session_run_settings(struct tf_archive_run *run, const struct tf_job *job)

@@ -27,6 +27,28 @@ expect_fail "unknown command exits 2" 2 "$TF" frobnicate
 expect_fail "run without a job exits 2" 2 "$TF" run
 check "devices lists the host" sh -c "\"$TF\" devices | grep -q 'host'"
 
+echo "-- the shipped jobs"
+# Every job in jobs/ loads with its kernels, plans every kernel x problem and
+# runs through on the null replay (no device, no compiler, under a second):
+# a job file that drifted from its kernels (a problem renamed, an option
+# dropped) fails here rather than on a user's cluster.
+for j in "$ROOT"/jobs/*.yaml; do
+    n=$(basename "$j" .yaml)
+    ks=$(sed -n 's/^  - kernel: \([A-Za-z0-9_]*\).*/\1/p' "$j" | tr '\n' ' ')
+    check "jobs/$n.yaml runs on the null replay, every kernel in its summary" sh -c \
+        "\"$TF\" run \"$j\" -o shipped-$n.h5 -q --replay null: >shipped-$n.txt 2>&1 &&
+         [ -n \"$ks\" ] && for k in $ks; do grep -q \"^\$k \" shipped-$n.txt || exit 1; done"
+done
+
+# schema/kernel.md's complete example is the shipped gemm's file, abridged: with
+# the shipped gemm.c it must load and its variants compile and verify.
+mkdir -p kmd && awk '/^```yaml$/ { n++; next } /^```$/ && n == 1 { exit } n == 1' \
+    "$ROOT/schema/kernel.md" >kmd/kernel.yaml
+cp "$ROOT/kernels/gemm/gemm.c" "$ROOT/kernels/gemm/reference.c" kmd/
+printf 'name: kmd\nkernels:\n  - {kernel: ./kernel.yaml, problems: [small]}\nsearch: {strategy: random, budget: 2, seed: 3}\nmeasure: {min_samples: 2, max_time: 0.02, energy_time: 0}\n' >kmd/job.yaml
+check "schema/kernel.md's example runs with the shipped gemm.c (2 variants ok)" sh -c \
+    "cd kmd && \"$TF\" run -q -n 1 job.yaml -o kmd.h5 >out.txt 2>&1 && grep -Eq '^gemm +small .* 2/2 ' out.txt"
+
 echo "-- bad input: exit 2, file:line:column, nothing written"
 # bad_job NAME FILE LOCATION TEXT: running FILE fails with exit 2, the error
 # names LOCATION (file:line:col) and contains TEXT, and no archive appears.

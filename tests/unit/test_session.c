@@ -39,7 +39,7 @@ static void test_run_settings(void **state)
     job.warm_count = 8;
     job.measure = (struct tf_measure){.warmup = 2, .min_samples = 10, .max_samples = 1000,
                                       .min_time = 0.02, .max_time = 1.0, .max_noise = 0.005,
-                                      .timeout = 10, .flush_l2 = true};
+                                      .timeout = 10, .flush_l2 = true, .energy_time = 0.1};
     job.screen = (struct tf_measure){.warmup = 1, .min_samples = 3, .max_samples = 10,
                                      .min_time = 0, .max_time = 0.1, .max_noise = 0.05,
                                      .timeout = 10};
@@ -52,7 +52,8 @@ static void test_run_settings(void **state)
     assert_non_null(strstr(run.search, "patience=50"));
     assert_non_null(strstr(run.search, "options.population=24 options.mutation=0.1"));
     assert_string_equal(run.measure, "warmup=2 min_samples=10 max_samples=1000 min_time=0.02 "
-                                     "max_time=1 max_noise=0.005 timeout=10 flush_l2=1");
+                                     "max_time=1 max_noise=0.005 timeout=10 flush_l2=1 "
+                                     "energy_time=0.1");
     assert_string_equal(run.screen, ""); /* one phase: no screening protocol */
     job.top_k = 8;
     tf_session_run_settings(&run, &job);
