@@ -1069,10 +1069,9 @@ static int cmd_query(int argc, char **argv)
     /* With the results still in its journal (a run going on, or killed),
      * as status, export and diff count them. */
     struct tf_journal_replay replay;
-    struct tf_archive *a = tf_archive_read(argv[optind], &err);
-    if (a == NULL || tf_journal_replay(NULL, argv[optind], a, &replay, &err) != 0) {
+    struct tf_archive *a = tf_journal_read_archive(argv[optind], &replay, &err);
+    if (a == NULL) {
         tf_error_print(&err, "tunefarm query", stderr);
-        tf_archive_destroy(a);
         return TF_EXIT_USAGE;
     }
     if (run >= a->nruns) {
@@ -1113,7 +1112,7 @@ static int cmd_status(int argc, char **argv)
 }
 
 static const char usage_merge[] =
-    "usage: tunefarm merge OUT.h5 IN.h5 [IN.h5...] [-q]\n"
+    "usage: tunefarm merge [-q] [--] OUT.h5 IN.h5 [IN.h5...]\n"
     "\n"
     "Add every run of the IN archives (with the results their journals hold) to\n"
     "OUT, created if missing (with its folders): devices are matched, kernels\n"
@@ -1123,25 +1122,36 @@ static const char usage_merge[] =
     "permissions, and a symbolic link OUT stays one (its file is rewritten).\n"
     "For job arrays and per-node archives.\n"
     "\n"
-    "exit codes: 0 merged; 1 OUT could not be written (it is as it was); 2 bad\n"
+    "exit codes: 0 merged (also when only this report could not be printed);\n"
+    "1 OUT could not be written, or a run is writing it (it is as it was); 2 bad\n"
     "arguments, an unreadable input (truncated, foreign) or a kernel that does\n"
     "not match: nothing written.\n";
 
 static int cmd_merge(int argc, char **argv)
 {
-    bool quiet = false;
+    bool quiet = false, options_end = false;
     char **paths = tf_xcalloc((size_t)argc + 1, sizeof *paths);
     int n = 0;
     for (int i = 2; i < argc; i++) {
-        if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
+        if (!options_end && (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0)) {
             fputs(usage_merge, stdout);
             free(paths);
             return TF_EXIT_OK;
         }
-        if (strcmp(argv[i], "-q") == 0 || strcmp(argv[i], "--quiet") == 0)
+        if (!options_end && (strcmp(argv[i], "-q") == 0 || strcmp(argv[i], "--quiet") == 0)) {
             quiet = true;
-        else
+        } else if (!options_end && strcmp(argv[i], "--") == 0) {
+            options_end = true; /* what follows are paths, even `-x.h5` */
+        } else if (!options_end && argv[i][0] == '-' && argv[i][1] != '\0') {
+            /* A misspelt option must not become the archive written. */
+            fprintf(stderr, "tunefarm merge: unknown option '%s' (a path that begins with "
+                            "'-': put `--` before it, or write ./%s)\n\n%s",
+                    argv[i], argv[i], usage_merge);
+            free(paths);
+            return TF_EXIT_USAGE;
+        } else {
             paths[n++] = argv[i];
+        }
     }
     if (n < 2) {
         fprintf(stderr, "tunefarm merge: expected an output and at least one input\n\n%s",
@@ -1309,17 +1319,27 @@ int main(int argc, char **argv)
     self_path(exe, sizeof exe, argv[0]);
     const char *cmd = argc > 1 ? argv[1] : "help";
     tf_archive_no_atexit();
+    /* A file size limit (ulimit -f) must fail a write with EFBIG, which every
+     * writer reports and cleans up after, not kill the command half-way
+     * through with SIGXFSZ (a temporary file and a journal left behind). */
+    if (strncmp(cmd, "__", 2) != 0)
+        signal(SIGXFSZ, SIG_IGN);
     int rc = dispatch(argc, argv, cmd, exe);
     if (strncmp(cmd, "__", 2) == 0)
         return rc; /* a runner's or compiler's exit code is its parent's protocol */
     /* A listing into a full disk or a closed pipe must not end "0 printed":
-     * the commands print through stdio, whose errors only the end sees. */
+     * the commands print through stdio, whose errors only the end sees. Merge
+     * and import print only a report of the archive they wrote: 1 would say
+     * "the archive is as it was", which is not so. */
     errno = 0;
     const bool flushed = fflush(stdout) == 0;
     if (!flushed || ferror(stdout)) {
-        fprintf(stderr, "tunefarm %s: cannot write to standard output: %s\n", cmd,
-                !flushed && errno ? strerror(errno) : "a write failed");
-        if (rc == TF_EXIT_OK)
+        const bool wrote_archive =
+            rc == TF_EXIT_OK && (strcmp(cmd, "merge") == 0 || strcmp(cmd, "import") == 0);
+        fprintf(stderr, "tunefarm %s: cannot write to standard output: %s%s\n", cmd,
+                !flushed && errno ? strerror(errno) : "a write failed",
+                wrote_archive ? " (the archive was written; only this report is lost)" : "");
+        if (rc == TF_EXIT_OK && !wrote_archive)
             rc = strcmp(cmd, "diff") == 0 ? TF_EXIT_USAGE : TF_EXIT_FAILURE;
     }
     return rc;

@@ -1390,16 +1390,33 @@ static void coordinator_print_plan(const struct coordinator *c)
 /* The job's last run in this archive if it did not finish (-1: none, or --fresh).
  * A replay and a measured run of the same job (or replays of two sources) are
  * different runs: one never resumes the other. */
+/* The last run of `a` whose job hash (or, with job_name, job name) and replay
+ * source (NULL: any) match, or -1. Last by start time, then by number: merge
+ * numbers runs in its arguments' order, so a merged archive's numbers say
+ * nothing of which run came after which. */
+static int job_last_run(const struct tf_archive *a, const char *job_hash, const char *job_name,
+                        const char *source)
+{
+    int last = -1;
+    for (int r = 0; r < a->nruns; r++) {
+        const struct tf_archive_run *run = &a->runs[r];
+        if ((job_hash && strcmp(run->job_hash, job_hash) != 0) ||
+            (job_name && strcmp(run->job_name, job_name) != 0) ||
+            (source && strcmp(run->replay_source, source) != 0))
+            continue;
+        if (last < 0 || !(run->start < a->runs[last].start))
+            last = r;
+    }
+    return last;
+}
+
 static int coordinator_find_resumable(const struct coordinator *c)
 {
     if (c->opt->fresh)
         return -1;
     const char *source = c->opt->replay_source ? c->opt->replay_source : "";
-    for (int r = c->archive->nruns - 1; r >= 0; r--)
-        if (strcmp(c->archive->runs[r].job_hash, c->job->hash) == 0 &&
-            strcmp(c->archive->runs[r].replay_source, source) == 0)
-            return c->archive->runs[r].end == 0 ? r : -1;
-    return -1;
+    const int r = job_last_run(c->archive, c->job->hash, NULL, source);
+    return r >= 0 && c->archive->runs[r].end == 0 ? r : -1;
 }
 
 /* With no run to resume: a line when the job's last run here (same name, same
@@ -1410,18 +1427,15 @@ static void coordinator_note_changed(const struct coordinator *c)
     if (c->opt->fresh || c->opt->quiet)
         return;
     const char *source = c->opt->replay_source ? c->opt->replay_source : "";
-    for (int r = c->archive->nruns - 1; r >= 0; r--) {
+    const int r = job_last_run(c->archive, NULL, c->job->name, source);
+    if (r >= 0 && c->archive->runs[r].end == 0) {
         const struct tf_archive_run *run = &c->archive->runs[r];
-        if (strcmp(run->job_name, c->job->name) != 0 || strcmp(run->replay_source, source) != 0)
-            continue;
-        if (run->end == 0)
-            fprintf(stderr,
-                    "tunefarm: not resuming unfinished run %d of job '%s': the job's files "
-                    "changed since (hash %.12s, now %.12s: the job file, a kernel file, a "
-                    "source, or a file in a CUDA/HIP kernel's folder). A new run starts; run %d "
-                    "stays unfinished\n",
-                    r, run->job_name, run->job_hash, c->job->hash, r);
-        return;
+        fprintf(stderr,
+                "tunefarm: not resuming unfinished run %d of job '%s': the job's files "
+                "changed since (hash %.12s, now %.12s: the job file, a kernel file, a "
+                "source, or a file in a CUDA/HIP kernel's folder). A new run starts; run %d "
+                "stays unfinished\n",
+                r, run->job_name, run->job_hash, c->job->hash, r);
     }
 }
 
@@ -1894,15 +1908,10 @@ static void status_run(const struct tf_archive *a, uint32_t run, char (*keys)[25
 int tf_coordinator_status(const char *archive_path, FILE *out)
 {
     struct tf_error err = {0};
-    struct tf_archive *a = tf_archive_read(archive_path, &err);
+    struct tf_journal_replay replay;
+    struct tf_archive *a = tf_journal_read_archive(archive_path, &replay, &err);
     if (a == NULL) {
         tf_error_print(&err, "tunefarm status", stderr);
-        return TF_EXIT_USAGE;
-    }
-    struct tf_journal_replay replay;
-    if (tf_journal_replay(NULL, archive_path, a, &replay, &err) != 0) {
-        tf_error_print(&err, "tunefarm status", stderr);
-        tf_archive_destroy(a);
         return TF_EXIT_USAGE;
     }
     fprintf(out, "Archive %s: checkpoint %llu, %d run%s, %d device%s, %d kernel%s\n",
@@ -1928,10 +1937,9 @@ int tf_coordinator_status(const char *archive_path, FILE *out)
     /* The run is the last unfinished one of the job its journal names (a
      * resume takes the job's last run); a merge or an import holding the lock
      * names none. */
-    int running = -1;
-    for (int r = 0; live && replay.job_hash[0] && r < a->nruns; r++)
-        if (a->runs[r].end == 0 && strcmp(a->runs[r].job_hash, replay.job_hash) == 0)
-            running = r;
+    int running = live && replay.job_hash[0] ? job_last_run(a, replay.job_hash, NULL, NULL) : -1;
+    if (running >= 0 && a->runs[running].end > 0)
+        running = -1;
     char (*keys)[256] = archive_class_keys(a);
     for (int r = 0; r < a->nruns; r++) {
         const struct tf_archive_run *run = &a->runs[r];
@@ -1944,6 +1952,9 @@ int tf_coordinator_status(const char *archive_path, FILE *out)
             fprintf(out, "finished %s", end);
         else if (r == running)
             fprintf(out, "STILL RUNNING (its journal is locked by the run)");
+        else if (job_last_run(a, run->job_hash, NULL, run->replay_source) != r)
+            fprintf(out, "UNFINISHED, and a later run of the same job files followed it: it "
+                         "will not be resumed");
         else
             fprintf(out, "UNFINISHED: run the same job on this archive to resume it");
         if (run->slurm_job_id[0])
@@ -1970,21 +1981,21 @@ static uint64_t *rows_per_run(const struct tf_archive *a)
 /* What merging `in_path` did to `out`, runs 0..nbefore-1 of which it had
  * before with before[r] rows and ended[r] set: runs added, rows added to runs
  * it had, and what is still unfinished (merge again once it is finished). */
-static void merge_report(const char *in_path, const struct tf_archive *in,
+static void merge_report(FILE *rep, const char *in_path, const struct tf_archive *in,
                          const struct tf_archive *out, int nbefore, const uint64_t *before,
-                         const bool *ended, const struct tf_archive_merge_stats *st, bool live)
+                         const bool *ended, const struct tf_archive_merge_stats *st, int live)
 {
-    printf("%s: %d run%s, %llu rows added", in_path, st->runs, st->runs == 1 ? "" : "s",
+    fprintf(rep, "%s: %d run%s, %llu rows added", in_path, st->runs, st->runs == 1 ? "" : "s",
            (unsigned long long)(st->rows - st->rows_to_present));
     if (st->runs_present > st->runs_finished && st->rows_to_present == 0)
-        printf(" (runs already in the output skipped)");
-    printf("\n");
+        fprintf(rep, " (runs already in the output skipped)");
+    fprintf(rep, "\n");
     uint64_t *after = rows_per_run(out);
     for (int r = 0; r < nbefore; r++) {
         const bool finished = !ended[r] && out->runs[r].end > 0;
         if (after[r] == before[r] && !finished)
             continue;
-        printf("%s: %llu rows added to run %d (job '%s'), %s\n", in_path,
+        fprintf(rep, "%s: %llu rows added to run %d (job '%s'), %s\n", in_path,
                (unsigned long long)(after[r] - before[r]), r, out->runs[r].job_name,
                finished ? "now finished" : "still unfinished");
     }
@@ -1992,27 +2003,13 @@ static void merge_report(const char *in_path, const struct tf_archive *in,
     for (int r = 0; r < in->nruns; r++) {
         if (in->runs[r].end > 0)
             continue;
-        printf("%s: run %d (job '%s') is %s: the output has what it measured so far; merge "
+        fprintf(rep, "%s: run %d (job '%s') is %s: the output has what it measured so far; merge "
                "again once it %s to add the rest\n",
                in_path, r, in->runs[r].job_name,
-               live ? "STILL RUNNING (its journal is locked by the run)" : "unfinished",
-               live ? "has ended" : "is resumed and finished");
+               r == live ? "STILL RUNNING (its journal is locked by the run)" : "unfinished",
+               r == live ? "has ended" : "is resumed and finished");
     }
     free(after);
-}
-
-/* Test hook: TUNEFARM_TEST_MERGE_PAUSE=SECONDS sleeps between reading an
- * input's journal and its archive, so the fault tests can checkpoint a live
- * run in between (tests/faults/scenarios/22-coordinator.sh). */
-static void merge_test_pause(void)
-{
-    const char *v = getenv("TUNEFARM_TEST_MERGE_PAUSE");
-    const double s = v ? atof(v) : 0;
-    if (s > 0 && s < 60) {
-        struct timespec ts = {(time_t)s, (long)((s - floor(s)) * 1e9)};
-        while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-            ;
-    }
 }
 
 int tf_coordinator_merge(const char *out_path, char *const *inputs, int n, bool quiet)
@@ -2025,10 +2022,21 @@ int tf_coordinator_merge(const char *out_path, char *const *inputs, int n, bool 
     uint64_t *before = NULL;
     bool *ended = NULL;
     int code = TF_EXIT_USAGE;
+    /* What was merged is said once OUT is written: lines printed before a
+     * failed write would report a merge that did not happen. */
+    char *report = NULL;
+    size_t report_len = 0;
+    FILE *rep = open_memstream(&report, &report_len);
+    if (rep == NULL)
+        tf_die("out of memory");
     /* The lock keeps a run (or another merge) from writing OUT meanwhile. */
     struct tf_journal *journal = tf_journal_open(out_path, &err);
     const bool is_new = !file_exists(out_path);
-    if (journal == NULL || journal_without_archive(out_path, &err) != 0)
+    if (journal == NULL) {
+        code = TF_EXIT_FAILURE; /* OUT cannot be written now; it is as it was */
+        goto fail;
+    }
+    if (journal_without_archive(out_path, &err) != 0)
         goto fail;
     out = is_new ? tf_archive_create() : tf_archive_read(out_path, &err);
     if (out == NULL || tf_journal_replay(journal, out_path, out, &replay, &err) != 0)
@@ -2046,10 +2054,11 @@ int tf_coordinator_merge(const char *out_path, char *const *inputs, int n, bool 
          * leaves records the archive holds already (stale, skipped), where
          * the other order met a journal ahead of its archive and refused it. */
         bool live = false;
+        memset(&replay, 0, sizeof replay); /* the input's, not OUT's */
         if (tf_journal_open_read(inputs[i], &in_journal, &live, &err) != 0 ||
             (in_journal != NULL && tf_journal_read(in_journal, inputs[i], &image, &err) != 0))
             goto fail;
-        merge_test_pause();
+        tf_journal_test_pause();
         in = tf_archive_read(inputs[i], &err);
         if (in == NULL ||
             (image != NULL && tf_journal_replay_image(image, inputs[i], in, &replay, &err) != 0))
@@ -2068,8 +2077,14 @@ int tf_coordinator_merge(const char *out_path, char *const *inputs, int n, bool 
                      inputs[i], out_path);
             goto fail;
         }
+        /* The input's run that holds its journal: its job's last run. */
+        int running = -1;
+        if (live && replay.job_hash[0] &&
+            (running = job_last_run(in, replay.job_hash, NULL, NULL)) >= 0 &&
+            in->runs[running].end > 0)
+            running = -1;
         if (!quiet)
-            merge_report(inputs[i], in, out, nbefore, before, ended, &st, live);
+            merge_report(rep, inputs[i], in, out, nbefore, before, ended, &st, running);
         free(before);
         free(ended);
         before = NULL;
@@ -2087,8 +2102,11 @@ int tf_coordinator_merge(const char *out_path, char *const *inputs, int n, bool 
         goto fail;
     }
     if (!quiet)
-        printf("%s: %d runs, %d devices, %d kernels\n", out_path, out->nruns, out->ndevices,
-               out->nkernels);
+        fprintf(rep, "%s: %d runs, %d devices, %d kernels\n", out_path, out->nruns,
+                out->ndevices, out->nkernels);
+    fclose(rep);
+    fwrite(report, 1, report_len, stdout);
+    free(report);
     char jpath[4200];
     tf_journal_path(out_path, jpath, sizeof jpath);
     unlink(jpath); /* everything is in the archive */
@@ -2096,6 +2114,8 @@ int tf_coordinator_merge(const char *out_path, char *const *inputs, int n, bool 
     tf_archive_destroy(out);
     return TF_EXIT_OK;
 fail:
+    fclose(rep);
+    free(report);
     tf_error_print(&err, "tunefarm merge", stderr);
     if (tf_journal_created(journal)) {
         char jp[4200];

@@ -147,11 +147,10 @@ int tf_diff_command(int argc, char **argv)
     }
     const char *path = argv[optind];
     struct tf_error err = {0};
-    struct tf_archive *a = tf_archive_read(path, &err);
     struct tf_journal_replay replay;
-    if (a == NULL || tf_journal_replay(NULL, path, a, &replay, &err) != 0) {
+    struct tf_archive *a = tf_journal_read_archive(path, &replay, &err);
+    if (a == NULL) {
         tf_error_print(&err, "tunefarm diff", stderr);
-        tf_archive_destroy(a);
         return TF_EXIT_USAGE;
     }
     int ra = nruns == 2 ? runs[0] : -1, rb = nruns == 2 ? runs[1] : nruns == 1 ? runs[0] : -1;

@@ -86,7 +86,30 @@ static uint32_t get_u32le(const unsigned char *p)
 
 void tf_journal_path(const char *archive_path, char *out, size_t cap)
 {
-    snprintf(out, cap, "%s.journal", archive_path);
+    /* Follow a symbolic link in the last component (a chain of them, as the
+     * kernel does: at most 40), whether or not what it names exists yet: the
+     * archive writer replaces the file the link names, so the journal, and
+     * with it the lock that keeps two writers apart, must be that file's.
+     * `lnk.h5 -> real.h5` and `real.h5` are one archive with one journal. */
+    char path[4096], link[4096];
+    tf_strlcpy(path, archive_path, sizeof path);
+    for (int hop = 0; hop < 40; hop++) {
+        ssize_t n = readlink(path, link, sizeof link - 1);
+        if (n <= 0)
+            break; /* not a link (or unreadable): the path as it is */
+        link[n] = '\0';
+        const char *slash = strrchr(path, '/');
+        if (link[0] == '/' || slash == NULL) {
+            tf_strlcpy(path, link, sizeof path);
+        } else {
+            char joined[8192];
+            snprintf(joined, sizeof joined, "%.*s/%s", (int)(slash - path), path, link);
+            if (strlen(joined) >= sizeof path)
+                break;
+            tf_strlcpy(path, joined, sizeof path);
+        }
+    }
+    snprintf(out, cap, "%s.journal", path);
 }
 
 /* mkdir -p of the folder holding `path` (the archive may name a new folder). */
@@ -152,7 +175,8 @@ struct tf_journal *tf_journal_open(const char *archive_path, struct tf_error *er
     if (locked != 0) {
         if (errno == EWOULDBLOCK)
             tf_error_set(err, TF_ERR_IO, "archive '%s' is in use by another run (its journal "
-                         "'%s' is locked): wait for that run, or give another archive with -o",
+                         "'%s' is locked): wait for that run to end, or use another archive "
+                         "(tunefarm run: -o)",
                          archive_path, j->path);
         else
             tf_error_set(err, TF_ERR_IO, "cannot lock the journal '%s': %s", j->path,
@@ -525,6 +549,61 @@ int tf_journal_replay(struct tf_journal *j, const char *archive_path, struct tf_
     const int rc = tf_journal_replay_image(im, archive_path, a, out, err);
     tf_journal_image_destroy(im);
     return rc;
+}
+
+void tf_journal_test_pause(void)
+{
+    const char *v = getenv("TUNEFARM_TEST_READ_PAUSE");
+    const double s = v ? atof(v) : 0;
+    if (s > 0 && s < 60) {
+        struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
+        while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+            ;
+    }
+}
+
+struct tf_archive *tf_journal_read_archive(const char *archive_path,
+                                           struct tf_journal_replay *out, struct tf_error *err)
+{
+    /* The journal first, then the archive: a checkpoint of a live run between
+     * the two reads leaves records the archive already holds (skipped as
+     * stale). The other order would see a journal ahead of the archive, which
+     * only an archive replaced by an older copy may show. */
+    struct tf_journal_image *im = NULL;
+    struct tf_archive *a = NULL;
+    memset(out, 0, sizeof *out);
+    if (tf_journal_read(NULL, archive_path, &im, err) != 0)
+        return NULL;
+    tf_journal_test_pause();
+    struct stat st;
+    if (im->present && stat(archive_path, &st) != 0 && errno == ENOENT) {
+        struct tf_journal *probe = NULL;
+        bool live = false;
+        struct tf_error ignored = {0};
+        if (tf_journal_open_read(archive_path, &probe, &live, &ignored) == 0)
+            tf_journal_close(probe);
+        if (live)
+            tf_error_set(err, TF_ERR_IO,
+                         "archive '%s' does not exist yet: a run has started on it (it holds "
+                         "the journal '%s') and has not written its first checkpoint; try "
+                         "again in a few seconds",
+                         archive_path, im->path);
+        else
+            tf_error_set(err, TF_ERR_IO,
+                         "archive '%s' does not exist, but its journal '%s' does: a run on it "
+                         "stopped before its first checkpoint. Run the same job with -o '%s' "
+                         "to resume it, or move the journal away",
+                         archive_path, im->path, archive_path);
+        goto done;
+    }
+    a = tf_archive_read(archive_path, err);
+    if (a != NULL && tf_journal_replay_image(im, archive_path, a, out, err) != 0) {
+        tf_archive_destroy(a);
+        a = NULL;
+    }
+done:
+    tf_journal_image_destroy(im);
+    return a;
 }
 
 /* Write all of b[0..n) at the end of the file; on failure cut the file back. */

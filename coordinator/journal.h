@@ -31,7 +31,8 @@ struct tf_journal_replay {
     char job_hash[65];     /* the job of the run writing it ("": a merge, an import, none) */
 };
 
-/* The journal's path for `archive_path` ("ARCHIVE.journal"), in out[cap]. */
+/* The journal's path for `archive_path` ("ARCHIVE.journal"), in out[cap]; for
+ * a symbolic link, beside the file it names (that file is the archive). */
 void tf_journal_path(const char *archive_path, char *out, size_t cap);
 
 /* Open (creating if needed) the journal of `archive_path` for a run and take
@@ -78,6 +79,19 @@ int tf_journal_replay_image(const struct tf_journal_image *im, const char *archi
                             struct tf_error *err);
 /* Free; accepts NULL. */
 void tf_journal_image_destroy(struct tf_journal_image *im);
+
+/* For the commands that only read (status, query, diff, export, best,
+ * report): `archive_path`'s model with its journal's results folded in (what
+ * tf_journal_replay says of it in *out), read in the order that is safe while
+ * a run writes the archive (its journal, then the archive). NULL + err: an
+ * unreadable archive or journal, or an archive whose run has not written its
+ * first checkpoint yet (said so). */
+struct tf_archive *tf_journal_read_archive(const char *archive_path,
+                                           struct tf_journal_replay *out, struct tf_error *err);
+/* Test hook: TUNEFARM_TEST_READ_PAUSE=SECONDS sleeps between reading a
+ * journal and its archive (tf_journal_read_archive, tunefarm merge), so the
+ * fault tests can checkpoint a live run in between. */
+void tf_journal_test_pause(void);
 
 /* Start over after checkpoint `a->checkpoint` of archive `a` was written: the
  * file becomes a bare header naming `a`'s id, that checkpoint and `job_hash`

@@ -154,24 +154,43 @@ static void compiler_notes(const struct best_note *notes, int n, int kw, int pw,
 /* A row's configuration and status, to count each configuration once. */
 struct config_status {
     uint64_t config;
+    double when;  /* the row's timestamp (unix seconds), else its run's start; 0 unknown */
     uint32_t run;
     uint64_t row;
     uint8_t status;
 };
 
+/* By configuration, then by when it was measured: run numbers say nothing of
+ * time once archives are merged (merge numbers runs in its arguments' order),
+ * so the clock decides, and run and row order only break its ties. */
 static int config_status_cmp(const void *x, const void *y)
 {
     const struct config_status *a = x, *b = y;
     if (a->config != b->config)
         return a->config < b->config ? -1 : 1;
+    if (a->when != b->when)
+        return a->when < b->when ? -1 : 1;
     if (a->run != b->run)
         return a->run < b->run ? -1 : 1;
     return a->row < b->row ? -1 : a->row > b->row;
 }
 
+/* When `row` was measured: its timestamp, else its run's start, else 0. */
+static double row_when(const struct tf_archive *a, const struct tf_archive_row *row)
+{
+    if (isfinite(row->r.timestamp) && row->r.timestamp > 0)
+        return row->r.timestamp;
+    if (row->run < (uint32_t)a->nruns && isfinite(a->runs[row->run].start) &&
+        a->runs[row->run].start > 0)
+        return a->runs[row->run].start;
+    return 0;
+}
+
 /* Count `v[0..n)` by status, each configuration once with the status of its
- * latest measurement (highest run, then latest row): a configuration that
- * failed last week and is ok tonight counts as ok. Returns the configurations. */
+ * latest measurement (by its timestamp; see config_status_cmp): a
+ * configuration that failed last week and is ok tonight counts as ok, in
+ * whatever order the archives holding the two were merged. Returns the
+ * configurations. */
 static uint64_t count_configs(struct config_status *v, uint64_t n, uint64_t *counts)
 {
     uint64_t total = 0;
@@ -248,8 +267,8 @@ int tf_report_best(const struct tf_archive *a, int run, const char *kernel, FILE
                     if (strcmp(key, keys[c]) != 0)
                         continue;
                     if (row->r.phase != 2) /* its re-measurement is not another one */
-                        seen[nseen++] = (struct config_status){row->r.config, row->run, r,
-                                                               row->r.status};
+                        seen[nseen++] = (struct config_status){
+                            row->r.config, row_when(a, row), row->run, r, row->r.status};
                 }
                 total = count_configs(seen, nseen, counts);
                 char tbuf[32] = "-", mbuf[48] = "-", sbuf[16] = "-", cfg[512] = "-";

@@ -192,14 +192,37 @@ bool tf_bundle_exists(const struct tf_bundle *b, const char *path)
     return stat(path, &st) == 0 && S_ISREG(st.st_mode);
 }
 
+/* A bundle path as the job hash sees it: the job file (entry 0) by its name,
+ * any other path under the job file's folder relative to that folder, and
+ * the rest as it is. The paths hold the job file's path as it was typed
+ * (kernels are found relative to it), so without this `run job.yaml`,
+ * `run ./job.yaml` and `run $PWD/job.yaml` would be three jobs, and one
+ * could not resume another. */
+static void hash_path(struct tf_sha256 *h, const char *path, bool job_file, const char *dir)
+{
+    const size_t nmark = strlen(TF_INCLUDE_ENTRY), ndir = strlen(dir);
+    if (strncmp(path, TF_INCLUDE_ENTRY, nmark) == 0) {
+        tf_sha256_update(h, path, nmark);
+        path += nmark;
+    }
+    const char *slash = strrchr(path, '/');
+    if (job_file && slash != NULL)
+        path = slash + 1;
+    else if (ndir > 0 && strcmp(dir, ".") != 0 && strncmp(path, dir, ndir) == 0 &&
+             (path[ndir] == '/' || dir[ndir - 1] == '/'))
+        path += ndir + (path[ndir] == '/');
+    tf_sha256_update_str(h, path);
+}
+
 void tf_bundle_hash(const struct tf_bundle *b, char out[65])
 {
     struct tf_sha256 h;
     tf_sha256_init(&h);
+    char *dir = tf_path_dir(b->count > 0 ? b->files[0].path : ".");
     for (int i = 0; i < b->count; i++) {
         /* Path with its terminator, then an explicit length: no two different
          * bundles can feed the same byte stream. */
-        tf_sha256_update_str(&h, b->files[i].path);
+        hash_path(&h, b->files[i].path, i == 0, dir);
         unsigned char len[8];
         uint64_t n = b->files[i].size;
         for (int k = 0; k < 8; k++)
@@ -207,6 +230,7 @@ void tf_bundle_hash(const struct tf_bundle *b, char out[65])
         tf_sha256_update(&h, len, sizeof len);
         tf_sha256_update(&h, b->files[i].data, b->files[i].size);
     }
+    free(dir);
     tf_sha256_hex(&h, out);
 }
 
@@ -264,7 +288,20 @@ struct manifest {
      * of its hash, and whether one changed at or after `recent` (seconds). */
     int stamp_only, racy;
     double recent;
+    /* The job file's folder, written off the front of the paths the manifest
+     * names (the job hash must not depend on how the job's path was typed:
+     * tf_bundle_hash); NULL: paths as they are. */
+    const char *strip;
 };
+
+/* `path` as the manifest names it: relative to m->strip when under it. */
+static const char *manifest_rel(const struct manifest *m, const char *path)
+{
+    const size_t n = m->strip ? strlen(m->strip) : 0;
+    if (n > 0 && strncmp(path, m->strip, n) == 0 && path[n] == '/')
+        return path + n + 1;
+    return path;
+}
 
 static void manifest_printf(struct manifest *m, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
@@ -359,7 +396,8 @@ static int manifest_file(struct manifest *m, const char *root, const char *path,
     close(fd);
     tf_sha256_hex(&h, hex);
     /* the name's length first: no file name can fake the next line */
-    manifest_printf(m, "file %s %" PRIu64 " %zu %s\n", hex, size, strlen(path), path);
+    const char *name = manifest_rel(m, path);
+    manifest_printf(m, "file %s %" PRIu64 " %zu %s\n", hex, size, strlen(name), name);
     return 0;
 }
 
@@ -504,7 +542,8 @@ static int manifest_path(struct manifest *m, const char *path, enum include_kind
         /* -include searches the include chain when the file is not where named;
          * that chain is hashed by its own options. */
         if (stat(path, &st) != 0 || !S_ISREG(st.st_mode)) {
-            manifest_printf(m, "absent %zu %s\n", strlen(path), path);
+            manifest_printf(m, "absent %zu %s\n", strlen(manifest_rel(m, path)),
+                            manifest_rel(m, path));
             return 0;
         }
         return manifest_file(m, path, path, &st, err);
@@ -552,7 +591,8 @@ static int include_walk(struct manifest *m, char *const *options, int noptions,
         snprintf(m->what, sizeof m->what,
                  "the kernel source's folder (NVRTC and hipRTC look for #include \"...\" "
                  "headers there; keep a kernel in a folder of its own)");
-        manifest_printf(m, "source-folder %zu %s\n", strlen(dir), dir);
+        manifest_printf(m, "source-folder %zu %s\n", strlen(manifest_rel(m, dir)),
+                        manifest_rel(m, dir));
         const int rc = manifest_path(m, dir, INCLUDE_DIR, err);
         free(dir);
         if (rc != 0)
@@ -596,7 +636,13 @@ int tf_bundle_add_includes(struct tf_bundle *b, const char *kernel_file, char *c
     *bad = -1;
     if (b->sealed)
         return 0; /* the coordinator's manifest came with the job */
-    if (tf_include_manifest(options, noptions, language, source_path, &text, bad, err) != 0)
+    /* Paths under the job file's folder (the bundle's first file) relative to
+     * it, as tf_bundle_hash hashes the bundle's own paths. */
+    char *job_dir = b->count > 0 ? tf_path_dir(b->files[0].path) : NULL;
+    struct manifest m = {.strip = job_dir && strcmp(job_dir, ".") != 0 ? job_dir : NULL};
+    const int rc = include_walk(&m, options, noptions, language, source_path, &text, bad, err);
+    free(job_dir);
+    if (rc != 0)
         return -1;
     if (text != NULL) {
         char *entry = tf_xasprintf("%s%s", TF_INCLUDE_ENTRY, kernel_file);

@@ -44,7 +44,9 @@ char *tf_path_dir(const char *path);
 /* `rel` joined to `dir` (absolute `rel` and dir "." leave it as is); a new string.
  * Deterministic, because a bundle is keyed by these exact strings on every rank. */
 char *tf_path_join(const char *dir, const char *rel);
-/* SHA-256 (hex, 64 chars + NUL) over every path and content, in insertion order. */
+/* SHA-256 (hex, 64 chars + NUL) over every path and content, in insertion order;
+ * the paths relative to the first file's (the job file's) folder, so the same
+ * job named by another path (./job.yaml, $PWD/job.yaml) has the same hash. */
 void tf_bundle_hash(const struct tf_bundle *b, char out[65]);
 
 /* ---- files a compile reads besides its source (see bundle.c, "include paths") ---- */

@@ -9,8 +9,8 @@
  * once. T4 and Kernel Tuner caches hold one entry per configuration of one
  * kernel, problem and device class: the selection is checked to be that, and
  * of several rows of a configuration the strict re-measurement (phase 2), a
- * single-phase row, a screening row, in that order, and then the latest run
- * wins. Both carry a "tunefarm" object (the kernel's problem, size names,
+ * single-phase row, a screening row, in that order, and then the latest
+ * measured (timestamp) wins. Both carry a "tunefarm" object (the kernel's problem, size names,
  * parameter kinds, metrics and device) that tunefarm's import reads back and
  * other readers ignore. Files are written to PATH.tmp.PID and renamed. */
 #include "export.h"
@@ -619,7 +619,8 @@ struct group {
 };
 
 /* Which of two rows of one configuration a file keeps: strict over single over
- * screening, then the later run, then the later timestamp. */
+ * screening, then the later timestamp (run numbers follow merge order, not
+ * time), then the later run. */
 static int phase_rank(int phase)
 {
     return phase == 2 ? 2 : phase == 0 ? 1 : 0;
@@ -634,9 +635,10 @@ static int row_order(const void *x, const void *y)
     int pa = phase_rank(a->r.phase), pb = phase_rank(b->r.phase);
     if (pa != pb)
         return pa > pb ? -1 : 1;
-    if (a->run != b->run)
-        return a->run > b->run ? -1 : 1;
-    return (a->r.timestamp < b->r.timestamp) - (a->r.timestamp > b->r.timestamp);
+    if (a->r.timestamp != b->r.timestamp && isfinite(a->r.timestamp) &&
+        isfinite(b->r.timestamp))
+        return a->r.timestamp > b->r.timestamp ? -1 : 1;
+    return (a->run < b->run) - (a->run > b->run);
 }
 
 static void group_free(struct group *g)

@@ -83,7 +83,8 @@ const char tf_usage_import[] =
     "  -q, --quiet         print nothing on success\n"
     "  -h, --help          this text\n"
     "\n"
-    "exit codes: 0 imported; 1 ARCHIVE could not be written (it is as it was); 2\n"
+    "exit codes: 0 imported (also when only its report could not be printed); 1\n"
+    "ARCHIVE could not be written, or a run is writing it (it is as it was); 2\n"
     "bad arguments, a file that is not a valid cache or T4 file, an unreadable\n"
     "archive, or a kernel that does not match the archive's: nothing written.\n";
 
@@ -163,9 +164,8 @@ int tf_cmd_export(int argc, char **argv)
     o.archive_path = argv[optind];
     struct tf_error err = {0};
     struct tf_journal_replay replay;
-    struct tf_archive *a = tf_archive_read(o.archive_path, &err);
-    if (a == NULL || tf_journal_replay(NULL, o.archive_path, a, &replay, &err) != 0 ||
-        tf_export_check(a, &o, &err) != 0) {
+    struct tf_archive *a = tf_journal_read_archive(o.archive_path, &replay, &err);
+    if (a == NULL || tf_export_check(a, &o, &err) != 0) {
         tf_error_print(&err, "tunefarm export", stderr);
         tf_archive_destroy(a);
         return TF_EXIT_USAGE;
@@ -290,6 +290,11 @@ int tf_cmd_import(int argc, char **argv)
     char jpath[4200];
     tf_journal_path(path, jpath, sizeof jpath);
     int code = TF_EXIT_USAGE;
+    char *report = NULL;
+    size_t report_len = 0;
+    FILE *rep = open_memstream(&report, &report_len);
+    if (rep == NULL)
+        tf_die("out of memory");
     /* Every file first: a bad one stops the import before the archive is touched. */
     for (int i = 0; i < nfiles; i++) {
         if (tf_same_file(files[i], path)) {
@@ -309,8 +314,10 @@ int tf_cmd_import(int argc, char **argv)
                      "away", jpath, path);
         goto fail;
     }
-    if ((journal = tf_journal_open(path, &err)) == NULL)
+    if ((journal = tf_journal_open(path, &err)) == NULL) {
+        code = TF_EXIT_FAILURE; /* the archive cannot be written now; it is as it was */
         goto fail;
+    }
     out = is_new ? tf_archive_create() : tf_archive_read(path, &err);
     if (out == NULL || tf_journal_replay(journal, path, out, &replay, &err) != 0)
         goto fail;
@@ -321,7 +328,7 @@ int tf_cmd_import(int argc, char **argv)
         const int copy = imported_before(out, models[i]);
         if (copy >= 0) {
             if (!quiet)
-                printf("%s: already in %s as run %d, from %s (the same content, imported with "
+                fprintf(rep, "%s: already in %s as run %d, from %s (the same content, imported with "
                        "the same options): nothing added\n",
                        files[i], path, copy, out->runs[copy].job_name + strlen("import:"));
             continue;
@@ -339,14 +346,14 @@ int tf_cmd_import(int argc, char **argv)
         status_counts(&info[i], counts, sizeof counts);
         tf_device_class_key(&models[i]->devices[0], cls, sizeof cls);
         if (ms.runs == 0)
-            printf("%s: already in %s (the same file, imported with the same options): "
+            fprintf(rep, "%s: already in %s (the same file, imported with the same options): "
                    "nothing added\n", files[i], path);
         else
-            printf("%s: %s, kernel '%s', problem '%s', device class %s: %llu configurations "
+            fprintf(rep, "%s: %s, kernel '%s', problem '%s', device class %s: %llu configurations "
                    "(%s)\n", files[i], info[i].format, k->name, k->problems[0].name, cls,
                    (unsigned long long)ms.rows, counts);
         if (info[i].note[0])
-            printf("%s: note: metrics %s\n", files[i], info[i].note);
+            fprintf(rep, "%s: note: metrics %s\n", files[i], info[i].note);
     }
     out->checkpoint++;
     if (tf_archive_write(out, path, &err) != 0 || tf_journal_reset(journal, out, NULL, &err) != 0) {
@@ -354,8 +361,11 @@ int tf_cmd_import(int argc, char **argv)
         goto fail;
     }
     if (!quiet)
-        printf("%s: %d runs, %d devices, %d kernels\n", path, out->nruns, out->ndevices,
-               out->nkernels);
+        fprintf(rep, "%s: %d runs, %d devices, %d kernels\n", path, out->nruns, out->ndevices,
+                out->nkernels);
+    /* Said once the archive is written: not lines of an import that failed. */
+    fflush(rep);
+    fwrite(report, 1, report_len, stdout);
     unlink(jpath); /* everything is in the archive */
     code = TF_EXIT_OK;
     goto done;
@@ -364,6 +374,8 @@ fail:
     if (tf_journal_created(journal))
         unlink(jpath);
 done:
+    fclose(rep);
+    free(report);
     tf_journal_close(journal);
     tf_archive_destroy(out);
     for (int i = 0; i < nfiles; i++)

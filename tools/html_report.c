@@ -1139,10 +1139,9 @@ int tf_html_report_main(int argc, char **argv)
     struct tf_error err = {0};
     /* With the results still in its journal, as query and export read it. */
     struct tf_journal_replay replay;
-    struct tf_archive *a = tf_archive_read(path, &err);
-    if (a == NULL || tf_journal_replay(NULL, path, a, &replay, &err) != 0) {
+    struct tf_archive *a = tf_journal_read_archive(path, &replay, &err);
+    if (a == NULL) {
         tf_error_print(&err, "tunefarm report", stderr);
-        tf_archive_destroy(a);
         return 2;
     }
     if (kernel && tf_archive_find_kernel(a, kernel) == NULL) {

@@ -355,6 +355,25 @@ check "  h5dump reads it" h5dump -H merged.h5
 check "  query reads it" sh -c "\"$TF\" query merged.h5 | grep -q 'X=2 Y=1 Z=a'"
 expect_fail "a kernel with other parameters is not merged" 2 "$TF" merge -q merged.h5 other.h5
 check "  saying which parameter" contains "$TMP/last" "parameter X"
+# A misspelt option was once taken for OUT: `merge --quite out.h5 in.h5`
+# wrote an archive named "--quite". `--` still lets a path begin with '-'.
+expect_fail "merge: an unknown option is refused, not written to" 2 \
+    "$TF" merge --quite merged.h5 serial.h5
+check "  nothing named after it" test ! -e --quite
+check "  -- before paths that begin with '-'" sh -c \
+    "\"$TF\" merge -q -- -dash.h5 serial.h5 && $CHECK ./-dash.h5 ranked --rows 38"
+# A file size limit (ulimit -f) fails the write with EFBIG instead of killing
+# merge with SIGXFSZ: exit 1, OUT as it was, no temporary or journal left, and
+# no line saying rows were added.
+cp merged.h5 limited.h5
+"$TF" run -q -n 1 "$FIX/ranked.yaml" -o third.h5 >third.out 2>&1 || true
+check "merge under a file size limit too small for OUT: exit 1, OUT as it was" sh -c "
+    sum=\$(cksum <limited.h5); rc=0
+    (ulimit -f \$(( \$(stat -c %s limited.h5) / 1024 )); \"$TF\" merge limited.h5 third.h5 \
+        >limited.out 2>limited.err) || rc=\$?
+    [ \$rc -eq 1 ] && [ \"\$(cksum <limited.h5)\" = \"\$sum\" ] &&
+    ! ls limited.h5.tmp.* limited.h5.journal 2>/dev/null && ! grep -q 'rows added' limited.out &&
+    grep -q 'limit\|too large\|space' limited.err || { cat limited.out limited.err; exit 1; }"
 
 echo "-- a variant still compiling does not hold up the ones ready behind it"
 # slow_compile's V=0 takes gcc seconds, V=1..7 milliseconds; brute force queues

@@ -286,6 +286,48 @@ static void test_one_run_at_a_time(void **state)
     tf_journal_close(NULL);
 }
 
+/* An archive named through symbolic links is the file they name (the writer
+ * replaces that file): one journal beside it, one lock. A link in another
+ * folder, a chain of links, and a link whose file does not exist yet (a run
+ * about to create it) all lead there; a second run through any of them is
+ * refused while the first holds the lock. */
+static void test_links_share_the_journal(void **state)
+{
+    (void)state;
+    struct tf_error err = {0};
+    char sub[600], lnk[700], chain[700], got[1200];
+    snprintf(sub, sizeof sub, "%s/sub", tmpdir);
+    assert_int_equal(mkdir(sub, 0700), 0);
+    snprintf(lnk, sizeof lnk, "%s/lnk.h5", sub);
+    assert_int_equal(symlink("../a.h5", lnk), 0); /* relative, to a file not there yet */
+    snprintf(chain, sizeof chain, "%s/chain.h5", tmpdir);
+    assert_int_equal(symlink(lnk, chain), 0);
+    char expect[1200];
+    snprintf(expect, sizeof expect, "%s/sub/../a.h5.journal", tmpdir);
+    tf_journal_path(lnk, got, sizeof got);
+    assert_string_equal(got, expect);
+    tf_journal_path(chain, got, sizeof got);
+    assert_string_equal(got, expect);
+    struct tf_journal *j = tf_journal_open(chain, &err);
+    assert_non_null(j);
+    struct tf_journal *k = tf_journal_open(archive, &err);
+    assert_null(k);
+    assert_non_null(strstr(err.message, "in use by another run"));
+    k = tf_journal_open(lnk, &err);
+    assert_null(k);
+    tf_journal_close(j);
+    struct stat st;
+    assert_int_equal(stat(journal, &st), 0); /* a.h5.journal, beside the file */
+    char stray[800];
+    snprintf(stray, sizeof stray, "%s.journal", lnk);
+    assert_int_not_equal(stat(stray, &st), 0); /* none beside the links */
+    snprintf(stray, sizeof stray, "%s.journal", chain);
+    assert_int_not_equal(stat(stray, &st), 0);
+    unlink(chain);
+    unlink(lnk);
+    rmdir(sub);
+}
+
 /* A full disk, as a file size limit: the batch fails, the file is cut back to
  * whole records, and what was journaled before replays. */
 static void test_failed_write_leaves_whole_records(void **state)
@@ -714,6 +756,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_generations, setup, teardown),
         cmocka_unit_test_setup_teardown(test_foreign_journals, setup, teardown),
         cmocka_unit_test_setup_teardown(test_one_run_at_a_time, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_links_share_the_journal, setup, teardown),
         cmocka_unit_test_setup_teardown(test_failed_write_leaves_whole_records, setup, teardown),
         cmocka_unit_test_setup_teardown(test_header_bit_flips, setup, teardown),
         cmocka_unit_test_setup_teardown(test_out_of_range_records, setup, teardown),

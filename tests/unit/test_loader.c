@@ -288,6 +288,56 @@ static void test_tiny_job(void **state)
     tf_bundle_destroy(b);
 }
 
+/* The hash of `job_path` as loaded from the folder `cwd` (NULL: here). */
+static void job_hash_from(const char *cwd, const char *job_path, char out[65])
+{
+    char here[4096];
+    assert_non_null(getcwd(here, sizeof here));
+    if (cwd != NULL)
+        assert_int_equal(chdir(cwd), 0);
+    struct tf_bundle *b = tf_bundle_create();
+    struct tf_error err = {0};
+    struct tf_job *job = tf_job_load(job_path, b, &err);
+    if (job == NULL)
+        fail_msg("%s: %s", job_path, err.message);
+    memcpy(out, job->hash, 65);
+    tf_job_destroy(job);
+    tf_bundle_destroy(b);
+    assert_int_equal(chdir(here), 0);
+}
+
+/* One job, however its path is typed: `run job.yaml`, `run ./job.yaml`,
+ * `run $PWD/job.yaml` and `cd jobs && run job.yaml` resume one another (the
+ * job hash once held the paths as typed). heat_cuda is a CUDA kernel: its
+ * source folder's manifest (bundle.c, include paths) is part of the hash. */
+static void test_job_hash_ignores_how_the_path_is_typed(void **state)
+{
+    (void)state;
+    static const char *const jobs[] = {"tests/unit/fixtures/jobs/tiny.yaml",
+                                       "tests/fixtures/heat_cuda.yaml"};
+    char here[4096];
+    assert_non_null(getcwd(here, sizeof here));
+    char first[2][65];
+    for (int j = 0; j < 2; j++) {
+        char dotted[4200], absolute[8400], dir[4200];
+        snprintf(dotted, sizeof dotted, "./%s", jobs[j]);
+        snprintf(absolute, sizeof absolute, "%s/%s", here, jobs[j]);
+        snprintf(dir, sizeof dir, "%s", jobs[j]);
+        *strrchr(dir, '/') = '\0';
+        char h[65];
+        job_hash_from(NULL, jobs[j], first[j]);
+        job_hash_from(NULL, dotted, h);
+        assert_string_equal(h, first[j]);
+        job_hash_from(NULL, absolute, h);
+        assert_string_equal(h, first[j]);
+        job_hash_from(dir, strrchr(jobs[j], '/') + 1, h);
+        assert_string_equal(h, first[j]);
+        job_hash_from("/", absolute + 1, h); /* from the root, relative */
+        assert_string_equal(h, first[j]);
+    }
+    assert_string_not_equal(first[0], first[1]);
+}
+
 static void test_minimal_job_defaults(void **state)
 {
     (void)state;
@@ -1879,6 +1929,7 @@ int main(void)
         cmocka_unit_test(test_gemm_bind_check_metric),
         cmocka_unit_test(test_tiny_kernel),
         cmocka_unit_test(test_tiny_job),
+        cmocka_unit_test(test_job_hash_ignores_how_the_path_is_typed),
         cmocka_unit_test(test_default_per_problem),
         cmocka_unit_test(test_default_literals_and_agreement),
         cmocka_unit_test(test_minimal_job_defaults),

@@ -406,6 +406,53 @@ static void test_repeated_runs(void **state)
     tk_free(&vecadd);
 }
 
+/* Merged archives number runs in the merge's argument order, not in time:
+ * `merge b.h5 new.h5 old.h5` makes last week's run 1 and tonight's run 0. A
+ * configuration's latest status is the one measured last (the rows'
+ * timestamps, else their runs' starts), so both merge orders count alike:
+ * config 1 failed to compile last week and is ok tonight. */
+static void test_latest_is_by_time_not_run_number(void **state)
+{
+    (void)state;
+    struct test_kernel gemm;
+    struct tf_error err = {0};
+    make_gemm(&gemm);
+    for (int order = 0; order < 2; order++) {
+        struct tf_archive *a = tf_archive_create();
+        struct tf_device h0 = make_device("cuda", "NVIDIA H200", "GPU-0", "node1");
+        tf_archive_add_device(a, &h0);
+        const double week_ago = 1714560000.0, tonight = week_ago + 7 * 86400.0;
+        struct tf_archive_run old_run = make_run("nightly", week_ago, week_ago + 3600);
+        struct tf_archive_run new_run = make_run("nightly", tonight, tonight + 3600);
+        tf_archive_add_run(a, order == 0 ? &old_run : &new_run);
+        tf_archive_add_run(a, order == 0 ? &new_run : &old_run);
+        const uint32_t old_id = order == 0 ? 0 : 1, new_id = 1 - old_id;
+        struct tf_archive_kernel *ak = tf_archive_kernel_for(a, &gemm.k, &err);
+        assert_non_null(ak);
+        tf_archive_problem_for(ak, &gemm.k, 0);
+        add_row(ak, 0, 0, 1, TF_STATUS_COMPILE_ERROR, 0);
+        ak->rows[ak->nrows - 1].run = old_id;
+        ak->rows[ak->nrows - 1].r.timestamp = week_ago + 60;
+        add_row(ak, 0, 0, 3, TF_STATUS_OK, 2.0);
+        ak->rows[ak->nrows - 1].run = old_id; /* no timestamp: its run's start */
+        add_row(ak, 0, 0, 1, TF_STATUS_OK, 1.0);
+        ak->rows[ak->nrows - 1].run = new_id;
+        ak->rows[ak->nrows - 1].r.timestamp = tonight + 60;
+        char *text = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&text, &len);
+        tf_report_best(a, -1, NULL, f);
+        fclose(f);
+        const char *line = line_starting(strstr(text, "gemm "), "gemm");
+        assert_non_null(line);
+        assert_non_null(strstr(line, " 2/2 "));     /* both ok: config 1's latest is ok */
+        assert_null(strstr(line, "compile_error")); /* last week's failure is not current */
+        free(text);
+        tf_archive_destroy(a);
+    }
+    tk_free(&gemm);
+}
+
 /* Issue 13 item 7: the noisy rows of each kernel x problem x class in their
  * own column of the summary, and the two closing lines: noisy rows, and which
  * ok rows have their energy (the others by reason). */
@@ -468,6 +515,7 @@ int main(void)
         cmocka_unit_test(test_single_valued_parameters_hidden),
         cmocka_unit_test(test_compiler_notes_for_the_best),
         cmocka_unit_test(test_repeated_runs),
+        cmocka_unit_test(test_latest_is_by_time_not_run_number),
         cmocka_unit_test(test_noise_and_energy_counted),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

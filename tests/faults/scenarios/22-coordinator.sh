@@ -94,7 +94,7 @@ echo "-- merging a live run across its checkpoints"
 start mcp.h5
 if wait_results mcp.h5 5; then
     check "merge of a live run, checkpoints between its journal and archive reads" sh -c "
-        TUNEFARM_TEST_MERGE_PAUSE=2.5 \"$TF\" merge mcpout.h5 mcp.h5 >mcpout.1 2>&1 &&
+        TUNEFARM_TEST_READ_PAUSE=2.5 \"$TF\" merge mcpout.h5 mcp.h5 >mcpout.1 2>&1 &&
         grep -q 'STILL RUNNING' mcpout.1 || { cat mcpout.1; exit 1; }"
     finish_rc
     check "  once it ended, merging again completes it" sh -c "
@@ -102,3 +102,20 @@ if wait_results mcp.h5 5; then
         grep -q 'rows added to run 0 .*now finished' mcpout.2"
     verdict "  the merged archive holds the whole run, none twice" mcpout.h5
 else fail "live merge across checkpoints: no results reached the journal" mcp.h5.out; kill "$RUN_PID" 2>/dev/null || true; fi
+
+echo "-- reading a live run across its checkpoints: status, query, export"
+# The same hook in the commands that only read: each reads the journal, waits
+# 2.5 s while the run checkpoints, then reads the archive. (They read the
+# archive first until 2026-12-06: a checkpoint between the reads made them
+# refuse a live archive as "replaced by an older copy", one call in ~700.)
+start rcp.h5
+if wait_results rcp.h5 5; then
+    for c in status query "export --format csv"; do
+        check "$c of a live run, checkpoints between its journal and archive reads" sh -c "
+            TUNEFARM_TEST_READ_PAUSE=2.5 \"$TF\" $c rcp.h5 >rcp.$$.out 2>&1 ||
+            { cat rcp.$$.out; exit 1; }"
+    done
+    finish_rc
+    check "  the run ends (exit 0)" test "$RUN_RC" -eq 0
+    verdict "  and its archive holds the whole run, none twice" rcp.h5
+else fail "live reads across checkpoints: no results reached the journal" rcp.h5.out; kill "$RUN_PID" 2>/dev/null || true; fi
