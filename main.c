@@ -1324,6 +1324,11 @@ int main(int argc, char **argv)
      * through with SIGXFSZ (a temporary file and a journal left behind). */
     if (strncmp(cmd, "__", 2) != 0)
         signal(SIGXFSZ, SIG_IGN);
+    /* Merge and import print a report of the archive they write: a reader
+     * that went away (`| head`) must cost the report, not the rest of the
+     * work after it (the journal's removal), nor turn success into 141. */
+    if (strcmp(cmd, "merge") == 0 || strcmp(cmd, "import") == 0)
+        signal(SIGPIPE, SIG_IGN);
     int rc = dispatch(argc, argv, cmd, exe);
     if (strncmp(cmd, "__", 2) == 0)
         return rc; /* a runner's or compiler's exit code is its parent's protocol */

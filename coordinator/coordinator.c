@@ -1391,18 +1391,19 @@ static void coordinator_print_plan(const struct coordinator *c)
  * A replay and a measured run of the same job (or replays of two sources) are
  * different runs: one never resumes the other. */
 /* The last run of `a` whose job hash (or, with job_name, job name) and replay
- * source (NULL: any) match, or -1. Last by start time, then by number: merge
- * numbers runs in its arguments' order, so a merged archive's numbers say
- * nothing of which run came after which. */
+ * source (NULL: any) match, among the unfinished ones only if `unfinished`,
+ * or -1. Last by start time, then by number: merge numbers runs in its
+ * arguments' order, so a merged archive's numbers say nothing of which run
+ * came after which. */
 static int job_last_run(const struct tf_archive *a, const char *job_hash, const char *job_name,
-                        const char *source)
+                        const char *source, bool unfinished)
 {
     int last = -1;
     for (int r = 0; r < a->nruns; r++) {
         const struct tf_archive_run *run = &a->runs[r];
         if ((job_hash && strcmp(run->job_hash, job_hash) != 0) ||
             (job_name && strcmp(run->job_name, job_name) != 0) ||
-            (source && strcmp(run->replay_source, source) != 0))
+            (source && strcmp(run->replay_source, source) != 0) || (unfinished && run->end > 0))
             continue;
         if (last < 0 || !(run->start < a->runs[last].start))
             last = r;
@@ -1415,7 +1416,7 @@ static int coordinator_find_resumable(const struct coordinator *c)
     if (c->opt->fresh)
         return -1;
     const char *source = c->opt->replay_source ? c->opt->replay_source : "";
-    const int r = job_last_run(c->archive, c->job->hash, NULL, source);
+    const int r = job_last_run(c->archive, c->job->hash, NULL, source, false);
     return r >= 0 && c->archive->runs[r].end == 0 ? r : -1;
 }
 
@@ -1427,7 +1428,7 @@ static void coordinator_note_changed(const struct coordinator *c)
     if (c->opt->fresh || c->opt->quiet)
         return;
     const char *source = c->opt->replay_source ? c->opt->replay_source : "";
-    const int r = job_last_run(c->archive, NULL, c->job->name, source);
+    const int r = job_last_run(c->archive, NULL, c->job->name, source, false);
     if (r >= 0 && c->archive->runs[r].end == 0) {
         const struct tf_archive_run *run = &c->archive->runs[r];
         fprintf(stderr,
@@ -1760,11 +1761,9 @@ int tf_coordinator_run(const struct tf_run_options *opt, bool *abort_others)
     c.archive->sessions[c.session].end = tf_wall_now();
     if (coordinator_checkpoint(&c, complete, &err)) {
         tf_error_print(&err, "tunefarm", stderr);
-        char jpath[4200];
-        tf_journal_path(c.archive_path, jpath, sizeof jpath);
         tf_error_set(&err, TF_ERR_IO, "the final checkpoint failed; every result is in the "
                      "journal %s: run the same command again once %s can be written",
-                     jpath, c.archive_path);
+                     tf_journal_file(c.journal), c.archive_path);
         *abort_others = loop != 0;
         goto fail;
     }
@@ -1786,9 +1785,7 @@ int tf_coordinator_run(const struct tf_run_options *opt, bool *abort_others)
         return TF_EXIT_INTERRUPTED;
     }
     /* Everything is in the archive: the journal (a bare header) can go. */
-    char jpath[4200];
-    tf_journal_path(c.archive_path, jpath, sizeof jpath);
-    unlink(jpath);
+    unlink(tf_journal_file(c.journal));
     coordinator_destroy(&c, false);
     return TF_EXIT_OK;
 
@@ -1797,17 +1794,17 @@ fail_stop:
         coordinator_stop_all(nranks);
 fail:
     tf_error_print(&err, "tunefarm", stderr);
-    /* Refused before measuring anything: leave no empty archive behind. */
-    if (c.archive_is_new && c.done == 0 && code != TF_EXIT_FAILURE)
+    /* Refused before measuring anything: leave no empty archive behind (the
+     * file; a symbolic link of the user's is not ours to remove). */
+    struct stat lst;
+    if (c.archive_is_new && c.done == 0 && code != TF_EXIT_FAILURE &&
+        lstat(c.archive_path, &lst) == 0 && !S_ISLNK(lst.st_mode))
         unlink(c.archive_path);
     /* Nor a journal this run created and appended nothing to (an archive
      * path that is not writable, say): one that was there before, or that
      * holds a result, stays. */
-    if (tf_journal_created(c.journal)) {
-        char jp[4200];
-        tf_journal_path(c.archive_path, jp, sizeof jp);
-        unlink(jp);
-    }
+    if (tf_journal_created(c.journal))
+        unlink(tf_journal_file(c.journal));
     /* A broken run ends in MPI_Abort (main.c): sending STOP could block on a
      * worker that is itself blocked sending to us. Otherwise say goodbye. */
     if (started && c.workers && code != TF_EXIT_FAILURE && !*abort_others)
@@ -1934,12 +1931,13 @@ int tf_coordinator_status(const char *archive_path, FILE *out)
     struct tf_error lock_err = {0};
     if (tf_journal_open_read(archive_path, &held, &live, &lock_err) == 0)
         tf_journal_close(held);
-    /* The run is the last unfinished one of the job its journal names (a
-     * resume takes the job's last run); a merge or an import holding the lock
-     * names none. */
-    int running = live && replay.job_hash[0] ? job_last_run(a, replay.job_hash, NULL, NULL) : -1;
-    if (running >= 0 && a->runs[running].end > 0)
-        running = -1;
+    /* The run holding the journal: the last unfinished run of the job its
+     * header names (a resume takes the job's last run of its replay source,
+     * which the header does not name; a run of another source that finished
+     * since does not hide it). A merge or an import holding the lock names
+     * no job. */
+    const int running =
+        live && replay.job_hash[0] ? job_last_run(a, replay.job_hash, NULL, NULL, true) : -1;
     char (*keys)[256] = archive_class_keys(a);
     for (int r = 0; r < a->nruns; r++) {
         const struct tf_archive_run *run = &a->runs[r];
@@ -1952,7 +1950,7 @@ int tf_coordinator_status(const char *archive_path, FILE *out)
             fprintf(out, "finished %s", end);
         else if (r == running)
             fprintf(out, "STILL RUNNING (its journal is locked by the run)");
-        else if (job_last_run(a, run->job_hash, NULL, run->replay_source) != r)
+        else if (job_last_run(a, run->job_hash, NULL, run->replay_source, false) != r)
             fprintf(out, "UNFINISHED, and a later run of the same job files followed it: it "
                          "will not be resumed");
         else
@@ -2078,11 +2076,8 @@ int tf_coordinator_merge(const char *out_path, char *const *inputs, int n, bool 
             goto fail;
         }
         /* The input's run that holds its journal: its job's last run. */
-        int running = -1;
-        if (live && replay.job_hash[0] &&
-            (running = job_last_run(in, replay.job_hash, NULL, NULL)) >= 0 &&
-            in->runs[running].end > 0)
-            running = -1;
+        const int running =
+            live && replay.job_hash[0] ? job_last_run(in, replay.job_hash, NULL, NULL, true) : -1;
         if (!quiet)
             merge_report(rep, inputs[i], in, out, nbefore, before, ended, &st, running);
         free(before);
@@ -2107,9 +2102,7 @@ int tf_coordinator_merge(const char *out_path, char *const *inputs, int n, bool 
     fclose(rep);
     fwrite(report, 1, report_len, stdout);
     free(report);
-    char jpath[4200];
-    tf_journal_path(out_path, jpath, sizeof jpath);
-    unlink(jpath); /* everything is in the archive */
+    unlink(tf_journal_file(journal)); /* everything is in the archive */
     tf_journal_close(journal);
     tf_archive_destroy(out);
     return TF_EXIT_OK;
@@ -2117,11 +2110,8 @@ fail:
     fclose(rep);
     free(report);
     tf_error_print(&err, "tunefarm merge", stderr);
-    if (tf_journal_created(journal)) {
-        char jp[4200];
-        tf_journal_path(out_path, jp, sizeof jp);
-        unlink(jp);
-    }
+    if (tf_journal_created(journal))
+        unlink(tf_journal_file(journal));
     free(before);
     free(ended);
     tf_journal_image_destroy(image);

@@ -112,6 +112,30 @@ void tf_journal_path(const char *archive_path, char *out, size_t cap)
     snprintf(out, cap, "%s.journal", path);
 }
 
+/* A journal that a tunefarm before 2026-12-06 left beside a symbolic link
+ * (it named the journal after the link, not after the file the link names):
+ * its results belong to the archive and must not be skipped in silence, nor
+ * may a run through the link ignore the lock an older tunefarm holds there.
+ * -1 + err saying what to do; 0 when there is none. */
+static int link_journal_leftover(const char *archive_path, struct tf_error *err)
+{
+    struct stat st;
+    char old[4200], now[4200];
+    if (lstat(archive_path, &st) != 0 || !S_ISLNK(st.st_mode))
+        return 0;
+    snprintf(old, sizeof old, "%s.journal", archive_path);
+    if (lstat(old, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size == 0)
+        return 0;
+    tf_journal_path(archive_path, now, sizeof now);
+    return tf_error_set(err, TF_ERR_IO,
+                        "journal '%s' lies beside the symbolic link '%s', where a tunefarm "
+                        "before 2026-12-06 kept it (or one still running keeps it): its results "
+                        "belong to the file the link names, whose journal is '%s' now. Once no "
+                        "run of an older tunefarm uses it, move it there (if no journal is "
+                        "there yet) and try again",
+                        old, archive_path, now);
+}
+
 /* mkdir -p of the folder holding `path` (the archive may name a new folder). */
 static void make_parents(const char *path)
 {
@@ -152,9 +176,23 @@ static const char *open_error(int e)
 
 struct tf_journal *tf_journal_open(const char *archive_path, struct tf_error *err)
 {
+    if (link_journal_leftover(archive_path, err) != 0)
+        return NULL;
     struct tf_journal *j = tf_xcalloc(1, sizeof *j);
     tf_journal_path(archive_path, j->path, sizeof j->path);
-    make_parents(j->path);
+    /* The archive's folder (a new one, perhaps). A symbolic link must name a
+     * file already: the archive writer will not create one through it. */
+    struct stat lst, target;
+    if (lstat(archive_path, &lst) == 0 && S_ISLNK(lst.st_mode)) {
+        if (stat(archive_path, &target) != 0) {
+            tf_error_set(err, TF_ERR_IO, "cannot write the archive '%s': it is a symbolic link "
+                         "whose file cannot be reached (%s); point it at a file, or remove it",
+                         archive_path, strerror(errno));
+            goto fail;
+        }
+    } else {
+        make_parents(j->path);
+    }
     j->fd = open(j->path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
     j->created = j->fd >= 0;
     if (j->fd < 0 && errno == EEXIST)
@@ -189,6 +227,11 @@ fail:
     return NULL;
 }
 
+const char *tf_journal_file(const struct tf_journal *j)
+{
+    return j ? j->path : "";
+}
+
 bool tf_journal_created(const struct tf_journal *j)
 {
     return j != NULL && j->created && !j->appended;
@@ -199,6 +242,8 @@ int tf_journal_open_read(const char *archive_path, struct tf_journal **out, bool
 {
     *live = false;
     *out = NULL;
+    if (link_journal_leftover(archive_path, err) != 0)
+        return -1;
     struct tf_journal *j = tf_xcalloc(1, sizeof *j);
     tf_journal_path(archive_path, j->path, sizeof j->path);
     j->fd = open_regular(j->path, O_RDONLY | O_CLOEXEC);
@@ -478,6 +523,8 @@ int tf_journal_read(struct tf_journal *j, const char *archive_path,
         fd = j->fd;
         tf_strlcpy(im->path, j->path, sizeof im->path);
     } else {
+        if (link_journal_leftover(archive_path, err) != 0)
+            goto done;
         tf_journal_path(archive_path, im->path, sizeof im->path);
         fd = open_regular(im->path, O_RDONLY | O_CLOEXEC);
         if (fd < 0) {

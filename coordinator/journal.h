@@ -39,6 +39,9 @@ void tf_journal_path(const char *archive_path, char *out, size_t cap);
  * an exclusive lock on it: a second run on the same archive is refused with an
  * error naming the archive. NULL + err on failure. */
 struct tf_journal *tf_journal_open(const char *archive_path, struct tf_error *err);
+/* The journal file `j` holds ("" for NULL): what to remove when done, even if
+ * a symbolic link on the way has changed since it was opened. */
+const char *tf_journal_file(const struct tf_journal *j);
 /* True if tf_journal_open created the file and no record was appended through
  * `j` since: a failed run may remove it then, never a journal that holds
  * someone's results. False for NULL. */

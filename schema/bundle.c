@@ -192,26 +192,43 @@ bool tf_bundle_exists(const struct tf_bundle *b, const char *path)
     return stat(path, &st) == 0 && S_ISREG(st.st_mode);
 }
 
+/* `path` relative to the folder `dir` when it lies under it, else as it is,
+ * both read without their `.` components and repeated slashes (".." is kept:
+ * it is not lexical where links are), in out[cap]. `dir` "." leaves a
+ * relative path as it is; "/" makes an absolute one relative to the root.
+ * The job hash and the include manifests name files this way, so the same
+ * job typed as job.yaml, ./job.yaml, $PWD/job.yaml or from its own folder
+ * hashes alike (kernel paths are built on the job file's path as typed). */
+static void rel_to(const char *path, const char *dir, char *out, size_t cap)
+{
+    char np[4096], nd[4096];
+    tf_path_clean(path, np, sizeof np);
+    tf_path_clean(dir, nd, sizeof nd);
+    const size_t n = strlen(nd);
+    const char *r = np;
+    if (strcmp(nd, "/") == 0 && np[0] == '/')
+        r = np + 1;
+    else if (strcmp(nd, ".") != 0 && strncmp(np, nd, n) == 0 && np[n] == '/')
+        r = np + n + 1;
+    tf_strlcpy(out, r, cap);
+}
+
 /* A bundle path as the job hash sees it: the job file (entry 0) by its name,
- * any other path under the job file's folder relative to that folder, and
- * the rest as it is. The paths hold the job file's path as it was typed
- * (kernels are found relative to it), so without this `run job.yaml`,
- * `run ./job.yaml` and `run $PWD/job.yaml` would be three jobs, and one
- * could not resume another. */
+ * any other path relative to the job file's folder when under it (rel_to). */
 static void hash_path(struct tf_sha256 *h, const char *path, bool job_file, const char *dir)
 {
-    const size_t nmark = strlen(TF_INCLUDE_ENTRY), ndir = strlen(dir);
+    const size_t nmark = strlen(TF_INCLUDE_ENTRY);
     if (strncmp(path, TF_INCLUDE_ENTRY, nmark) == 0) {
         tf_sha256_update(h, path, nmark);
         path += nmark;
     }
+    char rel[4096];
     const char *slash = strrchr(path, '/');
-    if (job_file && slash != NULL)
-        path = slash + 1;
-    else if (ndir > 0 && strcmp(dir, ".") != 0 && strncmp(path, dir, ndir) == 0 &&
-             (path[ndir] == '/' || dir[ndir - 1] == '/'))
-        path += ndir + (path[ndir] == '/');
-    tf_sha256_update_str(h, path);
+    if (job_file)
+        tf_strlcpy(rel, slash ? slash + 1 : path, sizeof rel);
+    else
+        rel_to(path, dir, rel, sizeof rel);
+    tf_sha256_update_str(h, rel);
 }
 
 void tf_bundle_hash(const struct tf_bundle *b, char out[65])
@@ -242,6 +259,39 @@ char *tf_path_dir(const char *path)
     if (slash == path)
         return tf_xstrdup("/");
     return tf_xasprintf("%.*s", (int)(slash - path), path);
+}
+
+void tf_path_clean(const char *path, char *out, size_t cap)
+{
+    size_t len = 0;
+    if (cap == 0)
+        return;
+    out[0] = '\0';
+    const bool absolute = path[0] == '/';
+    if (absolute && cap > 1)
+        out[len++] = '/';
+    const char *p = path;
+    while (*p) {
+        while (*p == '/')
+            p++;
+        const char *end = strchr(p, '/');
+        const size_t n = end ? (size_t)(end - p) : strlen(p);
+        if (n == 0)
+            break;
+        if (!(n == 1 && p[0] == '.')) {
+            const bool sep = len > 0 && out[len - 1] != '/';
+            if (len + sep + n + 1 > cap)
+                break; /* too long: cut (only ever hashed or compared) */
+            if (sep)
+                out[len++] = '/';
+            memcpy(out + len, p, n);
+            len += n;
+        }
+        p += n;
+    }
+    if (len == 0 && cap > 1)
+        out[len++] = '.';
+    out[len] = '\0';
 }
 
 char *tf_path_join(const char *dir, const char *rel)
@@ -292,15 +342,16 @@ struct manifest {
      * names (the job hash must not depend on how the job's path was typed:
      * tf_bundle_hash); NULL: paths as they are. */
     const char *strip;
+    char rel[4096]; /* manifest_rel's answer */
 };
 
-/* `path` as the manifest names it: relative to m->strip when under it. */
-static const char *manifest_rel(const struct manifest *m, const char *path)
+/* `path` as the manifest names it: relative to m->strip (rel_to), in m->rel. */
+static const char *manifest_rel(struct manifest *m, const char *path)
 {
-    const size_t n = m->strip ? strlen(m->strip) : 0;
-    if (n > 0 && strncmp(path, m->strip, n) == 0 && path[n] == '/')
-        return path + n + 1;
-    return path;
+    if (m->strip == NULL)
+        return path;
+    rel_to(path, m->strip, m->rel, sizeof m->rel);
+    return m->rel;
 }
 
 static void manifest_printf(struct manifest *m, const char *fmt, ...)
@@ -542,8 +593,8 @@ static int manifest_path(struct manifest *m, const char *path, enum include_kind
         /* -include searches the include chain when the file is not where named;
          * that chain is hashed by its own options. */
         if (stat(path, &st) != 0 || !S_ISREG(st.st_mode)) {
-            manifest_printf(m, "absent %zu %s\n", strlen(manifest_rel(m, path)),
-                            manifest_rel(m, path));
+            const char *name = manifest_rel(m, path);
+            manifest_printf(m, "absent %zu %s\n", strlen(name), name);
             return 0;
         }
         return manifest_file(m, path, path, &st, err);
@@ -591,8 +642,8 @@ static int include_walk(struct manifest *m, char *const *options, int noptions,
         snprintf(m->what, sizeof m->what,
                  "the kernel source's folder (NVRTC and hipRTC look for #include \"...\" "
                  "headers there; keep a kernel in a folder of its own)");
-        manifest_printf(m, "source-folder %zu %s\n", strlen(manifest_rel(m, dir)),
-                        manifest_rel(m, dir));
+        const char *name = manifest_rel(m, dir);
+        manifest_printf(m, "source-folder %zu %s\n", strlen(name), name);
         const int rc = manifest_path(m, dir, INCLUDE_DIR, err);
         free(dir);
         if (rc != 0)
@@ -639,7 +690,7 @@ int tf_bundle_add_includes(struct tf_bundle *b, const char *kernel_file, char *c
     /* Paths under the job file's folder (the bundle's first file) relative to
      * it, as tf_bundle_hash hashes the bundle's own paths. */
     char *job_dir = b->count > 0 ? tf_path_dir(b->files[0].path) : NULL;
-    struct manifest m = {.strip = job_dir && strcmp(job_dir, ".") != 0 ? job_dir : NULL};
+    struct manifest m = {.strip = job_dir};
     const int rc = include_walk(&m, options, noptions, language, source_path, &text, bad, err);
     free(job_dir);
     if (rc != 0)

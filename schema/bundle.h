@@ -41,6 +41,9 @@ bool tf_bundle_exists(const struct tf_bundle *b, const char *path);
 void tf_bundle_add(struct tf_bundle *b, const char *path, const char *data, size_t size);
 /* The folder of `path` ("." when it has none, "/" for the root); a new string. */
 char *tf_path_dir(const char *path);
+/* `path` without `.` components, repeated and trailing slashes ("a/./b//c/" ->
+ * "a/b/c", "./" -> ".", "//x" -> "/x"); ".." is kept. In out[cap]. */
+void tf_path_clean(const char *path, char *out, size_t cap);
 /* `rel` joined to `dir` (absolute `rel` and dir "." leave it as is); a new string.
  * Deterministic, because a bundle is keyed by these exact strings on every rank. */
 char *tf_path_join(const char *dir, const char *rel);

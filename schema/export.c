@@ -635,9 +635,11 @@ static int row_order(const void *x, const void *y)
     int pa = phase_rank(a->r.phase), pb = phase_rank(b->r.phase);
     if (pa != pb)
         return pa > pb ? -1 : 1;
-    if (a->r.timestamp != b->r.timestamp && isfinite(a->r.timestamp) &&
-        isfinite(b->r.timestamp))
-        return a->r.timestamp > b->r.timestamp ? -1 : 1;
+    /* A missing time (NaN) reads as the oldest: the order stays total. */
+    const double ta = isfinite(a->r.timestamp) ? a->r.timestamp : -INFINITY;
+    const double tb = isfinite(b->r.timestamp) ? b->r.timestamp : -INFINITY;
+    if (ta != tb)
+        return ta > tb ? -1 : 1;
     return (a->run < b->run) - (a->run > b->run);
 }
 

@@ -366,13 +366,13 @@ int tf_cmd_import(int argc, char **argv)
     /* Said once the archive is written: not lines of an import that failed. */
     fflush(rep);
     fwrite(report, 1, report_len, stdout);
-    unlink(jpath); /* everything is in the archive */
+    unlink(tf_journal_file(journal)); /* everything is in the archive */
     code = TF_EXIT_OK;
     goto done;
 fail:
     tf_error_print(&err, "tunefarm import", stderr);
     if (tf_journal_created(journal))
-        unlink(jpath);
+        unlink(tf_journal_file(journal));
 done:
     fclose(rep);
     free(report);

@@ -288,9 +288,11 @@ static void test_one_run_at_a_time(void **state)
 
 /* An archive named through symbolic links is the file they name (the writer
  * replaces that file): one journal beside it, one lock. A link in another
- * folder, a chain of links, and a link whose file does not exist yet (a run
- * about to create it) all lead there; a second run through any of them is
- * refused while the first holds the lock. */
+ * folder with a relative target and a chain of links both lead there; a
+ * second run through any of them is refused while the first holds the lock.
+ * A link to nothing is refused (no archive can be written through it), and a
+ * journal an older tunefarm left beside a link stops the run, saying where
+ * it belongs. */
 static void test_links_share_the_journal(void **state)
 {
     (void)state;
@@ -308,7 +310,13 @@ static void test_links_share_the_journal(void **state)
     assert_string_equal(got, expect);
     tf_journal_path(chain, got, sizeof got);
     assert_string_equal(got, expect);
-    struct tf_journal *j = tf_journal_open(chain, &err);
+    struct tf_journal *j = tf_journal_open(chain, &err); /* a.h5 is not there yet */
+    assert_null(j);
+    assert_non_null(strstr(err.message, "symbolic link whose file cannot be reached"));
+    FILE *f = fopen(archive, "w");
+    assert_non_null(f);
+    fclose(f);
+    j = tf_journal_open(chain, &err);
     assert_non_null(j);
     struct tf_journal *k = tf_journal_open(archive, &err);
     assert_null(k);
@@ -323,6 +331,21 @@ static void test_links_share_the_journal(void **state)
     assert_int_not_equal(stat(stray, &st), 0); /* none beside the links */
     snprintf(stray, sizeof stray, "%s.journal", chain);
     assert_int_not_equal(stat(stray, &st), 0);
+    /* lnk.h5.journal with records, as an older tunefarm left it */
+    snprintf(stray, sizeof stray, "%s.journal", lnk);
+    f = fopen(stray, "w");
+    assert_non_null(f);
+    fputs("TFJRNL02...", f);
+    fclose(f);
+    assert_null(tf_journal_open(lnk, &err));
+    assert_non_null(strstr(err.message, "lies beside the symbolic link"));
+    bool live;
+    struct tf_journal *r = NULL;
+    assert_int_not_equal(tf_journal_open_read(lnk, &r, &live, &err), 0);
+    struct tf_journal_replay rep;
+    assert_null(tf_journal_read_archive(lnk, &rep, &err));
+    assert_non_null(strstr(err.message, "lies beside the symbolic link"));
+    unlink(stray);
     unlink(chain);
     unlink(lnk);
     rmdir(sub);

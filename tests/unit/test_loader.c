@@ -288,6 +288,20 @@ static void test_tiny_job(void **state)
     tf_bundle_destroy(b);
 }
 
+/* Copy the file `from` to `to`. */
+static void copy_file(const char *from, const char *to)
+{
+    FILE *in = fopen(from, "rb"), *out = fopen(to, "wb");
+    assert_non_null(in);
+    assert_non_null(out);
+    char buf[4096];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, in)) > 0)
+        assert_int_equal(fwrite(buf, 1, n, out), n);
+    fclose(in);
+    assert_int_equal(fclose(out), 0);
+}
+
 /* The hash of `job_path` as loaded from the folder `cwd` (NULL: here). */
 static void job_hash_from(const char *cwd, const char *job_path, char out[65])
 {
@@ -336,6 +350,52 @@ static void test_job_hash_ignores_how_the_path_is_typed(void **state)
         assert_string_equal(h, first[j]);
     }
     assert_string_not_equal(first[0], first[1]);
+
+    /* A kernel beside its job (`kernel: ./kernel.yaml`, sources named from
+     * there): from outside the folder its files are DIR/./kernel.yaml, from
+     * inside ./kernel.yaml and ranked.c. */
+    char dir[] = "/tmp/tf_test_hash_XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    static const char *const names[] = {"kernel.yaml", "ranked.c", "job.yaml"};
+    char paths[3][4200];
+    for (int i = 0; i < 3; i++)
+        snprintf(paths[i], sizeof paths[i], "%s/%s", dir, names[i]);
+    copy_file("tests/fixtures/ranked/kernel.yaml", paths[0]);
+    copy_file("tests/fixtures/ranked/ranked.c", paths[1]);
+    FILE *f = fopen(paths[2], "w");
+    assert_non_null(f);
+    fputs("name: beside\nkernels:\n  - {kernel: ./kernel.yaml}\n", f);
+    assert_int_equal(fclose(f), 0);
+    char job[4200], dotted[4200], h[65], beside[65];
+    snprintf(job, sizeof job, "%s/job.yaml", dir);
+    snprintf(dotted, sizeof dotted, "%s/./job.yaml", dir);
+    job_hash_from(NULL, job, beside);
+    job_hash_from(NULL, dotted, h);
+    assert_string_equal(h, beside);
+    job_hash_from(dir, "job.yaml", h);
+    assert_string_equal(h, beside);
+    job_hash_from(dir, "./job.yaml", h);
+    assert_string_equal(h, beside);
+    job_hash_from("/", job + 1, h);
+    assert_string_equal(h, beside);
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(unlink(paths[i]), 0);
+    assert_int_equal(rmdir(dir), 0);
+}
+
+/* tf_path_clean: the spelling a path is hashed and compared in. */
+static void test_path_clean(void **state)
+{
+    (void)state;
+    static const char *const cases[][2] = {
+        {"a/./b//c/", "a/b/c"}, {"./x", "x"},       {".", "."},         {"./", "."},
+        {"//x", "/x"},          {"/", "/"},         {"/./a/.", "/a"},   {"../k/./x", "../k/x"},
+        {"a/../b", "a/../b"},   {"", "."},          {"a//", "a"},       {"/.//./", "/"}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char out[64];
+        tf_path_clean(cases[i][0], out, sizeof out);
+        assert_string_equal(out, cases[i][1]);
+    }
 }
 
 static void test_minimal_job_defaults(void **state)
@@ -1930,6 +1990,7 @@ int main(void)
         cmocka_unit_test(test_tiny_kernel),
         cmocka_unit_test(test_tiny_job),
         cmocka_unit_test(test_job_hash_ignores_how_the_path_is_typed),
+        cmocka_unit_test(test_path_clean),
         cmocka_unit_test(test_default_per_problem),
         cmocka_unit_test(test_default_literals_and_agreement),
         cmocka_unit_test(test_minimal_job_defaults),
