@@ -154,6 +154,34 @@ else
     check "tunefarm status names the Slurm job" sh -c "\"$TF\" status a/a.h5 | grep -q 'Slurm job $jid'"
 fi
 
+echo "-- scancel is not undone: a cancelled job that exits 75 is not requeued"
+# The templates' block around a launcher that checkpoints (exit 75, a second
+# later) on the signal, as srun and its ranks do on scancel's SIGTERM. Slurm
+# accepts `scontrol requeue` even for a cancelled job: the block must not ask
+# (it did until 2026-12-06, and the job ran again).
+mkdir -p k
+{
+    printf '#!/bin/bash\n#SBATCH --requeue\n#SBATCH --open-mode=append\n'
+    block tune
+    # shellcheck disable=SC2016
+    printf 'tf_checkpointed sh -c %s\nexit $?\n' "'trap \"sleep 1; exit 75\" USR1 TERM; sleep 120 & wait'"
+} >k/cancel.sbatch
+kjid=$(sbatch --parsable --partition=local --time=5 --chdir="$TMP/k" --output="$TMP/k/cancel.out" \
+    k/cancel.sbatch 2>k/sbatch.err) || true
+running() { [ "$(job_field "$kjid" JobState)" = RUNNING ]; }
+if [ -n "$kjid" ] && wait_until 30 running; then
+    sleep 1
+    scancel "$kjid"
+    sleep 8
+    check "scancel: the job stays CANCELLED, no restart, and its log says why" sh -c "
+        [ \"\$(scontrol -o show job $kjid | tr ' ' '\n' | sed -n 's/^JobState=//p')\" = CANCELLED ] &&
+        [ \"\$(scontrol -o show job $kjid | tr ' ' '\n' | sed -n 's/^Restarts=//p')\" = 0 ] &&
+        grep -q 'stopped by SIGTERM (scancel, preemption' k/cancel.out || { cat k/cancel.out; exit 1; }"
+else
+    fail "scancel: the job starts" k/sbatch.err
+    [ -n "$kjid" ] && scancel "$kjid" 2>/dev/null
+fi
+
 echo "-- checkpoint signal mid-run: exit 75, requeue, resume"
 # Measuring is slowed (min_time 0.2 s: about 10 s for the 38 configurations) so
 # that the signal lands mid-run. It goes to the batch shell only, as
@@ -210,11 +238,13 @@ else
     fi
 fi
 
-echo "-- slurm/nightly.sh: three nights, each tuned then compared with the night before"
+echo "-- slurm/nightly.sh: four nights, each tuned then compared with the night before"
 # As slurm/nightly.scrontab runs it, but for what this cluster lacks (the
 # tuning job's partition, GPUs, tasks; the diff job's partition). The drift
 # fixture: night 3 compiles its best 8 times slower (tests/integration/diff.sh
 # does the same without Slurm). Tolerance 50%: a shared machine, an 8x change.
+# Night 4's job file names a kernel that is not there: the tuning job fails,
+# and the diff job must say so (exit 2), not compare nights 2 and 3 again.
 mkdir -p n && cp -r "$FIX/drift" "$FIX/drift.yaml" n/
 # night N: submit a night; the ids of its tuning and diff jobs in $tj and $dj.
 night() {
@@ -233,15 +263,21 @@ diff_exit() {
     echo "diff job $1: $s, exit $c"
     if [ "$2" = 0 ]; then [ "$s" = COMPLETED ] && [ "$c" = 0:0 ]; else [ "$s" = FAILED ] && [ "$c" = "$2:0" ]; fi
 }
-for i in 1 2 3; do
+for i in 1 2 3 4; do
     [ "$i" = 3 ] && sed -i 's/^options: \[-O1\]$/options: [-O1, -DDRIFT_SLOWDOWN=8]/' n/drift/kernel.yaml
+    [ "$i" = 4 ] && sed -i 's/^  - kernel: drift$/  - kernel: drift_typo/' n/drift.yaml
     if ! night "$i"; then
         fail "night $i: slurm/nightly.sh submits a tuning job and a diff job" "n/submit-$i.out"
         break
     fi
     pass "night $i: slurm/nightly.sh submits tuning job $tj and diff job $dj after it"
     state=$(wait_done "$tj" 120)
-    job_ends "  the tuning job completes ($state)" "$tj" "n/tune-$i.out"
+    if [ "$i" = 4 ]; then
+        check "  the tuning job fails ($state): no kernel drift_typo" sh -c \
+            "[ \"$(job_field "$tj" JobState)\" = FAILED ] && grep -q drift_typo n/tune-4.out"
+    else
+        job_ends "  the tuning job completes ($state)" "$tj" "n/tune-$i.out"
+    fi
     state=$(wait_done "$dj" 60)
     case $i in
     1) check "  the diff job completes: nothing to compare on the first night" diff_exit "$dj" 0
@@ -253,6 +289,10 @@ for i in 1 2 3; do
        check "  its report names the slower previous best and the changed source" sh -c \
            "grep -q 'SLOWER beyond the noise' n/n.diff-latest.txt &&
             grep -q 'kernel drift source' n/n.diff-latest.txt && grep -q 'Exit 1: a regression' n/n.diff-latest.txt" ;;
+    4) check "  the diff job FAILS with exit 2: the night has no run to compare" diff_exit "$dj" 2
+       check "  its report names the tuning job, and the latest link is it" sh -c \
+           "grep -q 'nothing compared: tuning job $tj (JobState=FAILED) did not finish a run' n/n.diff-latest.txt &&
+            ! grep -q 'no regression' n/n.diff-latest.txt" ;;
     esac
 done
 check "one report per night beside the archive, the latest linked" sh -c \
