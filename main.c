@@ -297,7 +297,7 @@ static void on_signal(int sig)
 
 /* Every rank of a run counts these signals instead of dying: the coordinator
  * stops the run cleanly, the workers finish what they hold until it says STOP.
- * A full disk must give EFBIG/ENOSPC errors, not kill us (SIGXFSZ). */
+ * (SIGXFSZ is ignored by main for every command.) */
 static void install_run_signals(void)
 {
     struct sigaction sa = {.sa_handler = on_signal, .sa_flags = SA_RESTART};
@@ -305,7 +305,6 @@ static void install_run_signals(void)
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGUSR1, &sa, NULL);
-    signal(SIGXFSZ, SIG_IGN);
 }
 
 /* ---- a bounded MPI_Finalize ----
@@ -1327,7 +1326,8 @@ int main(int argc, char **argv)
     /* Merge and import print a report of the archive they write: a reader
      * that went away (`| head`) must cost the report, not the rest of the
      * work after it (the journal's removal), nor turn success into 141. */
-    if (strcmp(cmd, "merge") == 0 || strcmp(cmd, "import") == 0)
+    const bool reports_archive = strcmp(cmd, "merge") == 0 || strcmp(cmd, "import") == 0;
+    if (reports_archive)
         signal(SIGPIPE, SIG_IGN);
     int rc = dispatch(argc, argv, cmd, exe);
     if (strncmp(cmd, "__", 2) == 0)
@@ -1339,8 +1339,7 @@ int main(int argc, char **argv)
     errno = 0;
     const bool flushed = fflush(stdout) == 0;
     if (!flushed || ferror(stdout)) {
-        const bool wrote_archive =
-            rc == TF_EXIT_OK && (strcmp(cmd, "merge") == 0 || strcmp(cmd, "import") == 0);
+        const bool wrote_archive = rc == TF_EXIT_OK && reports_archive;
         fprintf(stderr, "tunefarm %s: cannot write to standard output: %s%s\n", cmd,
                 !flushed && errno ? strerror(errno) : "a write failed",
                 wrote_archive ? " (the archive was written; only this report is lost)" : "");

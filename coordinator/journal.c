@@ -629,19 +629,24 @@ struct tf_archive *tf_journal_read_archive(const char *archive_path,
         struct tf_error ignored = {0};
         if (tf_journal_open_read(archive_path, &probe, &live, &ignored) == 0)
             tf_journal_close(probe);
-        if (live)
+        if (live) {
             tf_error_set(err, TF_ERR_IO,
                          "archive '%s' does not exist yet: a run has started on it (it holds "
                          "the journal '%s') and has not written its first checkpoint; try "
                          "again in a few seconds",
                          archive_path, im->path);
-        else
+            goto done;
+        }
+        /* As `tunefarm run` says of it (coordinator.c journal_without_archive):
+         * records without their archive; an empty journal is only a run that
+         * died starting, and the archive's absence is the error. */
+        if (im->len >= 8) {
             tf_error_set(err, TF_ERR_IO,
-                         "archive '%s' does not exist, but its journal '%s' does: a run on it "
-                         "stopped before its first checkpoint. Run the same job with -o '%s' "
-                         "to resume it, or move the journal away",
-                         archive_path, im->path, archive_path);
-        goto done;
+                         "journal '%s' is there but its archive '%s' is not: the archive was "
+                         "removed or moved away. Put it back, or move the journal away",
+                         im->path, archive_path);
+            goto done;
+        }
     }
     a = tf_archive_read(archive_path, err);
     if (a != NULL && tf_journal_replay_image(im, archive_path, a, out, err) != 0) {
