@@ -8,7 +8,8 @@
 #   - the checkpoint path: SIGUSR1 to the batch shell mid-run, tunefarm exits 75,
 #     the template requeues the job, the requeued job resumes the same run, and
 #     the archive ends with every configuration exactly once, in one run;
-#   - array.sbatch: one array task per job file, one archive each;
+#   - array.sbatch: one array task per job file, one archive each (two job
+#     files of one name: those tasks refuse, exit 2);
 #   - hetjob.sbatch: a heterogeneous job, component 0 on one node (partition
 #     nvidia), component 1 on the other (amd), one MPI job over both through
 #     srun --het-group=0,1 --mpi=pmix: the run has every rank, and the workers
@@ -97,6 +98,11 @@ ended_ok() {
     code=$(job_field "$1" ExitCode)
     echo "job $1: $state, exit $code, restarts $(job_field "$1" Restarts)"
     [ "$state" = COMPLETED ] && [ "$code" = 0:0 ] || { cat "$2"; false; }
+}
+# dup_refused ID LOG TEXT: the job FAILED with exit 2:0 and LOG says TEXT.
+dup_refused() {
+    [ "$(job_field "$1" JobState)" = FAILED ] && [ "$(job_field "$1" ExitCode)" = 2:0 ] &&
+        grep -qF "$3" "$2" || { cat "$2"; false; }
 }
 # job_ids JOB: the job id of JOB and of each of its heterogeneous components.
 job_ids() { scontrol -o show job "$1" 2>/dev/null | grep -o 'JobId=[0-9]*' | cut -d= -f2 | sort -u; }
@@ -306,13 +312,15 @@ for s in 1 2; do
     sed -e "s/^name: ranked/name: ranked_array$s/" \
         -e "s/^search: .*/search: {strategy: random, budget: 6, seed: $s}/" "$FIX/ranked.yaml" >c/task$s.yaml
 done
+# Tasks 2 and 3: two job files of one name, which would share an archive.
+mkdir -p c/d1 c/d2 && cp c/task1.yaml c/d1/dup.yaml && cp c/task2.yaml c/d2/dup.yaml
 jid=$(ARCHIVE_DIR="$TMP/c/results" sbatch --parsable --partition=local --gpus-per-node=0 \
-    --cpus-per-task=1 --time=10 --array=0-1 --chdir="$TMP/c" --output="$TMP/c/task-%a.out" \
-    "$SL/array.sbatch" task1.yaml task2.yaml 2>c/sbatch.err) || true
+    --cpus-per-task=1 --time=10 --array=0-3 --chdir="$TMP/c" --output="$TMP/c/task-%a.out" \
+    "$SL/array.sbatch" task1.yaml task2.yaml d1/dup.yaml d2/dup.yaml 2>c/sbatch.err) || true
 if [ -z "$jid" ]; then
     fail "sbatch accepts array.sbatch" c/sbatch.err
 else
-    pass "sbatch accepts array.sbatch (array job $jid, tasks 0 and 1)"
+    pass "sbatch accepts array.sbatch (array job $jid, tasks 0 to 3)"
     for i in 0 1; do
         state=$(wait_done "${jid}_$i" 90)
         tid=$(scontrol -o show job "${jid}_$i" 2>/dev/null | tr ' ' '\n' | sed -n 's/^JobId=//p' | head -n 1)
@@ -320,6 +328,12 @@ else
         check "  its own archive c/results/task$((i + 1)).h5: 6 rows, one run, of job $tid" \
             runs_check "c/results/task$((i + 1)).h5" ranked 6 "$tid"
     done
+    for i in 2 3; do
+        state=$(wait_done "${jid}_$i" 60)
+        check "array task $i (d$((i - 1))/dup.yaml) refuses ($state): exit 2, naming d$((4 - i))/dup.yaml" \
+            dup_refused "${jid}_$i" "c/task-$i.out" "d$((4 - i))/dup.yaml would both write $TMP/c/results/dup.h5"
+    done
+    check "  and neither writes an archive" test ! -e c/results/dup.h5
 fi
 
 echo "-- slurm/hetjob.sbatch: one MPI job over two components' nodes"
