@@ -115,6 +115,15 @@ int tf_report_classes(const struct tf_archive *a, const struct tf_archive_kernel
     return n;
 }
 
+char (*tf_report_classes_all(const struct tf_archive *a, const struct tf_archive_kernel *ak,
+                             uint32_t problem, int run, int *n))[256]
+{
+    /* A class has at least one device: no archive has more classes. */
+    char (*keys)[256] = tf_xcalloc((size_t)a->ndevices + 1, sizeof *keys);
+    *n = tf_report_classes(a, ak, problem, run, keys, a->ndevices);
+    return keys;
+}
+
 /* A best row of tf_report_best, for the compiler's notes after the table. */
 struct best_note {
     const char *kernel, *problem, *device;
@@ -219,9 +228,9 @@ void tf_report_run_line(const struct tf_archive *a, int run, FILE *out)
     char start[32] = "-", end[32] = "-";
     time_t t;
     struct tm tm;
-    if (r->start > 0 && (t = (time_t)r->start, localtime_r(&t, &tm)))
+    if (tf_archive_time_ok(r->start) && (t = (time_t)r->start, localtime_r(&t, &tm)))
         strftime(start, sizeof start, "%Y-%m-%d %H:%M:%S", &tm);
-    if (r->end > 0 && (t = (time_t)r->end, localtime_r(&t, &tm)))
+    if (tf_archive_time_ok(r->end) && (t = (time_t)r->end, localtime_r(&t, &tm)))
         strftime(end, sizeof end, "%Y-%m-%d %H:%M:%S", &tm);
     fprintf(out, "run %d: job '%s', job hash %.12s, started %s, %s%s", run, r->job_name,
             r->job_hash, start, r->end > 0 ? "finished " : "UNFINISHED", r->end > 0 ? end : "");
@@ -245,8 +254,8 @@ int tf_report_best(const struct tf_archive *a, int run, const char *kernel, FILE
         if (kernel && strcmp(kernel, ak->name) != 0)
             continue;
         for (int p = 0; p < ak->nproblems; p++) {
-            char keys[64][256];
-            int nclasses = tf_report_classes(a, ak, (uint32_t)p, run, keys, 64);
+            int nclasses;
+            char (*keys)[256] = tf_report_classes_all(a, ak, (uint32_t)p, run, &nclasses);
             struct config_status *seen =
                 tf_xmalloc(sizeof *seen * (ak->nrows ? ak->nrows : 1));
             for (int c = 0; c < nclasses; c++) {
@@ -306,6 +315,7 @@ int tf_report_best(const struct tf_archive *a, int run, const char *kernel, FILE
                 }
             }
             free(seen);
+            free(keys);
         }
     }
     compiler_notes(notes, nnotes, kw, pw, out);
@@ -355,13 +365,15 @@ int tf_report_cross(const struct tf_archive *a, int run, const char *kernel, FIL
         if (kernel && strcmp(kernel, ak->name) != 0)
             continue;
         for (int p = 0; p < ak->nproblems; p++) {
-            char keys[64][256];
-            const int n = tf_report_classes(a, ak, (uint32_t)p, run, keys, 64);
-            if (n < 2)
+            int n;
+            char (*keys)[256] = tf_report_classes_all(a, ak, (uint32_t)p, run, &n);
+            if (n < 2) {
+                free(keys);
                 continue;
-            double own[64];
-            uint64_t best_config[64];
-            const char *names[64];
+            }
+            double *own = tf_xcalloc((size_t)n, sizeof *own);
+            uint64_t *best_config = tf_xcalloc((size_t)n, sizeof *best_config);
+            const char **names = tf_xcalloc((size_t)n, sizeof *names);
             for (int c = 0; c < n; c++) {
                 struct tf_report_pick pick;
                 tf_report_pick(a, ak, (uint32_t)p, run, keys[c], &pick);
@@ -405,6 +417,10 @@ int tf_report_cross(const struct tf_archive *a, int run, const char *kernel, FIL
                     tf_report_format_config(ak, best_config[c], cfg, sizeof cfg);
                 fprintf(out, "  best of %s: %s\n", names[c], cfg);
             }
+            free(own);
+            free(best_config);
+            free(names);
+            free(keys);
         }
     }
     return lines;

@@ -47,6 +47,9 @@ void tf_report_run_line(const struct tf_archive *a, int run, FILE *out);
  * Returns how many. */
 int tf_report_classes(const struct tf_archive *a, const struct tf_archive_kernel *ak,
                       uint32_t problem, int run, char (*keys)[256], int max);
+/* The same, all of them (*n), in an array the caller frees. */
+char (*tf_report_classes_all(const struct tf_archive *a, const struct tf_archive_kernel *ak,
+                             uint32_t problem, int run, int *n))[256];
 /* The best of the group (kernel `ak`, `problem`, `run`, class `class_key`) into *out. */
 void tf_report_pick(const struct tf_archive *a, const struct tf_archive_kernel *ak,
                     uint32_t problem, int run, const char *class_key, struct tf_report_pick *out);

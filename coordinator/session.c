@@ -124,9 +124,9 @@ int tf_session_may_resume(const struct tf_archive *a, uint32_t run, const char *
 
 static void local_time(double unix_seconds, char *out, size_t cap)
 {
-    time_t t = (time_t)unix_seconds;
+    time_t t = tf_archive_time_ok(unix_seconds) ? (time_t)unix_seconds : 0;
     struct tm tm;
-    if (unix_seconds <= 0 || localtime_r(&t, &tm) == NULL)
+    if (t == 0 || localtime_r(&t, &tm) == NULL)
         tf_strlcpy(out, "-", cap);
     else
         strftime(out, cap, "%Y-%m-%d %H:%M:%S", &tm);

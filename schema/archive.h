@@ -18,6 +18,15 @@
 #include "kernel.h"
 #include "result.h"
 
+/* True if `unix_s` is a time an archive's dates can say: after 1970 and
+ * before the year 10000 (an ISO date's four digits). Anything else (0, NaN,
+ * 1e300 from a hostile file) is no date: converting it to time_t would be
+ * undefined, and formatting it nonsense. */
+static inline bool tf_archive_time_ok(double unix_s)
+{
+    return unix_s > 0 && unix_s < 253402300800.0;
+}
+
 #define TF_ARCHIVE_FORMAT "tunefarm-archive"
 #define TF_ARCHIVE_SCHEMA_VERSION 1
 

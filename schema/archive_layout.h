@@ -17,6 +17,8 @@
 #include "archive_table.h"
 
 #define TF_ARCHIVE_ENUM_LEN 32     /* bytes of an enum parameter's results column */
+#define TF_ARCHIVE_NAME_LEN 255    /* bytes of a kernel, parameter, size or metric name at most:
+                                      attribute names and exports' keys are built from them */
 #define TF_ARCHIVE_ISO_LEN 32      /* "2024-05-01T12:34:56Z" and room to spare */
 
 /* A problem without a default: no configuration has this index, since a space

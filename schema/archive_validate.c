@@ -30,6 +30,20 @@ int tf_archive_kernel_validate(const struct tf_archive_kernel *ak, const char *f
     if (ak->nparams < 0 || ak->nsizes < 0 || ak->nconstraints < 0 || ak->nmetrics < 0)
         return tf_error_set(err, TF_ERR_SCHEMA, "%s: kernel '%s' has negative counts", file,
                             ak->name);
+    const char *what = strlen(ak->name) > TF_ARCHIVE_NAME_LEN ? "kernel" : NULL, *name = ak->name;
+    for (int i = 0; !what && i < ak->nparams; i++)
+        if (strlen(name = ak->params[i].name) > TF_ARCHIVE_NAME_LEN)
+            what = "parameter";
+    for (int i = 0; !what && i < ak->nsizes; i++)
+        if (strlen(name = ak->size_names[i]) > TF_ARCHIVE_NAME_LEN)
+            what = "size";
+    for (int i = 0; !what && i < ak->nmetrics; i++)
+        if (strlen(name = ak->metric_names[i]) > TF_ARCHIVE_NAME_LEN)
+            what = "metric";
+    if (what)
+        return tf_error_set(err, TF_ERR_SCHEMA, "%s: %s name '%.40s...' is %zu bytes long; an "
+                            "archive keeps names of at most %d bytes: shorten it",
+                            file, what, name, strlen(name), TF_ARCHIVE_NAME_LEN);
     if (ak->nmetrics > TF_MAX_METRICS)
         return tf_error_set(err, TF_ERR_SCHEMA,
                             "%s: kernel '%s' has %d metrics; at most %d are archived", file,

@@ -35,7 +35,7 @@
 static void iso_time(double unix_s, char *out, size_t cap)
 {
     out[0] = '\0';
-    if (!(unix_s > 0) || !isfinite(unix_s))
+    if (!tf_archive_time_ok(unix_s))
         return;
     time_t t = (time_t)unix_s;
     struct tm tm;

@@ -117,9 +117,9 @@ static void seconds_text(double s, char *out, size_t cap)
 
 static void date_text(double unix_seconds, char *out, size_t cap)
 {
-    time_t t = (time_t)unix_seconds;
+    time_t t = tf_archive_time_ok(unix_seconds) ? (time_t)unix_seconds : 0;
     struct tm tm;
-    if (unix_seconds <= 0 || localtime_r(&t, &tm) == NULL)
+    if (t == 0 || localtime_r(&t, &tm) == NULL)
         snprintf(out, cap, "-");
     else
         strftime(out, cap, "%Y-%m-%d %H:%M:%S", &tm);

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "archive.h"
 #include "status.h"
 
 const char *tf_exchange_kt_failure(int s)
@@ -84,7 +85,7 @@ const char *tf_exchange_t4_names(void)
 void tf_exchange_python_time(double unix_s, char *out, size_t cap)
 {
     out[0] = '\0';
-    if (!(unix_s > 0) || !isfinite(unix_s))
+    if (!tf_archive_time_ok(unix_s))
         return;
     /* Whole microseconds, as Python keeps them; rounding once, here, makes
      * parse -> format give back the text read (a double near 1.7e9 s is exact
@@ -106,7 +107,7 @@ void tf_exchange_python_time(double unix_s, char *out, size_t cap)
 void tf_exchange_iso_time(double unix_s, char *out, size_t cap)
 {
     out[0] = '\0';
-    if (!(unix_s > 0) || !isfinite(unix_s))
+    if (!tf_archive_time_ok(unix_s))
         return;
     time_t t = (time_t)unix_s;
     struct tm tm;
@@ -319,6 +320,12 @@ static enum value_kind enum_kind(const struct tf_param *p)
         numbers = numbers && canonical_number(v);
         bools = bools && (strcmp(v, "True") == 0 || strcmp(v, "False") == 0);
     }
+    /* Numbers only if no two are equal ("1" and "1.0", "-0.0" and "0.0"):
+     * as numbers a reader could not tell them apart (and tunefarm's import
+     * refuses a value listed twice), as strings it can. */
+    for (int i = 0; numbers && i < p->count; i++)
+        for (int j = 0; numbers && j < i; j++)
+            numbers = strtod(p->strings[i], NULL) != strtod(p->strings[j], NULL);
     return numbers ? KIND_NUMBER : bools ? KIND_BOOL : KIND_STRING;
 }
 

@@ -246,13 +246,24 @@ static void csv_cols_add(struct csv_cols *c, const char *name, int kind)
         if (c->kind[i] == kind && strcmp(c->src[i], name) == 0)
             return;
     static const char *const prefix[] = {"size_", "param_", "metric_"};
-    bool taken = csv_fixed(name);
-    for (int i = 0; i < c->n && !taken; i++)
-        taken = strcmp(c->names[i], name) == 0;
+    /* A name taken (a fixed column, or an earlier one's) gets its kind's
+     * prefix, then the prefix again until it is free: the parameters
+     * "param_kernel" and "kernel" become param_kernel and param_param_kernel. */
+    char *col = tf_xstrdup(name);
+    for (;;) {
+        bool taken = csv_fixed(col);
+        for (int i = 0; i < c->n && !taken; i++)
+            taken = strcmp(c->names[i], col) == 0;
+        if (!taken)
+            break;
+        char *longer = tf_xasprintf("%s%s", prefix[kind], col);
+        free(col);
+        col = longer;
+    }
     c->names = tf_xrealloc(c->names, sizeof *c->names * (size_t)(c->n + 1));
     c->kind = tf_xrealloc(c->kind, sizeof *c->kind * (size_t)(c->n + 1));
     c->src = tf_xrealloc(c->src, sizeof *c->src * (size_t)(c->n + 1));
-    c->names[c->n] = taken ? tf_xasprintf("%s%s", prefix[kind], name) : tf_xstrdup(name);
+    c->names[c->n] = col;
     c->kind[c->n] = kind;
     c->src[c->n] = tf_xstrdup(name);
     c->n++;
@@ -767,6 +778,19 @@ static const char *kt_failure_of(const struct tf_result *r, char *buf, size_t ca
     return tf_exchange_kt_failure(r->status);
 }
 
+/* Keys of a Kernel Tuner cache entry that are not written above but that
+ * Kernel Tuner (and tunefarm's import) read as their own. */
+static bool kt_own_key(const char *name)
+{
+    static const char *const own[] = {"times", "strategy_time", "framework_time", "timestamp",
+                                      "compile_time", "verification_time", "benchmark_time",
+                                      "time"};
+    for (size_t i = 0; i < sizeof own / sizeof *own; i++)
+        if (strcmp(name, own[i]) == 0)
+            return true;
+    return false;
+}
+
 static json_t *ktcache_json(const struct tf_archive *a, const struct group *g)
 {
     const struct tf_archive_kernel *ak = g->ak;
@@ -797,8 +821,12 @@ static json_t *ktcache_json(const struct tf_archive *a, const struct group *g)
         json_object_set_new(e, "verification_time", json_real(0));
         json_object_set_new(e, "benchmark_time", json_real(isfinite(r->device_time)
                                                                ? r->device_time * 1e3 : 0));
+        /* A metric never takes the place of a key Kernel Tuner reads (an
+         * archive from before kernel files were refused such names, or a T4
+         * import's measurement "benchmark_time"): left out. */
         for (int m = 0; m < ak->nmetrics; m++)
-            if (isfinite(r->metrics[m]))
+            if (isfinite(r->metrics[m]) && !json_object_get(e, ak->metric_names[m]) &&
+                !kt_own_key(ak->metric_names[m]))
                 jset(e, ak->metric_names[m], json_real(r->metrics[m]));
         tf_exchange_python_time(r->timestamp, t, sizeof t);
         if (t[0])
@@ -810,6 +838,15 @@ static json_t *ktcache_json(const struct tf_archive *a, const struct group *g)
                      jstr(g->device->name), "kernel_name", jstr(ak->name), "problem_size", problem_size_json(g),
                      "tune_params_keys", keys, "tune_params", params, "objective", "time",
                      "cache", cache, "tunefarm", group_extension(a, g));
+}
+
+/* True if `list` holds a measurement called `name`. */
+static bool measurement_named(const json_t *list, const char *name)
+{
+    for (size_t i = 0; i < json_array_size(list); i++)
+        if (strcmp(json_string_value(json_object_get(json_array_get(list, i), "name")), name) == 0)
+            return true;
+    return false;
 }
 
 static void measurement(json_t *list, const char *name, json_t *value, const char *unit)
@@ -855,9 +892,6 @@ static json_t *t4_json(const struct tf_archive *a, const struct group *g)
             measurement(ms, "time_rsd", jnum(r->time_rsd), "");
             measurement(ms, "samples", json_integer((json_int_t)r->samples), "");
         }
-        for (int m = 0; m < ak->nmetrics; m++)
-            if (isfinite(r->metrics[m]))
-                measurement(ms, ak->metric_names[m], json_real(r->metrics[m]), "");
         if (isfinite(r->energy_j))
             measurement(ms, "energy_j", json_real(r->energy_j), "J");
         if (isfinite(r->power_w))
@@ -884,6 +918,13 @@ static json_t *t4_json(const struct tf_archive *a, const struct group *g)
         measurement(ms, "energy_status", json_string(tf_energy_status_name(r->energy_status)), "");
         if (r->message[0])
             measurement(ms, "message", jstr(r->message), "");
+        /* Metrics last, each only if no measurement above has its name (an
+         * archive from before kernel files were refused the name "time"): a
+         * reader takes the last of two. */
+        for (int m = 0; m < ak->nmetrics; m++)
+            if (isfinite(r->metrics[m]) && !measurement_named(ms, ak->metric_names[m]) &&
+                strcmp(ak->metric_names[m], "time") != 0)
+                measurement(ms, ak->metric_names[m], json_real(r->metrics[m]), "");
         json_object_set_new(res, "measurements", ms);
         json_object_set_new(res, "objectives", json_pack("[s]", "time"));
         json_array_append_new(results, res);

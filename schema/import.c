@@ -129,6 +129,9 @@ static int read_timestamp(const json_t *v, const char *where, struct draft *d, d
         return bad(err, d, "%s.timestamp: expected a time such as \"2023-12-22 "
                    "09:54:05.502007+00:00\"", where);
     }
+    if (!tf_archive_time_ok(*t))
+        return bad(err, d, "%s.timestamp: %.17g s after 1970 is not a date before the year "
+                   "10000 (milliseconds given for seconds?)", where, *t);
     seen_time(d, *t);
     return 0;
 }
@@ -791,14 +794,21 @@ static int t4_result(const json_t *res, size_t i, double unit, struct draft *d,
                 r->time_mean = x;
                 have_time = true;
             } else if (strcmp(name, "time_median") == 0) {
-                r->time_median = x;
+                r->time_median = x > 0 ? x : NAN; /* 0: unknown, taken from the mean below */
             } else {
-                r->time_min = x;
+                r->time_min = x > 0 ? x : NAN;
             }
         } else if (strcmp(name, "time_rsd") == 0) {
             r->time_rsd = json_number_value(v);
+            if (!(r->time_rsd >= 0) || !isfinite(r->time_rsd))
+                return bad(err, d, "%s: time_rsd is %g: a relative standard deviation is a "
+                           "number, 0 or more", mw, r->time_rsd);
         } else if (strcmp(name, "samples") == 0) {
-            r->samples = (uint32_t)json_number_value(v);
+            int64_t x;
+            if (!t4_whole(v, UINT32_MAX, &x))
+                return bad(err, d, "%s: samples must be a whole number from 0 to %u", mw,
+                           (unsigned)UINT32_MAX);
+            r->samples = (uint32_t)x;
         } else if (strcmp(name, "energy_j") == 0) {
             r->energy_j = json_number_value(v);
         } else if (strcmp(name, "power_w") == 0) {
@@ -808,7 +818,10 @@ static int t4_result(const json_t *res, size_t i, double unit, struct draft *d,
         } else if (strcmp(name, "temperature_c") == 0) {
             r->temperature_c = (float)json_number_value(v);
         } else if (strcmp(name, "registers") == 0) {
-            r->registers = (int32_t)json_number_value(v);
+            int64_t x;
+            if (!t4_whole(v, INT32_MAX, &x))
+                return bad(err, d, "%s: registers must be a whole number, 0 or more", mw);
+            r->registers = (int32_t)x;
         } else if (strcmp(name, "shared_bytes") == 0 || strcmp(name, "spill_bytes") == 0) {
             const char *u = json_string_value(json_object_get(m, "unit"));
             int64_t x;

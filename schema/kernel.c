@@ -71,6 +71,21 @@ static const char *const result_columns[] = {
     "power_w",      "temperature_c", "energy_j",  "flushed_l2",  "throttled",  "phase",
     "timestamp",    "message",      "noisy",      "energy_status", NULL};
 
+/* Keys that Kernel Tuner cache entries and T4 measurements use for their own
+ * values, which tunefarm's exports write (schema/export.md): a metric of
+ * one of these names would be read back as that value. */
+static const char *const exchange_keys[] = {
+    "time", "times", "verification_time", "benchmark_time", "strategy_time", "framework_time",
+    NULL};
+
+static bool is_exchange_key(const char *s)
+{
+    for (int i = 0; exchange_keys[i]; i++)
+        if (strcmp(s, exchange_keys[i]) == 0)
+            return true;
+    return false;
+}
+
 static bool is_result_column(const char *s)
 {
     for (int i = 0; result_columns[i]; i++)
@@ -482,6 +497,11 @@ static int load_parameters(struct kload *L, yaml_node_t *root)
             return tf_ydoc_fail(d, kn, L->err, TF_ERR_SCHEMA,
                                 "parameter name '%s' is reserved (a column of the archive's "
                                 "results table); rename it",
+                                name);
+        if (is_exchange_key(name))
+            return tf_ydoc_fail(d, kn, L->err, TF_ERR_SCHEMA,
+                                "parameter name '%s' is reserved (a key of the Kernel Tuner "
+                                "cache and T4 files that tunefarm export writes); rename it",
                                 name);
         if (tf_expr_is_keyword(name))
             return tf_ydoc_fail(d, kn, L->err, TF_ERR_SCHEMA,
@@ -1355,6 +1375,11 @@ static int load_metrics(struct kload *L, yaml_node_t *root)
                                 "metric name '%s' is reserved (a column of the archive's "
                                 "results table); rename it",
                                 name);
+        if (is_exchange_key(name))
+            return tf_ydoc_fail(d, kn, L->err, TF_ERR_SCHEMA,
+                                "metric name '%s' is reserved (a key of the Kernel Tuner cache "
+                                "and T4 files that tunefarm export writes); rename it",
+                                name);
         for (int p = 0; p < k->nparams; p++)
             if (strcmp(k->params[p].name, name) == 0)
                 return tf_ydoc_fail(d, kn, L->err, TF_ERR_SCHEMA,
@@ -1796,6 +1821,8 @@ const char *tf_kernel_param_name_conflict(const char *name, const char *language
         return "it is reserved (a device property or time_s)";
     if (is_result_column(name))
         return "it is reserved (a column of the archive's results table)";
+    if (is_exchange_key(name))
+        return "it is reserved (a key of the Kernel Tuner cache and T4 files tunefarm writes)";
     if (tf_expr_is_keyword(name))
         return "it is a word of the expression language (and, or, not)";
     return tf_define_conflict(name, language);

@@ -229,9 +229,17 @@ json_t *tf_ktcache_read_json(const char *path, const char *expected, struct tf_e
     if (!text)
         return NULL;
     json_error_t je;
-    json_t *root = json_loadb(text, len, 0, &je);
+    /* A key twice in one object (two "cache"s, one configuration twice):
+     * jansson would keep the last without a word, so part of the file would
+     * be dropped; refused instead, with its line and column. */
+    json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
     free(text);
-    if (!root)
+    if (!root && strstr(je.text, "duplicate object key"))
+        tf_error_at(err, TF_ERR_SYNTAX, path, je.line, je.column > 0 ? je.column : 1,
+                    "%s: one object names a key twice; expected each key once (two "
+                    "results of one configuration are two entries, never one key twice)",
+                    je.text);
+    else if (!root)
         /* jansson counts columns from 0 at a line's start (an error found
          * before the line's first character): ours start at 1. */
         tf_error_at(err, TF_ERR_SYNTAX, path, je.line, je.column > 0 ? je.column : 1,

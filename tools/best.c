@@ -51,7 +51,6 @@
 #include "outfile.h"
 
 
-#define BEST_MAX_CLASSES 64
 #define BEST_MAX_DEFINES 512
 
 const char tf_best_usage[] =
@@ -116,7 +115,7 @@ struct best {
     int run;
     char kid[128];                 /* the kernel as an identifier */
     int nclasses;
-    struct best_class classes[BEST_MAX_CLASSES];
+    struct best_class *classes;    /* at most one per device of the archive */
     int nproblems;
     int *problems;                 /* problem indices with rows */
     char (*pids)[96];              /* TUNEFARM_PROBLEM_<pid> */
@@ -192,6 +191,25 @@ static bool is_ident(const char *s, size_t len)
     return true;
 }
 
+/* `flag` is "-DNAME=INTEGER" with NAME a C identifier (*name_len its length,
+ * *body the integer): the shape every flag of tf_param_defines has when the
+ * parameter's values are sane. An enum value is text that an imported file
+ * chose (-DP_<value>=1): one holding '=', a line break or a shell character
+ * would put lines of its own into the header, or commands into a make
+ * recipe, so such a flag is left out of both, never escaped. */
+static bool define_ok(const char *flag, size_t *name_len, const char **body)
+{
+    const char *eq = strrchr(flag, '=');
+    if (strncmp(flag, "-D", 2) != 0 || eq == NULL || !is_ident(flag + 2, (size_t)(eq - flag - 2)))
+        return false;
+    const char *v = eq + 1 + (eq[1] == '-');
+    if (*v == '\0' || strspn(v, "0123456789") != strlen(v))
+        return false;
+    *name_len = (size_t)(eq - flag - 2);
+    *body = eq + 1;
+    return true;
+}
+
 /* The preprocessor test that picks class `d` by the compiler's target, into
  * `out` ("" if none does); *gpu = 1 for a GPU device pass. */
 static void arch_condition(const struct tf_device *d, char *out, size_t cap, int *gpu)
@@ -229,6 +247,7 @@ static void best_free(struct best *b)
     free(b->problems);
     free(b->pids);
     free(b->groups);
+    free(b->classes);
 }
 
 /* Collect the groups of `ak` (problem `problem` or all, run `run` or all). */
@@ -243,14 +262,18 @@ static void best_collect(struct best *b, const struct tf_archive *a, const char 
     make_ident(ak->name, b->kid, sizeof b->kid);
     b->problems = tf_xcalloc((size_t)ak->nproblems + 1, sizeof *b->problems);
     b->pids = tf_xcalloc((size_t)ak->nproblems + 1, sizeof *b->pids);
-    b->groups = tf_xcalloc((size_t)ak->nproblems * BEST_MAX_CLASSES + 1, sizeof *b->groups);
+    b->classes = tf_xcalloc((size_t)a->ndevices + 1, sizeof *b->classes);
+    b->groups = tf_xcalloc((size_t)ak->nproblems * ((size_t)a->ndevices + 1) + 1,
+                           sizeof *b->groups);
     for (int p = 0; p < ak->nproblems; p++) {
         if (problem >= 0 && p != problem)
             continue;
-        char keys[BEST_MAX_CLASSES][256];
-        int n = tf_report_classes(a, ak, (uint32_t)p, run, keys, BEST_MAX_CLASSES);
-        if (n == 0)
+        int n;
+        char (*keys)[256] = tf_report_classes_all(a, ak, (uint32_t)p, run, &n);
+        if (n == 0) {
+            free(keys);
             continue;
+        }
         make_ident(ak->problems[p].name, b->pids[b->nproblems], sizeof b->pids[0]);
         b->problems[b->nproblems++] = p;
         for (int i = 0; i < n; i++) {
@@ -258,8 +281,6 @@ static void best_collect(struct best *b, const struct tf_archive *a, const char 
             while (c < b->nclasses && strcmp(b->classes[c].key, keys[i]) != 0)
                 c++;
             if (c == b->nclasses) {
-                if (c == BEST_MAX_CLASSES)
-                    continue;
                 tf_strlcpy(b->classes[c].key, keys[i], sizeof b->classes[c].key);
                 b->nclasses++;
             }
@@ -270,6 +291,7 @@ static void best_collect(struct best *b, const struct tf_archive *a, const char 
             if (b->classes[c].dev == NULL)
                 b->classes[c].dev = g->pick.device;
         }
+        free(keys);
     }
     for (int c = 0; c < b->nclasses; c++) {
         struct best_class *cl = &b->classes[c];
@@ -309,9 +331,9 @@ static void free_defines(char **d, int n)
 
 static void iso_time(double t, char *out, size_t cap)
 {
-    time_t s = (time_t)t;
+    time_t s = tf_archive_time_ok(t) ? (time_t)t : 0;
     struct tm tm;
-    if (t > 0 && gmtime_r(&s, &tm))
+    if (s > 0 && gmtime_r(&s, &tm))
         strftime(out, cap, "%Y-%m-%dT%H:%M:%SZ", &tm);
     else
         tf_strlcpy(out, "-", cap);
@@ -437,16 +459,16 @@ static void write_header(const struct best *b, FILE *out)
         char *defs[BEST_MAX_DEFINES];
         int n = defines_of(ak, row, defs);
         for (int i = 0; i < n; i++) {
-            const char *d = defs[i] + 2; /* "-DNAME=VALUE" */
-            const char *eq = strchr(d, '=');
-            size_t len = eq ? (size_t)(eq - d) : strlen(d);
-            if (is_ident(d, len)) {
-                fprintf(out, "#define %.*s %s\n", (int)len, d, eq ? eq + 1 : "1");
+            size_t len;
+            const char *body;
+            if (define_ok(defs[i], &len, &body)) {
+                fprintf(out, "#define %.*s %s\n", (int)len, defs[i] + 2, body);
             } else {
                 comment_safe(defs[i], text, sizeof text);
-                fprintf(out, "/* left out, not a C identifier: %s */\n", text);
-                fprintf(stderr, "tunefarm best: warning: %s is not a C macro name; the header "
-                                "leaves it out\n", defs[i]);
+                fprintf(out, "/* left out, not -DNAME=INTEGER with a C macro name: %s */\n", text);
+                fprintf(stderr, "tunefarm best: warning: %s is not -DNAME=INTEGER with a C macro "
+                                "name (an enum value that is not one); the header leaves it out\n",
+                        text);
             }
         }
         free_defines(defs, n);
@@ -585,22 +607,6 @@ static int write_json(const struct best *b, FILE *out)
 
 /* ---- make ---- */
 
-/* `flag` as one word of a make variable: '$' doubled, '#' escaped; false if
- * it holds whitespace (no make word can carry it). */
-static bool make_word(const char *flag, char *out, size_t cap)
-{
-    size_t n = 0;
-    for (const char *p = flag; *p; p++) {
-        if (isspace((unsigned char)*p) || n + 3 >= cap)
-            return false;
-        if (*p == '$' || *p == '#')
-            out[n++] = *p == '$' ? '$' : '\\';
-        out[n++] = *p;
-    }
-    out[n] = '\0';
-    return true;
-}
-
 static void write_make(const struct best *b, FILE *out)
 {
     const struct tf_archive_kernel *ak = b->ak;
@@ -643,12 +649,16 @@ static void write_make(const struct best *b, FILE *out)
         char *defs[BEST_MAX_DEFINES];
         int n = defines_of(ak, g->pick.best, defs);
         for (int i = 0; i < n; i++) {
-            char word[1024];
-            if (make_word(defs[i], word, sizeof word))
-                fprintf(out, " %s", word);
-            else
-                fprintf(stderr, "tunefarm best: warning: %s holds white space; the make "
-                                "fragment leaves it out\n", defs[i]);
+            size_t len;
+            const char *body;
+            if (define_ok(defs[i], &len, &body)) /* letters, digits, _ - =: nothing make or sh reads */
+                fprintf(out, " %s", defs[i]);
+            else {
+                comment_safe(defs[i], text, sizeof text); /* no control characters on a terminal */
+                fprintf(stderr, "tunefarm best: warning: %s is not -DNAME=INTEGER with a C macro "
+                                "name (an enum value that is not one); the make fragment leaves it "
+                                "out\n", text);
+            }
         }
         free_defines(defs, n);
         fputc('\n', out);

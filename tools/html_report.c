@@ -53,7 +53,6 @@
 #include "svg.h"
 
 
-#define REPORT_MAX_CLASSES 64
 #define CONVERGENCE_RUNS 6     /* staircases per convergence chart: the latest runs */
 #define ENERGY_POINTS 4000     /* dots per energy chart beyond the front (evenly thinned) */
 #define CHART_W 360
@@ -147,9 +146,9 @@ static void fmt_run(double v, int digits, char *out, int cap)
 
 static void date_text(double t, char *out, size_t cap)
 {
-    time_t s = (time_t)t;
+    time_t s = tf_archive_time_ok(t) ? (time_t)t : 0;
     struct tm tm;
-    if (t > 0 && localtime_r(&s, &tm))
+    if (s > 0 && localtime_r(&s, &tm))
         strftime(out, cap, "%Y-%m-%d %H:%M", &tm);
     else
         tf_strlcpy(out, "-", cap);
@@ -876,7 +875,9 @@ static void runs_table(struct page *pg)
         fprintf(o, "<tr><td class=\"num\">%d</td><td>", r);
         tf_html_escape(o, run->job_name);
         fputs("</td><td><code>", o);
-        fprintf(o, "%.12s", run->job_hash); /* hex */
+        char hash[13];
+        tf_strlcpy(hash, run->job_hash, sizeof hash); /* hex, but read from a file: escaped */
+        tf_html_escape(o, hash);
         fprintf(o, "</code></td><td>%s</td><td>%s</td><td>", start,
                 run->end > 0 ? end : "<span class=\"bad\">unfinished</span>");
         tf_html_escape(o, run->slurm_job_id);
@@ -979,10 +980,12 @@ void tf_html_report_write(const struct tf_archive *a, const char *archive_path,
         }
         fputs(".</p>\n", bo);
         for (int p = 0; p < ak->nproblems; p++) {
-            char keys[REPORT_MAX_CLASSES][256];
-            int n = tf_report_classes(a, ak, (uint32_t)p, -1, keys, REPORT_MAX_CLASSES);
-            if (n == 0)
+            int n;
+            char (*keys)[256] = tf_report_classes_all(a, ak, (uint32_t)p, -1, &n);
+            if (n == 0) {
+                free(keys);
                 continue;
+            }
             struct group *gs = tf_xcalloc((size_t)n, sizeof *gs);
             for (int c = 0; c < n; c++)
                 group_make(a, ak, p, keys[c], &gs[c]);
@@ -1044,6 +1047,7 @@ void tf_html_report_write(const struct tf_archive *a, const char *archive_path,
             for (int c = 0; c < n; c++)
                 group_free(&gs[c]);
             free(gs);
+            free(keys);
         }
     }
     fclose(bo);

@@ -188,4 +188,111 @@ rm -f ranked.h5.journal
 check "a good file after all that is imported" "$TF" import -q ranked.h5 "$CONV/A4000.json.gz"
 check "  beside the ranked kernel" sh -c "\"$TF\" query ranked.h5 | grep -q 'X=2 Y=1 Z=a' && \"$TF\" query ranked.h5 | grep -q 'NVIDIA RTX A4000'"
 
+echo "-- what an imported file holds stays data (hostile names and values)"
+# best's make fragment and header: an enum value is text the file chose; a flag
+# that is not -DNAME=INTEGER is left out, never escaped into a recipe or a header.
+$PY - <<'PYEOF'
+import json
+def cache(kernel, values, best):
+    c = {}
+    for i, v in enumerate(values):
+        c[v + ",64"] = {"M": v, "N": 64, "time": 1.0 if v == best else 2.0 + i}
+    return {"device_name": "NVIDIA A100", "kernel_name": kernel, "tune_params_keys": ["M", "N"],
+            "tune_params": {"M": values, "N": [64, 128]}, "cache": c}
+shell = "x;touch${IFS}pwned;"
+cpp = "x=\n#define N 0\n#error pwned"
+json.dump(cache("km", [shell, "y"], shell), open("hostile_make.json", "w"))
+json.dump(cache("kh", [cpp, "y"], cpp), open("hostile_header.json", "w"))
+PYEOF
+check "import enum values with ';', '\${IFS}', '=' and line breaks" sh -c \
+    "\"$TF\" import -q hostile.h5 hostile_make.json --arch sm_80 &&
+     \"$TF\" import -q hostile.h5 hostile_header.json --arch sm_80"
+check "best --format make leaves the shell-laden flag out, saying so" sh -c \
+    "\"$TF\" best hostile.h5 -k km -f make -o best.mk 2>best_mk.err && grep -q 'leaves it out' best_mk.err &&
+     grep -q ':= -DM=0 -DN=64\$' best.mk && ! grep -q 'touch' best.mk"
+printf 'include best.mk\nall:\n\t@echo cc $(KM_BEST_FLAGS) -c x.c\n' >use.mk
+check "  a recipe using the fragment runs no command of the file's" sh -c \
+    "make -s -f use.mk >make.out 2>&1 && grep -qx 'cc -DM=0 -DN=64 -c x.c' make.out && ! [ -e pwned ]"
+check "best's header leaves the '=' and line-break flag out" sh -c \
+    "\"$TF\" best hostile.h5 -k kh -o best.h 2>best_h.err && grep -q 'leaves it out' best_h.err &&
+     ! grep -q '^#error pwned' best.h && ! grep -q '^#define N 0' best.h"
+printf '#include "best.h"\nint m = M, n = N;\n' >use.c
+check "  and compiles as it is" gcc -Wall -Werror -c -o use.o use.c \
+    -DTUNEFARM_DEVICE_CUDA_SM_80_NVIDIA_A100
+
+# T4: a time_median / time_min of 0 means unknown (schema/import.md), never 0 s.
+printf '%s\n' '{"schema_version": "1.0.0", "results": [' \
+    ' {"configuration": {"a": 1}, "invalidity": "correct", "measurements": [' \
+    '   {"name": "time", "value": 2.0, "unit": "ms"}, {"name": "time_median", "value": 0, "unit": "ms"},' \
+    '   {"name": "time_min", "value": 0, "unit": "ms"}]},' \
+    ' {"configuration": {"a": 2}, "invalidity": "correct", "measurements": [' \
+    '   {"name": "time", "value": 1.0, "unit": "ms"}]}]}' >t4zero.json
+check "a T4 time_median of 0 is unknown: the best is a=2 at 1 ms, not a=1 at 0" sh -c \
+    "\"$TF\" import -q t4zero.h5 t4zero.json --kernel kz --device 'GPU Z' &&
+     \"$TF\" query t4zero.h5 | grep 'GPU Z' | grep -q '1.000 ms.*a=2'"
+# T4 measurements of tunefarm's own, out of range: refused, the archive untouched.
+for m in '"samples", "value": -1' '"samples", "value": 2.5' '"registers", "value": 1e300' \
+    '"time_rsd", "value": -5'; do
+    printf '{"schema_version": "1.0.0", "results": [{"configuration": {"a": 1}, "invalidity": "correct", "measurements": [{"name": "time", "value": 1.0, "unit": "ms"}, {"name": %s}]}]}\n' "$m" >t4range.json
+    expect_fail "a T4 measurement {\"name\": $m} is refused (exit 2)" 2 \
+        "$TF" import t4zero.h5 t4range.json --kernel kz --device 'GPU Z'
+done
+check "  and the archive keeps its 2 configurations" sh -c \
+    "\"$TF\" query t4zero.h5 | grep 'GPU Z' | grep -q '2/2'"
+# Timestamps: a date before the year 10000 (1e300 s, or milliseconds given for seconds: refused).
+for ts in 1e300 4e12; do
+    printf '{"schema_version": "1.0.0", "results": [{"configuration": {"a": 1}, "invalidity": "correct", "timestamp": %s, "measurements": [{"name": "time", "value": 1.0, "unit": "ms"}]}]}\n' "$ts" >t4time.json
+    expect_fail "a timestamp of $ts s is refused (exit 2)" 2 \
+        "$TF" import t4time.h5 t4time.json --kernel kt --device 'GPU T'
+    check "  naming the entry" contains "$TMP/last" "results[0].timestamp"
+done
+check "  no archive was made" test ! -e t4time.h5
+
+# A T4 measurement named like a Kernel Tuner key stays a metric in tunefarm
+# and never replaces that key in a Kernel Tuner cache export.
+printf '{"schema_version": "1.0.0", "results": [{"configuration": {"a": 1}, "invalidity": "correct", "measurements": [{"name": "time", "value": 1.5, "unit": "ms"}, {"name": "benchmark_time", "value": 99}]}]}\n' >t4key.json
+check "a T4 measurement 'benchmark_time' is imported (a metric)" \
+    "$TF" import -q t4key.h5 t4key.json --kernel kk --device 'GPU K'
+check "  the Kernel Tuner export keeps its own benchmark_time and time" sh -c \
+    "\"$TF\" export t4key.h5 --format kt-cache -o t4key_kt.json &&
+     $PY -c \"import json, sys; e = json.load(open('t4key_kt.json'))['cache']['1']; sys.exit(not (e['benchmark_time'] != 99 and abs(e['time'] - 1.5) < 1e-9))\""
+check "  and its re-import has the time of 1.5 ms" sh -c \
+    "\"$TF\" import -q t4key2.h5 t4key_kt.json && \"$TF\" query t4key2.h5 | grep -q '1.500 ms'"
+
+# A key twice in one JSON object: refused with its line and column.
+printf '{"device_name": "GPU D", "kernel_name": "kd", "tune_params_keys": ["a"],\n "tune_params": {"a": [1, 2]},\n "cache": {"1": {"a": 1, "time": 5.0}, "1": {"a": 1, "time": 1.0}, "2": {"a": 2, "time": 3.0}}}\n' >dupkey.json
+expect_fail "a cache key given twice is refused (exit 2)" 2 "$TF" import dupkey.h5 dupkey.json
+check "  at its line" contains "$TMP/last" "dupkey.json:3:"
+check "  naming the cause" contains "$TMP/last" "one object names a key twice"
+
+# Enum values equal as numbers ("1", "1.0"): exported as strings, so the cache reads back.
+printf '{"device_name": "G", "kernel_name": "ke", "tune_params_keys": ["a"], "tune_params": {"a": ["1", "1.0", "-0.0", "0.0"]}, "cache": {"1": {"a": "1", "time": 1.0}, "1.0": {"a": "1.0", "time": 2.0}, "-0.0": {"a": "-0.0", "time": 3.0}, "0.0": {"a": "0.0", "time": 4.0}}}\n' >eqenum.json
+check "enum values 1, 1.0, -0.0, 0.0 round trip through a Kernel Tuner cache" sh -c \
+    "\"$TF\" import -q eqenum.h5 eqenum.json && \"$TF\" export eqenum.h5 --format kt-cache -o eqenum_kt.json &&
+     \"$TF\" import -q eqenum2.h5 eqenum_kt.json && grep -qF '\"a\":[\"1\",\"1.0\",\"-0.0\",\"0.0\"]' eqenum_kt.json"
+
+# Names: too long for an archive refused (exit 2); CSV columns unique.
+$PY - <<'PYEOF'
+import json
+a = "p" * 500 + "A"; b = "p" * 500 + "B"
+json.dump({"device_name": "G", "kernel_name": "kl", "tune_params_keys": [a, b],
+           "tune_params": {a: [1], b: [1, 2]},
+           "cache": {"1,1": {a: 1, b: 1, "time": 1.0}, "1,2": {a: 1, b: 2, "time": 2.0}}},
+          open("longname.json", "w"))
+PYEOF
+expect_fail "a 501-byte parameter name is refused (exit 2)" 2 "$TF" import longname.h5 longname.json
+check "  saying the limit" contains "$TMP/last" "at most 255 bytes"
+printf '{"device_name": "G", "kernel_name": "kcol", "tune_params_keys": ["param_kernel", "kernel"], "tune_params": {"param_kernel": [1], "kernel": [7, 8]}, "cache": {"1,7": {"param_kernel": 1, "kernel": 7, "time": 1.0}, "1,8": {"param_kernel": 1, "kernel": 8, "time": 2.0}}}\n' >cols.json
+check "parameters 'param_kernel' and 'kernel': the CSV's columns stay unique" sh -c \
+    "\"$TF\" import -q cols.h5 cols.json && \"$TF\" export cols.h5 --format csv | head -n 1 | tr , '\n' | sort | uniq -d | wc -l | grep -qx 0"
+
+# More device classes than 64: every one in query, report and best.
+printf '{"kernel_name": "kc", "tune_params_keys": ["a"], "tune_params": {"a": [1, 2]}, "cache": {"1": {"a": 1, "time": 1.0}, "2": {"a": 2, "time": 2.0}}}\n' >class.json
+for i in $(seq 1 70); do "$TF" import -q classes.h5 class.json --device "Dev$i" >/dev/null; done
+check "70 device classes: query lists the 70th" sh -c "\"$TF\" query classes.h5 | grep -q '^kc .*Dev70 '"
+check "  the report has 70 groups" sh -c \
+    "\"$TF\" report classes.h5 -o classes.html 2>&1 | grep -q '70 group(s)' && grep -q 'Dev70' classes.html"
+check "  best has the 70th's macro" sh -c \
+    "\"$TF\" best classes.h5 -o classes_best.h && grep -q 'TUNEFARM_DEVICE_IMPORT_DEV70' classes_best.h"
+
 finish

@@ -945,6 +945,17 @@ static void test_energy_in_metrics(void **state)
     expect_kernel_error(tiny_text("tiny", "one", "fused", "", "64", "int32", "N",
                                   "  energy_status: N / time_s\n"),
                         15, 3, "metric name 'energy_status' is reserved");
+    /* Kernel Tuner's and T4's own keys: an export would write the metric over them. */
+    expect_kernel_error(tiny_text("tiny", "one", "fused", "", "64", "int32", "N",
+                                  "  time: N / time_s\n"),
+                        15, 3, "metric name 'time' is reserved (a key of the Kernel Tuner cache "
+                               "and T4 files that tunefarm export writes)");
+    expect_kernel_error(tiny_text("tiny", "one", "fused", "", "64", "int32", "N",
+                                  "  benchmark_time: N / time_s\n"),
+                        15, 3, "metric name 'benchmark_time' is reserved");
+    expect_kernel_error(tiny_text("tiny", "one", "fused", "  times: [1, 2]\n", "64", "int32",
+                                  "N", "  n_per_s: N / time_s\n"),
+                        11, 3, "parameter name 'times' is reserved (a key of the Kernel Tuner");
 }
 
 /* Issue 11 item 12: a size of 3e9 passed as an int32 scalar wrapped silently
