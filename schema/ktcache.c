@@ -385,8 +385,9 @@ struct tf_ktcache *tf_ktcache_from_json(const json_t *root, const char *path,
             en->status = tf_ktcache_status_of(en->failure);
             en->time_ms = NAN;
         } else {
-            schema_err(err, path, "cache entry '%s' has no 'time' (expected milliseconds or a "
-                       "failure name such as \"CompilationFailedConfig\")%s", key, "");
+            schema_err(err, path, "cache entry '%s' %s (expected milliseconds or a failure "
+                       "name such as \"CompilationFailedConfig\")", key,
+                       t ? "has a 'time' that is neither a number nor a text" : "has no 'time'");
             goto fail;
         }
         sample_stats(en, json_object_get(e, "times"));
@@ -396,8 +397,13 @@ struct tf_ktcache *tf_ktcache_from_json(const json_t *root, const char *path,
     qsort(c->entries, c->nentries, sizeof *c->entries, cmp_entry);
     for (size_t i = 1; i < c->nentries; i++)
         if (c->entries[i].index == c->entries[i - 1].index) {
-            schema_err(err, path, "two cache entries describe the same configuration%s%s", "",
-                       "");
+            const char *twin[2] = {"?", "?"};
+            json_object_foreach((json_t *)cache, key, e)
+                for (int k = 0; k < 2; k++)
+                    if (e == c->entries[i - 1 + (size_t)k].object)
+                        twin[k] = key;
+            schema_err(err, path, "cache entries '%s' and '%s' describe the same configuration "
+                       "(their parameters' values are equal): keep one", twin[0], twin[1]);
             goto fail;
         }
     return c;

@@ -143,7 +143,7 @@ refused "tune_params of the wrong type" "tune_params" types.json
 zcat "$CONV/A4000.json.gz" | sed 's/"RuntimeFailedConfig"/"MeltedConfig"/' >status.json
 refused "an unknown failure name" '"MeltedConfig": expected milliseconds or one of Kernel Tuner' status.json
 zcat "$CONV/A4000.json.gz" | sed '0,/"time": [0-9]/s/"time": \([0-9]\)/"time": true, "x": \1/' >wrongtime.json
-refused "a time that is a list" "has no 'time'" wrongtime.json
+refused "a time that is true" "has a 'time' that is neither a number nor a text" wrongtime.json
 printf '{"results": [{"configuration": {"X": 1}, "times": {}, "invalidity": "meh", "correctness": 0}]}' >t4bad.json
 refused "a T4 invalidity outside the schema's" 'results[0].invalidity: "meh"' t4bad.json --kernel t --device d
 refused "a kernel whose parameters differ from the archive's" "archive kernel 'ranked' has parameters" \

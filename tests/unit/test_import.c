@@ -468,7 +468,11 @@ static void test_hostile(void **state)
          "[1], \"cache\": {}}", "tune_params", false},
         {"timearr.json", "{\"device_name\": \"x\", \"kernel_name\": \"k\", \"tune_params_keys\": "
          "[\"a\"], \"tune_params\": {\"a\": [1]}, \"cache\": {\"1\": {\"a\": 1, \"time\": [1]}}}",
-         "has no 'time'", false},
+         "has a 'time' that is neither a number nor a text", false},
+        {"twokeys.json", "{\"device_name\": \"x\", \"kernel_name\": \"k\", \"tune_params_keys\": "
+         "[\"a\"], \"tune_params\": {\"a\": [1]}, \"cache\": {\"1\": {\"a\": 1, \"time\": 1}, "
+         "\"01\": {\"a\": 1, \"time\": 2}}}",
+         "describe the same configuration (their parameters' values are equal): keep one", false},
         {"weird.json", "{\"device_name\": \"x\", \"kernel_name\": \"k\", \"tune_params_keys\": "
          "[\"a\"], \"tune_params\": {\"a\": [1]}, \"cache\": {\"1\": {\"a\": 1, \"time\": "
          "\"WeirdConfig\"}}}", "\"WeirdConfig\": expected milliseconds or one of Kernel Tuner's "
