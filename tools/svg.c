@@ -10,9 +10,31 @@
 #include <math.h>
 #include <string.h>
 
+/* Bytes of the well-formed UTF-8 sequence at `s` (1 to 4), or 0 if it is
+ * none (a stray continuation byte, a sequence cut short, an overlong form, a
+ * surrogate, beyond U+10FFFF). */
+static int utf8_length(const unsigned char *s)
+{
+    if (s[0] < 0x80)
+        return 1;
+    int n = s[0] >= 0xF0 ? 4 : s[0] >= 0xE0 ? 3 : s[0] >= 0xC2 ? 2 : 0;
+    if (n == 0 || s[0] > 0xF4)
+        return 0;
+    unsigned cp = s[0] & (0x7F >> n);
+    for (int i = 1; i < n; i++) {
+        if ((s[i] & 0xC0) != 0x80)
+            return 0;
+        cp = cp << 6 | (s[i] & 0x3F);
+    }
+    if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10FFFF)) ||
+        (cp >= 0xD800 && cp <= 0xDFFF))
+        return 0;
+    return n;
+}
+
 void tf_html_escape(FILE *out, const char *s)
 {
-    for (; s && *s; s++) {
+    while (s && *s) {
         switch (*s) {
         case '&':
             fputs("&amp;", out);
@@ -29,13 +51,24 @@ void tf_html_escape(FILE *out, const char *s)
         case '\'':
             fputs("&#39;", out);
             break;
-        default:
-            /* control characters other than tab and newline are not HTML text */
-            if ((unsigned char)*s < 32 && *s != '\t' && *s != '\n')
+        default: {
+            /* Control characters other than tab and newline are not HTML
+             * text; bytes that are not UTF-8 (the page says it is) become
+             * U+FFFD, as a browser would show them, and '?' in the exports. */
+            const unsigned char c = (unsigned char)*s;
+            int n = utf8_length((const unsigned char *)s);
+            if ((c < 32 && c != '\t' && c != '\n') || c == 127) {
                 fputc(' ', out);
-            else
-                fputc(*s, out);
+            } else if (n == 0) {
+                fputs("&#xFFFD;", out);
+            } else {
+                fwrite(s, 1, (size_t)n, out);
+                s += n;
+                continue;
+            }
         }
+        }
+        s++;
     }
 }
 

@@ -194,6 +194,14 @@ static void test_escape_and_svg_numbers(void **state)
     tf_html_escape(f, "<a href=\"x\">&'\x01</a>");
     fflush(f);
     assert_string_equal(text, "&lt;a href=&quot;x&quot;&gt;&amp;&#39; &lt;/a&gt;");
+    /* UTF-8 kept whole (2, 3 and 4 bytes); what is not UTF-8 (Latin-1, a stray
+     * continuation byte, a cut sequence, an overlong '/', a surrogate) and DEL not */
+    rewind(f);
+    tf_html_escape(f, "\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80|\xe9|\x80|\xe2\x82|\xc0\xaf|"
+                      "\xed\xa0\x80|\x7f.");
+    fflush(f);
+    assert_string_equal(text, "\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80|&#xFFFD;|&#xFFFD;|"
+                              "&#xFFFD;&#xFFFD;|&#xFFFD;&#xFFFD;|&#xFFFD;&#xFFFD;&#xFFFD;| .");
     rewind(f);
     /* a chart fed NaN, infinities and non-positive values on a log axis */
     struct tf_svg_chart c;
