@@ -972,6 +972,13 @@ static int settle_device(struct draft *d, const struct tf_import_options *o, str
     if (!dev->name[0])
         return bad(err, d, "the file names no device (%s): give --device NAME, and --arch "
                    "and --vendor if you know them", "its device_name is empty or missing");
+    /* A device class is "backend/arch/name" (the name may hold '/'): a '/'
+     * in the arch would make two devices of different arches one class. */
+    if (strchr(dev->arch, '/') || strchr(dev->backend, '/'))
+        return bad(err, d, "the device's %s '%s' holds '/', which separates the parts of a "
+                   "device class (backend/arch/name): give --arch without it",
+                   strchr(dev->arch, '/') ? "arch" : "backend",
+                   strchr(dev->arch, '/') ? dev->arch : dev->backend);
     if (!dev->vendor[0])
         tf_strlcpy(dev->vendor, vendor_of(dev->name), sizeof dev->vendor);
     if (!dev->backend[0])

@@ -286,6 +286,10 @@ printf '{"device_name": "G", "kernel_name": "kcol", "tune_params_keys": ["param_
 check "parameters 'param_kernel' and 'kernel': the CSV's columns stay unique" sh -c \
     "\"$TF\" import -q cols.h5 cols.json && \"$TF\" export cols.h5 --format csv | head -n 1 | tr , '\n' | sort | uniq -d | wc -l | grep -qx 0"
 
+expect_fail "an arch holding '/' (the device class separator) is refused (exit 2)" 2 \
+    "$TF" import slash.h5 cols.json --device X --arch a/b
+check "  saying why" contains "$TMP/last" "separates the parts of a device class"
+
 # More device classes than 64: every one in query, report and best.
 printf '{"kernel_name": "kc", "tune_params_keys": ["a"], "tune_params": {"a": [1, 2]}, "cache": {"1": {"a": 1, "time": 1.0}, "2": {"a": 2, "time": 2.0}}}\n' >class.json
 for i in $(seq 1 70); do "$TF" import -q classes.h5 class.json --device "Dev$i" >/dev/null; done
