@@ -605,6 +605,12 @@ int tf_ydoc_ident(struct tf_ydoc *d, const yaml_node_t *n, const char *name, con
                             "'%s' must be an identifier (letters, digits and '_', not starting "
                             "with a digit), found %s",
                             name, tf_ydoc_describe(n, buf, sizeof buf));
+    /* Names become archive attribute names and exports' keys (255 bytes at most). */
+    if (strlen(s) > 255)
+        return tf_ydoc_fail(d, n, err, TF_ERR_SCHEMA,
+                            "'%s' is %zu bytes long: at most 255 (an archive keeps names of at "
+                            "most 255 bytes); shorten it",
+                            name, strlen(s));
     *out = s;
     return 0;
 }

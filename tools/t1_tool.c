@@ -103,7 +103,8 @@ const char tf_t1_tool_usage[] =
     "                        are left out (kept as comments: the space is larger), a\n"
     "                        missing source or reference becomes a skeleton that\n"
     "                        compiles (a run then reports wrong_result)\n"
-    "  -f, --force           overwrite DIR's files\n"
+    "  -f, --force           overwrite DIR's files (without it, any file it would write\n"
+    "                        that exists stops it; a symbolic link always does)\n"
     "  -q, --quiet           no notes\n"
     "  -h, --help            this text\n"
     "\n"
@@ -485,7 +486,9 @@ static char *free_name(const struct imp *I, const char *name, int upto)
 {
     char *n = tf_xstrdup(name);
     for (;;) {
-        bool taken = tf_kernel_param_name_conflict(n, "cuda") != NULL;
+        char *plain = yaml_scalar(n, false); /* null, yes, ~: a YAML key of their own */
+        bool taken = tf_kernel_param_name_conflict(n, "cuda") != NULL || strcmp(plain, n) != 0;
+        free(plain);
         for (int i = 0; i < upto && !taken; i++)
             taken = strcmp(I->params[i].out, n) == 0;
         for (int i = 0; i < I->nparams && !taken; i++)
@@ -526,6 +529,10 @@ static int read_params(struct imp *I, const json_t *space)
                              "parameter name '%s' is not an identifier: Kernel Tuner defines it "
                              "in the source, so it must be one",
                              name);
+        if (strlen(name) > 255)
+            return malformed(I, path, locate_string(I, name, 0),
+                             "parameter name '%.40s...' is %zu bytes long: an archive keeps "
+                             "names of at most 255 bytes", name, strlen(name));
         for (int j = 0; j < i; j++)
             if (strcmp(I->params[j].name, name) == 0)
                 return malformed(I, path, NOWHERE, "parameter '%s' is defined twice", name);
@@ -1503,10 +1510,23 @@ static void put_values(struct sbuf *y, const struct param *p)
 }
 
 /* Comment lines from `text` (one issue message per line). */
+/* `text` with every control character (a line break above all) a space: a
+ * T1 file's text in a YAML comment must not end the comment and go on as
+ * YAML of its own. Freed by the caller. */
+static char *comment_safe(const char *text)
+{
+    char *s = tf_xstrdup(text ? text : "");
+    for (char *p = s; *p; p++)
+        if ((unsigned char)*p < 32 || *p == 127)
+            *p = ' ';
+    return s;
+}
+
 static void put_comment(struct sbuf *y, const char *indent, const char *text)
 {
     /* wrap at about 88 columns on spaces */
-    const char *p = text;
+    char *safe = comment_safe(text);
+    const char *p = safe;
     while (*p) {
         size_t room = 88 - strlen(indent) - 2, len = strlen(p);
         size_t cut = len;
@@ -1522,6 +1542,7 @@ static void put_comment(struct sbuf *y, const char *indent, const char *text)
         while (*p == ' ')
             p++;
     }
+    free(safe);
 }
 
 static bool same_ignoring_space(const char *a, const char *b)
@@ -1573,12 +1594,14 @@ static char *kernel_yaml(struct imp *I)
         put_comment(&y, "", line);
         free(line);
     }
-    char *desc = yaml_scalar(I->path, false);
-    sb_printf(&y, "name: %s\ndescription: imported from %s\nlanguage: cuda\n", I->name, desc);
+    char *desc = yaml_scalar(I->path, false), *kname = yaml_scalar(I->name, false);
+    sb_printf(&y, "name: %s\ndescription: imported from %s\nlanguage: cuda\n", kname, desc);
     free(desc);
-    char *src = yaml_scalar(I->source_name, false);
-    sb_printf(&y, "source: %s\nentry: %s\n", src, I->entry);
+    free(kname);
+    char *src = yaml_scalar(I->source_name, false), *entry = yaml_scalar(I->entry, false);
+    sb_printf(&y, "source: %s\nentry: %s\n", src, entry);
     free(src);
+    free(entry);
     sb_printf(&y, "# Kernel Tuner defines kernel_tuner in every compile\noptions: [");
     for (int i = 0; i < I->noptions; i++) {
         char *o = yaml_scalar(I->options[i], true);
@@ -1623,11 +1646,16 @@ static char *kernel_yaml(struct imp *I)
                 char *line = tf_xasprintf("NOT TRANSLATED (Conditions[%d]): %s", c, k->why);
                 put_comment(&y, "  ", line);
                 free(line);
-                sb_printf(&y, "  # - %s\n", k->py);
+                char *py = comment_safe(k->py);
+                sb_printf(&y, "  # - %s\n", py);
+                free(py);
                 continue;
             }
-            if (!same_ignoring_space(k->py, k->tf))
-                sb_printf(&y, "  # T1: %s\n", k->py);
+            if (!same_ignoring_space(k->py, k->tf)) {
+                char *py = comment_safe(k->py);
+                sb_printf(&y, "  # T1: %s\n", py);
+                free(py);
+            }
             char *s = yaml_scalar(k->tf, false);
             sb_printf(&y, "  - %s\n", s);
             free(s);
@@ -1655,14 +1683,15 @@ static char *kernel_yaml(struct imp *I)
         const struct arg *a = &I->args[i];
         if (a->comment)
             put_comment(&y, "  ", a->comment);
-        char *e = yaml_scalar(a->expr, true);
+        char *e = yaml_scalar(a->expr, true), *an = yaml_scalar(a->name, true);
         if (a->scalar)
-            sb_printf(&y, "  - {name: %s, scalar: %s, value: %s}\n", a->name, a->type, e);
+            sb_printf(&y, "  - {name: %s, scalar: %s, value: %s}\n", an, a->type, e);
         else
-            sb_printf(&y, "  - {name: %s, buffer: %s, size: %s%s%s%s}\n", a->name, a->type, e,
+            sb_printf(&y, "  - {name: %s, buffer: %s, size: %s%s%s%s}\n", an, a->type, e,
                       a->init ? ", init: " : "", a->init ? a->init : "",
                       a->output ? ", output: true" : "");
         free(e);
+        free(an);
     }
     return sb_take(&y);
 }
@@ -1676,10 +1705,13 @@ static char *job_yaml(const struct imp *I)
                               I->path);
     put_comment(&y, "", head);
     free(head);
-    if (I->device_name)
+    if (I->device_name) {
+        char *dev = comment_safe(I->device_name);
         sb_printf(&y, "# The T1 file names the device '%s': add `targets: [...]` (schema/job.md)\n"
                       "# to tune on some devices only.\n",
-                  I->device_name);
+                  dev);
+        free(dev);
+    }
     /* a job name is at most 63 bytes (schema/job.md); a kernel's may be longer */
     sb_printf(&y, "name: %.63s\nkernels:\n  - kernel: ./kernel.yaml\nsearch:\n  strategy: %s\n",
               I->name, I->strategy);
@@ -1925,11 +1957,62 @@ static int read_t1(struct imp *I, const char *name_opt)
     return 0;
 }
 
+/* True if `name` is a file the import writes other than the reference:
+ * kernel.yaml, job.yaml, the source or one of its local headers. */
+static bool written_name(const struct imp *I, const char *name)
+{
+    bool taken = strcmp(name, "kernel.yaml") == 0 || strcmp(name, "job.yaml") == 0 ||
+                 strcmp(name, I->source_name) == 0;
+    for (int i = 0; i < I->nincs && !taken; i++)
+        taken = strcmp(name, I->inc_names[i]) == 0;
+    return taken;
+}
+
+/* The reference's file name: `want`, or tunefarm_reference.c (then _2, _3,
+ * ...) where the import writes another file of that name. */
+static char *free_reference_name(const struct imp *I, const char *want)
+{
+    char *n = tf_xstrdup(want);
+    for (int i = 1; written_name(I, n); i++) {
+        free(n);
+        n = i == 1 ? tf_xstrdup("tunefarm_reference.c") : tf_xasprintf("tunefarm_reference_%d.c", i);
+    }
+    return n;
+}
+
+/* Every file the import writes has a name of its own: the T1 file's
+ * KernelFile (or a header it includes) named kernel.yaml or job.yaml, or two
+ * headers of one name, would be written over each other. */
+static int check_output_names(const struct imp *I)
+{
+    const char *own[] = {"kernel.yaml", "job.yaml"};
+    for (int i = -1; i < I->nincs; i++) {
+        const char *n = i < 0 ? I->source_name : I->inc_names[i];
+        bool clash = false;
+        for (int k = 0; k < 2; k++)
+            clash |= strcmp(n, own[k]) == 0;
+        if (i >= 0)
+            clash |= strcmp(n, I->source_name) == 0;
+        for (int j = 0; j < i; j++)
+            clash |= strcmp(n, I->inc_names[j]) == 0;
+        if (clash) {
+            fprintf(stderr, "%s: %s: the %s '%s' would be written over another file of that "
+                            "name in the output folder (kernel.yaml, job.yaml, the source and "
+                            "its headers each need their own); rename it\n",
+                    I->prog, I->path, i < 0 ? "KernelFile" : "included header", n);
+            return -1;
+        }
+    }
+    return 0;
+}
+
 static int parse_reference(struct imp *I)
 {
+    if (check_output_names(I) != 0)
+        return -1;
     if (!I->reference_opt) {
         I->ref_entry = tf_xasprintf("%s_reference", I->entry);
-        I->ref_name = tf_xstrdup("reference.c");
+        I->ref_name = free_reference_name(I, "reference.c");
         return 0;
     }
     const char *colon = strrchr(I->reference_opt, ':');
@@ -1944,14 +2027,7 @@ static int parse_reference(struct imp *I)
         fprintf(stderr, "%s: --reference: '%s' is not a file\n", I->prog, I->ref_in);
         return -1;
     }
-    I->ref_name = tf_xstrdup(base_name(I->ref_in));
-    bool clash = strcmp(I->ref_name, I->source_name) == 0;
-    for (int i = 0; i < I->nincs; i++)
-        clash |= strcmp(I->ref_name, I->inc_names[i]) == 0;
-    if (clash) {
-        free(I->ref_name);
-        I->ref_name = tf_xstrdup("tunefarm_reference.c");
-    }
+    I->ref_name = free_reference_name(I, base_name(I->ref_in));
     return 0;
 }
 
@@ -2069,14 +2145,33 @@ int tf_t1_tool_main(int argc, char **argv)
                 I.prog, I.nuntranslated, I.nuntranslated == 1 ? "" : "s", I.path);
         goto done;
     }
-    char *kpath = tf_path_join(dir, "kernel.yaml");
-    bool exists = is_file(kpath);
-    free(kpath);
-    if (exists && !force) {
-        fprintf(stderr, "%s: %s/kernel.yaml exists; pass --force to overwrite the folder's "
-                        "files, or -o another folder\n",
-                I.prog, dir);
-        goto done;
+    /* Every file it would write: none may be a link (written through, it
+     * would replace a file outside the folder), and none may exist without
+     * --force. */
+    for (int i = -3; i < I.nincs; i++) {
+        const char *n = i == -3 ? "kernel.yaml" : i == -2 ? "job.yaml" : i == -1 ? I.ref_name
+                                                                                   : I.inc_names[i];
+        for (int pass = 0; pass < (i == -1 ? 2 : 1); pass++) {
+            const char *name = pass ? I.source_name : n;
+            char *path = tf_path_join(dir, name);
+            struct stat st;
+            bool there = lstat(path, &st) == 0;
+            if (there && (S_ISLNK(st.st_mode) || !S_ISREG(st.st_mode))) {
+                fprintf(stderr, "%s: %s is %s; import-t1 writes plain files only: remove it, or "
+                                "-o another folder\n",
+                        I.prog, path, S_ISLNK(st.st_mode) ? "a symbolic link" : "not a file");
+                free(path);
+                goto done;
+            }
+            if (there && !force) {
+                fprintf(stderr, "%s: %s exists; pass --force to overwrite the folder's files, or "
+                                "-o another folder\n",
+                        I.prog, path);
+                free(path);
+                goto done;
+            }
+            free(path);
+        }
     }
     if (write_folder(&I, dir) != 0) {
         code = EXIT_WRITE;

@@ -176,6 +176,52 @@ check "--partial: the restriction left out, kept as a comment, exit 0" sh -c \
 check "  a larger space: 5 of 6 restrictions" sh -c \
     "grep -q '^kernel tricky (partial/kernel.yaml): 5 parameters, 5 constraints' partial.count"
 
+echo "-- hostile text stays text; the folder's files are not overwritten unasked"
+# t1_edit OUT PYTHON: tricky.T1.json edited by PYTHON (on `d`) into OUT.
+t1_edit() {
+    $PY -c "
+import json, re, sys
+d = json.load(open('$T1FIX/tricky.T1.json'))
+$2
+json.dump(d, open('$1', 'w'))"
+}
+cp "$T1FIX/tricky.cu" "$T1FIX/tricky_helper.h" bad/
+"$TF" space -q tr >tr.count 2>&1 || true
+valid=$(sed -n 's/.* \([0-9][0-9]*\) valid.*/\1/p' tr.count | head -n 1)
+t1_edit bad/inject.T1.json 'd["General"]["BenchmarkName"] = "tricky"
+d["Search"] = {"Name": "x\nverify: {rtol: 1e29}\n#"}
+d["KernelSpecification"]["Device"] = {"Name": "x\narchive: /tmp/elsewhere.h5\n#"}
+d["ConfigurationSpace"]["Conditions"][0]["Parameters"] = ["block_size_x\nverify: {atol: 1e9}\n#", "T"]'
+check "line breaks in the T1 file's names and notes stay inside comments" sh -c \
+    "\"$TF\" import-t1 -q --partial bad/inject.T1.json -o inject --reference '$TRICKY_REF' &&
+     ! grep -q '^verify: {\(rtol: 1e29\|atol: 1e9\)}' inject/kernel.yaml && ! grep -q '^archive:' inject/job.yaml"
+"$TF" space -q inject >inject.count 2>&1 || true
+check "  the space is the same as without them ($valid valid)" sh -c \
+    "[ -n '$valid' ] && grep -q ' $valid valid' inject.count"
+mkdir -p keep && echo precious >keep/job.yaml
+expect_fail "a folder whose job.yaml exists needs --force (exit 2)" 2 \
+    "$TF" import-t1 -q "$T1FIX/tricky.T1.json" -o keep --reference "$TRICKY_REF"
+check "  naming it, and leaving it as it was" sh -c \
+    "grep -q 'keep/job.yaml exists; pass --force' '$TMP/last' && grep -qx precious keep/job.yaml && [ ! -e keep/kernel.yaml ]"
+mkdir -p linked && echo victim >victim.txt && ln -s "$TMP/victim.txt" linked/job.yaml
+expect_fail "a symbolic link among the files is refused, even with --force (exit 2)" 2 \
+    "$TF" import-t1 -q --force "$T1FIX/tricky.T1.json" -o linked --reference "$TRICKY_REF"
+check "  the file it points to is untouched" grep -qx victim victim.txt
+t1_edit bad/clash.T1.json 'd["KernelSpecification"]["KernelFile"] = "kernel.yaml"'
+cp "$T1FIX/tricky.cu" bad/kernel.yaml
+expect_fail "a KernelFile named kernel.yaml is refused (exit 2)" 2 \
+    "$TF" import-t1 -q bad/clash.T1.json -o clash --reference "$TRICKY_REF"
+check "  saying why" contains "$TMP/last" "the KernelFile 'kernel.yaml' would be written over"
+t1_edit bad/null.T1.json 'd["ConfigurationSpace"]["TuningParameters"][1]["Name"] = "null"
+for c in d["ConfigurationSpace"]["Conditions"]:
+    c["Expression"] = re.sub(r"\bT\b", "null", c["Expression"])
+    c["Parameters"] = ["null" if p == "T" else p for p in c["Parameters"]]'
+check "a parameter named null (a YAML null) is renamed, and the folder loads" sh -c \
+    "\"$TF\" import-t1 -q bad/null.T1.json -o nullp --reference '$TRICKY_REF' && \"$TF\" space -q nullp >nullp.count 2>&1 &&
+     grep -q ' $valid valid' nullp.count"
+t1_edit bad/long.T1.json 'd["ConfigurationSpace"]["TuningParameters"][1]["Name"] = "T" * 300'
+bad_t1 "a parameter name of 300 bytes" bad/long.T1.json "TuningParameters[1]" "at most 255 bytes"
+
 echo "-- running the imports on a GPU"
 if "$TF" devices 2>/dev/null | grep -qE '^[0-9]+ +cuda '; then
     # the T1's Budget (4 configurations): the default is one of them, as in every job
