@@ -547,6 +547,13 @@ static int host_compile(const struct tf_compile_input *in, struct tf_compile_out
     int wstatus = 0;
     if (spawn_capture(argv, HOST_COMPILE_TIMEOUT, &log, &wstatus, err) != 0)
         goto fail;
+    if (WIFSIGNALED(wstatus)) {
+        /* Killed (the OOM killer, SIGXFSZ, someone's kill): the machine's
+         * trouble, not the variant's; never cached as a verdict. */
+        tf_error_set(err, TF_ERR_SYSTEM, "the compiler was killed by signal %d%s%.200s",
+                     WTERMSIG(wstatus), log[0] ? ": " : "", log);
+        goto fail;
+    }
     out->ok = WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == 0;
     if (!out->ok && log[0] == '\0') {
         free(log);

@@ -82,7 +82,7 @@ int tf_mkdir_p(const char *path, struct tf_error *err)
             continue;
         const char saved = *p;
         *p = '\0';
-        if (mkdir(buf, 0777) != 0 && errno != EEXIST)
+        if (mkdir(buf, 0755) != 0 && errno != EEXIST) /* no one else writes a cache */
             return tf_error_set(err, TF_ERR_IO, "cannot create folder '%s': %s", buf,
                                 strerror(errno));
         struct stat st;
@@ -92,6 +92,22 @@ int tf_mkdir_p(const char *path, struct tf_error *err)
         if (saved == '\0')
             break;
     }
+    return 0;
+}
+
+int tf_cache_check_dir(const char *dir, struct tf_error *err)
+{
+    struct stat st;
+    if (stat(dir, &st) != 0)
+        return tf_error_set(err, TF_ERR_IO, "compile cache '%s': %s", dir, strerror(errno));
+    const bool others_write = (st.st_mode & (S_IWGRP | S_IWOTH)) && !(st.st_mode & S_ISVTX);
+    if ((st.st_uid != geteuid() && st.st_uid != 0) || others_write)
+        return tf_error_set(err, TF_ERR_IO,
+                            "compile cache '%s' is %s: whoever can write there can put a "
+                            "binary that tunefarm would load and run as you. Use a cache "
+                            "folder of your own (`cache:` in the job, or XDG_CACHE_HOME), or "
+                            "`chmod go-w` this one",
+                            dir, others_write ? "writable by other users" : "another user's");
     return 0;
 }
 
@@ -138,7 +154,10 @@ int tf_cache_write_file(const char *path, const void *data, size_t n, struct tf_
         p += w;
         left -= (size_t)w;
     }
-    if (close(fd) != 0) {
+    /* On disk before it has its name: a node that crashes leaves a
+     * temporary file, never an empty entry under the final name. */
+    const int synced = fsync(fd);
+    if (close(fd) != 0 || synced != 0) {
         fd = -1;
         tf_error_set(err, TF_ERR_IO, "cannot write '%s': %s", tmp, strerror(errno));
         goto fail;
@@ -176,8 +195,9 @@ int tf_cache_write_meta(const char *path, const struct tf_cache_meta *m, struct 
     first[strcspn(first, "\r\n")] = '\0';
     int n = snprintf(text, sizeof text,
                      "registers %" PRId32 "\nshared_bytes %" PRId64 "\nspill_bytes %" PRId64
-                     "\nwarnings %" PRId32 "\nfirst_warning %s\n",
-                     m->registers, m->shared_bytes, m->spill_bytes, m->warnings, first);
+                     "\nwarnings %" PRId32 "\nbinary_size %" PRId64 "\nfirst_warning %s\n",
+                     m->registers, m->shared_bytes, m->spill_bytes, m->warnings,
+                     m->binary_size, first);
     return tf_cache_write_file(path, text, (size_t)n, err);
 }
 
@@ -187,7 +207,7 @@ int tf_cache_read_meta(const char *path, struct tf_cache_meta *m)
     long long r, sh, sp, w;
     memset(m, 0, sizeof *m);
     m->registers = m->warnings = -1;
-    m->shared_bytes = m->spill_bytes = -1;
+    m->shared_bytes = m->spill_bytes = m->binary_size = -1;
     if (tf_cache_read_text(path, text, sizeof text) != 0)
         return -1;
     if (sscanf(text, "registers %lld shared_bytes %lld spill_bytes %lld", &r, &sh, &sp) != 3)
@@ -195,6 +215,10 @@ int tf_cache_read_meta(const char *path, struct tf_cache_meta *m)
     m->registers = (int32_t)r;
     m->shared_bytes = sh;
     m->spill_bytes = sp;
+    const char *size = strstr(text, "\nbinary_size ");
+    long long bytes;
+    if (size && sscanf(size, " binary_size %lld", &bytes) == 1 && bytes >= 0)
+        m->binary_size = bytes;
     const char *at = strstr(text, "\nwarnings ");
     const char *first = strstr(text, "\nfirst_warning ");
     if (at && first && sscanf(at, " warnings %lld", &w) == 1 && w >= 0 && w <= INT32_MAX) {

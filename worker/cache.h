@@ -27,6 +27,10 @@ void tf_cache_key(const struct tf_backend *be, const struct tf_compile_input *in
 const char *tf_cache_binary_ext(const char *backend);
 /* Write "<dir>/<backend>/<key[0:2]>/<key>.<ext>" into `out` and create its folder.
  * -1 + err if the path does not fit or the folder cannot be made. */
+/* 0 if `dir` (a compile cache's folder) is this user's (or root's) and no one
+ * else can write it (a sticky folder aside); else -1 and `err` says why:
+ * binaries found there are loaded and run. */
+int tf_cache_check_dir(const char *dir, struct tf_error *err);
 int tf_cache_path(const char *dir, const char *backend, const char *key, const char *ext,
                   char *out, size_t cap, struct tf_error *err);
 /* mkdir -p `path` (mode 0777 & umask); -1 + err naming the component that failed. */
@@ -44,6 +48,7 @@ struct tf_cache_meta {
     int64_t spill_bytes;       /* -1 unknown */
     int32_t warnings;          /* the compiler's warnings; -1 unknown */
     char first_warning[TF_WARNING_LEN];
+    int64_t binary_size;       /* bytes of the binary it describes; -1 unknown (older caches) */
 };
 /* Store / read a good binary's metadata (one "name value" per line). Reading a
  * missing or damaged file yields -1 for every field and returns -1; a file

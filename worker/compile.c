@@ -34,6 +34,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <math.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -232,17 +233,62 @@ static int slot_compile(struct slot *s, const struct tf_compile_input *in,
     return rc;
 }
 
+/* The line of compiler log `log` that says the node, not the code, is at
+ * fault (a full disk or quota, a file size limit, no memory), or NULL. */
+static const char *environment_trouble(const char *log)
+{
+    static const char *const signs[] = {"No space left on device", "Disk quota exceeded",
+                                        "File too large", "Cannot allocate memory",
+                                        "virtual memory exhausted", "Too many open files",
+                                        "Resource temporarily unavailable"};
+    for (size_t i = 0; log != NULL && i < sizeof signs / sizeof *signs; i++) {
+        const char *at = strstr(log, signs[i]);
+        if (at != NULL) {
+            while (at > log && at[-1] != '\n')
+                at--;
+            return at;
+        }
+    }
+    return NULL;
+}
+
+/* True if the cache file `path` may be trusted: a plain file (not a link)
+ * owned by this user (or root) that no one else can write, in a folder no one
+ * else can write. A binary in the cache is loaded and run: anyone who could
+ * put one there could run code as this user. */
+static bool entry_trusted(const char *path)
+{
+    struct stat st;
+    if (lstat(path, &st) != 0 || !S_ISREG(st.st_mode) ||
+        (st.st_uid != geteuid() && st.st_uid != 0) || (st.st_mode & (S_IWGRP | S_IWOTH)))
+        return false;
+    char folder[4200];
+    tf_strlcpy(folder, path, sizeof folder);
+    char *slash = strrchr(folder, '/');
+    if (slash != NULL)
+        *slash = '\0';
+    return slash == NULL || (lstat(folder, &st) == 0 && S_ISDIR(st.st_mode) &&
+                             (st.st_uid == geteuid() || st.st_uid == 0) &&
+                             !(st.st_mode & (S_IWGRP | S_IWOTH)));
+}
+
 /* A cached answer for the variant whose files are `binary`, `meta` and `errf`:
  * a good binary (with its metadata) or a known-bad variant's message into
  * `out`; 0 if the cache has neither. */
 static int cache_answer(const char *binary, const char *meta, const char *errf,
                         struct tf_compiled *out)
 {
-    if (access(binary, R_OK) == 0) {
-        struct tf_cache_meta m;
+    /* An entry that cannot be trusted is a miss: compiled again, its file
+     * replaced by the rename. */
+    struct tf_cache_meta m;
+    struct stat st;
+    tf_cache_read_meta(meta, &m);
+    /* A binary of another size than its .meta says was damaged (or
+     * swapped): a miss, compiled again. */
+    if (access(binary, R_OK) == 0 && entry_trusted(binary) && stat(binary, &st) == 0 &&
+        (m.binary_size < 0 || st.st_size == m.binary_size)) {
         out->status = TF_STATUS_OK;
         out->cached = 1;
-        tf_cache_read_meta(meta, &m);
         out->registers = m.registers;
         out->shared_bytes = m.shared_bytes;
         out->spill_bytes = m.spill_bytes;
@@ -250,7 +296,7 @@ static int cache_answer(const char *binary, const char *meta, const char *errf,
         tf_strlcpy(out->first_warning, m.first_warning, sizeof out->first_warning);
         return 1;
     }
-    if (tf_cache_read_text(errf, out->message, sizeof out->message) == 0) {
+    if (entry_trusted(errf) && tf_cache_read_text(errf, out->message, sizeof out->message) == 0) {
         out->message[strcspn(out->message, "\n")] = '\0';
         out->cached = 1;
         out->binary_path[0] = '\0';
@@ -280,7 +326,9 @@ static int mark_stale(const char *busy, const struct stat *st)
     long pid = 0;
     if (!S_ISREG(st->st_mode))
         return 1; /* not a mark of ours at all (a directory, a link) */
-    if (difftime(time(NULL), st->st_mtime) > MARK_STALE_SECONDS)
+    /* Older than MARK_STALE_SECONDS, or touched more than that in the future
+     * (a clock stepped back, a file server's clock ahead): no owner keeps it. */
+    if (fabs(difftime(time(NULL), st->st_mtime)) > MARK_STALE_SECONDS)
         return 1;
     if (tf_cache_read_text(busy, text, sizeof text) != 0 ||
         sscanf(text, "%255s %ld", owner, &pid) != 2 || pid <= 0)
@@ -676,8 +724,15 @@ static int compile_variant(const struct variant *v, struct tf_compiled *out, int
         out->spill_bytes = co.spill_bytes;
         out->warnings = tf_compile_log_warnings(co.log, out->first_warning,
                                                 sizeof out->first_warning);
+        struct stat built;
+        int built_fd = open(tmp, O_RDONLY | O_CLOEXEC);
+        /* on disk before it has its name (see tf_cache_write_file) */
+        if (built_fd < 0 || fsync(built_fd) != 0 || fstat(built_fd, &built) != 0)
+            built.st_size = -1;
+        if (built_fd >= 0)
+            close(built_fd);
         struct tf_cache_meta m = {co.registers, co.shared_bytes, co.spill_bytes, out->warnings,
-                                  ""};
+                                  "", (int64_t)built.st_size};
         tf_strlcpy(m.first_warning, out->first_warning, sizeof m.first_warning);
         /* The whole log of a variant with warnings, beside it (the archive
          * keeps the first); losing it costs nothing but that. */
@@ -701,6 +756,20 @@ static int compile_variant(const struct variant *v, struct tf_compiled *out, int
         return 0;
     }
     tf_compile_log_summary(co.log ? co.log : "", out->message, sizeof out->message);
+    const char *trouble = environment_trouble(co.log);
+    if (trouble != NULL) {
+        /* A full disk or quota, a file size limit: the node's trouble, which
+         * passes. The variant fails this time (saying why), but no verdict
+         * is kept: the next run compiles it again. */
+        snprintf(out->message, sizeof out->message, "%.*s (not cached: the node's trouble)",
+                 (int)strcspn(trouble, "\n") > 160 ? 160 : (int)strcspn(trouble, "\n"), trouble);
+        if (owned) {
+            mark_unkeep(v->home);
+            mark_fail(&mine, out->message);
+            owned = 0;
+        }
+        goto fail;
+    }
     /* The full log first, then the .err that marks the variant known-bad. Failing
      * to cache a failure only costs a recompile next time. */
     if (co.log)
@@ -838,7 +907,8 @@ struct tf_compile_pool *tf_compile_pool_create(const char *exe, const struct tf_
         tf_error_set(err, TF_ERR_IO, "compile cache path too long: '%.200s'", cache_dir);
         return NULL;
     }
-    if (tf_mkdir_p(folder, err) != 0)
+    if (tf_mkdir_p(folder, err) != 0 || tf_cache_check_dir(cache_dir, err) != 0 ||
+        tf_cache_check_dir(folder, err) != 0)
         return NULL;
 
     struct tf_compile_pool *p = tf_xcalloc(1, sizeof *p);

@@ -387,6 +387,136 @@ static void test_pool_bad_cache_dir(void **state)
     assert_null(tf_compile_pool_create(SELF, &tf_backend_host, f->dev.arch, f->cache, 0, &err));
 }
 
+/* The newest file of `cache` ending in `.ext` (the one a compile just wrote). */
+static void newest_file(const char *cache, const char *ext, char *out, size_t cap)
+{
+    char pattern[256];
+    glob_t g;
+    snprintf(pattern, sizeof pattern, "%s/host/*/*.%s", cache, ext);
+    assert_int_equal(glob(pattern, 0, NULL, &g), 0);
+    struct timespec best = {0, 0};
+    for (size_t i = 0; i < g.gl_pathc; i++) {
+        struct stat st;
+        if (lstat(g.gl_pathv[i], &st) == 0 &&
+            (st.st_mtim.tv_sec > best.tv_sec ||
+             (st.st_mtim.tv_sec == best.tv_sec && st.st_mtim.tv_nsec > best.tv_nsec))) {
+            best = st.st_mtim;
+            snprintf(out, cap, "%s", g.gl_pathv[i]);
+        }
+    }
+    globfree(&g);
+}
+
+static void write_text(const char *path, const char *text, mode_t mode)
+{
+    FILE *w = fopen(path, "w");
+    assert_non_null(w);
+    fputs(text, w);
+    fclose(w);
+    chmod(path, mode);
+}
+
+/* Review 2026-12-07: a cache binary is loaded and run, so the cache is
+ * trusted only if no one else can write it; an entry that is damaged, or
+ * that another could have written, is a miss (compiled again, replaced);
+ * a failure the node caused (a full disk, a killed compiler) is never kept
+ * as the variant's verdict. */
+static void test_cache_trust(void **state)
+{
+    struct fixture *f = *state;
+    struct tf_error err = {0};
+    /* a cache folder others can write: refused, saying why */
+    chmod(f->cache, 0777);
+    assert_null(tf_compile_pool_create(SELF, &tf_backend_host, f->dev.arch, f->cache, 1, &err));
+    assert_non_null(strstr(err.message, "writable by other users"));
+    chmod(f->cache, 01777); /* sticky, as /tmp: others cannot replace our files */
+    struct tf_compile_pool *p =
+        tf_compile_pool_create(SELF, &tf_backend_host, f->dev.arch, f->cache, 1, &err);
+    assert_non_null(p);
+    tf_compile_pool_destroy(p);
+    chmod(f->cache, 0700);
+
+    struct tf_kernel k = *f->gemm; /* a source of its own: keys no other test uses */
+    k.source = "void gemm(void **args) { (void)args; /* trust */ }\n";
+    p = tf_compile_pool_create(SELF, &tf_backend_host, f->dev.arch, f->cache, 1, &err);
+    assert_non_null(p);
+    struct tf_compiled c;
+    tf_compile_wait(p, tf_compile_submit(p, &k, k.default_index), &c);
+    assert_int_equal(c.status, TF_STATUS_OK);
+    char so[sizeof c.binary_path];
+    snprintf(so, sizeof so, "%s", c.binary_path);
+    /* an entry others could have written: compiled again, and replaced */
+    chmod(so, 0666);
+    tf_compile_wait(p, tf_compile_submit(p, &k, k.default_index), &c);
+    assert_int_equal(c.status, TF_STATUS_OK);
+    assert_int_equal(c.cached, 0);
+    struct stat st;
+    assert_int_equal(stat(so, &st), 0);
+    assert_int_equal(st.st_mode & 022, 0);
+    /* a damaged entry (not the size its .meta says): compiled again */
+    assert_int_equal(truncate(so, 100), 0);
+    tf_compile_wait(p, tf_compile_submit(p, &k, k.default_index), &c);
+    assert_int_equal(c.cached, 0);
+    assert_int_equal(c.status, TF_STATUS_OK);
+    tf_compile_wait(p, tf_compile_submit(p, &k, k.default_index), &c);
+    assert_int_equal(c.cached, 1);
+
+    /* a known-bad verdict that is a link to another file: not read, compiled again */
+    struct tf_kernel bad = *f->gemm;
+    bad.source = "void gemm(void **args) { int x = ; /* trust */ }\n";
+    tf_compile_wait(p, tf_compile_submit(p, &bad, bad.default_index), &c);
+    assert_int_equal(c.status, TF_STATUS_COMPILE_ERROR);
+    char errf[512], secret[600];
+    newest_file(f->cache, "err", errf, sizeof errf);
+    snprintf(secret, sizeof secret, "%s.secret", f->cache);
+    write_text(secret, "SECRET-TOKEN\n", 0600);
+    unlink(errf);
+    assert_int_equal(symlink(secret, errf), 0);
+    tf_compile_wait(p, tf_compile_submit(p, &bad, bad.default_index), &c);
+    assert_int_equal(c.status, TF_STATUS_COMPILE_ERROR);
+    assert_int_equal(c.cached, 0);
+    assert_null(strstr(c.message, "SECRET"));
+    unlink(secret);
+    tf_compile_pool_destroy(p);
+
+    /* the node's trouble: a full disk, a killed compiler; reported, never kept */
+    char bin[] = "/tmp/tf-test-cc-XXXXXX", cc[128];
+    assert_non_null(mkdtemp(bin));
+    snprintf(cc, sizeof cc, "%s/cc", bin);
+    const char *saved = getenv("CC");
+    char *keep = saved ? strdup(saved) : NULL;
+    setenv("CC", cc, 1);
+    const char *wrappers[] = {
+        "#!/bin/sh\n[ \"$1\" = --version ] && exec cc --version\n"
+        "echo 'x.c: fatal error: error closing /tmp/cc1.s: No space left on device' >&2\n"
+        "echo 'collect2: error: ld returned 1 exit status' >&2\nexit 1\n",
+        "#!/bin/sh\n[ \"$1\" = --version ] && exec cc --version\nkill -9 $$\n"};
+    const char *said[] = {"No space left on device", "killed by signal 9"};
+    for (int w = 0; w < 2; w++) {
+        write_text(cc, wrappers[w], 0755);
+        struct tf_kernel node = *f->gemm;
+        node.source = w ? "void gemm(void **a) { (void)a; /* killed */ }\n"
+                        : "void gemm(void **a) { (void)a; /* full */ }\n";
+        p = tf_compile_pool_create(SELF, &tf_backend_host, f->dev.arch, f->cache, 1, &err);
+        assert_non_null(p);
+        const int errs = count_files(f->cache, "err");
+        tf_compile_wait(p, tf_compile_submit(p, &node, node.default_index), &c);
+        assert_int_equal(c.status, TF_STATUS_COMPILE_ERROR);
+        if (strstr(c.message, said[w]) == NULL)
+            fail_msg("wrapper %d: '%s' lacks '%s'", w, c.message, said[w]);
+        assert_int_equal(count_files(f->cache, "err"), errs);
+        tf_compile_pool_destroy(p);
+    }
+    if (keep) {
+        setenv("CC", keep, 1);
+        free(keep);
+    } else {
+        unsetenv("CC");
+    }
+    unlink(cc);
+    rmdir(bin);
+}
+
 static void fill(float *v, size_t n, unsigned seed)
 {
     for (size_t i = 0; i < n; i++) {
@@ -489,6 +619,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_warnings_kept),
         cmocka_unit_test(test_parallel_submits),
         cmocka_unit_test(test_pool_bad_cache_dir),
+        cmocka_unit_test(test_cache_trust),
         cmocka_unit_test(test_load_and_launch),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
