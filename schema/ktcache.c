@@ -54,6 +54,17 @@ static char *inflate_file(const char *path, size_t *len, struct tf_error *err)
     size_t cap = 1 << 20, n = 0;
     char *buf = tf_xmalloc(cap + 1);
     for (;;) {
+        /* Kernel Tuner caches inflate 3-20 times; 1 KB of gzip'd zeros
+         * inflates to 1 MB, and a JSON parser needs some 20 times the text:
+         * past 64 MiB, more than 100 times the file is refused, not parsed. */
+        if (n >= ((size_t)64 << 20) && n / 100 > (size_t)st.st_size) {
+            tf_error_at(err, TF_ERR_IO, path, 0, 0,
+                        "inflates more than 100 times its %lld bytes (past %zu bytes): a "
+                        "compressed Kernel Tuner cache or T4 file inflates 3 to 20 times; "
+                        "refused, not parsed",
+                        (long long)st.st_size, n);
+            goto fail;
+        }
         if (n == cap) {
             if (cap >= KT_MAX_BYTES) {
                 tf_error_at(err, TF_ERR_IO, path, 0, 0,
@@ -203,7 +214,8 @@ static int value_digit(const struct tf_ktcache_param *p, const json_t *v)
 static double opt_ms(const json_t *e, const char *key)
 {
     const json_t *v = json_object_get(e, key);
-    return json_is_number(v) ? json_number_value(v) : 0.0;
+    const double ms = json_is_number(v) ? json_number_value(v) : 0.0;
+    return isfinite(ms) && ms >= 0 && ms < 1e12 ? ms : 0.0; /* negative or absurd: unknown (0) */
 }
 
 static int cmp_entry(const void *a, const void *b)
@@ -370,7 +382,8 @@ struct tf_ktcache *tf_ktcache_from_json(const json_t *root, const char *path,
         en->index = index;
         en->object = e;
         const json_t *t = json_object_get(e, "time");
-        if (json_is_number(t) && !(json_number_value(t) > 0)) {
+        /* Not positive, or so small it is no time (1e-320 ms, a subnormal) */
+        if (json_is_number(t) && !(json_number_value(t) > 0 && isnormal(json_number_value(t)))) {
             char v[64];
             snprintf(v, sizeof v, "%g", json_number_value(t));
             schema_err(err, path, "cache entry '%s' has time %s: expected a positive number of "
@@ -440,12 +453,16 @@ static void sample_stats(struct tf_ktcache_entry *en, const json_t *times)
         v[i] = json_number_value(x);
         sum += v[i];
     }
+    if (!isfinite(sum)) {
+        free(v); /* samples so large their sum overflows: keep the mean only */
+        return;
+    }
     qsort(v, n, sizeof *v, cmp_double);
     double mean = sum / (double)n;
     for (size_t i = 0; i < n; i++)
         sq += (v[i] - mean) * (v[i] - mean);
     en->min_ms = v[0];
-    en->median_ms = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+    en->median_ms = n % 2 ? v[n / 2] : 0.5 * v[n / 2 - 1] + 0.5 * v[n / 2];
     en->rsd = n > 1 && mean > 0 ? sqrt(sq / (double)(n - 1)) / mean : 0;
     en->samples = (int)n;
     free(v);

@@ -149,10 +149,41 @@ static int map_kernel(struct tf_replay *r, int ki, struct tf_error *err)
     m->rows = tf_xcalloc((size_t)k->nproblems, sizeof *m->rows);
     m->nrows = tf_xcalloc((size_t)k->nproblems, sizeof *m->nrows);
     for (int p = 0; p < k->nproblems; p++) {
-        int ap = -1;
-        for (int q = 0; q < ak->nproblems && ap < 0; q++)
-            if (strcmp(ak->problems[q].name, k->problems[p].name) == 0)
+        /* The archive's problem of this name and these sizes (an archive
+         * keeps a problem whose sizes changed under its name as another). */
+        int ap = -1, named = -1;
+        for (int q = 0; q < ak->nproblems && ap < 0; q++) {
+            if (strcmp(ak->problems[q].name, k->problems[p].name) != 0)
+                continue;
+            named = q;
+            bool same = ak->nsizes == k->nsizes;
+            for (int s = 0; same && s < k->nsizes; s++) {
+                int as = 0;
+                while (as < ak->nsizes && strcmp(ak->size_names[as], k->size_names[s]) != 0)
+                    as++;
+                same = as < ak->nsizes && ak->problems[q].sizes[as] == k->problems[p].sizes[s];
+            }
+            if (same)
                 ap = q;
+        }
+        if (ap < 0 && named >= 0) {
+            char theirs[160] = "", ours[160] = "";
+            for (int s = 0; s < k->nsizes; s++) {
+                size_t u = strlen(ours);
+                snprintf(ours + u, sizeof ours - u, "%s%s=%lld", s ? " " : "", k->size_names[s],
+                         (long long)k->problems[p].sizes[s]);
+            }
+            for (int s = 0; s < ak->nsizes; s++) {
+                size_t u = strlen(theirs);
+                snprintf(theirs + u, sizeof theirs - u, "%s%s=%lld", s ? " " : "",
+                         ak->size_names[s], (long long)ak->problems[named].sizes[s]);
+            }
+            return tf_error_set(err, TF_ERR_SCHEMA,
+                                "%s: kernel '%s' problem '%s' was measured with %s, the job's "
+                                "has %s: a replay answers only the sizes measured (rename the "
+                                "job's problem, or replay an archive that measured these sizes)",
+                                r->source, k->name, k->problems[p].name, theirs, ours);
+        }
         if (ap < 0)
             continue; /* every configuration of it is "not in the replay source" */
         struct arow *rows = tf_xcalloc(ak->nrows ? ak->nrows : 1, sizeof *rows);

@@ -4,6 +4,7 @@
  * reads the same; damaged files (truncated gzip, bad JSON, a value outside its
  * parameter's list, a missing time) are refused with an error naming the file
  * and what was expected. */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -186,6 +187,57 @@ static void test_damaged(void **state)
     assert_int_equal(err.code, TF_ERR_IO);
 }
 
+/* Review 2026-12-07: numbers no measurement gives. */
+static void test_implausible(void **state)
+{
+    (void)state;
+    /* A time so small it is no time (a subnormal): refused. */
+    const char *tiny = "{\"device_name\": \"G\", \"kernel_name\": \"k\", \"tune_params_keys\": [\"a\"], "
+                       "\"tune_params\": {\"a\": [1]}, \"cache\": {\"1\": {\"a\": 1, \"time\": 1e-320}}}";
+    expect_refused(tiny, strlen(tiny), TF_ERR_SCHEMA, "has time");
+    /* Negative or absurd compile and benchmark times: unknown (0); samples whose
+     * sum overflows: the mean only (no infinite median). */
+    const char *odd = "{\"device_name\": \"G\", \"kernel_name\": \"k\", \"tune_params_keys\": [\"a\"], "
+                      "\"tune_params\": {\"a\": [1, 2]}, \"cache\": {"
+                      "\"1\": {\"a\": 1, \"time\": 2.0, \"compile_time\": -5e297, \"benchmark_time\": -1},"
+                      "\"2\": {\"a\": 2, \"time\": 1e308, \"times\": [1e308, 1.5e308], \"compile_time\": 1e300}}}";
+    char path[] = "/tmp/tf_ktcache_odd_XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    write_file(path, odd, strlen(odd));
+    struct tf_error err = {0};
+    struct tf_ktcache *c = tf_ktcache_load(path, &err);
+    if (c == NULL)
+        fail_msg("%s", err.message);
+    assert_int_equal(c->nentries, 2);
+    for (size_t i = 0; i < c->nentries; i++) {
+        const struct tf_ktcache_entry *e = &c->entries[i];
+        assert_true(e->compile_ms == 0.0 && e->benchmark_ms == 0.0);
+        assert_true(isfinite(e->median_ms) && isfinite(e->min_ms));
+    }
+    tf_ktcache_destroy(c);
+    unlink(path);
+    /* A gzip bomb: 80 MB of zeros in a file of some 80 KB is refused before parsing. */
+    char bomb[] = "/tmp/tf_ktcache_bomb_XXXXXX";
+    fd = mkstemp(bomb);
+    assert_true(fd >= 0);
+    gzFile gz = gzdopen(fd, "wb9");
+    assert_non_null(gz);
+    gzputs(gz, "{\"device_name\": \"G\", \"pad\": \"");
+    static char zeros[1 << 20];
+    memset(zeros, '0', sizeof zeros);
+    for (int i = 0; i < 80; i++)
+        assert_int_equal(gzwrite(gz, zeros, sizeof zeros), (int)sizeof zeros);
+    gzputs(gz, "\"}");
+    assert_int_equal(gzclose(gz), Z_OK);
+    memset(&err, 0, sizeof err);
+    assert_null(tf_ktcache_load(bomb, &err));
+    if (!strstr(err.message, "inflates more than 100 times"))
+        fail_msg("%s", err.message);
+    unlink(bomb);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -193,6 +245,7 @@ int main(void)
         cmocka_unit_test(test_plain_json),
         cmocka_unit_test(test_status_map),
         cmocka_unit_test(test_damaged),
+        cmocka_unit_test(test_implausible),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

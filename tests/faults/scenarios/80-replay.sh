@@ -6,7 +6,8 @@
 # both give four replay devices sharing the work; a replay of the matrix's
 # reference archive reproduces its rows' statuses and times (the job's targets
 # name `host`: --replay overrides them); a kernel whose values differ from the
-# source is refused with exit 2 before anything is written.
+# source, or whose problem has other sizes than the archive's of that name, is
+# refused with exit 2 before anything is written.
 export TUNEFARM_KERNEL_PATH="$ROOT/tests/fixtures"
 SMALL_KT="$ROOT/tests/unit/fixtures/ktcache_small.json.gz"
 REPLAY_JOB="$ROOT/tests/fixtures/replay_small.yaml"
@@ -67,6 +68,14 @@ check "  and writing nothing" sh -c "[ ! -e rmis.h5 ] && [ ! -e rmis.h5.journal 
 expect_fail "under mpirun too: exit 2" 2 mpirun -np 3 --oversubscribe "$TF" run -q \
     "$ROOT/tests/fixtures/replay_mismatch.yaml" -o rmis.h5 --replay "$SMALL_KT"
 check "  writing nothing" sh -c "[ ! -e rmis.h5 ] && [ ! -e rmis.h5.journal ]"
+
+echo "-- replay: an archive's problem of the same name but other sizes is refused"
+mkdir -p sized && cp -r "$ROOT/tests/fixtures/replay_small" sized/ && cp "$REPLAY_JOB" sized/job.yaml
+sed -i 's/small: {N: 64}/small: {N: 128}/' sized/replay_small/kernel.yaml
+expect_fail "the job's problem small has N=128, the archive's N=64: exit 2" 2 \
+    "$TF" run -q sized/job.yaml -o rsz.h5 --replay rs1.h5
+check "  naming both" contains "$TMP/last" "problem 'small' was measured with N=64, the job's has N=128"
+check "  and writing nothing" sh -c "[ ! -e rsz.h5 ] && [ ! -e rsz.h5.journal ]"
 
 echo "-- replay: an archive (the matrix's reference) reproduces its rows"
 check "replay of ref.h5 with the matrix job (targets: host, overridden)" \
