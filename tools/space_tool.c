@@ -627,6 +627,17 @@ static int list_problem(const struct tool *t, int p, bool with_problem,
             }
             goto done;
         }
+        /* All of them (valid <= N): unranked too, in index order. A walk
+         * would visit every prefix, and a space the count factors at once
+         * can hold few valid configurations among 2^64. */
+        for (uint64_t r = 0; r < valid && !o->failed; r++) {
+            uint64_t index;
+            if ((rc = tf_space_unrank(s, r, &index, &err)) < 0 || stop_requested)
+                break;
+            tf_kernel_decode(k, index, digits);
+            put_config(o, &line, vt, k->nparams, pname, plen, digits);
+        }
+        goto done;
     }
     c = tf_space_cursor_create(s, 0, "listing the valid configurations");
     uint64_t index, n = 0;
