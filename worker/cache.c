@@ -108,6 +108,13 @@ int tf_cache_check_dir(const char *dir, struct tf_error *err)
                             "folder of your own (`cache:` in the job, or XDG_CACHE_HOME), or "
                             "`chmod go-w` this one",
                             dir, others_write ? "writable by other users" : "another user's");
+    /* A miss compiles into the cache: without write access every miss, the
+     * reference's included, would fail as if the code did. */
+    if (access(dir, W_OK | X_OK) != 0)
+        return tf_error_set(err, TF_ERR_IO,
+                            "compile cache '%s' cannot be written (%s): every variant not in it "
+                            "would fail to compile; give a cache folder you can write",
+                            dir, strerror(errno));
     return 0;
 }
 

@@ -27,9 +27,9 @@ void tf_cache_key(const struct tf_backend *be, const struct tf_compile_input *in
 const char *tf_cache_binary_ext(const char *backend);
 /* Write "<dir>/<backend>/<key[0:2]>/<key>.<ext>" into `out` and create its folder.
  * -1 + err if the path does not fit or the folder cannot be made. */
-/* 0 if `dir` (a compile cache's folder) is this user's (or root's) and no one
- * else can write it (a sticky folder aside); else -1 and `err` says why:
- * binaries found there are loaded and run. */
+/* 0 if `dir` (a compile cache's folder) is this user's (or root's), no one
+ * else can write it (a sticky folder aside: binaries found there are loaded
+ * and run) and this user can; else -1 and `err` says why. */
 int tf_cache_check_dir(const char *dir, struct tf_error *err);
 int tf_cache_path(const char *dir, const char *backend, const char *key, const char *ext,
                   char *out, size_t cap, struct tf_error *err);

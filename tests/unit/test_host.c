@@ -434,6 +434,13 @@ static void test_cache_trust(void **state)
         tf_compile_pool_create(SELF, &tf_backend_host, f->dev.arch, f->cache, 1, &err);
     assert_non_null(p);
     tf_compile_pool_destroy(p);
+    /* one this user cannot write: refused up front, not a compile_error per variant */
+    chmod(f->cache, 0500);
+    if (geteuid() != 0) { /* root writes whatever the mode says */
+        assert_null(tf_compile_pool_create(SELF, &tf_backend_host, f->dev.arch, f->cache, 1,
+                                           &err));
+        assert_non_null(strstr(err.message, "cannot be written"));
+    }
     chmod(f->cache, 0700);
 
     struct tf_kernel k = *f->gemm; /* a source of its own: keys no other test uses */
