@@ -196,7 +196,7 @@ static int pick_device(struct tool *t, const char *arch, char **sets, int nsets)
         }
         char *end;
         errno = 0;
-        long long v = strtoll(eq + 1, &end, 0);
+        long long v = strtoll(eq + 1, &end, 10); /* 010 is ten, as everywhere else */
         if (eq[1] == '\0' || *end != '\0' || errno != 0 || v < 0) {
             fprintf(stderr, "%s: --set %.*s wants an integer of at least 0, got '%s'\n",
                     t->prog, (int)(eq - sets[i]), sets[i], eq + 1);

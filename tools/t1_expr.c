@@ -127,8 +127,18 @@ static int lex_number(const char *s, int i, struct token *t, struct tf_error *er
         char c = s[e];
         bool digit = base == 16 ? (is_digit(c) || ((c | 0x20) >= 'a' && (c | 0x20) <= 'f'))
                                 : base == 10 ? is_digit(c) : (c >= '0' && c < '0' + base);
-        if (c == '_' && n > 0 && e + 1 > i)
+        if (c == '_') {
+            /* Python: one underscore between digits (or right after 0x/0o/0b) */
+            char next = s[e + 1];
+            bool next_digit = base == 16 ? (is_digit(next) || ((next | 0x20) >= 'a' &&
+                                                               (next | 0x20) <= 'f'))
+                                         : base == 10 ? is_digit(next)
+                                                      : (next >= '0' && next < '0' + base);
+            if (s[e - 1] == '_' || !next_digit || (n == 0 && base == 10))
+                return fail(err, TF_ERR_SYNTAX, i + 1, "invalid number '%.*s': an underscore "
+                            "goes between two digits", e - i + 2, s + i);
             continue;
+        }
         if (base == 10 && c == '.' && !real) {
             real = true;
         } else if (base == 10 && (c == 'e' || c == 'E')) {
@@ -158,6 +168,10 @@ static int lex_number(const char *s, int i, struct token *t, struct tf_error *er
         return fail(err, TF_ERR_SCHEMA, i + 1, "complex numbers have no tunefarm equivalent");
     if (is_alnum(s[e]) || n == 0)
         return fail(err, TF_ERR_SYNTAX, i + 1, "invalid number '%.*s'", e - i + 1, s + i);
+    if (!real && base == 10 && clean[0] == '0' && clean[strspn(clean, "0")] != '\0')
+        return fail(err, TF_ERR_SYNTAX, i + 1, "invalid number '%.*s': Python 3 allows no "
+                    "leading zero in a decimal integer (0o%s for octal)",
+                    e - i, s + i, clean + strspn(clean, "0"));
     t->kind = TK_NUM;
     t->start = i;
     t->len = e - i;

@@ -193,6 +193,11 @@ static void test_untranslatable_named_with_column(void **state)
     expect_error(&restriction, "x ^ tile", 3, "exclusive or");
     expect_error(&restriction, "~x", 1, "bitwise not");
     expect_error(&restriction, "x && tile", 3, "'&&' is C, not Python: write 'and'");
+    /* numbers as Python 3 reads them: no leading zero, one underscore between digits */
+    expect(&restriction, "x > 1_000 + 0x_1f + 00 + 0.50 + 0o17", "x > 1000 + 31 + 0 + 0.5 + 15");
+    expect_error(&restriction, "x > 010", 5, "no leading zero in a decimal integer");
+    expect_error(&restriction, "x > 1__0", 5, "an underscore goes between two digits");
+    expect_error(&restriction, "x > 1_", 5, "an underscore goes between two digits");
     expect_error(&restriction, "!x", 1, "write 'not'");
     expect_error(&restriction, "x = 1", 3, "compare with '=='");
     expect_error(&restriction, "x ? 1 : 2", 3, "'a if c else b'");
