@@ -1489,10 +1489,10 @@ static void put_values(struct sbuf *y, const struct param *p)
             sb_printf(y, "{pow2: [%" PRId64 ", %" PRId64 "]}", v->ints[0], v->ints[v->count - 1]);
             return;
         }
-        int64_t step = v->ints[1] - v->ints[0];
-        bool range = step >= 1;
-        for (int i = 2; i < v->count && range; i++)
-            range = v->ints[i] - v->ints[i - 1] == step;
+        int64_t step, d;
+        bool range = !__builtin_sub_overflow(v->ints[1], v->ints[0], &step) && step >= 1;
+        for (int i = 2; i < v->count && range; i++) /* differences past int64: a list */
+            range = !__builtin_sub_overflow(v->ints[i], v->ints[i - 1], &d) && d == step;
         if (range) {
             if (step == 1)
                 sb_printf(y, "{range: [%" PRId64 ", %" PRId64 "]}", v->ints[0],
