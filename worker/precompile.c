@@ -230,6 +230,18 @@ static int precompile_arch(const struct tf_precompile_options *o, const struct t
                         "compile for %s\n", dev.backend, arch);
         return 2;
     }
+    /* Nothing of the job runs on this architecture (host kernels and --arch
+     * sm_90, say): said, or "0 variants" would read as "all cached". Not an
+     * error: one --arch list may serve jobs of several kinds. */
+    int runnable = 0;
+    for (int i = 0; i < job->nkernels; i++)
+        runnable += tf_device_runs(&dev, job->kernels[i].kernel->language);
+    if (runnable == 0) {
+        fprintf(stderr, "tunefarm compile: warning: no kernel of %s runs on %s (its kernels' "
+                        "languages are for other devices): nothing compiled for it\n",
+                o->job_path, arch);
+        return 0;
+    }
     /* By default the node's cores, shared among the node's ranks. */
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     int node_ranks = o->node_ranks > 0 ? o->node_ranks : 1;

@@ -153,6 +153,9 @@ check "  5 re-measured" $CHECK twophase-mpi.h5 ranked --phase 2 --rows 5 --uniqu
 check "  they are the 5 fastest screened" $CHECK twophase-mpi.h5 ranked --two-phase 5
 
 echo "-- compiling ahead: tunefarm compile, no GPU"
+check "a job of host kernels for sm_90: nothing to compile, said (exit 0), no cache folder made" sh -c \
+    "XDG_CACHE_HOME='$TMP/empty-arch-cache' \"$TF\" compile \"$FIX/ranked.yaml\" --arch sm_90 >empty.out 2>&1 &&
+     grep -q 'no kernel of .*ranked.yaml runs on sm_90' empty.out && ! grep -q 'variants of' empty.out"
 if ldconfig -p 2>/dev/null | grep -q 'libnvrtc\.so' || ls /usr/local/cuda/lib64/libnvrtc.so* >/dev/null 2>&1; then
     export XDG_CACHE_HOME="$TMP/precompile-cache"
     check "compile vecadd_cuda for sm_90 and sm_80" sh -c \
