@@ -312,7 +312,34 @@ static int canonical_number(const char *v)
     return strcmp(t, v) == 0;
 }
 
+static enum value_kind enum_kind_of(const struct tf_param *p);
+
+/* enum_kind_of, remembered for the last value list asked: an export asks it
+ * for every value of every row, and the answer compares all pairs of values.
+ * Single-threaded callers (export, import). */
 static enum value_kind enum_kind(const struct tf_param *p)
+{
+    /* The values' text hashed (FNV-1a): a parameter freed and another made
+     * at its address is not taken for it. */
+    uint64_t h = 1469598103934665603ULL;
+    for (int i = 0; i < p->count; i++)
+        for (const char *c = p->strings[i];; c++) {
+            h = (h ^ (unsigned char)*c) * 1099511628211ULL;
+            if (*c == '\0')
+                break;
+        }
+    static uint64_t memo_hash;
+    static int memo_count = -1;
+    static enum value_kind memo_kind;
+    if (h != memo_hash || p->count != memo_count) {
+        memo_kind = enum_kind_of(p);
+        memo_hash = h;
+        memo_count = p->count;
+    }
+    return memo_kind;
+}
+
+static enum value_kind enum_kind_of(const struct tf_param *p)
 {
     int numbers = 1, bools = 1;
     for (int i = 0; i < p->count; i++) {

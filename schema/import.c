@@ -130,8 +130,8 @@ static int read_timestamp(const json_t *v, const char *where, struct draft *d, d
                    "09:54:05.502007+00:00\"", where);
     }
     if (!tf_archive_time_ok(*t))
-        return bad(err, d, "%s.timestamp: %.17g s after 1970 is not a date before the year "
-                   "10000 (milliseconds given for seconds?)", where, *t);
+        return bad(err, d, "%s.timestamp: %.17g s after 1970 is not a date from 1970 to the year "
+                   "9999%s", where, *t, *t > 0 ? " (milliseconds given for seconds?)" : "");
     seen_time(d, *t);
     return 0;
 }
@@ -976,9 +976,11 @@ static int settle_device(struct draft *d, const struct tf_import_options *o, str
      * in the arch would make two devices of different arches one class. */
     if (strchr(dev->arch, '/') || strchr(dev->backend, '/'))
         return bad(err, d, "the device's %s '%s' holds '/', which separates the parts of a "
-                   "device class (backend/arch/name): give --arch without it",
+                   "device class (backend/arch/name): %s",
                    strchr(dev->arch, '/') ? "arch" : "backend",
-                   strchr(dev->arch, '/') ? dev->arch : dev->backend);
+                   strchr(dev->arch, '/') ? dev->arch : dev->backend,
+                   strchr(dev->arch, '/') ? "give --arch without it"
+                                          : "the file's tunefarm.device.backend must not hold one");
     if (!dev->vendor[0])
         tf_strlcpy(dev->vendor, vendor_of(dev->name), sizeof dev->vendor);
     if (!dev->backend[0])

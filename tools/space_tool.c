@@ -198,7 +198,7 @@ static int pick_device(struct tool *t, const char *arch, char **sets, int nsets)
         errno = 0;
         long long v = strtoll(eq + 1, &end, 10); /* 010 is ten, as everywhere else */
         if (eq[1] == '\0' || *end != '\0' || errno != 0 || v < 0) {
-            fprintf(stderr, "%s: --set %.*s wants an integer of at least 0, got '%s'\n",
+            fprintf(stderr, "%s: --set %.*s wants a decimal integer of at least 0, got '%s'\n",
                     t->prog, (int)(eq - sets[i]), sets[i], eq + 1);
             return -1;
         }
@@ -627,17 +627,20 @@ static int list_problem(const struct tool *t, int p, bool with_problem,
             }
             goto done;
         }
-        /* All of them (valid <= N): unranked too, in index order. A walk
-         * would visit every prefix, and a space the count factors at once
-         * can hold few valid configurations among 2^64. */
-        for (uint64_t r = 0; r < valid && !o->failed; r++) {
+        /* All of them (valid <= N): in a huge space unranked too, in index
+         * order: a walk would visit every prefix, and a space the count
+         * factors at once can hold few valid configurations among 2^64.
+         * Below that, the cursor's walk is the faster (no count per item). */
+        for (uint64_t r = 0; tf_space_cartesian(s) > TF_SPACE_EXACT_LIMIT && r < valid &&
+                             !o->failed; r++) {
             uint64_t index;
             if ((rc = tf_space_unrank(s, r, &index, &err)) < 0 || stop_requested)
                 break;
             tf_kernel_decode(k, index, digits);
             put_config(o, &line, vt, k->nparams, pname, plen, digits);
         }
-        goto done;
+        if (tf_space_cartesian(s) > TF_SPACE_EXACT_LIMIT)
+            goto done;
     }
     c = tf_space_cursor_create(s, 0, "listing the valid configurations");
     uint64_t index, n = 0;

@@ -134,7 +134,13 @@ static int lex_number(const char *s, int i, struct token *t, struct tf_error *er
                                                                (next | 0x20) <= 'f'))
                                          : base == 10 ? is_digit(next)
                                                       : (next >= '0' && next < '0' + base);
-            if (s[e - 1] == '_' || !next_digit || (n == 0 && base == 10))
+            char prev = s[e - 1];
+            bool prev_digit = base == 16 ? (is_digit(prev) || ((prev | 0x20) >= 'a' &&
+                                                               (prev | 0x20) <= 'f'))
+                                         : base == 10 ? is_digit(prev)
+                                                      : (prev >= '0' && prev < '0' + base);
+            bool after_prefix = base != 10 && e == i + 2;
+            if (!(prev_digit || after_prefix) || !next_digit)
                 return fail(err, TF_ERR_SYNTAX, i + 1, "invalid number '%.*s': an underscore "
                             "goes between two digits", e - i + 2, s + i);
             continue;
@@ -151,6 +157,9 @@ static int lex_number(const char *s, int i, struct token *t, struct tf_error *er
             if (!is_digit(s[e]))
                 return fail(err, TF_ERR_SYNTAX, i + 1, "invalid number '%.*s'", e - i + 1, s + i);
             while (is_digit(s[e]) || s[e] == '_') {
+                if (s[e] == '_' && !(is_digit(s[e - 1]) && is_digit(s[e + 1])))
+                    return fail(err, TF_ERR_SYNTAX, i + 1, "invalid number '%.*s': an "
+                                "underscore goes between two digits", e - i + 2, s + i);
                 if (s[e] != '_' && n < (int)sizeof clean - 1)
                     clean[n++] = s[e];
                 e++;
@@ -170,8 +179,10 @@ static int lex_number(const char *s, int i, struct token *t, struct tf_error *er
         return fail(err, TF_ERR_SYNTAX, i + 1, "invalid number '%.*s'", e - i + 1, s + i);
     if (!real && base == 10 && clean[0] == '0' && clean[strspn(clean, "0")] != '\0')
         return fail(err, TF_ERR_SYNTAX, i + 1, "invalid number '%.*s': Python 3 allows no "
-                    "leading zero in a decimal integer (0o%s for octal)",
-                    e - i, s + i, clean + strspn(clean, "0"));
+                    "leading zero in a decimal integer%s%s%s",
+                    e - i, s + i, strspn(clean, "01234567") == strlen(clean) ? " (0o" : "",
+                    strspn(clean, "01234567") == strlen(clean) ? clean + strspn(clean, "0") : "",
+                    strspn(clean, "01234567") == strlen(clean) ? " for octal)" : "");
     t->kind = TK_NUM;
     t->start = i;
     t->len = e - i;

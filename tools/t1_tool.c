@@ -1713,8 +1713,11 @@ static char *job_yaml(const struct imp *I)
         free(dev);
     }
     /* a job name is at most 63 bytes (schema/job.md); a kernel's may be longer */
-    sb_printf(&y, "name: %.63s\nkernels:\n  - kernel: ./kernel.yaml\nsearch:\n  strategy: %s\n",
-              I->name, I->strategy);
+    char *short_name = tf_xasprintf("%.63s", I->name), *jname = yaml_scalar(short_name, false);
+    sb_printf(&y, "name: %s\nkernels:\n  - kernel: ./kernel.yaml\nsearch:\n  strategy: %s\n",
+              jname, I->strategy);
+    free(jname);
+    free(short_name);
     if (I->budget > 0)
         sb_printf(&y, "  budget: %" PRId64 "\n", I->budget);
     if (I->time_budget > 0)
@@ -2155,6 +2158,20 @@ int tf_t1_tool_main(int argc, char **argv)
             const char *name = pass ? I.source_name : n;
             char *path = tf_path_join(dir, name);
             struct stat st;
+            /* a header in a subfolder ("sub/x.h"): no folder on the way a link either */
+            for (char *slash = path + strlen(dir) + 1; (slash = strchr(slash, '/')) != NULL;
+                 slash++) {
+                *slash = '\0';
+                bool link = lstat(path, &st) == 0 && S_ISLNK(st.st_mode);
+                if (link) {
+                    fprintf(stderr, "%s: %s is a symbolic link; import-t1 writes plain files "
+                                    "only: remove it, or -o another folder\n",
+                            I.prog, path);
+                    free(path);
+                    goto done;
+                }
+                *slash = '/';
+            }
             bool there = lstat(path, &st) == 0;
             if (there && (S_ISLNK(st.st_mode) || !S_ISREG(st.st_mode))) {
                 fprintf(stderr, "%s: %s is %s; import-t1 writes plain files only: remove it, or "

@@ -558,10 +558,7 @@ static int host_compile(const struct tf_compile_input *in, struct tf_compile_out
     if (!out->ok && log[0] == '\0') {
         free(log);
         log = tf_xmalloc(128);
-        if (WIFSIGNALED(wstatus))
-            snprintf(log, 128, "error: compiler killed by signal %d", WTERMSIG(wstatus));
-        else
-            snprintf(log, 128, "error: compiler exited with status %d", WEXITSTATUS(wstatus));
+        snprintf(log, 128, "error: compiler exited with status %d", WEXITSTATUS(wstatus));
     }
     out->log = log;
     log = NULL;

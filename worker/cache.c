@@ -17,7 +17,9 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <inttypes.h>
+#include <pwd.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -82,7 +84,7 @@ int tf_mkdir_p(const char *path, struct tf_error *err)
             continue;
         const char saved = *p;
         *p = '\0';
-        if (mkdir(buf, 0755) != 0 && errno != EEXIST) /* no one else writes a cache */
+        if (mkdir(buf, 0777) != 0 && errno != EEXIST)
             return tf_error_set(err, TF_ERR_IO, "cannot create folder '%s': %s", buf,
                                 strerror(errno));
         struct stat st;
@@ -95,26 +97,64 @@ int tf_mkdir_p(const char *path, struct tf_error *err)
     return 0;
 }
 
+/* True if group `gid` is this user's private group (a group of the user's
+ * own name with no other members, as Debian and most sites give each user):
+ * its write permission lets no one else write, so umask 002 stays usable. */
+static bool private_group(gid_t gid)
+{
+    /* One answer per process for the last group asked (entries share one):
+     * a name service (LDAP) lookup per cache hit would cost more than it. */
+    static _Atomic long memo_gid = -1;
+    static _Atomic int memo_private;
+    if (atomic_load(&memo_gid) == (long)gid)
+        return atomic_load(&memo_private);
+    struct group gr, *g = NULL;
+    struct passwd pw, *p = NULL;
+    char gbuf[4096], pbuf[4096];
+    if (getgrgid_r(gid, &gr, gbuf, sizeof gbuf, &g) != 0 || g == NULL ||
+        getpwuid_r(geteuid(), &pw, pbuf, sizeof pbuf, &p) != 0 || p == NULL)
+        return false;
+    const bool mine =
+        strcmp(g->gr_name, p->pw_name) == 0 &&
+        (g->gr_mem[0] == NULL || (strcmp(g->gr_mem[0], p->pw_name) == 0 && !g->gr_mem[1]));
+    atomic_store(&memo_private, mine);
+    atomic_store(&memo_gid, (long)gid);
+    return mine;
+}
+
+bool tf_cache_only_mine(const struct stat *st)
+{
+    if (st->st_uid != geteuid() && st->st_uid != 0)
+        return false;
+    const bool sticky_dir = S_ISDIR(st->st_mode) && (st->st_mode & S_ISVTX);
+    if ((st->st_mode & S_IWOTH) && !sticky_dir)
+        return false;
+    return !(st->st_mode & S_IWGRP) || sticky_dir || private_group(st->st_gid);
+}
+
+/* A cache folder of this user's that others may write (made by an earlier
+ * tunefarm under umask 002, say): their write permission taken away, which
+ * changes nothing for the user. */
+static void cache_dir_repair(const char *dir, const struct stat *st)
+{
+    if (st->st_uid == geteuid() && !tf_cache_only_mine(st))
+        chmod(dir, st->st_mode & 07755);
+}
+
 int tf_cache_check_dir(const char *dir, struct tf_error *err)
 {
     struct stat st;
     if (stat(dir, &st) != 0)
         return tf_error_set(err, TF_ERR_IO, "compile cache '%s': %s", dir, strerror(errno));
-    const bool others_write = (st.st_mode & (S_IWGRP | S_IWOTH)) && !(st.st_mode & S_ISVTX);
-    if ((st.st_uid != geteuid() && st.st_uid != 0) || others_write)
+    cache_dir_repair(dir, &st);
+    if (stat(dir, &st) != 0 || !tf_cache_only_mine(&st))
         return tf_error_set(err, TF_ERR_IO,
                             "compile cache '%s' is %s: whoever can write there can put a "
                             "binary that tunefarm would load and run as you. Use a cache "
-                            "folder of your own (`cache:` in the job, or XDG_CACHE_HOME), or "
-                            "`chmod go-w` this one",
-                            dir, others_write ? "writable by other users" : "another user's");
-    /* A miss compiles into the cache: without write access every miss, the
-     * reference's included, would fail as if the code did. */
-    if (access(dir, W_OK | X_OK) != 0)
-        return tf_error_set(err, TF_ERR_IO,
-                            "compile cache '%s' cannot be written (%s): every variant not in it "
-                            "would fail to compile; give a cache folder you can write",
-                            dir, strerror(errno));
+                            "folder of your own (`cache:` in the job, or XDG_CACHE_HOME)",
+                            dir, st.st_uid != geteuid() && st.st_uid != 0
+                                     ? "another user's"
+                                     : "writable by other users");
     return 0;
 }
 
@@ -128,7 +168,12 @@ int tf_cache_path(const char *dir, const char *backend, const char *key, const c
     n = snprintf(out, cap, "%s/%s.%s", folder, key, ext);
     if (n < 0 || (size_t)n >= cap)
         return tf_error_set(err, TF_ERR_IO, "cache file path too long under '%.200s'", dir);
-    return tf_mkdir_p(folder, err);
+    if (tf_mkdir_p(folder, err) != 0)
+        return -1;
+    struct stat st;
+    if (stat(folder, &st) == 0)
+        cache_dir_repair(folder, &st);
+    return 0;
 }
 
 void tf_cache_temp_name(const char *final, char *out, size_t cap)
@@ -145,9 +190,10 @@ int tf_cache_write_file(const char *path, const void *data, size_t n, struct tf_
 {
     char tmp[4200];
     tf_cache_temp_name(path, tmp, sizeof tmp);
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     if (fd < 0)
         return tf_error_set(err, TF_ERR_IO, "cannot create '%s': %s", tmp, strerror(errno));
+    fchmod(fd, 0644); /* whatever the umask: no one else writes a cache entry */
     const char *p = data;
     size_t left = n;
     while (left > 0) {

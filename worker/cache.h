@@ -12,6 +12,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/stat.h>
 
 #include "../schema/error.h"
 #include "../schema/result.h"
@@ -27,13 +28,18 @@ void tf_cache_key(const struct tf_backend *be, const struct tf_compile_input *in
 const char *tf_cache_binary_ext(const char *backend);
 /* Write "<dir>/<backend>/<key[0:2]>/<key>.<ext>" into `out` and create its folder.
  * -1 + err if the path does not fit or the folder cannot be made. */
-/* 0 if `dir` (a compile cache's folder) is this user's (or root's), no one
- * else can write it (a sticky folder aside: binaries found there are loaded
- * and run) and this user can; else -1 and `err` says why. */
+/* True if what `st` describes is this user's (or root's) and no one else can
+ * write it: not others, and not a group but the user's own private group (a
+ * sticky folder aside). Binaries found in the cache are loaded and run. */
+bool tf_cache_only_mine(const struct stat *st);
+/* 0 if `dir` (a compile cache's folder) passes tf_cache_only_mine (a folder
+ * of this user's that others may write is made theirs alone first); else -1
+ * and `err` says why. */
 int tf_cache_check_dir(const char *dir, struct tf_error *err);
 int tf_cache_path(const char *dir, const char *backend, const char *key, const char *ext,
                   char *out, size_t cap, struct tf_error *err);
-/* mkdir -p `path` (mode 0777 & umask); -1 + err naming the component that failed. */
+/* mkdir -p `path` (mode 0777 & umask; the cache takes others' write permission
+ * off its own folders, tf_cache_check_dir); -1 + err naming the component that failed. */
 int tf_mkdir_p(const char *path, struct tf_error *err);
 /* A unique temporary name beside `final` (same folder, so rename() is atomic). */
 void tf_cache_temp_name(const char *final, char *out, size_t cap);

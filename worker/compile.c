@@ -234,42 +234,50 @@ static int slot_compile(struct slot *s, const struct tf_compile_input *in,
 }
 
 /* The line of compiler log `log` that says the node, not the code, is at
- * fault (a full disk or quota, a file size limit, no memory), or NULL. */
+ * fault (a full disk or quota, a file size limit, no memory, a compiler stage
+ * killed: gcc then exits 1 with "fatal error: Killed signal terminated program
+ * cc1"), or NULL. Only the compiler's own lines count: not the lines of the
+ * kernel's source it echoes under a diagnostic (" 96 | ...", "    |  ^~~"),
+ * where the same words may be the kernel's text. */
 static const char *environment_trouble(const char *log)
 {
     static const char *const signs[] = {"No space left on device", "Disk quota exceeded",
                                         "File too large", "Cannot allocate memory",
                                         "virtual memory exhausted", "Too many open files",
-                                        "Resource temporarily unavailable"};
-    for (size_t i = 0; log != NULL && i < sizeof signs / sizeof *signs; i++) {
-        const char *at = strstr(log, signs[i]);
-        if (at != NULL) {
-            while (at > log && at[-1] != '\n')
-                at--;
-            return at;
+                                        "Resource temporarily unavailable",
+                                        "signal terminated program"};
+    for (const char *line = log; line != NULL && *line != '\0';) {
+        const size_t len = strcspn(line, "\n");
+        const char *text = line + strspn(line, " \t");
+        const char *bar = text + strspn(text, "0123456789");
+        const bool echoed = *bar == '|' || (bar > text && bar[0] == ' ' && bar[1] == '|');
+        for (size_t i = 0; !echoed && i < sizeof signs / sizeof *signs; i++) {
+            const char *at = strstr(line, signs[i]);
+            if (at != NULL && at < line + len)
+                return line;
         }
+        line += len;
+        line += *line == '\n';
     }
     return NULL;
 }
 
 /* True if the cache file `path` may be trusted: a plain file (not a link)
- * owned by this user (or root) that no one else can write, in a folder no one
- * else can write. A binary in the cache is loaded and run: anyone who could
- * put one there could run code as this user. */
+ * that only this user (or root) can write (tf_cache_only_mine), in a folder
+ * only this user can write. A binary in the cache is loaded and run: anyone
+ * who could put one there could run code as this user. */
 static bool entry_trusted(const char *path)
 {
     struct stat st;
-    if (lstat(path, &st) != 0 || !S_ISREG(st.st_mode) ||
-        (st.st_uid != geteuid() && st.st_uid != 0) || (st.st_mode & (S_IWGRP | S_IWOTH)))
+    if (lstat(path, &st) != 0 || !S_ISREG(st.st_mode) || !tf_cache_only_mine(&st))
         return false;
     char folder[4200];
     tf_strlcpy(folder, path, sizeof folder);
     char *slash = strrchr(folder, '/');
     if (slash != NULL)
         *slash = '\0';
-    return slash == NULL || (lstat(folder, &st) == 0 && S_ISDIR(st.st_mode) &&
-                             (st.st_uid == geteuid() || st.st_uid == 0) &&
-                             !(st.st_mode & (S_IWGRP | S_IWOTH)));
+    return slash == NULL ||
+           (lstat(folder, &st) == 0 && S_ISDIR(st.st_mode) && tf_cache_only_mine(&st));
 }
 
 /* A cached answer for the variant whose files are `binary`, `meta` and `errf`:
@@ -725,6 +733,7 @@ static int compile_variant(const struct variant *v, struct tf_compiled *out, int
         out->warnings = tf_compile_log_warnings(co.log, out->first_warning,
                                                 sizeof out->first_warning);
         struct stat built;
+        chmod(tmp, 0755); /* the compiler's mode follows the umask: no one else writes it */
         int built_fd = open(tmp, O_RDONLY | O_CLOEXEC);
         /* on disk before it has its name (see tf_cache_write_file) */
         if (built_fd < 0 || fsync(built_fd) != 0 || fstat(built_fd, &built) != 0)

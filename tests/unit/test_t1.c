@@ -198,6 +198,11 @@ static void test_untranslatable_named_with_column(void **state)
     expect_error(&restriction, "x > 010", 5, "no leading zero in a decimal integer");
     expect_error(&restriction, "x > 1__0", 5, "an underscore goes between two digits");
     expect_error(&restriction, "x > 1_", 5, "an underscore goes between two digits");
+    expect_error(&restriction, "x > 1._5", 5, "an underscore goes between two digits");
+    expect_error(&restriction, "x > 1e1_", 5, "an underscore goes between two digits");
+    expect_error(&restriction, "x > 1e1__0", 5, "an underscore goes between two digits");
+    expect_error(&restriction, "x > 09", 5, "no leading zero in a decimal integer");
+    expect(&restriction, "x > 1_0.5_5 + 1_0e1_0", "x > 10.55 + 100000000000.0");
     expect_error(&restriction, "!x", 1, "write 'not'");
     expect_error(&restriction, "x = 1", 3, "compare with '=='");
     expect_error(&restriction, "x ? 1 : 2", 3, "'a if c else b'");
