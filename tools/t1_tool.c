@@ -465,7 +465,9 @@ static int read_default(struct imp *I, struct param *p, const json_t *d, const c
                    : json_is_false(d) ? 0
                                       : NAN;
         for (int i = 0; i < p->v.count; i++)
-            if ((double)p->v.ints[i] == x) {
+            /* an integer compared as one (2^53 + 1 is no double) */
+            if (json_is_integer(d) ? p->v.ints[i] == (int64_t)json_integer_value(d)
+                                   : (double)p->v.ints[i] == x) {
                 p->has_default = true;
                 p->def_int = p->v.ints[i];
                 return 0;
@@ -603,7 +605,8 @@ static int read_params(struct imp *I, const json_t *space)
             add_issue(I, NOTE, path, locate_string(I, pa->name, 0),
                       "parameter '%s' is '%s' in kernel.yaml (-D%s=...; the source gets #define "
                       "%s %s): tunefarm refuses the name '%s': %s",
-                      pa->name, pa->out, pa->out, pa->name, pa->out, pa->name, why);
+                      pa->name, pa->out, pa->out, pa->name, pa->out, pa->name,
+                      why ? why : "a word YAML reads as no name (null, yes, ~)");
         }
         I->xparams[i] = (struct tf_t1_param){.name = pa->name,
                                              .rename = pa->out,
