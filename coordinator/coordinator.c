@@ -100,7 +100,8 @@ struct worker_state {
     bool has_device;
     int klass;              /* -1: not used by this job */
     uint32_t device_id;     /* row in the archive's /devices */
-    bool stopped;           /* STOP sent */
+    bool stopped;           /* STOP sent, or to be sent (stop_pending) */
+    bool stop_pending;      /* STOP waits for the outbox's earlier send to be received */
     bool finished;          /* stopped and owes no results */
     uint64_t outstanding;   /* configurations dispatched, results not yet received */
     uint64_t received;
@@ -474,14 +475,35 @@ fail:
     return -1;
 }
 
+/* STOP to `rank`, without blocking. STOP is unasked for: the worker may be
+ * blocked sending results to this rank while an earlier WORK to it (a large
+ * one, past MPI's eager limit) is not received yet. Waiting for that send here
+ * would deadlock both, so STOP then waits (stop_pending) and the loop, which
+ * keeps receiving, posts it once the earlier send is through
+ * (coordinator_flush_stops). */
 static void coordinator_send_stop(struct coordinator *c, int rank)
 {
+    struct worker_state *w = &c->workers[rank];
     struct tf_error err;
+    w->stopped = true;
+    if (!tf_wire_outbox_test(&w->outbox)) {
+        w->stop_pending = true;
+        w->finished = false;
+        return;
+    }
+    w->stop_pending = false;
     tf_wire_stop(&c->buf);
-    if (tf_wire_post(&c->workers[rank].outbox, rank, &c->buf, &err))
+    if (tf_wire_post(&w->outbox, rank, &c->buf, &err))
         tf_error_print(&err, "tunefarm", stderr);
-    c->workers[rank].stopped = true;
-    c->workers[rank].finished = c->workers[rank].outstanding == 0;
+    w->finished = w->outstanding == 0;
+}
+
+/* Post the STOPs that waited for an earlier send (coordinator_send_stop). */
+static void coordinator_flush_stops(struct coordinator *c)
+{
+    for (int i = 1; i <= c->nworkers; i++)
+        if (c->workers[i].stop_pending)
+            coordinator_send_stop(c, i);
 }
 
 static uint64_t slice_size(const struct coordinator *c, const struct worker_state *w)
@@ -1026,7 +1048,7 @@ static int coordinator_on_results(struct coordinator *c, int src, struct tf_erro
     free(kept);
     if (rc != 0)
         return rc;
-    if (w->stopped && w->outstanding == 0)
+    if (w->stopped && !w->stop_pending && w->outstanding == 0)
         w->finished = true;
     /* These results may have completed a screening pass, or the work a parked
      * rank waited on: serve whoever waits. */
@@ -1217,6 +1239,7 @@ static int coordinator_loop(struct coordinator *c, struct tf_error *err)
             return 1;
         if (coordinator_check_time(c, err))
             return -1;
+        coordinator_flush_stops(c);
         /* A rank still silent once every other one is done and none of its
          * work waits for a taker owes nothing: STOP goes out to it (without
          * blocking), and the run ends without it. */

@@ -142,6 +142,9 @@ struct tf_wire_outbox {
  * have been received (it is waited for first). */
 int tf_wire_post(struct tf_wire_outbox *o, int dest, const struct tf_buf *b,
                  struct tf_error *err);
+/* 1 if the outbox's send, if any, has completed (the outbox is then free), 0
+ * if it is still waiting for its receiver. Never blocks. */
+int tf_wire_outbox_test(struct tf_wire_outbox *o);
 /* Wait for the outbox's send, if any, and free it. */
 int tf_wire_outbox_close(struct tf_wire_outbox *o, struct tf_error *err);
 /* Give up the outbox's send, if any, without waiting (its receiver is gone: a

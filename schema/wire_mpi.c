@@ -99,6 +99,22 @@ int tf_wire_post(struct tf_wire_outbox *o, int dest, const struct tf_buf *b,
     return 0;
 }
 
+int tf_wire_outbox_test(struct tf_wire_outbox *o)
+{
+    if (!o->active)
+        return 1;
+    MPI_Request req;
+    memcpy(&req, o->request, sizeof req);
+    int done = 0;
+    if (MPI_Test(&req, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+        return 0;
+    if (done)
+        o->active = 0;
+    else
+        memcpy(o->request, &req, sizeof req);
+    return done;
+}
+
 void tf_wire_outbox_abandon(struct tf_wire_outbox *o)
 {
     if (!o->active)

@@ -5,7 +5,8 @@
 # configurations for the same seed; a genetic search whose coordinator is
 # SIGKILLed mid-search resumes (journal replayed into the strategy) and ends
 # with exactly its budget, distinct and valid; patience and the time budget end
-# searches early and say so.
+# searches early and say so; SIGTERM amid fast results never deadlocks the
+# coordinator with its workers (exit 75).
 export TUNEFARM_KERNEL_PATH="$ROOT/tests/fixtures"
 SEARCH_JOB="$ROOT/tests/fixtures/search_bowl.yaml"
 
@@ -137,4 +138,33 @@ if "$TF" run -n 1 s_time.yaml -o s_time.h5 >s_time.out 2>&1 && contains s_time.o
    ! "$TF" status s_time.h5 | grep -q UNFINISHED; then
     pass "random with time_budget 2: stopped handing out work, run complete"
 else fail "time_budget: expected an end by time_budget" s_time.out; fi
+
+# SIGTERM while fast workers (the null replay) stream results and bayes keeps
+# the coordinator busy: STOP is unasked for, and an earlier large WORK may not
+# be received yet while the worker blocks sending its results; posting STOP
+# must not wait for that send (it deadlocked the run in 2 of 3 tries before).
+printf '%s\n' 'name: s_stop' \
+    "kernels: [{kernel: $ROOT/tests/fixtures/space_huge/kernel.yaml, problems: [half]}]" \
+    'targets: [replay]' 'search: {strategy: bayes, budget: 100000}' >s_stop.yaml
+stop_ok=0
+for try in 1 2 3; do
+    rm -f s_stop.h5 s_stop.h5.journal
+    "$TF" run s_stop.yaml -o s_stop.h5 --replay null: --workers 2 >s_stop.out 2>&1 &
+    RUN_PID=$!
+    sleep 4
+    kill -TERM "$RUN_PID" 2>/dev/null || true
+    for _ in $(seq 60); do kill -0 "$RUN_PID" 2>/dev/null || break; sleep 1; done
+    if kill -0 "$RUN_PID" 2>/dev/null; then
+        echo "      try $try: still running 60 s after SIGTERM" >>s_stop.out
+        kill -KILL "$RUN_PID" 2>/dev/null || true
+        pkill -KILL -f 's_stop.yaml' 2>/dev/null || true
+        break
+    fi
+    finish_rc
+    [ "$RUN_RC" -eq 75 ] || { echo "      try $try: exit $RUN_RC" >>s_stop.out; break; }
+    stop_ok=$((stop_ok + 1))
+done
+if [ "$stop_ok" -eq 3 ]; then
+    pass "SIGTERM amid fast results (bayes, null replay): exit 75 in each of 3 tries"
+else fail "SIGTERM amid fast results: every try ends with exit 75" s_stop.out; fi
 unset TUNEFARM_KERNEL_PATH
