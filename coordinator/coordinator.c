@@ -1715,7 +1715,7 @@ int tf_coordinator_run(const struct tf_run_options *opt, bool *abort_others)
     c.plan = tf_plan_create(c.job, c.nclasses, c.classes, &err);
     /* Warm start: other devices' best, proposed first (the run being resumed
      * is not a source of its own seeds). */
-    if (c.plan == NULL || tf_plan_warm_start(c.plan, c.job, c.archive, resume, &err)) {
+    if (c.plan == NULL || tf_plan_warm_start(c.plan, c.job, c.archive, resume, c.archive_path, &err)) {
         code = TF_EXIT_USAGE;
         goto fail;
     }

@@ -42,6 +42,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "../schema/parammap.h"
 
@@ -95,6 +96,25 @@ static int create_search(const struct tf_job *job, const struct tf_job_kernel *j
         t->valid = 0; /* not counted: the budget ends the search (or exhaustion, found) */
         t->valid_estimated = true;
         t->total = job->budget;
+        /* Unless valid configurations are so rare that 2^16 draws find none:
+         * a search would then walk the whole product for each proposal
+         * (hours, deaf to signals), so the space is counted after all, with
+         * progress and stoppable, as a random search's is. None valid: the
+         * search is exhausted before it starts. */
+        struct tf_rng probe = {job->seed ^ 0x9e3779b97f4a7c15ULL ^ (uint64_t)t->problem};
+        bool found = false, valid = false;
+        for (int i = 0; i < (1 << 16) && !found; i++) {
+            if (tf_space_is_valid(t->space, tf_rng_below(&probe, tf_space_cartesian(t->space)),
+                                  &valid, err))
+                return -1;
+            found = valid;
+        }
+        if (!found) {
+            if (tf_space_count(t->space, 0, UINT64_MAX, &t->valid, err))
+                return -1;
+            t->valid_estimated = false;
+            t->total = job->budget < t->valid ? job->budget : t->valid;
+        }
     }
     if (t->total == 0)
         return 0;
@@ -340,15 +360,24 @@ static int class_seeds(const struct tf_task *t, const struct tf_archive_kernel *
 
 int tf_plan_warm_start(struct tf_plan *plan, const struct tf_job *job,
                        const struct tf_archive *same_archive, int64_t exclude_run,
-                       struct tf_error *err)
+                       const char *own_path, struct tf_error *err)
 {
     if (job->nwarm == 0)
         return 0;
     int rc = -1;
     const struct tf_archive **src = tf_xcalloc((size_t)job->nwarm, sizeof *src);
     struct tf_archive **owned = tf_xcalloc((size_t)job->nwarm, sizeof *owned);
+    bool *same = tf_xcalloc((size_t)job->nwarm, sizeof *same);
+    struct stat own, it;
+    const bool have_own = own_path != NULL && stat(own_path, &own) == 0;
     for (int w = 0; w < job->nwarm; w++) {
-        if (job->warm[w].same) {
+        /* The run's own archive named by its path is `same`: read as another
+         * archive, a resumed run would learn from its own results as if
+         * another device had measured them. */
+        same[w] = job->warm[w].same ||
+                  (have_own && stat(job->warm[w].path, &it) == 0 && it.st_dev == own.st_dev &&
+                   it.st_ino == own.st_ino);
+        if (same[w]) {
             src[w] = same_archive;
             continue;
         }
@@ -391,7 +420,7 @@ int tf_plan_warm_start(struct tf_plan *plan, const struct tf_job *job,
             for (int d = 0; d < a->ndevices; d++)
                 tf_device_class_key(&a->devices[d], keys[d], sizeof keys[d]);
             for (int d = 0; d < a->ndevices; d++) {
-                bool seen = job->warm[w].same && strcmp(keys[d], plan->class_keys[t->klass]) == 0;
+                bool seen = same[w] && strcmp(keys[d], plan->class_keys[t->klass]) == 0;
                 for (int c = 0; c < nc && !seen; c++)
                     seen = strcmp(classes[c], keys[d]) == 0;
                 if (!seen)
@@ -405,7 +434,7 @@ int tf_plan_warm_start(struct tf_plan *plan, const struct tf_job *job,
                 priors[nl] = (struct prior_list){0};
                 lists[nl] = NULL;
                 if (class_seeds(t, ak, (uint32_t)problem, classes[c], keys, job->warm_count,
-                                m, job->warm[w].same ? exclude_run : -1, &lists[nl],
+                                m, same[w] ? exclude_run : -1, &lists[nl],
                                 &lens[nl], &priors[nl], err))
                     bad = true;
                 nl++;
@@ -478,6 +507,7 @@ out:
     for (int w = 0; w < job->nwarm; w++)
         tf_archive_destroy(owned[w]);
     free(owned);
+    free(same);
     free(src);
     return rc;
 }

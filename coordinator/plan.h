@@ -120,11 +120,13 @@ void tf_plan_destroy(struct tf_plan *plan);
  * then take the adaptive path). An archive that cannot be read is an error at
  * its warm_start entry's file:line:col. Rows of run `exclude_run` of
  * `same_archive` (the run being resumed; -1: none) are not sources, so a
- * resumed run gets the seeds its first part got. Call once, before
+ * resumed run gets the seeds its first part got; a warm_start path that is
+ * `own_path` (the run's own archive, the same file; NULL: none) counts as
+ * `same`. Call once, before
  * tf_plan_resume. */
 int tf_plan_warm_start(struct tf_plan *plan, const struct tf_job *job,
                        const struct tf_archive *same_archive, int64_t exclude_run,
-                       struct tf_error *err);
+                       const char *own_path, struct tf_error *err);
 /* What task `t` sets out to measure: every configuration, plus the top k of a
  * screening pass (an estimate until the pass is in). */
 uint64_t tf_plan_task_planned(const struct tf_plan *plan, const struct tf_task *t);

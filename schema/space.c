@@ -1290,6 +1290,18 @@ int tf_space_random(struct tf_space *s, uint64_t budget, uint64_t seed, uint64_t
     s->err = err;
     if (budget == 0)
         return tf_error_set(err, TF_ERR_SCHEMA, "internal: a random search with budget 0");
+    /* The sample is drawn up front and held (8 bytes a configuration, twice
+     * over while drawing): past 2^26 configurations that is gigabytes, and
+     * no run measures so many. A smaller space is enumerated whole instead. */
+    if (budget > TF_SPACE_SAMPLE_MAX && s->cartesian > TF_SPACE_SAMPLE_MAX)
+        return tf_error_set(err, TF_ERR_SCHEMA,
+                            "a random search of %s / %s with budget %llu: the sample is drawn "
+                            "up front, at most %llu configurations (a run that long would take "
+                            "days); give search.budget up to that, with time_budget to end it "
+                            "earlier",
+                            s->k->name, s->k->problems[s->problem].name,
+                            (unsigned long long)budget,
+                            (unsigned long long)TF_SPACE_SAMPLE_MAX);
     /* A huge space is not counted first: counting can take hours where the
      * constraints prune little, and a sample of a few configurations does not
      * need the count. Only a space whose valid configurations are too rare

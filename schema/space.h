@@ -31,6 +31,9 @@ struct tf_space; /* a kernel + problem + device, with constraints by level */
  * fill the budget (schema/job.md). Counting 2^24 leaves takes about a second
  * where the memo cannot share (constraints that read every parameter). */
 #define TF_SPACE_EXACT_LIMIT (UINT64_C(1) << 24)
+/* A random search's sample, drawn up front, has at most this many
+ * configurations (tf_space_random refuses more). */
+#define TF_SPACE_SAMPLE_MAX (UINT64_C(1) << 26)
 
 /* The memory one space's memo may take by default (tf_space_set_memo_limit);
  * past it, walks evaluate what the memo does not hold, as a plain pruned walk. */

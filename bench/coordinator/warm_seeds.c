@@ -73,7 +73,7 @@ int main(int argc, char **argv)
         made++;
     }
     const double t0 = now();
-    if (tf_plan_warm_start(plan, job, a, -1, &err)) {
+    if (tf_plan_warm_start(plan, job, a, -1, NULL, &err)) {
         tf_error_print(&err, "warm_seeds", stderr);
         return 1;
     }

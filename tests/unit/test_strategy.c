@@ -1582,7 +1582,7 @@ static void test_plan_warm_start(void **state)
         r.r.time_median = rows[i].status == TF_STATUS_OK ? rows[i].time : NAN;
         tf_archive_append(ak, &r);
     }
-    if (tf_plan_warm_start(p, j, a, -1, &err))
+    if (tf_plan_warm_start(p, j, a, -1, NULL, &err))
         fail_msg("%s", err.message);
     assert_int_equal(t->nseeds, 3);
     assert_int_equal(t->nsources, 1);

@@ -139,6 +139,38 @@ if "$TF" run -n 1 s_time.yaml -o s_time.h5 >s_time.out 2>&1 && contains s_time.o
     pass "random with time_budget 2: stopped handing out work, run complete"
 else fail "time_budget: expected an end by time_budget" s_time.out; fi
 
+# A random search draws its sample up front: a budget it could not hold is
+# refused at once (it looped forever past 2^62, aborted at 1e12).
+printf '%s\n' 'name: s_huge' \
+    "kernels: [{kernel: $ROOT/tests/fixtures/space_huge/kernel.yaml, problems: [half]}]" \
+    'targets: [replay]' 'search: {strategy: random, budget: 4611686018427387904}' >s_huge.yaml
+expect_fail "random with budget 2^62 on a space of 10^11: refused (exit 2)" 2 \
+    timeout 60 "$TF" run s_huge.yaml -o s_huge.h5 --replay null: --workers 1
+check "  saying the most it draws, writing nothing" sh -c \
+    "grep -q 'at most 67108864 configurations' '$TMP/last' && [ ! -e s_huge.h5 ]"
+
+# An adaptive search of a huge space where 2^16 draws find nothing valid counts
+# it first (with progress, stoppable), as a random search does: it used to walk
+# the whole product for a proposal, deaf to SIGTERM.
+printf '%s\n' 'name: s_sparse' \
+    "kernels: [{kernel: $ROOT/tests/fixtures/space_huge/kernel.yaml, problems: [none]}]" \
+    'targets: [replay]' 'search: {strategy: genetic, budget: 20}' >s_sparse.yaml
+"$TF" run s_sparse.yaml -o s_sparse.h5 --replay null: --workers 1 >s_sparse.out 2>&1 &
+RUN_PID=$!
+sleep 3
+kill -TERM "$RUN_PID" 2>/dev/null || true
+for _ in $(seq 30); do kill -0 "$RUN_PID" 2>/dev/null || break; sleep 1; done
+if kill -0 "$RUN_PID" 2>/dev/null; then
+    kill -KILL "$RUN_PID" 2>/dev/null || true
+    pkill -KILL -f 's_sparse.yaml' 2>/dev/null || true
+    fail "genetic on a space of 10^11 with no valid draw: SIGTERM while counting" s_sparse.out
+else
+    finish_rc
+    if [ "$RUN_RC" -eq 75 ] && grep -q 'stopped by a signal while counting' s_sparse.out; then
+        pass "genetic on a space of 10^11 with no valid draw: counted first, SIGTERM ends it (exit 75)"
+    else fail "genetic on a space of 10^11 with no valid draw: exit 75 while counting (got $RUN_RC)" s_sparse.out; fi
+fi
+
 # SIGTERM while fast workers (the null replay) stream results and bayes keeps
 # the coordinator busy: STOP is unasked for, and an earlier large WORK may not
 # be received yet while the worker blocks sending its results; posting STOP

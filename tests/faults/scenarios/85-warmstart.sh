@@ -98,6 +98,16 @@ else
     echo "exit $rc" >>w_bad.out; fail "unreadable warm_start archive" w_bad.out
 fi
 
+echo "-- a warm_start path naming the run's own archive is \`same\`"
+# Read as another archive, a second run (and a resumed one) would take its own
+# device class's results as another device's.
+cp w_src.h5 w_own.h5
+sed -e 's/budget: 80/budget: 10\n  warm_start: [w_own.h5]\n  warm_count: 3/' w_src.yaml >w_own.yaml
+if "$TF" run -n 1 w_own.yaml -o w_own.h5 >w_own.out 2>&1 &&
+   contains w_own.out "warm start: 0 configurations from 0 device class(es) first"; then
+    pass "warm_start: [its own archive]: its own class left out, as for \`same\` (0 seeds)"
+else fail "warm_start naming the run's own archive: read as \`same\`" w_own.out; fi
+
 echo "-- tunefarm compile of a warm start says what it leaves out"
 # Review L13: with a budget, the run's first configurations are other classes'
 # best, read when it starts; `tunefarm compile` compiles the first `budget` in
