@@ -80,6 +80,17 @@ const char *tf_exchange_t4_names(void)
     return "correct, constraints, compile, runtime, timeout, correctness";
 }
 
+bool tf_exchange_kt_key(const char *name)
+{
+    static const char *const own[] = {"time", "times", "compile_time", "verification_time",
+                                      "benchmark_time", "strategy_time", "framework_time",
+                                      "timestamp"};
+    for (size_t i = 0; i < sizeof own / sizeof *own; i++)
+        if (strcmp(own[i], name) == 0)
+            return true;
+    return false;
+}
+
 /* ---------------------------------------------------------------- times */
 
 void tf_exchange_python_time(double unix_s, char *out, size_t cap)

@@ -19,6 +19,11 @@
 #include "error.h"
 #include "kernel.h"
 
+/* True if `name` is a key Kernel Tuner keeps for itself in a cache entry
+ * (time, times, compile_time, verification_time, benchmark_time,
+ * strategy_time, framework_time, timestamp): never a metric or a parameter
+ * there, in either direction of an exchange. */
+bool tf_exchange_kt_key(const char *name);
 /* Kernel Tuner's failure name for tunefarm status `s` ("InvalidConfig",
  * "CompilationFailedConfig", "RuntimeFailedConfig"); NULL for ok. */
 const char *tf_exchange_kt_failure(int s);

@@ -778,19 +778,6 @@ static const char *kt_failure_of(const struct tf_result *r, char *buf, size_t ca
     return tf_exchange_kt_failure(r->status);
 }
 
-/* Keys of a Kernel Tuner cache entry that are not written above but that
- * Kernel Tuner (and tunefarm's import) read as their own. */
-static bool kt_own_key(const char *name)
-{
-    static const char *const own[] = {"times", "strategy_time", "framework_time", "timestamp",
-                                      "compile_time", "verification_time", "benchmark_time",
-                                      "time"};
-    for (size_t i = 0; i < sizeof own / sizeof *own; i++)
-        if (strcmp(name, own[i]) == 0)
-            return true;
-    return false;
-}
-
 static json_t *ktcache_json(const struct tf_archive *a, const struct group *g)
 {
     const struct tf_archive_kernel *ak = g->ak;
@@ -826,7 +813,7 @@ static json_t *ktcache_json(const struct tf_archive *a, const struct group *g)
          * import's measurement "benchmark_time"): left out. */
         for (int m = 0; m < ak->nmetrics; m++)
             if (isfinite(r->metrics[m]) && !json_object_get(e, ak->metric_names[m]) &&
-                !kt_own_key(ak->metric_names[m]))
+                !tf_exchange_kt_key(ak->metric_names[m]))
                 jset(e, ak->metric_names[m], json_real(r->metrics[m]));
         tf_exchange_python_time(r->timestamp, t, sizeof t);
         if (t[0])
@@ -918,12 +905,11 @@ static json_t *t4_json(const struct tf_archive *a, const struct group *g)
         measurement(ms, "energy_status", json_string(tf_energy_status_name(r->energy_status)), "");
         if (r->message[0])
             measurement(ms, "message", jstr(r->message), "");
-        /* Metrics last, each only if no measurement above has its name (an
-         * archive from before kernel files were refused the name "time"): a
-         * reader takes the last of two. */
+        /* Metrics last, each only if no measurement above has its name
+         * ("time", always written: an archive from before kernel files were
+         * refused that name): a reader takes the last of two. */
         for (int m = 0; m < ak->nmetrics; m++)
-            if (isfinite(r->metrics[m]) && !measurement_named(ms, ak->metric_names[m]) &&
-                strcmp(ak->metric_names[m], "time") != 0)
+            if (isfinite(r->metrics[m]) && !measurement_named(ms, ak->metric_names[m]))
                 measurement(ms, ak->metric_names[m], json_real(r->metrics[m]), "");
         json_object_set_new(res, "measurements", ms);
         json_object_set_new(res, "objectives", json_pack("[s]", "time"));

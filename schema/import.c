@@ -408,18 +408,6 @@ static int sample_stats(const json_t *times, double scale, struct tf_result *r, 
 
 /* ---------------------------------------------------------------- Kernel Tuner caches */
 
-/* Kernel Tuner's own keys of a cache entry (everything else numeric is a metric). */
-static bool kt_own_key(const char *k)
-{
-    static const char *const own[] = {"time", "times", "compile_time", "verification_time",
-                                      "benchmark_time", "strategy_time", "framework_time",
-                                      "timestamp"};
-    for (size_t i = 0; i < sizeof own / sizeof *own; i++)
-        if (strcmp(own[i], k) == 0)
-            return true;
-    return false;
-}
-
 /* Sizes from Kernel Tuner's problem_size: a number, or a list of numbers. */
 static int kt_sizes(const json_t *ps, struct draft *d, struct tf_error *err)
 {
@@ -533,7 +521,7 @@ static int read_kt(const json_t *root, struct draft *d, struct tf_error *err)
         const char *k;
         const json_t *v;
         json_object_foreach((json_t *)c->entries[i].object, k, v)
-            if (json_is_number(v) && !kt_own_key(k) && !is_param(d, k))
+            if (json_is_number(v) && !tf_exchange_kt_key(k) && !is_param(d, k))
                 metric_seen(d, k, fixed);
     }
     for (size_t i = 0; i < c->nentries; i++) {
@@ -974,13 +962,13 @@ static int settle_device(struct draft *d, const struct tf_import_options *o, str
                    "and --vendor if you know them", "its device_name is empty or missing");
     /* A device class is "backend/arch/name" (the name may hold '/'): a '/'
      * in the arch would make two devices of different arches one class. */
-    if (strchr(dev->arch, '/') || strchr(dev->backend, '/'))
-        return bad(err, d, "the device's %s '%s' holds '/', which separates the parts of a "
-                   "device class (backend/arch/name): %s",
-                   strchr(dev->arch, '/') ? "arch" : "backend",
-                   strchr(dev->arch, '/') ? dev->arch : dev->backend,
-                   strchr(dev->arch, '/') ? "give --arch without it"
-                                          : "the file's tunefarm.device.backend must not hold one");
+    if (strchr(dev->arch, '/'))
+        return bad(err, d, "the device's arch '%s' holds '/', which separates the parts of a "
+                   "device class (backend/arch/name): give --arch without it", dev->arch);
+    if (strchr(dev->backend, '/'))
+        return bad(err, d, "the device's backend '%s' holds '/', which separates the parts of "
+                   "a device class (backend/arch/name): the file's tunefarm.device.backend "
+                   "must not hold one", dev->backend);
     if (!dev->vendor[0])
         tf_strlcpy(dev->vendor, vendor_of(dev->name), sizeof dev->vendor);
     if (!dev->backend[0])

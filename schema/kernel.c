@@ -31,6 +31,7 @@
 
 #include "archive.h"
 #include "defines.h"
+#include "exchange.h"
 #include "hash.h"
 #include "result.h"
 #include "yamldoc.h"
@@ -70,21 +71,6 @@ static const char *const result_columns[] = {
     "first_warning", "sm_clock_mhz",
     "power_w",      "temperature_c", "energy_j",  "flushed_l2",  "throttled",  "phase",
     "timestamp",    "message",      "noisy",      "energy_status", NULL};
-
-/* Keys that Kernel Tuner cache entries and T4 measurements use for their own
- * values, which tunefarm's exports write (schema/export.md): a metric of
- * one of these names would be read back as that value. */
-static const char *const exchange_keys[] = {
-    "time", "times", "verification_time", "benchmark_time", "strategy_time", "framework_time",
-    NULL};
-
-static bool is_exchange_key(const char *s)
-{
-    for (int i = 0; exchange_keys[i]; i++)
-        if (strcmp(s, exchange_keys[i]) == 0)
-            return true;
-    return false;
-}
 
 static bool is_result_column(const char *s)
 {
@@ -498,7 +484,7 @@ static int load_parameters(struct kload *L, yaml_node_t *root)
                                 "parameter name '%s' is reserved (a column of the archive's "
                                 "results table); rename it",
                                 name);
-        if (is_exchange_key(name))
+        if (tf_exchange_kt_key(name))
             return tf_ydoc_fail(d, kn, L->err, TF_ERR_SCHEMA,
                                 "parameter name '%s' is reserved (a key of the Kernel Tuner "
                                 "cache and T4 files that tunefarm export writes); rename it",
@@ -1375,7 +1361,7 @@ static int load_metrics(struct kload *L, yaml_node_t *root)
                                 "metric name '%s' is reserved (a column of the archive's "
                                 "results table); rename it",
                                 name);
-        if (is_exchange_key(name))
+        if (tf_exchange_kt_key(name))
             return tf_ydoc_fail(d, kn, L->err, TF_ERR_SCHEMA,
                                 "metric name '%s' is reserved (a key of the Kernel Tuner cache "
                                 "and T4 files that tunefarm export writes); rename it",
@@ -1821,7 +1807,7 @@ const char *tf_kernel_param_name_conflict(const char *name, const char *language
         return "it is reserved (a device property or time_s)";
     if (is_result_column(name))
         return "it is reserved (a column of the archive's results table)";
-    if (is_exchange_key(name))
+    if (tf_exchange_kt_key(name))
         return "it is reserved (a key of the Kernel Tuner cache and T4 files tunefarm writes)";
     if (tf_expr_is_keyword(name))
         return "it is a word of the expression language (and, or, not)";

@@ -2079,6 +2079,39 @@ fail:
     return -1;
 }
 
+/* 0 if import-t1 may write DIR/`name`: no folder on the way to it inside DIR
+ * (a header's "sub/x.h") and not the file itself a symbolic link, and the file
+ * absent unless `force`; else -1, saying why. */
+static int check_target(const struct imp *I, const char *dir, const char *name, bool force)
+{
+    static const char link_why[] = "is a symbolic link; import-t1 writes plain files only: "
+                                   "remove it, or -o another folder";
+    char *path = tf_path_join(dir, name);
+    struct stat st;
+    const char *why = NULL;
+    for (char *slash = path + strlen(path) - strlen(name); (slash = strchr(slash, '/')); slash++) {
+        *slash = '\0';
+        if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode)) {
+            why = link_why; /* `path` stays cut there: it names the link */
+            break;
+        }
+        *slash = '/';
+    }
+    if (!why && lstat(path, &st) == 0) {
+        if (S_ISLNK(st.st_mode))
+            why = link_why;
+        else if (!S_ISREG(st.st_mode))
+            why = "is not a file; import-t1 writes plain files only: remove it, or -o another "
+                  "folder";
+        else if (!force)
+            why = "exists; pass --force to overwrite the folder's files, or -o another folder";
+    }
+    if (why)
+        fprintf(stderr, "%s: %s %s\n", I->prog, path, why);
+    free(path);
+    return why ? -1 : 0;
+}
+
 int tf_t1_tool_main(int argc, char **argv)
 {
     static const struct option longopts[] = {{"output", required_argument, NULL, 'o'},
@@ -2154,45 +2187,12 @@ int tf_t1_tool_main(int argc, char **argv)
     /* Every file it would write: none may be a link (written through, it
      * would replace a file outside the folder), and none may exist without
      * --force. */
-    for (int i = -3; i < I.nincs; i++) {
-        const char *n = i == -3 ? "kernel.yaml" : i == -2 ? "job.yaml" : i == -1 ? I.ref_name
-                                                                                   : I.inc_names[i];
-        for (int pass = 0; pass < (i == -1 ? 2 : 1); pass++) {
-            const char *name = pass ? I.source_name : n;
-            char *path = tf_path_join(dir, name);
-            struct stat st;
-            /* a header in a subfolder ("sub/x.h"): no folder on the way a link either */
-            for (char *slash = path + strlen(dir) + 1; (slash = strchr(slash, '/')) != NULL;
-                 slash++) {
-                *slash = '\0';
-                bool link = lstat(path, &st) == 0 && S_ISLNK(st.st_mode);
-                if (link) {
-                    fprintf(stderr, "%s: %s is a symbolic link; import-t1 writes plain files "
-                                    "only: remove it, or -o another folder\n",
-                            I.prog, path);
-                    free(path);
-                    goto done;
-                }
-                *slash = '/';
-            }
-            bool there = lstat(path, &st) == 0;
-            if (there && (S_ISLNK(st.st_mode) || !S_ISREG(st.st_mode))) {
-                fprintf(stderr, "%s: %s is %s; import-t1 writes plain files only: remove it, or "
-                                "-o another folder\n",
-                        I.prog, path, S_ISLNK(st.st_mode) ? "a symbolic link" : "not a file");
-                free(path);
-                goto done;
-            }
-            if (there && !force) {
-                fprintf(stderr, "%s: %s exists; pass --force to overwrite the folder's files, or "
-                                "-o another folder\n",
-                        I.prog, path);
-                free(path);
-                goto done;
-            }
-            free(path);
-        }
-    }
+    if (check_target(&I, dir, "kernel.yaml", force) || check_target(&I, dir, "job.yaml", force) ||
+        check_target(&I, dir, I.ref_name, force) || check_target(&I, dir, I.source_name, force))
+        goto done;
+    for (int i = 0; i < I.nincs; i++)
+        if (check_target(&I, dir, I.inc_names[i], force))
+            goto done;
     if (write_folder(&I, dir) != 0) {
         code = EXIT_WRITE;
         goto done;

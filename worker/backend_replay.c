@@ -124,6 +124,16 @@ static int check_class(struct tf_replay *r, int ki, const struct tf_archive_kern
     return 0;
 }
 
+/* "N=64 M=8" of `n` sizes into `out`. */
+static void sizes_text(char *const *names, const int64_t *sizes, int n, char *out, size_t cap)
+{
+    out[0] = '\0';
+    for (int s = 0; s < n; s++) {
+        size_t u = strlen(out);
+        snprintf(out + u, cap - u, "%s%s=%lld", s ? " " : "", names[s], (long long)sizes[s]);
+    }
+}
+
 /* Build kernel `ki`'s map; -1 + err naming the mismatch. */
 static int map_kernel(struct tf_replay *r, int ki, struct tf_error *err)
 {
@@ -167,17 +177,10 @@ static int map_kernel(struct tf_replay *r, int ki, struct tf_error *err)
                 ap = q;
         }
         if (ap < 0 && named >= 0) {
-            char theirs[160] = "", ours[160] = "";
-            for (int s = 0; s < k->nsizes; s++) {
-                size_t u = strlen(ours);
-                snprintf(ours + u, sizeof ours - u, "%s%s=%lld", s ? " " : "", k->size_names[s],
-                         (long long)k->problems[p].sizes[s]);
-            }
-            for (int s = 0; s < ak->nsizes; s++) {
-                size_t u = strlen(theirs);
-                snprintf(theirs + u, sizeof theirs - u, "%s%s=%lld", s ? " " : "",
-                         ak->size_names[s], (long long)ak->problems[named].sizes[s]);
-            }
+            char theirs[160], ours[160];
+            sizes_text(k->size_names, k->problems[p].sizes, k->nsizes, ours, sizeof ours);
+            sizes_text(ak->size_names, ak->problems[named].sizes, ak->nsizes, theirs,
+                       sizeof theirs);
             return tf_error_set(err, TF_ERR_SCHEMA,
                                 "%s: kernel '%s' problem '%s' was measured with %s, the job's "
                                 "has %s: a replay answers only the sizes measured (rename the "

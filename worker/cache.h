@@ -26,8 +26,6 @@ void tf_cache_key(const struct tf_backend *be, const struct tf_compile_input *in
                   const char *includes, char key[65]);
 /* File extension of `backend`'s binaries ("so" for host). */
 const char *tf_cache_binary_ext(const char *backend);
-/* Write "<dir>/<backend>/<key[0:2]>/<key>.<ext>" into `out` and create its folder.
- * -1 + err if the path does not fit or the folder cannot be made. */
 /* True if what `st` describes is this user's (or root's) and no one else can
  * write it: not others, and not a group but the user's own private group (a
  * sticky folder aside). Binaries found in the cache are loaded and run. */
@@ -36,6 +34,8 @@ bool tf_cache_only_mine(const struct stat *st);
  * of this user's that others may write is made theirs alone first); else -1
  * and `err` says why. */
 int tf_cache_check_dir(const char *dir, struct tf_error *err);
+/* Write "<dir>/<backend>/<key[0:2]>/<key>.<ext>" into `out` and create its folder.
+ * -1 + err if the path does not fit or the folder cannot be made. */
 int tf_cache_path(const char *dir, const char *backend, const char *key, const char *ext,
                   char *out, size_t cap, struct tf_error *err);
 /* mkdir -p `path` (mode 0777 & umask; the cache takes others' write permission

@@ -262,22 +262,23 @@ static const char *environment_trouble(const char *log)
     return NULL;
 }
 
-/* True if the cache file `path` may be trusted: a plain file (not a link)
- * that only this user (or root) can write (tf_cache_only_mine), in a folder
- * only this user can write. A binary in the cache is loaded and run: anyone
- * who could put one there could run code as this user. */
-static bool entry_trusted(const char *path)
+/* True if the cache file `path` may be trusted (its lstat into *st): a plain
+ * file (not a link) that only this user (or root) can write
+ * (tf_cache_only_mine), in a folder only this user can write. A binary in the
+ * cache is loaded and run: anyone who could put one there could run code as
+ * this user. */
+static bool entry_trusted(const char *path, struct stat *st)
 {
-    struct stat st;
-    if (lstat(path, &st) != 0 || !S_ISREG(st.st_mode) || !tf_cache_only_mine(&st))
+    if (lstat(path, st) != 0 || !S_ISREG(st->st_mode) || !tf_cache_only_mine(st))
         return false;
     char folder[4200];
     tf_strlcpy(folder, path, sizeof folder);
     char *slash = strrchr(folder, '/');
     if (slash != NULL)
         *slash = '\0';
+    struct stat dir;
     return slash == NULL ||
-           (lstat(folder, &st) == 0 && S_ISDIR(st.st_mode) && tf_cache_only_mine(&st));
+           (lstat(folder, &dir) == 0 && S_ISDIR(dir.st_mode) && tf_cache_only_mine(&dir));
 }
 
 /* A cached answer for the variant whose files are `binary`, `meta` and `errf`:
@@ -286,15 +287,15 @@ static bool entry_trusted(const char *path)
 static int cache_answer(const char *binary, const char *meta, const char *errf,
                         struct tf_compiled *out)
 {
-    /* An entry that cannot be trusted is a miss: compiled again, its file
+    /* An entry that cannot be trusted, or a binary of another size than its
+     * .meta records (damaged, swapped), is a miss: compiled again, its file
      * replaced by the rename. */
-    struct tf_cache_meta m;
+    struct tf_cache_meta m = {.binary_size = -1};
     struct stat st;
-    tf_cache_read_meta(meta, &m);
-    /* A binary of another size than its .meta says was damaged (or
-     * swapped): a miss, compiled again. */
-    if (access(binary, R_OK) == 0 && entry_trusted(binary) && stat(binary, &st) == 0 &&
-        (m.binary_size < 0 || st.st_size == m.binary_size)) {
+    const bool trusted = entry_trusted(binary, &st) && access(binary, R_OK) == 0;
+    if (trusted)
+        tf_cache_read_meta(meta, &m); /* none: every field unknown, no size to compare */
+    if (trusted && (m.binary_size < 0 || st.st_size == m.binary_size)) {
         out->status = TF_STATUS_OK;
         out->cached = 1;
         out->registers = m.registers;
@@ -304,7 +305,8 @@ static int cache_answer(const char *binary, const char *meta, const char *errf,
         tf_strlcpy(out->first_warning, m.first_warning, sizeof out->first_warning);
         return 1;
     }
-    if (entry_trusted(errf) && tf_cache_read_text(errf, out->message, sizeof out->message) == 0) {
+    if (entry_trusted(errf, &st) &&
+        tf_cache_read_text(errf, out->message, sizeof out->message) == 0) {
         out->message[strcspn(out->message, "\n")] = '\0';
         out->cached = 1;
         out->binary_path[0] = '\0';

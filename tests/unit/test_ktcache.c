@@ -125,14 +125,20 @@ static void test_status_map(void **state)
     assert_int_equal(tf_ktcache_status_of("SomethingNew"), TF_STATUS_RUNTIME_ERROR);
 }
 
-/* Load `data` from a temporary file; expect refusal with `code` and `needle` in the message. */
-static void expect_refused(const void *data, size_t len, int code, const char *needle)
+/* `data` in a new temporary file, its name into `path` (a mkstemp template). */
+static void temp_file(char *path, const void *data, size_t len)
 {
-    char path[] = "/tmp/tf_ktcache_bad_XXXXXX";
     int fd = mkstemp(path);
     assert_true(fd >= 0);
     close(fd);
     write_file(path, data, len);
+}
+
+/* Load `data` from a temporary file; expect refusal with `code` and `needle` in the message. */
+static void expect_refused(const void *data, size_t len, int code, const char *needle)
+{
+    char path[] = "/tmp/tf_ktcache_bad_XXXXXX";
+    temp_file(path, data, len);
     struct tf_error err = {0};
     struct tf_ktcache *c = tf_ktcache_load(path, &err);
     if (c)
@@ -202,10 +208,7 @@ static void test_implausible(void **state)
                       "\"1\": {\"a\": 1, \"time\": 2.0, \"compile_time\": -5e297, \"benchmark_time\": -1},"
                       "\"2\": {\"a\": 2, \"time\": 1e308, \"times\": [1e308, 1.5e308], \"compile_time\": 1e300}}}";
     char path[] = "/tmp/tf_ktcache_odd_XXXXXX";
-    int fd = mkstemp(path);
-    assert_true(fd >= 0);
-    close(fd);
-    write_file(path, odd, strlen(odd));
+    temp_file(path, odd, strlen(odd));
     struct tf_error err = {0};
     struct tf_ktcache *c = tf_ktcache_load(path, &err);
     if (c == NULL)
@@ -220,7 +223,7 @@ static void test_implausible(void **state)
     unlink(path);
     /* A gzip bomb: 80 MB of zeros in a file of some 80 KB is refused before parsing. */
     char bomb[] = "/tmp/tf_ktcache_bomb_XXXXXX";
-    fd = mkstemp(bomb);
+    int fd = mkstemp(bomb);
     assert_true(fd >= 0);
     gzFile gz = gzdopen(fd, "wb9");
     assert_non_null(gz);

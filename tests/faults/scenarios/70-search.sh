@@ -149,6 +149,21 @@ expect_fail "random with budget 2^62 on a space of 10^11: refused (exit 2)" 2 \
 check "  saying the most it draws, writing nothing" sh -c \
     "grep -q 'at most 67108864 configurations' '$TMP/last' && [ ! -e s_huge.h5 ]"
 
+# term_and_wait AFTER SECONDS PATTERN: SIGTERM to the run $RUN_PID after AFTER
+# seconds; 0 with its exit in RUN_RC if it ends within SECONDS, else 1 with it
+# and every process whose command line holds PATTERN killed.
+term_and_wait() {
+    sleep "$1"
+    kill -TERM "$RUN_PID" 2>/dev/null || true
+    for _ in $(seq "$2"); do kill -0 "$RUN_PID" 2>/dev/null || break; sleep 1; done
+    if kill -0 "$RUN_PID" 2>/dev/null; then
+        kill -KILL "$RUN_PID" 2>/dev/null || true
+        pkill -KILL -f "$3" 2>/dev/null || true
+        return 1
+    fi
+    finish_rc
+}
+
 # An adaptive search of a huge space where 2^16 draws find nothing valid counts
 # it first (with progress, stoppable), as a random search does: it used to walk
 # the whole product for a proposal, deaf to SIGTERM.
@@ -157,19 +172,11 @@ printf '%s\n' 'name: s_sparse' \
     'targets: [replay]' 'search: {strategy: genetic, budget: 20}' >s_sparse.yaml
 "$TF" run s_sparse.yaml -o s_sparse.h5 --replay null: --workers 1 >s_sparse.out 2>&1 &
 RUN_PID=$!
-sleep 3
-kill -TERM "$RUN_PID" 2>/dev/null || true
-for _ in $(seq 30); do kill -0 "$RUN_PID" 2>/dev/null || break; sleep 1; done
-if kill -0 "$RUN_PID" 2>/dev/null; then
-    kill -KILL "$RUN_PID" 2>/dev/null || true
-    pkill -KILL -f 's_sparse.yaml' 2>/dev/null || true
+if ! term_and_wait 3 30 s_sparse.yaml; then
     fail "genetic on a space of 10^11 with no valid draw: SIGTERM while counting" s_sparse.out
-else
-    finish_rc
-    if [ "$RUN_RC" -eq 75 ] && grep -q 'stopped by a signal while counting' s_sparse.out; then
-        pass "genetic on a space of 10^11 with no valid draw: counted first, SIGTERM ends it (exit 75)"
-    else fail "genetic on a space of 10^11 with no valid draw: exit 75 while counting (got $RUN_RC)" s_sparse.out; fi
-fi
+elif [ "$RUN_RC" -eq 75 ] && grep -q 'stopped by a signal while counting' s_sparse.out; then
+    pass "genetic on a space of 10^11 with no valid draw: counted first, SIGTERM ends it (exit 75)"
+else fail "genetic on a space of 10^11 with no valid draw: exit 75 while counting (got $RUN_RC)" s_sparse.out; fi
 
 # SIGTERM while fast workers (the null replay) stream results and bayes keeps
 # the coordinator busy: STOP is unasked for, and an earlier large WORK may not
@@ -183,16 +190,7 @@ for try in 1 2 3; do
     rm -f s_stop.h5 s_stop.h5.journal
     "$TF" run s_stop.yaml -o s_stop.h5 --replay null: --workers 2 >s_stop.out 2>&1 &
     RUN_PID=$!
-    sleep 4
-    kill -TERM "$RUN_PID" 2>/dev/null || true
-    for _ in $(seq 60); do kill -0 "$RUN_PID" 2>/dev/null || break; sleep 1; done
-    if kill -0 "$RUN_PID" 2>/dev/null; then
-        echo "      try $try: still running 60 s after SIGTERM" >>s_stop.out
-        kill -KILL "$RUN_PID" 2>/dev/null || true
-        pkill -KILL -f 's_stop.yaml' 2>/dev/null || true
-        break
-    fi
-    finish_rc
+    term_and_wait 4 60 s_stop.yaml || { echo "      try $try: still running 60 s after SIGTERM" >>s_stop.out; break; }
     [ "$RUN_RC" -eq 75 ] || { echo "      try $try: exit $RUN_RC" >>s_stop.out; break; }
     stop_ok=$((stop_ok + 1))
 done
