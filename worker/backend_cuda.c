@@ -232,6 +232,14 @@ static int cuda_describe(int ordinal, struct tf_device *out, struct tf_error *er
     return 0;
 }
 
+/* The options of every variant's compile after the architecture (ptxas
+ * reports each entry's registers, shared memory and spills into the log, no
+ * device needed; the binary is the same). In the identity too, so that a
+ * tunefarm that compiles differently misses an older one's binaries in a
+ * shared cache instead of reusing them; so is the -minimal first try. */
+static const char *const cuda_fixed_options[] = {"-std=c++17", "--ptxas-options=-v"};
+#define CUDA_NFIXED (sizeof cuda_fixed_options / sizeof cuda_fixed_options[0])
+
 static pthread_once_t ident_once = PTHREAD_ONCE_INIT;
 static char ident[512];
 
@@ -245,7 +253,11 @@ static void ident_init(void)
         return;
     }
     nvrtc_version(version, sizeof version);
-    snprintf(ident, sizeof ident, "%s | %s", nv->path, version);
+    size_t at = (size_t)snprintf(ident, sizeof ident, "%s | %s | options", nv->path, version);
+    for (size_t i = 0; i < CUDA_NFIXED && at < sizeof ident; i++)
+        at += (size_t)snprintf(ident + at, sizeof ident - at, " %s", cuda_fixed_options[i]);
+    if (at < sizeof ident)
+        snprintf(ident + at, sizeof ident - at, " (-minimal first)");
 }
 
 /* The NVRTC library and version: a new toolkit means new cache entries. */
@@ -462,13 +474,12 @@ static int cuda_compile(const struct tf_compile_input *in, struct tf_compile_out
     }
 
     int n = 0;
-    options = tf_xcalloc((size_t)(in->ndefines + in->noptions + 5), sizeof *options);
+    options = tf_xcalloc((size_t)in->ndefines + (size_t)in->noptions + CUDA_NFIXED + 3,
+                         sizeof *options);
     snprintf(arch_option, sizeof arch_option, "--gpu-architecture=%s", in->arch);
     options[n++] = arch_option;
-    options[n++] = "-std=c++17";
-    /* ptxas reports each entry's registers, shared memory and spills into the
-     * log (no device needed); the binary is the same. */
-    options[n++] = "--ptxas-options=-v";
+    for (size_t i = 0; i < CUDA_NFIXED; i++)
+        options[n++] = cuda_fixed_options[i];
     for (int i = 0; i < in->ndefines; i++)
         options[n++] = in->defines[i];
     for (int i = 0; i < in->noptions; i++)

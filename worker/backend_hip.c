@@ -315,6 +315,13 @@ static int hip_describe(int ordinal, struct tf_device *out, struct tf_error *err
     return 0;
 }
 
+/* The options of every variant's compile after the architecture (and the
+ * source's folder as -I): in the identity too, so that a tunefarm that
+ * compiles differently misses an older one's binaries in a shared cache
+ * instead of reusing them. */
+static const char *const hip_fixed_options[] = {"-std=c++17"};
+#define HIP_NFIXED (sizeof hip_fixed_options / sizeof hip_fixed_options[0])
+
 static pthread_once_t ident_once = PTHREAD_ONCE_INIT;
 static char ident[512];
 
@@ -328,7 +335,11 @@ static void ident_init(void)
         return;
     }
     hiprtc_version(version, sizeof version);
-    snprintf(ident, sizeof ident, "%s | %s", rt->path, version);
+    size_t at = (size_t)snprintf(ident, sizeof ident, "%s | %s | options", rt->path, version);
+    for (size_t i = 0; i < HIP_NFIXED && at < sizeof ident; i++)
+        at += (size_t)snprintf(ident + at, sizeof ident - at, " %s", hip_fixed_options[i]);
+    if (at < sizeof ident)
+        snprintf(ident + at, sizeof ident - at, " -I<the source's folder>");
 }
 
 /* The hipRTC library, its release and comgr's (which carries the device
@@ -478,10 +489,12 @@ static int hip_compile(const struct tf_compile_input *in, struct tf_compile_outp
     }
 
     int n = 0;
-    options = tf_xcalloc((size_t)(in->ndefines + in->noptions + 5), sizeof *options);
+    options = tf_xcalloc((size_t)in->ndefines + (size_t)in->noptions + HIP_NFIXED + 3,
+                         sizeof *options);
     snprintf(arch_option, sizeof arch_option, "--offload-arch=%s", in->arch);
     options[n++] = arch_option;
-    options[n++] = "-std=c++17";
+    for (size_t i = 0; i < HIP_NFIXED; i++)
+        options[n++] = hip_fixed_options[i];
     /* A kernel's own headers beside its source (#include "helper.h"): NVRTC
      * looks in the source's folder by its name, hipRTC only where -I says. */
     const char *slash = in->source_name ? strrchr(in->source_name, '/') : NULL;

@@ -208,9 +208,16 @@ fail:
 
 /* ---- identity (computed once: every cache key asks for it) ---- */
 
+/* The flags of every variant's compile (around the kernel's own): in the
+ * identity too, so that a tunefarm that compiles differently misses the
+ * binaries an older one left in a shared cache instead of reusing them. */
+static const char *const host_flags_before[] = {"-std=gnu11", "-shared", "-fPIC"};
+static const char *const host_flags_after[] = {"-lm"};
+#define HOST_NFLAGS(a) (sizeof(a) / sizeof(a)[0])
+
 static pthread_once_t ident_once = PTHREAD_ONCE_INIT;
 static char ident_version[96];  /* first line of `$CC --version` */
-static char ident_id[PATH_MAX + 256];     /* path | version | cpu | features */
+static char ident_id[PATH_MAX + 384];     /* path | version | cpu | features | flags */
 static char ident_cpu[128];
 
 static void read_cpuinfo_model(char *out, size_t cap)
@@ -312,8 +319,16 @@ static void ident_init(void)
     char path[PATH_MAX];
     resolve_program(cc, path, sizeof path);
     /* Kernels may be built with -march=native: the CPU belongs in the cache key. */
-    snprintf(ident_id, sizeof ident_id, "%s | %s | cpu %s | features %s", path, ident_version,
-             ident_cpu, features);
+    char flags[128];
+    size_t at = 0;
+    for (size_t i = 0; i < HOST_NFLAGS(host_flags_before) && at < sizeof flags; i++)
+        at += (size_t)snprintf(flags + at, sizeof flags - at, "%s ", host_flags_before[i]);
+    if (at < sizeof flags)
+        at += (size_t)snprintf(flags + at, sizeof flags - at, "...");
+    for (size_t i = 0; i < HOST_NFLAGS(host_flags_after) && at < sizeof flags; i++)
+        at += (size_t)snprintf(flags + at, sizeof flags - at, " %s", host_flags_after[i]);
+    snprintf(ident_id, sizeof ident_id, "%s | %s | cpu %s | features %s | flags %s", path,
+             ident_version, ident_cpu, features, flags);
 }
 
 static const char *host_compiler_id(void)
@@ -529,11 +544,12 @@ static int host_compile(const struct tf_compile_input *in, struct tf_compile_out
     f = NULL;
 
     int argc = 0;
-    argv = tf_xcalloc((size_t)(in->noptions + in->ndefines + 12), sizeof *argv);
+    argv = tf_xcalloc((size_t)in->noptions + (size_t)in->ndefines + HOST_NFLAGS(host_flags_before) +
+                          HOST_NFLAGS(host_flags_after) + 6,
+                      sizeof *argv);
     argv[argc++] = (char *)host_cc();
-    argv[argc++] = "-std=gnu11";
-    argv[argc++] = "-shared";
-    argv[argc++] = "-fPIC";
+    for (size_t i = 0; i < HOST_NFLAGS(host_flags_before); i++)
+        argv[argc++] = (char *)host_flags_before[i];
     for (int i = 0; i < in->noptions; i++)
         argv[argc++] = in->options[i];
     for (int i = 0; i < in->ndefines; i++)
@@ -541,7 +557,8 @@ static int host_compile(const struct tf_compile_input *in, struct tf_compile_out
     argv[argc++] = "-o";
     argv[argc++] = (char *)in->output_path;
     argv[argc++] = src;
-    argv[argc++] = "-lm";
+    for (size_t i = 0; i < HOST_NFLAGS(host_flags_after); i++)
+        argv[argc++] = (char *)host_flags_after[i];
     argv[argc] = NULL;
 
     int wstatus = 0;

@@ -2,7 +2,8 @@
  *
  * A variant's key is a SHA-256 over everything that determines the binary:
  * backend, compiler identity (path + version, so an upgrade misses instead of
- * reusing stale code), target arch, flags, defines, the source text, the
+ * reusing stale code, and the flags the backend itself passes, so does a
+ * tunefarm that compiles differently), target arch, flags, defines, the source text, the
  * portability header "tunefarm.h" the GPU backends hand the compiler (a new
  * tunefarm.h is new code), the entry point and the digest of every file under
  * the kernel's include paths (and, for GPU kernels, the source's folder) as

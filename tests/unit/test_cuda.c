@@ -195,6 +195,8 @@ static void test_compile_vecadd_cubin(void **state)
     assert_int_equal(compile_config(k, k->default_index, "sm_80"), 80);
     /* the compiler identity names NVRTC and its version (cache keys depend on it) */
     assert_non_null(strstr(be->compiler_id(), "NVRTC "));
+    /* ... and the options every compile passes (an older tunefarm's binaries miss) */
+    assert_non_null(strstr(be->compiler_id(), "| options -std=c++17 --ptxas-options=-v (-minimal first)"));
     tf_kernel_destroy(k);
     tf_bundle_destroy(b);
 }

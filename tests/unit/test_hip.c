@@ -271,6 +271,8 @@ static void test_compile_vecadd_code_object(void **state)
     assert_true(compiled >= 1);
     /* the compiler identity names hipRTC and its release (cache keys depend on it) */
     assert_non_null(strstr(be->compiler_id(), "hipRTC "));
+    /* ... and the options every compile passes (an older tunefarm's binaries miss) */
+    assert_non_null(strstr(be->compiler_id(), "| options -std=c++17 -I<the source's folder>"));
     tf_kernel_destroy(k);
     tf_bundle_destroy(b);
 }

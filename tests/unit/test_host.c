@@ -131,6 +131,9 @@ static void test_discovery(void **state)
     /* the compiler identity names the compiler and stays the same */
     const char *id = tf_backend_host.compiler_id();
     assert_non_null(strstr(id, f->dev.compiler_version));
+    /* ... and the flags each compile passes: a tunefarm that compiles
+     * differently must miss an older one's binaries, not reuse them */
+    assert_non_null(strstr(id, "| flags -std=gnu11 -shared -fPIC ... -lm"));
     assert_ptr_equal(id, tf_backend_host.compiler_id());
 }
 
