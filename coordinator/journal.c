@@ -306,8 +306,11 @@ static int read_whole(int fd, const char *path, unsigned char **out, size_t *len
 }
 
 /* Decode one record's payload into (kernel, row): -1 if it does not decode
- * (garbage: the torn end of the file), 1 if it names a kernel, run, device or
- * problem that `a` does not have, 0 if it is a row of `a`. */
+ * (garbage: the torn end of the file), 1 if it names a kernel, run, device,
+ * problem or configuration that `a` does not have, 0 if it is a row of `a`.
+ * The configuration too: a journal of another archive whose kernel has a
+ * larger space was folded in ("9 of 8 measured", a best printed as another
+ * configuration) and then made every checkpoint, merge and resume fail. */
 static int decode_record(const unsigned char *p, size_t n, const struct tf_archive *a,
                          uint32_t *kernel, struct tf_archive_row *row)
 {
@@ -329,7 +332,8 @@ static int decode_record(const unsigned char *p, size_t n, const struct tf_archi
     }
     if (*kernel >= (uint32_t)a->nkernels || row->run >= (uint32_t)a->nruns ||
         row->device >= (uint32_t)a->ndevices ||
-        row->r.problem >= (uint32_t)a->kernels[*kernel].nproblems)
+        row->r.problem >= (uint32_t)a->kernels[*kernel].nproblems ||
+        row->r.config >= tf_archive_cartesian(&a->kernels[*kernel]))
         return 1;
     return 0;
 }
@@ -386,8 +390,8 @@ static int replay_records(const unsigned char *data, size_t len, size_t at,
             break;
         if (bad > 0) {
             tf_error_set(err, TF_ERR_SCHEMA,
-                         "journal '%s' names a kernel, run, device or problem that archive "
-                         "'%s' does not have (record at byte %zu): it belongs to another "
+                         "journal '%s' names a kernel, run, device, problem or configuration "
+                         "that archive '%s' does not have (record at byte %zu): it belongs to another "
                          "archive, and nothing of it was folded in; move it away",
                          path, archive_path, at);
             goto done;

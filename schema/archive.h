@@ -222,6 +222,9 @@ struct tf_archive_merge_stats {
  * naming the difference, and `dst` is left as it was. */
 int tf_archive_merge(struct tf_archive *dst, const struct tf_archive *src,
                      struct tf_archive_merge_stats *stats, struct tf_error *err);
+/* Configurations in `ak`'s space: the product of the value counts, saturating
+ * like tf_kernel_cartesian (public: the journal checks records against it). */
+uint64_t tf_archive_cartesian(const struct tf_archive_kernel *ak);
 /* Find a kernel entry by name (NULL if none). */
 struct tf_archive_kernel *tf_archive_find_kernel(const struct tf_archive *a, const char *name);
 

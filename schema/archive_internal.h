@@ -23,9 +23,6 @@ void tf_archive_strings_free(char **v, int n);
 char **tf_archive_strings_copy(char *const *v, int n);
 /* True if `s` is an archive id: exactly 32 lowercase hex digits. */
 bool tf_archive_valid_id(const char *s);
-/* Configurations in `ak`'s space: the product of the value counts, saturating
- * like tf_kernel_cartesian. */
-uint64_t tf_archive_cartesian(const struct tf_archive_kernel *ak);
 /* The value index of each parameter of configuration `index` into `digits`
  * (nparams): mixed radix, parameter 0 most significant (tf_kernel_decode's
  * convention). */

@@ -560,29 +560,35 @@ static void test_warnings_and_version_2_records(void **state)
     tk_free(&gemm);
 }
 
-/* A record naming a problem, run, device or kernel the archive does not have
- * fails the replay, and nothing of the journal is folded in, not even the
- * good records before it. */
+/* A record naming a problem, run, device, kernel or configuration the
+ * archive does not have fails the replay, and nothing of the journal is
+ * folded in, not even the good records before it. */
 static void test_out_of_range_records(void **state)
 {
     (void)state;
     struct test_kernel gemm;
     struct tf_error err = {0};
     struct tf_journal_replay rep;
-    for (int what = 0; what < 4; what++) {
+    for (int what = 0; what < 5; what++) {
         struct tf_archive_row row = make_row(3, 3e-3);
         uint32_t kernel = 0;
-        const char *name = what == 0 ? "problem" : what == 1 ? "run" : what == 2 ? "device" : "kernel";
+        const char *name = what == 0   ? "problem"
+                           : what == 1 ? "run"
+                           : what == 2 ? "device"
+                           : what == 3 ? "kernel"
+                                       : "configuration";
         if (what == 0)
             row.r.problem = 2; /* gemm has problems 0 and 1 */
         else if (what == 1)
             row.run = 1;       /* one run: 0 */
         else if (what == 2)
             row.device = 1;    /* one device: 0 */
-        else
+        else if (what == 3)
             kernel = 1;        /* one kernel: 0 */
-        journal_with_bad_row(kernel, row);
         struct tf_archive *a = make_archive(&gemm);
+        if (what == 4)         /* the space's size: one past its last configuration */
+            row.r.config = tf_archive_cartesian(&a->kernels[0]);
+        journal_with_bad_row(kernel, row);
         if (tf_journal_replay(NULL, archive, a, &rep, &err) == 0)
             fail_msg("a record with an out-of-range %s was replayed", name);
         assert_non_null(strstr(err.message, "belongs to another archive"));
