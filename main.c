@@ -1042,10 +1042,16 @@ static int cmd_query(int argc, char **argv)
             kernel = optarg;
             break;
         case 'r': {
+            /* Digits only: strtol reads "" (a script's unset $RUN) as run 0,
+             * which printed run 0 as if asked for; a second --run would
+             * silently replace the first. */
             char *end;
+            errno = 0;
             long v = strtol(optarg, &end, 10);
-            if (*end || v < 0 || v > INT_MAX) {
-                fprintf(stderr, "tunefarm query: --run wants a run number, got '%s'\n", optarg);
+            if (optarg[0] < '0' || optarg[0] > '9' || *end || errno != 0 || v > INT_MAX ||
+                run >= 0) {
+                fprintf(stderr, "tunefarm query: --run wants one run number (0, 1, ...; "
+                                "`tunefarm status` lists them), once; got '%s'\n", optarg);
                 return TF_EXIT_USAGE;
             }
             run = (int)v;

@@ -57,6 +57,12 @@ check "query counts each configuration once over both nights (8/8, not 16/16)" s
     "\"$TF\" query nightly.h5 | grep -q '^drift .* 8/8 '"
 check "query --run 1 names its run" sh -c \
     "\"$TF\" query --run 1 nightly.h5 | grep -q \"^run 1: job 'drift', job hash [0-9a-f]\\{12\\}, started \""
+# A nightly script's unset $RUN: strtol read '' as run 0, and query printed run 0.
+expect_fail "query --run '' (an unset variable) exits 2, not run 0" 2 "$TF" query --run '' nightly.h5
+check "  saying what it wants" contains "$TMP/last" "--run wants one run number"
+expect_fail "query --run ' 1' exits 2" 2 "$TF" query --run ' 1' nightly.h5
+expect_fail "query --run 1 --run 0 exits 2 (not the last one silently)" 2 \
+    "$TF" query --run 1 --run 0 nightly.h5
 # A job with a CUDA kernel and host targets: the archive gets an entry for
 # vecadd_cuda, which nothing here can run, without rows.
 cat >mixed.yaml <<EOF
