@@ -48,6 +48,16 @@ same_blocks() {
         [ "$(block tune)" = "$(block hetjob)" ] && [ "$(block tune)" = "$(block array)" ]
 }
 check "the checkpoint block is the same in every template" same_blocks
+# diff.sbatch run by hand (no cluster needed) on an archive tunefarm cannot
+# read: the report said the tuning job "did not finish a run" and sent people
+# to its log; it must say the archive is unreadable, and why.
+echo "not an archive" >unreadable.h5
+expect_fail "diff.sbatch after a tuning job, on an unreadable archive: exit 2" 2 \
+    bash "$SL/diff.sbatch" unreadable.h5 4242
+check "  its report says the archive cannot be read, and why" sh -c \
+    "grep -q 'the archive cannot be read' unreadable.diff-latest.txt &&
+     grep -q 'not an HDF5 file' unreadable.diff-latest.txt &&
+     ! grep -q 'did not finish a run' unreadable.diff-latest.txt"
 
 echo "-- a two-node Slurm cluster on localhost"
 trap '"$CLUSTER" stop "$TMP/slurm" >/dev/null 2>&1; rm -rf "$TMP"' EXIT
