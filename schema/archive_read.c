@@ -54,14 +54,30 @@ static int check_id(const struct tf_table *t, const unsigned char *buf, uint64_t
     return 0;
 }
 
+/* A zeroed array for the `n` rows of table `what`, or NULL and an error. Not
+ * tf_xcalloc: a row count the file claims (tf_table_read checks that its
+ * rows are stored, but a compressed file stores zeros cheaply) must be an
+ * error that names the table, not an abort of status, query or merge. */
+static void *rows_alloc(uint64_t n, size_t size, const char *path, const char *what,
+                        struct tf_error *err)
+{
+    void *p = n < SIZE_MAX / size ? calloc((size_t)(n ? n : 1), size) : NULL;
+    if (p == NULL)
+        tf_error_set(err, TF_ERR_NOMEM, "%s: no memory for the %llu rows of %s (a damaged "
+                     "file?)", path, (unsigned long long)n, what);
+    return p;
+}
+
 static int devices_sized(void *ctx, uint64_t n, struct tf_error *err)
 {
     struct read_ctx *rc = ctx;
     if (n > INT32_MAX)
         return tf_error_set(err, TF_ERR_SCHEMA, "%s: /devices has %llu rows", rc->path,
                             (unsigned long long)n);
+    rc->a->devices = rows_alloc(n, sizeof *rc->a->devices, rc->path, "/devices", err);
+    if (rc->a->devices == NULL)
+        return -1;
     rc->a->ndevices = (int)n;
-    rc->a->devices = tf_xcalloc((size_t)(n ? n : 1), sizeof *rc->a->devices);
     return 0;
 }
 
@@ -102,8 +118,10 @@ static int runs_sized(void *ctx, uint64_t n, struct tf_error *err)
     if (n > INT32_MAX)
         return tf_error_set(err, TF_ERR_SCHEMA, "%s: /runs has %llu rows", rc->path,
                             (unsigned long long)n);
+    rc->a->runs = rows_alloc(n, sizeof *rc->a->runs, rc->path, "/runs", err);
+    if (rc->a->runs == NULL)
+        return -1;
     rc->a->nruns = (int)n;
-    rc->a->runs = tf_xcalloc((size_t)(n ? n : 1), sizeof *rc->a->runs);
     return 0;
 }
 
@@ -113,8 +131,11 @@ static int plan_sized(void *ctx, uint64_t n, struct tf_error *err)
     if (n > INT32_MAX)
         return tf_error_set(err, TF_ERR_SCHEMA, "%s: /plan has %llu rows", rc->path,
                             (unsigned long long)n);
+    rc->a->plans = rows_alloc(n, sizeof *rc->a->plans, rc->path, "/plan", err);
+    rc->plan_names = rows_alloc(n, sizeof *rc->plan_names, rc->path, "/plan", err);
+    if (rc->a->plans == NULL || rc->plan_names == NULL)
+        return -1;
     rc->a->nplans = (int)n;
-    rc->a->plans = tf_xcalloc((size_t)(n ? n : 1), sizeof *rc->a->plans);
     return 0;
 }
 
@@ -134,7 +155,6 @@ static int plan_unpack(void *ctx, const struct tf_table *t, const unsigned char 
         TF_GET(t, buf, r, PLAN_DEVICE, p->device);
         TF_GET(t, buf, r, PLAN_PLANNED, p->planned);
         p->kernel = UINT32_MAX;
-        rc->plan_names = tf_xrealloc(rc->plan_names, sizeof *rc->plan_names * (size_t)(i + 1));
         rc->plan_names[i] = tf_xstrdup(name);
         rc->nplan_names = (int)i + 1;
     }
@@ -199,8 +219,10 @@ static int sessions_sized(void *ctx, uint64_t n, struct tf_error *err)
     if (n > INT32_MAX)
         return tf_error_set(err, TF_ERR_SCHEMA, "%s: /sessions has %llu rows", rc->path,
                             (unsigned long long)n);
+    rc->a->sessions = rows_alloc(n, sizeof *rc->a->sessions, rc->path, "/sessions", err);
+    if (rc->a->sessions == NULL)
+        return -1;
     rc->a->nsessions = (int)n;
-    rc->a->sessions = tf_xcalloc((size_t)(n ? n : 1), sizeof *rc->a->sessions);
     return 0;
 }
 
@@ -232,8 +254,11 @@ static int session_devices_sized(void *ctx, uint64_t n, struct tf_error *err)
     if (n > INT32_MAX)
         return tf_error_set(err, TF_ERR_SCHEMA, "%s: /session_devices has %llu rows", rc->path,
                             (unsigned long long)n);
+    rc->a->session_devices = rows_alloc(n, sizeof *rc->a->session_devices, rc->path,
+                                        "/session_devices", err);
+    if (rc->a->session_devices == NULL)
+        return -1;
     rc->a->nsession_devices = (int)n;
-    rc->a->session_devices = tf_xcalloc((size_t)(n ? n : 1), sizeof *rc->a->session_devices);
     return 0;
 }
 
@@ -281,9 +306,12 @@ static int run_kernels_sized(void *ctx, uint64_t n, struct tf_error *err)
     if (n > INT32_MAX)
         return tf_error_set(err, TF_ERR_SCHEMA, "%s: /run_kernels has %llu rows", rc->path,
                             (unsigned long long)n);
+    rc->a->run_kernels = rows_alloc(n, sizeof *rc->a->run_kernels, rc->path, "/run_kernels",
+                                    err);
+    rc->rk_names = rows_alloc(n, sizeof *rc->rk_names, rc->path, "/run_kernels", err);
+    if (rc->a->run_kernels == NULL || rc->rk_names == NULL)
+        return -1;
     rc->a->nrun_kernels = (int)n;
-    rc->a->run_kernels = tf_xcalloc((size_t)(n ? n : 1), sizeof *rc->a->run_kernels);
-    rc->rk_names = tf_xcalloc((size_t)(n ? n : 1), sizeof *rc->rk_names);
     return 0;
 }
 
@@ -329,11 +357,16 @@ static int problems_sized(void *ctx, uint64_t n, struct tf_error *err)
     if (n > INT32_MAX)
         return tf_error_set(err, TF_ERR_SCHEMA, "%s: /kernels/%s/problems has %llu rows",
                             rc->path, rc->ak->name, (unsigned long long)n);
-    rc->ak->problems = tf_xcalloc((size_t)(n ? n : 1), sizeof *rc->ak->problems);
+    rc->ak->problems = rows_alloc(n, sizeof *rc->ak->problems, rc->path, "a kernel's problems",
+                                  err);
+    if (rc->ak->problems == NULL)
+        return -1;
     rc->ak->nproblems = (int)n;
     for (uint64_t i = 0; i < n; i++)
-        rc->ak->problems[i].sizes = tf_xcalloc((size_t)(rc->ak->nsizes ? rc->ak->nsizes : 1),
-                                               sizeof(int64_t));
+        if ((rc->ak->problems[i].sizes = rows_alloc((uint64_t)rc->ak->nsizes, sizeof(int64_t),
+                                                    rc->path, "a kernel's problems",
+                                                    err)) == NULL)
+            return -1;
     return 0;
 }
 

@@ -269,6 +269,45 @@ int tf_table_has_column(hid_t loc, const char *name, const char *column)
     return found;
 }
 
+/* 0 if dataset `dset` stores its `nrows` rows of `rowsize` bytes; else an
+ * error. A dataset's extent costs nothing: a file of a few kilobytes can
+ * claim 2^31 devices in chunks never written (read back as fill values),
+ * and reading it allocated and walked every claimed row (status, query,
+ * merge aborted out of memory). tunefarm writes every row it declares, and
+ * so does any writer of whole tables; a layout this cannot check (external
+ * or virtual storage) is let through to the reader's own checks. */
+static int rows_stored(hid_t dset, uint64_t nrows, size_t rowsize, const struct tf_table *t,
+                       struct tf_error *err)
+{
+    hid_t dcpl = H5Dget_create_plist(dset), space = H5I_INVALID_HID;
+    uint64_t stored = nrows; /* unknown: assume whole */
+    if (dcpl < 0) {
+        H5Eclear2(H5E_DEFAULT);
+        return 0;
+    }
+    const H5D_layout_t layout = H5Pget_layout(dcpl);
+    hsize_t chunk[1] = {0}, nchunks = 0;
+    if (H5Pget_external_count(dcpl) > 0) {
+        /* external raw data: not checked here */
+    } else if (layout == H5D_CHUNKED) {
+        space = H5Dget_space(dset);
+        if (H5Pget_chunk(dcpl, 1, chunk) == 1 && space >= 0 &&
+            H5Dget_num_chunks(dset, space, &nchunks) >= 0)
+            stored = chunk[0] != 0 && nchunks > UINT64_MAX / chunk[0] ? UINT64_MAX
+                                                                      : nchunks * chunk[0];
+    } else if (layout == H5D_CONTIGUOUS && rowsize > 0) {
+        stored = H5Dget_storage_size(dset) / rowsize;
+    }
+    H5Eclear2(H5E_DEFAULT);
+    tf_h5_close(&space, H5Sclose);
+    H5Pclose(dcpl);
+    if (stored >= nrows)
+        return 0;
+    return tf_error_set(err, TF_ERR_SCHEMA, "%s: dataset %s claims %llu rows but stores at most "
+                        "%llu of them (a damaged or edited file): not read",
+                        t->file, t->what, (unsigned long long)nrows, (unsigned long long)stored);
+}
+
 /* Read dataset `name` under `loc`: check that every column of `t` exists (by name)
  * with the right class, call `sized` with the row count, then `unpack` per block. */
 int tf_table_read(hid_t loc, const char *name, const struct tf_table *t, tf_sized_fn sized,
@@ -322,7 +361,7 @@ int tf_table_read(hid_t loc, const char *name, const struct tf_table *t, tf_size
         goto fail;
     }
     uint64_t nrows = dims[0];
-    if (sized(ctx, nrows, err) != 0)
+    if (rows_stored(dset, nrows, H5Tget_size(ftype), t, err) != 0 || sized(ctx, nrows, err) != 0)
         goto fail;
     mtype = table_type(t, 0);
     if (mtype < 0) {

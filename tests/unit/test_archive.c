@@ -1051,6 +1051,60 @@ static void test_hand_edited_files(void **state)
     tk_free(&vecadd);
 }
 
+/* Replace dataset `name` of `path` by a chunked copy of its rows whose extent
+ * claims `n` rows: the chunks past the copied rows are never written, so the
+ * file stays a few kilobytes. */
+static void claim_rows(const char *path, const char *name, hsize_t n)
+{
+    hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
+    hid_t d = H5Dopen2(f, name, H5P_DEFAULT);
+    hid_t type = H5Dget_type(d), space = H5Dget_space(d);
+    hsize_t rows = 0;
+    assert_true(H5Sget_simple_extent_dims(space, &rows, NULL) == 1 && rows > 0);
+    unsigned char *buf = malloc(rows * H5Tget_size(type));
+    assert_true(H5Dread(d, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) >= 0);
+    H5Sclose(space);
+    H5Dclose(d);
+    assert_true(H5Ldelete(f, name, H5P_DEFAULT) >= 0);
+    hsize_t chunk = 64, unlimited = H5S_UNLIMITED;
+    hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+    assert_true(H5Pset_chunk(dcpl, 1, &chunk) >= 0);
+    space = H5Screate_simple(1, &rows, &unlimited);
+    d = H5Dcreate2(f, name, type, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+    assert_true(d >= 0 && H5Dwrite(d, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) >= 0);
+    assert_true(H5Dset_extent(d, &n) >= 0);
+    free(buf);
+    H5Pclose(dcpl);
+    H5Sclose(space);
+    H5Tclose(type);
+    H5Dclose(d);
+    H5Fclose(f);
+}
+
+/* A table whose extent claims rows its file does not store (2^31 - 1 devices,
+ * sessions or plan rows in a file of kilobytes) is refused, saying so: it
+ * aborted every reader (tf_xcalloc of 2^31 x 704 bytes: exit 134). */
+static void test_claimed_rows_not_stored(void **state)
+{
+    (void)state;
+    struct test_kernel gemm, vecadd;
+    make_gemm(&gemm);
+    make_vecadd(&vecadd);
+    struct tf_archive *a = make_model(&gemm, &vecadd);
+    char path[512];
+    path_in_tmp(path, sizeof path, "claims.h5");
+    const char *tables[] = {"/devices", "/runs", "/kernels/gemm/problems",
+                            "/kernels/gemm/results"};
+    for (size_t i = 0; i < sizeof tables / sizeof *tables; i++) {
+        write_ok(a, path);
+        claim_rows(path, tables[i], (hsize_t)INT32_MAX);
+        read_fails(path, "rows but stores at most");
+    }
+    tf_archive_destroy(a);
+    tk_free(&gemm);
+    tk_free(&vecadd);
+}
+
 static void test_external_readers(void **state)
 {
     (void)state;
@@ -1966,6 +2020,7 @@ int main(void)
         cmocka_unit_test(test_write_through_link),
         cmocka_unit_test(test_invalid_model_keeps_old_file),
         cmocka_unit_test(test_hand_edited_files),
+        cmocka_unit_test(test_claimed_rows_not_stored),
         cmocka_unit_test(test_external_readers),
         cmocka_unit_test(test_merge),
         cmocka_unit_test(test_archive_ids),
