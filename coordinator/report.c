@@ -459,7 +459,7 @@ static double config_time(const struct tf_archive *a, const struct tf_archive_ke
         const struct tf_archive_row *row = &ak->rows[r];
         if (row->r.config != config || !in_group(a, row, problem, run, in))
             continue;
-        if (row->r.status != TF_STATUS_OK || !isfinite(row->r.time_median)) {
+        if (!tf_result_timed(&row->r)) {
             if (failed == NULL && row->r.status != TF_STATUS_OK)
                 failed = row;
             continue;
@@ -504,8 +504,7 @@ void tf_report_pick(const struct tf_archive *a, const struct tf_archive_kernel *
             continue;
         if (out->device == NULL)
             out->device = &a->devices[row->device];
-        if (row->r.status != TF_STATUS_OK || !isfinite(row->r.time_median) ||
-            (out->strict && row->r.phase == 1))
+        if (!tf_result_timed(&row->r) || (out->strict && row->r.phase == 1))
             continue;
         if (out->best == NULL || row->r.time_median < out->best->r.time_median)
             out->best = row;

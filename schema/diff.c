@@ -401,7 +401,7 @@ static size_t build_entries(const struct tf_archive_kernel *ak, const uint64_t *
                 x->status = r->status;
                 has_status = has_status || r->phase != 2;
             }
-            if (r->status != TF_STATUS_OK || !isfinite(r->time_median))
+            if (!tf_result_timed(r))
                 continue;
             if (strict ? r->phase == 2 : r->phase != 2) {
                 if (!x->timed || r->time_median < x->time) {

@@ -45,3 +45,8 @@ int tf_energy_status_from_name(const char *name)
             return s;
     return -1;
 }
+
+bool tf_result_timed(const struct tf_result *r)
+{
+    return r->status == TF_STATUS_OK && r->time_median > 0 && isfinite(r->time_median);
+}

@@ -74,4 +74,10 @@ struct tf_result {
 void tf_result_init(struct tf_result *r, uint32_t kernel, uint32_t problem, uint64_t config,
                     int status);
 
+/* True if `r` is ok with a time a best can be chosen by: a finite median above
+ * zero. Nothing tunefarm measures or imports has another (import refuses times
+ * <= 0); an edited or foreign archive may, and one such row must not become
+ * every best: a 0 s best made an 8x slower night "infx, within the noise". */
+bool tf_result_timed(const struct tf_result *r);
+
 #endif

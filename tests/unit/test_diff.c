@@ -25,6 +25,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../../coordinator/report.h"
 #include "../../schema/diff.h"
 #include "../../schema/result.h"
 #include "archive_fixture.h"
@@ -465,6 +466,52 @@ static void test_quiet_nights(void **state)
     tk_free(&gemm);
 }
 
+/* An ok row whose median is 0 or negative (nothing tunefarm measures or
+ * imports: an edited or foreign archive) is no time: it became the best of
+ * its night, and an 8x slower night read "infx, within the noise", exit 0.
+ * The best of diff and of query (tf_report_pick) ignore it. */
+static void test_times_not_positive(void **state)
+{
+    (void)state;
+    struct test_kernel gemm;
+    struct tf_error err = {0};
+    make_gemm(&gemm);
+    struct tf_archive *a = tf_archive_create();
+    struct tf_device h0 = make_device("host", "AMD EPYC", "", "vm");
+    tf_archive_add_device(a, &h0);
+    struct tf_archive_run r = make_run("nightly", 1000.0, 2000.0);
+    tf_archive_add_run(a, &r);
+    r = make_run("nightly", 3000.0, 4000.0);
+    tf_archive_add_run(a, &r);
+    struct tf_archive_kernel *ak = tf_archive_kernel_for(a, &gemm.k, &err);
+    tf_archive_problem_for(ak, &gemm.k, 0);
+    row(ak, 0, 0, 0, 3, TF_STATUS_OK, 0.010, 0.010, 0.001, 0);
+    row(ak, 1, 0, 0, 3, TF_STATUS_OK, 0.080, 0.080, 0.001, 0); /* 8x slower */
+    row(ak, 0, 0, 0, 5, TF_STATUS_OK, 0, 0, 0.001, 0);         /* 0 s then */
+    row(ak, 1, 0, 0, 5, TF_STATUS_OK, -0.5, -0.5, 0.001, 0);   /* negative now */
+    a = through_file(a);
+    struct tf_diff_options o;
+    tf_diff_defaults(&o);
+    struct tf_diff_summary sum;
+    int regressions;
+    char *text = report(a, 0, 1, &o, &sum, &regressions);
+    assert_int_equal(regressions, 1);
+    assert_has(text, "8.00x, SLOWER beyond the noise");
+    if (strstr(text, "0.0 ns") != NULL || strstr(text, "-500") != NULL)
+        fail_msg("a time <= 0 shown as a best:\n%s", text);
+    free(text);
+    char key[256];
+    tf_device_class_key(&a->devices[0], key, sizeof key);
+    for (int run = 0; run < 2; run++) {
+        struct tf_report_pick pick;
+        tf_report_pick(a, &a->kernels[0], 0, run, key, &pick);
+        assert_non_null(pick.best);
+        assert_int_equal(pick.best->r.config, 3);
+    }
+    tf_archive_destroy(a);
+    tk_free(&gemm);
+}
+
 /* Two phases: times from the strict re-measurements; a previous best that
  * only got screened now; an unfinished run. */
 static void test_two_phases_and_unfinished(void **state)
@@ -524,6 +571,7 @@ int main(void)
         cmocka_unit_test(test_single_valued_parameters_hidden),
         cmocka_unit_test(test_quiet_nights),
         cmocka_unit_test(test_two_phases_and_unfinished),
+        cmocka_unit_test(test_times_not_positive),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
