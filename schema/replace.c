@@ -20,16 +20,29 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-bool tf_replace_is_hdf5(const char *path)
+/* True when `path` begins with the `n` bytes of `signature`. */
+static bool begins_with(const char *path, const void *signature, size_t n)
 {
-    static const unsigned char signature[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
-    unsigned char head[8];
+    unsigned char head[16];
+    if (n > sizeof head)
+        return false;
     int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0)
         return false;
-    ssize_t n = read(fd, head, sizeof head);
+    ssize_t got = read(fd, head, n);
     close(fd);
-    return n == (ssize_t)sizeof head && memcmp(head, signature, sizeof head) == 0;
+    return got == (ssize_t)n && memcmp(head, signature, n) == 0;
+}
+
+bool tf_replace_is_hdf5(const char *path)
+{
+    static const unsigned char signature[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
+    return begins_with(path, signature, sizeof signature);
+}
+
+bool tf_replace_is_journal(const char *path)
+{
+    return begins_with(path, "TFJRNL", 6); /* every format: TFJRNL01, TFJRNL02 */
 }
 
 int tf_write_all(int fd, const void *buf, size_t n)
@@ -149,6 +162,17 @@ int tf_replace_plan(struct tf_replace *r, const char *path, enum tf_replace_kind
             tf_error_set(err, TF_ERR_IO,
                          "will not write over '%s': it is an HDF5 file (an archive?); name "
                          "another output file, or remove it first",
+                         path);
+            goto fail;
+        }
+        /* A journal holds results no archive has yet (a run going on, or
+         * killed): `diff -o A.h5.journal` replaced it with the report, the
+         * archive became unreadable ("not a tunefarm journal") and a live
+         * run's next records went to a file no longer there. */
+        if (kind == TF_REPLACE_TEXT && tf_replace_is_journal(target)) {
+            tf_error_set(err, TF_ERR_IO,
+                         "will not write over '%s': it is a tunefarm journal (results not "
+                         "yet in their archive); name another output file",
                          path);
             goto fail;
         }

@@ -20,7 +20,8 @@
 
 enum tf_replace_kind {
     TF_REPLACE_ARCHIVE, /* an HDF5 archive: the target must be a regular file (or none) */
-    TF_REPLACE_TEXT     /* a text output: devices and FIFOs in place; never over an HDF5 file */
+    TF_REPLACE_TEXT     /* a text output: devices and FIFOs in place; never over an HDF5
+                           file or a journal */
 };
 
 struct tf_replace {
@@ -62,5 +63,9 @@ bool tf_same_file(const char *a, const char *b);
 /* True when `path` begins with the HDF5 signature (at offset 0, the place
  * tunefarm's archives and h5py files have it). */
 bool tf_replace_is_hdf5(const char *path);
+
+/* True when `path` begins with a tunefarm journal's magic (TFJRNL01/02,
+ * coordinator/journal.c): a text output never overwrites it either. */
+bool tf_replace_is_journal(const char *path);
 
 #endif

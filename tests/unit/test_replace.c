@@ -171,6 +171,17 @@ static void test_refused(void **state)
     assert_string_equal(get(h5), "x");
     assert_false(tf_replace_is_hdf5(h5));
 
+    /* A tunefarm journal (results not in their archive yet): never
+     * overwritten by a text output (`diff -o A.h5.journal`). */
+    char journal[512];
+    path_in(journal, sizeof journal, "archive.h5.journal");
+    put(journal, "TFJRNL02records");
+    assert_true(tf_replace_is_journal(journal));
+    assert_int_equal(replace_with(journal, TF_REPLACE_TEXT, "x", &err), -1);
+    assert_non_null(strstr(err.message, "is a tunefarm journal"));
+    assert_string_equal(get(journal), "TFJRNL02records");
+    assert_int_equal(unlink(journal), 0);
+
     /* A device: text is written into it in place; an archive is refused. */
     struct tf_replace r;
     assert_int_equal(tf_replace_plan(&r, "/dev/null", TF_REPLACE_TEXT, &err), 0);
