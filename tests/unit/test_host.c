@@ -466,6 +466,14 @@ static void test_cache_trust(void **state)
     struct stat st;
     assert_int_equal(stat(so, &st), 0);
     assert_int_equal(st.st_mode & 022, 0);
+    /* another user's entry, however private: compiled again, and replaced by ours */
+    if (geteuid() == 0 && chown(so, 65534, 65534) == 0) {
+        tf_compile_wait(p, tf_compile_submit(p, &k, k.default_index), &c);
+        assert_int_equal(c.status, TF_STATUS_OK);
+        assert_int_equal(c.cached, 0);
+        assert_int_equal(stat(so, &st), 0);
+        assert_int_equal(st.st_uid, 0);
+    }
     /* a damaged entry (not the size its .meta says): compiled again */
     assert_int_equal(truncate(so, 100), 0);
     tf_compile_wait(p, tf_compile_submit(p, &k, k.default_index), &c);
