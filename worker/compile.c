@@ -262,6 +262,27 @@ static const char *environment_trouble(const char *log)
     return NULL;
 }
 
+/* The suffix of a failure that is the node's, not the variant's; a waiter
+ * reads it back from the failure note (mark_failure). */
+#define NODE_TROUBLE " (not cached: the node's trouble)"
+/* What of a message fits before that suffix, so that the suffix is whole. */
+#define NODE_ROOM ((int)(TF_MESSAGE_LEN - sizeof NODE_TROUBLE))
+
+/* True if `text` (our own error, or a line the compiler itself wrote) says
+ * the node's storage failed: a full disk or quota, a file size limit. */
+static bool storage_trouble(const char *text)
+{
+    return strstr(text, "No space left on device") != NULL ||
+           strstr(text, "Disk quota exceeded") != NULL || strstr(text, "File too large") != NULL;
+}
+
+/* True if `text` ends with `suffix`. */
+static bool ends_with(const char *text, const char *suffix)
+{
+    const size_t n = strlen(text), k = strlen(suffix);
+    return n >= k && strcmp(text + n - k, suffix) == 0;
+}
+
 /* True if the cache file `path` may be trusted (its lstat into *st): a plain
  * file (not a link) that only this user (or root) can write
  * (tf_cache_only_mine), in a folder only this user can write. A binary in the
@@ -378,6 +399,9 @@ static int mark_failure(const char *busy, struct tf_compiled *out)
     out->status = TF_STATUS_COMPILE_ERROR;
     out->binary_path[0] = '\0';
     tf_strlcpy(out->message, text + 7, sizeof out->message);
+    /* The owner's storage failed: so does ours (the same cache, or a node
+     * like it); the variant has had no try. */
+    out->storage_trouble = ends_with(out->message, NODE_TROUBLE) && storage_trouble(out->message);
     return 1;
 }
 
@@ -429,8 +453,15 @@ static enum claim claim_variant(const char *busy, const char *binary, const char
                     return CLAIM_UNMARKED;
                 break;
             }
-            if (mark_failure(busy, out))
-                return CLAIM_ANSWERED;
+            if (mark_failure(busy, out)) {
+                if (!out->storage_trouble)
+                    return CLAIM_ANSWERED;
+                /* Its owner's disk was full (a note of a tunefarm that kept
+                 * them): that says nothing of the variant, nor of our disk. */
+                out->storage_trouble = 0;
+                out->message[0] = '\0';
+                return CLAIM_UNMARKED;
+            }
             nanosleep(&pause, NULL);
             if ((pause.tv_nsec *= 2) > MARK_POLL_MAX_NS)
                 pause.tv_nsec = MARK_POLL_MAX_NS;
@@ -711,7 +742,16 @@ static int compile_variant(const struct variant *v, struct tf_compiled *out, int
     }
     if (rc != 0) {
         tf_compile_log_summary(err.message, out->message, sizeof out->message);
-        if (owned) { /* tell the ranks waiting for it, then let the note age out */
+        /* Our own error (writing the source to TMPDIR, say): its errno. */
+        if (storage_trouble(err.message)) {
+            out->storage_trouble = 1;
+            char said[TF_MESSAGE_LEN];
+            tf_strlcpy(said, out->message, sizeof said);
+            snprintf(out->message, sizeof out->message, "%.*s%s", NODE_ROOM, said, NODE_TROUBLE);
+        }
+        /* Tell the ranks waiting for it, then let the note age out; a full
+         * disk leaves none (released at fail:), as below. */
+        if (owned && !out->storage_trouble) {
             mark_unkeep(v->home);
             mark_fail(&mine, out->message);
             owned = 0;
@@ -756,6 +796,7 @@ static int compile_variant(const struct variant *v, struct tf_compiled *out, int
                 tf_error_set(&err, TF_ERR_IO, "cannot rename into '%s': %s", out->binary_path,
                              strerror(errno));
             snprintf(out->message, sizeof out->message, "compile cache: %.140s", err.message);
+            out->storage_trouble = storage_trouble(err.message);
             goto fail;
         }
         out->status = TF_STATUS_OK;
@@ -772,9 +813,16 @@ static int compile_variant(const struct variant *v, struct tf_compiled *out, int
         /* A full disk or quota, a file size limit: the node's trouble, which
          * passes. The variant fails this time (saying why), but no verdict
          * is kept: the next run compiles it again. */
-        snprintf(out->message, sizeof out->message, "%.*s (not cached: the node's trouble)",
-                 (int)strcspn(trouble, "\n") > 160 ? 160 : (int)strcspn(trouble, "\n"), trouble);
-        if (owned) {
+        const int len = (int)strcspn(trouble, "\n") > NODE_ROOM ? NODE_ROOM
+                                                                 : (int)strcspn(trouble, "\n");
+        snprintf(out->message, sizeof out->message, "%.*s%s", len, trouble, NODE_TROUBLE);
+        /* Only the compiler's own line counts (not the kernel's text). */
+        char line[TF_MESSAGE_LEN];
+        snprintf(line, sizeof line, "%.*s", len, trouble);
+        out->storage_trouble = storage_trouble(line);
+        /* A full disk leaves no note: a waiter (or the resumed run, within
+         * the note's 30 s) would take our disk's state for the variant's. */
+        if (owned && !out->storage_trouble) {
             mark_unkeep(v->home);
             mark_fail(&mine, out->message);
             owned = 0;
@@ -1137,12 +1185,16 @@ int tf_compile_reference(struct tf_compile_pool *p, const struct tf_kernel *k, c
     compile_variant(&v, &out, &ran);
     for (int i = 0; i < ndefines; i++)
         free(defines[i]);
+    if (out.status != TF_STATUS_OK && out.storage_trouble)
+        return tf_error_set(err, TF_ERR_IO, "reference of kernel '%s' cannot be compiled: %s",
+                            k->name, out.message);
     if (out.status != TF_STATUS_OK)
         return tf_error_at(err, TF_ERR_BACKEND, k->ref_source_path, 0, 0,
                            "reference of kernel '%s' does not compile: %s", k->name,
                            out.message);
     if (strlen(out.binary_path) >= cap)
-        return tf_error_set(err, TF_ERR_IO, "reference path too long: %s", out.binary_path);
+        return tf_error_set(err, TF_ERR_BACKEND, "reference path too long: %s",
+                            out.binary_path);
     tf_strlcpy(path, out.binary_path, cap);
     return 0;
 }

@@ -22,6 +22,10 @@ struct tf_compiled {
     int32_t warnings;             /* the compiler's warnings (ok only); -1 unknown */
     char first_warning[TF_WARNING_LEN]; /* the first of them, "" if none */
     char message[TF_MESSAGE_LEN]; /* first meaningful line of the compiler log if not ok */
+    /* Not ok because the node's storage failed (a full disk or quota, a file
+     * size limit: the cache's folder or TMPDIR), not because of the variant:
+     * it never had its try, so it must not be archived as a compile_error. */
+    int storage_trouble;
 };
 
 /* compiled: compiler runs; cached: cache hits (good or bad); failed: variants that
@@ -65,7 +69,9 @@ int tf_compile_wait_any(struct tf_compile_pool *p, const uint64_t *tickets, int 
 /* The same without blocking: the index of the first done one, or -1 if none is done yet. */
 int tf_compile_ready_any(struct tf_compile_pool *p, const uint64_t *tickets, int n);
 /* Compile (or find cached) `k`'s host C reference with tf_backend_host, synchronously,
- * and write the .so path into `path` (cap bytes). -1 + err if it does not compile. */
+ * and write the .so path into `path` (cap bytes). -1 + err if it does not compile;
+ * err->code is TF_ERR_IO only when the node's storage failed (a full disk or
+ * quota, a file size limit: tf_compiled.storage_trouble), not the reference. */
 int tf_compile_reference(struct tf_compile_pool *p, const struct tf_kernel *k, char *path,
                          size_t cap, struct tf_error *err);
 /* A snapshot of the pool's counters. */

@@ -142,6 +142,7 @@ struct worker {
     struct tf_space ***spaces;   /* [kernel][problem], created on first use */
     char **references;           /* per kernel: compiled reference path, or NULL */
     char **reference_errors;     /* per kernel: why the reference did not compile */
+    bool *reference_storage;     /* per kernel: that was the node's full disk */
     struct pending *queue;
     size_t head, len, cap;
     struct tf_result batch[RESULTS_BATCH];
@@ -596,10 +597,13 @@ static const char *worker_reference(struct worker *w, uint32_t kernel)
     if (w->references[kernel] == NULL && w->reference_errors[kernel] == NULL) {
         char path[PATH_MAX];
         struct tf_error err = {0};
-        if (tf_compile_reference(w->pool, w->job->kernels[kernel].kernel, path, sizeof path, &err))
-            w->reference_errors[kernel] = tf_xstrdup(err.message);
-        else
+        if (tf_compile_reference(w->pool, w->job->kernels[kernel].kernel, path, sizeof path,
+                                 &err) == 0) {
             w->references[kernel] = tf_xstrdup(path);
+        } else {
+            w->reference_errors[kernel] = tf_xstrdup(err.message);
+            w->reference_storage[kernel] = err.code == TF_ERR_IO; /* the node's full disk */
+        }
     }
     return w->references[kernel];
 }
@@ -737,6 +741,26 @@ static int worker_start(struct worker *w, struct pending p, const char *ref,
     struct tf_compiled bin;
     struct tf_result r;
     tf_compile_wait(w->pool, p.ticket, &bin); /* (done: at once) */
+    if (bin.status != TF_STATUS_OK && bin.storage_trouble) {
+        /* A full disk is the node's, not the variant's: archived as a
+         * compile_error it ended the run "finished" with every configuration
+         * failed and exit 0, and a rerun never measured them. Ending the run
+         * instead keeps it unfinished: the journal holds what was measured,
+         * and the same command resumes with this configuration. */
+        return tf_error_set(err, TF_ERR_IO,
+                            "cannot compile kernel '%s' (configuration %llu): %s. Nothing of it "
+                            "was recorded: free space (the compile cache '%s', TMPDIR) or raise "
+                            "the file size limit, then run the same command again to resume",
+                            w->job->kernels[p.kernel].kernel->name,
+                            (unsigned long long)p.config, bin.message, w->job->cache);
+    }
+    if (bin.status == TF_STATUS_OK && ref == NULL && w->reference_storage[p.kernel])
+        return tf_error_set(err, TF_ERR_IO,
+                            "%s. Nothing of kernel '%s' was recorded: free space (the compile "
+                            "cache '%s', TMPDIR) or raise the file size limit, then run the "
+                            "same command again to resume",
+                            w->reference_errors[p.kernel], w->job->kernels[p.kernel].kernel->name,
+                            w->job->cache);
     if (bin.status != TF_STATUS_OK) {
         tf_result_init(&r, p.kernel, p.problem, p.config, TF_STATUS_COMPILE_ERROR);
         tf_strlcpy(r.message, bin.message, sizeof r.message);
@@ -940,6 +964,7 @@ static void worker_destroy(struct worker *w)
     free(w->spaces);
     free(w->references);
     free(w->reference_errors);
+    free(w->reference_storage);
     free(w->queue);
     tf_job_destroy(w->job);
     tf_bundle_destroy(w->bundle);
@@ -1179,6 +1204,7 @@ int tf_worker_run(const char *exe, const struct tf_worker_node *node)
     w.spaces = tf_xcalloc((size_t)w.job->nkernels, sizeof *w.spaces);
     w.references = tf_xcalloc((size_t)w.job->nkernels, sizeof *w.references);
     w.reference_errors = tf_xcalloc((size_t)w.job->nkernels, sizeof *w.reference_errors);
+    w.reference_storage = tf_xcalloc((size_t)w.job->nkernels, sizeof *w.reference_storage);
     for (int i = 0; i < w.job->nkernels; i++)
         w.spaces[i] = tf_xcalloc((size_t)w.job->kernels[i].kernel->nproblems, sizeof **w.spaces);
     worker_compilers(compilers, sizeof compilers);

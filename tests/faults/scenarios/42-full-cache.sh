@@ -1,0 +1,55 @@
+# tests/faults/scenarios/42-full-cache.sh - a full disk under the compile
+# cache or TMPDIR (sourced by run.sh).
+#
+# The variants (and references) that cannot be compiled for want of space have
+# had no try: they must not be archived as compile_error (or launch_error,
+# "reference did not compile") in a run that then ends "finished" with exit 0,
+# which no rerun measures again. The run ends (exit 1) saying what to free,
+# stays unfinished, and the same command resumes it to the reference's rows.
+
+echo "-- a full disk under the compile cache or TMPDIR: the run stops, the same command resumes"
+mkdir -p fullc
+if mount -t tmpfs -o size=300k tmpfs fullc 2>/dev/null; then
+    dd if=/dev/zero of=fullc/filler bs=4k 2>/dev/null || true   # until ENOSPC
+    # resume_none NAME ARCHIVE: as run.sh's resume, where the run stopped
+    # before anything was measured (its first variant did not compile).
+    resume_none() {
+        if "$TF" run -n 1 "$JOB" -o "$2" >"$2.resume" 2>&1 &&
+           grep -q "resuming run 0 .*: 0 of [0-9]* configurations are in the archive" "$2.resume"; then
+            verdict "$1" "$2"
+        else
+            fail "$1: the resumed run failed" "$2.resume"
+        fi
+    }
+    # storage_rows ARCHIVE: how many rows blame the full disk.
+    storage_rows() { $PY -c "
+import h5py, sys
+n = sum(b'No space left' in r['message'] for g in h5py.File(sys.argv[1])['kernels'].values()
+        for r in g['results'][()])
+print(n)" "$1"; }
+    start cfull.h5 XDG_CACHE_HOME="$PWD/fullc/cache"
+    finish_rc
+    if [ "$RUN_RC" -eq 1 ] && contains cfull.h5.out "free space (the compile cache"; then
+        pass "compile cache on a full disk: exit 1, saying what to free"
+        check "  no row blames the full disk" test "$(storage_rows cfull.h5)" -eq 0
+        check "  the run is unfinished" sh -c "\"$TF\" status cfull.h5 | grep -q UNFINISHED"
+        resume_none "compile cache on a full disk, then resume with space" cfull.h5
+    else
+        echo "exit $RUN_RC" >>cfull.h5.out; fail "compile cache on a full disk: expected exit 1 naming what to free" cfull.h5.out
+    fi
+    # TMPDIR for the ranks only (mpirun itself needs it for its session).
+    tfull_rc=0
+    mpirun -np 2 --oversubscribe env XDG_CACHE_HOME="$PWD/tcache" TMPDIR="$PWD/fullc" \
+        "$TF" run "$JOB" -o tfull.h5 >tfull.h5.out 2>&1 || tfull_rc=$?
+    if [ "$tfull_rc" -ne 0 ] && contains tfull.h5.out "No space left on device" &&
+       contains tfull.h5.out "run the same command again to resume"; then
+        pass "TMPDIR on a full disk: the run stops, saying what to free"
+        check "  no row blames the full disk" test "$(storage_rows tfull.h5)" -eq 0
+        resume_none "TMPDIR on a full disk, then resume with space" tfull.h5
+    else
+        echo "exit $tfull_rc" >>tfull.h5.out; fail "TMPDIR on a full disk: expected the run to stop" tfull.h5.out
+    fi
+    umount fullc
+else
+    skip "full compile cache" "cannot mount a small tmpfs here (needs root with CAP_SYS_ADMIN)"
+fi
