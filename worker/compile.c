@@ -42,7 +42,9 @@
 #include <string.h>
 #include <strings.h>
 #include <time.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "../schema/bundle.h"
@@ -268,12 +270,45 @@ static const char *environment_trouble(const char *log)
 /* What of a message fits before that suffix, so that the suffix is whole. */
 #define NODE_ROOM ((int)(TF_MESSAGE_LEN - sizeof NODE_TROUBLE))
 
-/* True if `text` (our own error, or a line the compiler itself wrote) says
- * the node's storage failed: a full disk or quota, a file size limit. */
-static bool storage_trouble(const char *text)
+/* True if `text` names a storage failure: a full disk or quota, a file size
+ * limit. */
+static bool storage_words(const char *text)
 {
     return strstr(text, "No space left on device") != NULL ||
            strstr(text, "Disk quota exceeded") != NULL || strstr(text, "File too large") != NULL;
+}
+
+/* Free space (or a file size limit) below this is the node's trouble. No sane
+ * binary needs 64 MiB, and a variant that fills a larger disk by itself (a
+ * huge initialised array) has its space back once the compiler deletes its
+ * output: it fails alone, as a compile_error, instead of stopping every run
+ * that meets it (a kernel costs its own configuration and nothing else). */
+#define NODE_SPACE_MIN (UINT64_C(64) << 20)
+
+/* True if the filesystem holding `dir` has less than NODE_SPACE_MIN free. */
+static bool space_short(const char *dir)
+{
+    struct statvfs fs;
+    return dir != NULL && dir[0] != '\0' && statvfs(dir, &fs) == 0 &&
+           (uint64_t)fs.f_bavail * fs.f_frsize < NODE_SPACE_MIN;
+}
+
+/* True if `text` (our own error, or a line the compiler itself wrote) says
+ * the node's storage failed, so the variant has had no try: a full quota; a
+ * full disk where the compile cache `cache_dir` or TMPDIR (the host
+ * compiler's sources and temporaries) is still short of space; a file size
+ * limit under NODE_SPACE_MIN. */
+static bool storage_trouble(const char *text, const char *cache_dir)
+{
+    if (strstr(text, "Disk quota exceeded") != NULL)
+        return true;
+    if (strstr(text, "No space left on device") != NULL) {
+        const char *tmp = getenv("TMPDIR");
+        return space_short(cache_dir) || space_short(tmp != NULL && tmp[0] ? tmp : "/tmp");
+    }
+    struct rlimit fsize;
+    return strstr(text, "File too large") != NULL && getrlimit(RLIMIT_FSIZE, &fsize) == 0 &&
+           fsize.rlim_cur != RLIM_INFINITY && (uint64_t)fsize.rlim_cur < NODE_SPACE_MIN;
 }
 
 /* True if `text` ends with `suffix`. */
@@ -401,7 +436,7 @@ static int mark_failure(const char *busy, struct tf_compiled *out)
     tf_strlcpy(out->message, text + 7, sizeof out->message);
     /* The owner's storage failed: so does ours (the same cache, or a node
      * like it); the variant has had no try. */
-    out->storage_trouble = ends_with(out->message, NODE_TROUBLE) && storage_trouble(out->message);
+    out->storage_trouble = ends_with(out->message, NODE_TROUBLE) && storage_words(out->message);
     return 1;
 }
 
@@ -743,7 +778,7 @@ static int compile_variant(const struct variant *v, struct tf_compiled *out, int
     if (rc != 0) {
         tf_compile_log_summary(err.message, out->message, sizeof out->message);
         /* Our own error (writing the source to TMPDIR, say): its errno. */
-        if (storage_trouble(err.message)) {
+        if (storage_trouble(err.message, v->cache_dir)) {
             out->storage_trouble = 1;
             char said[TF_MESSAGE_LEN];
             tf_strlcpy(said, out->message, sizeof said);
@@ -796,7 +831,7 @@ static int compile_variant(const struct variant *v, struct tf_compiled *out, int
                 tf_error_set(&err, TF_ERR_IO, "cannot rename into '%s': %s", out->binary_path,
                              strerror(errno));
             snprintf(out->message, sizeof out->message, "compile cache: %.140s", err.message);
-            out->storage_trouble = storage_trouble(err.message);
+            out->storage_trouble = storage_trouble(err.message, v->cache_dir);
             goto fail;
         }
         out->status = TF_STATUS_OK;
@@ -819,7 +854,7 @@ static int compile_variant(const struct variant *v, struct tf_compiled *out, int
         /* Only the compiler's own line counts (not the kernel's text). */
         char line[TF_MESSAGE_LEN];
         snprintf(line, sizeof line, "%.*s", len, trouble);
-        out->storage_trouble = storage_trouble(line);
+        out->storage_trouble = storage_trouble(line, v->cache_dir);
         /* A full disk leaves no note: a waiter (or the resumed run, within
          * the note's 30 s) would take our disk's state for the variant's. */
         if (owned && !out->storage_trouble) {

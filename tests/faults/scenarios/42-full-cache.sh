@@ -50,6 +50,28 @@ print(n)" "$1"; }
         echo "exit $tfull_rc" >>tfull.h5.out; fail "TMPDIR on a full disk: expected the run to stop" tfull.h5.out
     fi
     umount fullc
+    # A variant that fills a roomy disk by itself (a 96 MiB initialised array,
+    # on 90 MiB free) is the variant's trouble: once the linker deletes its
+    # output the space is back, so it costs that configuration alone (a
+    # compile_error, not cached) and the run finishes; stopping would stop every
+    # run that meets it.
+    mount -t tmpfs -o size=90m tmpfs fullc
+    cp -R "$ROOT/tests/fixtures/compile_includes" "$TMP/big_variant"
+    sed -i "s#-Itests/fixtures/compile_includes/include#-I$TMP/big_variant/include#" \
+        "$TMP/big_variant/kernel.yaml"
+    printf '#if U == 4\n__attribute__((used)) static const char incl_big[96 << 20] = {1};\n#endif\n' \
+        >>"$TMP/big_variant/incl.c"
+    big_rc=0
+    XDG_CACHE_HOME="$PWD/fullc/cache" "$TF" run -q -n 1 "$TMP/big_variant/job.yaml" -o big.h5 \
+        >big.h5.out 2>&1 || big_rc=$?
+    "$TF" status big.h5 >>big.h5.out 2>&1 || true
+    if [ "$big_rc" -eq 0 ] && grep -q "measured (ok 2, compile_error 1)" big.h5.out &&
+       [ "$(storage_rows big.h5)" -eq 1 ]; then
+        pass "a variant that fills a roomy disk itself: its compile_error alone, the run finishes"
+    else
+        echo "exit $big_rc" >>big.h5.out; fail "a variant that fills a roomy disk itself: expected ok 2, compile_error 1, exit 0" big.h5.out
+    fi
+    umount fullc
 else
     skip "full compile cache" "cannot mount a small tmpfs here (needs root with CAP_SYS_ADMIN)"
 fi
