@@ -12,6 +12,7 @@
 #include <signal.h>
 #include <spawn.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <limits.h>
@@ -454,8 +455,27 @@ static bool under_launcher(void)
  * child and exit with the coordinator's code, which it leaves in a temporary
  * file: the ranks themselves then exit 0, so mpirun adds no abort banner to a
  * plain "bad job file" error. */
+/* The smallest file size limit (ulimit -f) self_launch starts mpirun under.
+ * Open MPI writes shared-memory segments of 4 MiB per rank and a PMIx store at
+ * start-up; under a smaller limit it does not fail but hangs after aborting
+ * (Open MPI 4.1: SIGTERM does not end it, and it outlives a killed parent).
+ * A tuning farm's archives and binaries need more than this anyway. */
+#define SELF_LAUNCH_FSIZE_MIN (UINT64_C(64) << 20)
+
 static int self_launch(const char *exe, int argc, char **argv, int workers)
 {
+    struct rlimit fsize;
+    if (getrlimit(RLIMIT_FSIZE, &fsize) == 0 && fsize.rlim_cur != RLIM_INFINITY &&
+        (uint64_t)fsize.rlim_cur < SELF_LAUNCH_FSIZE_MIN) {
+        fprintf(stderr,
+                "tunefarm: the file size limit (ulimit -f) is %llu KiB: under %llu MiB, Open "
+                "MPI's start-up files do not fit, and mpirun then hangs instead of failing. "
+                "Raise it (ulimit -f unlimited), or start tunefarm under your own launcher "
+                "(mpirun, srun)\n",
+                (unsigned long long)(fsize.rlim_cur / 1024),
+                (unsigned long long)(SELF_LAUNCH_FSIZE_MIN >> 20));
+        return TF_EXIT_FAILURE;
+    }
     if (workers <= 0) {
         struct tf_device devs[64];
         const char *backends[64];

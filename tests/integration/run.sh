@@ -377,6 +377,15 @@ check "merge under a file size limit too small for OUT: exit 1, OUT as it was" s
     [ \$rc -eq 1 ] && [ \"\$(cksum <limited.h5)\" = \"\$sum\" ] &&
     ! ls limited.h5.tmp.* limited.h5.journal 2>/dev/null && ! grep -q 'rows added' limited.out &&
     grep -q 'limit\|too large\|space' limited.err || { cat limited.out limited.err; exit 1; }"
+# Under a small file size limit Open MPI's mpirun hangs after aborting (its
+# start-up files do not fit), deaf to SIGTERM: `tunefarm run` refuses to
+# start it, at once, saying what to raise; nothing is written. (sh counts
+# ulimit -f in 512-byte blocks, bash in KiB.)
+check "run under ulimit -f 1000: refused at once (exit 1), naming the limit, nothing written" sh -c "
+    rc=0; (ulimit -f 1000; timeout -s KILL 30 \"$TF\" run -q -n 1 \"$FIX/ranked.yaml\" -o fsize.h5 \
+        >fsize.out 2>&1) || rc=\$?
+    [ \$rc -eq 1 ] && grep -q 'file size limit (ulimit -f) is [0-9]* KiB: under 64 MiB' fsize.out &&
+    [ ! -e fsize.h5 ] || { echo \"exit \$rc\"; cat fsize.out; exit 1; }"
 
 echo "-- a variant still compiling does not hold up the ones ready behind it"
 # slow_compile's V=0 takes gcc seconds, V=1..7 milliseconds; brute force queues
