@@ -49,9 +49,10 @@ const char tf_diff_usage[] =
     "                       only its summary line to stdout\n"
     "  -h, --help           this text\n"
     "\n"
-    "exit codes: 0 no regression; 1 a regression; 2 bad arguments, an\n"
-    "unreadable archive or journal, no two runs to compare, or a report that\n"
-    "cannot be written.\n";
+    "exit codes: 0 no regression; 1 a regression (even when the report cannot\n"
+    "be written: the regression is the answer); 2 bad arguments, an unreadable\n"
+    "archive or journal, no two runs to compare, or a report that cannot be\n"
+    "written.\n";
 
 /* "5%" -> 0.05, "0.05" -> 0.05; -1 if it is neither or not in [0, 10). */
 static double parse_tolerance(const char *s)
