@@ -49,10 +49,9 @@ const char tf_diff_usage[] =
     "                       only its summary line to stdout\n"
     "  -h, --help           this text\n"
     "\n"
-    "exit codes: 0 no regression; 1 a regression (even when the report cannot\n"
-    "be written: the regression is the answer); 2 bad arguments, an unreadable\n"
-    "archive or journal, no two runs to compare, or a report that cannot be\n"
-    "written.\n";
+    "exit codes: 0 no regression; 1 a regression (also when standard output\n"
+    "cannot be written); 2 bad arguments, an unreadable archive or journal, no\n"
+    "two runs to compare, or a report file (-o) that cannot be written.\n";
 
 /* "5%" -> 0.05, "0.05" -> 0.05; -1 if it is neither or not in [0, 10). */
 static double parse_tolerance(const char *s)
