@@ -102,6 +102,7 @@ struct tf_compile_pool {
     int nslots;         /* threads running */
     struct slot *slots;
     double deadline;    /* seconds one compile may take in a child */
+    uint64_t memory_limit; /* each compiler process's RLIMIT_DATA, 0: none */
     int starts;         /* compiler processes started */
     pthread_mutex_t mu;
     pthread_cond_t work, done;
@@ -923,6 +924,18 @@ static void compile_config(struct slot *s, const struct tf_kernel *k, int proble
         if (!changed || attempt == INCLUDES_MAX_ATTEMPTS)
             break; /* (the last one's message says the headers kept changing) */
     }
+    /* A compiler that ran out of memory under the pool's limit: say which
+     * limit, so that a kernel that needs more knows what to raise. */
+    const char *oom = out->message;
+    if (out->status == TF_STATUS_COMPILE_ERROR && p->memory_limit > 0 &&
+        (strstr(oom, "out of memory") != NULL || strstr(oom, "memory exhausted") != NULL ||
+         strstr(oom, "Cannot allocate memory") != NULL || strstr(oom, "bad_alloc") != NULL)) {
+        char said[TF_MESSAGE_LEN + 96]; /* the hint whole, the compiler's line cut */
+        snprintf(said, sizeof said, "%.*s (limit %llu MiB a compiler: TUNEFARM_COMPILE_MEMORY)",
+                 (int)(TF_MESSAGE_LEN - 72), out->message,
+                 (unsigned long long)(p->memory_limit >> 20));
+        tf_strlcpy(out->message, said, sizeof out->message);
+    }
     for (int i = 0; i < ndefines; i++)
         free(defines[i]);
 }
@@ -1004,6 +1017,10 @@ struct tf_compile_pool *tf_compile_pool_create(const char *exe, const struct tf_
     if (tf_mkdir_p(folder, err) != 0 || tf_cache_check_dir(cache_dir, err) != 0 ||
         tf_cache_check_dir(folder, err) != 0)
         return NULL;
+    /* Each compiler process's memory (compiler.h says why). */
+    uint64_t memory_limit = 0;
+    if (exe != NULL && tf_compiler_memory_limit(nprocs, &memory_limit, err) != 0)
+        return NULL;
 
     struct tf_compile_pool *p = tf_xcalloc(1, sizeof *p);
     p->be = be;
@@ -1011,6 +1028,7 @@ struct tf_compile_pool *tf_compile_pool_create(const char *exe, const struct tf_
     p->arch = tf_xstrdup(arch ? arch : "");
     p->cache_dir = tf_xstrdup(cache_dir);
     p->deadline = TF_COMPILER_DEADLINE;
+    p->memory_limit = memory_limit;
     p->next_ticket = 1;
     pthread_mutex_init(&p->mu, NULL);
     pthread_cond_init(&p->work, NULL);
@@ -1022,6 +1040,8 @@ struct tf_compile_pool *tf_compile_pool_create(const char *exe, const struct tf_
         s->pool = p;
         s->pid = -1;
         s->compiler = exe ? tf_compiler_create(exe, be->name) : NULL;
+        if (s->compiler != NULL)
+            tf_compiler_set_memory_limit(s->compiler, memory_limit);
         int rc = pthread_create(&s->thread, NULL, compile_thread, s);
         if (rc != 0) {
             tf_compiler_destroy(s->compiler);

@@ -33,6 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -123,6 +124,7 @@ struct tf_compiler {
     pid_t pid; /* -1: no child */
     int fd;
     int starts;
+    uint64_t memory_limit; /* RLIMIT_DATA of the children, 0: none */
     struct tf_buf buf;
 };
 
@@ -171,6 +173,38 @@ static void stop_child(struct tf_compiler *c, double grace, char *msg, size_t ca
             snprintf(msg, cap, "compiler process vanished");
     }
     c->pid = -1;
+}
+
+void tf_compiler_set_memory_limit(struct tf_compiler *c, uint64_t bytes)
+{
+    c->memory_limit = bytes;
+}
+
+int tf_compiler_memory_limit(int nprocs, uint64_t *bytes, struct tf_error *err)
+{
+    const char *env = getenv("TUNEFARM_COMPILE_MEMORY");
+    *bytes = 0;
+    if (env != NULL && env[0] != '\0') {
+        char *end = NULL;
+        errno = 0;
+        const unsigned long long mib = strtoull(env, &end, 10);
+        if (errno != 0 || end == env || *end != '\0' || env[0] == '-' ||
+            mib > (UINT64_MAX >> 20))
+            return tf_error_set(err, TF_ERR_SCHEMA,
+                                "TUNEFARM_COMPILE_MEMORY='%.40s': not a size in MiB (0: no limit)",
+                                env);
+        *bytes = (uint64_t)mib << 20;
+        return 0;
+    }
+    /* Half the node for all of the pool's compilers together: the other
+     * half stays with the runner (its buffers, its reference), the
+     * coordinator and the system, whatever the kernel's source does. */
+    const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    uint64_t share = 0;
+    if (pages > 0 && page > 0)
+        share = (uint64_t)pages * (uint64_t)page / 2 / (uint64_t)(nprocs > 0 ? nprocs : 1);
+    *bytes = share > TF_COMPILER_MEMORY_MIN ? share : TF_COMPILER_MEMORY_MIN;
+    return 0;
 }
 
 void tf_compiler_destroy(struct tf_compiler *c)
@@ -222,7 +256,9 @@ int tf_compiler_start(struct tf_compiler *c, struct tf_error *err)
      * child would never see EOF when the parent closes its end. */
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
         return tf_error_set(err, TF_ERR_SYSTEM, "socketpair: %s", strerror(errno));
-    char *argv[] = {c->exe, "__compiler", c->backend, NULL};
+    char limit[32];
+    snprintf(limit, sizeof limit, "%llu", (unsigned long long)c->memory_limit);
+    char *argv[] = {c->exe, "__compiler", c->backend, c->memory_limit > 0 ? limit : NULL, NULL};
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_adddup2(&fa, sv[1], 0);
     posix_spawn_file_actions_adddup2(&fa, sv[1], 1);
@@ -434,6 +470,27 @@ int tf_compiler_main(int argc, char **argv)
     if (be == NULL) {
         fprintf(stderr, "tunefarm compiler: no backend named '%s' in this build\n", argv[2]);
         return 2;
+    }
+    /* The pool's memory limit (tf_compiler_set_memory_limit), before any
+     * compiler runs: RLIMIT_DATA counts the heap and private anonymous
+     * mappings (Linux >= 4.7), not the libraries mapped from files, so NVRTC's
+     * and the compilers' code costs nothing of it. cc, cc1, as and ld inherit it. */
+    if (argc > 3) {
+        char *end = NULL;
+        errno = 0;
+        const unsigned long long bytes = strtoull(argv[3], &end, 10);
+        struct rlimit lim;
+        if (errno != 0 || end == argv[3] || *end != '\0' || getrlimit(RLIMIT_DATA, &lim) != 0) {
+            fprintf(stderr, "tunefarm compiler: bad memory limit '%s'\n", argv[3]);
+            return 2;
+        }
+        /* never above the hard limit we were given (that would fail) */
+        if (lim.rlim_max == RLIM_INFINITY || bytes < (unsigned long long)lim.rlim_max)
+            lim.rlim_cur = (rlim_t)bytes;
+        else
+            lim.rlim_cur = lim.rlim_max;
+        if (setrlimit(RLIMIT_DATA, &lim) != 0)
+            fprintf(stderr, "tunefarm compiler: cannot limit its memory: %s\n", strerror(errno));
     }
     /* Before NVRTC first opens the driver (nocuda.c says why); argv[0] is the
      * executable the pool started. Without the library NVRTC still finds no

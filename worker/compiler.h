@@ -7,6 +7,7 @@
 #ifndef TF_COMPILER_H
 #define TF_COMPILER_H
 
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "../schema/error.h"
@@ -19,6 +20,20 @@ struct tf_compiler;
 
 /* A handle on a not yet started child `exe __compiler backend` (both copied). */
 struct tf_compiler *tf_compiler_create(const char *exe, const char *backend);
+/* The data size (RLIMIT_DATA, bytes) the children started from now on get,
+ * 0 for none (the default). The child sets it on itself before it compiles,
+ * and the compilers it spawns (the host backend's cc, cc1, as, ld) inherit it:
+ * a kernel whose source makes the compiler allocate without end (#include
+ * "/dev/zero", a macro bomb) fails alone, with the compiler's "out of memory",
+ * instead of taking the node's memory from the runner, the other compilers
+ * and the coordinator until the OOM killer picks someone. */
+void tf_compiler_set_memory_limit(struct tf_compiler *c, uint64_t bytes);
+/* The limit a pool of `nprocs` compiler processes gives each: the
+ * TUNEFARM_COMPILE_MEMORY environment variable (MiB; 0: none) if it is set,
+ * else half of the node's memory shared among them, at least
+ * TF_COMPILER_MEMORY_MIN. 0, or -1 + err when the variable is not a number. */
+#define TF_COMPILER_MEMORY_MIN (UINT64_C(2) << 30)
+int tf_compiler_memory_limit(int nprocs, uint64_t *bytes, struct tf_error *err);
 /* Close the child's channel, let it exit (SIGKILL its process group if it
  * lingers), reap it and free; accepts NULL. */
 void tf_compiler_destroy(struct tf_compiler *c);
@@ -53,7 +68,8 @@ int tf_compiler_starts(const struct tf_compiler *c);
  * returns the exit status. tf_compiler_main calls it; tests may pass their own
  * backend table. */
 int tf_compiler_serve(const struct tf_backend *be);
-/* The hidden subcommand: argv = {exe, "__compiler", BACKEND}; returns the exit status. */
+/* The hidden subcommand: argv = {exe, "__compiler", BACKEND [, DATA_LIMIT_BYTES]};
+ * returns the exit status. */
 int tf_compiler_main(int argc, char **argv);
 
 #endif

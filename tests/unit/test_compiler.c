@@ -540,6 +540,40 @@ static void test_broken_variant(void **state)
     tf_compile_pool_destroy(p);
 }
 
+/* Review C: a kernel whose source makes the compiler allocate without end
+ * (#include "/dev/zero": cc1 reads it into memory until none is left) must
+ * cost its own configuration only. Each compiler process gets the pool's
+ * memory limit (RLIMIT_DATA, inherited by cc1): the variant fails at once
+ * with the compiler's "out of memory" and the limit named, is cached as
+ * known-bad (it says something about the variant), and the next variant
+ * compiles in the same child. Without the limit cc1 grew until the OOM
+ * killer took it (or whoever else was largest on the node), and the variant
+ * was retried, never cached, by every run. A value that is not a size is
+ * refused when the pool is made. */
+static void test_memory_bomb_fails_alone(void **state)
+{
+    struct fixture *f = *state;
+    struct tf_error err = {0};
+    setenv("TUNEFARM_COMPILE_MEMORY", "256", 1);
+    struct tf_compile_pool *p = pool(f, &tf_backend_host, 1);
+    struct tf_compiled c;
+    const double t0 = now();
+    compile_source(p, f, "#include \"/dev/zero\"\nvoid gemm(void **args) { (void)args; }\n", &c);
+    assert_int_equal(c.status, TF_STATUS_COMPILE_ERROR);
+    assert_true(now() - t0 < 60.0);
+    if (strstr(c.message, "out of memory") == NULL || strstr(c.message, "limit 256 MiB") == NULL)
+        fail_msg("unexpected message: %s", c.message);
+    assert_int_equal(count_files(f->cache, "err"), 1);
+    compile_source(p, f, NULL, &c);
+    assert_int_equal(c.status, TF_STATUS_OK);
+    assert_int_equal(tf_compile_pool_starts(p), 1);
+    tf_compile_pool_destroy(p);
+    setenv("TUNEFARM_COMPILE_MEMORY", "lots", 1);
+    assert_null(tf_compile_pool_create(SELF, &tf_backend_host, "test", f->cache, 1, &err));
+    assert_non_null(strstr(err.message, "TUNEFARM_COMPILE_MEMORY='lots'"));
+    unsetenv("TUNEFARM_COMPILE_MEMORY");
+}
+
 static void test_crash_restarts_child(void **state)
 {
     struct fixture *f = *state;
@@ -1461,6 +1495,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_cpu_share),
         cmocka_unit_test(test_node_pools),
         cmocka_unit_test_setup_teardown(test_broken_variant, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_memory_bomb_fails_alone, setup, teardown),
         cmocka_unit_test_setup_teardown(test_crash_restarts_child, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sigkill_mid_compile, setup, teardown),
         cmocka_unit_test_setup_teardown(test_timeout_kills_child_and_tools, setup, teardown),
