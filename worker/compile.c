@@ -244,9 +244,13 @@ static int slot_compile(struct slot *s, const struct tf_compile_input *in,
  * where the same words may be the kernel's text. */
 static const char *environment_trouble(const char *log)
 {
+    /* "out of memory" too: under the pool's memory limit (compiler.h) a
+     * compile that needs more fails that way, and the limit is not in the
+     * cache key, so a verdict kept would outlive a raised limit. */
     static const char *const signs[] = {"No space left on device", "Disk quota exceeded",
                                         "File too large", "Cannot allocate memory",
-                                        "virtual memory exhausted", "Too many open files",
+                                        "virtual memory exhausted", "out of memory",
+                                        "std::bad_alloc", "Too many open files",
                                         "Resource temporarily unavailable",
                                         "signal terminated program"};
     for (const char *line = log; line != NULL && *line != '\0';) {
@@ -930,9 +934,18 @@ static void compile_config(struct slot *s, const struct tf_kernel *k, int proble
     if (out->status == TF_STATUS_COMPILE_ERROR && p->memory_limit > 0 &&
         (strstr(oom, "out of memory") != NULL || strstr(oom, "memory exhausted") != NULL ||
          strstr(oom, "Cannot allocate memory") != NULL || strstr(oom, "bad_alloc") != NULL)) {
-        char said[TF_MESSAGE_LEN + 96]; /* the hint whole, the compiler's line cut */
-        snprintf(said, sizeof said, "%.*s (limit %llu MiB a compiler: TUNEFARM_COMPILE_MEMORY)",
-                 (int)(TF_MESSAGE_LEN - 72), out->message,
+        /* The compiler's line (cut), then the hint whole, in place of the
+         * generic "the node's trouble" (it was not kept either way). */
+        static const char hint[] = " (not cached: over the limit of %llu MiB a compiler, "
+                                   "TUNEFARM_COMPILE_MEMORY)";
+        int keep = (int)strlen(out->message);
+        if (ends_with(out->message, NODE_TROUBLE))
+            keep -= (int)strlen(NODE_TROUBLE);
+        if (keep > (int)(TF_MESSAGE_LEN - sizeof hint - 8))
+            keep = (int)(TF_MESSAGE_LEN - sizeof hint - 8);
+        char said[TF_MESSAGE_LEN + 32];
+        snprintf(said, sizeof said, "%.*s", keep, out->message);
+        snprintf(said + strlen(said), sizeof said - strlen(said), hint,
                  (unsigned long long)(p->memory_limit >> 20));
         tf_strlcpy(out->message, said, sizeof out->message);
     }
