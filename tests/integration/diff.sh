@@ -23,7 +23,8 @@ echo "-- diff: command line"
 check "diff --help" "$TF" diff --help
 check "help diff names the noise rule and the exit codes" sh -c \
     "\"$TF\" help diff | grep -qF 'max(3 x sqrt(s_A^2 + s_B^2), tolerance)' &&
-     \"$TF\" help diff | grep -q '0 no regression; 1 a regression; 2 bad arguments'"
+     \"$TF\" help diff | grep -q '0 no regression; 1 a regression (also when standard output' &&
+     \"$TF\" help diff | grep -q 'cannot be written); 2 bad arguments'"
 expect_fail "diff without an archive exits 2" 2 "$TF" diff
 expect_fail "diff of a missing archive exits 2" 2 "$TF" diff none.h5
 check "  saying why" contains "$TMP/last" "none.h5"
