@@ -217,7 +217,7 @@ static const char *const host_flags_after[] = {"-lm"};
 
 static pthread_once_t ident_once = PTHREAD_ONCE_INIT;
 static char ident_version[96];  /* first line of `$CC --version` */
-static char ident_id[PATH_MAX + 384];     /* path | version | cpu | features | flags */
+static char ident_id[PATH_MAX + 512];     /* path | version | cpu | features | flags */
 static char ident_cpu[128];
 
 static void read_cpuinfo_model(char *out, size_t cap)

@@ -30,6 +30,7 @@
 #include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -180,8 +181,24 @@ void tf_compiler_set_memory_limit(struct tf_compiler *c, uint64_t bytes)
     c->memory_limit = bytes;
 }
 
+/* AddressSanitizer maps terabytes of shadow memory privately, which
+ * RLIMIT_DATA counts: a sanitized compiler child could not start under any
+ * limit ("Failed to mmap"). Such builds (`make sanitize`) run without one. */
+#if defined(__SANITIZE_ADDRESS__)
+#define COMPILER_UNDER_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define COMPILER_UNDER_ASAN 1
+#endif
+#endif
+
 int tf_compiler_memory_limit(int nprocs, uint64_t *bytes, struct tf_error *err)
 {
+#ifdef COMPILER_UNDER_ASAN
+    const bool limited = false;
+#else
+    const bool limited = true;
+#endif
     const char *env = getenv("TUNEFARM_COMPILE_MEMORY");
     *bytes = 0;
     if (env != NULL && env[0] != '\0') {
@@ -193,9 +210,11 @@ int tf_compiler_memory_limit(int nprocs, uint64_t *bytes, struct tf_error *err)
             return tf_error_set(err, TF_ERR_SCHEMA,
                                 "TUNEFARM_COMPILE_MEMORY='%.40s': not a size in MiB (0: no limit)",
                                 env);
-        *bytes = (uint64_t)mib << 20;
+        *bytes = limited ? (uint64_t)mib << 20 : 0;
         return 0;
     }
+    if (!limited)
+        return 0;
     /* Half the node for all of the pool's compilers together: the other
      * half stays with the runner (its buffers, its reference), the
      * coordinator and the system, whatever the kernel's source does. */

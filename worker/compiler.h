@@ -31,7 +31,9 @@ void tf_compiler_set_memory_limit(struct tf_compiler *c, uint64_t bytes);
 /* The limit a pool of `nprocs` compiler processes gives each: the
  * TUNEFARM_COMPILE_MEMORY environment variable (MiB; 0: none) if it is set,
  * else half of the node's memory shared among them, at least
- * TF_COMPILER_MEMORY_MIN. 0, or -1 + err when the variable is not a number. */
+ * TF_COMPILER_MEMORY_MIN; none (0) in an AddressSanitizer build, whose
+ * shadow memory the limit would count. 0, or -1 + err when the variable is
+ * not a number. */
 #define TF_COMPILER_MEMORY_MIN (UINT64_C(2) << 30)
 int tf_compiler_memory_limit(int nprocs, uint64_t *bytes, struct tf_error *err);
 /* Close the child's channel, let it exit (SIGKILL its process group if it
