@@ -23,7 +23,8 @@
 #include "journal.h"
 
 const char tf_diff_usage[] =
-    "usage: tunefarm diff ARCHIVE [--run A] [--run B] [--tolerance F] [-o REPORT]\n"
+    "usage: tunefarm diff ARCHIVE [--run A] [--run B | --slurm-job ID] [--tolerance F]\n"
+    "                     [-o REPORT]\n"
     "\n"
     "Compare two runs of an archive, per kernel, problem and device class: the\n"
     "best configuration then and now (time, ratio), the previous best's time\n"
@@ -43,6 +44,10 @@ const char tf_diff_usage[] =
     "  -r, --run N          once: run B (compared with the run of its job before\n"
     "                       it); twice: run A, then run B. Default: the run that\n"
     "                       started last, and the run of the same job before it\n"
+    "  -s, --slurm-job ID   run B is the run Slurm job ID measured (started or\n"
+    "                       resumed), if it finished; else nothing is compared\n"
+    "                       (exit 2); a --run beside it names run A. What\n"
+    "                       slurm/diff.sbatch compares after a night's job\n"
     "  -t, --tolerance F    the smallest relative change that counts, as a\n"
     "                       fraction or a percentage (0.05 or 5%; default 2%)\n"
     "  -o, --output REPORT  write the report to REPORT (whole or not at all) and\n"
@@ -51,7 +56,8 @@ const char tf_diff_usage[] =
     "\n"
     "exit codes: 0 no regression; 1 a regression (also when standard output\n"
     "cannot be written); 2 bad arguments, an unreadable archive or journal, no\n"
-    "two runs to compare, or a report file (-o) that cannot be written.\n";
+    "two runs to compare (--slurm-job: no finished run of that job), or a report\n"
+    "file (-o) that cannot be written.\n";
 
 /* "5%" -> 0.05, "0.05" -> 0.05; -1 if it is neither or not in [0, 10). */
 static double parse_tolerance(const char *s)
@@ -99,6 +105,7 @@ static int write_report(const char *path, const char *text, size_t len)
 int tf_diff_command(int argc, char **argv)
 {
     static const struct option longopts[] = {{"run", required_argument, NULL, 'r'},
+                                             {"slurm-job", required_argument, NULL, 's'},
                                              {"tolerance", required_argument, NULL, 't'},
                                              {"output", required_argument, NULL, 'o'},
                                              {"help", no_argument, NULL, 'h'},
@@ -106,9 +113,9 @@ int tf_diff_command(int argc, char **argv)
     struct tf_diff_options opt;
     tf_diff_defaults(&opt);
     int runs[2] = {-1, -1}, nruns = 0, c;
-    const char *report = NULL;
+    const char *report = NULL, *slurm_job = NULL;
     optind = 2;
-    while ((c = getopt_long(argc, argv, "r:t:o:h", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "r:s:t:o:h", longopts, NULL)) != -1) {
         switch (c) {
         case 'r': {
             char *end;
@@ -121,6 +128,15 @@ int tf_diff_command(int argc, char **argv)
             runs[nruns++] = (int)v;
             break;
         }
+        case 's':
+            if (optarg[0] == '\0' || strlen(optarg) >= 32 || strspn(optarg, "0123456789_+") !=
+                strlen(optarg)) {
+                fprintf(stderr, "tunefarm diff: --slurm-job wants a Slurm job id (digits, "
+                                "as in SLURM_JOB_ID); got '%.40s'\n", optarg);
+                return TF_EXIT_USAGE;
+            }
+            slurm_job = optarg;
+            break;
         case 't':
             opt.tolerance = parse_tolerance(optarg);
             if (opt.tolerance < 0) {
@@ -140,6 +156,11 @@ int tf_diff_command(int argc, char **argv)
             return TF_EXIT_USAGE;
         }
     }
+    if (slurm_job != NULL && nruns == 2) {
+        fprintf(stderr, "tunefarm diff: --slurm-job names run B: give --run once (run A) "
+                        "with it, not twice\n");
+        return TF_EXIT_USAGE;
+    }
     if (optind != argc - 1) {
         fprintf(stderr, "tunefarm diff: expected one archive, got %d arguments\n\n%s",
                 argc - optind, tf_diff_usage);
@@ -154,7 +175,12 @@ int tf_diff_command(int argc, char **argv)
         return TF_EXIT_USAGE;
     }
     int ra = nruns == 2 ? runs[0] : -1, rb = nruns == 2 ? runs[1] : nruns == 1 ? runs[0] : -1;
-    if (tf_diff_pick_runs(a, &ra, &rb, &err) != 0) {
+    if (slurm_job != NULL) {
+        ra = nruns == 1 ? runs[0] : -1;
+        rb = -1;
+    }
+    if ((slurm_job != NULL && tf_diff_run_of_slurm_job(a, slurm_job, &rb, &err) != 0) ||
+        tf_diff_pick_runs(a, &ra, &rb, &err) != 0) {
         fprintf(stderr, "tunefarm diff: %s: %s\n", path, err.message);
         tf_archive_destroy(a);
         return TF_EXIT_USAGE;

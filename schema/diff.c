@@ -99,6 +99,29 @@ int tf_diff_pick_runs(const struct tf_archive *a, int *run_a, int *run_b, struct
     return 0;
 }
 
+int tf_diff_run_of_slurm_job(const struct tf_archive *a, const char *job_id, int *run,
+                             struct tf_error *err)
+{
+    int found = -1;
+    for (int r = 0; r < a->nruns; r++) {
+        bool named = strcmp(a->runs[r].slurm_job_id, job_id) == 0;
+        for (int s = 0; s < a->nsessions && !named; s++)
+            named = a->sessions[s].run == (uint32_t)r &&
+                    strcmp(a->sessions[s].slurm_job_id, job_id) == 0;
+        if (named && (found < 0 || started_before(a, found, r)))
+            found = r;
+    }
+    if (found < 0)
+        return tf_error_set(err, TF_ERR_SCHEMA, "Slurm job %s measured no run in this archive "
+                            "(`tunefarm status` lists each run's jobs)", job_id);
+    if (a->runs[found].end <= 0)
+        return tf_error_set(err, TF_ERR_SCHEMA, "run %d, which Slurm job %s measured, did not "
+                            "finish (killed, cut short or still running): nothing to compare "
+                            "until it is resumed to its end", found, job_id);
+    *run = found;
+    return 0;
+}
+
 /* ---------------------------------------------------------------- small formatting */
 
 static void seconds_text(double s, char *out, size_t cap)

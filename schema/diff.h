@@ -80,6 +80,14 @@ int tf_diff_beyond_noise(double ta, double sa, double tb, double sb,
  * is missing: an archive without runs, a run out of range, no earlier run of
  * B's job). */
 int tf_diff_pick_runs(const struct tf_archive *a, int *run_a, int *run_b, struct tf_error *err);
+/* The run that Slurm job `job_id` measured (its run row or one of its
+ * sessions names the job), the one that started last if several did, into
+ * *run when it finished. -1 + err when no run names the job, or when its run
+ * did not finish (killed, still running, or cut short and not resumed): a
+ * nightly diff must then compare nothing rather than yesterday's pair or a
+ * half-measured night. */
+int tf_diff_run_of_slurm_job(const struct tf_archive *a, const char *job_id, int *run,
+                             struct tf_error *err);
 /* Write the comparison of run `ra` with run `rb` of `a` to `out`, and its
  * counts into `sum`. Returns the number of groups with a regression. */
 int tf_diff_report(const struct tf_archive *a, int ra, int rb, const struct tf_diff_options *o,

@@ -52,6 +52,15 @@ check "  every configuration in both, no status changed" sh -c \
 expect_fail "--run 7: no such run (exit 2)" 2 "$TF" diff --run 7 nightly.h5
 check "  saying how many there are" contains "$TMP/last" "run 7 does not exist: the archive has 2 runs"
 expect_fail "--run 1 --run 1: a run with itself (exit 2)" 2 "$TF" diff --run 1 --run 1 nightly.h5
+# --slurm-job (slurm/diff.sbatch's choice; tests/slurm/run.sh runs it under
+# Slurm): these nights ran outside Slurm, so no run is any job's.
+expect_fail "--slurm-job 5: no run of that job (exit 2)" 2 "$TF" diff --slurm-job 5 nightly.h5
+check "  saying so" contains "$TMP/last" "Slurm job 5 measured no run in this archive"
+expect_fail "--slurm-job '' (an unset variable) exits 2" 2 "$TF" diff --slurm-job '' nightly.h5
+check "  saying what it wants" contains "$TMP/last" "--slurm-job wants a Slurm job id"
+expect_fail "--slurm-job with two --run exits 2" 2 \
+    "$TF" diff --slurm-job 5 --run 0 --run 1 nightly.h5
+check "  saying that it names run B" contains "$TMP/last" "--slurm-job names run B"
 
 echo "-- query over repeated runs"
 check "query counts each configuration once over both nights (8/8, not 16/16)" sh -c \

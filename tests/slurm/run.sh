@@ -55,9 +55,9 @@ echo "not an archive" >unreadable.h5
 expect_fail "diff.sbatch after a tuning job, on an unreadable archive: exit 2" 2 \
     bash "$SL/diff.sbatch" unreadable.h5 4242
 check "  its report says the archive cannot be read, and why" sh -c \
-    "grep -q 'the archive cannot be read' unreadable.diff-latest.txt &&
+    "grep -q 'nothing compared (exit 2)' unreadable.diff-latest.txt &&
      grep -q 'not an HDF5 file' unreadable.diff-latest.txt &&
-     ! grep -q 'did not finish a run' unreadable.diff-latest.txt"
+     ! grep -q 'did not finish\\|measured no run' unreadable.diff-latest.txt"
 
 echo "-- a two-node Slurm cluster on localhost"
 trap '"$CLUSTER" stop "$TMP/slurm" >/dev/null 2>&1; rm -rf "$TMP"' EXIT
@@ -307,7 +307,9 @@ for i in 1 2 3 4; do
             grep -q 'kernel drift source' n/n.diff-latest.txt && grep -q 'Exit 1: a regression' n/n.diff-latest.txt" ;;
     4) check "  the diff job FAILS with exit 2: the night has no run to compare" diff_exit "$dj" 2
        check "  its report names the tuning job, and the latest link is it" sh -c \
-           "grep -q 'nothing compared: tuning job $tj (JobState=FAILED) did not finish a run' n/n.diff-latest.txt &&
+           "grep -q 'nothing compared (exit 2)' n/n.diff-latest.txt &&
+            grep -Eq 'Slurm job $tj (measured no run|measured, did not finish)' n/n.diff-latest.txt &&
+            grep -q 'tuning job $tj: JobState=FAILED' n/n.diff-latest.txt &&
             ! grep -q 'no regression' n/n.diff-latest.txt" ;;
     esac
 done

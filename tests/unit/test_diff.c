@@ -197,6 +197,56 @@ static void test_pick_runs(void **state)
     tf_archive_destroy(a);
 }
 
+/* The run of a Slurm job (what slurm/diff.sbatch compares after a night):
+ * named by its run row or by a session that resumed it, the last started if
+ * two name it, and refused when that run did not finish. */
+static void test_run_of_slurm_job(void **state)
+{
+    (void)state;
+    struct tf_error err = {0};
+    struct tf_archive *a = tf_archive_create();
+    struct tf_archive_run r = make_run("nightly", 1000.0, 2000.0);
+    tf_strlcpy(r.slurm_job_id, "100", sizeof r.slurm_job_id);
+    tf_archive_add_run(a, &r);                                 /* 0: job 100, finished */
+    r = make_run("nightly", 3000.0, 0.0);
+    tf_strlcpy(r.slurm_job_id, "101", sizeof r.slurm_job_id);
+    tf_archive_add_run(a, &r);                                 /* 1: job 101, killed */
+    r = make_run("nightly", 5000.0, 9000.0);
+    tf_strlcpy(r.slurm_job_id, "102", sizeof r.slurm_job_id);
+    tf_archive_add_run(a, &r);                                 /* 2: job 102 ... */
+    struct tf_archive_session s = {.run = 2, .start = 5000.0, .end = 0};
+    tf_strlcpy(s.slurm_job_id, "102", sizeof s.slurm_job_id);
+    tf_archive_add_session(a, &s);
+    s.start = 8000.0;
+    s.end = 9000.0;
+    tf_strlcpy(s.slurm_job_id, "1030", sizeof s.slurm_job_id); /* ... resumed by job 1030 */
+    tf_archive_add_session(a, &s);
+    r = make_run("nightly", 500.0, 600.0);
+    tf_strlcpy(r.slurm_job_id, "100", sizeof r.slurm_job_id);
+    tf_archive_add_run(a, &r);                                 /* 3: job 100 too, earlier */
+    a = through_file(a);
+
+    int run = -1;
+    assert_int_equal(tf_diff_run_of_slurm_job(a, "100", &run, &err), 0);
+    assert_int_equal(run, 0); /* the later of its two runs */
+    assert_int_equal(tf_diff_run_of_slurm_job(a, "1030", &run, &err), 0);
+    assert_int_equal(run, 2); /* by the session that resumed it */
+    assert_int_equal(tf_diff_run_of_slurm_job(a, "102", &run, &err), 0);
+    assert_int_equal(run, 2);
+    run = -1;
+    assert_int_not_equal(tf_diff_run_of_slurm_job(a, "101", &run, &err), 0);
+    assert_int_equal(run, -1);
+    assert_has(err.message, "run 1, which Slurm job 101 measured, did not finish");
+    assert_int_not_equal(tf_diff_run_of_slurm_job(a, "10", &run, &err), 0); /* no prefix match */
+    assert_has(err.message, "Slurm job 10 measured no run in this archive");
+    /* Then B is that run and A the run of its job before it. */
+    int ra = -1, rb = -1;
+    assert_int_equal(tf_diff_run_of_slurm_job(a, "1030", &rb, &err), 0);
+    assert_int_equal(tf_diff_pick_runs(a, &ra, &rb, &err), 0);
+    assert_int_equal(ra, 1);
+    tf_archive_destroy(a);
+}
+
 /* Two nights of a job on two H100s (one class) and an MI300X. */
 static struct tf_archive *two_nights(struct test_kernel *gemm, struct test_kernel *vecadd)
 {
@@ -567,6 +617,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_noise_rule),
         cmocka_unit_test(test_pick_runs),
+        cmocka_unit_test(test_run_of_slurm_job),
         cmocka_unit_test(test_two_nights),
         cmocka_unit_test(test_single_valued_parameters_hidden),
         cmocka_unit_test(test_quiet_nights),
