@@ -306,7 +306,7 @@ static int read_whole(int fd, const char *path, unsigned char **out, size_t *len
 }
 
 /* Decode one record's payload into (kernel, row): -1 if it does not decode
- * (garbage: the torn end of the file), 1 if it names a kernel, run, device,
+ * (an encoding this tunefarm does not know, or damage), 1 if it names a kernel, run, device,
  * problem or configuration that `a` does not have, 0 if it is a row of `a`.
  * The configuration too: a journal of another archive whose kernel has a
  * larger space was folded in ("9 of 8 measured", a best printed as another
@@ -386,8 +386,20 @@ static int replay_records(const unsigned char *data, size_t len, size_t at,
             rows = tf_xrealloc(rows, cap * sizeof *rows);
         }
         int bad = decode_record(data + at + 8, size, a, &kernels[n], &rows[n]);
-        if (bad < 0)
-            break;
+        if (bad < 0) {
+            /* Whole and with a right checksum, so not a torn end: a record
+             * of a newer encoding, or damage the CRC missed. Dropped, it
+             * would take every result after it along, and this run's own
+             * records appended after it would be unreadable too. */
+            tf_error_set(err, TF_ERR_SCHEMA,
+                         "journal '%s' holds a whole record at byte %zu (its checksum is "
+                         "right) that this tunefarm cannot decode: a newer tunefarm wrote "
+                         "it, or the journal is damaged; nothing was folded in: let the "
+                         "tunefarm that wrote it resume the run or read it, or move the "
+                         "journal away (what it holds is measured again)",
+                         path, at);
+            goto done;
+        }
         if (bad > 0) {
             tf_error_set(err, TF_ERR_SCHEMA,
                          "journal '%s' names a kernel, run, device, problem or configuration "

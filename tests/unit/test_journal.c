@@ -23,8 +23,6 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include <zlib.h>
-
 #include "../../coordinator/journal.h"
 #include "archive_fixture.h"
 
@@ -600,6 +598,65 @@ static void test_out_of_range_records(void **state)
     }
 }
 
+/* A whole record with a right checksum whose payload does not decode (a newer
+ * encoding, or damage the CRC missed) is not a torn end: the journal is
+ * refused, naming the byte, and nothing is folded in. It was dropped as
+ * "torn", with every record after it. With a good record after it or at
+ * the end, the same. */
+static void test_undecodable_record(void **state)
+{
+    (void)state;
+    struct test_kernel gemm;
+    struct tf_error err = {0};
+    struct tf_journal_replay rep;
+    for (int trailing = 0; trailing < 2; trailing++) {
+        journal_with_bad_row(0, make_row(3, 3e-3)); /* three good records */
+        struct stat st;
+        assert_int_equal(stat(journal, &st), 0);
+        FILE *f = fopen(journal, "ab");
+        assert_non_null(f);
+        /* kernel 0, run 0, device 0, then 5 bytes no result encoding is */
+        unsigned char payload[17] = {0};
+        memcpy(payload + 12, "\xff\x01\x02\x03\x04", 5);
+        const uint32_t head[2] = {sizeof payload, (uint32_t)crc32(0L, payload, sizeof payload)};
+        unsigned char le[8];
+        for (int i = 0; i < 8; i++)
+            le[i] = (unsigned char)(head[i / 4] >> (8 * (i % 4)));
+        assert_int_equal(fwrite(le, 1, 8, f), 8);
+        assert_int_equal(fwrite(payload, 1, sizeof payload, f), sizeof payload);
+        assert_int_equal(fclose(f), 0);
+        if (trailing) { /* the three good records again, after it */
+            unsigned char *copy = NULL;
+            size_t len = 0;
+            f = fopen(journal, "rb");
+            assert_non_null(f);
+            copy = malloc((size_t)st.st_size);
+            assert_non_null(copy);
+            len = fread(copy, 1, (size_t)st.st_size, f);
+            fclose(f);
+            assert_int_equal(len, (size_t)st.st_size);
+            f = fopen(journal, "ab");
+            assert_non_null(f);
+            const size_t header = 116; /* TFJRNL02's header */
+            assert_int_equal(fwrite(copy + header, 1, len - header, f), len - header);
+            assert_int_equal(fclose(f), 0);
+            free(copy);
+        }
+        struct tf_archive *a = make_archive(&gemm);
+        if (tf_journal_replay(NULL, archive, a, &rep, &err) == 0)
+            fail_msg("a CRC-valid record that does not decode was taken for a torn end "
+                     "(%llu records, %llu torn bytes)", (unsigned long long)rep.records,
+                     (unsigned long long)rep.torn_bytes);
+        char at[64];
+        snprintf(at, sizeof at, "record at byte %lld", (long long)st.st_size);
+        if (strstr(err.message, at) == NULL || strstr(err.message, "cannot decode") == NULL)
+            fail_msg("the refusal does not say '%s ... cannot decode': %s", at, err.message);
+        assert_int_equal(a->kernels[0].nrows, 0);
+        tf_archive_destroy(a);
+        tk_free(&gemm);
+    }
+}
+
 /* The journal names its archive: one of another archive (by id), of an
  * archive without an id, or of a job the archive has no run of, is refused
  * with a message naming both files, and nothing is folded in. */
@@ -789,6 +846,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_failed_write_leaves_whole_records, setup, teardown),
         cmocka_unit_test_setup_teardown(test_header_bit_flips, setup, teardown),
         cmocka_unit_test_setup_teardown(test_out_of_range_records, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_undecodable_record, setup, teardown),
         cmocka_unit_test_setup_teardown(test_warnings_and_version_2_records, setup, teardown),
         cmocka_unit_test_setup_teardown(test_identity, setup, teardown),
         cmocka_unit_test_setup_teardown(test_old_format, setup, teardown),
