@@ -423,17 +423,24 @@ static int utf8_len(const unsigned char *p)
     return n;
 }
 
-void tf_exchange_utf8(const char *s, char *out, size_t cap)
+/* `s` into out[cap], cut at a character boundary, with a '?' for each byte
+ * that is not part of valid UTF-8 and, with `controls`, for each control
+ * character but tab and newline (C0, DEL, C1). */
+static void repair(const char *s, char *out, size_t cap, bool controls)
 {
     const unsigned char *p = (const unsigned char *)s;
     size_t n = 0;
     while (*p) {
         int len = utf8_len(p);
-        if (len == 0) {
+        /* C1 controls (U+0080..U+009F: 0xc2 0x80..0x9f) as well as C0 and DEL:
+         * some terminals take U+009B for CSI, as ESC [. */
+        const bool control = len == 1 ? (*p < 0x20 && *p != '\t' && *p != '\n') || *p == 0x7f
+                                      : len == 2 && p[0] == 0xc2 && p[1] < 0xa0;
+        if (len == 0 || (controls && control)) {
             if (n + 1 >= cap)
                 break;
             out[n++] = '?';
-            p++;
+            p += len ? len : 1;
             continue;
         }
         if (n + (size_t)len >= cap)
@@ -444,6 +451,16 @@ void tf_exchange_utf8(const char *s, char *out, size_t cap)
     }
     if (cap > 0)
         out[n] = '\0';
+}
+
+void tf_exchange_utf8(const char *s, char *out, size_t cap)
+{
+    repair(s, out, cap, false);
+}
+
+void tf_exchange_terminal(const char *s, char *out, size_t cap)
+{
+    repair(s, out, cap, true);
 }
 
 json_t *tf_exchange_jstr(const char *s)

@@ -68,6 +68,13 @@ void tf_exchange_param_key(const struct tf_param *p, int digit, char *out, size_
  * out[cap] (truncated at a character boundary): JSON strings must be UTF-8, and
  * an archive's messages may be cut in the middle of a character. */
 void tf_exchange_utf8(const char *s, char *out, size_t cap);
+/* As tf_exchange_utf8, and every control character but tab and newline (C0,
+ * DEL, C1: U+0080..U+009F) a '?' too: text that a kernel's source or a file
+ * chose (a compiler's message quoting an `#error`), printed to a terminal,
+ * where ESC starts a command (clear the screen, retitle the window, OSC 52
+ * writes the clipboard). The same rule as the HTML report's text
+ * (tools/svg.c), with the exports' '?' for what cannot be shown. */
+void tf_exchange_terminal(const char *s, char *out, size_t cap);
 /* json_string of tf_exchange_utf8(s): never NULL (s NULL: JSON null). */
 json_t *tf_exchange_jstr(const char *s);
 

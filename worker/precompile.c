@@ -37,6 +37,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../schema/exchange.h"
 #include "../schema/job.h"
 #include "../schema/parammap.h"
 #include "../schema/space.h"
@@ -290,8 +291,11 @@ static int precompile_arch(const struct tf_precompile_options *o, const struct t
            (unsigned long long)st.cached, (unsigned long long)t.failed, wall, procs,
            wall > 0 ? (double)t.mine / wall : 0.0);
     if (t.mine > 0 && t.ok == 0) {
-        fprintf(stderr, "tunefarm compile: no variant compiled for %s: %s\n", arch,
-                t.first_error);
+        /* The compiler's line quotes the kernel's source (an `#error`'s text):
+         * its escape bytes must not reach the terminal as commands. */
+        char shown[sizeof t.first_error];
+        tf_exchange_terminal(t.first_error, shown, sizeof shown);
+        fprintf(stderr, "tunefarm compile: no variant compiled for %s: %s\n", arch, shown);
         return 1;
     }
     return 0;

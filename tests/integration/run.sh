@@ -156,6 +156,18 @@ echo "-- compiling ahead: tunefarm compile, no GPU"
 check "a job of host kernels for sm_90: nothing to compile, said (exit 0), no cache folder made" sh -c \
     "XDG_CACHE_HOME='$TMP/empty-arch-cache' \"$TF\" compile \"$FIX/ranked.yaml\" --arch sm_90 >empty.out 2>&1 &&
      grep -q 'no kernel of .*ranked.yaml runs on sm_90' empty.out && ! grep -q 'variants of' empty.out"
+# A kernel's `#error` text is its author's, and `compile` prints the first
+# error it meets: escape bytes in it (ESC starts a terminal command: clear the
+# screen, retitle the window) must not reach the terminal, and the text must
+# still read as the compiler's message.
+mkdir -p hostile_error && cp -R "$FIX/ranked" hostile_error/ && cp "$FIX/ranked.yaml" hostile_error/
+printf '#error "hostile \033[2J\033]0;retitled\007 text"\n' >>hostile_error/ranked/ranked.c
+expect_fail "a kernel whose #error holds ESC and BEL: compile --arch host exits 1" 1 \
+    env XDG_CACHE_HOME="$TMP/hostile-error-cache" "$TF" compile hostile_error/ranked.yaml --arch host
+check "  the message is there, each control byte a '?'" \
+    contains "$TMP/last" '#error "hostile ?[2J?]0;retitled? text"'
+check "  no control byte in the output but newline and tab" sh -c \
+    "! tr -d '\\n\\t' <\"$TMP/last\" | LC_ALL=C grep -q '[[:cntrl:]]'"
 if ldconfig -p 2>/dev/null | grep -q 'libnvrtc\.so' || ls /usr/local/cuda/lib64/libnvrtc.so* >/dev/null 2>&1; then
     export XDG_CACHE_HOME="$TMP/precompile-cache"
     check "compile vecadd_cuda for sm_90 and sm_80" sh -c \

@@ -159,6 +159,29 @@ static void test_utf8(void **state)
     json_decref(j);
 }
 
+/* Text for a terminal: control characters (C0 but tab and newline, DEL, C1)
+ * become '?' as bytes that are not UTF-8 do; the rest, and UTF-8 characters
+ * whose bytes resemble C1 ones (U+00E9 is 0xc3 0xa9), are kept. The export
+ * rule (tf_exchange_utf8) keeps control characters: JSON escapes them. */
+static void test_terminal(void **state)
+{
+    (void)state;
+    char out[64];
+    tf_exchange_terminal("#error \"a \x1b[2J\x1b]0;t\x07 b\"", out, sizeof out);
+    assert_string_equal(out, "#error \"a ?[2J?]0;t? b\"");
+    tf_exchange_terminal("tab\tline\nend\r\x7f", out, sizeof out);
+    assert_string_equal(out, "tab\tline\nend??");
+    tf_exchange_terminal("csi \xc2\x9b" "31m, nbsp \xc2\xa0, caf\xc3\xa9, \xe2\x80\x98q\xe2\x80\x99",
+                         out, sizeof out);
+    assert_string_equal(out, "csi ?31m, nbsp \xc2\xa0, caf\xc3\xa9, \xe2\x80\x98q\xe2\x80\x99");
+    tf_exchange_terminal("bad \xff\x9b cut \xc3", out, sizeof out);
+    assert_string_equal(out, "bad ?? cut ?");
+    tf_exchange_terminal("\x1b\x1b\x1b\x1b", out, 3); /* cut to fit, terminated */
+    assert_string_equal(out, "??");
+    tf_exchange_utf8("a\x1b", out, sizeof out);
+    assert_string_equal(out, "a\x1b");
+}
+
 static void test_device_json(void **state)
 {
     (void)state;
@@ -196,7 +219,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_python_float), cmocka_unit_test(test_times),
         cmocka_unit_test(test_statuses),     cmocka_unit_test(test_param_values),
-        cmocka_unit_test(test_utf8),         cmocka_unit_test(test_device_json),
+        cmocka_unit_test(test_utf8),         cmocka_unit_test(test_terminal),
+        cmocka_unit_test(test_device_json),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
