@@ -22,6 +22,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "../schema/exchange.h"
+
 void tf_format_seconds(double s, char *out, int cap)
 {
     if (!isfinite(s))
@@ -151,8 +153,12 @@ static void compiler_notes(const struct best_note *notes, int n, int kw, int pw,
             snprintf(regs, sizeof regs, "%d", (int)r->registers);
         if (r->spill_bytes >= 0)
             snprintf(spills, sizeof spills, "%lld", (long long)r->spill_bytes);
+        /* The compiler's line quotes the kernel's source (a `#warning`'s
+         * text): its control bytes must not reach a terminal as commands. */
+        char shown[sizeof r->first_warning];
+        tf_exchange_terminal(r->first_warning, shown, sizeof shown);
         if (r->warnings > 0)
-            snprintf(warn, sizeof warn, "%d: %s", (int)r->warnings, r->first_warning);
+            snprintf(warn, sizeof warn, "%d: %s", (int)r->warnings, shown);
         else if (r->warnings == 0)
             snprintf(warn, sizeof warn, "0");
         fprintf(out, "%-*s %-*s %-28.28s %-9s %-7s %s\n", kw, notes[i].kernel, pw,

@@ -346,6 +346,28 @@ static void test_compiler_notes_for_the_best(void **state)
     destroy_model(&m);
 }
 
+/* The first warning quotes the kernel's source (a `#warning`'s text, its
+ * author's): the run's summary and `query` print its control bytes as '?',
+ * never as escape sequences to the terminal (tf_exchange_terminal). */
+static void test_compiler_notes_control_bytes(void **state)
+{
+    (void)state;
+    struct model m;
+    int lines = 0;
+    make_cross_model(&m);
+    struct tf_archive_kernel *ak = &m.a->kernels[0];
+    ak->rows[1].r.warnings = 1;
+    tf_strlcpy(ak->rows[1].r.first_warning,
+               "k.c:3:2: warning: #warning \"a \x1b[2J\x1b]0;t\x07 b\" [-Wcpp]",
+               sizeof ak->rows[1].r.first_warning);
+    char *text = capture(tf_report_best, m.a, "gemm", &lines);
+    assert_non_null(strstr(text, "1: k.c:3:2: warning: #warning \"a ?[2J?]0;t? b\" [-Wcpp]"));
+    for (const char *p = text; *p; p++)
+        assert_true((unsigned char)*p >= 0x20 || *p == '\n' || *p == '\t');
+    free(text);
+    destroy_model(&m);
+}
+
 /* Runs that repeat configurations (a nightly archive): `ok/total` counts each
  * configuration once, with its latest status; one run alone counts its own.
  * A kernel without rows is not a kernel of the archive's results, and a run
@@ -514,6 +536,7 @@ int main(void)
         cmocka_unit_test(test_best_vs_problem_default),
         cmocka_unit_test(test_single_valued_parameters_hidden),
         cmocka_unit_test(test_compiler_notes_for_the_best),
+        cmocka_unit_test(test_compiler_notes_control_bytes),
         cmocka_unit_test(test_repeated_runs),
         cmocka_unit_test(test_latest_is_by_time_not_run_number),
         cmocka_unit_test(test_noise_and_energy_counted),
