@@ -37,6 +37,7 @@
 
 #include <zlib.h>
 
+#include "../schema/replace.h"
 #include "../schema/wire.h"
 #include "progress.h"
 
@@ -221,6 +222,10 @@ struct tf_journal *tf_journal_open(const char *archive_path, struct tf_error *er
                          strerror(errno));
         goto fail;
     }
+    /* The lock is what makes the archive's temporaries that killed writers
+     * (a run, a merge, an import) left ours to remove: those an hour old
+     * (tf_replace_leftovers says why). */
+    (void)tf_replace_leftovers(archive_path, true, NULL, 0);
     return j;
 fail:
     tf_journal_close(j);

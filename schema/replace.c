@@ -11,6 +11,7 @@
  * differs and we may (root). */
 #include "replace.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -18,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 /* True when `path` begins with the `n` bytes of `signature`. */
@@ -262,4 +264,66 @@ void tf_replace_discard(struct tf_replace *r)
     free(r->tmp);
     free(r->target);
     memset(r, 0, sizeof *r);
+}
+
+/* Why these rules (a killed `merge`, `import` or run leaves an empty or half
+ * written TARGET.tmp.PID; a nightly job meets it the next night):
+ * - Only under the archive's lock (the caller's): every writer of an archive
+ *   holds its journal's exclusive flock while its temporary exists, so with
+ *   the lock ours no writer of this archive is alive, on any node where
+ *   flock reaches across nodes (a local disk, NFS, Lustre with -o flock).
+ * - Only after TF_REPLACE_STALE_SECONDS: where flock is node-local (Lustre
+ *   with -o localflock, BeeGFS by default) another node's writer may be
+ *   alive with the lock of its own; its temporary is seconds old, not an
+ *   hour (an hour also covers clocks that differ between nodes). Empty or
+ *   not: a temporary is never the archive, and its writer's results are in
+ *   the journal or its inputs. A younger one is left, and the next writer
+ *   that finds it an hour old removes it.
+ * - The process id in the name is not consulted: a dead pid here says
+ *   nothing of another node's process of that number, and on this node the
+ *   lock already answers; pids come back (the leftover then blocks a writer
+ *   of that number: tf_replace_open's O_EXCL).
+ * - Only this user's regular files of exactly that name: someone else's file,
+ *   a link or a folder is not a temporary of ours to judge. */
+int tf_replace_leftovers(const char *path, bool remove, char *first, size_t cap)
+{
+    if (cap > 0)
+        first[0] = '\0';
+    struct tf_replace r;
+    struct tf_error ignored = {0};
+    if (tf_replace_plan(&r, path, TF_REPLACE_ARCHIVE, &ignored) != 0)
+        return 0;
+    free(r.tmp); /* named after us, but not ours: discard must not remove it */
+    r.tmp = NULL;
+    const char *slash = strrchr(r.target, '/');
+    const char *base = slash ? slash + 1 : r.target;
+    char *dir = slash == NULL      ? tf_xstrdup(".")
+                : slash == r.target ? tf_xstrdup("/")
+                                    : tf_xasprintf("%.*s", (int)(slash - r.target), r.target);
+    DIR *d = opendir(dir);
+    int left = 0;
+    const size_t n = strlen(base);
+    const time_t now = time(NULL);
+    for (struct dirent *e; d != NULL && (e = readdir(d)) != NULL;) {
+        const char *pid = e->d_name + n + 5;
+        if (strncmp(e->d_name, base, n) != 0 || strncmp(e->d_name + n, ".tmp.", 5) != 0 ||
+            *pid == '\0' || strspn(pid, "0123456789") != strlen(pid))
+            continue;
+        char *file = tf_xasprintf("%s/%s", dir, e->d_name);
+        struct stat st;
+        if (lstat(file, &st) != 0 || !S_ISREG(st.st_mode)) {
+            free(file);
+            continue;
+        }
+        const bool stale = st.st_uid == geteuid() && now > st.st_mtime &&
+                           difftime(now, st.st_mtime) > TF_REPLACE_STALE_SECONDS;
+        if (!(remove && stale && unlink(file) == 0) && left++ == 0 && cap > 0)
+            tf_strlcpy(first, file, cap);
+        free(file);
+    }
+    if (d != NULL)
+        closedir(d);
+    free(dir);
+    tf_replace_discard(&r);
+    return left;
 }

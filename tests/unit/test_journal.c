@@ -4,7 +4,8 @@
  * one from a newer checkpoint or another archive (by id, by its records'
  * ranges, by its job) is refused with nothing folded in, a flipped bit
  * anywhere in the header is caught, the older format is read only beside an
- * archive without an id, a second run is locked out, and a write that fails
+ * archive without an id, a second run is locked out, the lock's holder
+ * removes temporaries killed writers left an hour ago, and a write that fails
  * (file size limit) leaves no partial record behind. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -20,10 +21,12 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include <zlib.h>
 
 #include "../../coordinator/journal.h"
+#include "../../schema/replace.h"
 #include "archive_fixture.h"
 
 /* The header's size and where its fields are (schema/archive.md, "Journal"). */
@@ -282,6 +285,41 @@ static void test_one_run_at_a_time(void **state)
     assert_int_not_equal(tf_journal_append(k, kernels, &row, 1, &err), 0);
     tf_journal_close(k);
     tf_journal_close(NULL);
+}
+
+/* A merge killed while it wrote left an empty a.h5.tmp.PID. Whoever next
+ * takes the archive's lock (a run, a merge, an import) removes it once it is
+ * an hour old; a young one may be another node's live writer's and stays;
+ * and an open that does not get the lock removes nothing. */
+static void test_open_removes_stale_temporaries(void **state)
+{
+    (void)state;
+    struct tf_error err = {0};
+    char stale[700], young[700];
+    snprintf(stale, sizeof stale, "%s.tmp.4194301", archive);
+    snprintf(young, sizeof young, "%s.tmp.4194302", archive);
+    const time_t then = time(NULL) - TF_REPLACE_STALE_SECONDS - 60;
+    const struct timespec old[2] = {{then, 0}, {then, 0}};
+    for (int i = 0; i < 2; i++) {
+        int fd = open(i ? young : stale, O_WRONLY | O_CREAT | O_EXCL, 0644);
+        assert_true(fd >= 0);
+        close(fd);
+    }
+    assert_int_equal(utimensat(AT_FDCWD, stale, old, 0), 0);
+    struct tf_journal *j = tf_journal_open(archive, &err);
+    assert_non_null(j);
+    assert_int_equal(access(stale, F_OK), -1);
+    assert_int_equal(access(young, F_OK), 0);
+    /* Locked by `j`: a second writer is refused and touches nothing. */
+    int fd = open(stale, O_WRONLY | O_CREAT | O_EXCL, 0644);
+    assert_true(fd >= 0);
+    close(fd);
+    assert_int_equal(utimensat(AT_FDCWD, stale, old, 0), 0);
+    assert_null(tf_journal_open(archive, &err));
+    assert_int_equal(access(stale, F_OK), 0);
+    tf_journal_close(j);
+    unlink(stale);
+    unlink(young);
 }
 
 /* An archive named through symbolic links is the file they name (the writer
@@ -842,6 +880,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_generations, setup, teardown),
         cmocka_unit_test_setup_teardown(test_foreign_journals, setup, teardown),
         cmocka_unit_test_setup_teardown(test_one_run_at_a_time, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_open_removes_stale_temporaries, setup, teardown),
         cmocka_unit_test_setup_teardown(test_links_share_the_journal, setup, teardown),
         cmocka_unit_test_setup_teardown(test_failed_write_leaves_whole_records, setup, teardown),
         cmocka_unit_test_setup_teardown(test_header_bit_flips, setup, teardown),

@@ -4,9 +4,11 @@
  * kept), a symbolic link (the link stays, its file is replaced), a dangling
  * link and a folder (refused, nothing created), a device (/dev/null: written
  * in place for text, refused for an archive), an HDF5 file under a text
- * output (refused, untouched), and a discarded write (the old file stays,
- * no temporary left). */
+ * output (refused, untouched), a discarded write (the old file stays,
+ * no temporary left), and temporaries killed writers left (the stale ones
+ * removed, the rest kept). */
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <setjmp.h>
@@ -18,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../../schema/replace.h"
@@ -245,6 +248,87 @@ static void test_foreign_temporary(void **state)
     unlink(tmp);
 }
 
+/* `name` in dir, holding `text`, last written `age` seconds ago. */
+static void put_aged(const char *name, const char *text, long age)
+{
+    char p[400];
+    path_in(p, sizeof p, name);
+    put(p, text);
+    const struct timespec when[2] = {{time(NULL) - age, 0}, {time(NULL) - age, 0}};
+    assert_int_equal(utimensat(AT_FDCWD, p, when, AT_SYMLINK_NOFOLLOW), 0);
+}
+
+static bool there(const char *name)
+{
+    char p[400];
+    path_in(p, sizeof p, name);
+    return access(p, F_OK) == 0;
+}
+
+/* What killed writers of an archive left (nightly.h5.tmp.PID): under the
+ * archive's lock (the caller's), those over TF_REPLACE_STALE_SECONDS old are
+ * removed, empty or not; a younger one (another node's writer, alive under a
+ * node-local lock) stays, and so does everything not exactly ours: other
+ * names, a link, someone else's file. A symbolic link's archive has its
+ * temporaries beside the file it names. */
+static void test_leftovers(void **state)
+{
+    (void)state;
+    const long old = TF_REPLACE_STALE_SECONDS + 60;
+    char p[300], first[400];
+    path_in(p, sizeof p, "nightly.h5");
+    assert_int_equal(tf_replace_leftovers(p, true, first, sizeof first), 0);
+    assert_string_equal(first, "");
+    put_aged("nightly.h5.tmp.4194301", "", old);       /* a killed merge's, empty */
+    put_aged("nightly.h5.tmp.77", "\x89HDF half", old); /* killed mid-write */
+    put_aged("nightly.h5.tmp.78", "", 5);               /* young: maybe alive */
+    put_aged("nightly.h5.tmp.x1", "", old);             /* not a pid */
+    put_aged("nightly.h5.tmp.", "", old);
+    put_aged("nightly.h5.tmp.79.bak", "", old);
+    put_aged("other.h5.tmp.80", "", old);               /* another archive's */
+    put_aged("nightly.h5.journal", "", old);
+    char link[300];
+    path_in(link, sizeof link, "nightly.h5.tmp.81");
+    assert_int_equal(symlink("other.h5.tmp.80", link), 0);
+    const bool root = geteuid() == 0;
+    if (root) {
+        put_aged("nightly.h5.tmp.82", "", old);
+        path_in(link, sizeof link, "nightly.h5.tmp.82");
+        assert_int_equal(lchown(link, 4321, 4321), 0); /* another user's */
+    }
+    /* Without `remove` (status): counted, nothing touched. */
+    assert_int_equal(tf_replace_leftovers(p, false, first, sizeof first), root ? 4 : 3);
+    assert_true(there("nightly.h5.tmp.4194301") && there("nightly.h5.tmp.77"));
+    /* With it: the old ones of ours go, the young one and the others stay. */
+    assert_int_equal(tf_replace_leftovers(p, true, first, sizeof first), root ? 2 : 1);
+    assert_false(there("nightly.h5.tmp.4194301"));
+    assert_false(there("nightly.h5.tmp.77"));
+    assert_true(there("nightly.h5.tmp.78"));
+    assert_non_null(strstr(first, "/nightly.h5.tmp.")); /* the one left, or someone else's */
+    assert_true(there("nightly.h5.tmp.x1") && there("nightly.h5.tmp.") &&
+                there("nightly.h5.tmp.79.bak") && there("other.h5.tmp.80") &&
+                there("nightly.h5.journal") && there("nightly.h5.tmp.81"));
+    assert_true(!root || there("nightly.h5.tmp.82"));
+    /* Through a symbolic link: beside the file it names. */
+    char sub[300], real[300];
+    path_in(sub, sizeof sub, "sub");
+    path_in(real, sizeof real, "sub/real.h5");
+    assert_int_equal(mkdir(sub, 0700), 0);
+    put_aged("sub/real.h5", "archive", 0);
+    put_aged("sub/real.h5.tmp.90", "", old);
+    path_in(link, sizeof link, "via-link.h5");
+    assert_int_equal(symlink("sub/real.h5", link), 0);
+    put_aged("via-link.h5.tmp.91", "", old); /* beside the link: not the archive's */
+    assert_int_equal(tf_replace_leftovers(link, true, first, sizeof first), 0);
+    assert_false(there("sub/real.h5.tmp.90"));
+    assert_true(there("via-link.h5.tmp.91"));
+    assert_true(there("sub/real.h5"));
+    /* A path no archive can be written to: nothing. */
+    assert_int_equal(tf_replace_leftovers("/dev/null", true, NULL, 0), 0);
+    unlink(real);
+    rmdir(sub);
+}
+
 static void test_discarded(void **state)
 {
     (void)state;
@@ -273,6 +357,7 @@ int main(void)
         cmocka_unit_test(test_discarded),
         cmocka_unit_test(test_own_descriptor),
         cmocka_unit_test(test_foreign_temporary),
+        cmocka_unit_test(test_leftovers),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
