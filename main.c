@@ -14,6 +14,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/wait.h>
 #include <limits.h>
 #include <stdbool.h>
@@ -462,6 +463,37 @@ static bool under_launcher(void)
  * A tuning farm's archives and binaries need more than this anyway. */
 #define SELF_LAUNCH_FSIZE_MIN (UINT64_C(64) << 20)
 
+/* Why mpirun may not have started the ranks, into out[cap] ("" if nothing
+ * is known): the folder Open MPI makes its session directory in (its
+ * orte_tmpdir_base, else TMPDIR, TEMP, TMP, else /tmp, as opal_tmp_directory
+ * picks it) nearly full. A folder that is missing or read-only is not the
+ * cause: Open MPI falls back to another then. */
+static void session_dir_trouble(char *out, size_t cap)
+{
+    static const char *const vars[] = {"OMPI_MCA_orte_tmpdir_base", "TMPDIR", "TEMP", "TMP"};
+    const char *dir = "/tmp", *var = "TMPDIR";
+    for (size_t i = 0; i < sizeof vars / sizeof *vars; i++) {
+        const char *v = getenv(vars[i]);
+        if (v != NULL && v[0] != '\0') {
+            dir = v;
+            var = vars[i];
+            break;
+        }
+    }
+    struct statvfs vfs;
+    out[0] = '\0';
+    if (statvfs(dir, &vfs) != 0)
+        return;
+    const uint64_t avail = (uint64_t)vfs.f_bavail * (uint64_t)vfs.f_frsize;
+    if (vfs.f_files > 0 && vfs.f_favail == 0)
+        snprintf(out, cap, "%s ('%s'), where Open MPI makes its session directory, has no free "
+                 "inodes: free some there, or set TMPDIR to a folder with room", var, dir);
+    else if (avail < SELF_LAUNCH_FSIZE_MIN)
+        snprintf(out, cap, "%s ('%s'), where Open MPI makes its session directory, has %llu KiB "
+                 "free: free space there, or set TMPDIR to a folder with room", var, dir,
+                 (unsigned long long)(avail >> 10));
+}
+
 static int self_launch(const char *exe, int argc, char **argv, int workers)
 {
     struct rlimit fsize;
@@ -625,6 +657,13 @@ static int self_launch(const char *exe, int argc, char **argv, int workers)
         struct timespec nap = {0, 50000000};
         nanosleep(&nap, NULL);
     }
+    /* The coordinator writes its pid file once MPI has started (cmd_run),
+     * before it opens the archive's journal: none means no rank got that
+     * far, and nothing of the run was done. (A /tmp that cannot hold even
+     * that file, which mkstemp just made beside it, would hide a run that
+     * did start: the advice, to run the command again, holds either way.) */
+    struct stat pid_file;
+    const bool coordinator_started = stat(pid_path, &pid_file) == 0;
     unlink(pid_path);
     int code = -1;
     FILE *f = fopen(status_path, "r");
@@ -648,6 +687,25 @@ static int self_launch(const char *exe, int argc, char **argv, int workers)
     else
         snprintf(how, sizeof how, "mpirun exited with %d",
                  WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+    if (!coordinator_started) {
+        /* Nothing to resume: say what stopped it (a TMPDIR too full for
+         * mpirun itself was called resumable, though nothing had run). */
+        if (signals_received > 0) {
+            fprintf(stderr, "tunefarm: interrupted before the run started (%s): nothing ran, "
+                            "and the archive and its journal are as they were (exit %d)\n",
+                    how, TF_EXIT_FAILURE);
+            return TF_EXIT_FAILURE;
+        }
+        char trouble[1024];
+        session_dir_trouble(trouble, sizeof trouble);
+        fprintf(stderr,
+                "tunefarm: mpirun could not start the run (%s): the ranks did not get through "
+                "MPI's start-up, so nothing ran, and the archive and its journal are as they "
+                "were. %s; then run the same command again (exit %d)\n",
+                how, trouble[0] ? trouble : "mpirun's messages above say why: fix that",
+                TF_EXIT_FAILURE);
+        return TF_EXIT_FAILURE;
+    }
     fprintf(stderr, "tunefarm: the run ended before its coordinator finished (%s); exit %d: "
                     "the archive keeps its last checkpoint and its journal the results after "
                     "it; run the same command again to resume\n",

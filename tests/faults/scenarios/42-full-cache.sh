@@ -6,6 +6,8 @@
 # "reference did not compile") in a run that then ends "finished" with exit 0,
 # which no rerun measures again. The run ends (exit 1) saying what to free,
 # stays unfinished, and the same command resumes it to the reference's rows.
+# A TMPDIR too full for mpirun itself is said as such: nothing ran, nothing to
+# resume.
 
 echo "-- a full disk under the compile cache or TMPDIR: the run stops, the same command resumes"
 mkdir -p fullc
@@ -49,6 +51,23 @@ print(n)" "$1"; }
     else
         echo "exit $tfull_rc" >>tfull.h5.out; fail "TMPDIR on a full disk: expected the run to stop" tfull.h5.out
     fi
+    # TMPDIR full for mpirun itself: it cannot make its session directory, no
+    # rank gets through MPI's start-up and nothing runs. tunefarm says so and
+    # what to free, not "resume" (there is no run to resume), and no archive
+    # or journal appears.
+    mfull_rc=0
+    TMPDIR="$PWD/fullc" timeout -s KILL 120 "$TF" run -n 1 "$JOB" -o mfull.h5 \
+        >mfull.h5.out 2>&1 || mfull_rc=$?
+    if [ "$mfull_rc" -eq 1 ] && contains mfull.h5.out "mpirun could not start the run" &&
+       contains mfull.h5.out "nothing ran"; then
+        pass "TMPDIR full for mpirun itself: exit 1, saying nothing ran"
+    else
+        echo "exit $mfull_rc" >>mfull.h5.out; fail "TMPDIR full for mpirun itself: expected exit 1 saying nothing ran" mfull.h5.out
+    fi
+    check "  naming TMPDIR and what to do" sh -c \
+        "grep -Eq \"TMPDIR \\('$PWD/fullc'\\), where Open MPI makes its session directory, has [0-9]+ KiB free: free space there, or set TMPDIR to a folder with room\" mfull.h5.out"
+    check "  not suggesting a resume" sh -c "! grep -q resume mfull.h5.out"
+    check "  no archive or journal made" sh -c "[ ! -e mfull.h5 ] && [ ! -e mfull.h5.journal ]"
     umount fullc
     # A variant that fills a roomy disk by itself (a 96 MiB initialised array,
     # on 90 MiB free) is the variant's trouble: once the linker deletes its
