@@ -157,8 +157,16 @@ void tf_compile_log_summary(const char *log, char *out, size_t cap)
     size_t n = strcspn(pick, "\n\r");
     if (cap == 0)
         return;
-    if (n >= cap)
+    /* Cut to fit whole UTF-8 characters: a kernel's #error may be in any
+     * script, and half a character would go on into the archive, the JSON
+     * export and the terminal as invalid text. Back from the cut over the
+     * continuation bytes (10xxxxxx) to the first byte of the character it
+     * splits, and cut before that. */
+    if (n >= cap) {
         n = cap - 1;
+        while (n > 0 && ((unsigned char)pick[n] & 0xC0) == 0x80)
+            n--;
+    }
     memcpy(out, pick, n);
     out[n] = '\0';
 }

@@ -341,6 +341,21 @@ static void test_log_summary(void **state)
     tf_compile_log_summary("Error: a very long line that does not fit into the small buffer at all",
                            out, 10);
     assert_string_equal(out, "Error: a ");
+    /* A line cut to fit ends between UTF-8 characters, never inside one: a
+     * kernel's #error may be in any script, and half a character is not
+     * text (the archive, the JSON export and a terminal all choke on it). */
+    static const char line[] = "k.c:1:2: error: #error \xe2\x80\x98\xc3\xa9t\xc3\xa9";
+    char cut[64];
+    tf_compile_log_summary(line, cut, 25); /* 1 byte of the 3 of U+2018 */
+    assert_string_equal(cut, "k.c:1:2: error: #error ");
+    tf_compile_log_summary(line, cut, 26); /* 2 bytes of them */
+    assert_string_equal(cut, "k.c:1:2: error: #error ");
+    tf_compile_log_summary(line, cut, 27);
+    assert_string_equal(cut, "k.c:1:2: error: #error \xe2\x80\x98");
+    tf_compile_log_summary(line, cut, 28); /* 1 byte of the 2 of U+00E9 */
+    assert_string_equal(cut, "k.c:1:2: error: #error \xe2\x80\x98");
+    tf_compile_log_summary(line, cut, sizeof cut);
+    assert_string_equal(cut, line);
 }
 
 static void test_parallel_submits(void **state)
