@@ -20,7 +20,8 @@
  * its bound has its slices handed to the other workers of its class, trimmed
  * to what is not recorded yet. Silence is not slowness: a live worker may wait
  * minutes on one thing (a large problem's CPU reference, up to the runner's
- * max(120 s, 10 x timeout); a compile, up to 120 s; a runner restart), so a
+ * max(120 s, 10 x timeout); a compile, up to TUNEFARM_COMPILE_TIMEOUT,
+ * default 120 s; a runner restart), so a
  * bound of timeouts per configuration took a slow reference for a stall and
  * had the work measured twice. A worker therefore beats: a thread of its own
  * sends an empty RESULTS after every second of silence while it owes results
@@ -157,6 +158,7 @@ struct coordinator {
     uint64_t done;
     uint64_t status_counts[TF_STATUS_COUNT];
     double compile_seconds;
+    double compile_timeout;              /* seconds one compile may take on a worker */
     double last_checkpoint;
     struct tf_buf buf;
     struct slices requeue;               /* slices of stalled workers, for their classes */
@@ -182,12 +184,14 @@ static int coordinator_on_request(struct coordinator *c, int src, struct tf_erro
  * results: it says something every second. */
 #define STALL_SILENCE 10.0
 /* For a worker that does not beat: the worker's own limits (worker/runner.c
- * SETUP_DEADLINE_MIN and INIT_DEADLINE, worker/compiler.h TF_COMPILER_DEADLINE,
- * worker/worker.c REPLAY_MAX_WAIT; mirrored here, as coordinator/ may not
- * include worker/), and a margin. */
+ * SETUP_DEADLINE_MIN and INIT_DEADLINE, worker/worker.c REPLAY_MAX_WAIT;
+ * mirrored here, as coordinator/ may not include worker/), and a margin. Its
+ * compile deadline is no constant: both sides read TUNEFARM_COMPILE_TIMEOUT
+ * (tf_job_compile_timeout, coordinator.compile_timeout), so a raised one
+ * never has a live worker taken for a stalled one. (The runner's set-up is
+ * no compile: the reference is compiled before, under the compile deadline.) */
 #define WORKER_SETUP_MIN 120.0
 #define WORKER_RUNNER_START 60.0
-#define WORKER_COMPILE_LIMIT 120.0
 #define WORKER_REPLAY_MAX_WAIT 3600.0
 #define STALL_MARGIN 10.0
 
@@ -811,7 +815,7 @@ static double worker_silence_bound(const struct coordinator *c, const struct wor
     const double timeout = c->job->top_k > 0 && c->job->screen.timeout > c->job->measure.timeout
                                ? c->job->screen.timeout
                                : c->job->measure.timeout;
-    return 1.0 + 2 * WORKER_COMPILE_LIMIT + 2 * WORKER_RUNNER_START +
+    return 1.0 + 2 * c->compile_timeout + 2 * WORKER_RUNNER_START +
            fmax(WORKER_SETUP_MIN, 10 * timeout) + timeout + STALL_MARGIN;
 }
 
@@ -1672,6 +1676,12 @@ int tf_coordinator_run(const struct tf_run_options *opt, bool *abort_others)
      * workers load with it too, and schema/ knows no strategies): they are
      * checked here, against the registry, before the archive is touched. */
     if (c.job == NULL || tf_strategy_check_job(c.job, &err)) {
+        code = TF_EXIT_USAGE;
+        goto fail_stop;
+    }
+    /* The workers' compile deadline, which bounds a silent worker's silence:
+     * a value they would refuse is refused here, before anything runs. */
+    if (tf_job_compile_timeout(&c.compile_timeout, &err) != 0) {
         code = TF_EXIT_USAGE;
         goto fail_stop;
     }

@@ -21,9 +21,11 @@
  * their positions, never opened here (the coordinator's plan reads them). */
 #include "job.h"
 
+#include <errno.h>
 #include <fnmatch.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -794,4 +796,25 @@ bool tf_job_targets_device(const struct tf_job *job, const char *backend, const 
             return true;
     }
     return false;
+}
+
+int tf_job_compile_timeout(double *seconds, struct tf_error *err)
+{
+    const char *env = getenv("TUNEFARM_COMPILE_TIMEOUT");
+    *seconds = TF_COMPILE_TIMEOUT_DEFAULT;
+    if (env == NULL || env[0] == '\0')
+        return 0;
+    char *end = NULL;
+    errno = 0;
+    const double v = strtod(env, &end);
+    /* isfinite: strtod takes "nan" and "inf"; the upper bound keeps every
+     * deadline (now + this) and the coordinator's bound a sane number. */
+    if (errno != 0 || end == env || *end != '\0' || !isfinite(v) || v <= 0 ||
+        v > TF_COMPILE_TIMEOUT_MAX)
+        return tf_error_set(err, TF_ERR_SCHEMA,
+                            "TUNEFARM_COMPILE_TIMEOUT='%.40s': not a number of seconds above 0 "
+                            "and at most %.0f (unset: %.0f)",
+                            env, TF_COMPILE_TIMEOUT_MAX, TF_COMPILE_TIMEOUT_DEFAULT);
+    *seconds = v;
+    return 0;
 }

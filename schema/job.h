@@ -118,4 +118,16 @@ void tf_job_destroy(struct tf_job *job);
 /* True if a device of class key `class_key` and backend `backend` is one of the job's targets. */
 bool tf_job_targets_device(const struct tf_job *job, const char *backend, const char *class_key);
 
+/* Seconds one compile (a variant's, or a kernel's reference) may take before
+ * its compiler is killed, when TUNEFARM_COMPILE_TIMEOUT does not say. */
+#define TF_COMPILE_TIMEOUT_DEFAULT 120.0
+/* The most TUNEFARM_COMPILE_TIMEOUT may say: a day (a compile that long is a hang). */
+#define TF_COMPILE_TIMEOUT_MAX 86400.0
+/* The compile deadline of this run into *seconds: TUNEFARM_COMPILE_TIMEOUT
+ * (seconds, a number above 0, at most TF_COMPILE_TIMEOUT_MAX) if it is set,
+ * else TF_COMPILE_TIMEOUT_DEFAULT. Workers kill compiles past it and the
+ * coordinator waits that long for a silent worker's compile, so both read it
+ * here. 0, or -1 + err (*seconds the default) when it is not such a number. */
+int tf_job_compile_timeout(double *seconds, struct tf_error *err);
+
 #endif

@@ -6,7 +6,8 @@
  * directive, so diagnostics read "kernels/gemm/gemm.c:12:3: error: ...". The
  * compiler's stdout and stderr share one pipe that is drained without blocking
  * while we wait (capped at 64 KiB, the rest discarded so the compiler never
- * stalls on a full pipe); a compiler still running after 120 s is killed.
+ * stalls on a full pipe); a compiler still running past its time is killed
+ * (HOST_COMPILE_BACKSTOP says which time, and why only the driver).
  * Running means dlopen + dlsym of the entry point, calling it with the farm's
  * `void **args` ABI, and timing it with CLOCK_MONOTONIC. "Device memory" is
  * 64-byte aligned host memory in its own mapping, ending (to within 63 bytes)
@@ -44,13 +45,22 @@
 #include <unistd.h>
 
 #include "../schema/hash.h"
+#include "../schema/job.h"
 #include "../schema/status.h"
 #include "provenance.h"
 
 extern char **environ;
 
 #define HOST_LOG_CAP (64 * 1024)
-#define HOST_COMPILE_TIMEOUT 120.0
+/* The host backend's own limit on a compile: the run's compile deadline
+ * (TUNEFARM_COMPILE_TIMEOUT) and this many seconds. Every compile of a run
+ * happens in a compiler process (compiler.h), whose parent kills the
+ * process's whole group at the deadline, cc and everything cc started
+ * included; ours must come later, since it kills only the cc driver (cc must
+ * stay in that group for the group kill to reach it) and its cc1 would be
+ * left running. It is a backstop for in-process compiles (a pool without an
+ * executable: tests and benches). */
+#define HOST_COMPILE_BACKSTOP 5.0
 #define HOST_DEFAULT_L1D (32 * 1024)
 #define HOST_DEFAULT_L2 (1024 * 1024)
 
@@ -562,7 +572,9 @@ static int host_compile(const struct tf_compile_input *in, struct tf_compile_out
     argv[argc] = NULL;
 
     int wstatus = 0;
-    if (spawn_capture(argv, HOST_COMPILE_TIMEOUT, &log, &wstatus, err) != 0)
+    double timeout;
+    if (tf_job_compile_timeout(&timeout, err) != 0 ||
+        spawn_capture(argv, timeout + HOST_COMPILE_BACKSTOP, &log, &wstatus, err) != 0)
         goto fail;
     if (WIFSIGNALED(wstatus)) {
         /* Killed (the OOM killer, SIGXFSZ, someone's kill): the machine's

@@ -49,6 +49,7 @@
 
 #include "../schema/bundle.h"
 #include "../schema/hash.h"
+#include "../schema/job.h"
 #include "../schema/status.h"
 #include "cache.h"
 #include "compiler.h"
@@ -1042,13 +1043,17 @@ struct tf_compile_pool *tf_compile_pool_create(const char *exe, const struct tf_
     uint64_t memory_limit = 0;
     if (exe != NULL && tf_compiler_memory_limit(nprocs, &memory_limit, err) != 0)
         return NULL;
+    /* How long one compile may take (the coordinator waits as long). */
+    double deadline = 0.0;
+    if (tf_job_compile_timeout(&deadline, err) != 0)
+        return NULL;
 
     struct tf_compile_pool *p = tf_xcalloc(1, sizeof *p);
     p->be = be;
     p->exe = exe ? tf_xstrdup(exe) : NULL;
     p->arch = tf_xstrdup(arch ? arch : "");
     p->cache_dir = tf_xstrdup(cache_dir);
-    p->deadline = TF_COMPILER_DEADLINE;
+    p->deadline = deadline;
     p->memory_limit = memory_limit;
     p->next_ticket = 1;
     pthread_mutex_init(&p->mu, NULL);

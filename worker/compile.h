@@ -44,7 +44,9 @@ struct tf_compile_pool;
  * `cache_dir` (created if missing). Each slot compiles in its own child
  * `exe __compiler BE` (started on its first cache miss, restarted after a crash
  * or a timeout); `exe` NULL compiles in-process on the slots' threads instead.
- * NULL + err on failure (including an `exe` that is not executable). */
+ * A compile may take TUNEFARM_COMPILE_TIMEOUT seconds (tf_job_compile_timeout).
+ * NULL + err on failure (including an `exe` that is not executable, and a
+ * TUNEFARM_COMPILE_TIMEOUT or TUNEFARM_COMPILE_MEMORY that is not a number). */
 struct tf_compile_pool *tf_compile_pool_create(const char *exe, const struct tf_backend *be,
                                                const char *arch, const char *cache_dir,
                                                int nprocs, struct tf_error *err);
@@ -77,7 +79,8 @@ int tf_compile_reference(struct tf_compile_pool *p, const struct tf_kernel *k, c
 /* A snapshot of the pool's counters. */
 void tf_compile_get_stats(struct tf_compile_pool *p, struct tf_compile_stats *s);
 /* Seconds one compile may take in a child before it is killed (default
- * TF_COMPILER_DEADLINE); applies to compiles that start afterwards. */
+ * TUNEFARM_COMPILE_TIMEOUT, tf_job_compile_timeout); applies to compiles that
+ * start afterwards. */
 void tf_compile_pool_set_deadline(struct tf_compile_pool *p, double seconds);
 /* The pids of the compiler children alive now into `pids` (at most `cap`); returns how many. */
 int tf_compile_pool_pids(struct tf_compile_pool *p, pid_t *pids, int cap);

@@ -353,7 +353,8 @@ int tf_compiler_compile(struct tf_compiler *c, const struct tf_compile_input *in
         stop_child(c, rc == -1 ? QUIT_GRACE : 0.0, death, sizeof death);
         if (rc == -2)
             return tf_error_set(err, TF_ERR_BACKEND,
-                                "compiler timed out (no answer within %.3g s), process killed",
+                                "compiler timed out (no answer within %.3g s, "
+                                "TUNEFARM_COMPILE_TIMEOUT), process killed",
                                 deadline);
         if (rc == -3)
             return tf_error_set(err, TF_ERR_BACKEND, "compiler process sent a malformed reply");

@@ -13,9 +13,6 @@
 #include "../schema/error.h"
 #include "backend.h"
 
-/* How long one compile may take in a child before it is killed, seconds. */
-#define TF_COMPILER_DEADLINE 120.0
-
 struct tf_compiler;
 
 /* A handle on a not yet started child `exe __compiler backend` (both copied). */

@@ -580,6 +580,43 @@ static void test_memory_bomb_fails_alone(void **state)
     unsetenv("TUNEFARM_COMPILE_MEMORY");
 }
 
+/* TUNEFARM_COMPILE_TIMEOUT is the variants' deadline too (a compile that
+ * hangs is killed after it, not after 120 s), and a value that is not a
+ * positive number of seconds is refused when the pool is made, naming it. */
+static void test_compile_timeout_variable(void **state)
+{
+    struct fixture *f = *state;
+    struct tf_error err = {0};
+    setenv("TUNEFARM_COMPILE_TIMEOUT", "0.5", 1);
+    struct tf_compile_pool *p = pool(f, &fault_backend, 1);
+    struct tf_compiled c;
+    const double t0 = now();
+    compile_source(p, f, "/* @hang */ void gemm(void **a) { (void)a; }\n", &c);
+    const double waited = now() - t0;
+    tf_compile_pool_destroy(p);
+    assert_int_equal(c.status, TF_STATUS_COMPILE_ERROR);
+    if (strstr(c.message, "compiler timed out") == NULL ||
+        strstr(c.message, "TUNEFARM_COMPILE_TIMEOUT") == NULL)
+        fail_msg("unexpected message: %s", c.message);
+    if (!(waited >= 0.5 && waited < 10.0))
+        fail_msg("the hung compile was killed after %.1f s, its deadline was 0.5 s", waited);
+    static const char *const bad[] = {"soon", "0", "-3", "2s", "nan", "inf", "1e9"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        setenv("TUNEFARM_COMPILE_TIMEOUT", bad[i], 1);
+        p = tf_compile_pool_create(SELF, &tf_backend_host, "test", f->cache, 1, &err);
+        if (p != NULL) {
+            tf_compile_pool_destroy(p);
+            unsetenv("TUNEFARM_COMPILE_TIMEOUT");
+            fail_msg("TUNEFARM_COMPILE_TIMEOUT='%s' was taken", bad[i]);
+        }
+        char want[64];
+        snprintf(want, sizeof want, "TUNEFARM_COMPILE_TIMEOUT='%s'", bad[i]);
+        if (strstr(err.message, want) == NULL)
+            fail_msg("TUNEFARM_COMPILE_TIMEOUT='%s': %s", bad[i], err.message);
+    }
+    unsetenv("TUNEFARM_COMPILE_TIMEOUT");
+}
+
 static void test_crash_restarts_child(void **state)
 {
     struct fixture *f = *state;
@@ -1502,6 +1539,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_node_pools),
         cmocka_unit_test_setup_teardown(test_broken_variant, setup, teardown),
         cmocka_unit_test_setup_teardown(test_memory_bomb_fails_alone, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_compile_timeout_variable, setup, teardown),
         cmocka_unit_test_setup_teardown(test_crash_restarts_child, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sigkill_mid_compile, setup, teardown),
         cmocka_unit_test_setup_teardown(test_timeout_kills_child_and_tools, setup, teardown),

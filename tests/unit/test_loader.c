@@ -1467,6 +1467,47 @@ static void test_compile_jobs_cap(void **state)
     }
 }
 
+/* TUNEFARM_COMPILE_TIMEOUT, which the workers' compile deadline and the
+ * coordinator's patience with a silent worker both read: unset or empty the
+ * default, a positive number of seconds up to a day taken, anything else
+ * refused naming the variable and its value (the default kept). */
+static void test_compile_timeout(void **state)
+{
+    (void)state;
+    struct tf_error err;
+    double t = 0;
+    unsetenv("TUNEFARM_COMPILE_TIMEOUT");
+    assert_int_equal(tf_job_compile_timeout(&t, &err), 0);
+    assert_double_equal(t, TF_COMPILE_TIMEOUT_DEFAULT, 0);
+    setenv("TUNEFARM_COMPILE_TIMEOUT", "", 1);
+    assert_int_equal(tf_job_compile_timeout(&t, &err), 0);
+    assert_double_equal(t, TF_COMPILE_TIMEOUT_DEFAULT, 0);
+    static const struct {
+        const char *text;
+        double seconds;
+    } good[] = {{"2", 2}, {"0.5", 0.5}, {"600", 600}, {"86400", 86400}, {"1e3", 1000}};
+    for (size_t i = 0; i < sizeof good / sizeof *good; i++) {
+        setenv("TUNEFARM_COMPILE_TIMEOUT", good[i].text, 1);
+        assert_int_equal(tf_job_compile_timeout(&t, &err), 0);
+        assert_double_equal(t, good[i].seconds, 1e-12);
+    }
+    static const char *const bad[] = {"0", "-1", "soon", "2s", "2 ", "nan", "inf", "86401",
+                                      "1e400"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        setenv("TUNEFARM_COMPILE_TIMEOUT", bad[i], 1);
+        tf_error_clear(&err);
+        t = 0;
+        assert_int_not_equal(tf_job_compile_timeout(&t, &err), 0);
+        assert_double_equal(t, TF_COMPILE_TIMEOUT_DEFAULT, 0);
+        char want[64];
+        snprintf(want, sizeof want, "TUNEFARM_COMPILE_TIMEOUT='%s': not a number of seconds",
+                 bad[i]);
+        if (strstr(err.message, want) == NULL)
+            fail_msg("'%s': %s", bad[i], err.message);
+    }
+    unsetenv("TUNEFARM_COMPILE_TIMEOUT");
+}
+
 /* ---- issue 14: sizes compiled in, the reference's parameters ---------------------------- */
 
 /* A kernel like a port needs it: two sizes, STEPS the reference depends on,
@@ -2020,6 +2061,7 @@ int main(void)
         cmocka_unit_test(test_shared_per_sm),
         cmocka_unit_test(test_energy_in_metrics),
         cmocka_unit_test(test_compile_jobs_cap),
+        cmocka_unit_test(test_compile_timeout),
         cmocka_unit_test(test_job_search_raw),
         cmocka_unit_test(test_broken_files),
         cmocka_unit_test(test_truncation_sweep),
