@@ -21,7 +21,9 @@
  * spawned on the thread's first cache miss and respawned after it crashed or
  * was killed for overrunning the deadline, and shut down by the thread that
  * spawned it (the child's parent-death signal follows that thread). Without
- * an executable the threads call the backend in-process. Only the cache
+ * an executable the threads call the backend in-process. A kernel's
+ * reference compiles the same way, in a compiler process of its own under the
+ * same deadline and memory limit (tf_compile_reference). Only the cache
  * lookup and the rename into place happen in the parent, so a child writes
  * nothing but a temporary file. Jobs live in one list from
  * submit until their ticket is waited; the condition variable `done` wakes
@@ -896,6 +898,32 @@ fail:
     return changed;
 }
 
+/* A compile that ran out of memory under the pool's limit `limit` (bytes, 0:
+ * none): say which limit in `out`'s message, so that a kernel that needs more
+ * knows what to raise. */
+static void name_memory_limit(struct tf_compiled *out, uint64_t limit)
+{
+    const char *oom = out->message;
+    if (out->status != TF_STATUS_COMPILE_ERROR || limit == 0 ||
+        (strstr(oom, "out of memory") == NULL && strstr(oom, "memory exhausted") == NULL &&
+         strstr(oom, "Cannot allocate memory") == NULL && strstr(oom, "bad_alloc") == NULL))
+        return;
+    /* The compiler's line (cut), then the hint whole, in place of the
+     * generic "the node's trouble" (it was not kept either way). */
+    static const char hint[] = " (not cached: over the limit of %llu MiB a compiler, "
+                               "TUNEFARM_COMPILE_MEMORY)";
+    int keep = (int)strlen(out->message);
+    if (ends_with(out->message, NODE_TROUBLE))
+        keep -= (int)strlen(NODE_TROUBLE);
+    if (keep > (int)(TF_MESSAGE_LEN - sizeof hint - 8))
+        keep = (int)(TF_MESSAGE_LEN - sizeof hint - 8);
+    char said[TF_MESSAGE_LEN + 32];
+    snprintf(said, sizeof said, "%.*s", keep, out->message);
+    snprintf(said + strlen(said), sizeof said - strlen(said), hint,
+             (unsigned long long)(limit >> 20));
+    tf_strlcpy(out->message, said, sizeof out->message);
+}
+
 /* Compile configuration `config` of kernel `k` for problem `problem` (the
  * sizes its `defines:` name; any problem if none) with the pool's backend on
  * slot `s`. */
@@ -937,27 +965,7 @@ static void compile_config(struct slot *s, const struct tf_kernel *k, int proble
         if (!changed || attempt == INCLUDES_MAX_ATTEMPTS)
             break; /* (the last one's message says the headers kept changing) */
     }
-    /* A compiler that ran out of memory under the pool's limit: say which
-     * limit, so that a kernel that needs more knows what to raise. */
-    const char *oom = out->message;
-    if (out->status == TF_STATUS_COMPILE_ERROR && p->memory_limit > 0 &&
-        (strstr(oom, "out of memory") != NULL || strstr(oom, "memory exhausted") != NULL ||
-         strstr(oom, "Cannot allocate memory") != NULL || strstr(oom, "bad_alloc") != NULL)) {
-        /* The compiler's line (cut), then the hint whole, in place of the
-         * generic "the node's trouble" (it was not kept either way). */
-        static const char hint[] = " (not cached: over the limit of %llu MiB a compiler, "
-                                   "TUNEFARM_COMPILE_MEMORY)";
-        int keep = (int)strlen(out->message);
-        if (ends_with(out->message, NODE_TROUBLE))
-            keep -= (int)strlen(NODE_TROUBLE);
-        if (keep > (int)(TF_MESSAGE_LEN - sizeof hint - 8))
-            keep = (int)(TF_MESSAGE_LEN - sizeof hint - 8);
-        char said[TF_MESSAGE_LEN + 32];
-        snprintf(said, sizeof said, "%.*s", keep, out->message);
-        snprintf(said + strlen(said), sizeof said - strlen(said), hint,
-                 (unsigned long long)(p->memory_limit >> 20));
-        tf_strlcpy(out->message, said, sizeof out->message);
-    }
+    name_memory_limit(out, p->memory_limit);
     for (int i = 0; i < ndefines; i++)
         free(defines[i]);
 }
@@ -1039,9 +1047,10 @@ struct tf_compile_pool *tf_compile_pool_create(const char *exe, const struct tf_
     if (tf_mkdir_p(folder, err) != 0 || tf_cache_check_dir(cache_dir, err) != 0 ||
         tf_cache_check_dir(folder, err) != 0)
         return NULL;
-    /* Each compiler process's memory (compiler.h says why). */
+    /* Each compiler process's memory (compiler.h says why): the slots' and
+     * the one a kernel's reference compiles in (tf_compile_reference). */
     uint64_t memory_limit = 0;
-    if (exe != NULL && tf_compiler_memory_limit(nprocs, &memory_limit, err) != 0)
+    if (exe != NULL && tf_compiler_memory_limit(nprocs + 1, &memory_limit, err) != 0)
         return NULL;
     /* How long one compile may take (the coordinator waits as long). */
     double deadline = 0.0;
@@ -1263,7 +1272,34 @@ int tf_compile_reference(struct tf_compile_pool *p, const struct tf_kernel *k, c
             free(defines[i]);
         return tf_error_set(err, TF_ERR_SCHEMA, "kernel '%s' has no reference", k->name);
     }
+    /* A reference is the kernel's code as much as its variants are: its
+     * compile may hang (an include of a FIFO) or allocate without end
+     * (#include "/dev/zero"). So it compiles the way they do, in a compiler
+     * process `exe __compiler host` of its own: under the pool's memory limit
+     * (RLIMIT_DATA, set by that process on itself before it compiles, so that
+     * cc, cc1, as and ld inherit it with no window in between) and the pool's
+     * deadline, past which its whole process group (the tools included) is
+     * killed. Compiled in the worker, the host backend's own timeout killed
+     * the cc driver alone and left cc1 running, and nothing limited its
+     * memory. (Starting cc in a process group of its own, killed as one,
+     * would still leave the limit to set: posix_spawn cannot, and setting it
+     * on the worker around the spawn would bind the worker's other threads
+     * meanwhile. One mechanism, the compiler process, covers both, as it does
+     * for the variants.) The process is started on a cache miss only, and
+     * lives for this one compile: a reference compiles once a kernel, and a
+     * process of this call's own is shared with no other thread and outlives
+     * none (a compiler process dies with the thread that started it,
+     * PR_SET_PDEATHSIG). A pool without an executable (tests and benches
+     * only) compiles in-process, as it does its variants. */
+    struct slot own = {.pool = p, .pid = -1};
+    if (p->exe != NULL) {
+        own.compiler = tf_compiler_create(p->exe, tf_backend_host.name);
+        tf_compiler_set_memory_limit(own.compiler, p->memory_limit);
+        v.slot = &own;
+    }
     compile_variant(&v, &out, &ran);
+    tf_compiler_destroy(own.compiler);
+    name_memory_limit(&out, p->memory_limit);
     for (int i = 0; i < ndefines; i++)
         free(defines[i]);
     if (out.status != TF_STATUS_OK && out.storage_trouble)

@@ -71,9 +71,12 @@ int tf_compile_wait_any(struct tf_compile_pool *p, const uint64_t *tickets, int 
 /* The same without blocking: the index of the first done one, or -1 if none is done yet. */
 int tf_compile_ready_any(struct tf_compile_pool *p, const uint64_t *tickets, int n);
 /* Compile (or find cached) `k`'s host C reference with tf_backend_host, synchronously,
- * and write the .so path into `path` (cap bytes). -1 + err if it does not compile;
- * err->code is TF_ERR_IO only when the node's storage failed (a full disk or
- * quota, a file size limit: tf_compiled.storage_trouble), not the reference. */
+ * and write the .so path into `path` (cap bytes). On a cache miss it compiles in
+ * a compiler process `exe __compiler host` of its own (in-process without an
+ * `exe`), under the pool's deadline and memory limit, like a variant. -1 + err
+ * if it does not compile (a timeout or running out of memory included, neither
+ * cached); err->code is TF_ERR_IO only when the node's storage failed (a full
+ * disk or quota, a file size limit: tf_compiled.storage_trouble), not the reference. */
 int tf_compile_reference(struct tf_compile_pool *p, const struct tf_kernel *k, char *path,
                          size_t cap, struct tf_error *err);
 /* A snapshot of the pool's counters. */
@@ -84,7 +87,8 @@ void tf_compile_get_stats(struct tf_compile_pool *p, struct tf_compile_stats *s)
 void tf_compile_pool_set_deadline(struct tf_compile_pool *p, double seconds);
 /* The pids of the compiler children alive now into `pids` (at most `cap`); returns how many. */
 int tf_compile_pool_pids(struct tf_compile_pool *p, pid_t *pids, int cap);
-/* Compiler children started so far, restarts included (0 while every lookup hit the cache). */
+/* Compiler children started so far: the slots' (restarts included) and the references'
+ * (one a compiled reference); 0 while every lookup hit the cache. */
 int tf_compile_pool_starts(struct tf_compile_pool *p);
 
 /* The first meaningful line of a compiler log (the first containing "error",

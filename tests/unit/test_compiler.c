@@ -6,7 +6,10 @@
  * a marker in the source: @crash segfaults, @hang spawns a grandchild and
  * never answers, @slow sleeps first (@long longer), @print writes to stdout, @machinery
  * fails like a compiler that cannot be spawned; anything else is compiled by
- * the host backend. Each test gets a fresh cache folder. The last test holds
+ * the host backend. Each test gets a fresh cache folder. References (plain C,
+ * compiled with the host backend whatever the pool's) compile in a compiler
+ * process of their own, under the same deadline and memory limit as the
+ * pool's (a FIFO include that never ends, #include "/dev/zero"). The last test holds
  * `tunefarm compile`'s choice of variants (worker/precompile.c) against the
  * plan's (coordinator/plan.c). */
 #include <stdarg.h>
@@ -15,6 +18,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -227,6 +231,52 @@ static int is_dead(pid_t pid)
         nanosleep(&ts, NULL);
     }
     return 0;
+}
+
+/* How many live processes (zombies, whose command line is empty, do not
+ * count) have a command line that contains `text`; the first `cap` pids into
+ * `pids`. */
+static int processes_with(const char *text, pid_t *pids, int cap)
+{
+    static char cmdline[65536];
+    int n = 0;
+    DIR *d = opendir("/proc");
+    if (d == NULL)
+        fail_msg("opendir /proc: %s", strerror(errno));
+    for (struct dirent *e; (e = readdir(d)) != NULL;) {
+        char *end = NULL;
+        const long pid = strtol(e->d_name, &end, 10);
+        if (pid <= 0 || *end != '\0' || pid == (long)getpid())
+            continue;
+        const long len = read_proc((pid_t)pid, "cmdline", cmdline, sizeof cmdline);
+        for (long i = 0; i < len; i++) /* its arguments, NUL-separated: one string */
+            if (cmdline[i] == '\0')
+                cmdline[i] = ' ';
+        if (len > 0 && strstr(cmdline, text) != NULL) {
+            if (n < cap)
+                pids[n] = (pid_t)pid;
+            n++;
+        }
+    }
+    closedir(d);
+    return n;
+}
+
+/* How many of our children are live compiler processes of `backend`. */
+static int compiler_children(const char *backend)
+{
+    int n = 0;
+    DIR *d = opendir("/proc");
+    if (d == NULL)
+        fail_msg("opendir /proc: %s", strerror(errno));
+    for (struct dirent *e; (e = readdir(d)) != NULL;) {
+        char *end = NULL;
+        const long pid = strtol(e->d_name, &end, 10);
+        if (pid > 0 && *end == '\0' && is_compiler_child((pid_t)pid, backend))
+            n++;
+    }
+    closedir(d);
+    return n;
 }
 
 static double now(void)
@@ -578,6 +628,159 @@ static void test_memory_bomb_fails_alone(void **state)
     assert_null(tf_compile_pool_create(SELF, &tf_backend_host, "test", f->cache, 1, &err));
     assert_non_null(strstr(err.message, "TUNEFARM_COMPILE_MEMORY='lots'"));
     unsetenv("TUNEFARM_COMPILE_MEMORY");
+}
+
+/* `f->gemm` with its reference's source behind `head` (a new string: free it). */
+static char *reference_behind(struct fixture *f, const char *head, struct tf_kernel *k)
+{
+    const size_t n = strlen(head) + strlen(f->gemm->ref_source) + 1;
+    char *source = malloc(n);
+    assert_non_null(source);
+    snprintf(source, n, "%s%s", head, f->gemm->ref_source);
+    *k = *f->gemm; /* the pool only reads the kernel */
+    k->ref_source = source;
+    return source;
+}
+
+/* A reference is user code too: one whose compile never ends (it includes a
+ * FIFO nobody writes, so cc1 blocks in open()) fails once
+ * TUNEFARM_COMPILE_TIMEOUT has passed, with an error that names the
+ * reference and the timeout, is not cached, and leaves no process behind.
+ * The reference compiled in the worker itself, and the timeout killed the
+ * cc driver alone: cc1 stayed, blocked for good, and the deadline was 120 s
+ * whatever the variable said. TMPDIR is the test's folder, so every tool of
+ * that compile (cc, cc1, as, ld) has it in its command line. */
+static void test_reference_timeout_leaves_nothing(void **state)
+{
+    struct fixture *f = *state;
+    struct tf_error err = {0};
+    char fifo[128], head[256], path[4096];
+    snprintf(fifo, sizeof fifo, "%s/never-written.h", f->cache);
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    snprintf(head, sizeof head, "#include \"%s\"\n", fifo);
+    struct tf_kernel k;
+    char *source = reference_behind(f, head, &k);
+    const char *tmpdir = getenv("TMPDIR");
+    char *saved_tmpdir = tmpdir ? strdup(tmpdir) : NULL;
+    setenv("TMPDIR", f->cache, 1);
+    setenv("TUNEFARM_COMPILE_TIMEOUT", "2", 1);
+    struct tf_compile_pool *p = pool(f, &tf_backend_host, 1);
+
+    const double t0 = now();
+    const int rc = tf_compile_reference(p, &k, path, sizeof path, &err);
+    const double waited = now() - t0;
+    /* Nothing of it may stay: allow the killed tools a moment to be reaped. */
+    pid_t left[8];
+    int nleft = 0;
+    for (int i = 0; i < 150 && (nleft = processes_with(f->cache, left, 8)) > 0; i++) {
+        struct timespec ts = {0, 10 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    char seen[512] = "";
+    if (nleft > 0) {
+        char cmdline[256];
+        for (int i = 0; i < nleft && i < 8; i++) {
+            if (read_proc(left[i], "cmdline", cmdline, sizeof cmdline) < 0)
+                cmdline[0] = '\0';
+            snprintf(seen + strlen(seen), sizeof seen - strlen(seen), " %d (%s)", (int)left[i],
+                     cmdline);
+        }
+        /* Unblock and end them, so that a failure leaves nothing either. */
+        const int fd = open(fifo, O_WRONLY | O_NONBLOCK);
+        if (fd >= 0)
+            close(fd);
+        for (int i = 0; i < nleft && i < 8; i++)
+            kill(left[i], SIGKILL);
+    }
+    const int children = compiler_children("host");
+    tf_compile_pool_destroy(p);
+    unsetenv("TUNEFARM_COMPILE_TIMEOUT");
+    if (saved_tmpdir)
+        setenv("TMPDIR", saved_tmpdir, 1);
+    else
+        unsetenv("TMPDIR");
+    free(saved_tmpdir);
+    free(source);
+
+    if (nleft > 0)
+        fail_msg("%d processes of the reference's compile left:%s", nleft, seen);
+    assert_int_equal(children, 0); /* its compiler process is gone too */
+    assert_int_not_equal(rc, 0);
+    if (strstr(err.message, "reference of kernel 'gemm'") == NULL ||
+        strstr(err.message, "timed out") == NULL ||
+        strstr(err.message, "TUNEFARM_COMPILE_TIMEOUT") == NULL)
+        fail_msg("unexpected message: %s", err.message);
+    if (!(waited >= 2.0 && waited < 30.0))
+        fail_msg("the reference's compile ended after %.1f s, its deadline was 2 s", waited);
+    assert_int_equal(count_files(f->cache, "err"), 0); /* a timeout is no verdict */
+}
+
+/* A reference whose source makes the compiler allocate without end
+ * (#include "/dev/zero") fails at once under the pool's memory limit
+ * (TUNEFARM_COMPILE_MEMORY), naming it, not cached; it compiled in the worker
+ * itself with no limit, and cc1 grew until the OOM killer struck. */
+static void test_reference_memory_bomb_fails_alone(void **state)
+{
+    struct fixture *f = *state;
+    struct tf_error err = {0};
+    setenv("TUNEFARM_COMPILE_MEMORY", "256", 1);
+    uint64_t limit = 1;
+    assert_int_equal(tf_compiler_memory_limit(1, &limit, &err), 0);
+    if (limit == 0) { /* an AddressSanitizer build: no limit, and no bomb without one */
+        unsetenv("TUNEFARM_COMPILE_MEMORY");
+        skip();
+    }
+    struct tf_kernel k;
+    char *source = reference_behind(f, "#include \"/dev/zero\"\n", &k);
+    struct tf_compile_pool *p = pool(f, &tf_backend_host, 1);
+    char path[4096];
+    const double t0 = now();
+    const int rc = tf_compile_reference(p, &k, path, sizeof path, &err);
+    const double waited = now() - t0;
+    const int starts = tf_compile_pool_starts(p);
+    tf_compile_pool_destroy(p);
+    unsetenv("TUNEFARM_COMPILE_MEMORY");
+    free(source);
+    assert_int_not_equal(rc, 0);
+    assert_int_not_equal(err.code, TF_ERR_IO); /* not the node's full disk */
+    if (strstr(err.message, "reference of kernel 'gemm'") == NULL ||
+        strstr(err.message, "out of memory") == NULL ||
+        strstr(err.message, "limit of 256 MiB") == NULL)
+        fail_msg("unexpected message: %s", err.message);
+    if (waited >= 30.0)
+        fail_msg("the reference's compile took %.1f s under a limit of 256 MiB", waited);
+    assert_int_equal(starts, 1); /* in a compiler process of its own */
+    assert_int_equal(count_files(f->cache, "err"), 0);
+}
+
+/* A good reference compiles (in a compiler process that is gone afterwards)
+ * and is found in the cache the next time: by the same pool and by a new one
+ * (a rerun), which then start no compiler process at all. */
+static void test_reference_cached(void **state)
+{
+    struct fixture *f = *state;
+    struct tf_error err = {0};
+    char first[4096], again[4096];
+    struct stat st1, st2;
+    struct tf_compile_pool *p = pool(f, &tf_backend_host, 1);
+    if (tf_compile_reference(p, f->gemm, first, sizeof first, &err) != 0)
+        fail_msg("reference: %s", err.message);
+    assert_int_equal(stat(first, &st1), 0);
+    assert_int_equal(tf_compile_pool_starts(p), 1);
+    assert_int_equal(compiler_children("host"), 0);
+    assert_int_equal(tf_compile_reference(p, f->gemm, again, sizeof again, &err), 0);
+    assert_string_equal(again, first);
+    assert_int_equal(tf_compile_pool_starts(p), 1);
+    tf_compile_pool_destroy(p);
+
+    p = pool(f, &tf_backend_host, 1);
+    assert_int_equal(tf_compile_reference(p, f->gemm, again, sizeof again, &err), 0);
+    assert_string_equal(again, first);
+    assert_int_equal(tf_compile_pool_starts(p), 0);
+    tf_compile_pool_destroy(p);
+    assert_int_equal(stat(again, &st2), 0);
+    assert_true(st1.st_ino == st2.st_ino && st1.st_mtime == st2.st_mtime); /* not rewritten */
+    assert_int_equal(count_files(f->cache, "tmp.*"), 0);
 }
 
 /* TUNEFARM_COMPILE_TIMEOUT is the variants' deadline too (a compile that
@@ -1539,6 +1742,9 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_node_pools),
         cmocka_unit_test_setup_teardown(test_broken_variant, setup, teardown),
         cmocka_unit_test_setup_teardown(test_memory_bomb_fails_alone, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_reference_timeout_leaves_nothing, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_reference_memory_bomb_fails_alone, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_reference_cached, setup, teardown),
         cmocka_unit_test_setup_teardown(test_compile_timeout_variable, setup, teardown),
         cmocka_unit_test_setup_teardown(test_crash_restarts_child, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sigkill_mid_compile, setup, teardown),
