@@ -86,3 +86,53 @@ else
     fail "header edited mid-run: no results reached the journal" live.h5.out
     kill "$RUN_PID" 2>/dev/null || true; wait "$RUN_PID" 2>/dev/null || true
 fi
+
+# A kernel's reference is user code too. One that includes a FIFO nobody
+# writes never compiles (cc1 blocks in open()): past TUNEFARM_COMPILE_TIMEOUT
+# its compiler process is killed with every tool it started, the kernel's
+# configurations say why (launch_error, the reference and the timeout named),
+# and nothing is left running. The reference compiled in the worker itself:
+# the deadline was 120 s whatever the variable said, and the kill reached the
+# cc driver alone, leaving cc1 blocked for good. The tools inherit the
+# marker TF_REF_PROBE from the run, which `strays` looks for.
+echo "-- compile: a reference that never compiles, TUNEFARM_COMPILE_TIMEOUT"
+cp -R "$ROOT/tests/fixtures/compile_includes" "$TMP/compile_ref"
+sed -i "s#-Itests/fixtures/compile_includes/include#-I$TMP/compile_ref/include#" \
+    "$TMP/compile_ref/kernel.yaml"
+mkfifo "$TMP/compile_ref/never-written.h"
+sed -i "1i #include \"$TMP/compile_ref/never-written.h\"" "$TMP/compile_ref/reference.c"
+printf 'cache: %s\n' "$TMP/compile_ref/cache" >>"$TMP/compile_ref/job.yaml"
+started=$(date +%s)
+if env TF_REF_PROBE="$TMP/compile_ref" TUNEFARM_COMPILE_TIMEOUT=2 \
+       "$TF" run -q -n 1 "$TMP/compile_ref/job.yaml" -o refc.h5 >refc.h5.out 2>&1; then
+    took=$(($(date +%s) - started))
+    check "a reference that hangs its compiler: every configuration says why (launch_error 3)" \
+        kernel_rows refc.h5 incl "U" "
+want = 'reference did not compile: reference of kernel \'incl\' does not compile: compiler timed out'
+assert len(rows) == 3, rows
+for k, (status, message, _, _) in rows.items():
+    assert status == 'launch_error' and message.startswith(want), (k, status, message)
+    assert 'TUNEFARM_COMPILE_TIMEOUT' in message, message
+"
+    check "  within the 2 s deadline, not 120 s (the run took ${took} s)" test "$took" -lt 60
+    for i in 1 2 3 4 5 6 7 8 9 10; do
+        [ "$(strays TF_REF_PROBE "$TMP/compile_ref")" -eq 0 ] && break
+        sleep 0.1
+    done
+    check "  and no compiler is left running" test "$(strays TF_REF_PROBE "$TMP/compile_ref")" -eq 0
+else
+    fail "a reference that hangs its compiler: the run failed" refc.h5.out
+fi
+# Unblock and end whatever was left (a failure above), so that nothing outlives the test.
+for p in /proc/[0-9]*; do
+    { tr "\0" "\n" <"$p/environ"; } 2>/dev/null | grep -qxF "TF_REF_PROBE=$TMP/compile_ref" || continue
+    timeout 1 sh -c ": >\"$TMP/compile_ref/never-written.h\"" 2>/dev/null || true
+    kill -9 "${p#/proc/}" 2>/dev/null || true
+done
+
+# A value that is not a number of seconds is refused before anything runs,
+# by the coordinator (which waits as long for a silent worker's compile).
+expect_fail "TUNEFARM_COMPILE_TIMEOUT=soon is refused (exit 2)" 2 \
+    env TUNEFARM_COMPILE_TIMEOUT=soon "$TF" run -q -n 1 "$TMP/compile_ref/job.yaml" -o soon.h5
+check "  naming the variable and its value" contains "$TMP/last" "TUNEFARM_COMPILE_TIMEOUT='soon': not a number of seconds"
+check "  and writing nothing" sh -c "[ ! -e soon.h5 ] && [ ! -e soon.h5.journal ]"
