@@ -17,7 +17,8 @@
  * Each child leads its own process group so that killing it also kills the
  * tools it spawned (the host backend's cc), and it dies with its parent
  * (PR_SET_PDEATHSIG). In the child, fd 1 points at stderr so that anything a
- * compiler library prints cannot corrupt the channel. */
+ * compiler library prints cannot corrupt the channel. Each child gets a
+ * folder of its own as TMPDIR, removed when it ends (private_tmpdir). */
 #include "compiler.h"
 
 #include "channel.h"
@@ -25,6 +26,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
@@ -126,6 +128,7 @@ struct tf_compiler {
     int fd;
     int starts;
     uint64_t memory_limit; /* RLIMIT_DATA of the children, 0: none */
+    char *tmpdir;          /* the running child's own TMPDIR, NULL: none */
     struct tf_buf buf;
 };
 
@@ -139,6 +142,26 @@ struct tf_compiler *tf_compiler_create(const char *exe, const char *backend)
     return c;
 }
 
+/* nftw's visit for remove_tmpdir: remove what it is given, deepest first. */
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st;
+    (void)flag;
+    (void)ftw;
+    remove(path);
+    return 0;
+}
+
+/* Remove the child's TMPDIR and whatever its compile left there. */
+static void remove_tmpdir(struct tf_compiler *c)
+{
+    if (c->tmpdir == NULL)
+        return;
+    nftw(c->tmpdir, remove_entry, 8, FTW_DEPTH | FTW_PHYS);
+    free(c->tmpdir);
+    c->tmpdir = NULL;
+}
+
 /* End the child: close its channel, give it `grace` seconds to exit by itself
  * (0: none), SIGKILL its process group (the child and any compiler it left
  * running) and reap it. How it ended goes into `msg` if not NULL. */
@@ -147,8 +170,10 @@ static void stop_child(struct tf_compiler *c, double grace, char *msg, size_t ca
     if (c->fd >= 0)
         close(c->fd);
     c->fd = -1;
-    if (c->pid <= 0)
+    if (c->pid <= 0) {
+        remove_tmpdir(c);
         return;
+    }
     /* WNOWAIT: the child stays unreaped until its group is killed, so the pid,
      * which is the group's id, cannot have been reused by then. */
     const double deadline = tf_channel_now() + grace;
@@ -174,6 +199,7 @@ static void stop_child(struct tf_compiler *c, double grace, char *msg, size_t ca
             snprintf(msg, cap, "compiler process vanished");
     }
     c->pid = -1;
+    remove_tmpdir(c); /* its group is killed: nothing of it writes there any more */
 }
 
 void tf_compiler_set_memory_limit(struct tf_compiler *c, uint64_t bytes)
@@ -262,6 +288,45 @@ char **tf_compiler_environment(char *const *env)
     return out;
 }
 
+/* A new folder of the child's own for its TMPDIR: the host backend writes
+ * each variant's source there and cc its temporaries, and a compile killed at
+ * its deadline (with its process group) cannot clean up after itself: each
+ * timeout left a folder with the source and cc1's output in the node's TMPDIR.
+ * stop_child removes the folder once the group is dead. NULL if it cannot be
+ * made (a full TMPDIR): the child then shares the worker's. */
+static char *private_tmpdir(void)
+{
+    const char *tmp = getenv("TMPDIR");
+    /* A short name: it lengthens every path of the compile, which messages
+     * quote (a full disk's "cannot write 'PATH': No space left on device"
+     * must keep its reason within a result's message). */
+    char *dir = tf_xasprintf("%s/tf-XXXXXX", tmp && tmp[0] ? tmp : "/tmp");
+    if (mkdtemp(dir) != NULL)
+        return dir;
+    free(dir);
+    return NULL;
+}
+
+/* `env` (tf_compiler_environment's, freed here) with TMPDIR set to `tmpdir`
+ * (a "TMPDIR=..." string the caller keeps alive), or `env` itself if NULL. */
+static char **with_tmpdir(char **env, char *tmpdir)
+{
+    if (tmpdir == NULL)
+        return env;
+    size_t n = 0;
+    while (env[n] != NULL)
+        n++;
+    char **out = tf_xcalloc(n + 2, sizeof *out);
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++)
+        if (strncmp(env[i], "TMPDIR=", 7) != 0)
+            out[m++] = env[i];
+    out[m++] = tmpdir;
+    out[m] = NULL;
+    free(env);
+    return out;
+}
+
 int tf_compiler_start(struct tf_compiler *c, struct tf_error *err)
 {
     int sv[2] = {-1, -1};
@@ -287,14 +352,18 @@ int tf_compiler_start(struct tf_compiler *c, struct tf_error *err)
     posix_spawnattr_setpgroup(&attr, 0);
     posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETPGROUP);
     pid_t pid;
-    char **env = tf_compiler_environment(environ);
+    c->tmpdir = private_tmpdir();
+    char *tmpdir_env = c->tmpdir ? tf_xasprintf("TMPDIR=%s", c->tmpdir) : NULL;
+    char **env = with_tmpdir(tf_compiler_environment(environ), tmpdir_env);
     int rc = posix_spawn(&pid, c->exe, &fa, &attr, argv, env);
     free(env);
+    free(tmpdir_env);
     posix_spawnattr_destroy(&attr);
     posix_spawn_file_actions_destroy(&fa);
     close(sv[1]);
     if (rc != 0) {
         close(sv[0]);
+        remove_tmpdir(c);
         return tf_error_set(err, TF_ERR_SYSTEM, "cannot start compiler process '%s': %s",
                             c->exe, strerror(rc));
     }

@@ -47,7 +47,10 @@ int tf_compiler_find_nocuda(const char *exe, char *path, size_t cap);
  * driver without devices (nocuda.c). 0 when loaded, -1 when not found (NVRTC
  * then opens the real driver). */
 int tf_compiler_hide_driver(const char *exe);
-/* Spawn the child unless one is running. -1 + err if it cannot be spawned. */
+/* Spawn the child unless one is running, with a folder of its own as TMPDIR
+ * (made under the worker's; removed with what is in it when the child ends,
+ * so a compile killed at its deadline leaves no file behind). -1 + err if it
+ * cannot be spawned. */
 int tf_compiler_start(struct tf_compiler *c, struct tf_error *err);
 /* Compile `in` in the child (started if needed) within `deadline` seconds. 0: `out`
  * is filled (a binary written, or a rejected variant with its log; caller frees

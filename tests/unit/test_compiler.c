@@ -649,7 +649,8 @@ static char *reference_behind(struct fixture *f, const char *head, struct tf_ker
  * The reference compiled in the worker itself, and the timeout killed the
  * cc driver alone: cc1 stayed, blocked for good, and the deadline was 120 s
  * whatever the variable said. TMPDIR is the test's folder, so every tool of
- * that compile (cc, cc1, as, ld) has it in its command line. */
+ * that compile (cc, cc1, as, ld) has it in its command line, and what they
+ * wrote there (nothing may stay) is seen. */
 static void test_reference_timeout_leaves_nothing(void **state)
 {
     struct fixture *f = *state;
@@ -694,6 +695,16 @@ static void test_reference_timeout_leaves_nothing(void **state)
     }
     const int children = compiler_children("host");
     tf_compile_pool_destroy(p);
+    /* Nor any file of it in TMPDIR (the source the host backend wrote, cc's
+     * temporaries): only the FIFO and the cache's folder are the test's. */
+    char strays[512] = "";
+    DIR *d = opendir(f->cache);
+    assert_non_null(d);
+    for (struct dirent *e; (e = readdir(d)) != NULL;)
+        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0 &&
+            strcmp(e->d_name, "never-written.h") != 0 && strcmp(e->d_name, "host") != 0)
+            snprintf(strays + strlen(strays), sizeof strays - strlen(strays), " %s", e->d_name);
+    closedir(d);
     unsetenv("TUNEFARM_COMPILE_TIMEOUT");
     if (saved_tmpdir)
         setenv("TMPDIR", saved_tmpdir, 1);
@@ -705,6 +716,8 @@ static void test_reference_timeout_leaves_nothing(void **state)
     if (nleft > 0)
         fail_msg("%d processes of the reference's compile left:%s", nleft, seen);
     assert_int_equal(children, 0); /* its compiler process is gone too */
+    if (strays[0] != '\0')
+        fail_msg("the killed compile left in TMPDIR:%s", strays);
     assert_int_not_equal(rc, 0);
     if (strstr(err.message, "reference of kernel 'gemm'") == NULL ||
         strstr(err.message, "timed out") == NULL ||

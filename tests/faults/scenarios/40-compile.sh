@@ -94,7 +94,10 @@ fi
 # and nothing is left running. The reference compiled in the worker itself:
 # the deadline was 120 s whatever the variable said, and the kill reached the
 # cc driver alone, leaving cc1 blocked for good. The tools inherit the
-# marker TF_REF_PROBE from the run, which `strays` looks for.
+# marker TF_REF_PROBE from the run, which `strays` looks for. The ranks'
+# TMPDIR is the scenario's (mpirun itself keeps the node's for its session):
+# the killed compile leaves nothing there either (it left the source and
+# cc1's output).
 echo "-- compile: a reference that never compiles, TUNEFARM_COMPILE_TIMEOUT"
 cp -R "$ROOT/tests/fixtures/compile_includes" "$TMP/compile_ref"
 sed -i "s#-Itests/fixtures/compile_includes/include#-I$TMP/compile_ref/include#" \
@@ -102,9 +105,11 @@ sed -i "s#-Itests/fixtures/compile_includes/include#-I$TMP/compile_ref/include#"
 mkfifo "$TMP/compile_ref/never-written.h"
 sed -i "1i #include \"$TMP/compile_ref/never-written.h\"" "$TMP/compile_ref/reference.c"
 printf 'cache: %s\n' "$TMP/compile_ref/cache" >>"$TMP/compile_ref/job.yaml"
+mkdir "$TMP/compile_ref/tmp"
 started=$(date +%s)
-if env TF_REF_PROBE="$TMP/compile_ref" TUNEFARM_COMPILE_TIMEOUT=2 \
-       "$TF" run -q -n 1 "$TMP/compile_ref/job.yaml" -o refc.h5 >refc.h5.out 2>&1; then
+if mpirun -np 2 --oversubscribe env TF_REF_PROBE="$TMP/compile_ref" TUNEFARM_COMPILE_TIMEOUT=2 \
+       TMPDIR="$TMP/compile_ref/tmp" "$TF" run -q "$TMP/compile_ref/job.yaml" -o refc.h5 \
+       >refc.h5.out 2>&1; then
     took=$(($(date +%s) - started))
     check "a reference that hangs its compiler: every configuration says why (launch_error 3)" \
         kernel_rows refc.h5 incl "U" "
@@ -120,6 +125,7 @@ for k, (status, message, _, _) in rows.items():
         sleep 0.1
     done
     check "  and no compiler is left running" test "$(strays TF_REF_PROBE "$TMP/compile_ref")" -eq 0
+    check "  nor any of its files in TMPDIR" test -z "$(ls -A "$TMP/compile_ref/tmp")"
 else
     fail "a reference that hangs its compiler: the run failed" refc.h5.out
 fi
