@@ -54,7 +54,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <dirent.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -311,43 +310,6 @@ static bool file_exists(const char *path)
     return stat(path, &st) == 0;
 }
 
-/* Temporary archives ("ARCHIVE.tmp.PID") left by a coordinator killed while
- * checkpointing: with the journal locked no other run writes them. */
-static void coordinator_remove_stale(const struct coordinator *c)
-{
-    /* Beside the real file: an archive named through a symbolic link has its
-     * temporaries next to the file the link names (schema/replace.h). */
-    char dir[4096], *real = realpath(c->archive_path, NULL);
-    const char *archive = real ? real : c->archive_path;
-    tf_strlcpy(dir, archive, sizeof dir);
-    char *slash = strrchr(dir, '/');
-    char base_copy[4096];
-    tf_strlcpy(base_copy, slash ? slash + 1 : archive, sizeof base_copy);
-    free(real);
-    const char *base = base_copy;
-    if (slash)
-        *slash = '\0';
-    else
-        tf_strlcpy(dir, ".", sizeof dir);
-    DIR *d = opendir(dir[0] ? dir : "/");
-    if (d == NULL)
-        return;
-    const size_t n = strlen(base);
-    for (struct dirent *e; (e = readdir(d)) != NULL;) {
-        /* Exactly our name, "BASE.tmp." and a pid: never someone else's file. */
-        const char *pid = e->d_name + n + 5;
-        if (strncmp(e->d_name, base, n) != 0 || strncmp(e->d_name + n, ".tmp.", 5) != 0 ||
-            *pid == '\0' || strspn(pid, "0123456789") != strlen(pid))
-            continue;
-        char path[8192];
-        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-        if (unlink(path) == 0 && !c->opt->quiet)
-            fprintf(stderr, "tunefarm: removed %s, left by a run killed while checkpointing\n",
-                    path);
-    }
-    closedir(d);
-}
-
 /* A journal beside an archive that does not exist holds results of an
  * archive that was removed or moved (a bare or torn header, under 8 bytes,
  * is only the start of a run that died before its first checkpoint). */
@@ -372,7 +334,7 @@ static int coordinator_open_archive(struct coordinator *c, struct tf_error *err)
     c->journal = tf_journal_open(c->archive_path, err);
     if (c->journal == NULL || journal_without_archive(c->archive_path, err) != 0)
         return -1;
-    coordinator_remove_stale(c);
+    /* (tf_journal_open removed the temporaries killed writers left.) */
     if (file_exists(c->archive_path)) {
         c->archive = tf_archive_read(c->archive_path, err);
         if (c->archive == NULL) {

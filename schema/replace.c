@@ -19,7 +19,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 /* True when `path` begins with the `n` bytes of `signature`. */
@@ -270,15 +269,12 @@ void tf_replace_discard(struct tf_replace *r)
  * written TARGET.tmp.PID; a nightly job meets it the next night):
  * - Only under the archive's lock (the caller's): every writer of an archive
  *   holds its journal's exclusive flock while its temporary exists, so with
- *   the lock ours no writer of this archive is alive, on any node where
- *   flock reaches across nodes (a local disk, NFS, Lustre with -o flock).
- * - Only after TF_REPLACE_STALE_SECONDS: where flock is node-local (Lustre
- *   with -o localflock, BeeGFS by default) another node's writer may be
- *   alive with the lock of its own; its temporary is seconds old, not an
- *   hour (an hour also covers clocks that differ between nodes). Empty or
- *   not: a temporary is never the archive, and its writer's results are in
- *   the journal or its inputs. A younger one is left, and the next writer
- *   that finds it an hour old removes it.
+ *   the lock ours no writer of this archive is alive. Empty or not: a
+ *   temporary is never the archive, and its writer's results are in the
+ *   journal or its inputs. (Where flock is node-local, as Lustre's
+ *   localflock, two nodes' writers of one archive would already overwrite
+ *   each other's journal and archive; an age rule for the temporaries alone
+ *   would protect nothing, and was dropped.)
  * - The process id in the name is not consulted: a dead pid here says
  *   nothing of another node's process of that number, and on this node the
  *   lock already answers; pids come back (the leftover then blocks a writer
@@ -303,7 +299,6 @@ int tf_replace_leftovers(const char *path, bool remove, char *first, size_t cap)
     DIR *d = opendir(dir);
     int left = 0;
     const size_t n = strlen(base);
-    const time_t now = time(NULL);
     for (struct dirent *e; d != NULL && (e = readdir(d)) != NULL;) {
         const char *pid = e->d_name + n + 5;
         if (strncmp(e->d_name, base, n) != 0 || strncmp(e->d_name + n, ".tmp.", 5) != 0 ||
@@ -315,9 +310,8 @@ int tf_replace_leftovers(const char *path, bool remove, char *first, size_t cap)
             free(file);
             continue;
         }
-        const bool stale = st.st_uid == geteuid() && now > st.st_mtime &&
-                           difftime(now, st.st_mtime) > TF_REPLACE_STALE_SECONDS;
-        if (!(remove && stale && unlink(file) == 0) && left++ == 0 && cap > 0)
+        const bool ours = st.st_uid == geteuid();
+        if (!(remove && ours && unlink(file) == 0) && left++ == 0 && cap > 0)
             tf_strlcpy(first, file, cap);
         free(file);
     }

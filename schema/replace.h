@@ -52,17 +52,12 @@ int tf_replace_finish(struct tf_replace *r, const char *path, struct tf_error *e
  * finished struct. */
 void tf_replace_discard(struct tf_replace *r);
 
-/* A temporary left beside an archive counts as stale this long after it was
- * last written: an archive's temporary lives while its writer builds the
- * file's image in memory and writes it, seconds (schema/archive_write.c). */
-#define TF_REPLACE_STALE_SECONDS 3600
-
 /* Temporaries that writers of the archive `path` killed before their rename
  * left beside its target (TARGET.tmp.PID, as tf_replace_plan names them,
  * TARGET the file a symbolic link names). With `remove`, those of this
- * user's that are regular files last written over TF_REPLACE_STALE_SECONDS
- * ago are removed: only for a caller that holds the exclusive lock every
- * writer of the archive holds (its journal's, tf_journal_open). Returns how
+ * user's that are regular files are removed: only for a caller that holds
+ * the exclusive lock every writer of the archive holds while its temporary
+ * exists (its journal's, tf_journal_open). Returns how
  * many are left (all of them without `remove`), the first's path in
  * first[cap] ("" if none; first may be NULL with cap 0); 0 for a path no
  * archive can be written to. */

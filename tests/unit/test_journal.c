@@ -287,10 +287,10 @@ static void test_one_run_at_a_time(void **state)
     tf_journal_close(NULL);
 }
 
-/* A merge killed while it wrote left an empty a.h5.tmp.PID. Whoever next
- * takes the archive's lock (a run, a merge, an import) removes it once it is
- * an hour old; a young one may be another node's live writer's and stays;
- * and an open that does not get the lock removes nothing. */
+/* A merge killed while it wrote left an empty a.h5.tmp.PID, and a checkpoint
+ * killed a moment ago another. Whoever next takes the archive's lock (a run,
+ * a merge, an import) removes both; an open that does not get the lock
+ * removes nothing. */
 static void test_open_removes_stale_temporaries(void **state)
 {
     (void)state;
@@ -298,7 +298,7 @@ static void test_open_removes_stale_temporaries(void **state)
     char stale[700], young[700];
     snprintf(stale, sizeof stale, "%s.tmp.4194301", archive);
     snprintf(young, sizeof young, "%s.tmp.4194302", archive);
-    const time_t then = time(NULL) - TF_REPLACE_STALE_SECONDS - 60;
+    const time_t then = time(NULL) - 7200;
     const struct timespec old[2] = {{then, 0}, {then, 0}};
     for (int i = 0; i < 2; i++) {
         int fd = open(i ? young : stale, O_WRONLY | O_CREAT | O_EXCL, 0644);
@@ -309,17 +309,15 @@ static void test_open_removes_stale_temporaries(void **state)
     struct tf_journal *j = tf_journal_open(archive, &err);
     assert_non_null(j);
     assert_int_equal(access(stale, F_OK), -1);
-    assert_int_equal(access(young, F_OK), 0);
+    assert_int_equal(access(young, F_OK), -1);
     /* Locked by `j`: a second writer is refused and touches nothing. */
     int fd = open(stale, O_WRONLY | O_CREAT | O_EXCL, 0644);
     assert_true(fd >= 0);
     close(fd);
-    assert_int_equal(utimensat(AT_FDCWD, stale, old, 0), 0);
     assert_null(tf_journal_open(archive, &err));
     assert_int_equal(access(stale, F_OK), 0);
     tf_journal_close(j);
     unlink(stale);
-    unlink(young);
 }
 
 /* An archive named through symbolic links is the file they name (the writer
