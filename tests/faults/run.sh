@@ -101,10 +101,12 @@ verdict() {
     fi
 }
 
-# resume NAME ARCHIVE: run the job again on ARCHIVE, expecting it to resume and finish.
+# resume NAME ARCHIVE [IN]: run the job again on ARCHIVE, expecting it to resume
+# and finish; IN, a pattern, is how many configurations the archive held (any
+# but 0 unless told: 0 where the run stopped before its first result).
 resume() {
     if "$TF" run -n 1 "$JOB" -o "$2" >"$2.resume" 2>&1 &&
-       grep -q "resuming run 0 .*: [1-9][0-9]* of [0-9]* configurations are in the archive" "$2.resume"; then
+       grep -q "resuming run 0 .*: ${3:-[1-9][0-9]*} of [0-9]* configurations are in the archive" "$2.resume"; then
         verdict "$1" "$2"
     else
         fail "$1: the resumed run failed" "$2.resume"

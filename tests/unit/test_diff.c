@@ -455,28 +455,38 @@ static void test_single_valued_parameters_hidden(void **state)
     tk_free(&t);
 }
 
+/* Two nights of job "nightly" made the same way on one host (device 0, a
+ * session each, the same gemm source), with gemm's first problem and no rows
+ * yet: `*ak` takes them. The caller frees the archive and `gemm`. */
+static struct tf_archive *host_nights(struct test_kernel *gemm, struct tf_archive_kernel **ak)
+{
+    struct tf_error err = {0};
+    make_gemm(gemm);
+    struct tf_archive *a = tf_archive_create();
+    struct tf_device h0 = make_device("host", "AMD EPYC", "", "vm");
+    tf_archive_add_device(a, &h0);
+    for (uint32_t run = 0; run < 2; run++) {
+        struct tf_archive_run r = make_run("nightly", 1000.0 + 2000 * run, 2000.0 + 2000 * run);
+        tf_archive_add_run(a, &r);
+        struct tf_archive_session s = {.run = run, .start = r.start};
+        tf_archive_add_session(a, &s);
+        tf_archive_set_session_device(a, run, 0, &h0);
+        tf_archive_set_run_kernel(a, run, 0, gemm->k.source_hash);
+    }
+    *ak = tf_archive_kernel_for(a, &gemm->k, &err);
+    if (*ak == NULL)
+        fail_msg("kernel: %s", err.message);
+    tf_archive_problem_for(*ak, &gemm->k, 0);
+    return a;
+}
+
 /* Two nights that differ within the noise, made the same way. */
 static void test_quiet_nights(void **state)
 {
     (void)state;
     struct test_kernel gemm;
-    struct tf_error err = {0};
-    make_gemm(&gemm);
-    struct tf_archive *a = tf_archive_create();
-    struct tf_device h0 = make_device("host", "AMD EPYC", "", "vm");
-    tf_archive_add_device(a, &h0);
-    struct tf_archive_run r = make_run("nightly", 1000.0, 2000.0);
-    tf_archive_add_run(a, &r);
-    r = make_run("nightly", 3000.0, 4000.0);
-    tf_archive_add_run(a, &r);
-    for (uint32_t run = 0; run < 2; run++) {
-        struct tf_archive_session s = {.run = run, .start = 1000.0 + 2000 * run};
-        tf_archive_add_session(a, &s);
-        tf_archive_set_session_device(a, run, 0, &h0);
-        tf_archive_set_run_kernel(a, run, 0, gemm.k.source_hash);
-    }
-    struct tf_archive_kernel *ak = tf_archive_kernel_for(a, &gemm.k, &err);
-    tf_archive_problem_for(ak, &gemm.k, 0);
+    struct tf_archive_kernel *ak;
+    struct tf_archive *a = host_nights(&gemm, &ak);
     /* a host's samples: rsd 300% from preempted samples, the bulk within 1% */
     row(ak, 0, 0, 0, 3, TF_STATUS_OK, 0.0118, 0.0117, 3.0, 0);
     row(ak, 1, 0, 0, 3, TF_STATUS_OK, 0.0121, 0.0119, 4.5, 0);
@@ -524,17 +534,8 @@ static void test_times_not_positive(void **state)
 {
     (void)state;
     struct test_kernel gemm;
-    struct tf_error err = {0};
-    make_gemm(&gemm);
-    struct tf_archive *a = tf_archive_create();
-    struct tf_device h0 = make_device("host", "AMD EPYC", "", "vm");
-    tf_archive_add_device(a, &h0);
-    struct tf_archive_run r = make_run("nightly", 1000.0, 2000.0);
-    tf_archive_add_run(a, &r);
-    r = make_run("nightly", 3000.0, 4000.0);
-    tf_archive_add_run(a, &r);
-    struct tf_archive_kernel *ak = tf_archive_kernel_for(a, &gemm.k, &err);
-    tf_archive_problem_for(ak, &gemm.k, 0);
+    struct tf_archive_kernel *ak;
+    struct tf_archive *a = host_nights(&gemm, &ak);
     row(ak, 0, 0, 0, 3, TF_STATUS_OK, 0.010, 0.010, 0.001, 0);
     row(ak, 1, 0, 0, 3, TF_STATUS_OK, 0.080, 0.080, 0.001, 0); /* 8x slower */
     row(ak, 0, 0, 0, 5, TF_STATUS_OK, 0, 0, 0.001, 0);         /* 0 s then */

@@ -13,16 +13,6 @@ echo "-- a full disk under the compile cache or TMPDIR: the run stops, the same 
 mkdir -p fullc
 if mount -t tmpfs -o size=300k tmpfs fullc 2>/dev/null; then
     dd if=/dev/zero of=fullc/filler bs=4k 2>/dev/null || true   # until ENOSPC
-    # resume_none NAME ARCHIVE: as run.sh's resume, where the run stopped
-    # before anything was measured (its first variant did not compile).
-    resume_none() {
-        if "$TF" run -n 1 "$JOB" -o "$2" >"$2.resume" 2>&1 &&
-           grep -q "resuming run 0 .*: 0 of [0-9]* configurations are in the archive" "$2.resume"; then
-            verdict "$1" "$2"
-        else
-            fail "$1: the resumed run failed" "$2.resume"
-        fi
-    }
     # storage_rows ARCHIVE: how many rows blame the full disk.
     storage_rows() { $PY -c "
 import h5py, sys
@@ -35,7 +25,7 @@ print(n)" "$1"; }
         pass "compile cache on a full disk: exit 1, saying what to free"
         check "  no row blames the full disk" test "$(storage_rows cfull.h5)" -eq 0
         check "  the run is unfinished" sh -c "\"$TF\" status cfull.h5 | grep -q UNFINISHED"
-        resume_none "compile cache on a full disk, then resume with space" cfull.h5
+        resume "compile cache on a full disk, then resume with space" cfull.h5 0
     else
         echo "exit $RUN_RC" >>cfull.h5.out; fail "compile cache on a full disk: expected exit 1 naming what to free" cfull.h5.out
     fi
@@ -47,7 +37,7 @@ print(n)" "$1"; }
        contains tfull.h5.out "run the same command again to resume"; then
         pass "TMPDIR on a full disk: the run stops, saying what to free"
         check "  no row blames the full disk" test "$(storage_rows tfull.h5)" -eq 0
-        resume_none "TMPDIR on a full disk, then resume with space" tfull.h5
+        resume "TMPDIR on a full disk, then resume with space" tfull.h5 0
     else
         echo "exit $tfull_rc" >>tfull.h5.out; fail "TMPDIR on a full disk: expected the run to stop" tfull.h5.out
     fi
