@@ -37,6 +37,7 @@ extern char **environ;
 #include "coordinator/report.h"
 #include "coordinator/strategy.h"
 #include "schema/archive.h"
+#include "schema/exchange.h"
 #include "schema/space.h"
 #include "schema/wire.h"
 #include "tools/best.h"
@@ -1168,16 +1169,29 @@ static int cmd_query(int argc, char **argv)
         tf_archive_destroy(a);
         return TF_EXIT_USAGE;
     }
-    printf("%s: %d run(s), %d device(s), %d kernel(s)\n", argv[optind], a->nruns, a->ndevices,
-           tf_report_kernels_with_rows(a));
+    char *text = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&text, &len);
+    if (out == NULL) {
+        fprintf(stderr, "tunefarm query: out of memory\n");
+        tf_archive_destroy(a);
+        return TF_EXIT_FAILURE;
+    }
+    fprintf(out, "%s: %d run(s), %d device(s), %d kernel(s)\n", argv[optind], a->nruns,
+            a->ndevices, tf_report_kernels_with_rows(a));
     if (run >= 0)
-        tf_report_run_line(a, run, stdout);
-    printf("\n");
-    tf_report_best(a, run, kernel, stdout);
-    tf_report_cross(a, run, kernel, stdout);
-    printf("\n");
-    tf_report_quality(a, run, kernel, stdout);
+        tf_report_run_line(a, run, out);
+    fprintf(out, "\n");
+    tf_report_best(a, run, kernel, out);
+    tf_report_cross(a, run, kernel, out);
+    fprintf(out, "\n");
+    tf_report_quality(a, run, kernel, out);
     tf_archive_destroy(a);
+    fclose(out);
+    /* Names, values and messages are the archive's (an imported file's):
+     * no control byte of theirs reaches the terminal. */
+    tf_exchange_terminal_write(text, stdout);
+    free(text);
     return TF_EXIT_OK;
 }
 
@@ -1191,7 +1205,19 @@ static int cmd_status(int argc, char **argv)
         fprintf(stderr, "tunefarm status: expected one archive\n\n%s", usage_status);
         return TF_EXIT_USAGE;
     }
-    return tf_coordinator_status(argv[2], stdout);
+    char *text = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&text, &len);
+    if (out == NULL) {
+        fprintf(stderr, "tunefarm status: out of memory\n");
+        return TF_EXIT_FAILURE;
+    }
+    const int rc = tf_coordinator_status(argv[2], out);
+    fclose(out);
+    /* As query: the archive's names, commands and messages, repaired. */
+    tf_exchange_terminal_write(text, stdout);
+    free(text);
+    return rc;
 }
 
 static const char usage_merge[] =

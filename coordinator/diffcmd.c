@@ -18,6 +18,7 @@
 
 #include "../schema/archive.h"
 #include "../schema/diff.h"
+#include "../schema/exchange.h"
 #include "../schema/replace.h"
 #include "coordinator.h"
 #include "journal.h"
@@ -185,9 +186,12 @@ int tf_diff_command(int argc, char **argv)
         tf_archive_destroy(a);
         return TF_EXIT_USAGE;
     }
+    /* Built in memory, then written whole (a report file) or to stdout, with
+     * the names, commands and messages the archive chose repaired: no
+     * control byte of theirs reaches a terminal (tf_exchange_terminal). */
     char *text = NULL;
     size_t len = 0;
-    FILE *out = report ? open_memstream(&text, &len) : stdout;
+    FILE *out = open_memstream(&text, &len);
     if (out == NULL) {
         fprintf(stderr, "tunefarm diff: out of memory\n");
         tf_archive_destroy(a);
@@ -203,11 +207,17 @@ int tf_diff_command(int argc, char **argv)
     fprintf(out, "Exit %d: %s\n", code,
             regressions > 0 ? "a regression" : "no regression");
     tf_archive_destroy(a);
-    if (report == NULL)
-        return code;
     fclose(out);
-    const int written = write_report(report, text, len);
+    char *shown = tf_xmalloc(len + 1);
+    tf_exchange_terminal(text, shown, len + 1);
     free(text);
+    if (report == NULL) {
+        fputs(shown, stdout);
+        free(shown);
+        return code;
+    }
+    const int written = write_report(report, shown, strlen(shown));
+    free(shown);
     if (written != 0)
         return TF_EXIT_USAGE;
     printf("%s: runs %d -> %d: %d group%s compared, %d with a regression; report %s\n", path, ra,

@@ -463,6 +463,17 @@ void tf_exchange_terminal(const char *s, char *out, size_t cap)
     repair(s, out, cap, true);
 }
 
+int tf_exchange_terminal_write(const char *text, FILE *out)
+{
+    /* Each byte repaired is one '?' and the rest is copied: never longer. */
+    const size_t n = strlen(text) + 1;
+    char *shown = tf_xmalloc(n);
+    tf_exchange_terminal(text, shown, n);
+    const int rc = fputs(shown, out) == EOF ? -1 : 0;
+    free(shown);
+    return rc;
+}
+
 json_t *tf_exchange_jstr(const char *s)
 {
     if (s == NULL)

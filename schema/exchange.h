@@ -14,6 +14,7 @@
 
 #include <jansson.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #include "device.h"
 #include "error.h"
@@ -75,6 +76,11 @@ void tf_exchange_utf8(const char *s, char *out, size_t cap);
  * writes the clipboard). The same rule as the HTML report's text
  * (tools/svg.c), with the exports' '?' for what cannot be shown. */
 void tf_exchange_terminal(const char *s, char *out, size_t cap);
+/* `text` to `out` as tf_exchange_terminal repairs it: for a command's whole
+ * output (status, query, diff) built in memory, which quotes names, commands
+ * and messages an archive or an imported file chose. 0, or -1 if the write
+ * failed. */
+int tf_exchange_terminal_write(const char *text, FILE *out);
 /* json_string of tf_exchange_utf8(s): never NULL (s NULL: JSON null). */
 json_t *tf_exchange_jstr(const char *s);
 

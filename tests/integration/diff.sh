@@ -134,4 +134,25 @@ check "  --run 3 alone compares night 4 with night 3" sh -c \
 check "h5py reads the archive with its provenance tables" \
     "$PY" "$ROOT/tests/integration/read_archive.py" nightly.h5
 
+echo "-- an archive's own text never drives the terminal"
+# A device name with ESC sequences (an imported file's, a hand edit): status,
+# query and diff print it with its control bytes as '?', on stdout and in -o.
+cp nightly.h5 esc.h5
+"$PY" -c "
+import h5py
+with h5py.File('esc.h5', 'r+') as f:
+    d = f['devices']
+    row = d[0]
+    row['name'] = b'Evil \x1b[2J\x1b]0;owned\x07CPU'
+    d[0] = row
+"
+for cmd in status query diff; do
+    "$TF" $cmd esc.h5 >"esc-$cmd.txt" 2>&1 || true
+    check "$cmd: the name is shown, its ESC and BEL as '?'" sh -c \
+        "grep -qF 'Evil ?[2J?]0;owned?CPU' esc-$cmd.txt && ! LC_ALL=C tr -d '\n\t' <esc-$cmd.txt | LC_ALL=C grep -q '[[:cntrl:]]'"
+done
+"$TF" diff -o esc-report.txt esc.h5 >/dev/null 2>&1 || true
+check "diff -o: the report file too" sh -c \
+    "grep -qF 'Evil ?[2J?]0;owned?CPU' esc-report.txt && ! LC_ALL=C tr -d '\n\t' <esc-report.txt | LC_ALL=C grep -q '[[:cntrl:]]'"
+
 finish
