@@ -919,6 +919,49 @@ static int check_scalar(struct kload *L, const yaml_node_t *v, const struct tf_a
     return rc;
 }
 
+/* A buffer's size that reads only problem sizes is known now, per problem, as
+ * a scalar's value is (check_scalar): one that cannot be evaluated, is not a
+ * whole number >= 0 or whose bytes overflow would otherwise make every
+ * configuration of that problem `invalid` at run time, with no place in the
+ * file to fix. Sizes that read parameters or device properties are checked
+ * per configuration by the runner. */
+static int check_size(struct kload *L, const yaml_node_t *v, const struct tf_arg *a)
+{
+    const struct tf_kernel *k = L->k;
+    for (int s = 0; s < k->nslots; s++)
+        if (tf_expr_uses_slot(a->size, s) && (s < k->nparams || s >= k->nparams + k->nsizes))
+            return 0;
+    struct tf_value *slots = tf_xcalloc((size_t)k->nslots, sizeof *slots);
+    const int elem = a->type == TF_ELEM_I32 || a->type == TF_ELEM_F32 ? 4 : 8;
+    const double limit = (double)INT64_MAX / elem;
+    int rc = 0;
+    for (int p = 0; p < k->nproblems && rc == 0; p++) {
+        struct tf_value r;
+        struct tf_error e;
+        tf_error_clear(&e);
+        tf_kernel_bind(k, 0, p, NULL, slots);
+        if (tf_expr_eval(a->size, slots, &r, &e) != 0)
+            rc = tf_ydoc_fail(&L->d, v, L->err, TF_ERR_EVAL,
+                              "size of buffer '%s' (%s) cannot be evaluated for problem '%s': "
+                              "%s",
+                              a->name, tf_expr_text(a->size), k->problems[p].name, e.message);
+        else if (r.is_float ? !(r.u.f >= 0 && r.u.f == floor(r.u.f)) : r.u.i < 0)
+            rc = tf_ydoc_fail(&L->d, v, L->err, TF_ERR_SCHEMA,
+                              "size of buffer '%s' (%s) for problem '%s' is %.17g elements; a "
+                              "size must be a whole number >= 0",
+                              a->name, tf_expr_text(a->size), k->problems[p].name,
+                              tf_value_as_double(r));
+        else if (tf_value_as_double(r) > limit)
+            rc = tf_ydoc_fail(&L->d, v, L->err, TF_ERR_SCHEMA,
+                              "size of buffer '%s' (%s) for problem '%s' is %.17g elements, "
+                              "more bytes than any memory holds; use smaller sizes",
+                              a->name, tf_expr_text(a->size), k->problems[p].name,
+                              tf_value_as_double(r));
+    }
+    free(slots);
+    return rc;
+}
+
 /* `init: {random: [LO, HI]}`: uniform in [LO, HI), HI excluded as in most
  * random APIs (numpy's uniform and integers), so [324, 325) is a float just
  * above 324 and an int32 [-5, 5) one of -5..4. Integer buffers take integer
@@ -1055,7 +1098,8 @@ static int load_argument(struct kload *L, yaml_node_t *n, struct tf_arg *a,
                         L->err) != 0)
         return -1;
     snprintf(xwhat, sizeof xwhat, "size of argument '%s'", name);
-    if ((a->size = compile_node(L, tf_ydoc_get(d, n, "size"), xwhat, syms)) == NULL)
+    if ((a->size = compile_node(L, tf_ydoc_get(d, n, "size"), xwhat, syms)) == NULL ||
+        check_size(L, tf_ydoc_get(d, n, "size"), a) != 0)
         return -1;
     yaml_node_t *o = tf_ydoc_get(d, n, "output");
     if (o && tf_ydoc_bool(d, o, "output", &a->output, L->err) != 0)

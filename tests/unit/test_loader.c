@@ -1750,6 +1750,13 @@ static const struct broken_case broken_cases[] = {
     {K("kernel_launch_dims"), K("kernel_launch_dims") ":10:16",
      "launch grid must list 1 to 3 expressions"},
     {K("kernel_space_too_big"), K("kernel_space_too_big") ":9:3", "2^64 or more"},
+    /* a size that reads only problem sizes is known at load, as a scalar's value is */
+    {K("kernel_buffer_size_negative"), K("kernel_buffer_size_negative") ":13:38",
+     "size of buffer 'y' (N - 32) for problem 'two' is -16 elements; a size must be a whole "
+     "number >= 0"},
+    {K("kernel_buffer_size_overflow"), K("kernel_buffer_size_overflow") ":12:38",
+     "size of buffer 'y' (N * 2 ** 60) cannot be evaluated for problem 'one': integer "
+     "overflow"},
     /* job files */
     {BROKEN "job_bad_budget.yaml", BROKEN "job_bad_budget.yaml:6:11",
      "'budget' must be an integer, found string 'ten'"},
