@@ -562,6 +562,16 @@ static int load_parameters(struct kload *L, yaml_node_t *root)
                 pa->ints[pa->count++] = v;
             } else {
                 const char *s = tf_ydoc_text(item);
+                /* A plain true/false is a YAML boolean. As an enum name it would
+                 * compile as its index (-DSHARED=0 for true), so `#if SHARED`
+                 * would take the wrong branch; Kernel Tuner's True/False are 1/0. */
+                if (kind == TF_YS_BOOL)
+                    return tf_ydoc_fail(d, item, L->err, TF_ERR_SCHEMA,
+                                        "parameter '%s' lists boolean %s: write 1 and 0 (an "
+                                        "integer parameter, so that #if %s means what it "
+                                        "says); quoted (\"%s\") it is an enum name, which "
+                                        "compiles as its index",
+                                        name, s, name, s);
                 if (kind == TF_YS_INT || kind == TF_YS_FLOAT || kind == TF_YS_NULL ||
                     !tf_ydoc_is_ident(s) || strlen(s) != item->data.scalar.length)
                     return tf_ydoc_fail(d, item, L->err, TF_ERR_SCHEMA,

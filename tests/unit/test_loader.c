@@ -1750,6 +1750,10 @@ static const struct broken_case broken_cases[] = {
     {K("kernel_launch_dims"), K("kernel_launch_dims") ":10:16",
      "launch grid must list 1 to 3 expressions"},
     {K("kernel_space_too_big"), K("kernel_space_too_big") ":9:3", "2^64 or more"},
+    /* YAML's true/false are booleans, not names: as enum values true would be index 0 */
+    {K("kernel_bool_param"), K("kernel_bool_param") ":10:12",
+     "parameter 'SHARED' lists boolean true: write 1 and 0 (an integer parameter, so that "
+     "#if SHARED means what it says)"},
     /* a size that reads only problem sizes is known at load, as a scalar's value is */
     {K("kernel_buffer_size_negative"), K("kernel_buffer_size_negative") ":13:38",
      "size of buffer 'y' (N - 32) for problem 'two' is -16 elements; a size must be a whole "
