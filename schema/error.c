@@ -14,8 +14,13 @@
 static void error_vset(struct tf_error *err, enum tf_error_code code, const char *fmt,
                        va_list ap)
 {
+    /* Into a copy first: callers prefix an error with its own message
+     * ("size of '%s': %s", name, err->message), and vsnprintf may not read
+     * what it writes (it came out as "size of 'x': size of 'x': low in ..."). */
+    char message[sizeof err->message];
+    vsnprintf(message, sizeof message, fmt, ap);
+    memcpy(err->message, message, sizeof message);
     err->code = code;
-    vsnprintf(err->message, sizeof err->message, fmt, ap);
 }
 
 int tf_error_set(struct tf_error *err, enum tf_error_code code, const char *fmt, ...)

@@ -296,6 +296,29 @@ static void test_overflow_errors(void **state)
     assert_true(v.u.f == 9223372036854775808.0);
 }
 
+/* The runner says which argument or launch dimension an evaluation error is
+ * about by setting the error again with its own message as the argument
+ * (runner_child.c: "size of '%s': %.900s", a->name, err->message). The message
+ * must come out whole, not overwritten while it was being read. */
+static void test_error_prefixed_with_its_own_message(void **state)
+{
+    (void)state;
+    struct tf_value s[S_COUNT];
+    base_slots(s);
+    struct tf_error err = {0};
+    struct tf_expr *e = tf_expr_compile("BIG * 2", &symtab, &err);
+    assert_non_null(e);
+    struct tf_value v;
+    assert_int_equal(tf_expr_eval(e, s, &v, &err), -1);
+    tf_error_set(&err, TF_ERR_EVAL, "size of '%s': %.900s", "x", err.message);
+    assert_string_equal(err.message, "size of 'x': integer overflow in 'BIG * 2' at column 5: "
+                                     "9223372036854775807 * 2");
+    tf_error_at(&err, TF_ERR_EVAL, "k.yaml", 3, 4, "%s: %.900s", "grid", err.message);
+    assert_string_equal(err.message, "grid: size of 'x': integer overflow in 'BIG * 2' at "
+                                     "column 5: 9223372036854775807 * 2");
+    tf_expr_destroy(e);
+}
+
 static void test_division_by_zero_errors(void **state)
 {
     (void)state;
@@ -860,6 +883,7 @@ int main(void)
         cmocka_unit_test(test_floor_division_of_negatives),
         cmocka_unit_test(test_power),
         cmocka_unit_test(test_overflow_errors),
+        cmocka_unit_test(test_error_prefixed_with_its_own_message),
         cmocka_unit_test(test_division_by_zero_errors),
         cmocka_unit_test(test_comparisons_logic_short_circuit),
         cmocka_unit_test(test_float_comparison_boundaries),
