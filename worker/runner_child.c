@@ -573,8 +573,7 @@ static int run_reference(struct runner_child *c, char *key, int *set, struct tf_
         tf_error_set(err, TF_ERR_BACKEND, "reference: %.900s", err->message);
         goto out;
     }
-    const struct tf_launch none = {{1, 1, 1}, {1, 1, 1}, 0};
-    status = tf_backend_host.launch(NULL, ref_fn, &none, ref_args, NULL, err);
+    status = tf_runner_guarded_reference(c, ref_fn, ref_args, err);
     if (status != TF_STATUS_OK)
         goto out;
     /* The outputs, read-only from here on. In the memfd: its writable
@@ -1844,6 +1843,8 @@ static int serve_setup(struct serve *s, struct tf_buf *req, struct tf_buf *rep)
     tf_strlcpy(message, status == TF_STATUS_OK ? "" : err.message, sizeof message);
     tf_buf_put_str(rep, message);
     if (status != TF_STATUS_OK && c->be->healthy && !c->be->healthy(c->ctx))
+        s->exit_after_reply = 1;
+    if (c->damaged) /* the reference faulted (tf_runner_guarded_reference) */
         s->exit_after_reply = 1;
     tf_buf_put_u8(rep, (uint8_t)s->exit_after_reply);
     put_fresh(c, rep);

@@ -70,6 +70,11 @@ static volatile sig_atomic_t guard_access; /* GUARD_READ, GUARD_WRITE or GUARD_A
 static volatile uintptr_t guard_distance; /* bytes between the buffer and the fault */
 static uintptr_t guard_page_bytes;
 static pid_t guard_tid; /* the runner's thread: the only one guard_jmp belongs to */
+/* The reference running on the runner's thread: a fault there is the
+ * reference's (the kernel file's own code), not the configuration's. */
+static volatile sig_atomic_t reference_armed;
+static sigjmp_buf reference_jmp;
+static volatile sig_atomic_t reference_signal;
 
 enum { GUARD_ACCESS, GUARD_READ, GUARD_WRITE };
 
@@ -106,6 +111,11 @@ static void guard_say(const char *s)
 static void guard_signal(int sig, siginfo_t *si, void *uc)
 {
     const struct runner_child *c = guard_child;
+    if (reference_armed && gettid() == guard_tid) {
+        reference_armed = 0;
+        reference_signal = sig;
+        siglongjmp(reference_jmp, 1);
+    }
     if (guard_armed && c != NULL && c->cur.bufs != NULL && c->cur.k != NULL) {
         const uintptr_t a = (uintptr_t)si->si_addr;
         const uintptr_t reach = RUNNER_GUARD_BYTES + 2 * guard_page_bytes;
@@ -271,4 +281,24 @@ void tf_runner_guarded_measure(struct runner_child *c, uint32_t kernel, uint32_t
              (size_t)guard_distance, guard_after ? "after" : "before");
     res->timestamp = tf_runner_unix_now();
     c->damaged = 1;
+}
+
+int tf_runner_guarded_reference(struct runner_child *c, void *ref_fn, void **args,
+                                struct tf_error *err)
+{
+    const struct tf_launch none = {{1, 1, 1}, {1, 1, 1}, 0};
+    if (sigsetjmp(reference_jmp, 1) == 0) {
+        reference_armed = 1;
+        const int status = tf_backend_host.launch(NULL, ref_fn, &none, args, NULL, err);
+        reference_armed = 0;
+        return status;
+    }
+    /* Back from guard_signal: the reference faulted. It may have written
+     * anywhere, so this runner ends after replying. */
+    c->damaged = 1;
+    tf_error_set(err, TF_ERR_BACKEND,
+                 "reference %.60s() crashed (%s), not this configuration: fix the kernel "
+                 "file's reference",
+                 c->cur.k->ref_entry, reference_signal == SIGBUS ? "SIGBUS" : "SIGSEGV");
+    return TF_STATUS_LAUNCH_ERROR;
 }

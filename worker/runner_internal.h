@@ -225,6 +225,13 @@ int tf_runner_guard_fill(const struct runner_child *c, const struct runner_buffe
 /* Check every buffer's guard regions after the variant ran: TF_STATUS_OK, or
  * runtime_error naming the buffer (c->damaged set). */
 int tf_runner_guard_check(struct runner_child *c, struct tf_error *err);
+/* Run the reference `ref_fn` (loaded by the host backend) on `args`, on the
+ * runner's thread: TF_STATUS_OK, or launch_error + err naming the reference
+ * where it faulted (SIGSEGV, SIGBUS; c->damaged set: the runner ends after
+ * replying), instead of the runner dying and the configuration it was set up
+ * for being recorded `crashed`. */
+int tf_runner_guarded_reference(struct runner_child *c, void *ref_fn, void **args,
+                                struct tf_error *err);
 /* tf_runner_child_measure with the guard pages armed: a fault in one on the
  * runner's thread is the variant's runtime_error naming the buffer. */
 void tf_runner_guarded_measure(struct runner_child *c, uint32_t kernel, uint32_t problem,

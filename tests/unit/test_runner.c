@@ -1039,6 +1039,40 @@ static void test_slow_reference_is_not_a_timeout(void **state)
     assert_int_equal(heat_runs(2), 1);
 }
 
+/* The heat reference with a wild write for STEPS 2 (its second value). */
+static int setup_heat_crash(void **state)
+{
+    setenv("TF_TEST_REFERENCE_CRASH", "2", 1);
+    return setup_heat(state);
+}
+
+static int teardown_heat_crash(void **state)
+{
+    unsetenv("TF_TEST_REFERENCE_CRASH");
+    return teardown_heat(state);
+}
+
+/* A reference that faults is the kernel file's bug, not the configuration's:
+ * launch_error naming the reference, whether it ran in a MEASURE (a new STEPS
+ * on a runner set up for another) or in the SETUP of a new runner; not
+ * `crashed` with "runner killed by signal 11", which blamed every variant.
+ * The configurations whose reference runs stay ok. */
+static void test_crashing_reference_is_named(void **state)
+{
+    struct fixture *f = *state;
+    expect_ok(f, heat_config(f->k, 0, 0));
+    for (int i = 0; i < 2; i++) { /* a MEASURE's reference, then a SETUP's */
+        struct tf_result r;
+        run_config(f, heat_config(f->k, 0, 1), &r);
+        if (r.status != TF_STATUS_LAUNCH_ERROR)
+            fprintf(stderr, "STEPS 2: %s: %s\n", tf_status_name(r.status), r.message);
+        assert_int_equal(r.status, TF_STATUS_LAUNCH_ERROR);
+        assert_non_null(strstr(r.message, "reference heat_reference() crashed (SIGSEGV)"));
+    }
+    expect_ok(f, heat_config(f->k, 1, 0));
+    expect_ok(f, heat_config(f->k, 0, 2));
+}
+
 /* ---- inputs in their own ranges (issue 14 item 7) ------------------------- */
 
 static int setup_init_range(void **state)
@@ -1101,6 +1135,8 @@ int main(int argc, char **argv)
     const struct CMUnitTest depends[] = {
         cmocka_unit_test_setup_teardown(test_reference_per_depends_on_value, setup_heat,
                                         teardown_heat),
+        cmocka_unit_test_setup_teardown(test_crashing_reference_is_named, setup_heat_crash,
+                                        teardown_heat_crash),
         cmocka_unit_test_setup_teardown(test_slow_reference_is_not_a_timeout, setup_heat_slow,
                                         teardown_heat),
         cmocka_unit_test_setup_teardown(test_sets_beyond_the_bound, setup_heat_many,
