@@ -463,7 +463,11 @@ static void exchange_failed(struct tf_runner *r, int rc, const char *what, struc
     } else {
         reap_child(r, rc != -1, death, sizeof death); /* -1: EOF, it is ending */
         out->status = TF_STATUS_CRASHED;
-        snprintf(out->message, sizeof out->message, "%s", death);
+        /* A setup runs no variant, only tunefarm's code and the reference's:
+         * say so, or a reference that exits looks like the variant's crash. */
+        snprintf(out->message, sizeof out->message, "%s%s%s",
+                 strcmp(what, "measure") == 0 ? "" : what,
+                 strcmp(what, "measure") == 0 ? "" : ": ", death);
     }
 }
 

@@ -1073,6 +1073,34 @@ static void test_crashing_reference_is_named(void **state)
     expect_ok(f, heat_config(f->k, 0, 2));
 }
 
+/* The heat reference exiting for STEPS 1 (its first value). */
+static int setup_heat_exit(void **state)
+{
+    setenv("TF_TEST_REFERENCE_EXIT", "1", 1);
+    return setup_heat(state);
+}
+
+static int teardown_heat_exit(void **state)
+{
+    unsetenv("TF_TEST_REFERENCE_EXIT");
+    return teardown_heat(state);
+}
+
+/* A runner that ends during a SETUP ran no variant: the message says it was
+ * the setup (buffers and reference), not just "runner exited with status 3"
+ * as if the configuration had. */
+static void test_runner_ending_in_setup_says_so(void **state)
+{
+    struct fixture *f = *state;
+    struct tf_result r;
+    run_config(f, heat_config(f->k, 0, 0), &r);
+    if (r.status != TF_STATUS_CRASHED)
+        fprintf(stderr, "STEPS 1: %s: %s\n", tf_status_name(r.status), r.message);
+    assert_int_equal(r.status, TF_STATUS_CRASHED);
+    assert_string_equal(r.message, "setup (buffers and reference): runner exited with status 3");
+    expect_ok(f, heat_config(f->k, 0, 1));
+}
+
 /* ---- inputs in their own ranges (issue 14 item 7) ------------------------- */
 
 static int setup_init_range(void **state)
@@ -1137,6 +1165,8 @@ int main(int argc, char **argv)
                                         teardown_heat),
         cmocka_unit_test_setup_teardown(test_crashing_reference_is_named, setup_heat_crash,
                                         teardown_heat_crash),
+        cmocka_unit_test_setup_teardown(test_runner_ending_in_setup_says_so, setup_heat_exit,
+                                        teardown_heat_exit),
         cmocka_unit_test_setup_teardown(test_slow_reference_is_not_a_timeout, setup_heat_slow,
                                         teardown_heat),
         cmocka_unit_test_setup_teardown(test_sets_beyond_the_bound, setup_heat_many,
