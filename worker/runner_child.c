@@ -255,9 +255,19 @@ static int eval_sizes(struct runner_child *c, uint64_t config, int64_t *counts,
         if (v.is_float && v.u.f != floor(v.u.f))
             return tf_error_set(err, TF_ERR_EVAL, "size of '%s' is %g, not a whole number",
                                 a->name, v.u.f);
+        if (v.is_float ? v.u.f < 0 : v.u.i < 0)
+            return tf_error_set(err, TF_ERR_EVAL,
+                                "size of '%s' is %.17g elements: a size must be >= 0", a->name,
+                                tf_value_as_double(v));
+        /* 2^63 and beyond is no int64_t: the cast would be undefined (it
+         * gave INT64_MIN), and no memory is that large anyway. */
+        if (v.is_float && v.u.f >= 9223372036854775808.0)
+            return tf_error_set(err, TF_ERR_EVAL,
+                                "size of '%s' is %g elements, beyond the device's memory",
+                                a->name, v.u.f);
         const int64_t n = v.is_float ? (int64_t)v.u.f : v.u.i;
         const uint64_t limit = c->dev.memory_bytes ? c->dev.memory_bytes : UINT64_MAX;
-        if (n < 0 || (uint64_t)n > limit / tf_elem_size(a->type))
+        if ((uint64_t)n > limit / tf_elem_size(a->type))
             return tf_error_set(err, TF_ERR_EVAL,
                                 "size of '%s' is %lld elements, beyond the device's memory",
                                 a->name, (long long)n);
@@ -1275,6 +1285,13 @@ static int eval_geometry(struct runner_child *c, struct tf_launch *geo, struct t
             struct tf_value val;
             if (tf_expr_eval(e, c->cur.slots, &val, err) != 0)
                 return tf_error_set(err, TF_ERR_EVAL, "%s: %.900s", what, err->message);
+            /* Out of int64's range (or NaN) is out of every range below;
+             * cast, it would be undefined behaviour. */
+            if (val.is_float && !(fabs(val.u.f) < 9223372036854775808.0))
+                return d < 6 ? tf_error_set(err, TF_ERR_EVAL, "%s[%d] = %g is out of range",
+                                            what, d % 3, val.u.f)
+                             : tf_error_set(err, TF_ERR_EVAL, "shared = %g is out of range",
+                                            val.u.f);
             v = val.is_float ? (int64_t)ceil(val.u.f) : val.u.i;
         }
         if (d < 6 && (v < 1 || v > UINT32_MAX))

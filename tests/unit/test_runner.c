@@ -918,6 +918,41 @@ static void test_scalar_out_of_range_is_that_configs_failure(void **state)
     }
 }
 
+/* A buffer size that reads a parameter is checked per configuration: one
+ * past int64's range (a float: converted anyway, undefined behaviour, it read
+ * "-9223372036854775808 elements") and a negative one make that
+ * configuration invalid, saying the size as it is; the others are ok. */
+static int setup_sizes(void **state)
+{
+    return setup_job(state, "tests/fixtures/followup_sizes.yaml");
+}
+
+static void test_size_out_of_range_is_that_configs_failure(void **state)
+{
+    struct fixture *f = *state;
+    static const struct {
+        int64_t block;
+        const char *says; /* NULL: ok */
+    } order[] = {
+        {3000000, "size of 'pad' is 3.072e+24 elements, beyond the device's memory"},
+        {1, NULL},
+        {2, "size of 'pad' is -5 elements: a size must be >= 0"},
+        {4, NULL},
+    };
+    for (size_t i = 0; i < sizeof order / sizeof order[0]; i++) {
+        const uint64_t config = block_config(f->k, order[i].block);
+        if (order[i].says == NULL) {
+            expect_ok(f, config);
+            continue;
+        }
+        struct tf_result r;
+        run_config(f, config, &r);
+        if (r.status != TF_STATUS_INVALID || !strstr(r.message, order[i].says))
+            fail_msg("BLOCK %lld: %s: '%s', expected invalid: '%s'", (long long)order[i].block,
+                     tf_status_name(r.status), r.message, order[i].says);
+    }
+}
+
 /* ---- a reference that depends on parameters (issue 14 item 2) ------------ */
 
 static char heat_reference_log[128]; /* TF_TEST_REFERENCE_LOG of the heat reference */
@@ -1160,6 +1195,9 @@ int main(int argc, char **argv)
     const struct CMUnitTest scalars[] = {
         cmocka_unit_test(test_scalar_out_of_range_is_that_configs_failure),
     };
+    const struct CMUnitTest sizes[] = {
+        cmocka_unit_test(test_size_out_of_range_is_that_configs_failure),
+    };
     const struct CMUnitTest depends[] = {
         cmocka_unit_test_setup_teardown(test_reference_per_depends_on_value, setup_heat,
                                         teardown_heat),
@@ -1182,6 +1220,8 @@ int main(int argc, char **argv)
                                           setup_init_range, teardown);
     failed += cmocka_run_group_tests_name("scalars checked per configuration", scalars,
                                           setup_scalar, teardown);
+    failed += cmocka_run_group_tests_name("buffer sizes checked per configuration", sizes,
+                                          setup_sizes, teardown);
     return failed + cmocka_run_group_tests_name("hostile variants", hostile, setup_hostile,
                                                 teardown_hostile);
 }
