@@ -53,6 +53,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "../schema/bundle.h"
 #include "../schema/job.h"
@@ -110,7 +111,7 @@ const char tf_t1_tool_usage[] =
     "\n"
     "exit codes: 0 written; 1 a file could not be written; 2 bad arguments, not a\n"
     "T1 file, something not translated (without --partial), or the written files\n"
-    "do not load.\n";
+    "do not load (they are removed then).\n";
 
 /* ---- text ---------------------------------------------------------------------- */
 
@@ -1002,7 +1003,11 @@ static void read_argument(struct imp *I, const json_t *a, int i, struct arg *out
     }
     const json_t *size = json_object_get(a, "Size");
     snprintf(sub, sizeof sub, "%s.Size", path);
-    if (json_is_integer(size)) {
+    if (json_is_integer(size) && json_integer_value(size) < 0) {
+        add_issue(I, UNTRANSLATED, sub, locate_key(I, "Size"),
+                  "%" PRId64 " elements: a buffer holds 0 or more",
+                  (int64_t)json_integer_value(size));
+    } else if (json_is_integer(size)) {
         out->expr = tf_xasprintf("%" PRId64, (int64_t)json_integer_value(size));
     } else if (json_is_string(size)) {
         struct tf_t1_scope scope = scope_of(I);
@@ -2112,6 +2117,48 @@ static int check_target(const struct imp *I, const char *dir, const char *name, 
     return why ? -1 : 0;
 }
 
+/* The files of `dir` write_folder writes, in the order it writes them: a new
+ * array of `*n` names (the array to free, not its strings). */
+static const char **folder_files(const struct imp *I, int *n)
+{
+    const char **names = tf_xcalloc((size_t)I->nincs + 4, sizeof *names);
+    *n = 0;
+    names[(*n)++] = I->source_name;
+    for (int i = 0; i < I->nincs; i++)
+        names[(*n)++] = I->inc_names[i];
+    names[(*n)++] = I->ref_name;
+    names[(*n)++] = "kernel.yaml";
+    names[(*n)++] = "job.yaml";
+    return names;
+}
+
+/* Remove what write_folder made in `dir` that was not there before
+ * (`existed[i]` for folder_files' names; `dir_existed` for the folder):
+ * the files, then the folders they were in, deepest first, where empty. */
+static void remove_written(const struct imp *I, const char *dir, const bool *existed,
+                           bool dir_existed)
+{
+    int n;
+    const char **names = folder_files(I, &n);
+    for (int i = n - 1; i >= 0; i--) {
+        if (existed[i])
+            continue;
+        char *path = tf_path_join(dir, names[i]);
+        unlink(path);
+        /* a header's folders (include/x.h): removed if nothing else is there */
+        for (char *slash; (slash = strrchr(path, '/')) != NULL &&
+                          strlen(path) > strlen(dir);) {
+            *slash = '\0';
+            if (strlen(path) <= strlen(dir) || rmdir(path) != 0)
+                break;
+        }
+        free(path);
+    }
+    if (!dir_existed)
+        rmdir(dir);
+    free(names);
+}
+
 int tf_t1_tool_main(int argc, char **argv)
 {
     static const struct option longopts[] = {{"output", required_argument, NULL, 'o'},
@@ -2193,7 +2240,21 @@ int tf_t1_tool_main(int argc, char **argv)
     for (int i = 0; i < I.nincs; i++)
         if (check_target(&I, dir, I.inc_names[i], force))
             goto done;
+    /* What is there now, so that a folder that does not load leaves none of
+     * its files behind (what --force overwrote stays overwritten). */
+    struct stat st;
+    const bool dir_existed = stat(dir, &st) == 0;
+    int nfiles;
+    const char **files = folder_files(&I, &nfiles);
+    bool *existed = tf_xcalloc((size_t)nfiles, sizeof *existed);
+    for (int i = 0; i < nfiles; i++) {
+        char *path = tf_path_join(dir, files[i]);
+        existed[i] = lstat(path, &st) == 0;
+        free(path);
+    }
+    free(files);
     if (write_folder(&I, dir) != 0) {
+        free(existed);
         code = EXIT_WRITE;
         goto done;
     }
@@ -2204,9 +2265,14 @@ int tf_t1_tool_main(int argc, char **argv)
     struct tf_job *job = tf_job_load(jpath, b, &err);
     if (!job) {
         tf_error_print(&err, I.prog, stderr);
-        fprintf(stderr, "%s: the files written in %s do not load (import-t1 should not write "
-                        "such a file: please report it with the T1 file)\n",
-                I.prog, dir);
+        /* The T1 file's values can be what does not load (a Size of -5, of
+         * 2**70): no half-usable folder is left for `tunefarm run` to meet. */
+        remove_written(&I, dir, existed, dir_existed);
+        fprintf(stderr, "%s: the kernel written from %s does not load (above); the files were "
+                        "removed. Fix the T1 value it names (kernel.md says what each key of "
+                        "kernel.yaml takes); if the T1 file is right, this is import-t1's "
+                        "fault: please report it with the T1 file\n",
+                I.prog, I.path);
     } else {
         const struct tf_kernel *k = job->kernels[0].kernel;
         printf("wrote %s: kernel %s, %d parameters (%" PRIu64 " configurations), %d of %d "
@@ -2222,6 +2288,7 @@ int tf_t1_tool_main(int argc, char **argv)
     tf_job_destroy(job);
     tf_bundle_destroy(b);
     free(jpath);
+    free(existed);
 done:
     free(dir);
     imp_free(&I);

@@ -221,6 +221,12 @@ check "a parameter named null (a YAML null) is renamed, and the folder loads" sh
      grep -q ' $valid valid' nullp.count"
 t1_edit bad/long.T1.json 'd["ConfigurationSpace"]["TuningParameters"][1]["Name"] = "T" * 300'
 bad_t1 "a parameter name of 300 bytes" bad/long.T1.json "TuningParameters[1]" "at most 255 bytes"
+# A buffer's Size that no buffer can have: refused where the T1 file says it,
+# or, an expression, when what was written does not load; no folder is left.
+t1_edit bad/negsize.T1.json 'd["KernelSpecification"]["Arguments"][1]["Size"] = -5'
+bad_t1 "a buffer Size of -5" bad/negsize.T1.json "Arguments[1].Size" "-5 elements: a buffer holds 0 or more"
+t1_edit bad/hugesize.T1.json 'd["KernelSpecification"]["Arguments"][1]["Size"] = "2**70"'
+bad_t1 "a buffer Size of 2**70" bad/hugesize.T1.json "size of buffer 'in'" "does not load (above); the files were removed"
 
 echo "-- running the imports on a GPU"
 if "$TF" devices 2>/dev/null | grep -qE '^[0-9]+ +cuda '; then
