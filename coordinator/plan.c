@@ -150,6 +150,8 @@ static int create_search(const struct tf_job *job, const struct tf_job_kernel *j
     return 0;
 }
 
+static void maybe_top_k(struct tf_plan *plan, struct tf_task *t);
+
 struct tf_plan *tf_plan_create(const struct tf_job *job, int nclasses,
                                const struct tf_device *devices, struct tf_error *err)
 {
@@ -206,8 +208,13 @@ struct tf_plan *tf_plan_create(const struct tf_job *job, int nclasses,
                         goto fail;
                     t->total = job->budget && job->budget < t->valid ? job->budget : t->valid;
                 }
-                if (t->total == 0)
+                if (t->total == 0) {
                     t->stop = TF_PLAN_EXHAUSTED; /* nothing valid: nothing to search */
+                    /* No result will ever come to move a screening pass on to
+                     * its (empty) top k: end it here, or the task is never
+                     * complete and the run reads as interrupted (exit 75). */
+                    maybe_top_k(plan, t);
+                }
                 plan->total += tf_plan_task_planned(plan, t);
             }
         }

@@ -1656,6 +1656,44 @@ static void test_plan_stops(void **state)
     tf_bundle_destroy(b);
 }
 
+/* A space with nothing valid (problem `empty`: N = 0) and top_k: the search
+ * ends before it starts, and so does its re-measure (nothing screened). The
+ * task must be complete, or the run reports itself interrupted (exit 75) and
+ * leaves its journal, and every resume does the same. */
+static void test_plan_top_k_empty_space(void **state)
+{
+    (void)state;
+    const char *searches[] = {"{strategy: brute_force, top_k: 3}",
+                              "{strategy: random, budget: 5, top_k: 3}",
+                              "{strategy: local, top_k: 3}"};
+    for (size_t i = 0; i < sizeof searches / sizeof *searches; i++) {
+        char text[256];
+        snprintf(text, sizeof text, "name: s\nkernels: [{kernel: ., problems: [empty]}]\nsearch: %s\n",
+                 searches[i]);
+        struct tf_error err;
+        struct tf_bundle *b;
+        struct tf_job *j = job_text(text, &b, &err);
+        if (!j)
+            fail_msg("%s", err.message);
+        struct tf_device dev;
+        memset(&dev, 0, sizeof dev);
+        strcpy(dev.backend, "host");
+        dev.props[TF_DEVPROP_MAX_THREADS] = 256;
+        struct tf_plan *p = tf_plan_create(j, 1, &dev, &err);
+        if (!p)
+            fail_msg("%s", err.message);
+        assert_int_equal(p->tasks[0].total, 0);
+        assert_int_equal(p->total, 0);
+        assert_int_equal(p->tasks[0].stop, TF_PLAN_EXHAUSTED);
+        assert_false(tf_plan_has_future(p, 0));
+        if (!tf_plan_task_complete(p, &p->tasks[0]))
+            fail_msg("%s: a space with nothing valid is never complete", searches[i]);
+        tf_plan_destroy(p);
+        tf_job_destroy(j);
+        tf_bundle_destroy(b);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1677,6 +1715,7 @@ int main(void)
         cmocka_unit_test(test_plan_compile_shares_slice),
         cmocka_unit_test(test_plan_in_flight_cap),
         cmocka_unit_test(test_plan_stops),
+        cmocka_unit_test(test_plan_top_k_empty_space),
         cmocka_unit_test(test_warm_seeds),
         cmocka_unit_test(test_job_warm_start),
         cmocka_unit_test(test_plan_warm_start),
