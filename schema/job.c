@@ -298,7 +298,8 @@ static int load_targets(struct jload *L, yaml_node_t *root)
 /* search.options: a map of scalars, kept as written with their positions.
  * Whether each name is one of the strategy's options and each value one it
  * accepts is the strategy's to say (tf_strategy_check_job); here only the
- * type: every option is a number, so an empty value or a list is refused. */
+ * type: every option is a number, so an empty value, a quoted one or a list is
+ * refused. */
 static int load_options(struct jload *L, yaml_node_t *n)
 {
     struct tf_ydoc *d = &L->d;
@@ -313,7 +314,9 @@ static int load_options(struct jload *L, yaml_node_t *n)
         const char *name = tf_ydoc_text(k);
         const char *text = tf_ydoc_text(v);
         char what[160];
-        if (text == NULL || tf_ydoc_kind(v) == TF_YS_NULL)
+        /* A quoted value is text, refused as budget: '10' is; read as a
+         * number it would pass ('8', even ' 8'). */
+        if (text == NULL || tf_ydoc_kind(v) == TF_YS_NULL || tf_ydoc_quoted(v))
             return tf_ydoc_fail(d, v, L->err, TF_ERR_SCHEMA,
                                 "option '%s' of strategy %s must be a number, found %s", name,
                                 job->strategy_name, tf_ydoc_describe(v, what, sizeof what));

@@ -918,6 +918,9 @@ static void test_job_search_fields(void **state)
         {"  strategy: random\n", 4, 3, "strategy 'random' needs a 'budget'"},
         {"  strategy: genetic\n  options: {mutation: }\n", 5, 23,
          "option 'mutation' of strategy genetic must be a number, found an empty value"},
+        /* quoted: text, not a number (as budget: '10' is), though strtod would read it */
+        {"  strategy: local\n  options: {chains: '8'}\n", 5, 21,
+         "option 'chains' of strategy local must be a number, found string '8'"},
         {"  strategy: [local]\n", 4, 13, "'strategy' must be a string"},
     };
     expect_refused_at_load(bad, sizeof bad / sizeof *bad);
