@@ -127,7 +127,8 @@ static int check_class(struct tf_replay *r, int ki, const struct tf_archive_kern
 /* "N=64 M=8" of `n` sizes into `out`. */
 static void sizes_text(char *const *names, const int64_t *sizes, int n, char *out, size_t cap)
 {
-    out[0] = '\0';
+    /* An archive imported from a T4 file has a problem with no sizes. */
+    snprintf(out, cap, "%s", n > 0 ? "" : "no sizes");
     for (int s = 0; s < n; s++) {
         size_t u = strlen(out);
         snprintf(out + u, cap - u, "%s%s=%lld", s ? " " : "", names[s], (long long)sizes[s]);

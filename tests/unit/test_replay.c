@@ -210,6 +210,15 @@ static void test_archive_source(void **state)
     write_archive(path, k, two, 2);
     assert_null(tf_replay_open(path, l.job, &err));
     assert_non_null(strstr(err.message, "two device classes"));
+
+    /* A problem of that name with no sizes (an archive imported from a T4
+     * file, which names none): the refusal says so, not "measured with ,". */
+    struct tf_kernel bare = *k;
+    bare.nsizes = 0;
+    write_archive(path, &bare, rows, 1);
+    assert_null(tf_replay_open(path, l.job, &err));
+    if (strstr(err.message, "problem 'small' was measured with no sizes, the job's has N=64") == NULL)
+        fail_msg("%s", err.message);
     unlink(path);
     unload(&l);
 }
