@@ -829,7 +829,8 @@ static void start_top_k(struct tf_plan *plan, struct tf_task *t)
 {
     uint64_t estimate = t->total < plan->top_k ? t->total : plan->top_k;
     uint64_t k = t->nscreened < plan->top_k ? t->nscreened : plan->top_k;
-    qsort(t->screened, t->nscreened, sizeof *t->screened, cmp_screened);
+    if (t->nscreened > 0) /* none when every screened one failed: screened is NULL */
+        qsort(t->screened, t->nscreened, sizeof *t->screened, cmp_screened);
     free(t->list);
     t->list = tf_xmalloc(sizeof *t->list * (k ? k : 1));
     for (uint64_t i = 0; i < k; i++)

@@ -1695,6 +1695,31 @@ static void test_plan_top_k_empty_space(void **state)
         tf_job_destroy(j);
         tf_bundle_destroy(b);
     }
+    /* A screening pass whose results all failed: nothing ranked, nothing to
+     * re-measure, complete (the empty ranking is not sorted: qsort of a NULL
+     * array is undefined, which `make sanitize` stops on). */
+    struct tf_job *j;
+    struct tf_bundle *b;
+    struct tf_device dev;
+    struct tf_plan *p = plan_for("{strategy: brute_force, budget: 4, top_k: 2}", &j, &b, &dev);
+    struct tf_error err;
+    struct tf_work w;
+    assert_int_equal(tf_plan_next_slice(p, 0, 4, &w, &err), 4);
+    for (uint64_t c = w.lo, n = 0; n < 4; c++) {
+        bool valid = false;
+        assert_int_equal(tf_space_is_valid(p->tasks[0].space, c, &valid, &err), 0);
+        if (!valid)
+            continue;
+        struct tf_result x = {.config = c, .phase = 1, .status = TF_STATUS_COMPILE_ERROR};
+        tf_plan_record(p, &p->tasks[0], &x);
+        n++;
+    }
+    assert_int_equal(p->tasks[0].phase, 2);
+    assert_int_equal(p->tasks[0].total, 0);
+    assert_true(tf_plan_task_complete(p, &p->tasks[0]));
+    tf_plan_destroy(p);
+    tf_job_destroy(j);
+    tf_bundle_destroy(b);
 }
 
 int main(void)
