@@ -187,6 +187,10 @@ static void test_damaged(void **state)
     /* Not a cache at all. */
     expect_refused("[1, 2, 3]", 9, TF_ERR_SCHEMA, "expected a Kernel Tuner cache");
     expect_refused("{\"cache\": {}}", 13, TF_ERR_SCHEMA, "tune_params_keys");
+    /* A T4 results file (the datasets ship them beside the caches): said so,
+     * not "missing or malformed 'tune_params_keys'". */
+    const char *t4 = "{\"schema_version\": \"1.0.0\", \"results\": [], \"metadata\": {}}";
+    expect_refused(t4, strlen(t4), TF_ERR_SCHEMA, "is a T4 results file, not a Kernel Tuner cache");
     free(text);
     struct tf_error err = {0};
     assert_null(tf_ktcache_load("/nonexistent/cache.json.gz", &err));
