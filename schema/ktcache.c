@@ -289,9 +289,10 @@ struct tf_ktcache *tf_ktcache_from_json(const json_t *root, const char *path,
     /* The datasets ship T4 files beside the caches; one given here (a replay
      * source) would otherwise read as a cache with its keys missing. */
     if (keys == NULL && json_is_array(json_object_get(root, "results"))) {
-        schema_err(err, path, "is a T4 results file, not a Kernel Tuner cache: a replay reads a "
-                   "Kernel Tuner cache or a tunefarm archive; give the cache the T4 file was "
-                   "made from%s%s", "", "");
+        tf_error_at(err, TF_ERR_SCHEMA, path, 0, 0,
+                    "is a T4 results file, not a Kernel Tuner cache: a replay reads a Kernel "
+                    "Tuner cache or a tunefarm archive; give the cache the T4 file was made "
+                    "from");
         goto fail;
     }
     if (!json_is_array(keys) || json_array_size(keys) == 0 || !json_is_object(params) ||
