@@ -806,7 +806,10 @@ static int cmd_run(int argc, char **argv, const char *exe)
             char *end;
             double v = strcmp(optarg, "instant") == 0 ? 0 : strtod(optarg, &end);
             /* Below 1e-6 a recorded millisecond is a quarter of an hour: a typo. */
-            if ((strcmp(optarg, "instant") != 0 && *end) || !(v >= 0 && v <= 1e9) ||
+            /* end == optarg: strtod read nothing ('' from an unset variable
+             * was 0, instant). */
+            if ((strcmp(optarg, "instant") != 0 && (*end || end == optarg)) ||
+                !(v >= 0 && v <= 1e9) ||
                 (v > 0 && v < 1e-6)) {
                 fprintf(stderr, "tunefarm run: --speed wants simulated seconds per real second "
                                 "(1e-6 to 1e9), or 0 or 'instant', got '%s'\n", optarg);

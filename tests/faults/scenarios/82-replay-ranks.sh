@@ -37,6 +37,9 @@ expect_fail "--speed 1e-300 is refused (exit 2), not slept on" 2 timeout 30 \
     "$TF" run -q "$REPLAY_JOB" -o rslow.h5 --replay "$SMALL_KT" --speed 1e-300
 check "  saying the range" contains "$TMP/last" "1e-6 to 1e9"
 check "  run --help says the range" sh -c "\"$TF\" run --help | grep -q 'second, 1e-6 to'"
+expect_fail "--speed '' (an unset variable) is refused (exit 2), not read as instant" 2 \
+    timeout 30 "$TF" run -q "$REPLAY_JOB" -o rempty.h5 --replay "$SMALL_KT" --speed ''
+check "  saying what it wants" contains "$TMP/last" "--speed wants simulated seconds"
 
 # A worker rank SIGKILLed mid-run under `mpirun --enable-recovery` (Open MPI
 # keeps the other ranks alive): the coordinator hands its slice to the other
