@@ -223,9 +223,8 @@ struct tf_journal *tf_journal_open(const char *archive_path, struct tf_error *er
         goto fail;
     }
     /* The lock is what makes the archive's temporaries that killed writers
-     * (a run, a merge, an import) left ours to remove: those an hour old
-     * (tf_replace_leftovers says why). */
-    (void)tf_replace_leftovers(archive_path, true, NULL, 0);
+     * (a run, a merge, an import) left ours to remove (replace.c says why). */
+    (void)tf_replace_remove_leftovers(archive_path);
     return j;
 fail:
     tf_journal_close(j);

@@ -38,7 +38,7 @@ void tf_journal_path(const char *archive_path, char *out, size_t cap);
 /* Open (creating if needed) the journal of `archive_path` for a run and take
  * an exclusive lock on it: a second run on the same archive is refused with an
  * error naming the archive. With the lock, temporaries of the archive that
- * killed writers left an hour or more ago are removed (tf_replace_leftovers).
+ * killed writers left are removed (tf_replace_remove_leftovers).
  * NULL + err on failure. */
 struct tf_journal *tf_journal_open(const char *archive_path, struct tf_error *err);
 /* The journal file `j` holds ("" for NULL): what to remove when done, even if

@@ -281,10 +281,8 @@ void tf_replace_discard(struct tf_replace *r)
  *   of that number: tf_replace_open's O_EXCL).
  * - Only this user's regular files of exactly that name: someone else's file,
  *   a link or a folder is not a temporary of ours to judge. */
-int tf_replace_leftovers(const char *path, bool remove, char *first, size_t cap)
+int tf_replace_remove_leftovers(const char *path)
 {
-    if (cap > 0)
-        first[0] = '\0';
     struct tf_replace r;
     struct tf_error ignored = {0};
     if (tf_replace_plan(&r, path, TF_REPLACE_ARCHIVE, &ignored) != 0)
@@ -310,9 +308,8 @@ int tf_replace_leftovers(const char *path, bool remove, char *first, size_t cap)
             free(file);
             continue;
         }
-        const bool ours = st.st_uid == geteuid();
-        if (!(remove && ours && unlink(file) == 0) && left++ == 0 && cap > 0)
-            tf_strlcpy(first, file, cap);
+        if (st.st_uid != geteuid() || unlink(file) != 0)
+            left++;
         free(file);
     }
     if (d != NULL)

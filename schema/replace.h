@@ -52,16 +52,15 @@ int tf_replace_finish(struct tf_replace *r, const char *path, struct tf_error *e
  * finished struct. */
 void tf_replace_discard(struct tf_replace *r);
 
-/* Temporaries that writers of the archive `path` killed before their rename
- * left beside its target (TARGET.tmp.PID, as tf_replace_plan names them,
- * TARGET the file a symbolic link names). With `remove`, those of this
- * user's that are regular files are removed: only for a caller that holds
- * the exclusive lock every writer of the archive holds while its temporary
- * exists (its journal's, tf_journal_open). Returns how
- * many are left (all of them without `remove`), the first's path in
- * first[cap] ("" if none; first may be NULL with cap 0); 0 for a path no
- * archive can be written to. */
-int tf_replace_leftovers(const char *path, bool remove, char *first, size_t cap);
+/* Remove the temporaries that writers of the archive `path` killed before
+ * their rename left beside its target (TARGET.tmp.PID, as tf_replace_plan
+ * names them, TARGET the file a symbolic link names): this user's regular
+ * files of that name. Only for a caller that holds the exclusive lock every
+ * writer of the archive holds while its temporary exists (its journal's,
+ * tf_journal_open). Returns how many such regular files are left (another
+ * user's, or one that could not be removed); 0 for a path no archive can be
+ * written to. */
+int tf_replace_remove_leftovers(const char *path);
 
 /* All of buf[0..n) to `fd`, through short writes and EINTR: 0, or -1 with
  * errno. */

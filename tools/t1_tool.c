@@ -2145,11 +2145,11 @@ static void remove_written(const struct imp *I, const char *dir, const bool *exi
             continue;
         char *path = tf_path_join(dir, names[i]);
         unlink(path);
-        /* a header's folders (include/x.h): removed if nothing else is there */
-        for (char *slash; (slash = strrchr(path, '/')) != NULL &&
-                          strlen(path) > strlen(dir);) {
+        /* a header's folders (include/x.h), where nothing else is there */
+        for (char *slash = strrchr(path, '/'); slash != NULL && slash > path + strlen(dir);
+             slash = strrchr(path, '/')) {
             *slash = '\0';
-            if (strlen(path) <= strlen(dir) || rmdir(path) != 0)
+            if (rmdir(path) != 0)
                 break;
         }
         free(path);
@@ -2233,26 +2233,24 @@ int tf_t1_tool_main(int argc, char **argv)
     }
     /* Every file it would write: none may be a link (written through, it
      * would replace a file outside the folder), and none may exist without
-     * --force. */
-    if (check_target(&I, dir, "kernel.yaml", force) || check_target(&I, dir, "job.yaml", force) ||
-        check_target(&I, dir, I.ref_name, force) || check_target(&I, dir, I.source_name, force))
-        goto done;
-    for (int i = 0; i < I.nincs; i++)
-        if (check_target(&I, dir, I.inc_names[i], force))
-            goto done;
-    /* What is there now, so that a folder that does not load leaves none of
-     * its files behind (what --force overwrote stays overwritten). */
-    struct stat st;
-    const bool dir_existed = stat(dir, &st) == 0;
+     * --force. And which are there now, so that a folder that does not load
+     * leaves none of its files behind (what --force overwrote stays so). */
     int nfiles;
     const char **files = folder_files(&I, &nfiles);
     bool *existed = tf_xcalloc((size_t)nfiles, sizeof *existed);
+    struct stat st;
     for (int i = 0; i < nfiles; i++) {
+        if (check_target(&I, dir, files[i], force)) {
+            free(files);
+            free(existed);
+            goto done;
+        }
         char *path = tf_path_join(dir, files[i]);
         existed[i] = lstat(path, &st) == 0;
         free(path);
     }
     free(files);
+    const bool dir_existed = stat(dir, &st) == 0;
     if (write_folder(&I, dir) != 0) {
         free(existed);
         code = EXIT_WRITE;

@@ -590,6 +590,21 @@ static void test_broken_variant(void **state)
     tf_compile_pool_destroy(p);
 }
 
+/* TUNEFARM_COMPILE_MEMORY=256 for the pools made from now on; skips the test
+ * in an AddressSanitizer build (no limit there, and no bomb without one). */
+static void limit_compilers_to_256_mib(void)
+{
+    struct tf_error err = {0};
+    setenv("TUNEFARM_COMPILE_MEMORY", "256", 1);
+    uint64_t limit = 1;
+    assert_int_equal(tf_compiler_memory_limit(1, &limit, &err), 0);
+    if (limit == 0) {
+        unsetenv("TUNEFARM_COMPILE_MEMORY");
+        skip();
+    }
+    assert_int_equal(limit, UINT64_C(256) << 20);
+}
+
 /* Review C: a kernel whose source makes the compiler allocate without end
  * (#include "/dev/zero": cc1 reads it into memory until none is left) must
  * cost its own configuration only. Each compiler process gets the pool's
@@ -603,14 +618,7 @@ static void test_memory_bomb_fails_alone(void **state)
 {
     struct fixture *f = *state;
     struct tf_error err = {0};
-    setenv("TUNEFARM_COMPILE_MEMORY", "256", 1);
-    uint64_t limit = 1;
-    assert_int_equal(tf_compiler_memory_limit(1, &limit, &err), 0);
-    if (limit == 0) { /* an AddressSanitizer build: no limit, and no bomb without one */
-        unsetenv("TUNEFARM_COMPILE_MEMORY");
-        skip();
-    }
-    assert_int_equal(limit, UINT64_C(256) << 20);
+    limit_compilers_to_256_mib();
     struct tf_compile_pool *p = pool(f, &tf_backend_host, 1);
     struct tf_compiled c;
     const double t0 = now();
@@ -736,13 +744,7 @@ static void test_reference_memory_bomb_fails_alone(void **state)
 {
     struct fixture *f = *state;
     struct tf_error err = {0};
-    setenv("TUNEFARM_COMPILE_MEMORY", "256", 1);
-    uint64_t limit = 1;
-    assert_int_equal(tf_compiler_memory_limit(1, &limit, &err), 0);
-    if (limit == 0) { /* an AddressSanitizer build: no limit, and no bomb without one */
-        unsetenv("TUNEFARM_COMPILE_MEMORY");
-        skip();
-    }
+    limit_compilers_to_256_mib();
     struct tf_kernel k;
     char *source = reference_behind(f, "#include \"/dev/zero\"\n", &k);
     struct tf_compile_pool *p = pool(f, &tf_backend_host, 1);

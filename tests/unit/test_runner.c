@@ -882,25 +882,20 @@ static uint64_t block_config(const struct tf_kernel *k, int64_t block)
     return 0;
 }
 
-/* The int32 `total` = N * BLOCK past 2^31 (BLOCK 3000000: 3072000000, BLOCK
- * 4194304: 2^32) makes that configuration invalid, saying why, whether it is
- * the first the runner sees (checked while its buffers and reference are set
- * up) or a later one (checked before its launch); the configurations after
- * each are ok. Unchecked, both reached the variant wrapped: wrong_result. */
-static void test_scalar_out_of_range_is_that_configs_failure(void **state)
+/* One BLOCK of a per-configuration check: the message an invalid result
+ * must hold, or NULL for an ok one. */
+struct block_case {
+    int64_t block;
+    const char *says;
+};
+
+/* Run each BLOCK of `order` in turn on one runner: each `says` one is
+ * invalid, its message holding `what` and that text, and has no time; each
+ * other is ok. */
+static void run_block_cases(struct fixture *f, const char *what, const struct block_case *order,
+                            size_t n)
 {
-    struct fixture *f = *state;
-    static const struct {
-        int64_t block;
-        const char *says; /* NULL: ok */
-    } order[] = {
-        {3000000, "3072000000 is outside int32's range -2147483648..2147483647"},
-        {1, NULL},
-        {4194304, "4294967296 is outside int32's range -2147483648..2147483647"},
-        {2, NULL},
-        {4, NULL},
-    };
-    for (size_t i = 0; i < sizeof order / sizeof order[0]; i++) {
+    for (size_t i = 0; i < n; i++) {
         const uint64_t config = block_config(f->k, order[i].block);
         if (order[i].says == NULL) {
             expect_ok(f, config);
@@ -908,14 +903,30 @@ static void test_scalar_out_of_range_is_that_configs_failure(void **state)
         }
         struct tf_result r;
         run_config(f, config, &r);
-        if (r.status != TF_STATUS_INVALID || !strstr(r.message, order[i].says))
-            fprintf(stderr, "BLOCK %lld: %s: %s\n", (long long)order[i].block,
-                    tf_status_name(r.status), r.message);
-        assert_int_equal(r.status, TF_STATUS_INVALID);
-        assert_non_null(strstr(r.message, "argument 'total' (int32 scalar = N * BLOCK)"));
-        assert_non_null(strstr(r.message, order[i].says));
-        assert_true(isnan(r.time_median));
+        if (r.status != TF_STATUS_INVALID || !strstr(r.message, what) ||
+            !strstr(r.message, order[i].says) || !isnan(r.time_median))
+            fail_msg("BLOCK %lld: %s: '%s', expected invalid: '%s' ... '%s'",
+                     (long long)order[i].block, tf_status_name(r.status), r.message, what,
+                     order[i].says);
     }
+}
+
+/* The int32 `total` = N * BLOCK past 2^31 (BLOCK 3000000: 3072000000, BLOCK
+ * 4194304: 2^32) makes that configuration invalid, saying why, whether it is
+ * the first the runner sees (checked while its buffers and reference are set
+ * up) or a later one (checked before its launch); the configurations after
+ * each are ok. Unchecked, both reached the variant wrapped: wrong_result. */
+static void test_scalar_out_of_range_is_that_configs_failure(void **state)
+{
+    static const struct block_case order[] = {
+        {3000000, "3072000000 is outside int32's range -2147483648..2147483647"},
+        {1, NULL},
+        {4194304, "4294967296 is outside int32's range -2147483648..2147483647"},
+        {2, NULL},
+        {4, NULL},
+    };
+    run_block_cases(*state, "argument 'total' (int32 scalar = N * BLOCK)", order,
+                    sizeof order / sizeof order[0]);
 }
 
 /* A buffer size that reads a parameter is checked per configuration: one
@@ -929,28 +940,13 @@ static int setup_sizes(void **state)
 
 static void test_size_out_of_range_is_that_configs_failure(void **state)
 {
-    struct fixture *f = *state;
-    static const struct {
-        int64_t block;
-        const char *says; /* NULL: ok */
-    } order[] = {
-        {3000000, "size of 'pad' is 3.072e+24 elements, beyond the device's memory"},
+    static const struct block_case order[] = {
+        {3000000, "3.072e+24 elements, beyond the device's memory"},
         {1, NULL},
-        {2, "size of 'pad' is -5 elements: a size must be >= 0"},
+        {2, "-5 elements: a size must be >= 0"},
         {4, NULL},
     };
-    for (size_t i = 0; i < sizeof order / sizeof order[0]; i++) {
-        const uint64_t config = block_config(f->k, order[i].block);
-        if (order[i].says == NULL) {
-            expect_ok(f, config);
-            continue;
-        }
-        struct tf_result r;
-        run_config(f, config, &r);
-        if (r.status != TF_STATUS_INVALID || !strstr(r.message, order[i].says))
-            fail_msg("BLOCK %lld: %s: '%s', expected invalid: '%s'", (long long)order[i].block,
-                     tf_status_name(r.status), r.message, order[i].says);
-    }
+    run_block_cases(*state, "size of 'pad' is ", order, sizeof order / sizeof order[0]);
 }
 
 /* ---- a reference that depends on parameters (issue 14 item 2) ------------ */
