@@ -260,7 +260,7 @@ static void prior_free(struct prior *p)
  * left to tf_strategy_seed, which keeps its first. A new array (*n). Unlike
  * the plan: the sources come in command-line order (the plan's is by class
  * key), a seed is valid when its cache entry is not invalid, and the kernel's
- * default configuration is not added after the seeds (a cache has none). */
+ * default configuration is not put before the seeds (a cache has none). */
 static uint64_t *others_seeds(struct tf_ktcache *const *kt, int ncache, int t, int count,
                               size_t *n)
 {

@@ -3,8 +3,9 @@
 # fixture makes a source archive; a second job, on a kernel of the same name
 # whose space lists the values in another order and lacks X < 4
 # (tests/fixtures/warm_bowl), names that archive in search.warm_start. Its
-# first results must be the source's best configurations that exist here
-# (mapped by parameter name and value), and it must end within its budget,
+# first result must be the kernel's default, the next the source's best
+# configurations that exist here (mapped by parameter name and value), and it
+# must end within its budget,
 # distinct and valid. A warm_start archive that cannot be read is refused
 # with the job file's line:col before anything is measured.
 export TUNEFARM_KERNEL_PATH="$ROOT/tests/fixtures"
@@ -28,8 +29,9 @@ search:
 measure: {warmup: 1, min_samples: 3, max_samples: 50, min_time: 0.001, max_time: 0.02, max_noise: 0.5, timeout: 5}
 checkpoint: 1
 EOF
-# w_check.py SRC DST W: DST's first W results are SRC's best that exist here,
-# and DST holds 30 distinct configurations, all valid here.
+# w_check.py SRC DST W: DST's first result is the kernel's default (measured
+# first, so that a budget the seeds fill still has it), the next W are SRC's
+# best that exist here, and DST holds 30 distinct configurations, all valid here.
 cat >w_check.py <<'PYEOF'
 import h5py, sys
 src, dst, w = sys.argv[1], sys.argv[2], int(sys.argv[3])
@@ -43,8 +45,9 @@ s, d = rows(src), rows(dst)
 # The source's best, by its time there, that exist in warm_bowl's space (X >= 4).
 ok = sorted((r for r in s if r[1] == 'ok'), key=lambda r: (r[2], r[0]))
 want = [r[0] for r in ok if r[0][0] >= 4][:w]
-first = [r[0] for r in d[:w]]
-print('source best here:', want, '\nfirst measured:', first)
+first = [r[0] for r in d[1:w + 1]]
+print('default:', d[0][0], '\nsource best here:', want, '\nnext measured:', first)
+assert d[0][0] == (4, 0, 'a'), ('the default is not measured first', d[0][0])
 assert len(want) == w, 'the source archive has too few usable rows'
 assert sorted(first) == sorted(want), 'the first results are not the source best'
 assert len(d) == 30, ('budget', len(d))
@@ -77,6 +80,31 @@ then
     pass "bayes with warm_start: learns from 24 source results, the seeds first, 30 distinct"
 else
     cat w_bayes.out >>"$TMP/out" 2>/dev/null || true; fail "warm start with a model" "$TMP/out"
+fi
+
+echo "-- warm seeds that fill the budget still leave the default measured"
+# Review S: the default came after the seeds, so warm_count >= budget never
+# measured it and the summary's speedup over the untuned code read '-'.
+sed -e 's/strategy: local/strategy: brute_force/' -e 's/budget: 30/budget: 3/' w_dst/warm.yaml >w_dst/warm_full.yaml
+if "$TF" run -n 1 w_dst/warm_full.yaml -o w_full.h5 >w_full.out 2>&1 &&
+   contains w_full.out "ended by: budget 1" &&
+   $PY - w_full.h5 >"$TMP/out" 2>&1 <<'PYEOF'
+import h5py, sys
+t = h5py.File(sys.argv[1])['kernels/search_bowl/results'][()]
+got = [(int(r['X']), int(r['Y']), r['Z'].decode() if isinstance(r['Z'], bytes) else str(r['Z'])) for r in t]
+print(got)
+assert len(got) == 3, ('budget', len(got))
+assert got[0] == (4, 0, 'a'), ('the default is not measured first', got)
+PYEOF
+then
+    # The summary's row: its speedup column holds a number (it read '-').
+    if grep -Eq '^search_bowl +base .* [0-9.]+x +3/3 ' w_full.out; then
+        pass "brute force, budget 3, warm_count $WARM_W: the default first, then 2 seeds, a speedup"
+    else
+        fail "budget filled by warm seeds: the summary has no speedup" w_full.out
+    fi
+else
+    cat w_full.out >>"$TMP/out" 2>/dev/null || true; fail "warm seeds filling the budget" "$TMP/out"
 fi
 
 echo "-- a warm_start archive that cannot be read"
