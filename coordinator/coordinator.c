@@ -145,6 +145,7 @@ struct coordinator {
     uint64_t resumed_results;            /* configurations it had measured already */
     struct tf_journal *journal;
     bool stopping;                       /* a signal came, or the journal failed: no more work */
+    int signals_seen;                    /* signals acted on (coordinator_check_signals) */
     double stop_deadline;                /* give up on work in flight after this (tf_now) */
     bool journal_failed;                 /* results could not be journaled: the run fails */
     struct tf_error journal_err;
@@ -536,6 +537,8 @@ static int coordinator_send_compile(struct coordinator *c, int src, struct tf_er
             continue;
         struct tf_work work;
         int64_t n = tf_plan_next_compile_slice(c->plan, k, COMPILE_SLICE, &work, err);
+        if (n < 0 && err->code == TF_ERR_INTERRUPTED)
+            return 0; /* the run is stopping (coordinator_stop_hook): compile nothing ahead */
         if (n < 0)
             return -1;
         if (n == 0)
@@ -729,6 +732,12 @@ static int coordinator_on_request(struct coordinator *c, int src, struct tf_erro
     }
     struct tf_work work;
     int64_t n = tf_plan_next_slice(c->plan, w->klass, slice_size(c, w), &work, err);
+    if (n < 0 && err->code == TF_ERR_INTERRUPTED) {
+        /* A search's model gave up (coordinator_stop_hook): the loop acts on
+         * the signal or the time budget next and serves this rank then. */
+        w->parked = true;
+        return 0;
+    }
     if (n < 0)
         return -1;
     if (n == 0) {
@@ -1151,11 +1160,11 @@ static uint64_t coordinator_in_flight(const struct coordinator *c)
 
 /* Act on signals counted by main: the first stops the dispatching, the next
  * one stops waiting. Returns 1 if the run must end now, else 0. */
-static int coordinator_check_signals(struct coordinator *c, int *seen)
+static int coordinator_check_signals(struct coordinator *c)
 {
     int got = c->opt->interrupts ? (int)*c->opt->interrupts : 0;
-    if (got > *seen) {
-        *seen = got;
+    if (got > c->signals_seen) {
+        c->signals_seen = got;
         tf_progress_finish(&c->progress);
         if (c->stopping) {
             fprintf(stderr, "tunefarm: signal again: stopping now, %llu configurations in "
@@ -1194,14 +1203,28 @@ static double coordinator_checkpoint_interval(const struct coordinator *c)
     return fmax(c->job->checkpoint, CHECKPOINT_SPACING * c->checkpoint_cost);
 }
 
+/* The strategies' stop hook (tf_strategy_set_stop) while the loop runs: a
+ * model computing its next proposals gives up when a signal came that the
+ * loop has not acted on yet, the run is stopping, or the time budget is over,
+ * so the loop acts on it now rather than after the computation (review S:
+ * fit_steps 10000 kept a 3 s time budget waiting 130 s). */
+static bool coordinator_stop_hook(void *ctx)
+{
+    const struct coordinator *c = ctx;
+    if (c->stopping || c->plan->time_up)
+        return true;
+    if (c->opt->interrupts && (int)*c->opt->interrupts > c->signals_seen)
+        return true;
+    return c->job->time_budget > 0 && tf_now() - c->progress.start >= c->job->time_budget;
+}
+
 /* Serve until every worker is done (0), a signal or the grace period ends the
  * run with work in flight (1), or on failure (-1 + err). */
 static int coordinator_loop(struct coordinator *c, struct tf_error *err)
 {
     long nap = 0;
-    int seen = 0;
     for (;;) {
-        if (coordinator_check_signals(c, &seen))
+        if (coordinator_check_signals(c))
             return 1;
         if (coordinator_check_time(c, err))
             return -1;
@@ -1734,7 +1757,9 @@ int tf_coordinator_run(const struct tf_run_options *opt, bool *abort_others)
 
     tf_progress_init(&c.progress, opt->quiet);
     c.last_checkpoint = tf_now();
+    tf_strategy_set_stop(coordinator_stop_hook, &c);
     int loop = coordinator_loop(&c, &err);
+    tf_strategy_set_stop(NULL, NULL);
     tf_progress_finish(&c.progress);
     if (loop < 0) {
         /* Keep what was measured: one last write before reporting the failure. */

@@ -375,15 +375,32 @@ int tf_plan_warm_start(struct tf_plan *plan, const struct tf_job *job,
     const struct tf_archive **src = tf_xcalloc((size_t)job->nwarm, sizeof *src);
     struct tf_archive **owned = tf_xcalloc((size_t)job->nwarm, sizeof *owned);
     bool *same = tf_xcalloc((size_t)job->nwarm, sizeof *same);
-    struct stat own, it;
+    struct stat own, *at = tf_xcalloc((size_t)job->nwarm, sizeof *at);
+    bool *found = tf_xcalloc((size_t)job->nwarm, sizeof *found);
     const bool have_own = own_path != NULL && stat(own_path, &own) == 0;
     for (int w = 0; w < job->nwarm; w++) {
         /* The run's own archive named by its path is `same`: read as another
          * archive, a resumed run would learn from its own results as if
          * another device had measured them. */
-        same[w] = job->warm[w].same ||
-                  (have_own && stat(job->warm[w].path, &it) == 0 && it.st_dev == own.st_dev &&
-                   it.st_ino == own.st_ino);
+        found[w] = !job->warm[w].same && stat(job->warm[w].path, &at[w]) == 0;
+        same[w] = job->warm[w].same || (have_own && found[w] && at[w].st_dev == own.st_dev &&
+                                        at[w].st_ino == own.st_ino);
+        /* One archive named twice (the loader refuses the same text twice;
+         * these are two names of one file) would seed each class twice. */
+        for (int v = 0; v < w; v++) {
+            const bool twice = (same[v] && same[w]) ||
+                               (found[v] && found[w] && at[v].st_dev == at[w].st_dev &&
+                                at[v].st_ino == at[w].st_ino);
+            if (!twice)
+                continue;
+            tf_error_at(err, TF_ERR_SCHEMA, job->file, job->warm[w].line, job->warm[w].col,
+                        "'warm_start' names one archive twice: entries %d ('%s') and %d "
+                        "('%s') are both %s; remove one of them",
+                        v + 1, job->warm[v].same ? "same" : job->warm[v].path, w + 1,
+                        job->warm[w].same ? "same" : job->warm[w].path,
+                        same[w] ? "this run's own archive" : "the same file");
+            goto out;
+        }
         if (same[w]) {
             src[w] = same_archive;
             continue;
@@ -406,6 +423,7 @@ int tf_plan_warm_start(struct tf_plan *plan, const struct tf_job *job,
         const struct tf_kernel *k = job->kernels[t->kernel].kernel;
         const char *pname = k->problems[t->problem].name;
         uint64_t **lists = NULL, *lens = NULL;
+        char (*list_keys)[256] = NULL; /* each list's device class */
         struct prior_list *priors = NULL;
         int nl = 0;
         bool bad = false;
@@ -438,6 +456,8 @@ int tf_plan_warm_start(struct tf_plan *plan, const struct tf_job *job,
                 lists = tf_xrealloc(lists, sizeof *lists * (size_t)(nl + 1));
                 lens = tf_xrealloc(lens, sizeof *lens * (size_t)(nl + 1));
                 priors = tf_xrealloc(priors, sizeof *priors * (size_t)(nl + 1));
+                list_keys = tf_xrealloc(list_keys, sizeof *list_keys * (size_t)(nl + 1));
+                tf_strlcpy(list_keys[nl], classes[c], sizeof list_keys[nl]);
                 priors[nl] = (struct prior_list){0};
                 lists[nl] = NULL;
                 if (class_seeds(t, ak, (uint32_t)problem, classes[c], keys, job->warm_count,
@@ -452,10 +472,13 @@ int tf_plan_warm_start(struct tf_plan *plan, const struct tf_job *job,
         }
         /* Interleaved by rank: every source class's best first. */
         uint64_t total = 0;
-        int nsources = 0;
+        int nsources = 0; /* device classes, one class from two archives counted once */
         for (int l = 0; l < nl; l++) {
             total += lens[l];
-            nsources += lens[l] > 0;
+            bool counted = lens[l] == 0;
+            for (int e = 0; e < l && !counted; e++)
+                counted = lens[e] > 0 && strcmp(list_keys[e], list_keys[l]) == 0;
+            nsources += !counted;
         }
         /* The default configuration first (create_search seeded it alone;
          * seeding again replaces that list), then the warm seeds: a budget
@@ -498,6 +521,7 @@ int tf_plan_warm_start(struct tf_plan *plan, const struct tf_job *job,
         }
         free(lists);
         free(lens);
+        free(list_keys);
         free(priors);
         size_t kept = 0, all = 0;
         /* Twice: first the warm seeds alone, to count those that are valid here. */
@@ -518,6 +542,8 @@ out:
         tf_archive_destroy(owned[w]);
     free(owned);
     free(same);
+    free(at);
+    free(found);
     free(src);
     return rc;
 }

@@ -882,6 +882,17 @@ static int propose(struct tf_strategy *s, struct tf_propose *p, uint64_t extra, 
     return 0;
 }
 
+static tf_strategy_stop_fn stop_fn;
+static void *stop_ctx;
+
+void tf_strategy_set_stop(tf_strategy_stop_fn fn, void *ctx)
+{
+    stop_fn = fn;
+    stop_ctx = ctx;
+}
+
+bool tf_strategy_stop_requested(void) { return stop_fn != NULL && stop_fn(stop_ctx); }
+
 static int room_for(const struct tf_strategy *s, int n)
 {
     if (tf_strategy_stopped(s) != TF_STOP_NONE || n <= 0)

@@ -175,8 +175,18 @@ struct tf_strategy *tf_strategy_create(const char *name, const struct tf_strateg
 void tf_strategy_destroy(struct tf_strategy *s);
 /* Up to `n` new configurations into `out` (*got of them): valid, never proposed
  * before, never told. *got < n only when the search has stopped (budget,
- * patience, exhausted: tf_strategy_stopped). */
+ * patience, exhausted: tf_strategy_stopped). -1 + err TF_ERR_INTERRUPTED when
+ * the stop hook (tf_strategy_set_stop) ended it: the search is as before. */
 int tf_strategy_ask(struct tf_strategy *s, uint64_t *out, int n, int *got, struct tf_error *err);
+/* The stop hook: a long model computation (bayes's and hybrid's fit and
+ * predictions, O(fit_steps * fit_train^3) a refit with extreme options) asks
+ * it between steps, and when it says true the ask fails with
+ * TF_ERR_INTERRUPTED, proposing nothing and changing nothing. So a signal or
+ * the job's time budget ends a run in seconds, not after the computation.
+ * One hook per process (NULL: never stop); a replay of the same results
+ * without it proposes the same. */
+typedef bool (*tf_strategy_stop_fn)(void *ctx);
+void tf_strategy_set_stop(tf_strategy_stop_fn fn, void *ctx);
 /* A result for `config` (a proposed one, or any valid one when replaying a
  * journal or warm-starting). Told twice: the second is ignored; so is a
  * configuration that is not valid here (it was never this search's: it would

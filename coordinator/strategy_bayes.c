@@ -125,7 +125,9 @@ static const struct tf_strategy_option_spec bayes_options[] = {
     {"fail_penalty", "1.0", "a failure's log time above the worst measured one"},
     {"xi", "0.01", "exploration margin of expected improvement (standardised units)"},
     {"fit_steps", "100", "steps of the marginal-likelihood fit (length scales, signal, noise)"},
-    {"fit_train", "128", "results that fit uses at most (best half + latest half of the training set)"},
+    {"fit_train", "128",
+     "results that fit uses at most (best half + latest half of the training set; above "
+     "max_train: all of it)"},
     {"align", "1", "1: an integer parameter's power-of-two alignment is a feature of its own"},
     {"transfer", "144", "other devices' results (warm start) the model also learns from, at most; 0: none"},
     {"warp", "1", "1: the model's output is the log time through a Box-Cox power fitted to the results; 0: the log time"},
@@ -319,9 +321,10 @@ static void gp_gradient(size_t n, int d, const double *X, const double *hyp, dou
 
 /* Hyperparameters by maximum marginal likelihood: iRprop- (sign-based steps,
  * robust without a line search) from a fixed start, so the result is a
- * function of the training data alone. */
-static void gp_fit_hyper(size_t n, int d, const double *X, const double *y, int iterations,
-                         double *hyp)
+ * function of the training data alone. 0, or 1 when the stop hook ended it
+ * (hyp is then unusable). */
+static int gp_fit_hyper(size_t n, int d, const double *X, const double *y, int iterations,
+                        double *hyp)
 {
     int idx[MAX_DIMS + 2], m = 0;
     for (int k = 0; k < d; k++)
@@ -334,7 +337,14 @@ static void gp_fit_hyper(size_t n, int d, const double *X, const double *y, int 
         step[idx[i]] = 0.1;
     memcpy(best, hyp, sizeof best);
     double best_ll = -INFINITY;
+    int stopped = 0;
     for (int it = 0; it < iterations; it++) {
+        /* A step costs a factorisation and an inverse: about n^3 / 3 flops
+         * each, seconds at n = 4096, so the hook is asked at every one. */
+        if (tf_strategy_stop_requested()) {
+            stopped = 1;
+            break;
+        }
         double ll = gp_factor(n, d, X, y, hyp, K, alpha);
         if (!isfinite(ll)) {
             hyp[HYP_NOISE] = hyp_bound(HYP_NOISE, hyp[HYP_NOISE] + 1, true); /* regularise */
@@ -358,6 +368,7 @@ static void gp_fit_hyper(size_t n, int d, const double *X, const double *y, int 
     memcpy(hyp, best, sizeof best);
     free(K);
     free(alpha);
+    return stopped;
 }
 
 /* The training set among the first h results: all of them, or the best half
@@ -527,7 +538,8 @@ static void base_clear(struct base *m)
 }
 
 /* The model on the first h results: hyperparameters, factor, candidates and
- * their predictions. 0, or -1 when it cannot be fitted (m->m stays 0). */
+ * their predictions. 0, -1 when it cannot be fitted (m->m stays 0), or 1 when
+ * the stop hook ended it (the base is then cleared: the next ask builds it). */
 static int base_build(struct bayes *b, struct tf_strategy_core *core, size_t h)
 {
     struct base *m = &b->base;
@@ -549,8 +561,9 @@ static int base_build(struct bayes *b, struct tf_strategy_core *core, size_t h)
     m->ys = training_data(b, core, use, nt, NULL, m->X + np * (size_t)d, y + np);
     /* The hyperparameters from a smaller set when the training set is large:
      * each fit step costs a factorisation and an inverse. */
+    int stopped = 0;
     if (nt <= (size_t)b->fit_train) {
-        gp_fit_hyper(m->n, d, m->X, y, (int)b->fit_steps, m->hyp);
+        stopped = gp_fit_hyper(m->n, d, m->X, y, (int)b->fit_steps, m->hyp);
     } else {
         size_t nf = training_set(core, h, (size_t)b->fit_train, use);
         double *Xf = tf_xmalloc((np + nf) * (size_t)d * sizeof *Xf);
@@ -558,11 +571,16 @@ static int base_build(struct bayes *b, struct tf_strategy_core *core, size_t h)
         memcpy(Xf, m->X, np * (size_t)d * sizeof *Xf);
         memcpy(yf, y, np * sizeof *yf);
         training_data(b, core, use, nf, &m->ys, Xf + np * (size_t)d, yf + np);
-        gp_fit_hyper(np + nf, d, Xf, yf, (int)b->fit_steps, m->hyp);
+        stopped = gp_fit_hyper(np + nf, d, Xf, yf, (int)b->fit_steps, m->hyp);
         free(Xf);
         free(yf);
     }
     free(use);
+    if (stopped) {
+        free(y);
+        base_clear(m);
+        return 1;
+    }
     m->L = tf_xmalloc(m->n * m->n * sizeof *m->L);
     m->alpha = tf_xmalloc(m->n * sizeof *m->alpha);
     /* Fitted on fewer results, the hyperparameters may not factor all of
@@ -628,6 +646,12 @@ static int base_build(struct bayes *b, struct tf_strategy_core *core, size_t h)
     double *Ks = tf_xmalloc(n * block * sizeof *Ks);
     double xc[MAX_DIMS];
     for (size_t c0 = 0; c0 < m->m; c0 += block) {
+        /* A block costs about n^2 * 512 flops: seconds with 4096 results. */
+        if (tf_strategy_stop_requested()) {
+            free(Ks);
+            base_clear(m);
+            return 1;
+        }
         size_t mb = m->m - c0 < block ? m->m - c0 : block;
         for (size_t c = 0; c < mb; c++) {
             features(b, core, m->cands[c0 + c], xc);
@@ -797,7 +821,7 @@ static int cmp_score(const void *a, const void *b)
 static int bayes_ask(void *state, struct tf_strategy_core *core, struct tf_rng *rng,
                      struct tf_propose *p, struct tf_error *err)
 {
-    (void)err, (void)rng;
+    (void)rng;
     struct bayes *b = state;
     const uint64_t *cfg;
     const double *time;
@@ -807,8 +831,14 @@ static int bayes_ask(void *state, struct tf_strategy_core *core, struct tf_rng *
     size_t h = base_point(nh, transfer_rows(b, core) > 0);
     if (h < 2)
         return 0; /* with transfer rows, the model starts at the 4th result */
-    if (b->base.at != h && base_build(b, core, h))
-        return 0; /* the model could not be fitted: the core fills at random */
+    if (b->base.at != h) {
+        const int built = base_build(b, core, h);
+        if (built > 0)
+            return tf_error_set(err, TF_ERR_INTERRUPTED,
+                                "stopped while the model was fitted on %zu results", h);
+        if (built < 0)
+            return 0; /* the model could not be fitted: the core fills at random */
+    }
     struct base *m = &b->base;
     if (!m->m)
         return 0;

@@ -32,6 +32,8 @@ int tf_neighbours_cap(const struct tf_strategy_core *c);
  * in a fixed order; returns how many. */
 int tf_neighbours(const struct tf_strategy_core *c, uint64_t config, int reach, uint64_t *out,
                   int cap);
+/* True when the stop hook (tf_strategy_set_stop) says to stop now. */
+bool tf_strategy_stop_requested(void);
 /* Shuffle `a` of `n` with `rng` (Fisher-Yates). */
 void tf_shuffle_u64(uint64_t *a, int n, struct tf_rng *rng);
 

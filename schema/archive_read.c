@@ -841,10 +841,18 @@ fail:
             snprintf(err->message + len, sizeof err->message - len,
                      "; another program (h5py?) holds the file open for writing: close it "
                      "and try again");
-        else if (err->code == TF_ERR_HDF5)
+        else if (err->code == TF_ERR_HDF5) {
+            /* The journal only where there is one: a source archive (a
+             * warm start's, a merge's input) has none to speak of. */
+            char journal[4200];
+            struct stat jst;
+            snprintf(journal, sizeof journal, "%s.journal", path);
+            const bool has_journal = stat(journal, &jst) == 0;
             snprintf(err->message + len, sizeof err->message - len,
-                     "; the file is damaged: restore it from a copy (its journal, %s.journal, "
-                     "keeps the results since the last checkpoint)", path);
+                     "; the file is damaged: restore it from a copy%s%s%s",
+                     has_journal ? " (its journal, " : "", has_journal ? journal : "",
+                     has_journal ? ", keeps the results since the last checkpoint)" : "");
+        }
         tf_archive_destroy(a);
         return NULL;
     }

@@ -284,6 +284,67 @@ static void test_resume(void **state)
     tf_ktcache_destroy(c);
 }
 
+/* The stop hook: says stop from its `after`-th call on, counting calls. */
+struct stop_after {
+    int calls, after;
+};
+
+static bool stop_after_hook(void *ctx)
+{
+    struct stop_after *st = ctx;
+    return ++st->calls >= st->after;
+}
+
+/* A model's ask that the stop hook ends (a signal or the job's time budget
+ * while a refit runs: review S, minutes with fit_steps 10000) fails with
+ * TF_ERR_INTERRUPTED, proposing nothing, and leaves the search as it was:
+ * asked again without the hook, it proposes what a twin never interrupted
+ * proposes. Ended in the fit (early calls) and in the predictions (the
+ * fit's steps all asked first: fit_steps 5, so the 7th call is a
+ * prediction block's). */
+static void test_stop_hook(void **state)
+{
+    (void)state;
+    struct tf_ktcache *c = load(CONV);
+    struct tf_strategy_space *sp = tf_strategy_space_ktcache(c);
+    const char *names[] = {"bayes", "hybrid"};
+    const struct tf_strategy_option opts[] = {{"fit_steps", "5"}, {"enumerate", "0"}};
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+        for (int after = 1; after <= 7; after += 6) {
+            struct tf_error err = {0};
+            struct tf_search_limits lim = {0};
+            struct tf_strategy *a = tf_strategy_create(names[i], sp, opts, 2, 4, &lim, &err);
+            struct tf_strategy *b = tf_strategy_create(names[i], sp, opts, 2, 4, &lim, &err);
+            assert_non_null(a);
+            assert_non_null(b);
+            /* Past the random start, each told the same. */
+            rounds(a, c, 5, 4, NULL, NULL, NULL, NULL);
+            rounds(b, c, 5, 4, NULL, NULL, NULL, NULL);
+            struct stop_after st = {0, after};
+            tf_strategy_set_stop(stop_after_hook, &st);
+            uint64_t xa[8], xb[8];
+            int ga = -1, gb = 0;
+            const int rc = tf_strategy_ask(a, xa, 8, &ga, &err);
+            tf_strategy_set_stop(NULL, NULL);
+            if (rc != -1 || err.code != TF_ERR_INTERRUPTED || ga != 0)
+                fail_msg("%s, stop at hook call %d: ask gave rc %d, %d proposals, '%s'",
+                         names[i], after, rc, ga, err.message);
+            assert_int_equal(st.calls, after);
+            assert_int_equal(tf_strategy_proposed(a), 20);
+            assert_int_equal(tf_strategy_ask(a, xa, 8, &ga, &err), 0);
+            assert_int_equal(tf_strategy_ask(b, xb, 8, &gb, &err), 0);
+            assert_int_equal(ga, 8);
+            assert_int_equal(gb, 8);
+            if (memcmp(xa, xb, sizeof xa) != 0)
+                fail_msg("%s, stop at hook call %d: the interrupted search proposes "
+                         "differently afterwards", names[i], after);
+            tf_strategy_destroy(a);
+            tf_strategy_destroy(b);
+        }
+    tf_strategy_space_free(sp);
+    tf_ktcache_destroy(c);
+}
+
 /* A search's state is a function of the results told: asks made while
  * others were pending (here the model's base refitted with proposals in
  * flight, and bayes's candidate pool drawn then: enumerate 0) change nothing
@@ -1735,6 +1796,7 @@ int main(void)
         cmocka_unit_test(test_deterministic),
         cmocka_unit_test(test_resume),
         cmocka_unit_test(test_asks_in_between),
+        cmocka_unit_test(test_stop_hook),
         cmocka_unit_test(test_brute_force_optimum),
         cmocka_unit_test(test_beats_random),
         cmocka_unit_test(test_alignment_coords),

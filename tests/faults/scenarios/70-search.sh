@@ -197,4 +197,25 @@ done
 if [ "$stop_ok" -eq 3 ]; then
     pass "SIGTERM amid fast results (bayes, null replay): exit 75 in each of 3 tries"
 else fail "SIGTERM amid fast results: every try ends with exit 75" s_stop.out; fi
+
+# Review S: a model computing its next proposals for minutes (options within
+# their ranges: a refit on 288 results at 10000 fit steps) kept the coordinator
+# from the time budget and from signals until it finished (a 3 s time budget
+# ran 130 s). The strategies' stop hook ends that computation: the time budget
+# ends the run in seconds, and so does SIGTERM (exit 75).
+search_job s_slowfit bayes -e 's/budget: 40/time_budget: 2/' \
+    -e 's/  seed: 3/  seed: 3\n  options: {init: 300, fit_train: 4096, max_train: 4096, fit_steps: 10000}/'
+t0=$(date +%s)
+if timeout 300 "$TF" run -n 1 s_slowfit.yaml -o s_slowfit.h5 --replay null: >s_slowfit.out 2>&1 &&
+   contains s_slowfit.out "ended by: time_budget 1" && [ $(($(date +%s) - t0)) -lt 30 ]; then
+    pass "bayes amid a minutes-long refit: the 2 s time budget ends the run in $(($(date +%s) - t0)) s"
+else echo "after $(($(date +%s) - t0)) s" >>s_slowfit.out; fail "bayes amid a long refit: the time budget waits for it" s_slowfit.out; fi
+sed -e 's/time_budget: 2/budget: 440/' s_slowfit.yaml >s_slowterm.yaml
+"$TF" run -n 1 s_slowterm.yaml -o s_slowterm.h5 --replay null: >s_slowterm.out 2>&1 &
+RUN_PID=$!
+if ! term_and_wait 4 20 s_slowterm.yaml; then
+    fail "bayes amid a long refit: still running 20 s after SIGTERM" s_slowterm.out
+elif [ "$RUN_RC" -eq 75 ] && contains s_slowterm.out "run the same command again to resume it"; then
+    pass "bayes amid a minutes-long refit: SIGTERM ends the run (exit 75)"
+else fail "bayes amid a long refit: SIGTERM gives exit 75 (got $RUN_RC)" s_slowterm.out; fi
 unset TUNEFARM_KERNEL_PATH

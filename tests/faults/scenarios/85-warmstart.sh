@@ -126,6 +126,14 @@ else
     echo "exit $rc" >>w_bad.out; fail "unreadable warm_start archive" w_bad.out
 fi
 
+# Review S: a damaged source archive's error spoke of "its journal", the
+# recovery text of a run's own archive; a source archive has none.
+head -c 3000 w_src.h5 >w_trunc.h5
+sed -e 's|\[../w_src.h5\]|[../w_trunc.h5]|' w_dst/warm.yaml >w_dst/trunc.yaml
+expect_fail "a truncated warm_start archive: refused (exit 2)" 2 "$TF" run -n 1 w_dst/trunc.yaml -o w_trunc_out.h5
+check "  'restore it from a copy', no journal it does not have" sh -c \
+    "grep -q 'w_trunc.h5.* the file is damaged: restore it from a copy' '$TMP/last' && ! grep -q journal '$TMP/last'"
+
 echo "-- a warm_start path naming the run's own archive is \`same\`"
 # Read as another archive, a second run (and a resumed one) would take its own
 # device class's results as another device's.
@@ -135,6 +143,26 @@ if "$TF" run -n 1 w_own.yaml -o w_own.h5 >w_own.out 2>&1 &&
    contains w_own.out "warm start: 0 configurations from 0 device class(es) first"; then
     pass "warm_start: [its own archive]: its own class left out, as for \`same\` (0 seeds)"
 else fail "warm_start naming the run's own archive: read as \`same\`" w_own.out; fi
+
+echo "-- one archive named twice, and one class from two archives"
+# Review S: [same, <the run's own archive>] and two names of one file were
+# read twice (the loader refuses only the same text twice); a class found in
+# two archives (a copy) was counted as two in the plan line.
+cp w_src.h5 w_twice.h5
+sed -e 's/budget: 80/budget: 10\n  warm_start: [same, w_twice.h5]\n  warm_count: 3/' w_src.yaml >w_twice.yaml
+expect_fail "warm_start: [same, its own archive]: refused (exit 2)" 2 "$TF" run -n 1 w_twice.yaml -o w_twice.h5
+check "  at the second entry's line:col, naming both" sh -c \
+    "grep -q \"w_twice.yaml:[0-9]*:[0-9]*: .*'warm_start' names one archive twice: entries 1 ('same') and 2 ('w_twice.h5') are both this run's own archive\" '$TMP/last'"
+ln -sf w_src.h5 w_link.h5
+sed -e 's|\[../w_src.h5\]|[../w_src.h5, ../w_link.h5]|' w_dst/warm.yaml >w_dst/link.yaml
+expect_fail "warm_start: two names of one file: refused (exit 2)" 2 "$TF" run -n 1 w_dst/link.yaml -o w_link_out.h5
+check "  saying both entries are the same file" sh -c \
+    "grep -q \"w_dst/link.yaml:9:[0-9]*: .*'warm_start' names one archive twice: entries 1 ('.*w_src.h5') and 2 ('.*w_link.h5') are both the same file\" '$TMP/last'"
+cp w_src.h5 w_copy.h5
+sed -e 's|\[../w_src.h5\]|[../w_src.h5, ../w_copy.h5]|' w_dst/warm.yaml >w_dst/copy.yaml
+check "a class in two archives (a copy) counts once: 'from 1 device class(es)'" sh -c \
+    "\"$TF\" run -n 1 w_dst/copy.yaml -o w_copy_out.h5 >w_copy.out 2>&1 &&
+     grep -q 'warm start: $WARM_W configurations from 1 device class(es) first' w_copy.out"
 
 echo "-- tunefarm compile of a warm start says what it leaves out"
 # Review L13: with a budget, the run's first configurations are other classes'
