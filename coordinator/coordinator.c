@@ -483,8 +483,18 @@ static uint64_t slice_size(const struct coordinator *c, const struct worker_stat
     uint64_t fair = left / (uint64_t)(2 * (peers ? peers : 1));
     uint64_t want = SLICE_FIRST;
     double elapsed = tf_now() - w->first_work;
-    if (w->received > 0 && elapsed > 0)
-        want = (uint64_t)ceil((double)w->received / elapsed * SLICE_TARGET_SECONDS);
+    if (w->received > 0 && elapsed > 0) {
+        const double rate = (double)w->received / elapsed;
+        double seconds = SLICE_TARGET_SECONDS;
+        /* No more than the time budget has left: what is handed out is
+         * waited for after it (review S: a 3 s budget ran 7-13 s). */
+        if (c->job->time_budget > 0) {
+            const double left_s = c->job->time_budget - (tf_now() - c->progress.start);
+            if (left_s < seconds)
+                seconds = left_s > 0 ? left_s : 0;
+        }
+        want = (uint64_t)ceil(rate * seconds);
+    }
     if (want > fair)
         want = fair;
     return want ? want : 1;

@@ -699,6 +699,19 @@ static int64_t ask_slice(struct tf_plan *plan, struct tf_task *t, uint64_t n,
     return got;
 }
 
+/* How many of a screening (or only) pass's configurations may be out
+ * unanswered once the job has `patience`: a search may end after that many
+ * results without an improvement, and what is handed out beyond is measured
+ * after its end (review S: patience 3 with one instant worker ended by the
+ * rule after 6 results but measured 549, an eighth of the valid space).
+ * UINT64_MAX without patience. */
+static uint64_t patience_cap(const struct tf_plan *plan)
+{
+    if (plan->patience == 0)
+        return UINT64_MAX;
+    return plan->patience > IN_FLIGHT_MIN ? plan->patience : IN_FLIGHT_MIN;
+}
+
 int64_t tf_plan_next_slice(struct tf_plan *plan, int klass, uint64_t want, struct tf_work *work,
                            struct tf_error *err)
 {
@@ -718,7 +731,9 @@ int64_t tf_plan_next_slice(struct tf_plan *plan, int klass, uint64_t want, struc
              * nothing and genetic 0.01 of the optimum; 30% cost 0.02-0.03;
              * at 2%, 36% cost 0.01-0.05 and 73% 0.07-0.09. A worker refused
              * here waits (parked) for results. */
-            const uint64_t cap = t->total / 8 > IN_FLIGHT_MIN ? t->total / 8 : IN_FLIGHT_MIN;
+            uint64_t cap = t->total / 8 > IN_FLIGHT_MIN ? t->total / 8 : IN_FLIGHT_MIN;
+            if (cap > patience_cap(plan))
+                cap = patience_cap(plan);
             const uint64_t out = t->dispatched > t->done ? t->dispatched - t->done : 0;
             if (out >= cap)
                 continue;
@@ -740,6 +755,14 @@ int64_t tf_plan_next_slice(struct tf_plan *plan, int klass, uint64_t want, struc
         if (t->dispatched == t->total)
             continue;
         uint64_t left = t->total - t->dispatched, n = want < left ? want : left;
+        if (t->phase != 2 && patience_cap(plan) != UINT64_MAX) {
+            /* Brute force and random with patience: the same bound. */
+            const uint64_t out = t->dispatched > t->done ? t->dispatched - t->done : 0;
+            if (out >= patience_cap(plan))
+                continue;
+            if (n > patience_cap(plan) - out)
+                n = patience_cap(plan) - out;
+        }
         /* The last slice of the whole valid set runs to the end of the space,
          * so nothing is left behind; a budget's last slice ends at its last. */
         bool to_end = t->dispatched + n == t->total && t->total == t->valid;
