@@ -1680,6 +1680,15 @@ int tf_coordinator_run(const struct tf_run_options *opt, bool *abort_others)
         code = TF_EXIT_USAGE;
         goto fail_stop;
     }
+    /* Likewise the compilers' memory limit: every worker would refuse its
+     * device over it, and the run would end as "no worker offers a device"
+     * (exit 3), which a requeue script reads as the wrong node. */
+    uint64_t memory_mib;
+    bool memory_set;
+    if (tf_job_compile_memory(&memory_mib, &memory_set, &err) != 0) {
+        code = TF_EXIT_USAGE;
+        goto fail_stop;
+    }
     c.archive_path = opt->archive ? opt->archive : c.job->archive;
     /* Write it once now (with what the journal held): an archive path that
      * cannot be written is refused before any device time is spent. */

@@ -821,3 +821,23 @@ int tf_job_compile_timeout(double *seconds, struct tf_error *err)
     *seconds = v;
     return 0;
 }
+
+int tf_job_compile_memory(uint64_t *mib, bool *set, struct tf_error *err)
+{
+    const char *env = getenv("TUNEFARM_COMPILE_MEMORY");
+    *mib = 0;
+    *set = false;
+    if (env == NULL || env[0] == '\0')
+        return 0;
+    char *end = NULL;
+    errno = 0;
+    const unsigned long long v = strtoull(env, &end, 10);
+    /* strtoull takes "-1" as 2^64 - 1; the shift to bytes must not overflow */
+    if (errno != 0 || end == env || *end != '\0' || env[0] == '-' || v > (UINT64_MAX >> 20))
+        return tf_error_set(err, TF_ERR_SCHEMA,
+                            "TUNEFARM_COMPILE_MEMORY='%.40s': not a size in MiB (0: no limit)",
+                            env);
+    *mib = v;
+    *set = true;
+    return 0;
+}

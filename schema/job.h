@@ -129,5 +129,11 @@ bool tf_job_targets_device(const struct tf_job *job, const char *backend, const 
  * coordinator waits that long for a silent worker's compile, so both read it
  * here. 0, or -1 + err (*seconds the default) when it is not such a number. */
 int tf_job_compile_timeout(double *seconds, struct tf_error *err);
+/* TUNEFARM_COMPILE_MEMORY (MiB of data each compiler process may allocate; 0:
+ * no limit) into *mib, *set true, if it is set and not empty; else *set false.
+ * Workers limit their compilers with it (worker/compiler.h) and the
+ * coordinator refuses a bad value before anything runs, so both read it here.
+ * 0, or -1 + err when it is not a whole number of MiB. */
+int tf_job_compile_memory(uint64_t *mib, bool *set, struct tf_error *err);
 
 #endif

@@ -42,6 +42,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../schema/job.h"
 #include "../schema/wire.h"
 
 #ifndef TF_LIB_DIR /* the Makefile sets it from LIBDIR */
@@ -225,18 +226,13 @@ int tf_compiler_memory_limit(int nprocs, uint64_t *bytes, struct tf_error *err)
 #else
     const bool limited = true;
 #endif
-    const char *env = getenv("TUNEFARM_COMPILE_MEMORY");
+    uint64_t mib;
+    bool set;
     *bytes = 0;
-    if (env != NULL && env[0] != '\0') {
-        char *end = NULL;
-        errno = 0;
-        const unsigned long long mib = strtoull(env, &end, 10);
-        if (errno != 0 || end == env || *end != '\0' || env[0] == '-' ||
-            mib > (UINT64_MAX >> 20))
-            return tf_error_set(err, TF_ERR_SCHEMA,
-                                "TUNEFARM_COMPILE_MEMORY='%.40s': not a size in MiB (0: no limit)",
-                                env);
-        *bytes = limited ? (uint64_t)mib << 20 : 0;
+    if (tf_job_compile_memory(&mib, &set, err) != 0)
+        return -1;
+    if (set) {
+        *bytes = limited ? mib << 20 : 0;
         return 0;
     }
     if (!limited)

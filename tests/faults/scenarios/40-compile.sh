@@ -142,3 +142,10 @@ expect_fail "TUNEFARM_COMPILE_TIMEOUT=soon is refused (exit 2)" 2 \
     env TUNEFARM_COMPILE_TIMEOUT=soon "$TF" run -q -n 1 "$TMP/compile_ref/job.yaml" -o soon.h5
 check "  naming the variable and its value" contains "$TMP/last" "TUNEFARM_COMPILE_TIMEOUT='soon': not a number of seconds"
 check "  and writing nothing" sh -c "[ ! -e soon.h5 ] && [ ! -e soon.h5.journal ]"
+# The compilers' memory limit likewise (review D): a value the workers cannot
+# use was "no worker offers a device" (exit 3), read by a requeue script as
+# a node without the job's devices.
+expect_fail "TUNEFARM_COMPILE_MEMORY=lots is refused (exit 2)" 2 \
+    env TUNEFARM_COMPILE_MEMORY=lots "$TF" run -q -n 1 "$TMP/compile_ref/job.yaml" -o lots.h5
+check "  naming the variable and its value" contains "$TMP/last" "TUNEFARM_COMPILE_MEMORY='lots': not a size in MiB"
+check "  and writing nothing" sh -c "[ ! -e lots.h5 ] && [ ! -e lots.h5.journal ]"
