@@ -11,6 +11,7 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,7 +51,8 @@ const char tf_diff_usage[] =
     "                       (exit 2); a --run beside it names run A. What\n"
     "                       slurm/diff.sbatch compares after a night's job\n"
     "  -t, --tolerance F    the smallest relative change that counts, as a\n"
-    "                       fraction or a percentage (0.05 or 5%; default 2%)\n"
+    "                       fraction below 1 or a percentage (0.05 or 5%;\n"
+    "                       default 2%)\n"
     "  -o, --output REPORT  write the report to REPORT (whole or not at all) and\n"
     "                       only its summary line to stdout\n"
     "  -h, --help           this text\n"
@@ -60,7 +62,10 @@ const char tf_diff_usage[] =
     "two runs to compare (--slurm-job: no finished run of that job), or a report\n"
     "file (-o) that cannot be written.\n";
 
-/* "5%" -> 0.05, "0.05" -> 0.05; -1 if it is neither or not in [0, 10). */
+/* "5%" -> 0.05, "0.05" -> 0.05; -1 if it is neither or not in [0, 10), and
+ * -2 for a bare number of 1 or more: "5" is almost surely 5% with its '%'
+ * left out, and read as 500% it would hide every regression of a night
+ * (a bound of 100% or more is still there, written as a percentage). */
 static double parse_tolerance(const char *s)
 {
     char *end;
@@ -68,11 +73,14 @@ static double parse_tolerance(const char *s)
     double v = strtod(s, &end);
     if (end == s || errno != 0)
         return -1;
-    if (*end == '%') {
+    const bool percent = *end == '%';
+    if (percent) {
         v /= 100.0;
         end++;
     }
-    return *end == '\0' && v >= 0 && v < 10 ? v : -1;
+    if (*end != '\0' || !(v >= 0 && v < 10))
+        return -1;
+    return !percent && v >= 1 ? -2 : v;
 }
 
 /* Write `text` to `path`, whole or not at all (schema/replace.h). */
@@ -140,6 +148,12 @@ int tf_diff_command(int argc, char **argv)
             break;
         case 't':
             opt.tolerance = parse_tolerance(optarg);
+            if (opt.tolerance == -2) {
+                fprintf(stderr, "tunefarm diff: --tolerance %s would be %g%%: write %s%% for a "
+                                "percentage, or a fraction below 1 (0.05 is 5%%)\n",
+                        optarg, strtod(optarg, NULL) * 100, optarg);
+                return TF_EXIT_USAGE;
+            }
             if (opt.tolerance < 0) {
                 fprintf(stderr, "tunefarm diff: --tolerance wants a fraction or a percentage "
                                 "(0.05 or 5%%), got '%s'\n", optarg);

@@ -49,6 +49,11 @@ check "  nothing differs in how the nights were made" contains quiet.txt \
     "none: the same job and settings, kernel sources, tunefarm, and on every device the same"
 check "  every configuration in both, no status changed" sh -c \
     "grep -q 'configurations: 8 then, 8 now: 0 gained, 0 lost' quiet.txt && grep -q 'statuses: 0 changed' quiet.txt"
+# A bare number of 1 or more is a percentage written without its '%' (review
+# D): "--tolerance 5" read as 500% made every night pass, whatever got slower.
+expect_fail "--tolerance 5 (500% as a fraction) exits 2" 2 "$TF" diff --tolerance 5 nightly.h5
+check "  saying which was meant" contains "$TMP/last" "write 5% for a percentage"
+expect_fail "--tolerance 150% still counts (exit 0)" 0 "$TF" diff --tolerance 150% nightly.h5
 expect_fail "--run 7: no such run (exit 2)" 2 "$TF" diff --run 7 nightly.h5
 check "  saying how many there are" contains "$TMP/last" "run 7 does not exist: the archive has 2 runs"
 expect_fail "--run 1 --run 1: a run with itself (exit 2)" 2 "$TF" diff --run 1 --run 1 nightly.h5
