@@ -59,8 +59,9 @@ const char tf_diff_usage[] =
     "\n"
     "exit codes: 0 no regression; 1 a regression (also when standard output\n"
     "cannot be written); 2 bad arguments, an unreadable archive or journal, no\n"
-    "two runs to compare (--slurm-job: no finished run of that job), or a report\n"
-    "file (-o) that cannot be written.\n";
+    "two runs to compare (--slurm-job: no finished run of that job), a report\n"
+    "file (-o) that cannot be written, or no regression on a standard output\n"
+    "that cannot be written (the answer was lost, so not 0).\n";
 
 /* "5%" -> 0.05, "0.05" -> 0.05; -1 if it is neither or not in [0, 10), and
  * -2 for a bare number of 1 or more: "5" is almost surely 5% with its '%'
