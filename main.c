@@ -845,7 +845,9 @@ static int cmd_run(int argc, char **argv, const char *exe)
         case 'g': {
             char *end;
             double v = strtod(optarg, &end);
-            if (*end || !(v >= 0 && v <= 86400)) {
+            /* end == optarg: strtod read nothing ('' from an unset variable
+             * was 0: a signal then dropped the work in flight at once). */
+            if (*end || end == optarg || !(v >= 0 && v <= 86400)) {
                 fprintf(stderr, "tunefarm run: --grace wants seconds from 0 to 86400, got "
                                 "'%s'\n", optarg);
                 return TF_EXIT_USAGE;

@@ -25,6 +25,11 @@ check "help strategies: options with defaults" sh -c \
 check "help strategies: no line past 79 columns" sh -c "! awk 'length > 79' help_strategies.txt | grep -q ."
 expect_fail "unknown command exits 2" 2 "$TF" frobnicate
 expect_fail "run without a job exits 2" 2 "$TF" run
+# An empty value (an unset variable, "--grace $GRACE") is no number (review
+# D): it read as 0, so a signal dropped the work in flight at once.
+expect_fail "run --grace '' exits 2" 2 "$TF" run -q --grace '' "$FIX/ranked.yaml" -o grace.h5
+check "  saying what it wants" contains "$TMP/last" "--grace wants seconds from 0 to 86400"
+check "  and writing nothing" sh -c "[ ! -e grace.h5 ]"
 check "devices lists the host" sh -c "\"$TF\" devices | grep -q 'host'"
 
 echo "-- the shipped jobs"
