@@ -1396,6 +1396,8 @@ static int dispatch(int argc, char **argv, const char *cmd, const char *exe)
             const char *name, *text;
         } topics[] = {{"", usage_main},
                       {"help", usage_main},
+                      {"--help", usage_main}, /* `help --help`: every command has it */
+                      {"-h", usage_main},
                       {"compile", usage_compile},
                       {"query", usage_query},
                       {"status", usage_status},

@@ -14,6 +14,10 @@ check "help" "$TF" --help
 check "run --help" "$TF" run --help
 check "query --help" "$TF" query --help
 check "devices --help" "$TF" devices --help
+# README: "every command has --help", help too (review D: it was exit 2, "no
+# command or topic '--help'")
+check "help --help" sh -c "\"$TF\" help --help | grep -q '^usage: tunefarm COMMAND'"
+check "help -h" sh -c "\"$TF\" help -h | grep -q '^usage: tunefarm COMMAND'"
 # help strategies: every registered strategy, its line and its options with
 # defaults, from the registry itself (no copy to go stale)
 check "help strategies" sh -c "\"$TF\" help strategies >help_strategies.txt"
