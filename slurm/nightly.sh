@@ -13,7 +13,7 @@
 #     has not ended yet), `tunefarm diff` compares the night's run with the run
 #     of the job before it, if the tuning job finished its run (else exit 2,
 #     saying what became of it), and keeps the report beside the archive
-#     (ARCHIVE-without-.h5.diff-DATE.txt, and .diff-latest.txt naming the
+#     (ARCHIVE-without-.h5.diff-DATE-TIME.txt, and .diff-latest.txt naming the
 #     newest). The diff job's state is the morning's answer: COMPLETED, no
 #     regression; FAILED with exit 1, a regression; FAILED with exit 2, no
 #     comparison could be made. Add --mail-type=FAIL --mail-user=... to
