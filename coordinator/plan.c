@@ -197,8 +197,16 @@ struct tf_plan *tf_plan_create(const struct tf_job *job, int nclasses,
                  * the adaptive path then (brute_force and random are tables too). */
                 if (job->strategy == TF_STRATEGY_RANDOM && job->nwarm == 0) {
                     if (tf_space_random(t->space, job->budget, job->seed, &t->list, &t->nlist,
-                                        &t->valid, &t->valid_estimated, err))
+                                        &t->valid, &t->valid_estimated, err)) {
+                        /* A budget it cannot draw: refused at the budget's place. */
+                        if (err->code == TF_ERR_SCHEMA && err->line == 0 && job->budget_line) {
+                            char msg[sizeof err->message];
+                            tf_strlcpy(msg, err->message, sizeof msg);
+                            tf_error_at(err, TF_ERR_SCHEMA, job->file, job->budget_line,
+                                        job->budget_col, "%s", msg);
+                        }
                         goto fail;
+                    }
                     t->total = t->list != NULL ? t->nlist : t->valid;
                 } else if (job->strategy == TF_STRATEGY_ADAPTIVE || job->nwarm > 0) {
                     if (create_search(job, jk, t, err))

@@ -442,6 +442,8 @@ static int load_search(struct jload *L, yaml_node_t *root)
                                 "'budget' (configurations per kernel, problem and device "
                                 "class) must be > 0, found %" PRId64, i);
         job->budget = (uint64_t)i;
+        job->budget_line = tf_ydoc_line(v);
+        job->budget_col = tf_ydoc_column(v);
     } else if (job->strategy == TF_STRATEGY_RANDOM) {
         return tf_ydoc_fail(d, n, L->err, TF_ERR_SCHEMA,
                             "strategy 'random' needs a 'budget' (how many configurations to "

@@ -84,6 +84,7 @@ struct tf_job {
     char *strategy_name; /* search.strategy as written (default "brute_force"); whether it
                             names a strategy is checked by the coordinator */
     int strategy_line, strategy_col; /* 1-based, of the search.strategy value; 0 = default */
+    int budget_line, budget_col;     /* 1-based, of the search.budget value; 0 = none */
     int noptions;
     struct tf_job_option *options; /* search.options, raw: names and values unchecked here */
     uint64_t budget;     /* configurations per (kernel, problem, device class); 0 = every

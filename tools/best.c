@@ -778,6 +778,7 @@ int tf_best_main(int argc, char **argv)
                 a->nruns, a->nruns - 1, run);
         goto done;
     }
+    bool several = false; /* no --kernel, and more than one kernel has results */
     if (kernel) {
         ak = tf_archive_find_kernel(a, kernel);
     } else {
@@ -785,18 +786,19 @@ int tf_best_main(int argc, char **argv)
             if (a->kernels[k].nrows > 0) {
                 if (ak) {
                     ak = NULL;
-                    kernel = "";
+                    several = true;
                     break;
                 }
                 ak = &a->kernels[k];
             }
     }
     if (ak == NULL) {
-        if (kernel && *kernel)
+        /* --kernel '' (an unset variable) is a kernel name that is not there. */
+        if (kernel)
             fprintf(stderr, "tunefarm best: %s has no kernel '%s'; its kernels:", path, kernel);
         else
             fprintf(stderr, "tunefarm best: %s has %s; name one with --kernel:", path,
-                    kernel ? "several kernels" : "no kernel with results");
+                    several ? "several kernels" : "no kernel with results");
         for (int k = 0; k < a->nkernels; k++)
             fprintf(stderr, " %s", a->kernels[k].name);
         fputc('\n', stderr);

@@ -307,8 +307,16 @@ int tf_precompile(const struct tf_precompile_options *o)
     struct tf_bundle *bundle = tf_bundle_create();
     struct tf_job *job = tf_job_load(o->job_path, bundle, &err);
     int code = 0;
-    if (job == NULL) {
+    /* The compilers' settings from the environment are input too: a bad
+     * one is exit 2 with the job's errors, as `run` refuses it (review D),
+     * not 1 ("the compiler is unusable here") from the first pool. */
+    uint64_t memory_mib;
+    bool memory_set;
+    double timeout;
+    if (job == NULL || tf_job_compile_memory(&memory_mib, &memory_set, &err) != 0 ||
+        tf_job_compile_timeout(&timeout, &err) != 0) {
         tf_error_print(&err, "tunefarm compile", stderr);
+        tf_job_destroy(job);
         tf_bundle_destroy(bundle);
         return 2;
     }

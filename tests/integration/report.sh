@@ -81,6 +81,9 @@ check "  the kernel compiles with them" sh -c "cc -c $flags -fPIC \
     '$ROOT/tests/fixtures/ranked/ranked.c' -o '$REP/ranked.o'"
 expect_fail "best: several kernels, none named: exit 2" 2 "$TF" best "$REP/a.h5"
 check "  naming them" contains "$TMP/last" "name one with --kernel: ranked faulty"
+expect_fail "best --kernel '' (an unset variable): exit 2" 2 "$TF" best "$REP/a.h5" --kernel ''
+check "  as a kernel that is not there, not 'several kernels'" \
+    contains "$TMP/last" "has no kernel ''; its kernels: ranked faulty"
 expect_fail "best: unknown format: exit 2" 2 "$TF" best "$REP/a.h5" -k ranked -f yaml
 expect_fail "best: no archive: exit 2" 2 "$TF" best "$REP/none.h5" -k ranked
 expect_fail "best: unwritable output: exit 1" 1 "$TF" best "$REP/a.h5" -k ranked -o /proc/no/x.h

@@ -149,3 +149,10 @@ expect_fail "TUNEFARM_COMPILE_MEMORY=lots is refused (exit 2)" 2 \
     env TUNEFARM_COMPILE_MEMORY=lots "$TF" run -q -n 1 "$TMP/compile_ref/job.yaml" -o lots.h5
 check "  naming the variable and its value" contains "$TMP/last" "TUNEFARM_COMPILE_MEMORY='lots': not a size in MiB"
 check "  and writing nothing" sh -c "[ ! -e lots.h5 ] && [ ! -e lots.h5.journal ]"
+# `tunefarm compile` the same: bad input is exit 2 (its help), not 1 ("the
+# compiler is unusable here"), for both variables.
+for v in TUNEFARM_COMPILE_MEMORY=lots TUNEFARM_COMPILE_TIMEOUT=soon; do
+    expect_fail "compile with $v: refused (exit 2)" 2 \
+        env "$v" "$TF" compile "$TMP/compile_ref/job.yaml" --arch host
+    check "  naming it" contains "$TMP/last" "${v%%=*}='${v#*=}'"
+done

@@ -146,8 +146,8 @@ printf '%s\n' 'name: s_huge' \
     'targets: [replay]' 'search: {strategy: random, budget: 4611686018427387904}' >s_huge.yaml
 expect_fail "random with budget 2^62 on a space of 10^11: refused (exit 2)" 2 \
     timeout 60 "$TF" run s_huge.yaml -o s_huge.h5 --replay null: --workers 1
-check "  saying the most it draws, writing nothing" sh -c \
-    "grep -q 'at most 67108864 configurations' '$TMP/last' && [ ! -e s_huge.h5 ]"
+check "  at the budget's file:line:col, saying the most it draws, writing nothing" sh -c \
+    "grep -q 's_huge.yaml:4:36: error: .*at most 67108864 configurations' '$TMP/last' && [ ! -e s_huge.h5 ]"
 
 # term_and_wait AFTER SECONDS PATTERN: SIGTERM to the run $RUN_PID after AFTER
 # seconds; 0 with its exit in RUN_RC if it ends within SECONDS, else 1 with it
