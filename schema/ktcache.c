@@ -32,7 +32,10 @@ int tf_ktcache_status_of(const char *failure)
     return TF_STATUS_RUNTIME_ERROR; /* RuntimeFailedConfig and any other failure */
 }
 
-static char *inflate_file(const char *path, size_t *len, struct tf_error *err)
+/* `expected`: what the caller reads, for the errors (a replay is not given
+ * a T4 file, an import is). */
+static char *inflate_file(const char *path, const char *expected, size_t *len,
+                          struct tf_error *err)
 {
     /* A folder or a device would read as damaged gzip data: say what it is. */
     struct stat st;
@@ -41,9 +44,9 @@ static char *inflate_file(const char *path, size_t *len, struct tf_error *err)
         return NULL;
     }
     if (!S_ISREG(st.st_mode)) {
-        tf_error_at(err, TF_ERR_IO, path, 0, 0, "is %s, not a file: expected a Kernel Tuner "
-                    "cache or T4 file (plain or gzip'd)",
-                    S_ISDIR(st.st_mode) ? "a folder" : "a device, FIFO or socket");
+        tf_error_at(err, TF_ERR_IO, path, 0, 0, "is %s, not a file: expected %s (plain or "
+                    "gzip'd)",
+                    S_ISDIR(st.st_mode) ? "a folder" : "a device, FIFO or socket", expected);
         return NULL;
     }
     gzFile f = gzopen(path, "rb");
@@ -237,7 +240,7 @@ static const char *intern(struct tf_ktcache *c, const char *s)
 json_t *tf_ktcache_read_json(const char *path, const char *expected, struct tf_error *err)
 {
     size_t len = 0;
-    char *text = inflate_file(path, &len, err);
+    char *text = inflate_file(path, expected ? expected : "a Kernel Tuner cache file", &len, err);
     if (!text)
         return NULL;
     json_error_t je;

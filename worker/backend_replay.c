@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "../schema/replace.h"
@@ -182,11 +183,25 @@ static int map_kernel(struct tf_replay *r, int ki, struct tf_error *err)
             sizes_text(k->size_names, k->problems[p].sizes, k->nsizes, ours, sizeof ours);
             sizes_text(ak->size_names, ak->problems[named].sizes, ak->nsizes, theirs,
                        sizeof theirs);
+            /* No size name in common: the archive's names are another tool's
+             * (`tunefarm import` keeps a cache's problem_size_x, a T4 file has
+             * none), and renaming the job's problem would only leave every
+             * configuration "not in the replay source" (review S). */
+            bool common = false;
+            for (int s = 0; s < k->nsizes && !common; s++)
+                for (int as = 0; as < ak->nsizes && !common; as++)
+                    common = strcmp(ak->size_names[as], k->size_names[s]) == 0;
             return tf_error_set(err, TF_ERR_SCHEMA,
                                 "%s: kernel '%s' problem '%s' was measured with %s, the job's "
-                                "has %s: a replay answers only the sizes measured (rename the "
-                                "job's problem, or replay an archive that measured these sizes)",
-                                r->source, k->name, k->problems[p].name, theirs, ours);
+                                "has %s: a replay answers only the sizes measured (%s)",
+                                r->source, k->name, k->problems[p].name, theirs, ours,
+                                common || k->nsizes == 0
+                                    ? "rename the job's problem, or replay an archive that "
+                                      "measured these sizes"
+                                    : "its sizes are named otherwise, as by `tunefarm import` "
+                                      "from a Kernel Tuner cache or T4 file: give --replay the "
+                                      "Kernel Tuner cache itself, which the job's sizes need not "
+                                      "match by name");
         }
         if (ap < 0)
             continue; /* every configuration of it is "not in the replay source" */
@@ -241,6 +256,12 @@ struct tf_replay *tf_replay_open(const char *source, const struct tf_job *job,
     if (access(source, R_OK) != 0) {
         tf_error_set(err, TF_ERR_IO, "%s: cannot read the replay source (expected a tunefarm "
                      "archive or a Kernel Tuner cache file)", source);
+        goto fail;
+    }
+    struct stat st;
+    if (stat(source, &st) == 0 && S_ISDIR(st.st_mode)) {
+        tf_error_set(err, TF_ERR_IO, "%s: is a folder: expected a tunefarm archive or a Kernel "
+                     "Tuner cache file", source);
         goto fail;
     }
     if (tf_replace_is_hdf5(source)) {

@@ -120,6 +120,11 @@ static void test_mismatch_refused(void **state)
                                         "in the replay source but [64, 32, 128]"));
     assert_null(tf_replay_open("tests/unit/fixtures/no-such-cache.json", l.job, &err));
     assert_non_null(strstr(err.message, "cannot read the replay source"));
+    /* A folder: what a replay reads (the import's wording offered T4 files). */
+    assert_null(tf_replay_open("tests/unit/fixtures", l.job, &err));
+    if (strstr(err.message, "is a folder: expected a tunefarm archive or a Kernel Tuner "
+                            "cache file") == NULL)
+        fail_msg("%s", err.message);
     unload(&l);
 }
 
@@ -219,6 +224,10 @@ static void test_archive_source(void **state)
     assert_null(tf_replay_open(path, l.job, &err));
     if (strstr(err.message, "problem 'small' was measured with no sizes, the job's has N=64") == NULL)
         fail_msg("%s", err.message);
+    /* ... and names the way out: renaming the job's problem would leave every
+     * configuration "not in the replay source"; the cache itself replays. */
+    if (strstr(err.message, "give --replay the Kernel Tuner cache itself") == NULL)
+        fail_msg("no advice for an imported archive: %s", err.message);
     unlink(path);
     unload(&l);
 }
