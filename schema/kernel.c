@@ -866,6 +866,14 @@ static int load_launch(struct kload *L, yaml_node_t *root, const struct tf_symta
     yaml_node_t *sh = tf_ydoc_get(d, n, "shared");
     if (sh && (L->k->shared = compile_node(L, sh, "launch shared", syms)) == NULL)
         return -1;
+    /* After the checks above, so a malformed launch says what is wrong with
+     * it. A C kernel has no geometry: evaluated anyway, `grid: [0]` made
+     * every configuration invalid without a position (review K). */
+    if (L->k->language && strcmp(L->k->language, "c") == 0)
+        return tf_ydoc_fail(d, n, L->err, TF_ERR_SCHEMA,
+                            "'launch' is for GPU kernels (language cuda or hip): a C kernel's "
+                            "entry is called once per launch, with no grid or block; remove "
+                            "'launch'");
     return 0;
 }
 

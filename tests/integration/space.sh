@@ -114,7 +114,7 @@ printf 'void k(void **a) { (void)a; }\n' >"$TMP/near/k.c"
 printf '%s\n' 'name: near' 'language: c' 'source: k.c' 'entry: k' 'reference: {source: k.c, entry: k}' \
     'problems:' '  p: {N: 1}' 'parameters:' '  PA: {range: [1, 65536]}' '  PB: {range: [1, 65536]}' \
     '  PC: {range: [1, 65536]}' '  PD: {range: [1, 65535]}' 'constraints:' '  - PD < 0' \
-    'launch: {grid: [1], block: [1]}' 'arguments:' '  - {name: out, buffer: float32, size: N, output: true}' \
+    'arguments:' '  - {name: out, buffer: float32, size: N, output: true}' \
     >"$TMP/near/kernel.yaml"
 check "--sample 3 of 1.8e19 configurations, none valid: the header alone, at once" sh -c \
     "timeout 20 \"$TF\" space \"$TMP/near\" --sample 3 >\"$TMP/near.out\" 2>&1 && [ \"\$(cat \"$TMP/near.out\")\" = PA,PB,PC,PD ]"

@@ -1749,6 +1749,10 @@ static const struct broken_case broken_cases[] = {
      "at most 4 are supported"},
     {K("kernel_launch_dims"), K("kernel_launch_dims") ":10:16",
      "launch grid must list 1 to 3 expressions"},
+    /* Review K: a C kernel's launch was evaluated, grid [0] made every
+     * configuration invalid with no position. */
+    {K("kernel_c_launch"), K("kernel_c_launch") ":10:9",
+     "'launch' is for GPU kernels (language cuda or hip): a C kernel's entry is called once"},
     {K("kernel_space_too_big"), K("kernel_space_too_big") ":9:3", "2^64 or more"},
     /* YAML's true/false are booleans, not names: as enum values true would be index 0 */
     {K("kernel_bool_param"), K("kernel_bool_param") ":10:12",
