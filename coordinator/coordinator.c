@@ -1882,8 +1882,13 @@ static int cmp_config_phase(const void *a, const void *b)
 }
 
 /* One line per (kernel, problem, class) of run `run`: measured (distinct
- * configuration and phase) by status, and against its plan what remains. */
-static void status_run(const struct tf_archive *a, uint32_t run, char (*keys)[256], FILE *out)
+ * configuration and phase) by status, and against its plan what remains.
+ * A `finished` run has nothing left: its plan row is what it set out to
+ * measure (the budget), and a search that patience, the time budget or a
+ * smaller valid space ended sooner fell short of it without anything
+ * remaining (review M: a finished run said "218 remain"). */
+static void status_run(const struct tf_archive *a, uint32_t run, bool finished,
+                       char (*keys)[256], FILE *out)
 {
     for (int k = 0; k < a->nkernels; k++) {
         const struct tf_archive_kernel *ak = &a->kernels[k];
@@ -1920,7 +1925,8 @@ static void status_run(const struct tf_archive *a, uint32_t run, char (*keys)[25
                     continue;
                 fprintf(out, "  %s/%s on %s: %llu", ak->name, ak->problems[p].name,
                         a->devices[d].name, (unsigned long long)distinct);
-                if (plan)
+                const bool short_ended = plan && plan->planned > distinct && finished;
+                if (plan && !short_ended)
                     fprintf(out, " of %llu", (unsigned long long)plan->planned);
                 fprintf(out, " measured");
                 const char *sep = " (";
@@ -1931,7 +1937,10 @@ static void status_run(const struct tf_archive *a, uint32_t run, char (*keys)[25
                         sep = ", ";
                     }
                 fprintf(out, "%s", n ? ")" : "");
-                if (plan && plan->planned > distinct)
+                if (short_ended)
+                    fprintf(out, "; its search ended before the %llu planned",
+                            (unsigned long long)plan->planned);
+                else if (plan && plan->planned > distinct)
                     fprintf(out, ", %llu remain", (unsigned long long)(plan->planned - distinct));
                 if (n > distinct)
                     fprintf(out, "; %llu rows repeat a configuration", (unsigned long long)(n - distinct));
@@ -1998,7 +2007,7 @@ int tf_coordinator_status(const char *archive_path, FILE *out)
             fprintf(out, "; Slurm job %s", run->slurm_job_id);
         fprintf(out, "\n  command: %s\n", run->command);
         tf_session_print(a, (uint32_t)r, "  ", out);
-        status_run(a, (uint32_t)r, keys, out);
+        status_run(a, (uint32_t)r, run->end > 0, keys, out);
     }
     free(keys);
     tf_archive_destroy(a);
