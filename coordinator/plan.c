@@ -163,6 +163,7 @@ struct tf_plan *tf_plan_create(const struct tf_job *job, int nclasses,
         return NULL;
     struct tf_plan *plan = tf_xcalloc(1, sizeof *plan);
     plan->top_k = job->top_k;
+    plan->time_shared = job->time_budget > 0;
     plan->patience = job->patience;
     plan->noise = job->noise;
     int n = 0;
@@ -720,16 +721,42 @@ static uint64_t patience_cap(const struct tf_plan *plan)
     return plan->patience > IN_FLIGHT_MIN ? plan->patience : IN_FLIGHT_MIN;
 }
 
+/* The order a class's tasks are served in, into order[] (their count): the
+ * plan's, or with a time budget the least-dispatched first (ties in the
+ * plan's order). Served in the plan's order, a time budget went almost all
+ * to the first searches and later ones measured nothing while the summary
+ * said the time budget ended them (review M: 6 searches, 4 workers, 3 s:
+ * 1304, 320, 0, 0, 0, 0). The price is locality: a worker moves between
+ * problems, each once needing its buffers and reference. */
+static int serving_order(const struct tf_plan *plan, int klass, int *order)
+{
+    int n = 0;
+    for (int i = 0; i < plan->ntasks; i++) {
+        if (plan->tasks[i].klass != klass)
+            continue;
+        int at = n++;
+        /* Insertion: stable, and the lists are short (tasks of one class). */
+        while (plan->time_shared && at > 0 &&
+               plan->tasks[order[at - 1]].dispatched > plan->tasks[i].dispatched) {
+            order[at] = order[at - 1];
+            at--;
+        }
+        order[at] = i;
+    }
+    return n;
+}
+
 int64_t tf_plan_next_slice(struct tf_plan *plan, int klass, uint64_t want, struct tf_work *work,
                            struct tf_error *err)
 {
     memset(work, 0, sizeof *work);
     if (want == 0)
         want = 1;
-    for (int i = 0; i < plan->ntasks; i++) {
-        struct tf_task *t = &plan->tasks[i];
-        if (t->klass != klass)
-            continue;
+    int *order = tf_xmalloc(sizeof *order * (size_t)(plan->ntasks ? plan->ntasks : 1));
+    const int norder = serving_order(plan, klass, order);
+    int64_t served = 0;
+    for (int o = 0; o < norder; o++) {
+        struct tf_task *t = &plan->tasks[order[o]];
         if (t->strat != NULL && t->phase != 2 && t->dispatched < t->total) {
             /* An adaptive search decides from results: at most an eighth of
              * its budget (at least IN_FLIGHT_MIN) is out unanswered, or its
@@ -749,14 +776,17 @@ int64_t tf_plan_next_slice(struct tf_plan *plan, int klass, uint64_t want, struc
             if (left > cap - out)
                 left = cap - out;
             int64_t got = ask_slice(plan, t, want < left ? want : left, work, err);
-            if (got < 0)
-                return -1;
+            if (got < 0) {
+                served = -1;
+                goto done;
+            }
             if (got > 0) {
                 work->phase = (uint32_t)t->phase;
                 t->dispatched += (uint64_t)got;
                 if (t->dispatched == t->total && t->stop == TF_PLAN_RUNNING)
                     t->stop = total_reason(t);
-                return got;
+                served = got;
+                goto done;
             }
             /* The search stopped: the task ended here (its top k may follow). */
         }
@@ -774,15 +804,20 @@ int64_t tf_plan_next_slice(struct tf_plan *plan, int klass, uint64_t want, struc
         /* The last slice of the whole valid set runs to the end of the space,
          * so nothing is left behind; a budget's last slice ends at its last. */
         bool to_end = t->dispatched + n == t->total && t->total == t->valid;
-        if (cut_slice(t, t->dispatched, &t->cursor, n, to_end, work, err))
-            return -1;
+        if (cut_slice(t, t->dispatched, &t->cursor, n, to_end, work, err)) {
+            served = -1;
+            goto done;
+        }
         work->phase = (uint32_t)t->phase;
         t->dispatched += n;
         if (t->dispatched == t->total && t->phase != 2 && t->stop == TF_PLAN_RUNNING)
             t->stop = total_reason(t);
-        return (int64_t)n;
+        served = (int64_t)n;
+        goto done;
     }
-    return 0;
+done:
+    free(order);
+    return served;
 }
 
 int64_t tf_plan_next_compile_slice(struct tf_plan *plan, int klass, uint64_t want,

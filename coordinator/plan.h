@@ -83,6 +83,7 @@ struct tf_plan {
     uint64_t patience;     /* the job's search.patience (0: off) and noise */
     double noise;
     bool time_up;          /* the job's time budget ended the searches */
+    bool time_shared;      /* the job has a time budget: tasks are served least-served first */
     uint64_t shared;       /* adaptive proposals compile ranks took from device workers'
                               slices (tf_plan_next_compile_slice), for the summary */
     int nclasses;

@@ -1698,6 +1698,48 @@ static void test_plan_warm_start(void **state)
     tf_bundle_destroy(b);
 }
 
+/* With a time budget a class's searches are served least-dispatched first:
+ * in the plan's order the first searches took the whole budget and later
+ * ones measured nothing (review M: 1304, 320, 0, 0, 0, 0 of six). Without
+ * one, the plan's order (a worker stays on one problem: its buffers and
+ * reference). */
+static void test_plan_time_shared(void **state)
+{
+    (void)state;
+    for (int timed = 0; timed <= 1; timed++) {
+        struct tf_error err;
+        struct tf_bundle *b;
+        const char *text = timed ? "name: s\nkernels: [{kernel: ., problems: [p1, p2]}]\n"
+                                   "search: {strategy: random, budget: 40, time_budget: 60}\n"
+                                 : "name: s\nkernels: [{kernel: ., problems: [p1, p2]}]\n"
+                                   "search: {strategy: random, budget: 40}\n";
+        struct tf_job *j = job_text(text, &b, &err);
+        if (!j)
+            fail_msg("%s", err.message);
+        struct tf_device dev;
+        memset(&dev, 0, sizeof dev);
+        strcpy(dev.backend, "host");
+        dev.props[TF_DEVPROP_MAX_THREADS] = 256;
+        struct tf_plan *p = tf_plan_create(j, 1, &dev, &err);
+        if (!p)
+            fail_msg("%s", err.message);
+        assert_int_equal(p->ntasks, 2);
+        /* Slices of 5: with a time budget p1, p2, p1, p2; without, p1 to its end. */
+        for (int k = 0; k < 4; k++) {
+            struct tf_work w;
+            assert_int_equal(tf_plan_next_slice(p, 0, 5, &w, &err), 5);
+            const uint32_t want = timed ? (uint32_t)(k % 2) : 0;
+            if (w.problem != want)
+                fail_msg("%s time budget: slice %d went to problem %u, not %u",
+                         timed ? "with a" : "without a", k, w.problem, want);
+            free(w.list);
+        }
+        tf_plan_destroy(p);
+        tf_job_destroy(j);
+        tf_bundle_destroy(b);
+    }
+}
+
 static void test_plan_stops(void **state)
 {
     (void)state;
@@ -1834,6 +1876,7 @@ int main(void)
         cmocka_unit_test(test_plan_compile_shares_slice),
         cmocka_unit_test(test_plan_in_flight_cap),
         cmocka_unit_test(test_plan_stops),
+        cmocka_unit_test(test_plan_time_shared),
         cmocka_unit_test(test_plan_top_k_empty_space),
         cmocka_unit_test(test_warm_seeds),
         cmocka_unit_test(test_job_warm_start),

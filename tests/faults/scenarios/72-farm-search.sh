@@ -45,3 +45,21 @@ if "$TF" run f_pat.yaml -o f_pat.h5 --replay null: --workers 4 >f_pat.out 2>&1 &
         "grep -q 'Run 0: .*finished' f_pat.status && ! grep -q 'remain' f_pat.status &&
          [ \$(grep -c 'its search ended before the 305 planned' f_pat.status) -eq 6 ]"
 else fail "local with patience over 6 searches: expected exit 0, ended by patience" f_pat.out; fi
+
+# A time budget shared by 6 searches: served in the plan's order, the first
+# took it all and four measured nothing while the summary said the time budget
+# ended them (review M: 1304, 320, 0, 0, 0, 0). Least-dispatched first, each
+# search measures some.
+farm_job f_time 'strategy: local, seed: 5, budget: 3000, time_budget: 3'
+if "$TF" run f_time.yaml -o f_time.h5 --replay null: --workers 4 --speed 0.2 >f_time.out 2>&1 &&
+   contains f_time.out "ended by: time_budget 6"; then
+    check "time_budget 3 over 6 searches: every search measured some" $PY -c "
+import h5py, collections
+f = h5py.File('f_time.h5')
+n = collections.Counter()
+for k in ('fa', 'fb'):
+    for r in f['kernels/' + k + '/results'][()]:
+        n[(k, int(r['problem']))] += 1
+print(sorted(n.items()))
+assert len(n) == 6 and min(n.values()) > 0, n"
+else fail "local with time_budget over 6 searches: expected exit 0, ended by time_budget" f_time.out; fi
