@@ -170,6 +170,7 @@ struct tf_plan *tf_plan_create(const struct tf_job *job, int nclasses,
     for (int i = 0; i < job->nkernels; i++)
         n += job->kernels[i].nproblems;
     plan->tasks = tf_xcalloc((size_t)(n * nclasses) + 1, sizeof *plan->tasks);
+    plan->order = tf_xcalloc((size_t)(n * nclasses) + 1, sizeof *plan->order);
     plan->nclasses = nclasses;
     plan->class_keys = tf_xcalloc((size_t)nclasses + 1, sizeof *plan->class_keys);
     for (int c = 0; c < nclasses; c++)
@@ -247,6 +248,7 @@ void tf_plan_destroy(struct tf_plan *plan)
         free(plan->tasks[i].screened);
         free(plan->tasks[i].shared);
     }
+    free(plan->order);
     free(plan->tasks);
     free(plan->class_keys);
     free(plan);
@@ -752,11 +754,9 @@ int64_t tf_plan_next_slice(struct tf_plan *plan, int klass, uint64_t want, struc
     memset(work, 0, sizeof *work);
     if (want == 0)
         want = 1;
-    int *order = tf_xmalloc(sizeof *order * (size_t)(plan->ntasks ? plan->ntasks : 1));
-    const int norder = serving_order(plan, klass, order);
-    int64_t served = 0;
+    const int norder = serving_order(plan, klass, plan->order);
     for (int o = 0; o < norder; o++) {
-        struct tf_task *t = &plan->tasks[order[o]];
+        struct tf_task *t = &plan->tasks[plan->order[o]];
         if (t->strat != NULL && t->phase != 2 && t->dispatched < t->total) {
             /* An adaptive search decides from results: at most an eighth of
              * its budget (at least IN_FLIGHT_MIN) is out unanswered, or its
@@ -776,17 +776,14 @@ int64_t tf_plan_next_slice(struct tf_plan *plan, int klass, uint64_t want, struc
             if (left > cap - out)
                 left = cap - out;
             int64_t got = ask_slice(plan, t, want < left ? want : left, work, err);
-            if (got < 0) {
-                served = -1;
-                goto done;
-            }
+            if (got < 0)
+                return -1;
             if (got > 0) {
                 work->phase = (uint32_t)t->phase;
                 t->dispatched += (uint64_t)got;
                 if (t->dispatched == t->total && t->stop == TF_PLAN_RUNNING)
                     t->stop = total_reason(t);
-                served = got;
-                goto done;
+                return got;
             }
             /* The search stopped: the task ended here (its top k may follow). */
         }
@@ -804,20 +801,15 @@ int64_t tf_plan_next_slice(struct tf_plan *plan, int klass, uint64_t want, struc
         /* The last slice of the whole valid set runs to the end of the space,
          * so nothing is left behind; a budget's last slice ends at its last. */
         bool to_end = t->dispatched + n == t->total && t->total == t->valid;
-        if (cut_slice(t, t->dispatched, &t->cursor, n, to_end, work, err)) {
-            served = -1;
-            goto done;
-        }
+        if (cut_slice(t, t->dispatched, &t->cursor, n, to_end, work, err))
+            return -1;
         work->phase = (uint32_t)t->phase;
         t->dispatched += n;
         if (t->dispatched == t->total && t->phase != 2 && t->stop == TF_PLAN_RUNNING)
             t->stop = total_reason(t);
-        served = (int64_t)n;
-        goto done;
+        return (int64_t)n;
     }
-done:
-    free(order);
-    return served;
+    return 0;
 }
 
 int64_t tf_plan_next_compile_slice(struct tf_plan *plan, int klass, uint64_t want,

@@ -84,6 +84,7 @@ struct tf_plan {
     double noise;
     bool time_up;          /* the job's time budget ended the searches */
     bool time_shared;      /* the job has a time budget: tasks are served least-served first */
+    int *order;            /* scratch: tf_plan_next_slice's serving order (ntasks) */
     uint64_t shared;       /* adaptive proposals compile ranks took from device workers'
                               slices (tf_plan_next_compile_slice), for the summary */
     int nclasses;

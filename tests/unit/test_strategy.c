@@ -1185,11 +1185,16 @@ static double plan_time(uint64_t c, int *status)
     return 1e-3 * (1.0 + (double)((c * 2654435761u) % 1000) / 100.0);
 }
 
-static struct tf_plan *plan_for(const char *search, struct tf_job **jout, struct tf_bundle **bout,
-                                struct tf_device *dev)
+/* The plan of a job of the fixture's `problems` (a YAML list's inside) with
+ * `search`, on one host device; the job and its bundle are the caller's. */
+static struct tf_plan *plan_of(const char *problems, const char *search, struct tf_job **jout,
+                               struct tf_bundle **bout, struct tf_device *dev)
 {
     struct tf_error err;
-    *jout = search_job(bout, &err, " %s\n", search);
+    char text[512];
+    snprintf(text, sizeof text, "name: s\nkernels: [{kernel: ., problems: [%s]}]\nsearch: %s\n",
+             problems, search);
+    *jout = job_text(text, bout, &err);
     if (!*jout)
         fail_msg("%s", err.message);
     memset(dev, 0, sizeof *dev);
@@ -1198,6 +1203,13 @@ static struct tf_plan *plan_for(const char *search, struct tf_job **jout, struct
     struct tf_plan *p = tf_plan_create(*jout, 1, dev, &err);
     if (!p)
         fail_msg("%s", err.message);
+    return p;
+}
+
+static struct tf_plan *plan_for(const char *search, struct tf_job **jout, struct tf_bundle **bout,
+                                struct tf_device *dev)
+{
+    struct tf_plan *p = plan_of("p1", search, jout, bout, dev);
     assert_int_equal(p->ntasks, 1);
     return p;
 }
@@ -1708,21 +1720,13 @@ static void test_plan_time_shared(void **state)
     (void)state;
     for (int timed = 0; timed <= 1; timed++) {
         struct tf_error err;
+        struct tf_job *j;
         struct tf_bundle *b;
-        const char *text = timed ? "name: s\nkernels: [{kernel: ., problems: [p1, p2]}]\n"
-                                   "search: {strategy: random, budget: 40, time_budget: 60}\n"
-                                 : "name: s\nkernels: [{kernel: ., problems: [p1, p2]}]\n"
-                                   "search: {strategy: random, budget: 40}\n";
-        struct tf_job *j = job_text(text, &b, &err);
-        if (!j)
-            fail_msg("%s", err.message);
         struct tf_device dev;
-        memset(&dev, 0, sizeof dev);
-        strcpy(dev.backend, "host");
-        dev.props[TF_DEVPROP_MAX_THREADS] = 256;
-        struct tf_plan *p = tf_plan_create(j, 1, &dev, &err);
-        if (!p)
-            fail_msg("%s", err.message);
+        struct tf_plan *p = plan_of("p1, p2",
+                                    timed ? "{strategy: random, budget: 40, time_budget: 60}"
+                                          : "{strategy: random, budget: 40}",
+                                    &j, &b, &dev);
         assert_int_equal(p->ntasks, 2);
         /* Slices of 5: with a time budget p1, p2, p1, p2; without, p1 to its end. */
         for (int k = 0; k < 4; k++) {
@@ -1802,21 +1806,10 @@ static void test_plan_top_k_empty_space(void **state)
                               "{strategy: random, budget: 5, top_k: 3}",
                               "{strategy: local, top_k: 3}"};
     for (size_t i = 0; i < sizeof searches / sizeof *searches; i++) {
-        char text[256];
-        snprintf(text, sizeof text, "name: s\nkernels: [{kernel: ., problems: [empty]}]\nsearch: %s\n",
-                 searches[i]);
-        struct tf_error err;
+        struct tf_job *j;
         struct tf_bundle *b;
-        struct tf_job *j = job_text(text, &b, &err);
-        if (!j)
-            fail_msg("%s", err.message);
         struct tf_device dev;
-        memset(&dev, 0, sizeof dev);
-        strcpy(dev.backend, "host");
-        dev.props[TF_DEVPROP_MAX_THREADS] = 256;
-        struct tf_plan *p = tf_plan_create(j, 1, &dev, &err);
-        if (!p)
-            fail_msg("%s", err.message);
+        struct tf_plan *p = plan_of("empty", searches[i], &j, &b, &dev);
         assert_int_equal(p->tasks[0].total, 0);
         assert_int_equal(p->total, 0);
         assert_int_equal(p->tasks[0].stop, TF_PLAN_EXHAUSTED);
