@@ -36,7 +36,8 @@
  * 4th with transfer rows), then every 8th, then every 32nd after 256 - and
  * the results after the base
  * point and the fantasies enter by exact GP conditioning on the cached base
- * (a few milliseconds per ask). The base is a memo of the history's first
+ * (a few milliseconds per ask; each extra's covariance with the candidates
+ * computed once per base, struct extra_cols). The base is a memo of the history's first
  * results, the pending set a function of the proposals, so ask stays a
  * function of seed and the order of results. The training set is at most
  * `max_train` results (the best half and the latest half), the
@@ -77,6 +78,29 @@ struct ystd {
     double mean, sd, fail, l0, lambda;
 };
 
+/* Configurations told or pending after a base point ("extras") and what an
+ * ask needs of each, from the base alone: k(B, e), K_B^-1 k(B, e), and every
+ * candidate's base posterior covariance with it,
+ *   S_B(c, e) = k(c, e) - k(B, c)^T K_B^-1 k(B, e).
+ * An extra stays one for several asks (told: until the next base point;
+ * pending: until told), so each column is computed once per base instead of
+ * once per ask: the O(m n) per extra and ask that dominated an ask's CPU
+ * (bench/results/hostile-review-2026-12-07f-cpu.md, B). A column is a
+ * function of the base and the configuration alone, so whether it was kept
+ * never changes a proposal. */
+struct extra_cols {
+    size_t count, cap;          /* slots used, slots allocated (EXTRA_COLS at most) */
+    uint64_t *cfg;              /* per slot: the configuration */
+    uint64_t *stamp;            /* per slot: the ask that last used it */
+    double *kb, *u;             /* per slot, n each: k(B, e), K_B^-1 k(B, e) */
+    double *s;                  /* per slot, m each: S_B(c, e) */
+    uint64_t held;              /* doubles held (counted in kc_held) */
+};
+
+/* Slots at most: more than an ask's extras can be (at most 31 told after a
+ * base point, MAX_FANTASIES pending), so one ask's columns always fit. */
+#define EXTRA_COLS 128
+
 /* The model fitted at a base point of the history (a memo of its first `at`
  * results), with every candidate's prediction from it. */
 struct base {
@@ -91,6 +115,7 @@ struct base {
     double *Kc;                 /* m x n: k(candidate, training), when it fits KC_MAX */
     uint64_t kc_count;          /* its doubles (counted in kc_held) */
     double hyp[HYP_COUNT];      /* its hyperparameters */
+    struct extra_cols cols;     /* the extras' columns seen at this base */
 };
 
 /* Doubles the candidates' kernel rows may take (64 MiB) in one search, and
@@ -115,6 +140,7 @@ struct bayes {
     uint64_t *cands;                          /* enumerated valid set (or NULL) */
     size_t ncands;
     struct base base;
+    uint64_t asks;                            /* asks scored: the extras' LRU clock */
 };
 
 static const struct tf_strategy_option_spec bayes_options[] = {
@@ -524,6 +550,18 @@ static size_t base_point(size_t nh, bool transfer)
     return nh - nh % step;
 }
 
+/* Forget every extra's column (a new base, or the search's end). */
+static void cols_clear(struct extra_cols *x)
+{
+    free(x->cfg);
+    free(x->stamp);
+    free(x->kb);
+    free(x->u);
+    free(x->s);
+    kc_held -= x->held;
+    *x = (struct extra_cols){0};
+}
+
 static void base_clear(struct base *m)
 {
     free(m->X);
@@ -534,6 +572,7 @@ static void base_clear(struct base *m)
     free(m->pool);
     free(m->Kc);
     kc_held -= m->kc_count;
+    cols_clear(&m->cols);
     *m = (struct base){.at = SIZE_MAX};
 }
 
@@ -677,88 +716,131 @@ static int base_build(struct bayes *b, struct tf_strategy_core *core, size_t h)
     return 0;
 }
 
+/* The slots are allocated at the first extra of a base: EXTRA_COLS if the
+ * run's cache budget has room for them, else only `need` (this ask's extras),
+ * each recomputed at the next ask. */
+static void cols_alloc(struct extra_cols *x, size_t n, size_t m, size_t need)
+{
+    const uint64_t per = (uint64_t)m + 2 * (uint64_t)n;
+    size_t cap = EXTRA_COLS;
+    if (per * cap > KC_MAX || kc_held + per * cap > KC_TOTAL_MAX)
+        cap = need ? need : 1;
+    else
+        x->held = per * cap, kc_held += x->held;
+    x->cap = cap;
+    x->cfg = tf_xmalloc(cap * sizeof *x->cfg);
+    x->stamp = tf_xmalloc(cap * sizeof *x->stamp);
+    x->kb = tf_xmalloc(cap * (n ? n : 1) * sizeof *x->kb);
+    x->u = tf_xmalloc(cap * (n ? n : 1) * sizeof *x->u);
+    x->s = tf_xmalloc(cap * (m ? m : 1) * sizeof *x->s);
+}
+
+/* The slot of extra `cfg` at the base, its column computed if it has none:
+ * a free slot, or the one least recently used by an ask before this one
+ * (`stamp`; this ask's own extras are never evicted, EXTRA_COLS exceeding
+ * any ask's extras). */
+static size_t cols_get(const struct bayes *b, const struct tf_strategy_core *core,
+                       struct extra_cols *x, uint64_t cfg, uint64_t stamp)
+{
+    for (size_t k = 0; k < x->count; k++)
+        if (x->cfg[k] == cfg) {
+            x->stamp[k] = stamp;
+            return k;
+        }
+    size_t k = x->count;
+    if (k == x->cap) {
+        k = SIZE_MAX;
+        for (size_t j = 0; j < x->count; j++)
+            if (x->stamp[j] != stamp && (k == SIZE_MAX || x->stamp[j] < x->stamp[k]))
+                k = j;
+        if (k == SIZE_MAX)
+            tf_die("bayes: more extras in one ask than %zu column slots", x->cap);
+    } else {
+        x->count++;
+    }
+    const struct base *m = &b->base;
+    const int d = ndims(b);
+    const size_t n = m->n;
+    double inv_l2[MAX_DIMS];
+    for (int j = 0; j < d; j++)
+        inv_l2[j] = exp(-2 * m->hyp[j]);
+    const double sf2 = exp(m->hyp[HYP_SIGNAL]);
+    double xe[MAX_DIMS], xc[MAX_DIMS];
+    features(b, core, cfg, xe);
+    double *kb = x->kb + k * n, *u = x->u + k * n, *col = x->s + k * m->m;
+    for (size_t i = 0; i < n; i++)
+        kb[i] = u[i] = matern52(m->X + i * d, xe, d, inv_l2, sf2, NULL);
+    LAPACKE_dpotrs(LAPACK_ROW_MAJOR, 'L', (lapack_int)n, 1, m->L, (lapack_int)n, u, 1);
+    double *kcb = m->Kc ? NULL : tf_xmalloc((n ? n : 1) * sizeof *kcb); /* k(training, c) */
+    for (size_t c = 0; c < m->m; c++) {
+        features(b, core, m->cands[c], xc);
+        const double *kr = m->Kc ? m->Kc + c * n : kcb;
+        if (!m->Kc)
+            for (size_t i = 0; i < n; i++)
+                kcb[i] = matern52(m->X + i * d, xc, d, inv_l2, sf2, NULL);
+        col[c] = matern52(xc, xe, d, inv_l2, sf2, NULL) - dot(kr, u, n);
+    }
+    free(kcb);
+    x->cfg[k] = cfg;
+    x->stamp[k] = stamp;
+    return k;
+}
+
 /* Expected improvement of every unseen candidate, given the base, the results
  * told after it (told[0..nt), their times) and the pending proposals
  * (pend[0..np), fantasies at the model's mean: the kriging believer). Exact GP
  * conditioning on the extras E = told + pending:
  *   mean(c) = mean_B(c) + S(c,T) S(T,T)^-1 (y_T - mean_B(T))
  *   var(c)  = var_B(c) - S(c,E) S(E,E)^-1 S(E,c)
- * with S the base's posterior covariance (+ noise on E's diagonal). A
- * believer's value is its mean, so pending ones change variances only.
+ * with S the base's posterior covariance (+ noise on E's diagonal); S(c, e)
+ * comes from the extras' columns (struct extra_cols). A believer's value is
+ * its mean, so pending ones change variances only.
  * score[c] = -INFINITY for seen candidates. When S(E,E) is not positive
  * definite, the pending ones are left out, then the told ones too. */
-static void score_extras(const struct bayes *b, const struct tf_strategy_core *core,
-                        const uint64_t *told, const double *told_time, size_t nt,
-                        const uint64_t *pend, size_t np, double ybest, double *score)
+static void score_extras(struct bayes *b, const struct tf_strategy_core *core,
+                         const uint64_t *told, const double *told_time, size_t nt,
+                         const uint64_t *pend, size_t np, double ybest, double *score)
 {
-    const struct base *m = &b->base;
-    int d = ndims(b);
-    size_t n = m->n;
-    double inv_l2[MAX_DIMS];
-    for (int k = 0; k < d; k++)
-        inv_l2[k] = exp(-2 * m->hyp[k]);
-    double sf2 = exp(m->hyp[HYP_SIGNAL]), noise = exp(m->hyp[HYP_NOISE]);
+    struct base *m = &b->base;
+    struct extra_cols *x = &m->cols;
+    const int d = ndims(b);
+    const size_t n = m->n;
+    const double noise = exp(m->hyp[HYP_NOISE]), sf2 = exp(m->hyp[HYP_SIGNAL]);
     size_t ne = nt + np;
-    double *XE = tf_xmalloc((ne ? ne : 1) * (size_t)d * sizeof *XE);
-    double *U = tf_xmalloc((ne ? ne : 1) * n * sizeof *U); /* n x ne: K_B^-1 k(B, E) */
+    if (ne && !x->cap)
+        cols_alloc(x, n, m->m, ne);
+    const uint64_t stamp = ++b->asks;
+    size_t *slot = tf_xmalloc((ne ? ne : 1) * sizeof *slot);
+    for (size_t e = 0; e < ne; e++)
+        slot[e] = cols_get(b, core, x, e < nt ? told[e] : pend[e - nt], stamp);
     double *S = tf_xmalloc((ne ? ne * ne : 1) * sizeof *S);
     double *beta = tf_xmalloc((nt ? nt : 1) * sizeof *beta);
+    /* beta = y_T - mean_B(T) */
+    for (size_t e = 0; e < nt; e++)
+        beta[e] = ystd_of(&m->ys, told_time[e]) - dot(x->kb + slot[e] * n, m->alpha, n);
+    double inv_l2[MAX_DIMS];
+    for (int j = 0; j < d; j++)
+        inv_l2[j] = exp(-2 * m->hyp[j]);
+    double *XE = tf_xmalloc((ne ? ne : 1) * (size_t)d * sizeof *XE);
     for (size_t e = 0; e < ne; e++)
-        features(b, core, e < nt ? told[e] : pend[e - nt], XE + e * (size_t)d);
-    for (size_t i = 0; i < n; i++)
+        features(b, core, x->cfg[slot[e]], XE + e * (size_t)d);
+    while (ne) {
         for (size_t e = 0; e < ne; e++)
-            U[i * ne + e] = matern52(m->X + i * d, XE + e * (size_t)d, d, inv_l2, sf2, NULL);
-    /* mean_B(T) before U becomes K_B^-1 k(B, E) */
-    for (size_t e = 0; e < nt; e++) {
-        double mu = 0;
-        for (size_t i = 0; i < n; i++)
-            mu += U[i * ne + e] * m->alpha[i];
-        beta[e] = ystd_of(&m->ys, told_time[e]) - mu;
+            for (size_t f = 0; f <= e; f++)
+                S[e * ne + f] = matern52(XE + e * (size_t)d, XE + f * (size_t)d, d, inv_l2, sf2,
+                                         NULL) -
+                                dot(x->kb + slot[e] * n, x->u + slot[f] * n, n) +
+                                (e == f ? noise : 0);
+        if (!LAPACKE_dpotrf(LAPACK_ROW_MAJOR, 'L', (lapack_int)ne, S, (lapack_int)ne))
+            break;
+        /* Not positive definite (cancellation, with hyperparameters at their
+         * bounds): without the fantasies, then without any extras (the base
+         * alone). */
+        ne = ne > nt ? nt : 0;
+        nt = nt < ne ? nt : ne;
     }
-    if (ne) {
-        double *KbE = tf_xmalloc(n * ne * sizeof *KbE);
-        memcpy(KbE, U, n * ne * sizeof *U);
-        LAPACKE_dpotrs(LAPACK_ROW_MAJOR, 'L', (lapack_int)n, (lapack_int)ne, m->L, (lapack_int)n,
-                       U, (lapack_int)ne);
-        for (;;) {
-            for (size_t e = 0; e < ne; e++)
-                for (size_t f = 0; f <= e; f++) {
-                    double s = matern52(XE + e * (size_t)d, XE + f * (size_t)d, d, inv_l2, sf2,
-                                        NULL);
-                    for (size_t i = 0; i < n; i++)
-                        s -= KbE[i * ne + e] * U[i * ne + f];
-                    S[e * ne + f] = s + (e == f ? noise : 0);
-                }
-            if (!LAPACKE_dpotrf(LAPACK_ROW_MAJOR, 'L', (lapack_int)ne, S, (lapack_int)ne))
-                break;
-            /* Not positive definite (cancellation, with hyperparameters at
-             * their bounds): without the fantasies, then without any extras
-             * (the base alone). U and KbE keep their first columns' values,
-             * read with the new stride. */
-            size_t keep = ne > nt ? nt : 0;
-            for (size_t i = 0; i < n; i++)
-                for (size_t e = 0; e < keep; e++) {
-                    U[i * keep + e] = U[i * ne + e];
-                    KbE[i * keep + e] = KbE[i * ne + e];
-                }
-            ne = keep;
-            nt = nt < ne ? nt : ne;
-            if (!ne)
-                break;
-        }
-        free(KbE);
-        /* U transposed (ne x n): the candidates' loop reads it contiguously. */
-        double *Ut = tf_xmalloc((ne ? ne * n : 1) * sizeof *Ut);
-        for (size_t i = 0; i < n; i++)
-            for (size_t e = 0; e < ne; e++)
-                Ut[e * n + i] = U[i * ne + e];
-        free(U);
-        U = Ut;
-        if (nt) /* beta = S(T,T)^-1 r_T: the leading block of the factor */
-            LAPACKE_dpotrs(LAPACK_ROW_MAJOR, 'L', (lapack_int)nt, 1, S, (lapack_int)ne, beta, 1);
-    }
-    double xc[MAX_DIMS];
-    double *kcb = m->Kc ? NULL : tf_xmalloc(n * sizeof *kcb); /* k(training, c) */
+    if (nt) /* beta = S(T,T)^-1 r_T: the leading block of the factor */
+        LAPACKE_dpotrs(LAPACK_ROW_MAJOR, 'L', (lapack_int)nt, 1, S, (lapack_int)ne, beta, 1);
     double *w = tf_xmalloc((ne ? ne : 1) * sizeof *w);
     for (size_t c = 0; c < m->m; c++) {
         if (tf_core_seen(core, m->cands[c])) {
@@ -766,37 +848,29 @@ static void score_extras(const struct bayes *b, const struct tf_strategy_core *c
             continue;
         }
         double mu = m->mu[c], var = m->var[c];
-        if (ne) {
-            features(b, core, m->cands[c], xc);
-            const double *kr = m->Kc ? m->Kc + c * n : kcb;
-            if (!m->Kc)
-                for (size_t i = 0; i < n; i++)
-                    kcb[i] = matern52(m->X + i * d, xc, d, inv_l2, sf2, NULL);
-            for (size_t e = 0; e < ne; e++) {
-                w[e] = matern52(xc, XE + e * (size_t)d, d, inv_l2, sf2, NULL) -
-                       dot(kr, U + e * n, n);
-            }
-            for (size_t e = 0; e < nt; e++)
-                mu += w[e] * beta[e];
-            /* forward solve L_E w' = w, var -= |w'|^2 */
-            for (size_t e = 0; e < ne; e++) {
-                for (size_t f = 0; f < e; f++)
-                    w[e] -= S[e * ne + f] * w[f];
-                w[e] /= S[e * ne + e];
-                var -= w[e] * w[e];
-            }
+        for (size_t e = 0; e < ne; e++)
+            w[e] = x->s[slot[e] * m->m + c];
+        for (size_t e = 0; e < nt; e++)
+            mu += w[e] * beta[e];
+        /* forward solve L_E w' = w, var -= |w'|^2 */
+        for (size_t e = 0; e < ne; e++) {
+            for (size_t f = 0; f < e; f++)
+                w[e] -= S[e * ne + f] * w[f];
+            w[e] /= S[e * ne + e];
+            var -= w[e] * w[e];
         }
         double s = sqrt(fmax(var, 1e-12));
         double z = (ybest - mu - b->xi) / s;
         score[c] = (ybest - mu - b->xi) * 0.5 * erfc(-z / sqrt(2.0)) +
                    s * exp(-0.5 * z * z) / sqrt(2 * M_PI);
     }
-    free(kcb);
     free(w);
     free(XE);
-    free(U);
     free(S);
     free(beta);
+    free(slot);
+    if (!x->held)
+        cols_clear(x); /* no room in the run's budget: this ask's alone */
 }
 
 static int cmp_hashed(const void *a, const void *b)

@@ -3,8 +3,11 @@
 # Debian/Ubuntu, as root (or through sudo). Usage: scripts/deps.sh [build|test]
 set -eu
 mode=${1:-build}
+# libopenblas0-serial: the alternatives make it the BLAS/LAPACK under LAPACKE, 1.7x
+# less CPU for bayes' long searches than the reference BLAS
+# (bench/results/bayes-cpu-2026-12-07.md); serial, as the coordinator shares its node.
 pkgs="build-essential pkg-config libopenmpi-dev openmpi-bin libhdf5-dev hdf5-tools
-      libhwloc-dev libyaml-dev libjansson-dev zlib1g-dev liblapacke-dev"
+      libhwloc-dev libyaml-dev libjansson-dev zlib1g-dev liblapacke-dev libopenblas0-serial"
 if [ "$mode" = test ]; then
   # python3-jsonschema: tests/integration/exchange.sh validates exported T4 files
   # against the community's schema (draft 2020-12: jsonschema 4.x).
