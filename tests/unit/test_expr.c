@@ -342,6 +342,8 @@ static void test_comparisons_logic_short_circuit(void **state)
         I("F && 1", 1),  I("!Z", 1),      I("!A", 0),     I("!F", 0),   I("!0.0", 1),
         I("A && B && C", 1), I("A && Z && C", 0), I("Z || Z || C", 1), I("Z || Z || Z", 0),
         I("(A && 0) + 1", 1), I("(Z || 2) * 5", 5),
+        /* a false left operand of && gives the int 0, not itself (a float 0.0) */
+        I("0.0 && A", 0), I("F - F && A", 0),
     };
     run_table(cases, sizeof cases / sizeof cases[0]);
 
@@ -429,6 +431,10 @@ static void test_functions(void **state)
         R("log2(0.5)", -1.0),  R("sqrt(16)", 4.0),     I("int(-3.7)", -3),
         I("int(A)", 7),        I("int(F * 2)", 5),     R("float(A)", 7.0),
         I("min(max(A, C), 5)", 5), I("ceil(log2(M + 1))", 11),
+        /* a float first and ints after: still compared as reals (not the float's bits) */
+        R("max(F, 1)", 2.5),   R("min(F, 10)", 2.5),   R("max(F, A, 1)", 7.0),
+        /* the lowest int64 is a real that converts exactly */
+        I("int(-(2.0 ** 63))", INT64_MIN), I("floor(-(2.0 ** 63))", INT64_MIN),
     };
     run_table(cases, sizeof cases / sizeof cases[0]);
 
@@ -436,6 +442,9 @@ static void test_functions(void **state)
     base_slots(s);
     expect_eval_error("ceil(F * 1e300)", s, "does not fit in a 64-bit integer");
     expect_eval_error("int(1e19)", s, "does not fit in a 64-bit integer");
+    /* 2^63 itself is one past INT64_MAX: the bound is exclusive */
+    expect_eval_error("int(2.0 ** 63)", s, "does not fit in a 64-bit integer");
+    expect_eval_error("ceil(9223372036854775808.0)", s, "does not fit in a 64-bit integer");
     expect_eval_error("log2(Z)", s, "log2 of a non-positive number in 'log2(Z)' at column 1: "
                                     "log2(0)");
     expect_eval_error("log2(B)", s, "log2 of a non-positive number");
@@ -784,6 +793,26 @@ static void test_deep_nesting(void **state)
     assert_non_null(strstr(err.message, "evaluation stack"));
     free(wide);
     free(call);
+
+    /* Exactly at the limit: 64 names as arguments need 64 stack slots, which
+     * the evaluator's stack has; one more must be refused at compile time, or
+     * evaluation would write past the end of that stack. */
+    for (int nargs = 64; nargs <= 65; nargs++) {
+        char *args = repeat("A, ", nargs - 1, "A", "", 0);
+        char *text = malloc(strlen(args) + 8);
+        assert_non_null(text);
+        sprintf(text, "max(%s)", args);
+        if (nargs == 64) {
+            v = eval_text(text, s);
+            assert_int_equal(v.u.i, 7);
+        } else {
+            assert_null(tf_expr_compile(text, &symtab, &err));
+            assert_int_equal(err.code, TF_ERR_SYNTAX);
+            assert_non_null(strstr(err.message, "evaluation stack"));
+        }
+        free(args);
+        free(text);
+    }
 
     /* Long flat chains are fine (stack depth 2)... */
     char *chain = repeat("A + ", 500, "A", "", 0);
