@@ -1037,6 +1037,73 @@ static void test_constraint_subsets(void **state)
     tf_bundle_destroy(b);
 }
 
+/* Constraints that read no parameter are all checked: one that fails empties
+ * the space even when a later one holds (the last does not decide alone). */
+static void test_global_constraints_all_hold(void **state)
+{
+    (void)state;
+    struct tf_bundle *b;
+    struct tf_kernel *k = kernel_text(cursor_spaces[3][0], "  - N > 100\n  - N > 0\n", &b);
+    struct tf_device d = fixture_device(8);
+    for (int p = 0; p < k->nproblems; p++) { /* N = 24 and N = 7: N > 100 fails */
+        struct tf_error err = {0};
+        struct tf_space *s = tf_space_create(k, p, &d, &err);
+        assert_non_null(s);
+        uint64_t count = 99, next;
+        assert_int_equal(tf_space_count(s, 0, UINT64_MAX, &count, &err), 0);
+        assert_int_equal(count, 0);
+        assert_int_equal(tf_space_next(s, 0, UINT64_MAX, &next, &err), 0);
+        bool valid = true;
+        assert_int_equal(tf_space_is_valid(s, 0, &valid, &err), 0);
+        assert_false(valid);
+        tf_space_destroy(s);
+    }
+    tf_kernel_destroy(k);
+    tf_bundle_destroy(b);
+}
+
+/* The edges of the calls a brute-force comparison never reaches: the index
+ * just past the last configuration is no configuration (tf_space_is_valid
+ * must not decode it into a digit past its parameter's list), and a random
+ * search whose budget equals the valid count takes them all instead of
+ * sampling budget of budget (which tf_space_sample refuses). */
+static void test_space_edges(void **state)
+{
+    (void)state;
+    struct tf_bundle *b;
+    struct tf_kernel *k = kernel_text(cursor_spaces[3][0], cursor_spaces[3][1], &b);
+    struct tf_device d = fixture_device(8);
+    struct tf_error err = {0};
+    struct tf_space *s = tf_space_create(k, 0, &d, &err);
+    assert_non_null(s);
+    const uint64_t cart = tf_space_cartesian(s); /* 3 * 2 * 4, all valid */
+    assert_int_equal(cart, 24);
+    bool valid = false;
+    assert_int_equal(tf_space_is_valid(s, cart - 1, &valid, &err), 0);
+    assert_true(valid);
+    assert_int_equal(tf_space_is_valid(s, cart, &valid, &err), 0);
+    assert_false(valid);
+
+    uint64_t *out = NULL, n = 0, nvalid = 0;
+    bool estimated = true;
+    if (tf_space_random(s, cart, 7, &out, &n, &nvalid, &estimated, &err) != 0)
+        fail_msg("budget = valid count: %s", err.message);
+    assert_null(out); /* every valid configuration: the caller enumerates them */
+    assert_int_equal(n, cart);
+    assert_int_equal(nvalid, cart);
+    assert_false(estimated);
+    /* one less: a sample of distinct valid configurations */
+    assert_int_equal(tf_space_random(s, cart - 1, 7, &out, &n, &nvalid, &estimated, &err), 0);
+    assert_non_null(out);
+    assert_int_equal(n, cart - 1);
+    for (uint64_t i = 1; i < n; i++)
+        assert_true(out[i - 1] < out[i]);
+    free(out);
+    tf_space_destroy(s);
+    tf_kernel_destroy(k);
+    tf_bundle_destroy(b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1056,6 +1123,8 @@ int main(void)
         cmocka_unit_test(test_top_k_ties_by_configuration),
         cmocka_unit_test(test_cursor_matches_brute_force),
         cmocka_unit_test(test_constraint_subsets),
+        cmocka_unit_test(test_global_constraints_all_hold),
+        cmocka_unit_test(test_space_edges),
     };
     return cmocka_run_group_tests_name("space", tests, NULL, NULL);
 }
