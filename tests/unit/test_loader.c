@@ -572,6 +572,19 @@ static void test_cartesian_saturates(void **state)
     params[0].count = 3; /* 3 * 2^48 */
     k.nparams = 4;
     assert_int_equal(tf_kernel_cartesian(&k), UINT64_C(3) << 48);
+    /* A product that reaches UINT64_MAX / c exactly before the last factor
+     * still fits: (2^63 - 1) * 2 = 2^64 - 2, one below the saturated value. */
+    static const int factors[] = {49, 73, 127, 337, 92737, 649657, 2}; /* 2^63 - 1, then 2 */
+    struct tf_param exact[7];
+    memset(exact, 0, sizeof exact);
+    for (int i = 0; i < 7; i++)
+        exact[i].count = factors[i];
+    k.params = exact;
+    k.nparams = 7;
+    assert_true(tf_kernel_cartesian(&k) == UINT64_MAX - 1);
+    k.nparams = 6;
+    assert_true(tf_kernel_cartesian(&k) == (uint64_t)INT64_MAX);
+    k.params = params;
     k.nparams = 0;
     assert_int_equal(tf_kernel_cartesian(&k), 1);
 }
@@ -1153,10 +1166,33 @@ static void test_parameter_ranges(void **state)
     expect_kernel_error(params_text("c", "N: 64", "  B: 5\n", ""), 9, 6,
                         "parameter 'B' must be a list of values ([64, 128]) or a range ({range: "
                         "[1, 10]}, {range: [32, 1024, 32]}, {pow2: [1, 64]}), found");
+    /* The most values a range may give is 2^20, both ends included: exactly
+     * that many load, one more is refused. */
+    struct tf_kernel *full =
+        expect_kernel_loads(params_text("c", "N: 64", "  B: {range: [1, 1048576]}\n", ""), &b);
+    assert_int_equal(full->params[0].count, 1048576);
+    assert_int_equal(full->params[0].ints[1048575], 1048576);
+    tf_kernel_destroy(full);
+    tf_bundle_destroy(b);
+    expect_kernel_error(params_text("c", "N: 64", "  B: {range: [0, 1048576]}\n", ""), 9, 14,
+                        "'range' of parameter 'B' gives more than 1048576 values");
     /* a default outside the range is refused as for a list */
     expect_kernel_error(params_text("c", "N: 64", "  B: {range: [1, 4]}\n", "default: {B: 5}\n"),
                         12, 14, "default for 'B' is integer 5, which is not one of its values "
                                 "(1, 2, 3, 4)");
+}
+
+/* A value listed twice is refused wherever the two stand, also side by side
+ * at the end of the list (broken/kernel_duplicate_value has them apart). */
+static void test_duplicate_values_side_by_side(void **state)
+{
+    (void)state;
+    expect_kernel_error(params_text("c", "N: 64", "  B: [1, 2, 2]\n", ""), 9, 13,
+                        "duplicate value 2 in parameter 'B'");
+    expect_kernel_error(params_text("c", "N: 64", "  B: [4, 4]\n", ""), 9, 10,
+                        "duplicate value 4 in parameter 'B'");
+    expect_kernel_error(params_text("c", "N: 64", "  L: [ikj, kij, kij]\n", ""), 9, 17,
+                        "duplicate value 'kij' in parameter 'L'");
 }
 
 /* and, or, not are words of the expression language: nothing can be named so. */
@@ -1465,6 +1501,130 @@ static void test_compile_jobs_cap(void **state)
         tf_job_destroy(j);
         tf_bundle_destroy(b);
     }
+}
+
+/* A job of `rest` after "name: bounds\nkernels: [tiny]\n", loaded from the
+ * fixtures' jobs folder: the job, or NULL and *err. */
+static struct tf_job *bounds_job(const char *rest, struct tf_error *err)
+{
+    char *text = tf_xasprintf("name: bounds\nkernels: [tiny]\n%s", rest);
+    struct tf_bundle *b = tf_bundle_create();
+    tf_error_clear(err);
+    tf_bundle_add(b, FIX "jobs/bounds.yaml", text, strlen(text));
+    struct tf_job *j = tf_job_load(FIX "jobs/bounds.yaml", b, err);
+    tf_bundle_destroy(b);
+    free(text);
+    return j;
+}
+
+/* The job's documented ranges, at both ends: a value at the bound is taken,
+ * one past it refused at its line:col. */
+static void test_job_setting_bounds(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *rest;
+        int line, col;       /* 0: must load */
+        const char *message;
+    } cases[] = {
+        {"search: {budget: 1}\n", 0, 0, NULL},
+        {"search: {budget: 0}\n", 3, 18, "'budget' (configurations per kernel, problem and "
+                                         "device class) must be > 0, found 0"},
+        {"search: {top_k: 1000000}\n", 0, 0, NULL},
+        {"search: {top_k: 1000001}\n", 3, 17, "'top_k' (how many screened configurations to "
+                                              "re-measure strictly) must be between 1 and "
+                                              "1000000, found 1000001"},
+        {"search: {time_budget: 1e9}\n", 0, 0, NULL},
+        {"search: {time_budget: 1000000001}\n", 3, 23,
+         "'time_budget' must be > 0 and at most 1e+09, found 1e+09"},
+        {"search: {patience: 3, noise: 1}\n", 0, 0, NULL},
+        {"search: {patience: 3, noise: 1.5}\n", 3, 30, "'noise' must be >= 0 and at most 1"},
+        /* the deadline must exceed max_time + energy_time: equal is too short */
+        {"measure: {max_time: 1, energy_time: 0, timeout: 1}\n", 3, 49,
+         "'timeout' (1 s) must exceed 'max_time' (1 s)"},
+        {"measure: {max_time: 1, energy_time: 0.5, timeout: 1.5}\n", 3, 51,
+         "'timeout' (1.5 s) must exceed 'max_time' + 'energy_time' (1 s + 0.5 s)"},
+        {"measure: {max_time: 1, energy_time: 0.5, timeout: 1.6}\n", 0, 0, NULL},
+        /* min_time may equal max_time */
+        {"measure: {min_time: 1, max_time: 1}\n", 0, 0, NULL},
+        {"measure: {min_time: 1.5, max_time: 1}\n", 3, 36,
+         "'min_time' (1.5 s) must be <= 'max_time' (1 s)"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct tf_error err;
+        struct tf_job *j = bounds_job(cases[i].rest, &err);
+        if (cases[i].line == 0) {
+            if (j == NULL)
+                fail_msg("'%s' refused: %d:%d %s", cases[i].rest, err.line, err.column,
+                         err.message);
+        } else if (j != NULL) {
+            fail_msg("'%s' loaded", cases[i].rest);
+        } else if (err.line != cases[i].line || err.column != cases[i].col ||
+                   strstr(err.message, cases[i].message) == NULL) {
+            fail_msg("'%s': got %d:%d '%s', expected %d:%d '...%s...'", cases[i].rest, err.line,
+                     err.column, err.message, cases[i].line, cases[i].col, cases[i].message);
+        }
+        tf_job_destroy(j);
+    }
+    struct tf_error err;
+    struct tf_job *j = bounds_job("search: {top_k: 1000000}\n", &err);
+    assert_non_null(j);
+    assert_int_equal(j->top_k, 1000000);
+    tf_job_destroy(j);
+}
+
+/* The screening pass keeps measure's deadline and cache flushing unless
+ * `screen` says otherwise (its other defaults are its own, cheaper ones). */
+static void test_screen_inherits_measure(void **state)
+{
+    (void)state;
+    struct tf_error err;
+    struct tf_job *j =
+        bounds_job("search: {top_k: 2}\nmeasure: {timeout: 30, flush_l2: true}\n", &err);
+    if (j == NULL)
+        fail_msg("%d:%d %s", err.line, err.column, err.message);
+    assert_double_equal(j->measure.timeout, 30, 1e-12);
+    assert_double_equal(j->screen.timeout, 30, 1e-12);
+    assert_true(j->screen.flush_l2);
+    assert_int_equal(j->screen.min_samples, 3);
+    tf_job_destroy(j);
+    j = bounds_job("search: {top_k: 2}\nmeasure: {timeout: 30}\nscreen: {timeout: 5}\n", &err);
+    assert_non_null(j);
+    assert_double_equal(j->screen.timeout, 5, 1e-12);
+    tf_job_destroy(j);
+}
+
+/* Two kernel files of one kernel name are one kernel listed twice: the
+ * archive keys its tables by the name, so their results would mix. */
+static void test_job_kernel_name_twice(void **state)
+{
+    (void)state;
+    unsetenv("TUNEFARM_KERNEL_PATH");
+    struct tf_bundle *src = tf_bundle_create();
+    struct tf_error err;
+    static const char *const files[] = {"kernel.yaml", "tiny.c", "reference.c"};
+    struct tf_bundle *b = tf_bundle_create();
+    for (int i = 0; i < 3; i++) {
+        char from[256], to[256];
+        snprintf(from, sizeof from, FIX "kernels/tiny/%s", files[i]);
+        snprintf(to, sizeof to, FIX "jobs/tiny_twin/%s", files[i]);
+        const struct tf_bundle_file *f = tf_bundle_read(src, from, &err);
+        assert_non_null(f);
+        tf_bundle_add(b, to, f->data, f->size);
+    }
+    const char *text = "name: twins\nkernels:\n  - tiny\n  - tiny_twin/kernel.yaml\n";
+    tf_bundle_add(b, FIX "jobs/twins.yaml", text, strlen(text));
+    tf_error_clear(&err);
+    struct tf_job *j = tf_job_load(FIX "jobs/twins.yaml", b, &err);
+    if (j != NULL)
+        fail_msg("two kernels named 'tiny' loaded");
+    assert_string_equal(err.file, FIX "jobs/twins.yaml");
+    assert_int_equal(err.line, 4);
+    assert_int_equal(err.column, 5);
+    if (strstr(err.message, "kernel 'tiny' is listed twice (first at line 3)") == NULL)
+        fail_msg("%s:%d:%d: %s", err.file, err.line, err.column, err.message);
+    tf_bundle_destroy(b);
+    tf_bundle_destroy(src);
 }
 
 /* TUNEFARM_COMPILE_TIMEOUT, which the workers' compile deadline and the
@@ -2079,6 +2239,10 @@ int main(void)
         cmocka_unit_test(test_compile_timeout),
         cmocka_unit_test(test_job_search_raw),
         cmocka_unit_test(test_broken_files),
+        cmocka_unit_test(test_duplicate_values_side_by_side),
+        cmocka_unit_test(test_job_setting_bounds),
+        cmocka_unit_test(test_screen_inherits_measure),
+        cmocka_unit_test(test_job_kernel_name_twice),
         cmocka_unit_test(test_truncation_sweep),
         cmocka_unit_test(test_ydoc_scalars),
         cmocka_unit_test(test_bundle),
