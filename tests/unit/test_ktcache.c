@@ -245,6 +245,49 @@ static void test_implausible(void **state)
     unlink(bomb);
 }
 
+/* An entry's samples, as Kernel Tuner writes them (in run order, not
+ * sorted): the minimum is the smallest and the median of an even count the
+ * mean of the middle two. */
+static void test_sample_statistics(void **state)
+{
+    (void)state;
+    const char *text =
+        "{\"device_name\": \"G\", \"kernel_name\": \"k\", \"tune_params_keys\": [\"a\"], "
+        "\"tune_params\": {\"a\": [1, 2]}, \"cache\": {"
+        "\"1\": {\"a\": 1, \"time\": 2.5, \"times\": [4.0, 1.0, 3.0, 2.0]},"
+        "\"2\": {\"a\": 2, \"time\": 2.0, \"times\": [3.0, 1.0, 2.0]}}}";
+    char path[] = "/tmp/tf_ktcache_samples_XXXXXX";
+    temp_file(path, text, strlen(text));
+    struct tf_error err = {0};
+    struct tf_ktcache *c = tf_ktcache_load(path, &err);
+    if (c == NULL)
+        fail_msg("%s", err.message);
+    const struct tf_ktcache_entry *even = tf_ktcache_find(c, 0), *odd = tf_ktcache_find(c, 1);
+    assert_non_null(even);
+    assert_non_null(odd);
+    assert_int_equal(even->samples, 4);
+    assert_true(even->min_ms == 1.0);
+    assert_true(even->median_ms == 2.5);
+    assert_int_equal(odd->samples, 3);
+    assert_true(odd->min_ms == 1.0);
+    assert_true(odd->median_ms == 2.0);
+    tf_ktcache_destroy(c);
+    unlink(path);
+}
+
+/* Two values that print differently but make the same cache key (Python's
+ * str(): True for the boolean and for the text "True") would name one key
+ * for two configurations: refused, as equal texts are. */
+static void test_values_of_one_key(void **state)
+{
+    (void)state;
+    const char *text =
+        "{\"device_name\": \"G\", \"kernel_name\": \"k\", \"tune_params_keys\": [\"a\"], "
+        "\"tune_params\": {\"a\": [true, \"True\"]}, \"cache\": {"
+        "\"True\": {\"a\": true, \"time\": 1.0}}}";
+    expect_refused(text, strlen(text), TF_ERR_SCHEMA, "lists the value");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -253,6 +296,8 @@ int main(void)
         cmocka_unit_test(test_status_map),
         cmocka_unit_test(test_damaged),
         cmocka_unit_test(test_implausible),
+        cmocka_unit_test(test_sample_statistics),
+        cmocka_unit_test(test_values_of_one_key),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
