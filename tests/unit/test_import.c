@@ -548,6 +548,15 @@ static void test_hostile(void **state)
          false},
         {"warnings.json", T4_SECOND("{\"name\": \"warnings\", \"value\": -1}"),
          "results[1].measurements[1]: warnings must be a whole number", false},
+        /* a correct result's time must be above 0 (a median of 0 means unknown) */
+        {"time0.json", T4_SECOND("{\"name\": \"time\", \"value\": 0}"),
+         "results[1].measurements[1]: time is 0: a run time must be a positive number", false},
+        /* tunefarm.parameters must list tune_params' values in their order: the
+         * digits of every configuration are read from it */
+        {"order.json", "{\"device_name\": \"x\", \"kernel_name\": \"k\", \"tune_params_keys\": "
+         "[\"a\"], \"tune_params\": {\"a\": [1, 2]}, \"cache\": {\"1\": {\"a\": 1, \"time\": 1}}, "
+         "\"tunefarm\": {\"parameters\": [{\"name\": \"a\", \"kind\": \"int\", \"values\": [2, 1]}]}}",
+         "tunefarm.parameters does not describe tune_params", false},
     };
     struct tf_import_options o = {.kernel = "k", .device = "d"};
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
@@ -566,6 +575,71 @@ static void test_hostile(void **state)
                      err.message, err.file, err.line, err.column, cases[i].expect);
         unlink(path);
     }
+}
+
+/* Times as the files give them: a T4 file without metadata.timeunit is in
+ * milliseconds; a time_median or time_min of 0 is unknown and falls back to
+ * the mean; a Kernel Tuner entry's median and minimum come from its samples,
+ * not from its mean. */
+static void test_times_and_defaults(void **state)
+{
+    (void)state;
+    char path[256];
+    struct tf_error err = {0};
+    struct tf_import_info info;
+    struct tf_import_options o = {.kernel = "k", .device = "d"};
+    const char *t4 = "{\"results\": [{\"configuration\": {\"a\": 1}, \"times\": {}, "
+                     "\"invalidity\": \"correct\", \"measurements\": [{\"name\": \"time\", "
+                     "\"value\": 2, \"unit\": \"\"}, {\"name\": \"time_median\", \"value\": 0}, "
+                     "{\"name\": \"time_min\", \"value\": 0}]}]}";
+    struct tf_archive *a = tf_import_file(put("units.json", t4, path, sizeof path), &o, &info, &err);
+    if (a == NULL)
+        fail_msg("%s", err.message);
+    const struct tf_result *r = &row_of(&a->kernels[0], 0)->r;
+    assert_true(fabs(r->time_mean - 2e-3) < 1e-15);
+    assert_true(fabs(r->time_median - 2e-3) < 1e-15);
+    assert_true(fabs(r->time_min - 2e-3) < 1e-15);
+    tf_archive_destroy(a);
+    unlink(path);
+
+    const char *kt = "{\"device_name\": \"x\", \"kernel_name\": \"k\", \"tune_params_keys\": "
+                     "[\"a\"], \"tune_params\": {\"a\": [1]}, \"cache\": {\"1\": {\"a\": 1, "
+                     "\"time\": 3.0, \"times\": [6.0, 1.0, 2.0]}}}";
+    a = tf_import_file(put("median.json", kt, path, sizeof path), &none, &info, &err);
+    if (a == NULL)
+        fail_msg("%s", err.message);
+    r = &row_of(&a->kernels[0], 0)->r;
+    assert_true(fabs(r->time_mean - 3e-3) < 1e-15);
+    assert_true(fabs(r->time_median - 2e-3) < 1e-15);
+    assert_true(fabs(r->time_min - 1e-3) < 1e-15);
+    assert_int_equal(r->samples, 3);
+    tf_archive_destroy(a);
+    unlink(path);
+}
+
+/* An archive kernel holds TF_MAX_METRICS metrics: the first ones seen are
+ * kept, the rest named in the note, never written past the end. */
+static void test_metrics_past_the_limit(void **state)
+{
+    (void)state;
+    char path[256];
+    struct tf_error err = {0};
+    struct tf_import_info info;
+    const char *kt = "{\"device_name\": \"x\", \"kernel_name\": \"k\", \"tune_params_keys\": "
+                     "[\"a\"], \"tune_params\": {\"a\": [1]}, \"cache\": {\"1\": {\"a\": 1, "
+                     "\"time\": 3.0, \"m1\": 1, \"m2\": 2, \"m3\": 3, \"m4\": 4, \"m5\": 5}}}";
+    struct tf_archive *a = tf_import_file(put("metrics.json", kt, path, sizeof path), &none, &info,
+                                          &err);
+    if (a == NULL)
+        fail_msg("%s", err.message);
+    const struct tf_archive_kernel *ak = &a->kernels[0];
+    assert_int_equal(ak->nmetrics, TF_MAX_METRICS);
+    assert_string_equal(ak->metric_names[TF_MAX_METRICS - 1], "m4");
+    assert_true(row_of(ak, 0)->r.metrics[TF_MAX_METRICS - 1] == 4);
+    assert_non_null(strstr(info.note, "m5"));
+    assert_string_equal(a->devices[0].name, "x");
+    tf_archive_destroy(a);
+    unlink(path);
 }
 
 /* A gzip'd file cut short is refused, not read as far as it goes. */
@@ -598,6 +672,8 @@ int main(void)
         cmocka_unit_test(test_t4),         cmocka_unit_test(test_t4_columns),
         cmocka_unit_test(test_hostile),
         cmocka_unit_test(test_truncated_gzip),
+        cmocka_unit_test(test_times_and_defaults),
+        cmocka_unit_test(test_metrics_past_the_limit),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
