@@ -375,6 +375,92 @@ static void test_ktcache(void **state)
     destroy_model(&m);
 }
 
+/* The row of a configuration a file keeps among several (the module's
+ * comment: strict over single over screening, then the later timestamp, a
+ * missing one the oldest, then the later run), the Kernel Tuner name of a
+ * failure, a single size not named problem_size, and a CSV field with a
+ * leading space. The "pick" kernel: V in 1..4, size N. */
+static void test_row_choice_and_edges(void **state)
+{
+    (void)state;
+    struct test_kernel t;
+    memset(&t, 0, sizeof t);
+    t.k.name = "pick";
+    static const int64_t v[] = {1, 2, 3, 4};
+    tk_param_int(&t, "V", 4, v);
+    t.size_names[0] = "N";
+    t.k.nsizes = 1;
+    t.k.size_names = t.size_names;
+    tk_problem(&t, "one", (const int64_t[]){1024});
+    struct tf_error err = {0};
+    struct tf_archive *a = tf_archive_create();
+    struct tf_device h0 = make_device("cuda", "NVIDIA H100 80GB HBM3", "GPU-0", "node1");
+    tf_archive_add_device(a, &h0);
+    struct tf_archive_run r0 = make_run("nightly", 1714560000.0, 1714560050.0);
+    struct tf_archive_run r1 = make_run("nightly", 1714560100.0, 1714560150.0);
+    tf_archive_add_run(a, &r0);
+    tf_archive_add_run(a, &r1);
+    struct tf_archive_kernel *ak = tf_archive_kernel_for(a, &t.k, &err);
+    assert_non_null(ak);
+    tf_archive_problem_for(ak, &t.k, 0);
+    const double t0 = 1714560000.0;
+    /* V=1: strict (phase 2), older, against single-phase, newer: strict wins */
+    add_row(ak, 1, 0, 0, 0, TF_STATUS_OK, 4.0, 2);
+    ak->rows[ak->nrows - 1].r.timestamp = t0;
+    add_row(ak, 0, 0, 0, 0, TF_STATUS_OK, 5.0, 0);
+    ak->rows[ak->nrows - 1].r.timestamp = t0 + 500;
+    /* V=2: no timestamp (NaN) reads as the oldest */
+    add_row(ak, 1, 0, 0, 1, TF_STATUS_OK, 7.0, 0);
+    ak->rows[ak->nrows - 1].r.timestamp = NAN;
+    add_row(ak, 0, 0, 0, 1, TF_STATUS_OK, 6.0, 0);
+    ak->rows[ak->nrows - 1].r.timestamp = t0;
+    tf_strlcpy(ak->rows[ak->nrows - 1].r.message, " padded", sizeof ak->rows[0].r.message);
+    /* V=3: the same phase and time: the later run wins */
+    add_row(ak, 1, 0, 0, 2, TF_STATUS_OK, 9.0, 0);
+    ak->rows[ak->nrows - 1].r.timestamp = t0;
+    add_row(ak, 0, 0, 0, 2, TF_STATUS_OK, 8.0, 0);
+    ak->rows[ak->nrows - 1].r.timestamp = t0;
+    /* V=4: a timeout whose message names another status's Kernel Tuner failure */
+    add_row(ak, 0, 0, 0, 3, TF_STATUS_TIMEOUT, 0, 0);
+    tf_strlcpy(ak->rows[ak->nrows - 1].r.message, "Kernel Tuner: CompilationFailedConfig",
+               sizeof ak->rows[0].r.message);
+
+    struct tf_export_options o = {.format = TF_EXPORT_KTCACHE, .run = -1};
+    int rc;
+    char *text = export_text(a, &o, &rc, &err);
+    if (rc != 0)
+        fail_msg("%s", err.message);
+    json_t *doc = json_loads(text, 0, NULL);
+    assert_non_null(doc);
+    json_t *cache = json_object_get(doc, "cache");
+    assert_int_equal(json_object_size(cache), 4);
+    assert_true(fabs(json_real_value(json_object_get(json_object_get(cache, "1"), "time")) - 4.4) <
+                1e-12);
+    assert_true(fabs(json_real_value(json_object_get(json_object_get(cache, "2"), "time")) - 6.6) <
+                1e-12);
+    assert_true(fabs(json_real_value(json_object_get(json_object_get(cache, "3"), "time")) - 9.9) <
+                1e-12);
+    assert_string_equal(json_string_value(json_object_get(json_object_get(cache, "4"), "time")),
+                        "RuntimeFailedConfig");
+    /* one size named N: a list, as for several (a bare number is Kernel Tuner's
+     * own problem_size, which import names so) */
+    json_t *ps = json_object_get(doc, "problem_size");
+    assert_true(json_is_array(ps));
+    assert_int_equal(json_array_size(ps), 1);
+    assert_int_equal(json_integer_value(json_array_get(ps, 0)), 1024);
+    json_decref(doc);
+    free(text);
+
+    /* CSV: a field with a leading space is quoted, so readers that trim keep it */
+    o.format = TF_EXPORT_CSV;
+    text = export_text(a, &o, &rc, &err);
+    assert_int_equal(rc, 0);
+    assert_non_null(strstr(text, ",\" padded\""));
+    free(text);
+    tf_archive_destroy(a);
+    tk_free(&t);
+}
+
 static json_t *measurement(json_t *res, const char *name)
 {
     json_t *ms = json_object_get(res, "measurements");
@@ -503,6 +589,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_csv),   cmocka_unit_test(test_json),  cmocka_unit_test(test_ktcache),
         cmocka_unit_test(test_t4),    cmocka_unit_test(test_check), cmocka_unit_test(test_to_path),
+        cmocka_unit_test(test_row_choice_and_edges),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
