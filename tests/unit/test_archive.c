@@ -974,6 +974,99 @@ static void poke_results(const char *path, const char *column, hid_t mtype, cons
     poke_table(path, "/kernels/gemm/results", column, mtype, value, row);
 }
 
+/* Write `value` into `column` of `dataset` at `row` in the column's own file
+ * type: no conversion, so an enum column can be given a value none of its
+ * members has, and a string column exactly its bytes. */
+static void poke_raw(const char *path, const char *dataset, const char *column,
+                     const void *value, hsize_t row)
+{
+    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    assert_true(f >= 0);
+    hid_t ds = H5Dopen2(f, dataset, H5P_DEFAULT);
+    assert_true(ds >= 0);
+    hid_t ft = H5Dget_type(ds);
+    int idx = H5Tget_member_index(ft, column);
+    assert_true(idx >= 0);
+    hid_t mt = H5Tget_member_type(ft, (unsigned)idx);
+    H5Tclose(ft);
+    H5Dclose(ds);
+    H5Fclose(f);
+    poke_table(path, dataset, column, mt, value, row);
+    H5Tclose(mt);
+}
+
+/* Cross references one past their end, edited into a valid file: each is
+ * refused with the table, row and column (the checks are '>=' against a
+ * count, and a count itself is out of range). */
+static void test_edited_references_at_the_bound(void **state)
+{
+    (void)state;
+    struct test_kernel gemm, vecadd;
+    make_gemm(&gemm);
+    make_vecadd(&vecadd);
+    struct tf_archive *a = make_model(&gemm, &vecadd); /* 2 runs, 2 devices, 2 gemm problems */
+    char path[512];
+    path_in_tmp(path, sizeof path, "bound.h5");
+
+    write_ok(a, path);
+    uint32_t two = 2;
+    poke_results(path, "run", H5T_NATIVE_UINT32, &two, 1);
+    read_fails(path, "dataset /kernels/gemm/results row 1: column 'run' is out of range");
+
+    write_ok(a, path);
+    poke_results(path, "device", H5T_NATIVE_UINT32, &two, 1);
+    read_fails(path, "dataset /kernels/gemm/results row 1: column 'device' is out of range");
+
+    write_ok(a, path);
+    poke_results(path, "problem", H5T_NATIVE_UINT32, &two, 1);
+    read_fails(path, "dataset /kernels/gemm/results row 1: column 'problem' is out of range");
+
+    write_ok(a, path);
+    uint8_t status = TF_STATUS_COUNT;
+    poke_raw(path, "/kernels/gemm/results", "status", &status, 1);
+    read_fails(path, "dataset /kernels/gemm/results row 1: column 'status' is out of range");
+
+    write_ok(a, path);
+    uint8_t energy_status = TF_ENERGY_COUNT;
+    poke_raw(path, "/kernels/gemm/results", "energy_status", &energy_status, 1);
+    read_fails(path, "dataset /kernels/gemm/results row 1: column 'energy_status' is out of "
+                     "range");
+
+    /* an enum parameter's column must agree with the configuration too
+     * (row 0 is config 1: LAYOUT col) */
+    write_ok(a, path);
+    char layout[64]; /* at least the column's width (TF_ARCHIVE_ENUM_LEN) */
+    memset(layout, 0, sizeof layout);
+    strcpy(layout, "row");
+    poke_raw(path, "/kernels/gemm/results", "LAYOUT", layout, 0);
+    read_fails(path, "row 0: column 'LAYOUT' disagrees with config 1");
+
+    /* ids equal the row index */
+    write_ok(a, path);
+    uint32_t one = 1;
+    poke_table(path, "/runs", "id", H5T_NATIVE_UINT32, &one, 0);
+    read_fails(path, "row 0 has id 1 (ids must equal the row index)");
+
+    /* a plan row's run */
+    write_ok(a, path);
+    poke_table(path, "/plan", "run", H5T_NATIVE_UINT32, &two, 0);
+    read_fails(path, "/plan row 0 names a run, kernel, problem or device the archive does not "
+                     "have");
+
+    /* each of them at the last valid value reads */
+    write_ok(a, path);
+    poke_results(path, "run", H5T_NATIVE_UINT32, &one, 0);
+    poke_results(path, "problem", H5T_NATIVE_UINT32, &one, 0);
+    struct tf_archive *b = read_ok(path);
+    assert_int_equal(b->kernels[0].rows[0].run, 1);
+    assert_int_equal(b->kernels[0].rows[0].r.problem, 1);
+    tf_archive_destroy(b);
+
+    tf_archive_destroy(a);
+    tk_free(&gemm);
+    tk_free(&vecadd);
+}
+
 static void test_hand_edited_files(void **state)
 {
     (void)state;
@@ -2001,6 +2094,75 @@ static void test_merge_provenance(void **state)
     tk_free(&vecadd);
 }
 
+/* What the merge keys on: a run's Slurm job id is part of its identity (an
+ * array job's tasks can share job, start second and command), a result's
+ * phase part of a row's (a screened configuration re-measured strictly is a
+ * second row), and a session's known end is not taken back by an older copy
+ * that has none. */
+static void test_merge_identities(void **state)
+{
+    (void)state;
+    struct test_kernel gemm;
+    make_gemm(&gemm);
+    struct tf_error err = {0};
+    struct tf_archive *src = tf_archive_create();
+    struct tf_device d = make_device("host", "CPU", "cpu-0", "node1");
+    tf_archive_add_device(src, &d);
+    struct tf_archive_run run = make_run("demo", 1714560000.0, 1714563600.0); /* Slurm 4242 */
+    tf_archive_add_run(src, &run);
+    struct tf_archive_kernel *sk = tf_archive_kernel_for(src, &gemm.k, &err);
+    assert_non_null(sk);
+    tf_archive_problem_for(sk, &gemm.k, 0);
+    struct tf_archive_row row = {.run = 0, .device = 0};
+    tf_result_init(&row.r, 0, 0, 4, TF_STATUS_OK);
+    row.r.phase = 1; /* screened */
+    tf_archive_append(sk, &row);
+    struct tf_archive_session s = {.run = 0, .start = 1714560000.0, .end = 1714563600.0};
+    tf_strlcpy(s.command, "tunefarm run jobs/demo.yaml", sizeof s.command);
+    tf_strlcpy(s.slurm_job_id, "4242", sizeof s.slurm_job_id);
+    tf_archive_add_session(src, &s);
+
+    struct tf_archive *m = tf_archive_create();
+    struct tf_archive_merge_stats st;
+    assert_int_equal(tf_archive_merge(m, src, &st, &err), 0);
+    assert_int_equal(m->kernels[0].nrows, 1);
+
+    /* The run went on: config 4 re-measured in phase 2, in the same run. The
+     * copy merged now is older about the session (no end yet). */
+    row.r.phase = 2;
+    tf_archive_append(sk, &row);
+    src->sessions[0].end = 0;
+    assert_int_equal(tf_archive_merge(m, src, &st, &err), 0);
+    assert_int_equal(st.runs_present, 1);
+    assert_int_equal(st.rows, 1);
+    assert_int_equal(st.rows_to_present, 1);
+    assert_int_equal(m->kernels[0].nrows, 2);
+    assert_int_equal(m->kernels[0].rows[1].r.phase, 2);
+    assert_int_equal(m->nsessions, 1);
+    assert_true(m->sessions[0].end == 1714563600.0);
+
+    /* The same job, start and command under another Slurm job id: another run. */
+    struct tf_archive *twin = tf_archive_create();
+    tf_archive_add_device(twin, &d);
+    struct tf_archive_run other = run;
+    tf_strlcpy(other.slurm_job_id, "4243", sizeof other.slurm_job_id);
+    tf_archive_add_run(twin, &other);
+    struct tf_archive_kernel *tk = tf_archive_kernel_for(twin, &gemm.k, &err);
+    assert_non_null(tk);
+    tf_archive_problem_for(tk, &gemm.k, 0);
+    tf_archive_append(tk, &row); /* config 4, phase 2: the same key but for the run */
+    assert_int_equal(tf_archive_merge(m, twin, &st, &err), 0);
+    assert_int_equal(st.runs, 1);
+    assert_int_equal(m->nruns, 2);
+    assert_int_equal(m->kernels[0].nrows, 3);
+    assert_int_equal(m->kernels[0].rows[2].run, 1);
+
+    tf_archive_destroy(twin);
+    tf_archive_destroy(m);
+    tf_archive_destroy(src);
+    tk_free(&gemm);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -2036,6 +2198,8 @@ int main(void)
         cmocka_unit_test(test_archive_without_provenance),
         cmocka_unit_test(test_bad_provenance),
         cmocka_unit_test(test_merge_provenance),
+        cmocka_unit_test(test_merge_identities),
+        cmocka_unit_test(test_edited_references_at_the_bound),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
