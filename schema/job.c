@@ -389,8 +389,8 @@ static int read_positive(struct jload *L, yaml_node_t *v, const char *key, bool 
         return -1;
     if (!(zero ? *out >= 0 : *out > 0) || !(*out <= hi))
         return tf_ydoc_fail(&L->d, v, L->err, TF_ERR_SCHEMA,
-                            "'%s' must be %s and at most %g, found %g", key,
-                            zero ? ">= 0" : "> 0", hi, *out);
+                            "'%s' must be %s and at most %g, found %s", key,
+                            zero ? ">= 0" : "> 0", hi, (const char *)v->data.scalar.value);
     return 0;
 }
 

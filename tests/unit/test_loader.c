@@ -1536,7 +1536,7 @@ static void test_job_setting_bounds(void **state)
                                               "1000000, found 1000001"},
         {"search: {time_budget: 1e9}\n", 0, 0, NULL},
         {"search: {time_budget: 1000000001}\n", 3, 23,
-         "'time_budget' must be > 0 and at most 1e+09, found 1e+09"},
+         "'time_budget' must be > 0 and at most 1e+09, found 1000000001"},
         {"search: {patience: 3, noise: 1}\n", 0, 0, NULL},
         {"search: {patience: 3, noise: 1.5}\n", 3, 30, "'noise' must be >= 0 and at most 1"},
         /* the deadline must exceed max_time + energy_time: equal is too short */
