@@ -2,7 +2,7 @@
 # bench/stage-device-extra.sh - stage the libraries the GPU machine lacks beyond
 # libyaml (which ../shared/device/stage brings): jansson and zlib's headers (Kernel
 # Tuner caches, schema/ktcache.c) and LAPACKE with its BLAS/LAPACK (the bayes
-# strategy's Gaussian process), and cmocka (tests/unit/test_cuda on the GPU). The GPU machine has no network, so Debian's
+# strategy's Gaussian process, over OpenBLAS as scripts/deps.sh installs it), and cmocka (tests/unit/test_cuda on the GPU). The GPU machine has no network, so Debian's
 # packages are downloaded here (apt-get download, no install) into .device/extra/,
 # the git-ignored folder that travels with the tree. Run once after
 # ../shared/device/stage, from the project root:
@@ -15,7 +15,8 @@ cd "$(git rev-parse --show-toplevel)"
 mkdir -p .device/extra
 (cd .device/extra && apt-get download libjansson4 libjansson-dev zlib1g-dev \
     liblapacke liblapacke-dev liblapack3 liblapack-dev libblas3 libblas-dev \
-    libtmglib3 libtmglib-dev libgfortran5 libquadmath0 libcmocka0 libcmocka-dev 2>&1 | { grep -v '^W: Download is performed unsandboxed' || true; })
+    libtmglib3 libtmglib-dev libgfortran5 libquadmath0 libcmocka0 libcmocka-dev \
+    libopenblas0-serial 2>&1 | { grep -v '^W: Download is performed unsandboxed' || true; })
 cat >.device/extra.sh <<'ENV'
 # Sourced on the GPU machine after env.sh: unpack the staged packages into
 # /tmp/extra and point pkg-config, the compiler, the linker and the loader at them
@@ -33,6 +34,11 @@ for pc in "$lib"/pkgconfig/*.pc; do
 done
 for so in blas/libblas lapack/liblapack; do
     ln -sf "$lib/$so.so.3" "$lib/$(basename $so).so.3"; ln -sf "$lib/$so.so.3" "$lib/$(basename $so).so"
+done
+# OpenBLAS (serial) under LAPACKE at run time, as scripts/deps.sh installs it
+# (the alternatives' choice); the link above keeps the reference names for -l.
+for so in libblas.so.3 liblapack.so.3 libopenblas.so.0; do
+    [ -e "$lib/openblas-serial/$so" ] && ln -sf "$lib/openblas-serial/$so" "$lib/$so"
 done
 export PKG_CONFIG_PATH=$lib/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}
 export CPATH=/tmp/extra/usr/include${CPATH:+:$CPATH}
