@@ -38,6 +38,7 @@
 /* What a file says, before it becomes an archive model. */
 struct draft {
     const char *path;
+    bool t4;                  /* a T4 file (else a Kernel Tuner cache) */
     char kernel[TF_KERNEL_NAME_MAX];
     char problem[TF_PROBLEM_NAME_MAX + 1];
     int nparams;
@@ -959,7 +960,10 @@ static int settle_device(struct draft *d, const struct tf_import_options *o, str
         return -1;
     if (!dev->name[0])
         return bad(err, d, "the file names no device (%s): give --device NAME, and --arch "
-                   "and --vendor if you know them", "its device_name is empty or missing");
+                   "and --vendor if you know them",
+                   d->t4 ? "T4 has no device field, and the file has no tunefarm.device "
+                           "of a tunefarm export"
+                         : "its device_name is empty or missing");
     /* A device class is "backend/arch/name" (the name may hold '/'): a '/'
      * in the arch would make two devices of different arches one class. */
     if (strchr(dev->arch, '/'))
@@ -1125,6 +1129,7 @@ struct tf_archive *tf_import_file(const char *path, const struct tf_import_optio
         rc = read_kt(root, &d, err);
     } else if (json_is_object(root) && json_object_get(root, "results")) {
         info->format = "T4";
+        d.t4 = true;
         rc = read_t4(root, &d, err);
     } else {
         rc = bad(err, &d, "neither a Kernel Tuner cache (an object with tune_params_keys, "

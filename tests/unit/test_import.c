@@ -274,6 +274,13 @@ static void test_t4(void **state)
     struct tf_archive *a = tf_import_file(path, &none, &info, &err);
     assert_null(a);
     assert_non_null(strstr(err.message, "--kernel"));
+    /* Named kernel, no device: T4 has no device field, so the error must not
+     * speak of Kernel Tuner's device_name (review D). */
+    struct tf_import_options k_only = {.kernel = "k"};
+    assert_null(tf_import_file(path, &k_only, &info, &err));
+    assert_non_null(strstr(err.message, "give --device NAME"));
+    assert_non_null(strstr(err.message, "T4 has no device field"));
+    assert_null(strstr(err.message, "device_name"));
     struct tf_import_options o = {.kernel = "k", .device = "Test GPU", .vendor = "Acme"};
     a = tf_import_file(path, &o, &info, &err);
     if (a == NULL)
