@@ -1396,6 +1396,20 @@ static void coordinator_print_plan(const struct coordinator *c)
                 k->name, k->problems[t->problem].name, c->classes[t->klass].name,
                 (unsigned long long)t->total, valid,
                 (unsigned long long)tf_space_cartesian(t->space));
+        /* A default the constraints or the device's limits exclude is never
+         * measured: say so here, or the summary's empty speedup is a riddle. */
+        uint64_t def;
+        bool def_valid = true;
+        struct tf_error e;
+        if (tf_kernel_default_for(k, t->problem, &def) &&
+            tf_space_is_valid(t->space, def, &def_valid, &e) == 0 && !def_valid) {
+            char text[256];
+            tf_kernel_format_config(k, def, text, sizeof text);
+            fprintf(stderr, "  %-10s %-8s the default (%s) is not valid here (a constraint or "
+                            "a limit of the device excludes it): it is not measured, and the "
+                            "summary has no speedup over it\n",
+                    k->name, k->problems[t->problem].name, text);
+        }
         if (c->job->nwarm > 0) {
             fprintf(stderr, "  %-10s %-8s warm start: %llu configurations from %d device "
                             "class(es) first",

@@ -149,6 +149,20 @@ expect_fail "random with budget 2^62 on a space of 10^11: refused (exit 2)" 2 \
 check "  at the budget's file:line:col, saying the most it draws, writing nothing" sh -c \
     "grep -q 's_huge.yaml:4:36: error: .*at most 67108864 configurations' '$TMP/last' && [ ! -e s_huge.h5 ]"
 
+# A default the constraints exclude is never measured: the plan says so under
+# its (kernel, problem, device) instead of leaving the summary's empty speedup
+# unexplained. X=5 Y=0: (5 + 0) % 6 == 5.
+mkdir -p bad_default
+sed -e 's/^default: .*/default: {X: 5, Y: 0, Z: a}/' \
+    -e "s|\.\./replay_small/|$ROOT/tests/fixtures/replay_small/|" \
+    "$ROOT/tests/fixtures/replay_bowl/kernel.yaml" >bad_default/kernel.yaml
+printf '%s\n' 'name: s_baddef' 'kernels: [{kernel: ./bad_default}]' 'targets: [replay]' \
+    'search: {strategy: local, budget: 20, seed: 3}' >s_baddef.yaml
+if "$TF" run s_baddef.yaml -o s_baddef.h5 --replay null: --workers 1 >s_baddef.out 2>&1 &&
+   contains s_baddef.out "search_bowl base     the default (X=5 Y=0 Z=a) is not valid here"; then
+    pass "an invalid default: the plan says it is not measured"
+else fail "an invalid default: expected the plan to say so" s_baddef.out; fi
+
 # term_and_wait AFTER SECONDS PATTERN: SIGTERM to the run $RUN_PID after AFTER
 # seconds; 0 with its exit in RUN_RC if it ends within SECONDS, else 1 with it
 # and every process whose command line holds PATTERN killed.
