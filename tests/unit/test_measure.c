@@ -222,6 +222,17 @@ static void test_failure_mid_way(void **state)
     s = (struct script){.values = v, .count = 1, .fail_at = 1, .fail_status = TF_STATUS_TIMEOUT};
     assert_int_equal(tf_measure_run(&m, &sm, &st, &err), TF_STATUS_TIMEOUT);
     assert_int_equal(st.n, 0);
+
+    /* The samples before the failure were noisy (rsd ~0.5): still not marked
+     * noisy, a failed measurement is not a measurement (the constant samples
+     * above could not tell). */
+    const double spread[] = {0.001, 0.003, 0.001, 0.003};
+    s = (struct script){.values = spread, .count = 4, .fail_at = 6,
+                        .fail_status = TF_STATUS_RUNTIME_ERROR};
+    assert_int_equal(tf_measure_run(&m, &sm, &st, &err), TF_STATUS_RUNTIME_ERROR);
+    assert_int_equal(st.n, 3);
+    assert_true(st.rsd > m.max_noise);
+    assert_int_equal(st.noisy, 0);
 }
 
 static void test_bad_timer(void **state)
