@@ -405,6 +405,29 @@ static void test_nan_timer(void **state)
     free(b);
 }
 
+/* The rule is "rsd at most max_noise": samples whose rsd equals max_noise
+ * exactly stop it, quiet. Samples 1 s and 3 s: Welford's mean 2, m2 2, rsd
+ * sqrt(2) / 2, the same bits as max_noise below; a third sample (100 s)
+ * would be taken if the bound were strict. */
+static void test_noise_bound_is_inclusive(void **state)
+{
+    (void)state;
+    const double v[] = {1.0, 3.0, 100.0};
+    struct script s = {.values = v, .count = 3};
+    struct tf_sampler sm = {.launch = script_launch, .ctx = &s};
+    struct tf_measure m = settings();
+    m.warmup = 0;
+    m.min_samples = 2;
+    m.min_time = 1e-6;
+    m.max_time = 1000;
+    m.max_noise = sqrt(2.0) / 2.0;
+    struct tf_stats st;
+    struct tf_error err = {0};
+    assert_int_equal(tf_measure_run(&m, &sm, &st, &err), TF_STATUS_OK);
+    assert_int_equal(st.n, 2);
+    assert_int_equal(st.noisy, 0);
+}
+
 /* Samples of 1, 3, 2 ms through the whole protocol: the median is the middle
  * one (2), the minimum the smallest (1), the mean neither. */
 static void test_median_and_min_of_protocol(void **state)
@@ -446,6 +469,7 @@ int main(void)
         cmocka_unit_test(test_batched_limits_and_wrong_result),
         cmocka_unit_test(test_nan_timer),
         cmocka_unit_test(test_median_and_min_of_protocol),
+        cmocka_unit_test(test_noise_bound_is_inclusive),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
