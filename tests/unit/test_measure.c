@@ -428,6 +428,30 @@ static void test_noise_bound_is_inclusive(void **state)
     assert_int_equal(st.noisy, 0);
 }
 
+/* Batched and noisy for ever: each batch grows by half the samples so far
+ * (up to TF_MAX_BATCH), so 4000 samples take a few dozen round trips to the
+ * device, not one per sample (the reason batches exist). */
+static void test_batched_noise_grows_batches(void **state)
+{
+    (void)state;
+    double alternating[64]; /* ~1 and ~2 us (rsd ~0.33); the last one repeats after */
+    for (int i = 0; i < 64; i++)
+        alternating[i] = i % 2 ? 0x1p-19 : 0x1p-20;
+    struct batches b = {.s = {.values = alternating, .count = 64}};
+    struct tf_sampler sm = {no_launch, NULL, &b, batch_enqueue, batch_collect, NULL, 0, NULL};
+    struct tf_measure m = settings();
+    m.warmup = 0;
+    m.min_time = 1e-9;
+    m.max_samples = 4000;
+    struct tf_stats st;
+    struct tf_error err = {0};
+    assert_int_equal(tf_measure_run(&m, &sm, &st, &err), TF_STATUS_OK);
+    assert_int_equal(st.n, 4000);
+    assert_int_equal(st.noisy, 1);
+    if (b.enqueues > 40)
+        fail_msg("%d round trips for %u noisy samples", b.enqueues, st.n);
+}
+
 /* Samples of 1, 3, 2 ms through the whole protocol: the median is the middle
  * one (2), the minimum the smallest (1), the mean neither. */
 static void test_median_and_min_of_protocol(void **state)
@@ -470,6 +494,7 @@ int main(void)
         cmocka_unit_test(test_nan_timer),
         cmocka_unit_test(test_median_and_min_of_protocol),
         cmocka_unit_test(test_noise_bound_is_inclusive),
+        cmocka_unit_test(test_batched_noise_grows_batches),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
