@@ -129,6 +129,17 @@ static void test_first_bad_index_message(void **state)
     /* zero elements always pass */
     assert_int_equal(tf_verify("out", TF_ELEM_F32, got, ref, 0, 0, 0, msg, sizeof msg),
                      TF_STATUS_OK);
+    /* An element exactly at the tolerance (|1.5 - 1| = rtol * |1|) passes, so
+     * the first bad one named is the one after it, for floats and doubles:
+     * the count and the search for the first must apply the same rule. */
+    const float fref[] = {1, 1, 1, 1}, fgot[] = {1.5f, 1, 3, 1};
+    assert_int_equal(tf_verify("f", TF_ELEM_F32, fgot, fref, 4, 0.5, 0, msg, sizeof msg),
+                     TF_STATUS_WRONG_RESULT);
+    assert_string_equal(msg, "f[2] = 3, expected 1 (1 of 4 wrong)");
+    const double dref[] = {1, 1, 1, 1}, dgot[] = {1.5, 1, 3, 1};
+    assert_int_equal(tf_verify("d", TF_ELEM_F64, dgot, dref, 4, 0.5, 0, msg, sizeof msg),
+                     TF_STATUS_WRONG_RESULT);
+    assert_string_equal(msg, "d[2] = 3, expected 1 (1 of 4 wrong)");
 }
 
 /* The checksum the device comparison checks its expected copy with
