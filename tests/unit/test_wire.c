@@ -350,6 +350,38 @@ static void test_truncated_and_foreign_messages(void **state)
     tf_buf_free(&b);
 }
 
+/* The encoding itself, byte for byte: little-endian integers, doubles by
+ * their IEEE bits, strings as a u32 length and the bytes (wire.c's header).
+ * Journals keep results in it across builds, and ranks of different builds
+ * must agree: a round trip alone would pass with any byte order. */
+static void test_encoding_bytes(void **state)
+{
+    (void)state;
+    struct tf_buf b = {0};
+    tf_buf_put_u32(&b, 0x01020304u);
+    tf_buf_put_u64(&b, 0x0102030405060708ull);
+    tf_buf_put_f64(&b, 1.0); /* 0x3ff0000000000000 */
+    tf_buf_put_str(&b, "ab");
+    const unsigned char want[] = {4, 3, 2, 1, 8, 7, 6, 5, 4, 3, 2, 1,
+                                  0, 0, 0, 0, 0, 0, 0xf0, 0x3f, 2, 0, 0, 0, 'a', 'b'};
+    assert_int_equal(b.len, sizeof want);
+    assert_memory_equal(b.data, want, sizeof want);
+    /* and bytes written by another build decode to the same values */
+    struct tf_buf in = {.data = (unsigned char *)want, .len = sizeof want, .cap = sizeof want};
+    uint32_t u32;
+    uint64_t u64;
+    double f64;
+    char str[3];
+    assert_int_equal(tf_buf_get_u32(&in, &u32), 0);
+    assert_int_equal(tf_buf_get_u64(&in, &u64), 0);
+    assert_int_equal(tf_buf_get_f64(&in, &f64), 0);
+    assert_int_equal(tf_buf_get_str(&in, str, sizeof str), 0);
+    assert_true(u32 == 0x01020304u && u64 == 0x0102030405060708ull && f64 == 1.0);
+    assert_string_equal(str, "ab");
+    assert_int_equal(in.pos, in.len);
+    tf_buf_free(&b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -359,6 +391,7 @@ int main(void)
         cmocka_unit_test(test_result_v2),
         cmocka_unit_test(test_work_and_job_round_trip),
         cmocka_unit_test(test_truncated_and_foreign_messages),
+        cmocka_unit_test(test_encoding_bytes),
     };
     return cmocka_run_group_tests_name("wire", tests, NULL, NULL);
 }
