@@ -382,6 +382,36 @@ static void test_encoding_bytes(void **state)
     tf_buf_free(&b);
 }
 
+/* Strings against the reader's buffer: one that fills it with its
+ * terminator fits, one a byte longer is refused (its terminator would land
+ * past the buffer); a length beyond the message is refused by both readers,
+ * the allocating one too. */
+static void test_string_bounds(void **state)
+{
+    (void)state;
+    struct tf_buf b = {0};
+    char out[4];
+    tf_buf_put_str(&b, "abc");
+    assert_int_equal(tf_buf_get_str(&b, out, sizeof out), 0);
+    assert_string_equal(out, "abc");
+    b.len = b.pos = 0;
+    tf_buf_put_str(&b, "abcd");
+    struct {
+        char out[4];
+        char guard; /* where a terminator past out[] would land */
+    } g = {.guard = 'G'};
+    assert_int_not_equal(tf_buf_get_str(&b, g.out, sizeof g.out), 0);
+    assert_int_equal(g.guard, 'G');
+    /* a length of 5 with 3 bytes after it */
+    b.len = b.pos = 0;
+    tf_buf_put_u32(&b, 5);
+    tf_buf_put_bytes(&b, "abc", 3);
+    assert_int_not_equal(tf_buf_get_str(&b, out, sizeof out), 0);
+    b.pos = 0;
+    assert_null(tf_buf_get_strdup(&b));
+    tf_buf_free(&b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -392,6 +422,7 @@ int main(void)
         cmocka_unit_test(test_work_and_job_round_trip),
         cmocka_unit_test(test_truncated_and_foreign_messages),
         cmocka_unit_test(test_encoding_bytes),
+        cmocka_unit_test(test_string_bounds),
     };
     return cmocka_run_group_tests_name("wire", tests, NULL, NULL);
 }
