@@ -412,6 +412,33 @@ static void test_string_bounds(void **state)
     tf_buf_free(&b);
 }
 
+/* A peer of a newer tunefarm may send more device properties than this one
+ * knows: ours are kept, the rest are skipped (consumed, not written past the
+ * array), and the message still decodes to its end. */
+static void test_device_with_more_properties(void **state)
+{
+    (void)state;
+    struct tf_device d = sample_device();
+    struct tf_buf b = {0};
+    tf_buf_put_device(&b, &d);
+    /* the property count precedes the properties, the message's last field */
+    const size_t at = b.len - 8 * (size_t)TF_DEVPROP_COUNT - 4;
+    const uint32_t more = TF_DEVPROP_COUNT + 2;
+    for (int i = 0; i < 4; i++)
+        b.data[at + (size_t)i] = (unsigned char)(more >> (8 * i));
+    tf_buf_put_u64(&b, 0x1111);
+    tf_buf_put_u64(&b, 0x2222);
+    struct {
+        struct tf_device d;
+        int64_t guard; /* where a property past props[] would land */
+    } back = {.guard = -7};
+    assert_int_equal(tf_buf_get_device(&b, &back.d), 0);
+    assert_int_equal(b.pos, b.len);
+    assert_memory_equal(&back.d, &d, sizeof d);
+    assert_int_equal(back.guard, -7);
+    tf_buf_free(&b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -423,6 +450,7 @@ int main(void)
         cmocka_unit_test(test_truncated_and_foreign_messages),
         cmocka_unit_test(test_encoding_bytes),
         cmocka_unit_test(test_string_bounds),
+        cmocka_unit_test(test_device_with_more_properties),
     };
     return cmocka_run_group_tests_name("wire", tests, NULL, NULL);
 }
