@@ -439,6 +439,28 @@ static void test_device_with_more_properties(void **state)
     tf_buf_free(&b);
 }
 
+/* The header's payload length must match: a message with bytes its header
+ * does not declare is refused at open, even one no decoder reads (REQUEST,
+ * STOP), and so is one declaring more than it has. */
+static void test_declared_length(void **state)
+{
+    (void)state;
+    struct tf_buf b = {0};
+    struct tf_error err;
+    enum tf_msg_type type;
+    tf_wire_request(&b);
+    assert_int_equal(tf_wire_open(&b, &type, &err), 0);
+    assert_int_equal(type, TF_MSG_REQUEST);
+    tf_buf_put_u8(&b, 0); /* declared 0 payload bytes, has 1 */
+    assert_int_not_equal(tf_wire_open(&b, &type, &err), 0);
+    assert_non_null(strstr(err.message, "declares 0 payload bytes but has 1"));
+    tf_wire_stop(&b);
+    b.data[12] = 4; /* declares 4, has 0 */
+    assert_int_not_equal(tf_wire_open(&b, &type, &err), 0);
+    assert_non_null(strstr(err.message, "declares 4 payload bytes but has 0"));
+    tf_buf_free(&b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -451,6 +473,7 @@ int main(void)
         cmocka_unit_test(test_encoding_bytes),
         cmocka_unit_test(test_string_bounds),
         cmocka_unit_test(test_device_with_more_properties),
+        cmocka_unit_test(test_declared_length),
     };
     return cmocka_run_group_tests_name("wire", tests, NULL, NULL);
 }
