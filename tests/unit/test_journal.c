@@ -737,6 +737,60 @@ static void test_identity(void **state)
     tk_free(&gemm);
 }
 
+/* An archive of two kernels, two devices and two runs: each record goes
+ * back to its own kernel with its own run and device index. Every other
+ * test's archive has one of each, where a record put in kernel 0, or its
+ * run and device read the other way round, would still look right. */
+static struct tf_archive *make_wide_archive(struct test_kernel *gemm, struct test_kernel *vecadd)
+{
+    struct tf_error err = {0};
+    struct tf_archive *a = make_archive(gemm);
+    make_vecadd(vecadd);
+    struct tf_device d = make_device("host", "CPU", "cpu-1", "node2");
+    assert_int_equal(tf_archive_add_device(a, &d), 1);
+    struct tf_archive_run run = make_run("demo", 1714570000.0, 0);
+    assert_int_equal(tf_archive_add_run(a, &run), 1);
+    struct tf_archive_kernel *ak = tf_archive_kernel_for(a, &vecadd->k, &err);
+    assert_non_null(ak);
+    tf_archive_problem_for(ak, &vecadd->k, 0);
+    assert_int_equal(a->nkernels, 2);
+    return a;
+}
+
+static void test_replay_keeps_kernel_run_and_device(void **state)
+{
+    (void)state;
+    struct test_kernel gemm, vecadd;
+    struct tf_error err = {0};
+    struct tf_journal_replay rep;
+    unlink(journal);
+    struct tf_journal *j = tf_journal_open(archive, &err);
+    assert_non_null(j);
+    reset_to(j, 0);
+    const uint32_t kernels[3] = {1, 0, 1};
+    struct tf_archive_row rows[3] = {make_row(2, 1e-3), make_row(1, 2e-3), make_row(0, 3e-3)};
+    rows[0].r.problem = rows[2].r.problem = 0; /* vecadd has one problem */
+    rows[0].run = 1;                           /* run 1 on device 0 */
+    rows[1].device = 1;                        /* run 0 on device 1 */
+    rows[2].run = rows[2].device = 1;
+    assert_int_equal(tf_journal_append(j, kernels, rows, 3, &err), 0);
+    tf_journal_close(j);
+    struct tf_archive *a = make_wide_archive(&gemm, &vecadd);
+    if (tf_journal_replay(NULL, archive, a, &rep, &err) != 0)
+        fail_msg("replay: %s", err.message);
+    assert_int_equal(rep.records, 3);
+    assert_int_equal(a->kernels[0].nrows, 1);
+    assert_int_equal(a->kernels[1].nrows, 2);
+    const struct tf_archive_row *g = &a->kernels[0].rows[0], *v = a->kernels[1].rows;
+    assert_true(g->r.config == 1 && g->run == 0 && g->device == 1 && g->r.problem == 1);
+    assert_true(v[0].r.config == 2 && v[0].run == 1 && v[0].device == 0);
+    assert_true(v[1].r.config == 0 && v[1].run == 1 && v[1].device == 1);
+    assert_true(v[1].r.time_median == 3e-3);
+    tf_archive_destroy(a);
+    tk_free(&vecadd);
+    tk_free(&gemm);
+}
+
 /* Format 1 (16-byte header "TFJRNL01" + checkpoint, no id): read beside an
  * archive without an id (both written before ids), refused beside one with. */
 static void test_old_format(void **state)
@@ -886,6 +940,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_undecodable_record, setup, teardown),
         cmocka_unit_test_setup_teardown(test_warnings_and_version_2_records, setup, teardown),
         cmocka_unit_test_setup_teardown(test_identity, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_replay_keeps_kernel_run_and_device, setup, teardown),
         cmocka_unit_test_setup_teardown(test_old_format, setup, teardown),
         cmocka_unit_test_setup_teardown(test_records_before_wire_3, setup, teardown),
         cmocka_unit_test_setup_teardown(test_open_read, setup, teardown),
