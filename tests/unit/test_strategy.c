@@ -731,6 +731,52 @@ static void test_value_order_and_tell_edges(void **state)
     tf_strategy_destroy(s);
 }
 
+/* The space of test_value_order_and_tell_edges, all checks working. */
+static struct tf_strategy_space edge_space_of(struct edge_space *ctx)
+{
+    static const double p0[5] = {256, 32, 128, 64, 16};
+    static const int radix[2] = {5, 3};
+    static const double *const values[2] = {p0, NULL};
+    ctx->broken = false;
+    return (struct tf_strategy_space){.nparams = 2, .radix = radix, .values = values,
+                                      .cartesian = 15, .valid_count = 14,
+                                      .is_valid = edge_valid, .next_valid = edge_next,
+                                      .ctx = ctx};
+}
+
+/* Patience counts results since the last improvement beyond the noise: a
+ * better time within the noise is no improvement, and an improvement starts
+ * the count again. */
+static void test_patience_counts_from_improvement(void **state)
+{
+    (void)state;
+    struct edge_space ctx;
+    const struct tf_strategy_space sp = edge_space_of(&ctx);
+    struct tf_error err = {0};
+    /* patience 2, noise 10%: 0.95 and 0.93 are within 10% of 1.0 */
+    struct tf_search_limits lim = {.patience = 2, .noise = 0.1};
+    struct tf_strategy *s = tf_strategy_create("random", &sp, NULL, 0, 1, &lim, &err);
+    assert_non_null(s);
+    assert_int_equal(tf_strategy_tell(s, 0, 1.0, TF_STATUS_OK, &err), 0);
+    assert_int_equal(tf_strategy_tell(s, 1, 0.95, TF_STATUS_OK, &err), 0);
+    assert_int_equal(tf_strategy_stopped(s), TF_STOP_NONE);
+    assert_int_equal(tf_strategy_tell(s, 2, 0.93, TF_STATUS_OK, &err), 0);
+    assert_int_equal(tf_strategy_stopped(s), TF_STOP_PATIENCE);
+    tf_strategy_destroy(s);
+    /* patience 3: two without improvement, an improvement (0.5), then two
+     * more still leave room; the third after the improvement ends it */
+    lim.patience = 3;
+    s = tf_strategy_create("random", &sp, NULL, 0, 1, &lim, &err);
+    assert_non_null(s);
+    const double times[] = {1.0, 2.0, 2.0, 0.5, 2.0, 2.0};
+    for (uint64_t i = 0; i < 6; i++)
+        assert_int_equal(tf_strategy_tell(s, i, times[i], TF_STATUS_OK, &err), 0);
+    assert_int_equal(tf_strategy_stopped(s), TF_STOP_NONE);
+    assert_int_equal(tf_strategy_tell(s, 8, 2.0, TF_STATUS_OK, &err), 0);
+    assert_int_equal(tf_strategy_stopped(s), TF_STOP_PATIENCE);
+    tf_strategy_destroy(s);
+}
+
 static void test_refusals(void **state)
 {
     (void)state;
@@ -1861,6 +1907,7 @@ int main(void)
         cmocka_unit_test(test_boxcox_lambda),
         cmocka_unit_test(test_patience_and_failures),
         cmocka_unit_test(test_value_order_and_tell_edges),
+        cmocka_unit_test(test_patience_counts_from_improvement),
         cmocka_unit_test(test_refusals),
         cmocka_unit_test(test_kernel_space),
         cmocka_unit_test(test_job_search_fields),
