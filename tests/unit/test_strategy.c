@@ -777,6 +777,34 @@ static void test_patience_counts_from_improvement(void **state)
     tf_strategy_destroy(s);
 }
 
+/* An ask for more than the budget has left gets what is left, then nothing
+ * (every other test asks in batches that divide the budget). */
+static void test_budget_clamps_an_ask(void **state)
+{
+    (void)state;
+    struct edge_space ctx;
+    const struct tf_strategy_space sp = edge_space_of(&ctx);
+    struct tf_error err = {0};
+    for (int i = 0; tf_strategies[i]; i++) {
+        struct tf_search_limits lim = {.budget = 5};
+        struct tf_strategy *s = tf_strategy_create(tf_strategies[i]->name, &sp, NULL, 0, 3, &lim,
+                                                   &err);
+        assert_non_null(s);
+        uint64_t x[8];
+        int got = 0;
+        assert_int_equal(tf_strategy_ask(s, x, 3, &got, &err), 0);
+        assert_int_equal(got, 3);
+        assert_int_equal(tf_strategy_ask(s, x + 3, 3, &got, &err), 0);
+        if (got != 2)
+            fail_msg("%s: %d proposed with 2 of the budget left", tf_strategies[i]->name, got);
+        assert_int_equal(tf_strategy_proposed(s), 5);
+        assert_int_equal(tf_strategy_stopped(s), TF_STOP_BUDGET);
+        assert_int_equal(tf_strategy_ask(s, x, 3, &got, &err), 0);
+        assert_int_equal(got, 0);
+        tf_strategy_destroy(s);
+    }
+}
+
 static void test_refusals(void **state)
 {
     (void)state;
@@ -1908,6 +1936,7 @@ int main(void)
         cmocka_unit_test(test_patience_and_failures),
         cmocka_unit_test(test_value_order_and_tell_edges),
         cmocka_unit_test(test_patience_counts_from_improvement),
+        cmocka_unit_test(test_budget_clamps_an_ask),
         cmocka_unit_test(test_refusals),
         cmocka_unit_test(test_kernel_space),
         cmocka_unit_test(test_job_search_fields),
