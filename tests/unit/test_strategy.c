@@ -805,6 +805,37 @@ static void test_budget_clamps_an_ask(void **state)
     }
 }
 
+/* local expands the neighbourhoods of its `chains` best results, not only
+ * the best one's: after (32, 0) at 1.0 and (256, 2) at 2.0, reach 1, seven
+ * proposals are the four neighbours of the first and the three of the
+ * second (by value: 16 and 64, 128), whatever their order. */
+static void test_local_expands_several_chains(void **state)
+{
+    (void)state;
+    struct edge_space ctx;
+    const struct tf_strategy_space sp = edge_space_of(&ctx);
+    struct tf_error err = {0};
+    struct tf_strategy_option o[2] = {{"init", "2"}, {"reach", "1"}};
+    struct tf_strategy *s = tf_strategy_create("local", &sp, o, 2, 1, NULL, &err);
+    assert_non_null(s);
+    assert_int_equal(tf_strategy_tell(s, 1 * 3 + 0, 1.0, TF_STATUS_OK, &err), 0);
+    assert_int_equal(tf_strategy_tell(s, 0 * 3 + 2, 2.0, TF_STATUS_OK, &err), 0);
+    uint64_t got_cfg[7];
+    int got = 0;
+    assert_int_equal(tf_strategy_ask(s, got_cfg, 7, &got, &err), 0);
+    assert_int_equal(got, 7);
+    bool want[15] = {false};
+    want[4 * 3 + 0] = want[3 * 3 + 0] = want[1 * 3 + 1] = want[1 * 3 + 2] = true; /* (32, 0)'s */
+    want[2 * 3 + 2] = want[0 * 3 + 0] = want[0 * 3 + 1] = true;                   /* (256, 2)'s */
+    for (int i = 0; i < got; i++) {
+        if (!want[got_cfg[i]])
+            fail_msg("local proposed %llu, a neighbour of neither of its two best",
+                     (unsigned long long)got_cfg[i]);
+        want[got_cfg[i]] = false; /* and none twice */
+    }
+    tf_strategy_destroy(s);
+}
+
 static void test_refusals(void **state)
 {
     (void)state;
@@ -1937,6 +1968,7 @@ int main(void)
         cmocka_unit_test(test_value_order_and_tell_edges),
         cmocka_unit_test(test_patience_counts_from_improvement),
         cmocka_unit_test(test_budget_clamps_an_ask),
+        cmocka_unit_test(test_local_expands_several_chains),
         cmocka_unit_test(test_refusals),
         cmocka_unit_test(test_kernel_space),
         cmocka_unit_test(test_job_search_fields),
