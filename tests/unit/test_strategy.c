@@ -1900,6 +1900,56 @@ static void test_plan_stops(void **state)
     tf_bundle_destroy(b);
 }
 
+/* Hand out one configuration of brute force's next slice, or UINT64_MAX
+ * when the plan has nothing more. */
+static uint64_t next_one(struct tf_plan *p, uint32_t *phase)
+{
+    struct tf_error err;
+    struct tf_work w;
+    const int64_t got = tf_plan_next_slice(p, 0, 1, &w, &err);
+    assert_true(got >= 0);
+    if (got == 0)
+        return UINT64_MAX;
+    assert_int_equal(got, 1);
+    uint64_t config = w.lo;
+    if (w.list != NULL)
+        config = w.list[0];
+    else
+        assert_int_equal(tf_space_next(p->tasks[0].space, w.lo, w.hi, &config, &err), 1);
+    *phase = w.phase;
+    free(w.list);
+    return config;
+}
+
+/* Patience on a cheap path, result by result: 1.0, 2.0, then 0.95 (better,
+ * but within the noise of 10%: no improvement), then 0.5 (an improvement:
+ * the count starts again), then no improvement three times: the search
+ * ends after exactly 7 results, not 5 (count not reset) nor 8 (one late). */
+static void test_plan_patience_counts(void **state)
+{
+    (void)state;
+    struct tf_job *j;
+    struct tf_bundle *b;
+    struct tf_device dev;
+    struct tf_plan *p = plan_for("{strategy: brute_force, patience: 3, noise: 0.1}", &j, &b, &dev);
+    const double times[] = {1.0, 2.0, 0.95, 0.5, 2.0, 2.0, 2.0, 2.0, 2.0, 2.0};
+    uint64_t n = 0, config;
+    uint32_t phase;
+    while ((config = next_one(p, &phase)) != UINT64_MAX) {
+        assert_true(n < sizeof times / sizeof *times);
+        struct tf_result x = {.config = config, .phase = (uint8_t)phase, .time_median = times[n]};
+        tf_plan_record(p, &p->tasks[0], &x);
+        n++;
+    }
+    assert_int_equal(n, 7);
+    assert_int_equal(p->tasks[0].stop, TF_PLAN_PATIENCE);
+    assert_int_equal(p->tasks[0].total, 7);
+    assert_true(tf_plan_task_complete(p, &p->tasks[0]));
+    tf_plan_destroy(p);
+    tf_job_destroy(j);
+    tf_bundle_destroy(b);
+}
+
 /* A space with nothing valid (problem `empty`: N = 0) and top_k: the search
  * ends before it starts, and so does its re-measure (nothing screened). The
  * task must be complete, or the run reports itself interrupted (exit 75) and
@@ -1979,6 +2029,7 @@ int main(void)
         cmocka_unit_test(test_plan_stops),
         cmocka_unit_test(test_plan_time_shared),
         cmocka_unit_test(test_plan_top_k_empty_space),
+        cmocka_unit_test(test_plan_patience_counts),
         cmocka_unit_test(test_warm_seeds),
         cmocka_unit_test(test_job_warm_start),
         cmocka_unit_test(test_plan_warm_start),
