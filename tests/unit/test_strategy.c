@@ -1950,6 +1950,61 @@ static void test_plan_patience_counts(void **state)
     tf_bundle_destroy(b);
 }
 
+/* A screening pass then its top k: the k fastest of what was screened,
+ * re-measured in index order, and the plan's total counts them (k, or all
+ * screened when fewer than k). */
+static void test_plan_top_k_fastest(void **state)
+{
+    (void)state;
+    struct tf_job *j;
+    struct tf_bundle *b;
+    struct tf_device dev;
+    struct tf_error err;
+    struct tf_plan *p = plan_for("{strategy: brute_force, budget: 12, top_k: 3}", &j, &b, &dev);
+    assert_int_equal(p->total, 12 + 3);
+    struct tf_work w;
+    assert_int_equal(tf_plan_next_slice(p, 0, 12, &w, &err), 12);
+    assert_int_equal(w.phase, 1);
+    uint64_t fastest[3], n = 0;
+    for (uint64_t c = w.lo; n < 12; c++) {
+        bool valid = false;
+        assert_int_equal(tf_space_is_valid(p->tasks[0].space, c, &valid, &err), 0);
+        if (!valid)
+            continue;
+        /* the n-th gets (7n mod 12) + 1 ms: n = 0, 7 and 2 the fastest (1, 2, 3 ms) */
+        const double ms = (double)((7 * n) % 12 + 1);
+        if (ms <= 3)
+            fastest[(size_t)ms - 1] = c;
+        struct tf_result x = {.config = c, .phase = 1, .time_median = 1e-3 * ms};
+        tf_plan_record(p, &p->tasks[0], &x);
+        n++;
+    }
+    /* in index order: n = 0 (1 ms), 2 (3 ms), 7 (2 ms) */
+    const uint64_t want[3] = {fastest[0], fastest[2], fastest[1]};
+    assert_true(want[0] < want[1] && want[1] < want[2]);
+    struct tf_work top;
+    assert_int_equal(tf_plan_next_slice(p, 0, 10, &top, &err), 3);
+    assert_int_equal(top.phase, 2);
+    assert_memory_equal(top.list, want, sizeof want);
+    assert_int_equal(p->total, 15);
+    free(top.list);
+    tf_plan_destroy(p);
+    tf_job_destroy(j);
+    tf_bundle_destroy(b);
+    /* A budget below k: all of it is re-measured, 2 + 2 planned, not 2 + 3. */
+    p = plan_for("{strategy: brute_force, budget: 2, top_k: 3}", &j, &b, &dev);
+    assert_int_equal(p->total, 4);
+    uint64_t a[8];
+    n = 0;
+    serve(p, 2, -1, a, &n, NULL);
+    assert_int_equal(n, 4);
+    assert_int_equal(p->total, 4);
+    assert_true(tf_plan_task_complete(p, &p->tasks[0]));
+    tf_plan_destroy(p);
+    tf_job_destroy(j);
+    tf_bundle_destroy(b);
+}
+
 /* A space with nothing valid (problem `empty`: N = 0) and top_k: the search
  * ends before it starts, and so does its re-measure (nothing screened). The
  * task must be complete, or the run reports itself interrupted (exit 75) and
@@ -2030,6 +2085,7 @@ int main(void)
         cmocka_unit_test(test_plan_time_shared),
         cmocka_unit_test(test_plan_top_k_empty_space),
         cmocka_unit_test(test_plan_patience_counts),
+        cmocka_unit_test(test_plan_top_k_fastest),
         cmocka_unit_test(test_warm_seeds),
         cmocka_unit_test(test_job_warm_start),
         cmocka_unit_test(test_plan_warm_start),
