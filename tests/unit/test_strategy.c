@@ -2005,6 +2005,48 @@ static void test_plan_top_k_fastest(void **state)
     tf_bundle_destroy(b);
 }
 
+/* A resumed brute-force task skips what was measured, each configuration
+ * once however often it was recorded, and never takes more of the earlier
+ * results than its budget. */
+static void test_plan_resume_brute_force(void **state)
+{
+    (void)state;
+    const char *search = "{strategy: brute_force, budget: 10}";
+    struct tf_job *j;
+    struct tf_bundle *b;
+    struct tf_device dev;
+    struct tf_error err;
+    struct tf_plan *p = plan_for(search, &j, &b, &dev);
+    uint64_t a[16], n = 0;
+    struct tf_result res[16];
+    serve(p, 1, -1, a, &n, res);
+    assert_int_equal(n, 10);
+    tf_plan_destroy(p);
+    tf_job_destroy(j);
+    tf_bundle_destroy(b);
+    /* res[1] recorded twice (a late duplicate): three configurations done */
+    const struct tf_result done[4] = {res[0], res[1], res[1], res[2]};
+    p = plan_for(search, &j, &b, &dev);
+    assert_int_equal(tf_plan_resume(p, &p->tasks[0], done, 4, &err), 3);
+    uint64_t rest[16], m = 0;
+    serve(p, 4, -1, rest, &m, NULL);
+    assert_int_equal(m, 7);
+    assert_memory_equal(rest, a + 3, sizeof *rest * 7);
+    tf_plan_destroy(p);
+    tf_job_destroy(j);
+    tf_bundle_destroy(b);
+    /* Eight done, a budget of five: five taken, nothing more to hand out. */
+    p = plan_for("{strategy: brute_force, budget: 5}", &j, &b, &dev);
+    assert_int_equal(tf_plan_resume(p, &p->tasks[0], res, 8, &err), 5);
+    assert_int_equal(tf_plan_undispatched(p, 0), 0);
+    struct tf_work w;
+    assert_int_equal(tf_plan_next_slice(p, 0, 4, &w, &err), 0);
+    assert_true(tf_plan_task_complete(p, &p->tasks[0]));
+    tf_plan_destroy(p);
+    tf_job_destroy(j);
+    tf_bundle_destroy(b);
+}
+
 /* A space with nothing valid (problem `empty`: N = 0) and top_k: the search
  * ends before it starts, and so does its re-measure (nothing screened). The
  * task must be complete, or the run reports itself interrupted (exit 75) and
@@ -2086,6 +2128,7 @@ int main(void)
         cmocka_unit_test(test_plan_top_k_empty_space),
         cmocka_unit_test(test_plan_patience_counts),
         cmocka_unit_test(test_plan_top_k_fastest),
+        cmocka_unit_test(test_plan_resume_brute_force),
         cmocka_unit_test(test_warm_seeds),
         cmocka_unit_test(test_job_warm_start),
         cmocka_unit_test(test_plan_warm_start),
