@@ -9,7 +9,8 @@
  * and device index as u32, then the result in the wire's encoding; records of
  * wire versions 2 and 3, without their last fields, are read too). A batch of
  * results is one write(2), so a killed coordinator leaves whole batches and at
- * most one torn record at the end, which the CRC or the length gives away.
+ * most one torn record at the end, which the CRC or the length gives away
+ * (a zero-filled end, from a power cut, too: no record is under 12 bytes).
  * After a checkpoint the coordinator resets the file to a bare header naming
  * the new checkpoint; a crash between the archive's rename and that reset
  * leaves records naming the previous checkpoint, which replay recognises as
@@ -52,6 +53,10 @@
 #define JOURNAL_HEADER (H_CRC + 4)                   /* 116 */
 /* A record larger than this is garbage, not a result. */
 #define JOURNAL_RECORD_MAX 65536
+/* Nor is one smaller than its three indices: a zero-filled end (a file system
+ * that grew the file but lost its data at a power cut) would otherwise read
+ * as records of length 0, whose CRC-32 (of nothing) is 0 too. */
+#define JOURNAL_RECORD_MIN 12
 /* At most one fdatasync per this many seconds while appending. */
 #define JOURNAL_SYNC_INTERVAL 1.0
 
@@ -363,7 +368,7 @@ static int replay_records(const unsigned char *data, size_t len, size_t at,
         if (len - at < 8)
             break;
         uint32_t size = get_u32le(data + at), crc = get_u32le(data + at + 4);
-        if (size > JOURNAL_RECORD_MAX || size > len - at - 8 ||
+        if (size < JOURNAL_RECORD_MIN || size > JOURNAL_RECORD_MAX || size > len - at - 8 ||
             journal_crc32(data + at + 8, size) != crc) {
             /* A tear can only be the end: a whole record with its CRC right
              * after this one means a damaged record in the middle (a flipped
@@ -371,7 +376,8 @@ static int replay_records(const unsigned char *data, size_t len, size_t at,
             const size_t next = at + 8 + (size_t)size;
             if (size <= JOURNAL_RECORD_MAX && size <= len - at - 8 && len - next >= 8) {
                 const uint32_t nsize = get_u32le(data + next);
-                if (nsize <= JOURNAL_RECORD_MAX && nsize <= len - next - 8 &&
+                if (nsize >= JOURNAL_RECORD_MIN && nsize <= JOURNAL_RECORD_MAX &&
+                    nsize <= len - next - 8 &&
                     journal_crc32(data + next + 8, nsize) == get_u32le(data + next + 4)) {
                     tf_error_set(err, TF_ERR_SCHEMA,
                                  "journal '%s' is damaged: the record at byte %zu fails its "

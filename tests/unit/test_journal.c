@@ -171,6 +171,23 @@ static void test_torn_and_corrupt_tail(void **state)
     assert_true(rep.torn_bytes > 0 && rep.torn_bytes < (uint64_t)size / 4);
     assert_int_equal(a->kernels[0].nrows, 4);
 
+    /* A zero-filled end (a power cut on a file system that grew the file but
+     * lost its data): a torn end, the records before it kept. Read as
+     * records of length 0 (CRC-32 of nothing is 0), it refused the journal
+     * as a newer tunefarm's (review U). */
+    append_two_batches(0);
+    size = file_size(journal);
+    assert_int_equal(truncate(journal, size + 4096), 0);
+    struct test_kernel gemm0;
+    struct tf_archive *z = make_archive(&gemm0);
+    if (tf_journal_replay(NULL, archive, z, &rep, &err) != 0)
+        fail_msg("a zero-filled end refused the journal: %s", err.message);
+    assert_int_equal(rep.records, 5);
+    assert_int_equal(rep.torn_bytes, 4096);
+    assert_int_equal(z->kernels[0].nrows, 5);
+    tf_archive_destroy(z);
+    tk_free(&gemm0);
+
     /* A flipped byte inside the third record, whole records after it: damage in
      * the middle, not a torn end: refused, nothing folded in (dropping it and
      * everything after would lose two good results; hostile review 2026-11-23 J1). */
