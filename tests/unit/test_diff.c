@@ -153,6 +153,24 @@ static void test_noise_rule(void **state)
     assert_true(fabs(tf_diff_spread(1.0, 1.2, 0.03) - 0.03) < 1e-12); /* min > median: damaged */
 }
 
+/* The rule at its limits, with numbers a double holds exactly: a change of
+ * exactly the band is within the noise (the rule is |B/A - 1| > band), and a
+ * median equal to its minimum has no spread below it, whatever the rsd. */
+static void test_noise_rule_at_the_band(void **state)
+{
+    (void)state;
+    struct tf_diff_options o;
+    tf_diff_defaults(&o);
+    o.tolerance = 0.5;
+    double band;
+    assert_int_equal(tf_diff_beyond_noise(1.0, 0, 1.5, 0, &o, &band), 0);
+    assert_true(band == 0.5);
+    assert_int_equal(tf_diff_beyond_noise(1.0, 0, 0.5, 0, &o, &band), 0);
+    assert_int_equal(tf_diff_beyond_noise(1.0, 0, 1.5 + 1.0 / 1024, 0, &o, &band), 1);
+    assert_true(tf_diff_spread(1.0, 1.0, 0.03) == 0);
+    assert_true(tf_diff_spread(2e-3, 2e-3, NAN) == 0);
+}
+
 static void test_pick_runs(void **state)
 {
     (void)state;
@@ -191,6 +209,15 @@ static void test_pick_runs(void **state)
     rb = 9;
     assert_int_not_equal(tf_diff_pick_runs(a, &ra, &rb, &err), 0);
     assert_has(err.message, "run 9 does not exist: the archive has 5 runs (0..4");
+    /* the count itself is past the end, for A as for B */
+    ra = 5;
+    rb = 2;
+    assert_int_not_equal(tf_diff_pick_runs(a, &ra, &rb, &err), 0);
+    assert_has(err.message, "run 5 does not exist: the archive has 5 runs (0..4");
+    ra = 2;
+    rb = 5;
+    assert_int_not_equal(tf_diff_pick_runs(a, &ra, &rb, &err), 0);
+    assert_has(err.message, "run 5 does not exist");
     ra = rb = 2;
     assert_int_not_equal(tf_diff_pick_runs(a, &ra, &rb, &err), 0);
     assert_has(err.message, "compared with itself");
@@ -511,6 +538,10 @@ static void test_quiet_nights(void **state)
     text = report(a, 0, 1, &o, &sum, &regressions);
     assert_int_equal(regressions, 1);
     assert_has(text, "1.03x, SLOWER beyond the noise (band 2.0%)");
+    /* the best is the previous best, slower: counted as such, not as faster */
+    assert_int_equal(sum.slower_best, 1);
+    assert_int_equal(sum.slower_previous, 1);
+    assert_has(text, "(best slower: 1, previous best slower: 1, previous best failing: 0");
     assert_has(text, "noisy: 0 of 1 ok rows then, 0 of 1 now; energy measured: 0 then, 0 now");
     free(text);
     /* Tonight's row stayed noisy and has its energy (issue 13 item 7): said
@@ -559,6 +590,88 @@ static void test_times_not_positive(void **state)
         assert_non_null(pick.best);
         assert_int_equal(pick.best->r.config, 3);
     }
+    tf_archive_destroy(a);
+    tk_free(&gemm);
+}
+
+/* A run with several rows of one configuration in a group (two devices of a
+ * class, a re-measurement): its time is the fastest ok median. And a previous
+ * best that is invalid now (a device limit or constraint that changed) is
+ * not a configuration that broke: only a failure status is a regression. */
+static void test_rows_of_one_configuration(void **state)
+{
+    (void)state;
+    struct test_kernel gemm;
+    struct tf_archive_kernel *ak;
+    struct tf_archive *a = host_nights(&gemm, &ak);
+    row(ak, 0, 0, 0, 3, TF_STATUS_OK, 2.0, 1.99, 0.002, 0);
+    row(ak, 0, 0, 0, 3, TF_STATUS_OK, 1.0, 0.999, 0.002, 0); /* the same one, faster */
+    row(ak, 0, 0, 0, 3, TF_STATUS_OK, 3.0, 2.99, 0.002, 0);
+    row(ak, 1, 0, 0, 3, TF_STATUS_OK, 1.0, 0.999, 0.002, 0);
+    a = through_file(a);
+    struct tf_diff_options o;
+    tf_diff_defaults(&o);
+    struct tf_diff_summary sum;
+    int regressions;
+    char *text = report(a, 0, 1, &o, &sum, &regressions);
+    const char *b = block(text, "gemm/small on AMD EPYC");
+    assert_has(b, "1.000 ms (spread 0.1%)\n  best now:");
+    assert_has(b, "1.00x, within the noise");
+    assert_has(b, "configurations: 1 then, 1 now: 0 gained, 0 lost");
+    assert_int_equal(regressions, 0);
+    assert_int_equal(sum.faster_best, 0);
+    free(text);
+    tf_archive_destroy(a);
+    tk_free(&gemm);
+
+    a = host_nights(&gemm, &ak);
+    row(ak, 0, 0, 0, 3, TF_STATUS_OK, 1.0, 0.999, 0.002, 0);
+    row(ak, 0, 0, 0, 5, TF_STATUS_OK, 1.2, 1.199, 0.002, 0);
+    row(ak, 1, 0, 0, 3, TF_STATUS_INVALID, 0, 0, 0, 0);
+    row(ak, 1, 0, 0, 5, TF_STATUS_OK, 1.0, 0.999, 0.002, 0);
+    a = through_file(a);
+    text = report(a, 0, 1, &o, &sum, &regressions);
+    b = block(text, "gemm/small on AMD EPYC");
+    assert_has(b, "previous best now: invalid\n");
+    assert_has(b, "statuses: 1 changed\n");
+    assert_int_equal(regressions, 0);
+    assert_int_equal(sum.failing_previous, 0);
+    assert_int_equal(sum.broken, 0);
+    free(text);
+    tf_archive_destroy(a);
+    tk_free(&gemm);
+}
+
+/* The examples of a list stop at --examples: 3 changed statuses with 2
+ * examples show 2 and "... and 1 more"; 3 gained show 2. */
+static void test_examples_limit(void **state)
+{
+    (void)state;
+    struct test_kernel gemm;
+    struct tf_archive_kernel *ak;
+    struct tf_archive *a = host_nights(&gemm, &ak);
+    for (uint64_t c = 0; c < 3; c++) {
+        row(ak, 0, 0, 0, c, TF_STATUS_OK, 1.0 + (double)c, 1.0 + (double)c, 0.002, 0);
+        row(ak, 1, 0, 0, c, TF_STATUS_COMPILE_ERROR, 0, 0, 0, 0);
+        row(ak, 1, 0, 0, 8 + c, TF_STATUS_OK, 1.0, 0.999, 0.002, 0); /* gained */
+    }
+    a = through_file(a);
+    struct tf_diff_options o;
+    tf_diff_defaults(&o);
+    o.examples = 2;
+    struct tf_diff_summary sum;
+    int regressions;
+    char *text = report(a, 0, 1, &o, &sum, &regressions);
+    const char *b = block(text, "gemm/small on AMD EPYC");
+    assert_has(b, "statuses: 3 changed, 3 ok then and failing now: REGRESSION\n"
+                  "    BM=16 BN=32 LAYOUT=row: ok -> compile_error\n"
+                  "    BM=16 BN=32 LAYOUT=col: ok -> compile_error\n"
+                  "    ... and 1 more\n"
+                  "  configurations: 3 then, 6 now: 3 gained, 0 lost\n"
+                  "    gained: BM=64 BN=32 LAYOUT=row (ok)\n"
+                  "    gained: BM=64 BN=32 LAYOUT=col (ok)\n"
+                  "  noisy:");
+    free(text);
     tf_archive_destroy(a);
     tk_free(&gemm);
 }
@@ -613,6 +726,36 @@ static void test_two_phases_and_unfinished(void **state)
     tk_free(&gemm);
 }
 
+/* A configuration's status in a two-phase run is its screening row's
+ * (diff.c's header): a strict re-measurement that timed out leaves an ok
+ * screening status, not a configuration that broke since a one-phase run. */
+static void test_status_of_a_two_phase_run(void **state)
+{
+    (void)state;
+    struct test_kernel gemm;
+    struct tf_archive_kernel *ak;
+    struct tf_archive *a = host_nights(&gemm, &ak);
+    row(ak, 0, 0, 0, 3, TF_STATUS_OK, 1.0, 0.999, 0.002, 0);
+    row(ak, 0, 0, 0, 5, TF_STATUS_OK, 2.0, 1.999, 0.002, 0);
+    row(ak, 1, 0, 0, 3, TF_STATUS_OK, 1.0, 0.999, 0.002, 1);
+    row(ak, 1, 0, 0, 5, TF_STATUS_OK, 2.0, 1.999, 0.002, 1);
+    row(ak, 1, 0, 0, 3, TF_STATUS_OK, 1.0, 0.999, 0.002, 2);
+    row(ak, 1, 0, 0, 5, TF_STATUS_TIMEOUT, 0, 0, 0, 2);
+    a = through_file(a);
+    struct tf_diff_options o;
+    tf_diff_defaults(&o);
+    struct tf_diff_summary sum;
+    int regressions;
+    char *text = report(a, 0, 1, &o, &sum, &regressions);
+    const char *b = block(text, "gemm/small on AMD EPYC");
+    assert_has(b, "statuses: 0 changed\n");
+    assert_int_equal(sum.broken, 0);
+    assert_int_equal(regressions, 0);
+    free(text);
+    tf_archive_destroy(a);
+    tk_free(&gemm);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -624,6 +767,10 @@ int main(void)
         cmocka_unit_test(test_quiet_nights),
         cmocka_unit_test(test_two_phases_and_unfinished),
         cmocka_unit_test(test_times_not_positive),
+        cmocka_unit_test(test_noise_rule_at_the_band),
+        cmocka_unit_test(test_rows_of_one_configuration),
+        cmocka_unit_test(test_examples_limit),
+        cmocka_unit_test(test_status_of_a_two_phase_run),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
