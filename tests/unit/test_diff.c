@@ -25,6 +25,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../../coordinator/coordinator.h"
+#include "../../coordinator/diffcmd.h"
 #include "../../coordinator/report.h"
 #include "../../schema/diff.h"
 #include "../../schema/result.h"
@@ -43,6 +45,8 @@ static int teardown(void **state)
     (void)state;
     char cmd[128];
     snprintf(cmd, sizeof cmd, "%s/diff.h5", dir);
+    unlink(cmd);
+    snprintf(cmd, sizeof cmd, "%s/report.txt", dir);
     unlink(cmd);
     rmdir(dir);
     return 0;
@@ -756,6 +760,79 @@ static void test_status_of_a_two_phase_run(void **state)
     tk_free(&gemm);
 }
 
+/* `tunefarm diff ARCHIVE OPTIONS... -o dir/report.txt` on the archive
+ * through_file left in dir (coordinator/diffcmd.c): its exit code; `report`
+ * (a static copy) gets the report file's text, "" if none was written. */
+static int diff_command(const char **report, const char *o1, const char *o2, const char *o3,
+                        const char *o4)
+{
+    static char text[16384];
+    char archive[128], out[128];
+    snprintf(archive, sizeof archive, "%s/diff.h5", dir);
+    snprintf(out, sizeof out, "%s/report.txt", dir);
+    unlink(out);
+    const char *args[] = {"tunefarm", "diff", "-o", out, o1, o2, o3, o4};
+    char *argv[10];
+    int argc = 0;
+    for (size_t i = 0; i < sizeof args / sizeof *args; i++)
+        if (args[i] != NULL)
+            argv[argc++] = (char *)args[i];
+    argv[argc++] = archive;
+    argv[argc] = NULL;
+    const int rc = tf_diff_command(argc, argv);
+    text[0] = '\0';
+    FILE *f = fopen(out, "r");
+    if (f != NULL) {
+        text[fread(text, 1, sizeof text - 1, f)] = '\0';
+        fclose(f);
+    }
+    *report = text;
+    return rc;
+}
+
+/* The command line of `tunefarm diff` at its limits: --tolerance refuses a
+ * bare 1 (100% with its '%' left out, as "5" is) and 1000% (the bound is
+ * below 10), and takes what lies just inside them; a third --run is refused
+ * (there is room for two); a --run beside --slurm-job names run A. */
+static void test_diff_command_line(void **state)
+{
+    (void)state;
+    struct tf_archive *a = tf_archive_create();
+    struct tf_device h0 = make_device("host", "AMD EPYC", "", "vm");
+    tf_archive_add_device(a, &h0);
+    for (int run = 0; run < 3; run++) {
+        struct tf_archive_run r = make_run("nightly", 1000.0 + 2000 * run, 2000.0 + 2000 * run);
+        tf_strlcpy(r.slurm_job_id, run == 2 ? "77" : "", sizeof r.slurm_job_id);
+        tf_archive_add_run(a, &r);
+    }
+    tf_archive_destroy(through_file(a)); /* leaves dir/diff.h5 */
+    const char *text;
+    assert_int_equal(diff_command(&text, "--tolerance", "1", NULL, NULL), TF_EXIT_USAGE);
+    assert_string_equal(text, "");
+    assert_int_equal(diff_command(&text, "--tolerance", "1000%", NULL, NULL), TF_EXIT_USAGE);
+    assert_int_equal(diff_command(&text, "--tolerance", "0.999", NULL, NULL), TF_EXIT_OK);
+    assert_has(text, "max(3 x sqrt(s_A^2 + s_B^2), 99.9%)");
+    assert_int_equal(diff_command(&text, "--tolerance", "999%", NULL, NULL), TF_EXIT_OK);
+    assert_has(text, "max(3 x sqrt(s_A^2 + s_B^2), 999%)");
+    assert_int_equal(diff_command(&text, "--run", "0", "--run", "1"), TF_EXIT_OK);
+    assert_has(text, "A (then): run 0:");
+    const char *three[] = {"tunefarm", "diff", "--run", "0", "--run", "1", "--run", "2", NULL};
+    char *argv[10];
+    for (int i = 0; i < 9; i++)
+        argv[i] = (char *)three[i];
+    char archive[128];
+    snprintf(archive, sizeof archive, "%s/diff.h5", dir);
+    argv[8] = archive;
+    argv[9] = NULL;
+    assert_int_equal(tf_diff_command(9, argv), TF_EXIT_USAGE);
+    assert_int_equal(diff_command(&text, "--slurm-job", "77", NULL, NULL), TF_EXIT_OK);
+    assert_has(text, "A (then): run 1:");
+    assert_has(text, "B (now):  run 2:");
+    assert_int_equal(diff_command(&text, "--slurm-job", "77", "--run", "0"), TF_EXIT_OK);
+    assert_has(text, "A (then): run 0:");
+    assert_has(text, "B (now):  run 2:");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -771,6 +848,7 @@ int main(void)
         cmocka_unit_test(test_rows_of_one_configuration),
         cmocka_unit_test(test_examples_limit),
         cmocka_unit_test(test_status_of_a_two_phase_run),
+        cmocka_unit_test(test_diff_command_line),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
