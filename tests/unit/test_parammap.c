@@ -188,6 +188,55 @@ static void test_ktcache_numbers(void **state)
     tf_ktcache_destroy(kt);
 }
 
+/* An exact map is onto: a `to` with a value more ([1, 2, 3] for [1, 3]) is
+ * refused, though every value of `from` finds its own. */
+static void test_exact_refuses_more_values(void **state)
+{
+    (void)state;
+    struct tf_error err = {0};
+    const struct tf_param few[] = {{"A", TF_PARAM_INT, 2, ints_a_short, NULL}};
+    const struct tf_param more[] = {{"A", TF_PARAM_INT, 3, ints_a, NULL}};
+    assert_null(map_of(few, 1, more, 1, true, &err));
+    assert_non_null(strstr(err.message, "parameter 'A' has the values [1, 2, 3] in space B but "
+                                        "[1, 3] in space A"));
+    struct tf_parammap *m = map_of(few, 1, more, 1, false, &err); /* not exact: fine */
+    assert_non_null(m);
+    uint64_t y = 99;
+    assert_true(tf_parammap_apply(m, 1, &y) && y == 2);
+    tf_parammap_destroy(m);
+}
+
+/* `to`'s Cartesian product at the 64-bit limit: 16 x (2^60 - 1) = 2^64 - 16
+ * configurations fit (the place value 2^60 - 1 before the last factor is
+ * UINT64_MAX / 16 itself), and its last configuration maps; 2^64 are refused. */
+static void test_largest_space(void **state)
+{
+    (void)state;
+    enum { N = 14 };
+    static const int counts[N] = {16, 3, 3, 5, 5, 7, 11, 13, 31, 41, 61, 151, 331, 1321};
+    static int64_t values[1321];
+    for (int v = 0; v < 1321; v++)
+        values[v] = v;
+    struct tf_param p[N];
+    char names[N][8];
+    for (int i = 0; i < N; i++) {
+        snprintf(names[i], sizeof names[i], "P%d", i);
+        p[i] = (struct tf_param){names[i], TF_PARAM_INT, counts[i], values, NULL};
+    }
+    struct tf_error err = {0};
+    struct tf_parammap *m = map_of(p, N, p, N, true, &err);
+    if (m == NULL)
+        fail_msg("2^64 - 16 configurations refused: %s", err.message);
+    uint64_t y = 0;
+    assert_true(tf_parammap_apply(m, UINT64_MAX - 16, &y));
+    assert_true(y == UINT64_MAX - 16);
+    assert_false(tf_parammap_apply(m, UINT64_MAX - 15, &y)); /* past the end */
+    tf_parammap_destroy(m);
+    p[0].count = 17; /* 17 x (2^60 - 1) > 2^64 */
+    assert_null(map_of(p, N, p, N, true, &err));
+    assert_non_null(strstr(err.message, "space B has 2^64 or more configurations"));
+}
+
 static void test_config_cmp(void **state)
 {
     (void)state;
@@ -205,6 +254,8 @@ int main(void)
         cmocka_unit_test(test_many_parameters),
         cmocka_unit_test(test_ktcache_numbers),
         cmocka_unit_test(test_config_cmp),
+        cmocka_unit_test(test_exact_refuses_more_values),
+        cmocka_unit_test(test_largest_space),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
