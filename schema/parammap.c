@@ -135,14 +135,15 @@ void tf_parammap_destroy(struct tf_parammap *m)
 }
 
 /* Value i of `a` and value j of `b` are one value: the same text, or the
- * same number where both are numbers (16.0 and 16), within 2^53, where
- * doubles hold every integer. */
+ * same number where both are numbers (16.0 and 16), below 2^53, where
+ * doubles hold every integer. Not at 2^53 itself: the int 2^53 + 1 becomes
+ * that double too. */
 static bool same_value(const struct pm_param *a, int i, const struct pm_param *b, int j)
 {
     if (strcmp(a->text[i], b->text[j]) == 0)
         return true;
     return a->number && b->number && isfinite(a->number[i]) &&
-           fabs(a->number[i]) <= 9007199254740992.0 && a->number[i] == b->number[j];
+           fabs(a->number[i]) < 9007199254740992.0 && a->number[i] == b->number[j];
 }
 
 /* The parameter of `s` named `name`, or -1. */

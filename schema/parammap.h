@@ -7,7 +7,7 @@
  * kernel (coordinator/plan.c); a replay answers a job's configurations from an
  * archive or a Kernel Tuner cache (worker/backend_replay.c). Both go through
  * a map from a `from` space to a `to` space: parameters are matched by name,
- * values by text, or by number where both sides have numbers (exact up to
+ * values by text, or by number where both sides have numbers (exact below
  * 2^53), and a configuration index of `from` (mixed radix, parameter 0 most
  * significant: schema/space.h) becomes the index of the same values in `to`.
  *
