@@ -283,6 +283,7 @@ static void test_leftovers(void **state)
     put_aged("nightly.h5.tmp.x1", "", old);             /* not a pid */
     put_aged("nightly.h5.tmp.", "", old);
     put_aged("nightly.h5.tmp.79.bak", "", old);
+    put_aged("nightly.h5.tmp83", "", old);              /* ".tmp" without its dot */
     put_aged("other.h5.tmp.80", "", old);               /* another archive's */
     put_aged("nightly.h5.journal", "", old);
     char link[300];
@@ -300,7 +301,8 @@ static void test_leftovers(void **state)
     assert_false(there("nightly.h5.tmp.77"));
     assert_false(there("nightly.h5.tmp.78"));
     assert_true(there("nightly.h5.tmp.x1") && there("nightly.h5.tmp.") &&
-                there("nightly.h5.tmp.79.bak") && there("other.h5.tmp.80") &&
+                there("nightly.h5.tmp.79.bak") && there("nightly.h5.tmp83") &&
+                there("other.h5.tmp.80") &&
                 there("nightly.h5.journal") && there("nightly.h5.tmp.81"));
     assert_true(!root || there("nightly.h5.tmp.82"));
     /* Through a symbolic link: beside the file it names. */
@@ -321,6 +323,73 @@ static void test_leftovers(void **state)
     assert_int_equal(tf_replace_remove_leftovers("/dev/null"), 0);
     unlink(real);
     rmdir(sub);
+}
+
+/* The other names of a descriptor of ours: /proc/self/fd/N and
+ * /proc/PID/fd/N append through it as /dev/fd/N does (not replaced by a file
+ * of the report alone), and "/dev/fd/" without a number is no descriptor
+ * (not 0, standard input): the folder it is, refused. */
+static void test_own_descriptor_names(void **state)
+{
+    (void)state;
+    struct tf_error err = {0};
+    const int before = temporaries(); /* test_leftovers' kept ones */
+    char log[300], fdpath[64];
+    path_in(log, sizeof log, "proc-log.txt");
+    put(log, "first\n");
+    int fd = open(log, O_WRONLY | O_APPEND);
+    assert_true(fd >= 0);
+    snprintf(fdpath, sizeof fdpath, "/proc/self/fd/%d", fd);
+    assert_int_equal(replace_with(fdpath, TF_REPLACE_TEXT, "second\n", &err), 0);
+    snprintf(fdpath, sizeof fdpath, "/proc/%ld/fd/%d", (long)getpid(), fd);
+    assert_int_equal(replace_with(fdpath, TF_REPLACE_TEXT, "third\n", &err), 0);
+    assert_int_equal(replace_with(fdpath, TF_REPLACE_ARCHIVE, "x", &err), -1);
+    assert_non_null(strstr(err.message, "names a descriptor of this process"));
+    close(fd);
+    assert_string_equal(get(log), "first\nsecond\nthird\n");
+    assert_int_equal(replace_with("/dev/fd/", TF_REPLACE_TEXT, "x", &err), -1);
+    assert_non_null(strstr(err.message, "is a folder"));
+    assert_int_equal(temporaries(), before);
+}
+
+/* The temporary of a symbolic link's file sits beside that file (the rename
+ * stays within its file system, and tf_replace_remove_leftovers looks for it
+ * there), not beside the link. All the permission bits are kept, setgid
+ * included. A file that only begins like a journal is no journal. */
+static void test_temporary_and_mode(void **state)
+{
+    (void)state;
+    struct tf_error err = {0};
+    char sub[300], real[300], link[300], want[400];
+    path_in(sub, sizeof sub, "elsewhere");
+    path_in(real, sizeof real, "elsewhere/report.txt");
+    path_in(link, sizeof link, "report-link.txt");
+    assert_int_equal(mkdir(sub, 0700), 0);
+    put(real, "old");
+    assert_int_equal(symlink("elsewhere/report.txt", link), 0);
+    struct tf_replace r;
+    assert_int_equal(tf_replace_plan(&r, link, TF_REPLACE_TEXT, &err), 0);
+    char *resolved = realpath(real, NULL);
+    assert_non_null(resolved);
+    snprintf(want, sizeof want, "%s.tmp.%ld", resolved, (long)getpid());
+    free(resolved);
+    assert_string_equal(r.tmp, want);
+    tf_replace_discard(&r);
+    assert_int_equal(chmod(real, 02640), 0);
+    assert_int_equal(replace_with(link, TF_REPLACE_TEXT, "new", &err), 0);
+    assert_string_equal(get(real), "new");
+    struct stat st;
+    assert_int_equal(stat(real, &st), 0);
+    assert_int_equal(st.st_mode & 07777, 02640);
+    unlink(real);
+    rmdir(sub);
+
+    char p[300];
+    path_in(p, sizeof p, "notes.txt");
+    put(p, "TFJR notes, not a journal");
+    assert_false(tf_replace_is_journal(p));
+    assert_int_equal(replace_with(p, TF_REPLACE_TEXT, "x", &err), 0);
+    assert_string_equal(get(p), "x");
 }
 
 static void test_discarded(void **state)
@@ -352,6 +421,8 @@ int main(void)
         cmocka_unit_test(test_own_descriptor),
         cmocka_unit_test(test_foreign_temporary),
         cmocka_unit_test(test_leftovers),
+        cmocka_unit_test(test_own_descriptor_names),
+        cmocka_unit_test(test_temporary_and_mode),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
