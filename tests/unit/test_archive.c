@@ -2163,10 +2163,45 @@ static void test_merge_identities(void **state)
     tk_free(&gemm);
 }
 
+/* The result record (schema/result.c): "nothing known" at first, the
+ * energy statuses' names both ways and "unknown" past their end (an index
+ * one past the table was read from beyond it), and a time is a time only
+ * when ok, positive and finite. */
+static void test_result_record(void **state)
+{
+    (void)state;
+    struct tf_result r;
+    tf_result_init(&r, 1, 2, 3, TF_STATUS_OK);
+    assert_true(isnan(r.time_median) && isnan(r.energy_j) && isnan(r.metrics[TF_MAX_METRICS - 1]));
+    assert_int_equal(r.registers, -1);
+    assert_int_equal(r.energy_status, TF_ENERGY_UNKNOWN);
+    tf_result_init(&r, 1, 2, 3, TF_STATUS_TIMEOUT);
+    assert_int_equal(r.energy_status, TF_ENERGY_NOT_RUN);
+    for (int e = 0; e < TF_ENERGY_COUNT; e++)
+        assert_int_equal(tf_energy_status_from_name(tf_energy_status_name(e)), e);
+    assert_string_equal(tf_energy_status_name(TF_ENERGY_COUNT), "unknown");
+    assert_string_equal(tf_energy_status_name(-1), "unknown");
+    assert_int_equal(tf_energy_status_from_name("not_in_source"), TF_ENERGY_NOT_IN_SOURCE);
+    assert_int_equal(tf_energy_status_from_name("Measured"), -1);
+
+    tf_result_init(&r, 0, 0, 0, TF_STATUS_OK);
+    assert_false(tf_result_timed(&r)); /* NaN */
+    r.time_median = 1e-6;
+    assert_true(tf_result_timed(&r));
+    r.time_median = INFINITY;
+    assert_false(tf_result_timed(&r));
+    r.time_median = 0;
+    assert_false(tf_result_timed(&r));
+    r.time_median = 1e-6;
+    r.status = TF_STATUS_WRONG_RESULT;
+    assert_false(tf_result_timed(&r));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_round_trip),
+        cmocka_unit_test(test_result_record),
         cmocka_unit_test(test_empty_archive_and_mkdir),
         cmocka_unit_test(test_many_rows),
         cmocka_unit_test(test_long_value_list),
