@@ -2163,6 +2163,97 @@ static void test_merge_identities(void **state)
     tk_free(&gemm);
 }
 
+/* tf_archive_write refuses `a` with a message containing `needle`. */
+static void write_fails(const struct tf_archive *a, const char *path, const char *needle)
+{
+    struct tf_error err = {0};
+    if (tf_archive_write(a, path, &err) == 0)
+        fail_msg("writing %s succeeded; expected an error with '%s'", path, needle);
+    if (strstr(err.message, needle) == NULL)
+        fail_msg("error '%s' does not mention '%s'", err.message, needle);
+}
+
+/* The writer's model checks (archive_validate.c) at each count itself: a
+ * reference equal to the number of runs, sessions, devices, configurations
+ * or statuses is refused before anything is written (it would not read
+ * back); so are two kernels of one name. A kernel name of 255 bytes, the
+ * archive's limit, is written and read; 256 is refused. */
+static void test_model_references_at_the_bound(void **state)
+{
+    (void)state;
+    struct test_kernel gemm, vecadd;
+    make_gemm(&gemm);
+    make_vecadd(&vecadd);
+    struct tf_archive *a = make_model(&gemm, &vecadd); /* 2 runs, 2 sessions, 12 configs */
+    char path[512];
+    path_in_tmp(path, sizeof path, "model-bound.h5");
+    assert_int_equal(a->nruns, 2);
+    assert_int_equal(a->nsessions, 2);
+
+    a->plans[0].run = 2;
+    write_fails(a, path, "plan row 0 is out of range");
+    a->plans[0].run = 1;
+    a->sessions[0].run = 2;
+    write_fails(a, path, "session 0 names run 2, which is out of range");
+    a->sessions[0].run = 1;
+    a->session_devices[0].session = 2;
+    write_fails(a, path, "session device row 0 is out of range");
+    a->session_devices[0].session = 0;
+    a->run_kernels[0].run = 2;
+    write_fails(a, path, "run kernel row 0 is out of range");
+    a->run_kernels[0].run = 0;
+    struct tf_archive_row *row = &a->kernels[0].rows[0];
+    row->run = 2;
+    write_fails(a, path, "kernel 'gemm' row 0 has an out-of-range run");
+    row->run = 0;
+    row->r.config = 12;
+    write_fails(a, path, "kernel 'gemm' row 0 has an out-of-range config");
+    row->r.config = 11;
+    row->r.status = TF_STATUS_COUNT;
+    write_fails(a, path, "kernel 'gemm' row 0 has an out-of-range status");
+    row->r.status = TF_STATUS_COUNT - 1;
+    assert_int_equal(access(path, F_OK), -1); /* nothing was written */
+    write_ok(a, path);                        /* each at its last valid value */
+    struct tf_archive *b = read_ok(path);
+    assert_int_equal(b->kernels[0].rows[0].r.config, 11);
+    assert_int_equal(b->kernels[0].rows[0].r.status, TF_STATUS_COUNT - 1);
+    tf_archive_destroy(b);
+
+    assert_true(strlen(a->kernels[1].name) >= strlen("gemm"));
+    strcpy(a->kernels[1].name, "gemm");
+    write_fails(a, path, "two archive kernels named 'gemm'");
+    strcpy(a->kernels[1].name, "vecadd");
+    tf_archive_destroy(a);
+
+    char name[300];
+    memset(name, 'k', 256);
+    name[255] = '\0';
+    struct test_kernel t;
+    struct tf_error err = {0};
+    make_vecadd(&t);
+    t.k.name = name;
+    a = tf_archive_create();
+    struct tf_archive_kernel *ak = tf_archive_kernel_for(a, &t.k, &err);
+    if (ak == NULL)
+        fail_msg("a kernel name of 255 bytes: %s", err.message);
+    tf_archive_problem_for(ak, &t.k, 0);
+    write_ok(a, path);
+    b = read_ok(path);
+    assert_int_equal(strlen(b->kernels[0].name), 255);
+    tf_archive_destroy(b);
+    tf_archive_destroy(a);
+    name[255] = 'k';
+    name[256] = '\0';
+    a = tf_archive_create();
+    assert_null(tf_archive_kernel_for(a, &t.k, &err));
+    assert_non_null(strstr(err.message, "kernel name 'kkkk"));
+    assert_non_null(strstr(err.message, "is 256 bytes long"));
+    tf_archive_destroy(a);
+    tk_free(&t);
+    tk_free(&gemm);
+    tk_free(&vecadd);
+}
+
 /* The result record (schema/result.c): "nothing known" at first, the
  * energy statuses' names both ways and "unknown" past their end (an index
  * one past the table was read from beyond it), and a time is a time only
@@ -2201,6 +2292,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_round_trip),
+        cmocka_unit_test(test_model_references_at_the_bound),
         cmocka_unit_test(test_result_record),
         cmocka_unit_test(test_empty_archive_and_mkdir),
         cmocka_unit_test(test_many_rows),
