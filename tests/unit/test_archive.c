@@ -2163,6 +2163,70 @@ static void test_merge_identities(void **state)
     tk_free(&gemm);
 }
 
+/* The value of float64 `column` of `dataset` at `row`, as the file has it. */
+static double peek_double(const char *path, const char *dataset, const char *column, hsize_t row)
+{
+    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    assert_true(f >= 0);
+    hid_t ds = H5Dopen2(f, dataset, H5P_DEFAULT);
+    assert_true(ds >= 0);
+    hid_t ct = H5Tcreate(H5T_COMPOUND, sizeof(double));
+    H5Tinsert(ct, column, 0, H5T_NATIVE_DOUBLE);
+    hid_t fs = H5Dget_space(ds);
+    hsize_t start[1] = {row}, count[1] = {1};
+    H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, count, NULL);
+    hid_t ms = H5Screate_simple(1, count, NULL);
+    double v = -1;
+    assert_true(H5Dread(ds, ct, ms, fs, H5P_DEFAULT, &v) >= 0);
+    H5Sclose(ms);
+    H5Sclose(fs);
+    H5Tclose(ct);
+    H5Dclose(ds);
+    H5Fclose(f);
+    return v;
+}
+
+/* A result's flags each in their own column (make_model has noisy and
+ * throttled on the same row, so a swap went unseen), and a clock the model
+ * does not know (0) is NaN in the file, as every unknown float of the
+ * archive is for h5py and other readers. */
+static void test_flags_and_unknown_clocks_in_the_file(void **state)
+{
+    (void)state;
+    struct test_kernel gemm, vecadd;
+    make_gemm(&gemm);
+    make_vecadd(&vecadd);
+    struct tf_archive *a = make_model(&gemm, &vecadd);
+    struct tf_archive_row *row = &a->kernels[0].rows[1];
+    row->r.noisy = 0;
+    row->r.throttled = 1;
+    row->r.flushed_l2 = 0;
+    row = &a->kernels[0].rows[5];
+    row->r.noisy = 1;
+    row->r.throttled = 0;
+    char path[512];
+    path_in_tmp(path, sizeof path, "flags.h5");
+    write_ok(a, path);
+    struct tf_archive *b = read_ok(path);
+    const struct tf_result *r1 = &b->kernels[0].rows[1].r, *r5 = &b->kernels[0].rows[5].r;
+    assert_int_equal(r1->noisy, 0);
+    assert_int_equal(r1->throttled, 1);
+    assert_int_equal(r1->flushed_l2, 0);
+    assert_int_equal(r5->noisy, 1);
+    assert_int_equal(r5->throttled, 0);
+    assert_int_equal(r5->flushed_l2, 1);
+    tf_archive_destroy(b);
+    /* session device 2 (session 1, device 0): clock unknown, memory clock and
+     * power limit known */
+    assert_true(a->session_devices[2].d.clock_mhz == 0);
+    assert_true(isnan(peek_double(path, "/session_devices", "clock_mhz", 2)));
+    assert_true(peek_double(path, "/session_devices", "memory_clock_mhz", 2) == 2619);
+    assert_true(peek_double(path, "/session_devices", "power_limit_w", 2) == 700);
+    tf_archive_destroy(a);
+    tk_free(&gemm);
+    tk_free(&vecadd);
+}
+
 /* tf_archive_write refuses `a` with a message containing `needle`. */
 static void write_fails(const struct tf_archive *a, const char *path, const char *needle)
 {
@@ -2292,6 +2356,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_round_trip),
+        cmocka_unit_test(test_flags_and_unknown_clocks_in_the_file),
         cmocka_unit_test(test_model_references_at_the_bound),
         cmocka_unit_test(test_result_record),
         cmocka_unit_test(test_empty_archive_and_mkdir),
