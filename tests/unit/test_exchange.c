@@ -73,6 +73,18 @@ static void test_times(void **state)
             fail_msg("'%s' parsed as a time", bad[i]);
     tf_exchange_python_time(0, buf, sizeof buf);
     assert_string_equal(buf, "");
+    /* At the limits: day 31, a leap second (the next minute's first), a zone
+     * west of UTC, a fraction finer than microseconds rounded to them. */
+    assert_int_equal(tf_exchange_parse_time("2023-12-31 09:54:05", &t), 0);
+    assert_true(t == 1704016445.0);
+    assert_int_equal(tf_exchange_parse_time("2016-12-31 23:59:60+00:00", &t), 0);
+    assert_true(t == 1483228800.0);
+    assert_int_not_equal(tf_exchange_parse_time("2016-12-31 23:59:61+00:00", &t), 0);
+    assert_int_not_equal(tf_exchange_parse_time("2023-12-32 09:54:05", &t), 0);
+    assert_int_equal(tf_exchange_parse_time("2023-12-22 04:54:05-05:00", &t), 0);
+    assert_true(t == 1703238845.0);
+    assert_int_equal(tf_exchange_parse_time("2023-12-22 09:54:05.1234567Z", &t), 0);
+    assert_true(t == 1703238845.0 + 123457 / 1e6);
 }
 
 static void test_statuses(void **state)
@@ -139,6 +151,12 @@ static void test_param_values(void **state)
     struct tf_param pz = {.name = "Z", .kind = TF_PARAM_ENUM, .count = 2, .strings = zero};
     check_value(&po, 0, "\"1.50\"", "1.50");
     check_value(&pz, 0, "\"-0\"", "-0");
+    /* Two values of one number ("1" and "1.0", both spelled as Python spells
+     * them) stay text: as numbers a reader could not tell them apart. */
+    char *same[] = {"1", "1.0"};
+    struct tf_param ps = {.name = "S", .kind = TF_PARAM_ENUM, .count = 2, .strings = same};
+    check_value(&ps, 0, "\"1\"", "1");
+    check_value(&ps, 1, "\"1.0\"", "1.0");
 }
 
 static void test_utf8(void **state)
@@ -153,6 +171,19 @@ static void test_utf8(void **state)
     assert_string_equal(out, "cut ?");
     tf_exchange_utf8("\xed\xa0\x80", out, sizeof out); /* a surrogate: not UTF-8 */
     assert_string_equal(out, "???");
+    /* RFC 3629 at its edges: overlong forms (2, 3 and 4 bytes) and code
+     * points past U+10FFFF are not UTF-8; U+0080, U+0800, U+10000 and
+     * U+10FFFF, the first or last of their lengths, are. */
+    tf_exchange_utf8("\xc0\xaf|\xc1\xbf", out, sizeof out);
+    assert_string_equal(out, "??|??");
+    tf_exchange_utf8("\xe0\x80\xaf", out, sizeof out);
+    assert_string_equal(out, "???");
+    tf_exchange_utf8("\xf0\x8f\xbf\xbf", out, sizeof out);
+    assert_string_equal(out, "????");
+    tf_exchange_utf8("\xf4\x90\x80\x80", out, sizeof out);
+    assert_string_equal(out, "????");
+    tf_exchange_utf8("\xc2\x80\xe0\xa0\x80\xf0\x90\x80\x80\xf4\x8f\xbf\xbf", out, sizeof out);
+    assert_string_equal(out, "\xc2\x80\xe0\xa0\x80\xf0\x90\x80\x80\xf4\x8f\xbf\xbf");
     json_t *j = tf_exchange_jstr("x\xfe");
     assert_non_null(j);
     assert_string_equal(json_string_value(j), "x?");
@@ -211,6 +242,31 @@ static void test_device_json(void **state)
                   "is refused");
     assert_int_not_equal(tf_exchange_device_from_json(j, &back, "f.json", "device", &err), 0);
     assert_non_null(strstr(err.message, "at most 127 bytes"));
+    json_decref(j);
+    /* At the limits: a name of 127 bytes fits, 128 do not (not cut short);
+     * compute units up to 2^32 - 1 (not wrapped); memory 0 or more. */
+    char name[129];
+    memset(name, 'n', 128);
+    name[128] = '\0';
+    j = json_pack("{s:s}", "name", name);
+    assert_int_not_equal(tf_exchange_device_from_json(j, &back, "f.json", "device", &err), 0);
+    assert_non_null(strstr(err.message, "device.name: expected a string of at most 127 bytes"));
+    json_decref(j);
+    name[127] = '\0';
+    j = json_pack("{s:s, s:I, s:I}", "name", name, "compute_units", (json_int_t)UINT32_MAX,
+                  "memory_bytes", (json_int_t)0);
+    assert_int_equal(tf_exchange_device_from_json(j, &back, "f.json", "device", &err), 0);
+    assert_string_equal(back.name, name);
+    assert_true(back.compute_units == UINT32_MAX);
+    assert_true(back.memory_bytes == 0);
+    json_decref(j);
+    j = json_pack("{s:I}", "compute_units", (json_int_t)UINT32_MAX + 1);
+    assert_int_not_equal(tf_exchange_device_from_json(j, &back, "f.json", "device", &err), 0);
+    assert_non_null(strstr(err.message, "device.compute_units: too large"));
+    json_decref(j);
+    j = json_pack("{s:I}", "memory_bytes", (json_int_t)-1);
+    assert_int_not_equal(tf_exchange_device_from_json(j, &back, "f.json", "device", &err), 0);
+    assert_non_null(strstr(err.message, "device.memory_bytes: expected a whole number, 0 or more"));
     json_decref(j);
 }
 
