@@ -327,6 +327,12 @@ static void test_compiler_notes_for_the_best(void **state)
     assert_null(strstr(text, "Compiler"));
     assert_int_equal(lines, 4); /* small and large, each on two classes: table lines only */
     free(text);
+    /* a host compiler that warned of nothing (0, not unknown) says nothing either */
+    for (uint64_t r = 0; r < m.a->kernels[0].nrows; r++)
+        m.a->kernels[0].rows[r].r.warnings = 0;
+    text = capture(tf_report_best, m.a, "gemm", &lines);
+    assert_null(strstr(text, "Compiler"));
+    free(text);
     /* small's H200 best is config 3 (row 1); another row of it has no warnings */
     struct tf_archive_kernel *ak = &m.a->kernels[0];
     ak->rows[1].r.registers = 40;
@@ -528,6 +534,124 @@ static void test_noise_and_energy_counted(void **state)
     destroy_model(&m);
 }
 
+/* The metric column has no exponent below a billion: 999999999 as written,
+ * a billion itself as 1e+09. */
+static void test_metric_at_a_billion(void **state)
+{
+    (void)state;
+    struct model m;
+    int lines = 0;
+    make_cross_model(&m);
+    struct tf_archive_kernel *ak = &m.a->kernels[0];
+    ak->rows[1].r.metrics[0] = 999999999.0; /* small's H200 best */
+    char *text = capture(tf_report_best, m.a, "gemm", &lines);
+    assert_non_null(strstr(line_starting(text, "gemm       small    NVIDIA H200"),
+                           " 999999999 gflops "));
+    free(text);
+    ak->rows[1].r.metrics[0] = 1e9;
+    text = capture(tf_report_best, m.a, "gemm", &lines);
+    assert_non_null(strstr(line_starting(text, "gemm       small    NVIDIA H200"), " 1e+09 gflops "));
+    free(text);
+    destroy_model(&m);
+}
+
+/* When a row was measured, for "the status of its latest measurement": a
+ * timestamp of 0 is unknown, so its run's start stands in (tonight's row
+ * without one is still tonight's, later than last week's timeout). */
+static void test_unknown_timestamp_is_its_runs_start(void **state)
+{
+    (void)state;
+    struct test_kernel gemm;
+    struct tf_error err = {0};
+    make_gemm(&gemm);
+    struct tf_archive *a = tf_archive_create();
+    struct tf_device h0 = make_device("cuda", "NVIDIA H200", "GPU-0", "node1");
+    tf_archive_add_device(a, &h0);
+    const double week_ago = 1714560000.0, tonight = week_ago + 7 * 86400.0;
+    struct tf_archive_run old_run = make_run("nightly", week_ago, week_ago + 3600);
+    struct tf_archive_run new_run = make_run("nightly", tonight, tonight + 3600);
+    tf_archive_add_run(a, &old_run);
+    tf_archive_add_run(a, &new_run);
+    struct tf_archive_kernel *ak = tf_archive_kernel_for(a, &gemm.k, &err);
+    assert_non_null(ak);
+    tf_archive_problem_for(ak, &gemm.k, 0);
+    add_row(ak, 0, 0, 1, TF_STATUS_TIMEOUT, 0);
+    ak->rows[ak->nrows - 1].r.timestamp = week_ago + 60;
+    add_row(ak, 0, 0, 1, TF_STATUS_OK, 1.0);
+    ak->rows[ak->nrows - 1].run = 1;
+    ak->rows[ak->nrows - 1].r.timestamp = 0; /* unknown */
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    tf_report_best(a, -1, NULL, f);
+    fclose(f);
+    const char *line = line_starting(strstr(text, "gemm "), "gemm");
+    assert_non_null(strstr(line, " 1/1 "));
+    assert_null(strstr(line, "timeout"));
+    free(text);
+    tf_archive_destroy(a);
+    tk_free(&gemm);
+}
+
+/* Two phases in `ok/total` and in a configuration's time: a strict
+ * re-measurement is not another measurement of the configuration (its
+ * screening row's status counts, even when the re-measurement timed out),
+ * and over several runs a configuration's time is the fastest of its strict
+ * and single-phase rows. */
+static void test_strict_rows_in_counts_and_times(void **state)
+{
+    (void)state;
+    struct test_kernel gemm;
+    struct tf_error err = {0};
+    make_gemm(&gemm);
+    struct tf_archive *a = tf_archive_create();
+    struct tf_device h0 = make_device("cuda", "NVIDIA H200", "GPU-0", "node1");
+    tf_archive_add_device(a, &h0);
+    struct tf_archive_run r0 = make_run("nightly", 1714560000.0, 1714563600.0);
+    struct tf_archive_run r1 = make_run("deep", 1714646400.0, 1714650000.0);
+    tf_archive_add_run(a, &r0);
+    tf_archive_add_run(a, &r1);
+    struct tf_archive_kernel *ak = tf_archive_kernel_for(a, &gemm.k, &err);
+    assert_non_null(ak);
+    tf_archive_problem_for(ak, &gemm.k, 0);
+    /* run 1, two phases: 3 and 5 screened ok; 3's re-measurement timed out */
+    static const struct {
+        uint64_t config;
+        int status, phase;
+        double ms, when;
+    } rows[] = {{3, TF_STATUS_OK, 1, 0.9, 100}, {5, TF_STATUS_OK, 1, 1.1, 101},
+                {3, TF_STATUS_TIMEOUT, 2, 0, 200}, {5, TF_STATUS_OK, 2, 2.0, 201}};
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        add_row(ak, 0, 0, rows[i].config, rows[i].status, rows[i].ms);
+        struct tf_archive_row *row = &ak->rows[ak->nrows - 1];
+        row->run = 1;
+        row->r.phase = (uint8_t)rows[i].phase;
+        row->r.timestamp = 1714646400.0 + rows[i].when;
+    }
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    tf_report_best(a, 1, NULL, f);
+    fclose(f);
+    const char *line = line_starting(strstr(text, "gemm "), "gemm");
+    assert_non_null(strstr(line, " 2/2 "));
+    assert_null(strstr(line, "timeout"));
+    free(text);
+    /* run 0, one phase: 5 at 1 ms; over both runs 5's time is that, not the
+     * 2 ms of its strict re-measurement in run 1 */
+    add_row(ak, 0, 0, 5, TF_STATUS_OK, 1.0);
+    char key[256];
+    tf_device_class_key(&h0, key, sizeof key);
+    const struct tf_archive_row *found = NULL;
+    const double t = tf_report_config_time(a, ak, 0, -1, key, 5, &found);
+    assert_true(t == 1e-3);
+    assert_non_null(found);
+    assert_int_equal(found->run, 0);
+    assert_true(tf_report_config_time(a, ak, 0, 1, key, 5, NULL) == 2e-3); /* run 1 alone */
+    tf_archive_destroy(a);
+    tk_free(&gemm);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -540,6 +664,9 @@ int main(void)
         cmocka_unit_test(test_repeated_runs),
         cmocka_unit_test(test_latest_is_by_time_not_run_number),
         cmocka_unit_test(test_noise_and_energy_counted),
+        cmocka_unit_test(test_metric_at_a_billion),
+        cmocka_unit_test(test_unknown_timestamp_is_its_runs_start),
+        cmocka_unit_test(test_strict_rows_in_counts_and_times),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
