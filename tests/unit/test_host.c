@@ -9,10 +9,13 @@
 #include <cmocka.h>
 
 #include <glob.h>
+#include <grp.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "../../schema/bundle.h"
@@ -659,6 +662,129 @@ static void test_load_and_launch(void **state)
     tf_compile_pool_destroy(p);
 }
 
+static const char *other_compiler_id(void)
+{
+    return "cc (a newer one) 99.1";
+}
+
+/* The cache key covers everything that makes the binary: each input alone,
+ * changed, is another key (a compiler upgrade, another arch, other flags or
+ * another entry point must never reuse a stale binary). (The portability
+ * header is a function of the backend's name within one build: it matters
+ * across tunefarm versions, which a unit test cannot make.) */
+static void test_cache_key_inputs(void **state)
+{
+    (void)state;
+    char *opts[] = {"-O2"}, *other_opts[] = {"-O3"}, *defs[] = {"-DBLOCK=64"},
+         *other_defs[] = {"-DBLOCK=128"};
+    const struct tf_compile_input base = {.source = "void k(void) {}", .entry = "k", .arch = "sm_90",
+                                          .noptions = 1, .options = opts, .ndefines = 1,
+                                          .defines = defs};
+    char key[65], again[65], changed[65];
+    tf_cache_key(&tf_backend_host, &base, NULL, key);
+    tf_cache_key(&tf_backend_host, &base, NULL, again);
+    assert_string_equal(key, again);
+    assert_int_equal(strlen(key), 64);
+    struct tf_compile_input in = base;
+    in.arch = "sm_80";
+    tf_cache_key(&tf_backend_host, &in, NULL, changed);
+    assert_string_not_equal(key, changed);
+    in = base;
+    in.arch = NULL; /* no arch is not "sm_90" either */
+    tf_cache_key(&tf_backend_host, &in, NULL, changed);
+    assert_string_not_equal(key, changed);
+    in = base;
+    in.options = other_opts;
+    tf_cache_key(&tf_backend_host, &in, NULL, changed);
+    assert_string_not_equal(key, changed);
+    in = base;
+    in.defines = other_defs;
+    tf_cache_key(&tf_backend_host, &in, NULL, changed);
+    assert_string_not_equal(key, changed);
+    in = base;
+    in.entry = "k2";
+    tf_cache_key(&tf_backend_host, &in, NULL, changed);
+    assert_string_not_equal(key, changed);
+    in = base;
+    in.source = "void k(void) { }";
+    tf_cache_key(&tf_backend_host, &in, NULL, changed);
+    assert_string_not_equal(key, changed);
+    /* the same flag as an option or as a define: two keys */
+    in = base;
+    in.noptions = 0;
+    in.ndefines = 2;
+    char *both[] = {"-O2", "-DBLOCK=64"};
+    in.defines = both;
+    tf_cache_key(&tf_backend_host, &in, NULL, changed);
+    assert_string_not_equal(key, changed);
+    /* the compiler's identity: an upgrade misses */
+    struct tf_backend upgraded = tf_backend_host;
+    upgraded.compiler_id = other_compiler_id;
+    tf_cache_key(&upgraded, &base, NULL, changed);
+    assert_string_not_equal(key, changed);
+}
+
+/* Trust of cache folders and entries (tf_cache_only_mine) where the mode
+ * bits alone do not decide: a sticky world-writable folder (/tmp) is, its
+ * entries are not; a folder that only this user's private group may write
+ * is; a root-owned one is for any user (run as another user when we are
+ * root). An entry is written 0644 whatever the umask. */
+static void test_cache_trust_rules(void **state)
+{
+    struct fixture *f = *state;
+    struct stat st;
+    memset(&st, 0, sizeof st);
+    st.st_uid = geteuid();
+    st.st_gid = getegid();
+    st.st_mode = S_IFDIR | 01777;
+    assert_true(tf_cache_only_mine(&st));
+    st.st_mode = S_IFDIR | 0777;
+    assert_false(tf_cache_only_mine(&st));
+    st.st_mode = S_IFREG | 01666;
+    assert_false(tf_cache_only_mine(&st));
+    st.st_mode = S_IFREG | 0644;
+    assert_true(tf_cache_only_mine(&st));
+
+    /* group-writable: trusted only for this user's private group */
+    struct group *g = getgrgid(getegid());
+    struct passwd *pw = getpwuid(geteuid());
+    if (g && pw && strcmp(g->gr_name, pw->pw_name) == 0 &&
+        (g->gr_mem[0] == NULL || (strcmp(g->gr_mem[0], pw->pw_name) == 0 && !g->gr_mem[1]))) {
+        st.st_mode = S_IFDIR | 0775;
+        assert_true(tf_cache_only_mine(&st));
+    } else {
+        fprintf(stderr, "note: no private group: a group-writable cache not tried\n");
+    }
+
+    /* root's folder, for another user: trusted; another user's: not */
+    const pid_t child = fork();
+    assert_true(child >= 0);
+    if (child == 0) {
+        if (geteuid() == 0 && setuid(65534) != 0)
+            _exit(2);
+        struct stat root_dir = {.st_mode = S_IFDIR | 0755, .st_uid = 0};
+        struct stat other_dir = {.st_mode = S_IFDIR | 0755, .st_uid = 12345};
+        _exit(tf_cache_only_mine(&root_dir) && (geteuid() == 12345 || !tf_cache_only_mine(&other_dir))
+                  ? 0
+                  : 1);
+    }
+    int status = 0;
+    assert_int_equal(waitpid(child, &status, 0), child);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+
+    char path[512];
+    struct tf_error err = {0};
+    assert_int_equal(tf_cache_path(f->cache, "host", "ab0123", "bin", path, sizeof path, &err), 0);
+    const mode_t saved = umask(0);
+    const int rc = tf_cache_write_file(path, "binary", 6, &err);
+    umask(saved);
+    assert_int_equal(rc, 0);
+    assert_int_equal(stat(path, &st), 0);
+    assert_int_equal(st.st_mode & 07777, 0644);
+    assert_true(tf_cache_only_mine(&st));
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], "__compiler") == 0)
@@ -673,6 +799,8 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_parallel_submits),
         cmocka_unit_test(test_pool_bad_cache_dir),
         cmocka_unit_test(test_cache_trust),
+        cmocka_unit_test(test_cache_key_inputs),
+        cmocka_unit_test(test_cache_trust_rules),
         cmocka_unit_test(test_load_and_launch),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
