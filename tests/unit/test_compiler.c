@@ -98,6 +98,13 @@ static int fault_compile(const struct tf_compile_input *in, struct tf_compile_ou
     }
     if (strstr(in->source, "@machinery"))
         return tf_error_set(err, TF_ERR_BACKEND, "cannot run the test compiler");
+    if (strstr(in->source, "@stats")) { /* a GPU compiler's numbers, each distinct */
+        out->ok = 1;
+        out->registers = 40;
+        out->shared_bytes = 1024;
+        out->spill_bytes = 8;
+        return 0;
+    }
     return tf_backend_host.compile(in, out, err);
 }
 
@@ -1742,6 +1749,69 @@ static void test_precompile_budget_and_adaptive(void **state)
     }
 }
 
+/* A request of exactly TF_MAX_DEFINES defines and as many options crosses
+ * to the child and back (one more is refused before it is sent), and the
+ * reply's registers, shared and spilled bytes reach their own fields (the
+ * host backend reports none of them, so only a backend that does shows a
+ * swap). */
+static void test_request_limits_and_reply_fields(void **state)
+{
+    (void)state;
+    static char defs[TF_MAX_DEFINES + 1][32];
+    char *defines[TF_MAX_DEFINES + 1];
+    for (int i = 0; i <= TF_MAX_DEFINES; i++) {
+        snprintf(defs[i], sizeof defs[i], "-DD%d=%d", i, i);
+        defines[i] = defs[i];
+    }
+    struct tf_compile_input in = {.kernel_name = "k", .source = "@stats", .source_name = "k.c",
+                                  .entry = "k", .arch = "test", .ndefines = TF_MAX_DEFINES,
+                                  .defines = defines, .noptions = TF_MAX_DEFINES,
+                                  .options = defines, .output_path = "/dev/null"};
+    struct tf_compiler *c = tf_compiler_create(SELF, "testfault");
+    struct tf_compile_output out;
+    struct tf_error err = {0};
+    double seconds = -1;
+    if (tf_compiler_compile(c, &in, 30.0, &out, &seconds, &err) != 0)
+        fail_msg("%d defines and options: %s", TF_MAX_DEFINES, err.message);
+    assert_int_equal(out.ok, 1);
+    assert_int_equal(out.registers, 40);
+    assert_int_equal(out.shared_bytes, 1024);
+    assert_int_equal(out.spill_bytes, 8);
+    assert_true(seconds >= 0);
+    free(out.log);
+    in.ndefines = TF_MAX_DEFINES + 1;
+    assert_int_not_equal(tf_compiler_compile(c, &in, 30.0, &out, &seconds, &err), 0);
+    assert_non_null(strstr(err.message, "more than 64 defines or options"));
+    assert_int_equal(tf_compiler_starts(c), 1); /* the same child answered */
+    tf_compiler_destroy(c);
+}
+
+/* Without TUNEFARM_COMPILE_MEMORY each compiler gets half the node's memory
+ * shared among the pool's processes, and never less than
+ * TF_COMPILER_MEMORY_MIN (compiler.h). */
+static void test_default_memory_limit(void **state)
+{
+    (void)state;
+    struct tf_error err = {0};
+    const char *saved = getenv("TUNEFARM_COMPILE_MEMORY");
+    char *keep = saved ? strdup(saved) : NULL;
+    unsetenv("TUNEFARM_COMPILE_MEMORY");
+    uint64_t one = 1, two = 1, many = 1;
+    assert_int_equal(tf_compiler_memory_limit(1, &one, &err), 0);
+    assert_int_equal(tf_compiler_memory_limit(2, &two, &err), 0);
+    assert_int_equal(tf_compiler_memory_limit(1 << 20, &many, &err), 0);
+    if (keep) {
+        setenv("TUNEFARM_COMPILE_MEMORY", keep, 1);
+        free(keep);
+    }
+    if (one == 0)
+        skip(); /* an AddressSanitizer build: no limit */
+    const uint64_t half = (uint64_t)sysconf(_SC_PHYS_PAGES) * (uint64_t)sysconf(_SC_PAGESIZE) / 2;
+    assert_true(one == (half > TF_COMPILER_MEMORY_MIN ? half : TF_COMPILER_MEMORY_MIN));
+    assert_true(two == (half / 2 > TF_COMPILER_MEMORY_MIN ? half / 2 : TF_COMPILER_MEMORY_MIN));
+    assert_true(many == TF_COMPILER_MEMORY_MIN);
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 2 && strcmp(argv[1], "__compiler") == 0 && strcmp(argv[2], "testfault") == 0)
@@ -1778,6 +1848,8 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_include_skips_outputs, setup, teardown),
         cmocka_unit_test_setup_teardown(test_include_manifest, setup, teardown),
         cmocka_unit_test(test_compiler_main_arguments),
+        cmocka_unit_test(test_request_limits_and_reply_fields),
+        cmocka_unit_test(test_default_memory_limit),
         cmocka_unit_test(test_precompile_compiles_what_the_plan_measures),
         cmocka_unit_test(test_precompile_budget_and_adaptive),
     };
