@@ -16,6 +16,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -90,20 +91,21 @@ static int setup(void **state)
     return mkdtemp(dir) == NULL ? -1 : 0;
 }
 
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st;
+    (void)flag;
+    (void)ftw;
+    remove(path);
+    return 0;
+}
+
+/* Everything under dir, subfolders too (a test that failed half way leaves
+ * its own), deepest first, links not followed. */
 static int teardown(void **state)
 {
     (void)state;
-    char path[600];
-    DIR *d = opendir(dir);
-    if (d != NULL) {
-        for (struct dirent *e; (e = readdir(d)) != NULL;) {
-            snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-            if (e->d_name[0] != '.')
-                unlink(path);
-        }
-        closedir(d);
-    }
-    rmdir(dir);
+    nftw(dir, remove_entry, 8, FTW_DEPTH | FTW_PHYS);
     return 0;
 }
 
