@@ -1343,6 +1343,39 @@ static void test_define_table(void **state)
     assert_null(tf_define_conflict("T", "c"));
 }
 
+/* defines.c's prefix rules at the ends of their character ranges: '_' and
+ * 'Z' is reserved (as '_' and 'A' is), "cuda" and '9' is the toolkit's (as
+ * '0' is), "CU" and 'a' is (as 'z' is); one past each range is not. */
+static void test_define_rules_at_their_edges(void **state)
+{
+    (void)state;
+    static const char *const refused_everywhere[] = {"_A", "_Z", "_Zoom", "__", "__a"};
+    for (size_t i = 0; i < sizeof refused_everywhere / sizeof refused_everywhere[0]; i++) {
+        if (tf_define_conflict(refused_everywhere[i], "c") == NULL)
+            fail_msg("'%s' allowed for a host kernel", refused_everywhere[i]);
+        if (tf_define_conflict(refused_everywhere[i], "cuda") == NULL)
+            fail_msg("'%s' allowed for a cuda kernel", refused_everywhere[i]);
+    }
+    static const char *const refused_cuda[] = {"cuda0x", "cuda9x", "cudaA", "cudaZ", "cuda_x",
+                                               "CUarray", "CUa", "CUz", "CU_X", "CUDA",
+                                               "hip0", "hip9", "hipA", "hipZ", "hip_",
+                                               "TF_X", "tf_x"};
+    for (size_t i = 0; i < sizeof refused_cuda / sizeof refused_cuda[0]; i++) {
+        if (tf_define_conflict(refused_cuda[i], "cuda") == NULL)
+            fail_msg("'%s' allowed for a cuda kernel", refused_cuda[i]);
+        if (tf_define_conflict(refused_cuda[i], "c") != NULL)
+            fail_msg("'%s' refused for a host kernel", refused_cuda[i]);
+    }
+    static const char *const allowed[] = {"_a", "_z", "_0", "cudax", "CUX", "CU0", "hipx",
+                                          "TFX", "tfx"};
+    for (size_t i = 0; i < sizeof allowed / sizeof allowed[0]; i++) {
+        if (tf_define_conflict(allowed[i], "cuda") != NULL)
+            fail_msg("'%s' refused for a cuda kernel: %s", allowed[i],
+                     tf_define_conflict(allowed[i], "cuda"));
+        assert_null(tf_define_conflict(allowed[i], "c"));
+    }
+}
+
 /* A kernel whose input x is a `type` buffer with `init: INIT` (line 11). */
 static char *init_text(const char *type, const char *init)
 {
@@ -2232,6 +2265,7 @@ int main(void)
         cmocka_unit_test(test_keyword_names),
         cmocka_unit_test(test_define_names),
         cmocka_unit_test(test_define_table),
+        cmocka_unit_test(test_define_rules_at_their_edges),
         cmocka_unit_test(test_init_random_range),
         cmocka_unit_test(test_shared_per_sm),
         cmocka_unit_test(test_energy_in_metrics),
