@@ -2165,6 +2165,50 @@ static void test_ydoc_scalars(void **state)
     assert_false(tf_ydoc_is_ident("a-b"));
 }
 
+/* yamldoc at its edges: an identifier of 255 bytes is taken and one of 256
+ * refused; 0o17 is 15 (octal, not decimal 17); "1e" (an exponent without
+ * digits) is text, not the number 1; -.inf is minus infinity; "1.5e+3" and
+ * ".5E-1" are floats. */
+static void test_ydoc_edges(void **state)
+{
+    (void)state;
+    char long_ok[256], long_bad[257];
+    memset(long_ok, 'a', 255);
+    long_ok[255] = '\0';
+    memset(long_bad, 'b', 256);
+    long_bad[256] = '\0';
+    char *text = tf_xasprintf("o: 0o17\ne: 1e\nm: -.inf\np: +.inf\nf: 1.5e+3\ng: .5E-1\n"
+                              "x: 1e+\nok: %s\nbad: %s\n", long_ok, long_bad);
+    struct tf_ydoc d;
+    struct tf_error err;
+    tf_error_clear(&err);
+    assert_int_equal(tf_ydoc_load(&d, "mem.yaml", text, strlen(text), &err), 0);
+    yaml_node_t *root = tf_ydoc_root(&d);
+    int64_t i;
+    double x;
+    const char *s;
+    assert_int_equal(tf_ydoc_int(&d, tf_ydoc_get(&d, root, "o"), "o", &i, &err), 0);
+    assert_int_equal(i, 15);
+    assert_int_equal(tf_ydoc_kind(tf_ydoc_get(&d, root, "e")), TF_YS_STRING);
+    assert_int_equal(tf_ydoc_kind(tf_ydoc_get(&d, root, "x")), TF_YS_STRING);
+    assert_int_equal(tf_ydoc_number(&d, tf_ydoc_get(&d, root, "e"), "e", &x, &err), -1);
+    assert_non_null(strstr(err.message, "'e' must be a number, found"));
+    assert_int_equal(tf_ydoc_number(&d, tf_ydoc_get(&d, root, "m"), "m", &x, &err), 0);
+    assert_true(isinf(x) && x < 0);
+    assert_int_equal(tf_ydoc_number(&d, tf_ydoc_get(&d, root, "p"), "p", &x, &err), 0);
+    assert_true(isinf(x) && x > 0);
+    assert_int_equal(tf_ydoc_number(&d, tf_ydoc_get(&d, root, "f"), "f", &x, &err), 0);
+    assert_double_equal(x, 1500, 0);
+    assert_int_equal(tf_ydoc_number(&d, tf_ydoc_get(&d, root, "g"), "g", &x, &err), 0);
+    assert_double_equal(x, 0.05, 1e-17);
+    assert_int_equal(tf_ydoc_ident(&d, tf_ydoc_get(&d, root, "ok"), "ok", &s, &err), 0);
+    assert_int_equal(strlen(s), 255);
+    assert_int_equal(tf_ydoc_ident(&d, tf_ydoc_get(&d, root, "bad"), "bad", &s, &err), -1);
+    assert_non_null(strstr(err.message, "'bad' is 256 bytes long: at most 255"));
+    tf_ydoc_free(&d);
+    free(text);
+}
+
 /* ---- bundle ----------------------------------------------------------------------------- */
 
 static void test_bundle(void **state)
@@ -2279,6 +2323,7 @@ int main(void)
         cmocka_unit_test(test_job_kernel_name_twice),
         cmocka_unit_test(test_truncation_sweep),
         cmocka_unit_test(test_ydoc_scalars),
+        cmocka_unit_test(test_ydoc_edges),
         cmocka_unit_test(test_bundle),
         cmocka_unit_test(test_size_defines),
         cmocka_unit_test(test_reference_params),
