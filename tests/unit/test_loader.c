@@ -25,6 +25,7 @@
 #include "../../schema/archive.h"
 #include "../../schema/bundle.h"
 #include "../../schema/defines.h"
+#include "../../schema/hash.h"
 #include "../../schema/job.h"
 #include "../../schema/kernel.h"
 #include "../../schema/yamldoc.h"
@@ -2209,6 +2210,52 @@ static void test_ydoc_edges(void **state)
     free(text);
 }
 
+/* schema/hash.c is SHA-256 (the archive's job_hash of an imported file is
+ * compared with sha256sum's): FIPS 180-2's vectors, one of them 56 bytes (the
+ * padding then takes a second block), 55 and 64 bytes, and a million 'a's fed
+ * unevenly. */
+static void test_sha256_vectors(void **state)
+{
+    (void)state;
+    static const char *const cases[][2] = {
+        {"", "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"},
+        {"abc", "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"},
+        {"abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq",
+         "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1"},
+        /* 55 bytes: the padding fits the block; 64: a block of its own */
+        {"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+         "9f4390f8d30c2dd92ec9f095b65e2b9ae9b0a925a5258e241c9f1e910f734318"},
+        {"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+         "ffe054fe7ae0cb6dc65c3af9b61d5209f439851db43d0ba5997337df154668eb"}};
+    char hex[65];
+    struct tf_sha256 h;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        tf_sha256_init(&h);
+        tf_sha256_update(&h, cases[i][0], strlen(cases[i][0]));
+        tf_sha256_hex(&h, hex);
+        assert_string_equal(hex, cases[i][1]);
+    }
+    char a[1000];
+    memset(a, 'a', sizeof a);
+    tf_sha256_init(&h);
+    for (size_t done = 0, step = 1; done < 1000000; done += step, step = step % 997 + 1) {
+        if (done + step > 1000000)
+            step = 1000000 - done;
+        tf_sha256_update(&h, a, step);
+    }
+    tf_sha256_hex(&h, hex);
+    assert_string_equal(hex, "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+    /* update_str hashes the terminator too: "abc" and its NUL. */
+    char with_nul[65];
+    tf_sha256_init(&h);
+    tf_sha256_update(&h, "abc", 4);
+    tf_sha256_hex(&h, with_nul);
+    tf_sha256_init(&h);
+    tf_sha256_update_str(&h, "abc");
+    tf_sha256_hex(&h, hex);
+    assert_string_equal(hex, with_nul);
+}
+
 /* ---- bundle ----------------------------------------------------------------------------- */
 
 static void test_bundle(void **state)
@@ -2324,6 +2371,7 @@ int main(void)
         cmocka_unit_test(test_truncation_sweep),
         cmocka_unit_test(test_ydoc_scalars),
         cmocka_unit_test(test_ydoc_edges),
+        cmocka_unit_test(test_sha256_vectors),
         cmocka_unit_test(test_bundle),
         cmocka_unit_test(test_size_defines),
         cmocka_unit_test(test_reference_params),
