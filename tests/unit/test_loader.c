@@ -2256,6 +2256,53 @@ static void test_sha256_vectors(void **state)
     assert_string_equal(hex, with_nul);
 }
 
+/* The bundle hash's separations: a file's size is hashed, so ("a": "b",
+ * "c": "d") is not ("a": "b" "c\0" "d"); a file beside the job's folder whose
+ * name begins with the folder's ("/d/bc" next to "/d/b") keeps its full path
+ * (it is not "/x.c"). tf_path_clean fills its buffer exactly; tf_path_dir of
+ * a file in the root is "/". */
+static void test_bundle_hash_separations(void **state)
+{
+    (void)state;
+    char h1[65], h2[65];
+    struct tf_bundle *p1 = tf_bundle_create(), *p2 = tf_bundle_create();
+    tf_bundle_add(p1, "a", "b", 1);
+    tf_bundle_add(p1, "c", "d", 1);
+    tf_bundle_add(p2, "a", "bc\0d", 4);
+    tf_bundle_hash(p1, h1);
+    tf_bundle_hash(p2, h2);
+    assert_string_not_equal(h1, h2);
+    tf_bundle_destroy(p1);
+    tf_bundle_destroy(p2);
+
+    p1 = tf_bundle_create();
+    p2 = tf_bundle_create();
+    tf_bundle_add(p1, "/d/b/job.yaml", "name: j\n", 8);
+    tf_bundle_add(p1, "/d/bc/x.c", "int x;\n", 7);
+    tf_bundle_add(p2, "/d/b/job.yaml", "name: j\n", 8);
+    tf_bundle_add(p2, "/x.c", "int x;\n", 7);
+    tf_bundle_hash(p1, h1);
+    tf_bundle_hash(p2, h2);
+    assert_string_not_equal(h1, h2);
+    tf_bundle_destroy(p1);
+    tf_bundle_destroy(p2);
+
+    char out[4];
+    tf_path_clean("abc", out, sizeof out);
+    assert_string_equal(out, "abc");
+    tf_path_clean("/ab", out, sizeof out);
+    assert_string_equal(out, "/ab");
+    tf_path_clean("a/bc", out, sizeof out); /* one byte short: cut after "a" */
+    assert_string_equal(out, "a");
+    static const char *const dirs[][2] = {
+        {"/x", "/"}, {"x", "."}, {"a/b", "a"}, {"/a/b", "/a"}};
+    for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++) {
+        char *dir = tf_path_dir(dirs[i][0]);
+        assert_string_equal(dir, dirs[i][1]);
+        free(dir);
+    }
+}
+
 /* ---- bundle ----------------------------------------------------------------------------- */
 
 static void test_bundle(void **state)
@@ -2373,6 +2420,7 @@ int main(void)
         cmocka_unit_test(test_ydoc_edges),
         cmocka_unit_test(test_sha256_vectors),
         cmocka_unit_test(test_bundle),
+        cmocka_unit_test(test_bundle_hash_separations),
         cmocka_unit_test(test_size_defines),
         cmocka_unit_test(test_reference_params),
     };
