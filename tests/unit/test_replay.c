@@ -10,6 +10,7 @@
  * exactly the A4000 cache's configurations (4,362; skipped without the
  * dataset). The MPI side (brute force, --workers 4, archive replay, refusal
  * exit codes) is fault scenario 80-replay. */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -129,7 +130,7 @@ static void test_mismatch_refused(void **state)
 }
 
 /* An archive of replay_small's kernel: `rows` rows, each (config, status,
- * median, device name); written to `path`. */
+ * median, device name) with `device_time`; written to `path`. */
 struct row_spec {
     uint64_t config;
     int status;
@@ -137,8 +138,8 @@ struct row_spec {
     const char *device;
 };
 
-static void write_archive(const char *path, const struct tf_kernel *k, const struct row_spec *rows,
-                          int n)
+static void write_archive_dt(const char *path, const struct tf_kernel *k,
+                             const struct row_spec *rows, int n, double device_time)
 {
     struct tf_error err = {0};
     struct tf_archive *a = tf_archive_create();
@@ -159,12 +160,19 @@ static void write_archive(const char *path, const struct tf_kernel *k, const str
         row.r.time_median = row.r.time_min = row.r.time_mean = rows[i].median;
         row.r.samples = 10;
         row.r.compile_time = 0.5;
-        row.r.device_time = 0.25;
+        row.r.device_time = device_time;
         tf_archive_append(ak, &row);
     }
     if (tf_archive_write(a, path, &err))
         fail_msg("%s", err.message);
     tf_archive_destroy(a);
+}
+
+/* The same, each row with a device time of 0.25 s. */
+static void write_archive(const char *path, const struct tf_kernel *k, const struct row_spec *rows,
+                          int n)
+{
+    write_archive_dt(path, k, rows, n, 0.25);
 }
 
 static void test_archive_source(void **state)
@@ -228,6 +236,73 @@ static void test_archive_source(void **state)
      * configuration "not in the replay source"; the cache itself replays. */
     if (strstr(err.message, "give --replay the Kernel Tuner cache itself") == NULL)
         fail_msg("no advice for an imported archive: %s", err.message);
+    unlink(path);
+    unload(&l);
+}
+
+/* A cache entry whose samples differ: the replay's mean is Kernel Tuner's
+ * "time", its median and minimum the samples' (times [1, 2, 6] ms, time
+ * 3 ms); an archive row without a device time costs its mean times its
+ * samples (10 x 1 ms) plus its compile time; a problem of the job's name
+ * measured at another size (N=32, the job's N=64) is refused, not answered. */
+static void test_statistics_cost_and_sizes(void **state)
+{
+    (void)state;
+    struct loaded l = load_job("tests/fixtures/replay_small.yaml");
+    char path[] = "/tmp/tf-test-replay-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    static const char cache[] =
+        "{\"device_name\": \"Test GPU\", \"kernel_name\": \"convolution_kernel\",\n"
+        "\"problem_size\": [64, 64],\n"
+        "\"tune_params_keys\": [\"block_size_x\", \"tile_size_x\", \"layout\"],\n"
+        "\"tune_params\": {\"block_size_x\": [16, 32, 64], \"tile_size_x\": [1, 2], "
+        "\"layout\": [\"row\", \"col\"]},\n"
+        "\"objective\": \"time\",\n"
+        "\"cache\": {\n"
+        "\"32,2,col\": {\"block_size_x\": 32, \"tile_size_x\": 2, \"layout\": \"col\", "
+        "\"time\": 3.0, \"times\": [6.0, 1.0, 2.0], \"compile_time\": 100.0, "
+        "\"verification_time\": 0, \"benchmark_time\": 20.0, \"strategy_time\": 0, "
+        "\"framework_time\": 1.0, \"timestamp\": \"2023-12-22 09:54:05.502007+00:00\"}\n"
+        "}}\n";
+    assert_int_equal(write(fd, cache, sizeof cache - 1), (ssize_t)(sizeof cache - 1));
+    close(fd);
+    struct tf_error err = {0};
+    struct tf_replay *r = tf_replay_open(path, l.job, &err);
+    if (r == NULL)
+        fail_msg("%s", err.message);
+    struct tf_result res;
+    double cost;
+    tf_replay_answer(r, 0, 0, small_index("col", 2, 32), &res, &cost);
+    assert_int_equal(res.status, TF_STATUS_OK);
+    assert_true(res.time_mean == 3e-3);
+    assert_true(res.time_median == 2e-3);
+    assert_true(res.time_min == 1e-3);
+    assert_int_equal(res.samples, 3);
+    tf_replay_destroy(r);
+
+    const struct tf_kernel *k = l.job->kernels[0].kernel;
+    const struct row_spec rows[] = {{3, TF_STATUS_OK, 1e-3, "Fake H100"}};
+    write_archive_dt(path, k, rows, 1, NAN); /* no device time recorded */
+    r = tf_replay_open(path, l.job, &err);
+    if (r == NULL)
+        fail_msg("%s", err.message);
+    tf_replay_answer(r, 0, 0, 3, &res, &cost);
+    assert_int_equal(res.status, TF_STATUS_OK);
+    assert_true(fabs(cost - (0.5 + 10 * 1e-3)) < 1e-12);
+    tf_replay_destroy(r);
+
+    /* The same problem name at N=32. */
+    assert_int_equal(k->nsizes, 1);
+    struct tf_kernel other = *k;
+    struct tf_problem prob = k->problems[0];
+    int64_t size = 32;
+    prob.sizes = &size;
+    other.problems = &prob;
+    write_archive(path, &other, rows, 1);
+    assert_null(tf_replay_open(path, l.job, &err));
+    if (strstr(err.message, "problem 'small' was measured with N=32, the job's has N=64") == NULL)
+        fail_msg("%s", err.message);
     unlink(path);
     unload(&l);
 }
@@ -478,6 +553,7 @@ int main(void)
         cmocka_unit_test(test_ktcache_answers),
         cmocka_unit_test(test_mismatch_refused),
         cmocka_unit_test(test_archive_source),
+        cmocka_unit_test(test_statistics_cost_and_sizes),
         cmocka_unit_test(test_one_class_across_kernels),
         cmocka_unit_test(test_many_parameters),
         cmocka_unit_test(test_parameter_named_twice),
