@@ -461,6 +461,46 @@ static void test_size_defines_in_the_flags(void **state)
     tf_archive_destroy(a);
 }
 
+/* A negative macro value (a size define M=-8) is a define, not "left out";
+ * two device classes whose macro names meet get _2 on the second, as the
+ * header's comment promises (the MI250X renamed into an sm_90 class whose
+ * name differs from the H100's only by a '-'). */
+static void test_negative_values_and_clashing_classes(void **state)
+{
+    (void)state;
+    struct tf_archive *a = read_fixture();
+    struct tf_archive_kernel *ak = tf_archive_find_kernel(a, "gemm");
+    assert_non_null(ak);
+    assert_string_equal(ak->size_names[0], "M");
+    ak->define_sizes = tf_xcalloc(1, sizeof *ak->define_sizes);
+    ak->define_sizes[0] = tf_xstrdup("M");
+    ak->ndefine_sizes = 1;
+    for (int p = 0; p < ak->nproblems; p++)
+        ak->problems[p].sizes[0] = -8;
+    int renamed = 0;
+    for (int i = 0; i < a->ndevices; i++)
+        if (strcmp(a->devices[i].name, "AMD Instinct MI250X") == 0) {
+            tf_strlcpy(a->devices[i].backend, "cuda", sizeof a->devices[i].backend);
+            tf_strlcpy(a->devices[i].arch, "sm_90", sizeof a->devices[i].arch);
+            tf_strlcpy(a->devices[i].name, "NVIDIA H100 80GB-HBM3", sizeof a->devices[i].name);
+            renamed++;
+        }
+    assert_true(renamed > 0);
+    char path[400];
+    snprintf(path, sizeof path, "%s/negative.h", dir);
+    FILE *out = fopen(path, "w");
+    assert_non_null(out);
+    tf_best_write(a, archive_path, ak, -1, -1, TF_BEST_HEADER, out);
+    fclose(out);
+    const char *h = slurp(path);
+    if (strstr(h, "\n#define M -8\n") == NULL || strstr(h, "left out") != NULL)
+        fail_msg("M=-8 is not a define:\n%s", h);
+    if (strstr(h, " *   TUNEFARM_DEVICE_CUDA_SM_90_NVIDIA_H100_80GB_HBM3\n") == NULL ||
+        strstr(h, " *   TUNEFARM_DEVICE_CUDA_SM_90_NVIDIA_H100_80GB_HBM3_2\n") == NULL)
+        fail_msg("the two sm_90 classes are not _HBM3 and _HBM3_2:\n%.3000s", h);
+    tf_archive_destroy(a);
+}
+
 /* tf_best_main with these arguments; its exit code, stderr into dir/err. */
 static int best_main(const char *const *args)
 {
@@ -531,6 +571,7 @@ int main(void)
         cmocka_unit_test(test_header_of_hostile_names),
         cmocka_unit_test(test_json_and_make),
         cmocka_unit_test(test_size_defines_in_the_flags),
+        cmocka_unit_test(test_negative_values_and_clashing_classes),
         cmocka_unit_test(test_command_exit_codes),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
