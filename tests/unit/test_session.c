@@ -139,6 +139,74 @@ static void test_may_resume(void **state)
     tf_archive_destroy(a);
 }
 
+/* The resume rule's "one of its sessions" and "the run's": a device that
+ * matches the run's first session resumes although a later session of the
+ * run had another driver; a session of another run does not count (run 1
+ * measured with the new driver, run 0 did not). And status names a change
+ * of a device only against that device: two H100s at 700 W and 600 W, both
+ * unchanged, print no change. */
+static void test_resume_sessions_and_devices(void **state)
+{
+    (void)state;
+    char why[640];
+    struct tf_archive *a = tf_archive_create();
+    struct tf_device old = make_device("cuda", "NVIDIA H100", "GPU-0", "gpu01");
+    tf_strlcpy(old.driver_version, "580.65.06", sizeof old.driver_version);
+    tf_strlcpy(old.tunefarm_version, "1.0", sizeof old.tunefarm_version);
+    struct tf_device new = old;
+    tf_strlcpy(new.driver_version, "580.159.04", sizeof new.driver_version);
+    tf_archive_add_device(a, &old);
+    struct tf_archive_run r = make_run("nightly", 1714560000.0, 0);
+    tf_strlcpy(r.tunefarm_version, "1.0", sizeof r.tunefarm_version);
+    tf_archive_add_run(a, &r);
+    uint32_t s0 = tf_session_begin(a, 0, "tunefarm run", 2);
+    tf_archive_set_session_device(a, s0, 0, &old);
+    uint32_t s1 = tf_session_begin(a, 0, "tunefarm run", 2);
+    tf_archive_set_session_device(a, s1, 0, &new);
+    assert_int_equal(tf_session_may_resume(a, 0, "1.0", &old, 1, why, sizeof why), 1);
+    assert_int_equal(tf_session_may_resume(a, 0, "1.0", &new, 1, why, sizeof why), 1);
+    tf_archive_destroy(a);
+
+    a = tf_archive_create();
+    tf_archive_add_device(a, &old);
+    tf_archive_add_run(a, &r);
+    struct tf_archive_run r1 = make_run("other", 1714570000.0, 0);
+    tf_strlcpy(r1.tunefarm_version, "1.0", sizeof r1.tunefarm_version);
+    tf_archive_add_run(a, &r1);
+    s0 = tf_session_begin(a, 0, "tunefarm run", 2);
+    tf_archive_set_session_device(a, s0, 0, &old);
+    s1 = tf_session_begin(a, 1, "tunefarm run", 2);
+    tf_archive_set_session_device(a, s1, 0, &new);
+    assert_int_equal(tf_session_may_resume(a, 0, "1.0", &new, 1, why, sizeof why), 0);
+    assert_non_null(strstr(why, "driver 580.65.06 -> 580.159.04 since run 0 measured"));
+    assert_int_equal(tf_session_may_resume(a, 1, "1.0", &new, 1, why, sizeof why), 1);
+    tf_archive_destroy(a);
+
+    a = tf_archive_create();
+    struct tf_device h0 = make_device("cuda", "NVIDIA H100", "GPU-0", "gpu01");
+    struct tf_device h1 = make_device("cuda", "NVIDIA H100", "GPU-1", "gpu01");
+    h0.power_limit_w = 700;
+    h1.power_limit_w = 600;
+    tf_archive_add_device(a, &h0);
+    tf_archive_add_device(a, &h1);
+    tf_archive_add_run(a, &r);
+    for (int k = 0; k < 2; k++) {
+        uint32_t s = tf_session_begin(a, 0, "tunefarm run", 2);
+        tf_archive_set_session_device(a, s, 0, &h0);
+        tf_archive_set_session_device(a, s, 1, &h1);
+    }
+    char *text = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&text, &len);
+    tf_session_print(a, 0, "  ", out);
+    fclose(out);
+    assert_non_null(strstr(text, "  measured in 2 sessions (resumed 1 time):\n"));
+    if (strstr(text, "changed") != NULL)
+        fail_msg("a change between two devices, not sessions:\n%s", text);
+    free(text);
+    tf_archive_destroy(a);
+}
+
 /* status's lines: nothing for a run of one session; for a resumed run one
  * line per session, how it ended, and what changed on a device between two. */
 static void test_print(void **state)
@@ -181,6 +249,7 @@ int main(void)
         cmocka_unit_test(test_run_settings),
         cmocka_unit_test(test_begin),
         cmocka_unit_test(test_may_resume),
+        cmocka_unit_test(test_resume_sessions_and_devices),
         cmocka_unit_test(test_print),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
