@@ -39,7 +39,7 @@
 struct draft {
     const char *path;
     bool t4;                  /* a T4 file (else a Kernel Tuner cache) */
-    char kernel[TF_KERNEL_NAME_MAX];
+    char kernel[TF_KERNEL_NAME_MAX + 1]; /* what a kernel file allows, and the NUL */
     char problem[TF_PROBLEM_NAME_MAX + 1];
     int nparams;
     struct tf_param *params;

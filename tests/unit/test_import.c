@@ -624,6 +624,46 @@ static void test_times_and_defaults(void **state)
     unlink(path);
 }
 
+/* A kernel name as long as a kernel file may have it (TF_KERNEL_NAME_MAX bytes,
+ * what the archive's /plan column holds) imports, from the file and from
+ * --kernel; one byte more is refused with the limit named. Export writes such a
+ * name, so import must take it back. */
+static void test_kernel_name_length(void **state)
+{
+    (void)state;
+    char path[256], name[TF_KERNEL_NAME_MAX + 2], text[1024];
+    struct tf_error err = {0};
+    struct tf_import_info info;
+    for (int extra = 0; extra <= 1; extra++) {
+        memset(name, 'k', sizeof name);
+        name[TF_KERNEL_NAME_MAX + extra] = '\0';
+        snprintf(text, sizeof text,
+                 "{\"device_name\": \"x\", \"kernel_name\": \"%s\", \"tune_params_keys\": "
+                 "[\"a\"], \"tune_params\": {\"a\": [1]}, \"cache\": {\"1\": {\"a\": 1, "
+                 "\"time\": 3.0}}}",
+                 name);
+        put("name.json", text, path, sizeof path);
+        struct tf_archive *a = tf_import_file(path, &none, &info, &err);
+        struct tf_import_options o = {.kernel = name};
+        struct tf_archive *b = tf_import_file(path, &o, &info, &err);
+        if (extra == 0) {
+            if (a == NULL || b == NULL)
+                fail_msg("a %d-byte kernel name: %s", TF_KERNEL_NAME_MAX, err.message);
+            assert_string_equal(a->kernels[0].name, name);
+            assert_string_equal(b->kernels[0].name, name);
+        } else {
+            assert_null(a);
+            assert_null(b);
+            char limit[32];
+            snprintf(limit, sizeof limit, "%d bytes", TF_KERNEL_NAME_MAX);
+            assert_non_null(strstr(err.message, limit));
+        }
+        tf_archive_destroy(a);
+        tf_archive_destroy(b);
+        unlink(path);
+    }
+}
+
 /* An archive kernel holds TF_MAX_METRICS metrics: the first ones seen are
  * kept, the rest named in the note, never written past the end. */
 static void test_metrics_past_the_limit(void **state)
@@ -681,6 +721,7 @@ int main(void)
         cmocka_unit_test(test_truncated_gzip),
         cmocka_unit_test(test_times_and_defaults),
         cmocka_unit_test(test_metrics_past_the_limit),
+        cmocka_unit_test(test_kernel_name_length),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
