@@ -10,6 +10,7 @@
  * exactly the A4000 cache's configurations (4,362; skipped without the
  * dataset). The MPI side (brute force, --workers 4, archive replay, refusal
  * exit codes) is fault scenario 80-replay. */
+#include <ftw.h>
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -36,6 +37,38 @@ struct loaded {
     struct tf_bundle *bundle;
     struct tf_job *job;
 };
+
+/* Every file a test writes goes in one folder, removed whole after the group:
+ * a test that fails half way does not leave its files in /tmp. */
+static char tmp_dir[] = "/tmp/tf-test-replay-XXXXXX";
+
+static int group_setup(void **state)
+{
+    (void)state;
+    return mkdtemp(tmp_dir) ? 0 : -1;
+}
+
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st;
+    (void)flag;
+    (void)ftw;
+    remove(path);
+    return 0;
+}
+
+static int group_teardown(void **state)
+{
+    (void)state;
+    nftw(tmp_dir, remove_entry, 8, FTW_DEPTH | FTW_PHYS);
+    return 0;
+}
+
+/* A template for mkstemp in that folder: tmp_dir/STEM-XXXXXX. */
+static void tmp_name(char *out, size_t cap, const char *stem)
+{
+    snprintf(out, cap, "%s/%s-XXXXXX", tmp_dir, stem);
+}
 
 static struct loaded load_job(const char *path)
 {
@@ -180,7 +213,8 @@ static void test_archive_source(void **state)
     (void)state;
     struct loaded l = load_job("tests/fixtures/replay_small.yaml");
     const struct tf_kernel *k = l.job->kernels[0].kernel;
-    char path[] = "/tmp/tf-test-replay-XXXXXX";
+    char path[256];
+    tmp_name(path, sizeof path, "archive");
     int fd = mkstemp(path);
     assert_true(fd >= 0);
     close(fd);
@@ -249,7 +283,8 @@ static void test_statistics_cost_and_sizes(void **state)
 {
     (void)state;
     struct loaded l = load_job("tests/fixtures/replay_small.yaml");
-    char path[] = "/tmp/tf-test-replay-XXXXXX";
+    char path[256];
+    tmp_name(path, sizeof path, "archive");
     int fd = mkstemp(path);
     assert_true(fd >= 0);
     static const char cache[] =
@@ -332,7 +367,8 @@ static void test_one_class_across_kernels(void **state)
     struct loaded l = load_job_text("name: two\nkernels: [replay_small, replay_mismatch]\n"
                                     "targets: [replay]\n", NULL);
     assert_int_equal(l.job->nkernels, 2);
-    char path[] = "/tmp/tf-test-replay-XXXXXX";
+    char path[256];
+    tmp_name(path, sizeof path, "archive");
     int fd = mkstemp(path);
     assert_true(fd >= 0);
     close(fd);
@@ -402,7 +438,8 @@ static void test_many_parameters(void **state)
                                     files);
     const struct tf_kernel *k = l.job->kernels[0].kernel;
     assert_int_equal(k->nparams, N);
-    char path[] = "/tmp/tf-test-replay-XXXXXX";
+    char path[256];
+    tmp_name(path, sizeof path, "archive");
     int fd = mkstemp(path);
     assert_true(fd >= 0);
     close(fd);
@@ -437,7 +474,8 @@ static void test_parameter_named_twice(void **state)
         "\"tune_params\": {\"block_size_x\": [16, 32, 64], \"layout\": [\"row\", \"col\"]},\n"
         "\"cache\": {\"16,16,row\": {\"block_size_x\": 16, \"layout\": \"row\", \"time\": 1.0,\n"
         "  \"compile_time\": 1, \"benchmark_time\": 1}}}\n";
-    char kt[] = "/tmp/tf-test-replay-kt-XXXXXX";
+    char kt[256];
+    tmp_name(kt, sizeof kt, "kt");
     int fd = mkstemp(kt);
     assert_true(fd >= 0);
     assert_int_equal(write(fd, twice, sizeof twice - 1), (ssize_t)(sizeof twice - 1));
@@ -560,5 +598,5 @@ int main(void)
         cmocka_unit_test(test_convolution_milo_valid_set),
         cmocka_unit_test(test_null_source),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
