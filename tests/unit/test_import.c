@@ -21,7 +21,6 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
-#include <ftw.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
@@ -34,6 +33,7 @@
 #include "../../schema/hash.h"
 #include "../../schema/import.h"
 #include "archive_fixture.h"
+#include "tree.h"
 
 #define SMALL "tests/unit/fixtures/ktcache_small.json.gz"
 
@@ -45,21 +45,13 @@ static int setup(void **state)
     return mkdtemp(dir) ? 0 : -1;
 }
 
-static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st;
-    (void)flag;
-    (void)ftw;
-    remove(path);
-    return 0;
-}
-
 /* The folder and whatever is left in it: each test removes its own files, but
  * one that fails half way does not get there. */
 static int teardown(void **state)
 {
     (void)state;
-    return nftw(dir, remove_entry, 8, FTW_DEPTH | FTW_PHYS);
+    remove_tree(dir);
+    return 0;
 }
 
 /* `text` into dir/NAME; the path into out. */

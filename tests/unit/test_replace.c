@@ -16,7 +16,6 @@
 
 #include <dirent.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +24,7 @@
 #include <unistd.h>
 
 #include "../../schema/replace.h"
+#include "tree.h"
 
 static char dir[256];
 
@@ -91,21 +91,12 @@ static int setup(void **state)
     return mkdtemp(dir) == NULL ? -1 : 0;
 }
 
-static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st;
-    (void)flag;
-    (void)ftw;
-    remove(path);
-    return 0;
-}
-
 /* Everything under dir, subfolders too (a test that failed half way leaves
  * its own), deepest first, links not followed. */
 static int teardown(void **state)
 {
     (void)state;
-    nftw(dir, remove_entry, 8, FTW_DEPTH | FTW_PHYS);
+    remove_tree(dir);
     return 0;
 }
 

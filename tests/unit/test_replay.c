@@ -10,7 +10,6 @@
  * exactly the A4000 cache's configurations (4,362; skipped without the
  * dataset). The MPI side (brute force, --workers 4, archive replay, refusal
  * exit codes) is fault scenario 80-replay. */
-#include <ftw.h>
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -30,6 +29,7 @@
 #include "schema/space.h"
 #include "schema/status.h"
 #include "worker/backend_replay.h"
+#include "tree.h"
 
 #define SMALL "tests/unit/fixtures/ktcache_small.json.gz"
 
@@ -48,19 +48,10 @@ static int group_setup(void **state)
     return mkdtemp(tmp_dir) ? 0 : -1;
 }
 
-static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st;
-    (void)flag;
-    (void)ftw;
-    remove(path);
-    return 0;
-}
-
 static int group_teardown(void **state)
 {
     (void)state;
-    nftw(tmp_dir, remove_entry, 8, FTW_DEPTH | FTW_PHYS);
+    remove_tree(tmp_dir);
     return 0;
 }
 
