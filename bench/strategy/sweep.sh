@@ -2,8 +2,11 @@
 # bench/strategy/sweep.sh - many study runs at once: each variant's seeds are cut
 # into chunks and every (variant, chunk) is one bench/strategy/study process, up to
 # JOBS at a time (a 16-core machine does a 100-seed comparison of seven variants at
-# 2% in about five minutes). Each writes OUTDIR/NAME.FIRST.txt;
-# bench/strategy/sweep_merge.py joins the chunks into one table per variant.
+# 2% in about seven minutes). Each writes OUTDIR/NAME.FIRST.txt, and its searches'
+# qualities one per line to OUTDIR/NAME.FIRST.seeds.tsv (study --per-seed, unless
+# the variant's arguments name one, or --evals or --pairs, which print no
+# qualities); bench/strategy/sweep_merge.py joins the chunks into one table per
+# variant, and compares variants seed by seed (--paired BASE).
 #
 # usage: bench/strategy/sweep.sh JOBS OUTDIR FIRST SEEDS CHUNK CACHE... < VARIANTS
 # VARIANTS: one per line, NAME|ENV|STUDY-ARGS (ENV: space-separated VAR=VALUE, may be
@@ -39,6 +42,10 @@ xargs -0 -n 5 -P "$jobs" bash -c '
     all=("$@"); k=${#all[@]}
     name=${all[k-5]} envs=${all[k-4]} args=${all[k-3]} f=${all[k-2]} n=${all[k-1]}
     read -r -a e <<<"$envs"; read -r -a a <<<"$args"
+    case " $args " in
+        *" --per-seed "* | *" --evals "* | *" --pairs "*) ;;
+        *) a+=(--per-seed "$SWEEP_OUT/$name.$f.seeds.tsv") ;;
+    esac
     env ${e[@]+"${e[@]}"} "$SWEEP_STUDY" ${a[@]+"${a[@]}"} -n "$n" -f "$f" --se "${all[@]:0:k-5}" \
         >"$SWEEP_OUT/$name.$f.txt" 2>&1 || { echo "sweep: $name seeds $f.. failed: $SWEEP_OUT/$name.$f.txt" >&2; exit 1; }
 ' sweep "$@" <"$list"
