@@ -113,12 +113,13 @@ struct base {
     size_t m;
     double *mu, *var;           /* per candidate, given the base */
     double *Kc;                 /* m x n: k(candidate, training), when it fits KC_MAX */
-    uint64_t kc_count;          /* its doubles (counted in kc_held) */
+    double *Xc;                 /* m x max(dims, 1): the candidates' features, likewise */
+    uint64_t kc_count;          /* Kc's and Xc's doubles (counted in kc_held) */
     double hyp[HYP_COUNT];      /* its hyperparameters */
     struct extra_cols cols;     /* the extras' columns seen at this base */
 };
 
-/* Doubles the candidates' kernel rows may take (64 MiB) in one search, and
+/* Doubles the candidates' kernel rows (and features) may take (64 MiB) in one search, and
  * in all of a run's searches together (256 MiB: a fleet job has a search per
  * kernel, problem and device class); beyond, each ask computes them again:
  * the very same values, so proposals never depend on it, only the CPU time. */
@@ -571,9 +572,20 @@ static void base_clear(struct base *m)
     free(m->var);
     free(m->pool);
     free(m->Kc);
+    free(m->Xc);
     kc_held -= m->kc_count;
     cols_clear(&m->cols);
     *m = (struct base){.at = SIZE_MAX};
+}
+
+/* Candidate c's features: the base's copy, or computed into `spare`. */
+static const double *candidate_features(const struct bayes *b, const struct tf_strategy_core *core,
+                                        const struct base *m, size_t c, double *spare)
+{
+    if (m->Xc)
+        return m->Xc + c * (size_t)ndims(b);
+    features(b, core, m->cands[c], spare);
+    return spare;
 }
 
 /* The model on the first h results: hyperparameters, factor, candidates and
@@ -681,9 +693,17 @@ static int base_build(struct bayes *b, struct tf_strategy_core *core, size_t h)
         m->kc_count = kc;
         kc_held += kc;
     }
+    /* Each extra's column and each ask's batch need the candidates' features
+     * again: decoding a configuration costs about what a kernel value does. */
+    const uint64_t xc_count = (uint64_t)m->m * (uint64_t)d;
+    if (xc_count <= KC_MAX && kc_held + xc_count <= KC_TOTAL_MAX) {
+        m->Xc = tf_xmalloc((m->m ? m->m : 1) * (size_t)d * sizeof *m->Xc);
+        m->kc_count += xc_count;
+        kc_held += xc_count;
+    }
     const size_t block = 512;
     double *Ks = tf_xmalloc(n * block * sizeof *Ks);
-    double xc[MAX_DIMS];
+    double xc_one[MAX_DIMS];
     for (size_t c0 = 0; c0 < m->m; c0 += block) {
         /* A block costs about n^2 * 512 flops: seconds with 4096 results. */
         if (tf_strategy_stop_requested()) {
@@ -693,6 +713,7 @@ static int base_build(struct bayes *b, struct tf_strategy_core *core, size_t h)
         }
         size_t mb = m->m - c0 < block ? m->m - c0 : block;
         for (size_t c = 0; c < mb; c++) {
+            double *xc = m->Xc ? m->Xc + (c0 + c) * (size_t)d : xc_one;
             features(b, core, m->cands[c0 + c], xc);
             for (size_t i = 0; i < n; i++)
                 Ks[i * mb + c] = matern52(m->X + i * d, xc, d, inv_l2, sf2, NULL);
@@ -765,15 +786,16 @@ static size_t cols_get(const struct bayes *b, const struct tf_strategy_core *cor
     for (int j = 0; j < d; j++)
         inv_l2[j] = exp(-2 * m->hyp[j]);
     const double sf2 = exp(m->hyp[HYP_SIGNAL]);
-    double xe[MAX_DIMS], xc[MAX_DIMS];
+    double xe[MAX_DIMS];
     features(b, core, cfg, xe);
     double *kb = x->kb + k * n, *u = x->u + k * n, *col = x->s + k * m->m;
     for (size_t i = 0; i < n; i++)
         kb[i] = u[i] = matern52(m->X + i * d, xe, d, inv_l2, sf2, NULL);
     LAPACKE_dpotrs(LAPACK_ROW_MAJOR, 'L', (lapack_int)n, 1, m->L, (lapack_int)n, u, 1);
     double *kcb = m->Kc ? NULL : tf_xmalloc((n ? n : 1) * sizeof *kcb); /* k(training, c) */
+    double xc_one[MAX_DIMS];
     for (size_t c = 0; c < m->m; c++) {
-        features(b, core, m->cands[c], xc);
+        const double *xc = candidate_features(b, core, m, c, xc_one);
         const double *kr = m->Kc ? m->Kc + c * n : kcb;
         if (!m->Kc)
             for (size_t i = 0; i < n; i++)
@@ -943,14 +965,14 @@ static int bayes_ask(void *state, struct tf_strategy_core *core, struct tf_rng *
     double *pend = tf_xmalloc((cpend ? cpend : 1) * (size_t)d * sizeof *pend);
     for (size_t i = 0; i < npend; i++)
         features(b, core, pending[i], pend + i * (size_t)d);
-    double xc[MAX_DIMS];
+    double xc_one[MAX_DIMS];
     for (int pass = 0; pass < 2 && tf_propose_room(p) > 0; pass++)
         for (size_t k = 0; k < ns && tf_propose_room(p) > 0; k++) {
             uint64_t x = m->cands[idx[k]];
             if (tf_propose_has(p, x))
                 continue;
             if (pass == 0 && b->spread > 0) {
-                features(b, core, x, xc);
+                const double *xc = candidate_features(b, core, m, idx[k], xc_one);
                 bool near = false;
                 for (size_t j = 0; j < npend && !near; j++)
                     near = dist2(xc, pend + j * (size_t)d, d) < b->spread * b->spread;
