@@ -534,10 +534,23 @@ int main(int argc, char **argv)
             goto usage;
     }
     show_se = show_se && seeds > 1;
-    if (a >= argc || seeds < 1 || first < 1 || warm_count < 1 || prior_per < 0 ||
-        prior_top < 0 || !(goal > 0 && goal <= 1) ||
-        (evals && !pairs && !warm_from) || (timed && evals) || (others && (warm_from || evals)))
+    /* Say which rule a command line breaks, then the usage. */
+    const char *why = a >= argc                        ? "no cache given"
+                      : seeds < 1 || first < 1         ? "-n and -f must be >= 1"
+                      : warm_count < 1                 ? "--warm-count must be >= 1"
+                      : prior_per < 0 || prior_top < 0 ? "--prior and --prior-top must be >= 0"
+                      : !(goal > 0 && goal <= 1)       ? "--goal must be in (0, 1]"
+                      : evals && !pairs && !warm_from
+                          ? "--evals measures a warm start: it needs --warm-from CACHE (or use "
+                            "--pairs for every ordered pair of the caches)"
+                      : timed && evals ? "--evals and --pairs count evaluations: not with -t"
+                      : others && (warm_from || evals)
+                          ? "--warm-others goes with neither --warm-from nor --evals/--pairs"
+                          : NULL;
+    if (why) {
+        fprintf(stderr, "study: %s\n", why);
         goto usage;
+    }
     char *strats[MAX_ITEMS], *budgets[MAX_ITEMS];
     int nstrat = split(strat_text, strats, MAX_ITEMS);
     int nbud = split(budget_text, budgets, MAX_ITEMS);
