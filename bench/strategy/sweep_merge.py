@@ -20,7 +20,9 @@ budget; same strategy too where BASE has several at that budget), with the stand
 error of that paired difference. Two variants' means on the same seeds differ much
 less from seed to seed than either mean does, so a paired difference is a finding
 at a smaller size than two independent means' difference. Seeds missing a cache in
-either variant are left out."""
+either variant are left out. This table's standard error of a mean is over seeds of
+the caches' average; the first table's comes from the per-cache variances, so the
+two can differ in the last digits."""
 import glob, math, os, re, sys
 from collections import defaultdict
 
@@ -118,7 +120,9 @@ def paired(out, base):
         if len(ref) > 1:
             ref = [k for k in ref if k[1] == strat]
         if len(ref) != 1:
-            print(f'| {name} | {strat} | {budget} | | | no {base} row to pair with |')
+            why = (f'{base} has no {budget} row' if not any(k[2] == budget for k in base_rows)
+                   else f'{base} has several strategies at {budget}, none of them {strat}')
+            print(f'| {name} | {strat} | {budget} | | | not paired: {why} |')
             continue
         mine, theirs = seed_means(q[(name, strat, budget)]), seed_means(q[ref[0]])
         common = sorted(set(mine) & set(theirs))
