@@ -86,14 +86,22 @@ static uint64_t small_index(const char *layout, int tile, int bsx)
     return l * 6 + t * 3 + b;
 }
 
+/* The replay of `source` for `job`; the test fails with the loader's message
+ * when it cannot be opened. */
+static struct tf_replay *replay_or_fail(const char *source, const struct tf_job *job)
+{
+    struct tf_error err = {0};
+    struct tf_replay *r = tf_replay_open(source, job, &err);
+    if (r == NULL)
+        fail_msg("%s", err.message);
+    return r;
+}
+
 static void test_ktcache_answers(void **state)
 {
     (void)state;
     struct loaded l = load_job("tests/fixtures/replay_small.yaml");
-    struct tf_error err = {0};
-    struct tf_replay *r = tf_replay_open(SMALL, l.job, &err);
-    if (r == NULL)
-        fail_msg("%s", err.message);
+    struct tf_replay *r = replay_or_fail(SMALL, l.job);
     struct tf_result res;
     double cost;
 
@@ -216,9 +224,7 @@ static void test_archive_source(void **state)
     };
     write_archive(path, k, rows, 3);
     struct tf_error err = {0};
-    struct tf_replay *r = tf_replay_open(path, l.job, &err);
-    if (r == NULL)
-        fail_msg("%s", err.message);
+    struct tf_replay *r = replay_or_fail(path, l.job);
     struct tf_result res;
     double cost;
     tf_replay_answer(r, 0, 0, 3, &res, &cost);
@@ -294,9 +300,7 @@ static void test_statistics_cost_and_sizes(void **state)
     assert_int_equal(write(fd, cache, sizeof cache - 1), (ssize_t)(sizeof cache - 1));
     close(fd);
     struct tf_error err = {0};
-    struct tf_replay *r = tf_replay_open(path, l.job, &err);
-    if (r == NULL)
-        fail_msg("%s", err.message);
+    struct tf_replay *r = replay_or_fail(path, l.job);
     struct tf_result res;
     double cost;
     tf_replay_answer(r, 0, 0, small_index("col", 2, 32), &res, &cost);
@@ -310,9 +314,7 @@ static void test_statistics_cost_and_sizes(void **state)
     const struct tf_kernel *k = l.job->kernels[0].kernel;
     const struct row_spec rows[] = {{3, TF_STATUS_OK, 1e-3, "Fake H100"}};
     write_archive_dt(path, k, rows, 1, NAN); /* no device time recorded */
-    r = tf_replay_open(path, l.job, &err);
-    if (r == NULL)
-        fail_msg("%s", err.message);
+    r = replay_or_fail(path, l.job);
     tf_replay_answer(r, 0, 0, 3, &res, &cost);
     assert_int_equal(res.status, TF_STATUS_OK);
     assert_true(fabs(cost - (0.5 + 10 * 1e-3)) < 1e-12);
@@ -437,10 +439,7 @@ static void test_many_parameters(void **state)
     const struct row_spec rows[] = {{3, TF_STATUS_OK, 1e-3, "Fake H100"},
                                     {1, TF_STATUS_OK, 2e-3, "Fake H100"}};
     write_archive(path, k, rows, 2);
-    struct tf_error err = {0};
-    struct tf_replay *r = tf_replay_open(path, l.job, &err);
-    if (r == NULL)
-        fail_msg("%s", err.message);
+    struct tf_replay *r = replay_or_fail(path, l.job);
     struct tf_result res;
     double cost;
     tf_replay_answer(r, 0, 0, 3, &res, &cost);
@@ -506,9 +505,7 @@ static void test_convolution_milo_valid_set(void **state)
     }
     struct loaded l = load_job("bench/strategy/convolution_milo/replay.yaml");
     struct tf_error err = {0};
-    struct tf_replay *r = tf_replay_open(cache, l.job, &err);
-    if (r == NULL)
-        fail_msg("%s", err.message);
+    struct tf_replay *r = replay_or_fail(cache, l.job);
     struct tf_ktcache *kt = tf_ktcache_load(cache, &err);
     assert_non_null(kt);
     size_t recorded = 0;
@@ -548,9 +545,7 @@ static void test_null_source(void **state)
     struct tf_error err = {0};
     assert_null(tf_replay_open("null", l.job, &err));
     assert_null(tf_replay_open("null:x", l.job, &err));
-    struct tf_replay *r = tf_replay_open(TF_REPLAY_NULL, l.job, &err);
-    if (r == NULL)
-        fail_msg("%s", err.message);
+    struct tf_replay *r = replay_or_fail(TF_REPLAY_NULL, l.job);
     struct tf_result a, b;
     double cost;
     bool differ = false;
