@@ -395,6 +395,20 @@ static void per_seed_line(FILE *f, const char *strat, const char *budget, bool t
     fputc('\n', f);
 }
 
+static void usage_print(FILE *f, const char *argv0)
+{
+    fprintf(f,
+            "usage: %s [-s STRAT,...] [-n SEEDS] [-b PCT,... | -t SECONDS,...] [-w WORKERS]\n"
+            "          [-B SLICE] [-A AHEAD] [-f FIRST_SEED] [--se]\n"
+            "          [-o NAME=VALUE]...\n"
+            "          [--warm-from CACHE | --warm-others] [--warm-count W] [--prior N]\n"
+            "          [--prior-top T]\n"
+            "          [--evals | --pairs] [--per-seed FILE]\n"
+            "          [--goal 0.95] [--cap PCT] [--quality-at PCT] CACHE.json.gz...\n"
+            "What each option does: the comment at the top of bench/strategy/study.c.\n",
+            argv0);
+}
+
 static int split(char *text, char **items, int max)
 {
     int n = 0;
@@ -472,6 +486,10 @@ int main(int argc, char **argv)
     int nopts = 0;
     int a = 1;
     for (; a < argc && argv[a][0] == '-'; a++) {
+        if (strcmp(argv[a], "-h") == 0 || strcmp(argv[a], "--help") == 0) {
+            usage_print(stdout, argv[0]);
+            return 0;
+        }
         if (strcmp(argv[a], "--pairs") == 0) {
             pairs = evals = true;
             continue;
@@ -488,8 +506,10 @@ int main(int argc, char **argv)
             show_se = true;
             continue;
         }
-        if (a + 1 >= argc)
+        if (a + 1 >= argc) {
+            fprintf(stderr, "study: '%s' is not an option, or it is missing its value\n", argv[a]);
             goto usage;
+        }
         if (strcmp(argv[a], "-s") == 0)
             snprintf(strat_text, sizeof strat_text, "%s", argv[++a]);
         else if (strcmp(argv[a], "-n") == 0)
@@ -525,13 +545,20 @@ int main(int argc, char **argv)
             q_pct = atof(argv[++a]);
         else if (strcmp(argv[a], "-o") == 0 && nopts < MAX_ITEMS) {
             char *eq = strchr(argv[++a], '=');
-            if (!eq)
+            if (!eq) {
+                fprintf(stderr, "study: -o takes NAME=VALUE, not '%s'\n", argv[a]);
                 goto usage;
+            }
             *eq = 0;
             opts[nopts].name = argv[a];
             opts[nopts++].value = eq + 1;
-        } else
+        } else {
+            if (strcmp(argv[a], "-o") == 0)
+                fprintf(stderr, "study: at most %d -o options\n", MAX_ITEMS);
+            else
+                fprintf(stderr, "study: unknown option '%s'\n", argv[a]);
             goto usage;
+        }
     }
     show_se = show_se && seeds > 1;
     /* Say which rule a command line breaks, then the usage. */
@@ -785,14 +812,6 @@ out:
     free(opt);
     return 0;
 usage:
-    fprintf(stderr,
-            "usage: %s [-s STRAT,...] [-n SEEDS] [-b PCT,... | -t SECONDS,...] [-w WORKERS]\n"
-            "          [-B SLICE] [-A AHEAD] [-f FIRST_SEED] [--se]\n"
-            "          [-o NAME=VALUE]...\n"
-            "          [--warm-from CACHE | --warm-others] [--warm-count W] [--prior N]\n"
-            "          [--prior-top T]\n"
-            "          [--evals | --pairs] [--per-seed FILE]\n"
-            "          [--goal 0.95] [--cap PCT] [--quality-at PCT] CACHE.json.gz...\n",
-            argv[0]);
+    usage_print(stderr, argv[0]);
     return 2;
 }

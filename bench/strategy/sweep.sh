@@ -14,7 +14,10 @@
 # started in order: put the longest first. Chunks of at least 2 seeds (a standard
 # error needs two). Exits non-zero when a study failed (its file says why).
 set -eu
-[ $# -ge 6 ] || { sed -n '8,12p' "$0" >&2; exit 2; }
+# The usage is the header from its "usage:" line on.
+usage() { sed -n '/^# usage:/,/^set -eu/{/^set -eu/!s/^# \{0,1\}//p}' "$0"; }
+case ${1-} in -h | --help) usage; exit 0 ;; esac
+[ $# -ge 6 ] || { usage >&2; exit 2; }
 jobs=$1 out=$2 first=$3 seeds=$4 chunk=$5
 shift 5
 for v in "$jobs" "$first" "$seeds" "$chunk"; do

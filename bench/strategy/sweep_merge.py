@@ -137,7 +137,9 @@ def paired(out, base):
 
 if __name__ == '__main__':
     args = sys.argv[1:]
-    if len(args) == 3 and args[1] == '--paired':
+    if args[:1] in (['-h'], ['--help']):
+        print(__doc__)
+    elif len(args) == 3 and args[1] == '--paired':
         main(args[0])
         paired(args[0], args[2])
     elif len(args) == 1:
