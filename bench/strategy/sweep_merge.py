@@ -20,7 +20,8 @@ budget; same strategy too where BASE has several at that budget), with the stand
 error of that paired difference. Two variants' means on the same seeds differ much
 less from seed to seed than either mean does, so a paired difference is a finding
 at a smaller size than two independent means' difference. Seeds missing a cache in
-either variant are left out. This table's standard error of a mean is over seeds of
+either variant are left out; a variant run on other caches than BASE is not paired.
+This table's standard error of a mean is over seeds of
 the caches' average; the first table's comes from the per-cache variances, so the
 two can differ in the last digits."""
 import glob, math, os, re, sys
@@ -123,6 +124,12 @@ def paired(out, base):
             why = (f'{base} has no {budget} row' if not any(k[2] == budget for k in base_rows)
                    else f'{base} has several strategies at {budget}, none of them {strat}')
             print(f'| {name} | {strat} | {budget} | | | not paired: {why} |')
+            continue
+        caches = sorted({c for c, _ in q[(name, strat, budget)]})
+        base_caches = sorted({c for c, _ in q[ref[0]]})
+        if caches != base_caches:
+            print(f'| {name} | {strat} | {budget} | | | not paired: its caches ({", ".join(caches)}) '
+                  f'are not {base}\'s ({", ".join(base_caches)}) |')
             continue
         mine, theirs = seed_means(q[(name, strat, budget)]), seed_means(q[ref[0]])
         common = sorted(set(mine) & set(theirs))
