@@ -55,10 +55,14 @@ static int group_teardown(void **state)
     return 0;
 }
 
-/* A template for mkstemp in that folder: tmp_dir/STEM-XXXXXX. */
-static void tmp_name(char *out, size_t cap, const char *stem)
+/* A new empty file in that folder, tmp_dir/STEM-XXXXXX: its name into out,
+ * its descriptor returned (the caller closes it). */
+static int tmp_file(char *out, size_t cap, const char *stem)
 {
     snprintf(out, cap, "%s/%s-XXXXXX", tmp_dir, stem);
+    int fd = mkstemp(out);
+    assert_true(fd >= 0);
+    return fd;
 }
 
 static struct loaded load_job(const char *path)
@@ -213,10 +217,7 @@ static void test_archive_source(void **state)
     struct loaded l = load_job("tests/fixtures/replay_small.yaml");
     const struct tf_kernel *k = l.job->kernels[0].kernel;
     char path[256];
-    tmp_name(path, sizeof path, "archive");
-    int fd = mkstemp(path);
-    assert_true(fd >= 0);
-    close(fd);
+    close(tmp_file(path, sizeof path, "archive"));
     const struct row_spec rows[] = {
         {3, TF_STATUS_OK, 1e-3, "Fake H100"},
         {5, TF_STATUS_COMPILE_ERROR, 0, "Fake H100"},
@@ -281,9 +282,7 @@ static void test_statistics_cost_and_sizes(void **state)
     (void)state;
     struct loaded l = load_job("tests/fixtures/replay_small.yaml");
     char path[256];
-    tmp_name(path, sizeof path, "archive");
-    int fd = mkstemp(path);
-    assert_true(fd >= 0);
+    int fd = tmp_file(path, sizeof path, "archive");
     static const char cache[] =
         "{\"device_name\": \"Test GPU\", \"kernel_name\": \"convolution_kernel\",\n"
         "\"problem_size\": [64, 64],\n"
@@ -361,10 +360,7 @@ static void test_one_class_across_kernels(void **state)
                                     "targets: [replay]\n", NULL);
     assert_int_equal(l.job->nkernels, 2);
     char path[256];
-    tmp_name(path, sizeof path, "archive");
-    int fd = mkstemp(path);
-    assert_true(fd >= 0);
-    close(fd);
+    close(tmp_file(path, sizeof path, "archive"));
     for (int same = 0; same < 2; same++) {
         struct tf_error err = {0};
         struct tf_archive *a = tf_archive_create();
@@ -432,10 +428,7 @@ static void test_many_parameters(void **state)
     const struct tf_kernel *k = l.job->kernels[0].kernel;
     assert_int_equal(k->nparams, N);
     char path[256];
-    tmp_name(path, sizeof path, "archive");
-    int fd = mkstemp(path);
-    assert_true(fd >= 0);
-    close(fd);
+    close(tmp_file(path, sizeof path, "archive"));
     const struct row_spec rows[] = {{3, TF_STATUS_OK, 1e-3, "Fake H100"},
                                     {1, TF_STATUS_OK, 2e-3, "Fake H100"}};
     write_archive(path, k, rows, 2);
@@ -465,9 +458,7 @@ static void test_parameter_named_twice(void **state)
         "\"cache\": {\"16,16,row\": {\"block_size_x\": 16, \"layout\": \"row\", \"time\": 1.0,\n"
         "  \"compile_time\": 1, \"benchmark_time\": 1}}}\n";
     char kt[256];
-    tmp_name(kt, sizeof kt, "kt");
-    int fd = mkstemp(kt);
-    assert_true(fd >= 0);
+    int fd = tmp_file(kt, sizeof kt, "kt");
     assert_int_equal(write(fd, twice, sizeof twice - 1), (ssize_t)(sizeof twice - 1));
     close(fd);
     struct loaded l = load_job("tests/fixtures/replay_small.yaml");
