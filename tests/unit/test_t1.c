@@ -220,6 +220,8 @@ static void test_untranslatable_named_with_column(void **state)
     expect_error(&restriction, "x > 1 tile", 7, "expected an operator or the end");
     expect_error(&restriction, "lambda p: p['x'] > 1", 1, "lambda");
     expect_error(&restriction, "x in tile", 3, "needs a list or tuple written out");
+    /* Python refuses range()'s step 0 (ValueError); tunefarm would compute % 0 */
+    expect_error(&restriction, "x in range(0, 8, 0)", 18, "needs a positive integer step");
     expect_error(&restriction, "x[0] > 1", 1, "only ProblemSize[i]");
     expect_error(&restriction, "'a\\n' == LOOP", 3, "escapes");
     expect_error(&restriction, "x > 99999999999999999999", 5, "does not fit in 64 bits");
@@ -337,6 +339,11 @@ static void test_values(void **state)
         {"[x * z for x in range(3)]", 6, "unknown name 'z'"},
         {"[1, 2", 6, "',' or ']'"},
         {"[i for i in range(3) for j in range(2)]", 22, "two 'for' clauses"},
+        /* the checks of string values: duplicates, and a number after strings */
+        {"['a', 'b', 'a']", 12, "value 'a' appears twice"},
+        {"['a', 1]", 7, "a number among string values"},
+        /* a whole float past int64 (Python keeps it; it does not fit an integer value) */
+        {"[1e19]", 2, "not a whole number"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         memset(&err, 0, sizeof err);
@@ -345,6 +352,51 @@ static void test_values(void **state)
         if (err.column != bad[i].column || strstr(err.message, bad[i].text) == NULL)
             fail_msg("values '%s': column %d: %s\n   want column %d and '%s'", bad[i].py,
                      err.column, err.message, bad[i].column, bad[i].text);
+    }
+}
+
+/* The limits themselves: a range of exactly 2^20 values fits (schema/kernel's
+ * limit), one more does not. */
+static void test_values_at_the_limit(void **state)
+{
+    (void)state;
+    struct tf_t1_values v;
+    struct tf_error err = {0};
+    assert_int_equal(tf_t1_values("range(1048576)", &v, &err), 0);
+    assert_int_equal(v.count, 1048576);
+    assert_int_equal(v.ints[1048575], 1048575);
+    tf_t1_values_free(&v);
+    assert_int_not_equal(tf_t1_values("range(1048577)", &v, &err), 0);
+    assert_non_null(strstr(err.message, "at most 1048576"));
+}
+
+/* schema/expr holds 4096 bytes: a translation of exactly 4096 bytes is kept (and
+ * compiles), one of 4097 is refused. "1111" and 1023 times "+1" print as
+ * "1111" and 1023 times " + 1": 4 + 4 * 1023 = 4096 bytes. */
+static void test_translation_length_limit(void **state)
+{
+    (void)state;
+    char py[8 + 2 * 1023];
+    for (int extra = 0; extra <= 1; extra++) {
+        size_t len = (size_t)sprintf(py, "%s", extra ? "11111" : "1111");
+        for (int i = 0; i < 1023; i++)
+            len += (size_t)sprintf(py + len, "+1");
+        struct tf_error err = {0};
+        char *got = tf_t1_translate(py, &size_scope, &err);
+        if (extra) {
+            assert_null(got);
+            assert_non_null(strstr(err.message, "at most 4096"));
+            continue;
+        }
+        if (!got)
+            fail_msg("4096 bytes refused: %s", err.message);
+        assert_int_equal(strlen(got), 4096);
+        struct tf_symtab tab = {0};
+        struct tf_expr *e = tf_expr_compile(got, &tab, &err);
+        if (!e)
+            fail_msg("the 4096-byte translation does not compile: %s", err.message);
+        tf_expr_destroy(e);
+        free(got);
     }
 }
 
@@ -359,6 +411,8 @@ int main(void)
         cmocka_unit_test(test_untranslatable_named_with_column),
         cmocka_unit_test(test_translations_evaluate_like_python),
         cmocka_unit_test(test_values),
+        cmocka_unit_test(test_values_at_the_limit),
+        cmocka_unit_test(test_translation_length_limit),
     };
     return cmocka_run_group_tests_name("t1", tests, NULL, NULL);
 }
