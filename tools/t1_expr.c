@@ -1138,7 +1138,8 @@ static int print_call(struct printer *T, const struct node *n, struct out *o)
         else if (is_sum && __builtin_add_overflow(v, x, &v))
             return fail(T->err, TF_ERR_SCHEMA, n->col, "sum(%s) overflows int64", p->name);
     }
-    *o = mk(fmt_int(v), L_ATOM, false);
+    /* a negative number is a unary minus: (-4) ** 2, not -(4 ** 2) */
+    *o = mk(fmt_int(v), v < 0 ? L_UNARY : L_ATOM, false);
     return 0;
 }
 

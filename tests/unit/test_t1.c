@@ -355,6 +355,39 @@ static void test_values(void **state)
     }
 }
 
+/* min/max/sum of a parameter's values print as a number; a negative one is a
+ * unary minus in tunefarm's grammar, so under ** it needs its parentheses:
+ * python3 gives min([-4, 2]) ** 2 == 16 and sum([-4, 2]) ** 2 == 4, while
+ * tunefarm reads -4 ** 2 as -(4 ** 2). */
+static void test_negative_list_values_under_a_power(void **state)
+{
+    (void)state;
+    static const int64_t offsets[] = {-4, 2};
+    const struct tf_t1_param offset[] = {{.name = "offset", .count = 2, .ints = offsets}};
+    const struct tf_t1_scope scope = {
+        .params = offset, .nparams = 1, .params_as_lists = true, .numeric = true};
+    static const struct { const char *py, *text; int64_t python; } cases[] = {
+        {"min(offset) ** 2", "(-4) ** 2", 16},
+        {"sum(offset) ** 2", "(-2) ** 2", 4},
+        {"10 - min(offset)", "10 - -4", 14},
+        {"min(offset) * 3", "-4 * 3", -12},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        expect(&scope, cases[c].py, cases[c].text);
+        struct tf_error err = {0};
+        struct tf_symtab tab = {0};
+        struct tf_expr *e = tf_expr_compile(cases[c].text, &tab, &err);
+        assert_non_null(e);
+        struct tf_value v;
+        assert_int_equal(tf_expr_eval(e, NULL, &v, &err), 0);
+        assert_false(v.is_float);
+        if (v.u.i != cases[c].python)
+            fail_msg("'%s' -> '%s' is %lld, Python's %lld", cases[c].py, cases[c].text,
+                     (long long)v.u.i, (long long)cases[c].python);
+        tf_expr_destroy(e);
+    }
+}
+
 /* The limits themselves: a range of exactly 2^20 values fits (schema/kernel's
  * limit), one more does not. */
 static void test_values_at_the_limit(void **state)
@@ -408,6 +441,7 @@ int main(void)
         cmocka_unit_test(test_python_constructs_rewritten),
         cmocka_unit_test(test_enum_parameters),
         cmocka_unit_test(test_argument_sizes),
+        cmocka_unit_test(test_negative_list_values_under_a_power),
         cmocka_unit_test(test_untranslatable_named_with_column),
         cmocka_unit_test(test_translations_evaluate_like_python),
         cmocka_unit_test(test_values),
