@@ -229,12 +229,169 @@ static void test_escape_and_svg_numbers(void **state)
     free(text);
 }
 
+static char *escaped(const char *s)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    assert_non_null(f);
+    tf_html_escape(f, s);
+    fclose(f);
+    return text;
+}
+
+/* UTF-8 at the edges of each length: the first and last code points kept,
+ * what is one past them (an overlong 3-byte form, past U+10FFFF, a lead byte
+ * over 0xF4) replaced byte by byte; tab and newline stay, as the header says. */
+static void test_escape_utf8_edges(void **state)
+{
+    (void)state;
+    static const struct { const char *in, *out; } cases[] = {
+        {"\xe0\xa0\x80|\xf0\x90\x80\x80|\xf4\x8f\xbf\xbf",
+         "\xe0\xa0\x80|\xf0\x90\x80\x80|\xf4\x8f\xbf\xbf"}, /* U+0800, U+10000, U+10FFFF */
+        {"\xe0\x80\xaf", "&#xFFFD;&#xFFFD;&#xFFFD;"},             /* '/' in 3 bytes */
+        {"\xf4\x90\x80\x80", "&#xFFFD;&#xFFFD;&#xFFFD;&#xFFFD;"}, /* U+110000 */
+        {"\xf8\x90\x80\x80", "&#xFFFD;&#xFFFD;&#xFFFD;&#xFFFD;"}, /* 0xF8 leads nothing */
+        {"a\tb\nc", "a\tb\nc"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *got = escaped(cases[i].in);
+        assert_string_equal(got, cases[i].out);
+        free(got);
+    }
+}
+
+/* Attribute `name` of the first `tag` in text (NAN if none). */
+static double attr(const char *text, const char *tag, const char *name)
+{
+    const char *p = strstr(text, tag);
+    char key[16];
+    snprintf(key, sizeof key, " %s=\"", name);
+    p = p ? strstr(p, key) : NULL;
+    return p ? strtod(p + strlen(key), NULL) : NAN;
+}
+
+/* The tick labels of a chart with one visible (x) axis: the texts drawn at
+ * the ticks ("middle" anchored, grey), into labels[]; returns how many. */
+static int tick_labels(const char *text, char labels[][32], int max)
+{
+    int n = 0;
+    const char *mark = "text-anchor=\"middle\" fill=\"#444\">";
+    for (const char *p = strstr(text, mark); p && n < max; p = strstr(p + 1, mark)) {
+        const char *b = p + strlen(mark), *e = strstr(b, "</text>");
+        assert_non_null(e);
+        snprintf(labels[n++], 32, "%.*s", (int)(e - b), b);
+    }
+    return n;
+}
+
+/* A chart of width 300 (plot x 72..288) and height 200 (plot y 14..160) over
+ * fixed axes, into a memory stream. */
+static FILE *chart_open(struct tf_svg_chart *c, char **text, size_t *len, double xlo,
+                        double xhi, bool integer)
+{
+    memset(c, 0, sizeof *c);
+    c->x.lo = xlo;
+    c->x.hi = xhi;
+    c->x.integer = integer;
+    c->y.lo = 0;
+    c->y.hi = 1;
+    c->y.hidden = true;
+    FILE *f = open_memstream(text, len);
+    assert_non_null(f);
+    tf_svg_begin(c, f, 300, 200, "t");
+    return f;
+}
+
+static void test_svg_axes(void **state)
+{
+    (void)state;
+    /* the palette of 8 cycles */
+    assert_string_equal(tf_svg_colour(7), "#000000");
+    assert_string_equal(tf_svg_colour(8), tf_svg_colour(0));
+    /* log only past a ratio of 20, never from 0 */
+    struct tf_svg_axis ax;
+    memset(&ax, 0, sizeof ax);
+    tf_svg_axis_fit(&ax, 1, 20, true);
+    assert_false(ax.log);
+    tf_svg_axis_fit(&ax, 1, 21, true);
+    assert_true(ax.log);
+    tf_svg_axis_fit(&ax, 0, 100, true);
+    assert_false(ax.log);
+    assert_true(isfinite(ax.lo) && isfinite(ax.hi) && ax.lo < 0 && ax.hi > 100);
+    /* one negative value: a band around it, in order */
+    tf_svg_axis_fit(&ax, -5, -5, false);
+    assert_true(ax.lo < -5 && ax.hi > -5);
+
+    char *text = NULL;
+    size_t len = 0;
+    struct tf_svg_chart c;
+    /* an integer axis of 0..2 has ticks at 0, 1 and 2 only (a linear one would add halves) */
+    FILE *f = chart_open(&c, &text, &len, 0, 2, true);
+    tf_svg_end(&c);
+    fclose(f);
+    char labels[64][32];
+    int n = tick_labels(text, labels, 64);
+    assert_int_equal(n, 3);
+    assert_string_equal(labels[0], "0");
+    assert_string_equal(labels[1], "1");
+    assert_string_equal(labels[2], "2");
+    free(text);
+    /* ticks 5e-5 apart near 1: the labels get the digits that tell them apart */
+    f = chart_open(&c, &text, &len, 1.0001, 1.0003, false);
+    tf_svg_end(&c);
+    fclose(f);
+    n = tick_labels(text, labels, 64);
+    assert_true(n >= 3);
+    for (int i = 1; i < n; i++)
+        if (strcmp(labels[i], labels[i - 1]) == 0)
+            fail_msg("ticks %d and %d both read '%s'", i - 1, i, labels[i]);
+    free(text);
+}
+
+static void test_svg_marks(void **state)
+{
+    (void)state;
+    char *text = NULL;
+    size_t len = 0;
+    struct tf_svg_chart c;
+    /* an outlier is clamped to the plot's right edge (x = 300 - 12) */
+    assert_true(fabs(tf_svg_px(&(struct tf_svg_chart){.width = 300, .left = 72, .right = 12,
+                                                       .x = {.lo = 0, .hi = 1}},
+                               1e9) - 288) < 1e-9);
+    /* a staircase holds each value until the next x: (0,0) (1,0) (1,1), three points */
+    FILE *f = chart_open(&c, &text, &len, 0, 1, false);
+    tf_svg_line(&c, (const double[]){0, 1}, (const double[]){0, 1}, 2, true, "#000", 1, NULL);
+    tf_svg_end(&c);
+    fclose(f);
+    assert_non_null(strstr(text, "points=\"72.0,160.0 288.0,160.0 288.0,14.0\""));
+    free(text);
+    /* a bar from y 0.25 to 0.75 starts at the pixel of 0.75 (y grows down) and is
+     * half the plot (146 / 2) high */
+    f = chart_open(&c, &text, &len, 0, 1, false);
+    tf_svg_bar(&c, 0, 0.25, 1, 0.75, "#000", NULL);
+    /* a dot whose y is not a number is not drawn */
+    tf_svg_dot(&c, 0.5, NAN, 2, "#000", NULL);
+    tf_svg_end(&c);
+    fclose(f);
+    const char *bar = strstr(text, "<rect x=\"72.0\"");
+    bar = bar ? strstr(bar + 1, "<rect ") : NULL; /* the first rect is the frame */
+    assert_non_null(bar);
+    assert_true(fabs(attr(bar, "<rect", "y") - (160 - 0.75 * 146)) < 0.06);
+    assert_true(fabs(attr(bar, "<rect", "height") - 73) < 0.06);
+    assert_null(strstr(text, "<circle"));
+    free(text);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_page_is_self_contained_and_escaped),
         cmocka_unit_test(test_page_shows_what_the_archive_holds),
         cmocka_unit_test(test_escape_and_svg_numbers),
+        cmocka_unit_test(test_escape_utf8_edges),
+        cmocka_unit_test(test_svg_axes),
+        cmocka_unit_test(test_svg_marks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
