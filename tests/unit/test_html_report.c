@@ -168,6 +168,10 @@ static void test_page_shows_what_the_archive_holds(void **state)
     assert_non_null(strstr(page, "Best: <b>1 ms</b> (run 0) <span class=\"cfg\">BM=32 BN=64 "
                                  "LAYOUT=col</span>"));
     assert_non_null(strstr(page, "The best is <b>1.20x</b> faster"));
+    /* the summary's "vs default": default 5 at 1.2 ms / best 7 at 1.0 ms */
+    assert_non_null(strstr(page, "</td><td class=\"num\">1.20x</td>"));
+    /* two H100s are one class; MI250X, EPYC and the hostile sm_80 one each */
+    assert_non_null(strstr(page, "5 devices in 4 classes"));
     assert_non_null(strstr(page, "<p class=\"bad\">No configuration ran ok.</p>"));
     /* failures by status */
     assert_non_null(strstr(page, "<title>compile_error: 1</title>"));
@@ -227,6 +231,141 @@ static void test_escape_and_svg_numbers(void **state)
     assert_int_equal(count(text, "<circle"), 1);
     assert_int_equal(count(text, "<polyline"), 1);
     free(text);
+}
+
+/* A small archive whose group is known by construction: gemm's small problem
+ * on one H100, three runs, and two kernels beside it that the page treats
+ * apart (vecadd, no rows; "wide", parameters of 16 and 17 values).
+ *   run 0: every configuration ok, config c at 1.0 + 0.1 |c - 7| ms, config 0
+ *          at 2.0 ms; power 200 W for config 7, 100 W for config 0 (the same
+ *          energy as 7, twice as slow: dominated), 300 W for the others;
+ *   run 1: the same, 30% slower: a regression;
+ *   run 2: two phases: every configuration screened 10% faster (config 3
+ *          timed out there), then 7 re-measured at 1.0 ms and 4 timed out in
+ *          its re-measurement. Its best (the strict 1.0 ms) is faster than
+ *          run 1's: the latest run did not regress.
+ * An MI250X (another class) ran config 2 at 0.98 ms and 7 at 1.0 ms in run 0:
+ * the H100s' best (7) reaches 0.98 / 1.0 = 0.98 (exact in binary) of its best. */
+struct small_archive {
+    struct test_kernel gemm, vecadd, wide;
+    struct tf_archive *a;
+};
+
+static void small_archive_make(struct small_archive *s)
+{
+    static const int64_t sixteen[16] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
+    static const int64_t seventeen[17] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16};
+    struct tf_error err = {0};
+    memset(s, 0, sizeof *s);
+    make_gemm(&s->gemm);
+    make_vecadd(&s->vecadd);
+    struct test_kernel *w = &s->wide;
+    w->k.name = "wide";
+    tk_param_int(w, "W", 1, sixteen);
+    tk_param_int(w, "X", 1, seventeen);
+    w->params[0].count = 16; /* test_kernel's storage holds 8; these arrays outlive it */
+    w->params[0].ints = (int64_t *)sixteen;
+    w->params[1].count = 17;
+    w->params[1].ints = (int64_t *)seventeen;
+    w->size_names[0] = "N";
+    w->k.nsizes = 1;
+    w->k.size_names = w->size_names;
+    tk_problem(w, "p", (const int64_t[]){64});
+    memset(w->k.source_hash, 'd', 64);
+
+    s->a = tf_archive_create();
+    struct tf_device h0 = make_device("cuda", "NVIDIA H100 80GB HBM3", "GPU-0", "node1");
+    struct tf_device mi = make_device("hip", "AMD Instinct MI250X", "GPU-2", "node3");
+    tf_strlcpy(mi.arch, "gfx90a", sizeof mi.arch);
+    tf_archive_add_device(s->a, &h0);
+    tf_archive_add_device(s->a, &mi);
+    for (int night = 0; night < 3; night++) {
+        struct tf_archive_run run = make_run("nightly", RF_T0 + 86400.0 * night,
+                                             RF_T0 + 86400.0 * night + 3600);
+        tf_archive_add_run(s->a, &run);
+    }
+    struct tf_archive_kernel *ak = tf_archive_kernel_for(s->a, &s->gemm.k, &err);
+    assert_non_null(ak);
+    tf_archive_problem_for(ak, &s->gemm.k, 0);
+    for (uint32_t night = 0; night < 3; night++) {
+        double when = RF_T0 + 86400.0 * night + 10;
+        for (int c = 0; c < 12; c++) {
+            double ms = c == 0 ? 2.0 : 1.0 + 0.1 * abs(c - 7);
+            double power = c == 7 ? 200 : c == 0 ? 100 : 300;
+            ms *= night == 1 ? 1.3 : night == 2 ? 0.9 : 1.0;
+            int status = night == 2 && c == 3 ? TF_STATUS_TIMEOUT : TF_STATUS_OK;
+            rf_row(ak, night, 0, 0, (uint64_t)c, status, ms, night == 2 ? 1 : 0, power,
+                   when + c);
+        }
+    }
+    rf_row(ak, 2, 0, 0, 7, TF_STATUS_OK, 1.0, 2, 200, RF_T0 + 2 * 86400.0 + 100);
+    rf_row(ak, 2, 0, 0, 4, TF_STATUS_TIMEOUT, 0, 2, 0, RF_T0 + 2 * 86400.0 + 101);
+    rf_row(ak, 0, 1, 0, 2, TF_STATUS_OK, 0.98, 0, 0, RF_T0 + 30);
+    rf_row(ak, 0, 1, 0, 7, TF_STATUS_OK, 1.0, 0, 0, RF_T0 + 31);
+    assert_non_null(tf_archive_kernel_for(s->a, &s->vecadd.k, &err));
+    struct tf_archive_kernel *aw = tf_archive_kernel_for(s->a, &w->k, &err);
+    if (aw == NULL)
+        fail_msg("wide: %s", err.message);
+    tf_archive_problem_for(aw, &w->k, 0);
+    rf_row(aw, 0, 0, 0, 0, TF_STATUS_OK, 1.0, 0, 0, RF_T0 + 20);
+}
+
+static void small_archive_free(struct small_archive *s)
+{
+    tf_archive_destroy(s->a);
+    tk_free(&s->gemm);
+    tk_free(&s->vecadd);
+    tk_free(&s->wide);
+}
+
+static void test_page_of_a_small_archive(void **state)
+{
+    (void)state;
+    struct small_archive s;
+    small_archive_make(&s);
+    struct tf_html_report_stats st;
+    char *page = page_of(s.a, NULL, &st);
+    /* a kernel without results is not shown; the one with results is */
+    assert_int_equal(st.kernels, 2);
+    assert_null(strstr(page, "Kernel vecadd"));
+    assert_non_null(strstr(page, "2 devices in 2 classes, 2 kernels shown"));
+    /* 0.98 of the other class's best is still "good" (the boundary is >= 0.98) */
+    assert_non_null(strstr(page, "<td class=\"good\">1 ms <b>0.98x</b></td>"));
+    /* 16 values are listed whole; past 16 the list is cut */
+    char want[256];
+    size_t len = (size_t)snprintf(want, sizeof want, "<b>W</b> ");
+    for (int v = 0; v < 16; v++)
+        len += (size_t)snprintf(want + len, sizeof want - len, "%s%d", v ? ", " : "", v);
+    snprintf(want + len, sizeof want - len, "; <b>X</b> ");
+    assert_non_null(strstr(page, want));
+    assert_non_null(strstr(page, ", 15 &hellip; (17 values).</p>"));
+    /* run 1 regressed, run 2 (the latest) did not: the chart marks one, the
+     * summary's trend (the latest run's) says none */
+    assert_int_equal(st.regressions, 1);
+    assert_non_null(strstr(page, "REGRESSION: 30.0% slower than run 0"));
+    assert_int_equal(count(page, "no regression"), 1);
+    assert_null(strstr(page, "% slower</span>"));
+    /* configurations by their latest measurement that is not a strict
+     * re-measurement: config 3 timed out last (ok before), config 4's
+     * re-measurement timed out but its screening was ok: 11 of 12 ok */
+    assert_non_null(strstr(page, "<td class=\"num\">11 / 12</td>"));
+    assert_non_null(strstr(page, "<title>timeout: 1</title>"));
+    /* the energy chart: the searches' ok rows with energy (no strict row),
+     * a front as brute force finds it (config 0's tie in energy is behind 7),
+     * energies per launch (the column holds 20 launches') */
+    int ok = 0;
+    const struct tf_archive_kernel *ak = &s.a->kernels[0];
+    for (uint64_t r = 0; r < ak->nrows; r++)
+        ok += ak->rows[r].r.status == TF_STATUS_OK && ak->rows[r].r.phase != 2 &&
+              isfinite(ak->rows[r].r.energy_j);
+    assert_int_equal(ok, 35);
+    snprintf(want, sizeof want, "Time against energy of the %d ok results", ok);
+    assert_non_null(strstr(page, want));
+    assert_int_equal(st.pareto_points, pareto_by_brute_force(s.a));
+    assert_int_equal(st.pareto_points, 1);
+    assert_non_null(strstr(page, "<title>900 us, 0.009 J: BM=32 BN=64 LAYOUT=col</title>"));
+    free(page);
+    small_archive_free(&s);
 }
 
 static char *escaped(const char *s)
@@ -389,6 +528,7 @@ int main(void)
         cmocka_unit_test(test_page_is_self_contained_and_escaped),
         cmocka_unit_test(test_page_shows_what_the_archive_holds),
         cmocka_unit_test(test_escape_and_svg_numbers),
+        cmocka_unit_test(test_page_of_a_small_archive),
         cmocka_unit_test(test_escape_utf8_edges),
         cmocka_unit_test(test_svg_axes),
         cmocka_unit_test(test_svg_marks),
