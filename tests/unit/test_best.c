@@ -34,6 +34,7 @@
 #include "../../coordinator/report.h"
 #include "../../schema/kernel.h"
 #include "../../tools/best.h"
+#include "../../tools/outfile.h"
 #include "report_fixture.h"
 
 extern char **environ;
@@ -562,6 +563,47 @@ static void test_command_exit_codes(void **state)
     assert_non_null(strstr(slurp(err), "usage: tunefarm best ARCHIVE"));
 }
 
+/* tools/outfile.c, which best (and report) write through: "-" is standard
+ * output and abort leaves it open; a device is written in place, without the
+ * fsync that fails there (EINVAL on /dev/null); standard output that cannot be
+ * written is an error; an outfile never opened has nothing to commit. */
+static void test_outfile(void **state)
+{
+    (void)state;
+    struct tf_outfile o;
+    struct tf_error err = {0};
+    memset(&o, 0, sizeof o);
+    assert_int_equal(tf_outfile_commit(&o, &err), -1);
+    assert_non_null(strstr(err.message, "output not open"));
+
+    assert_int_equal(tf_outfile_open(&o, "-", &err), 0);
+    bool is_stdout = o.f == stdout && o.path == NULL;
+    tf_outfile_abort(&o); /* had "-" been a file name, this removes its temporary */
+    assert_true(is_stdout);
+    assert_int_not_equal(fcntl(1, F_GETFD), -1);
+
+    assert_int_equal(tf_outfile_open(&o, "/dev/null", &err), 0);
+    fputs("written in place\n", o.f);
+    if (tf_outfile_commit(&o, &err) != 0)
+        fail_msg("/dev/null: %s", err.message);
+
+    fflush(stdout);
+    int saved = dup(1), full = open("/dev/full", O_WRONLY);
+    assert_true(saved >= 0 && full >= 0);
+    dup2(full, 1);
+    close(full);
+    int rc = tf_outfile_open(&o, NULL, &err);
+    if (rc == 0) {
+        fputs("a line for a full disk\n", o.f);
+        rc = tf_outfile_commit(&o, &err);
+    }
+    clearerr(stdout);
+    dup2(saved, 1);
+    close(saved);
+    assert_int_equal(rc, -1);
+    assert_non_null(strstr(err.message, "cannot write to standard output"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -573,6 +615,7 @@ int main(void)
         cmocka_unit_test(test_size_defines_in_the_flags),
         cmocka_unit_test(test_negative_values_and_clashing_classes),
         cmocka_unit_test(test_command_exit_codes),
+        cmocka_unit_test(test_outfile),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
