@@ -16,6 +16,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "schema/bundle.h"
 #include "schema/kernel.h"
@@ -29,6 +33,8 @@
 #include "kernels/attention/reference.c"
 #include "kernels/sgemm/reference.c"
 #pragma GCC diagnostic pop
+
+extern char **environ;
 
 static const char *const required[] = {
     "TF_WARP_SIZE", "TF_SHFL(", "TF_SHFL_DOWN(", "TF_SHFL_XOR(", "TF_SYNC_WARP()",
@@ -94,6 +100,116 @@ static void test_header_unknown(void **state)
     assert_null(tf_portability_header(""));
     assert_null(tf_portability_header(NULL));
     assert_ptr_not_equal(tf_portability_header("cuda"), tf_portability_header("hip"));
+}
+
+/* What each vendor's intrinsics must be: a shuffle macro calls its namesake
+ * (a XOR butterfly built on shfl_down sums the wrong lanes), a warp reduction
+ * halves the distance down to 1 (stopping at 2 leaves lanes unsummed), and
+ * cp.async exists from sm_80 on (so sm_80 itself gets it). The kernels that
+ * use them run only in test_cuda / test_hip, which need a GPU. */
+static void test_header_intrinsics(void **state)
+{
+    (void)state;
+    static const struct { const char *backend, *sync, *mask; } v[] = {
+        {"cuda", "_sync", "TF_WARP_MASK, "}, {"hip", "", ""}};
+    for (int b = 0; b < 2; b++) {
+        const char *h = tf_portability_header(v[b].backend);
+        static const char *const shfl[][2] = {
+            {"TF_SHFL(v, lane)", "__shfl%s(%s(v), (lane))"},
+            {"TF_SHFL_DOWN(v, d)", "__shfl_down%s(%s(v), (d))"},
+            {"TF_SHFL_XOR(v, m)", "__shfl_xor%s(%s(v), (m))"}};
+        for (int i = 0; i < 3; i++) {
+            char body[128], line[256];
+            snprintf(body, sizeof body, shfl[i][1], v[b].sync, v[b].mask);
+            snprintf(line, sizeof line, "\n#define %s %s\n", shfl[i][0], body);
+            if (strstr(h, line) == NULL)
+                fail_msg("%s header lacks '%s'", v[b].backend, line + 1);
+        }
+        assert_int_equal(count(h, "for (int tf_d = TF_WARP_SIZE / 2; tf_d > 0; tf_d >>= 1)"), 2);
+    }
+    assert_non_null(strstr(tf_portability_header("cuda"),
+                           "\n#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800\n"));
+}
+
+/* The definition of macro `name` in header h (with its continuation lines) to f. */
+static void copy_define(FILE *f, const char *h, const char *name)
+{
+    char want[64];
+    snprintf(want, sizeof want, "\n#define %s", name);
+    const char *p = strstr(h, want);
+    if (p == NULL)
+        fail_msg("no #define %s", name);
+    p++;
+    for (;;) {
+        const char *e = strchr(p, '\n');
+        assert_non_null(e);
+        fprintf(f, "%.*s\n", (int)(e - p), p);
+        if (e == p || e[-1] != '\\')
+            break;
+        p = e + 1;
+    }
+}
+
+/* waves per SIMD for min_blocks blocks of `threads` on a CU of 4 SIMDs:
+ * ceil(min_blocks * threads / (warp * 4)), at least 1 (the header's comment) */
+static long waves_per_eu(long threads, long min_blocks, long warp)
+{
+    long w = (min_blocks * threads + warp * 4 - 1) / (warp * 4);
+    return w < 1 ? 1 : w;
+}
+
+/* The header's integer macros, evaluated by the host's C compiler (static
+ * assertions, -fsyntax-only) against the rule each one states: TF_CEIL_DIV,
+ * TF_MIN/TF_MAX, HIP's TF_WAVES_PER_EU, and TF_LAUNCH_BOUNDS picking the one- or
+ * the two-argument form. Skipped without a cc. */
+static void test_header_integer_macros(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/tf-test-portability.XXXXXX", path[64];
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/macros.c", dir);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    const char *common = tf_portability_header("cuda"), *hip = tf_portability_header("hip");
+    fputs("#define TF_WARP_SIZE 64\n", f);
+    copy_define(f, common, "TF_CEIL_DIV(");
+    copy_define(f, common, "TF_MIN(");
+    copy_define(f, common, "TF_MAX(");
+    copy_define(f, common, "TF_LB_PICK(");
+    copy_define(f, common, "TF_LAUNCH_BOUNDS(");
+    copy_define(f, hip, "TF_WAVES_PER_EU(");
+    fputs("#define TF_LAUNCH_BOUNDS_1(t) (1000 + (t))\n"
+          "#define TF_LAUNCH_BOUNDS_2(t, b) (2000 + (b))\n", f);
+    static const long div[][2] = {{7, 2}, {8, 2}, {1, 64}, {65, 64}};
+    for (int i = 0; i < 4; i++)
+        fprintf(f, "_Static_assert(TF_CEIL_DIV(%ld, %ld) == %ld, \"ceil\");\n", div[i][0],
+                div[i][1], (div[i][0] + div[i][1] - 1) / div[i][1]);
+    fputs("_Static_assert(TF_MIN(3, -2) == -2 && TF_MAX(3, -2) == 3, \"min max\");\n", f);
+    static const long eu[][2] = {{64, 1}, {256, 1}, {256, 2}, {1024, 4}, {96, 3}};
+    for (int i = 0; i < 5; i++)
+        fprintf(f, "_Static_assert(TF_WAVES_PER_EU(%ld, %ld) == %ld, \"waves\");\n", eu[i][0],
+                eu[i][1], waves_per_eu(eu[i][0], eu[i][1], 64));
+    fputs("_Static_assert(TF_LAUNCH_BOUNDS(256) == 1256, \"one argument\");\n"
+          "_Static_assert(TF_LAUNCH_BOUNDS(256, 3) == 2003, \"two arguments\");\n", f);
+    fclose(f);
+    char *argv[] = {"cc", "-std=c11", "-fsyntax-only", path, NULL};
+    pid_t pid;
+    int st = -1;
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+    int rc = posix_spawnp(&pid, "cc", &fa, NULL, argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    if (rc == 0)
+        waitpid(pid, &st, 0);
+    unlink(path);
+    rmdir(dir);
+    if (rc != 0) {
+        print_message("skipped: no cc to evaluate the header's macros\n");
+        return;
+    }
+    assert_true(WIFEXITED(st));
+    assert_int_equal(WEXITSTATUS(st), 0);
 }
 
 static void set_device(struct tf_device *d, int64_t threads, int64_t shared, int64_t optin,
@@ -254,6 +370,8 @@ int main(void)
         cmocka_unit_test(test_header_cuda),
         cmocka_unit_test(test_header_hip),
         cmocka_unit_test(test_header_unknown),
+        cmocka_unit_test(test_header_intrinsics),
+        cmocka_unit_test(test_header_integer_macros),
         cmocka_unit_test(test_library),
         cmocka_unit_test(test_sgemm_reference),
         cmocka_unit_test(test_attention_reference),
