@@ -107,6 +107,11 @@ static void test_host(void **state)
     int cpus[1024];
     const int n = tf_provenance_own_cpus(cpus, 1024);
     assert_true(n >= 1);
+    /* at most `max` CPUs are written, whatever the affinity holds */
+    int one[2] = {-1, -7};
+    assert_int_equal(tf_provenance_own_cpus(one, 1), 1);
+    assert_int_equal(one[0], cpus[0]);
+    assert_int_equal(one[1], -7);
     tf_provenance_host("/sys", cpus, n, &d);
     print_message("note: this machine: %d CPUs, governor '%s', clock %.0f MHz, power limit "
                   "%.0f W (0: unknown)\n",
@@ -134,9 +139,13 @@ static void test_amdgpu(void **state)
     assert_true(d.power_limit_w == 750);
     assert_int_equal(tf_provenance_amdgpu_version(sys, v, sizeof v), 0);
     assert_string_equal(v, "6.8.5");
-    /* a PCI address cannot walk out of the tree */
+    /* a PCI address cannot walk out of the tree (../../../etc from
+     * amd/bus/pci/devices reaches amd/etc, where a file waits), and the
+     * previous device's power limit does not stay behind */
+    put("amd/etc/power_dpm_force_performance_level", "escaped\n");
     tf_provenance_amdgpu(sys, "../../../etc", &d);
     assert_string_equal(d.clock_policy, "");
+    assert_true(d.power_limit_w == 0);
 }
 
 static void test_nvidia_and_rocm(void **state)
@@ -155,6 +164,12 @@ static void test_nvidia_and_rocm(void **state)
         "(dvs-builder@U16-I3-B03-4-3)  Thu Nov 13 2025\n");
     assert_int_equal(tf_provenance_nvidia_version(proc, v, sizeof v), 0);
     assert_string_equal(v, "580.159.04");
+    /* a buffer shorter than the version gets what fits, and nothing past it */
+    char small[8];
+    memset(small, 'z', sizeof small);
+    assert_int_equal(tf_provenance_nvidia_version(proc, small, 4), 0);
+    assert_string_equal(small, "580");
+    assert_memory_equal(small + 4, "zzzz", 4);
     put("proc/driver/nvidia/version", "something else entirely\n");
     assert_int_equal(tf_provenance_nvidia_version(proc, v, sizeof v), -1);
 
