@@ -34,6 +34,7 @@
 #include <unistd.h>
 
 #include "../../schema/archive.h"
+#include "../../schema/archive_table.h"
 #include "../../schema/expr.h"
 #include "../../schema/result.h"
 #include "archive_fixture.h"
@@ -1172,6 +1173,111 @@ static void claim_rows(const char *path, const char *name, hsize_t n)
     H5Tclose(type);
     H5Dclose(d);
     H5Fclose(f);
+}
+
+static int table_pack_zeros(void *ctx, const struct tf_table *t, unsigned char *buf,
+                            uint64_t lo, uint64_t hi, struct tf_error *err)
+{
+    (void)ctx, (void)t, (void)buf, (void)lo, (void)hi, (void)err;
+    return 0; /* the buffer comes zeroed */
+}
+
+static int table_sized(void *ctx, uint64_t nrows, struct tf_error *err)
+{
+    (void)err;
+    *(uint64_t *)ctx = nrows;
+    return 0;
+}
+
+static int table_unpack_nothing(void *ctx, const struct tf_table *t, const unsigned char *buf,
+                                uint64_t lo, uint64_t hi, struct tf_error *err)
+{
+    (void)ctx, (void)t, (void)buf, (void)lo, (void)hi, (void)err;
+    return 0;
+}
+
+/* tf_table_read of dataset `name` fails naming `needle`. */
+static void table_read_fails(hid_t f, const char *name, const struct tf_table *t,
+                             const char *needle)
+{
+    struct tf_error err = {0};
+    uint64_t n = 0;
+    if (tf_table_read(f, name, t, table_sized, table_unpack_nothing, &n, &err) == 0)
+        fail_msg("dataset %s was read (%llu rows); expected '%s'", name, (unsigned long long)n,
+                 needle);
+    if (strstr(err.message, needle) == NULL)
+        fail_msg("dataset %s: '%s'; expected '%s'", name, err.message, needle);
+}
+
+/* schema/archive_table.c's own rules, below the archive model (whose names and
+ * strings never reach them): a column needs a name; a string longer than its
+ * column is cut to it, leaving the next column whole, and read back into a
+ * smaller buffer cut to that; a reader refuses a dataset that is not a table,
+ * a column of another class (h5py can rewrite one), and a contiguous dataset
+ * that claims rows it never stored (fill values would be read as rows). */
+static void test_table_rules(void **state)
+{
+    (void)state;
+    struct tf_error err = {0};
+    struct tf_table t, other;
+    tf_table_init(&t, "table.h5", "/t");
+    assert_int_equal(tf_table_add(&t, "", TF_COL_U8, 0, &err), -1);
+    assert_non_null(strstr(err.message, "empty column name"));
+    assert_int_equal(tf_table_add(&t, "s", TF_COL_STR, 4, &err), 0);
+    assert_int_equal(tf_table_add(&t, "u", TF_COL_U8, 0, &err), 1);
+    assert_int_equal(t.rowsize, 5);
+    unsigned char buf[16] = {0};
+    const uint8_t seven = 7;
+    uint8_t got = 0;
+    tf_table_put_num(&t, buf, 0, 1, &seven, 1);
+    tf_table_put_str(&t, buf, 0, 0, "abcdefgh");
+    tf_table_get_num(&t, buf, 0, 1, &got, 1);
+    assert_int_equal(got, 7);
+    assert_int_equal(buf[5], 0); /* row 1 untouched */
+    char dst[8];
+    tf_table_get_str(&t, buf, 0, 0, dst, sizeof dst);
+    assert_string_equal(dst, "abcd");
+    memset(dst, 'z', sizeof dst);
+    tf_table_get_str(&t, buf, 0, 0, dst, 3);
+    assert_string_equal(dst, "ab");
+    assert_int_equal(dst[3], 'z');
+
+    char path[512];
+    path_in_tmp(path, sizeof path, "table.h5");
+    hid_t f = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    assert_true(f >= 0);
+    assert_int_equal(tf_table_write(f, "t", &t, 3, 0, table_pack_zeros, NULL, &err), 0);
+    uint64_t n = 0;
+    assert_int_equal(tf_table_read(f, "t", &t, table_sized, table_unpack_nothing, &n, &err), 0);
+    assert_int_equal(n, 3);
+    /* "u" read as a float column */
+    tf_table_init(&other, "table.h5", "/t");
+    assert_int_equal(tf_table_add(&other, "s", TF_COL_STR, 4, &err), 0);
+    assert_int_equal(tf_table_add(&other, "u", TF_COL_F64, 0, &err), 1);
+    table_read_fails(f, "t", &other, "column 'u' is");
+    tf_table_free(&other);
+    /* a plain array of 3 ints */
+    hsize_t three = 3, thousand = 1000;
+    hid_t space = H5Screate_simple(1, &three, NULL);
+    hid_t d = H5Dcreate2(f, "plain", H5T_NATIVE_INT, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    assert_true(d >= 0);
+    H5Dclose(d);
+    H5Sclose(space);
+    table_read_fails(f, "plain", &t, "is not a table");
+    /* the table's own type, 1000 rows declared, nothing written (contiguous) */
+    d = H5Dopen2(f, "t", H5P_DEFAULT);
+    hid_t type = H5Dget_type(d);
+    H5Dclose(d);
+    space = H5Screate_simple(1, &thousand, NULL);
+    d = H5Dcreate2(f, "claims", type, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    assert_true(d >= 0);
+    H5Dclose(d);
+    H5Sclose(space);
+    H5Tclose(type);
+    table_read_fails(f, "claims", &t, "claims 1000 rows but stores at most 0");
+    H5Fclose(f);
+    unlink(path);
+    tf_table_free(&t);
 }
 
 /* A table whose extent claims rows its file does not store (2^31 - 1 devices,
@@ -2375,6 +2481,7 @@ int main(void)
         cmocka_unit_test(test_invalid_model_keeps_old_file),
         cmocka_unit_test(test_hand_edited_files),
         cmocka_unit_test(test_claimed_rows_not_stored),
+        cmocka_unit_test(test_table_rules),
         cmocka_unit_test(test_external_readers),
         cmocka_unit_test(test_merge),
         cmocka_unit_test(test_archive_ids),
