@@ -173,6 +173,8 @@ static void test_page_shows_what_the_archive_holds(void **state)
     /* two H100s are one class; MI250X, EPYC and the hostile sm_80 one each */
     assert_non_null(strstr(page, "5 devices in 4 classes"));
     assert_non_null(strstr(page, "<p class=\"bad\">No configuration ran ok.</p>"));
+    /* the hostile kernel names no default: its two problems say so */
+    assert_int_equal(count(page, "No default configuration: the kernel file names none."), 2);
     /* failures by status */
     assert_non_null(strstr(page, "<title>compile_error: 1</title>"));
     assert_non_null(strstr(page, "<title>crashed: 12</title>"));
@@ -245,7 +247,8 @@ static void test_escape_and_svg_numbers(void **state)
  *          its re-measurement. Its best (the strict 1.0 ms) is faster than
  *          run 1's: the latest run did not regress.
  * An MI250X (another class) ran config 2 at 0.98 ms and 7 at 1.0 ms in run 0:
- * the H100s' best (7) reaches 0.98 / 1.0 = 0.98 (exact in binary) of its best. */
+ * the H100s' best (7) reaches 0.98 / 1.0 = 0.98 (exact in binary) of its best;
+ * the default (5) failed there. */
 struct small_archive {
     struct test_kernel gemm, vecadd, wide;
     struct tf_archive *a;
@@ -302,6 +305,7 @@ static void small_archive_make(struct small_archive *s)
     rf_row(ak, 2, 0, 0, 4, TF_STATUS_TIMEOUT, 0, 2, 0, RF_T0 + 2 * 86400.0 + 101);
     rf_row(ak, 0, 1, 0, 2, TF_STATUS_OK, 0.98, 0, 0, RF_T0 + 30);
     rf_row(ak, 0, 1, 0, 7, TF_STATUS_OK, 1.0, 0, 0, RF_T0 + 31);
+    rf_row(ak, 0, 1, 0, 5, TF_STATUS_RUNTIME_ERROR, 0, 0, 0, RF_T0 + 32);
     assert_non_null(tf_archive_kernel_for(s->a, &s->vecadd.k, &err));
     struct tf_archive_kernel *aw = tf_archive_kernel_for(s->a, &w->k, &err);
     if (aw == NULL)
@@ -364,8 +368,90 @@ static void test_page_of_a_small_archive(void **state)
     assert_int_equal(st.pareto_points, pareto_by_brute_force(s.a));
     assert_int_equal(st.pareto_points, 1);
     assert_non_null(strstr(page, "<title>900 us, 0.009 J: BM=32 BN=64 LAYOUT=col</title>"));
+    /* the histograms: ok times of the searches (no strict row), 35 on the H100s,
+     * 2 on the MI250X and wide's 1, every one in a bar (the slowest too) */
+    assert_non_null(strstr(page, "Distribution of the 35 ok times"));
+    int in_bars = 0;
+    for (const char *p = strstr(page, " results</title>"); p; p = strstr(p + 1, " results</title>")) {
+        const char *q = p;
+        while (q > page && q[-1] >= '0' && q[-1] <= '9')
+            q--;
+        in_bars += atoi(q);
+    }
+    assert_int_equal(in_bars, 35 + 2 + 1);
+    /* the default failed on the MI250X */
+    assert_non_null(strstr(page, "The default configuration failed here: "
+                                 "<span class=\"bad\">runtime_error</span>."));
+    /* a staircase ends at the last evaluation (12), not at the last improvement
+     * (config 7, the 8th): run 0's line ends level, after its last step down */
+    const char *tip = strstr(page, "): 12 evaluations</title></polyline>");
+    assert_non_null(tip);
+    const char *pts = tip;
+    while (pts > page && strncmp(pts, "points=\"", 8) != 0)
+        pts--;
+    double px[256], py[256];
+    int np = 0;
+    for (const char *q = pts + 8; *q != '"' && np < 256; np++) {
+        char *end;
+        px[np] = strtod(q, &end);
+        assert_int_equal(*end, ',');
+        py[np] = strtod(end + 1, &end);
+        q = end;
+        while (*q == ' ')
+            q++;
+    }
+    assert_true(np >= 3);
+    int prev = np - 2;
+    while (prev > 0 && px[prev] == px[np - 1])
+        prev--;
+    assert_true(px[prev] < px[np - 1]);
+    assert_true(py[prev] == py[np - 1]);
     free(page);
     small_archive_free(&s);
+}
+
+/* gemm on one H100. Problem small: config 7 at 1.0 ms in each of 7 runs, one
+ * more than a convergence chart draws (the latest 6). Problem large, one
+ * two-phase run: the default (5) screened at 0.95 ms and was not re-measured;
+ * 7 screened at 0.9 ms and re-measured strictly at 1.0 ms, which decides the
+ * best: the best is then slower than the default, and the page says so. */
+static void test_seven_runs_and_a_default_faster_than_the_best(void **state)
+{
+    (void)state;
+    struct test_kernel gemm;
+    struct tf_error err = {0};
+    make_gemm(&gemm);
+    struct tf_archive *a = tf_archive_create();
+    struct tf_device h0 = make_device("cuda", "NVIDIA H100 80GB HBM3", "GPU-0", "node1");
+    tf_archive_add_device(a, &h0);
+    for (int night = 0; night < 7; night++) {
+        struct tf_archive_run run = make_run("nightly", RF_T0 + 86400.0 * night,
+                                             RF_T0 + 86400.0 * night + 3600);
+        tf_archive_add_run(a, &run);
+    }
+    struct tf_archive_kernel *ak = tf_archive_kernel_for(a, &gemm.k, &err);
+    assert_non_null(ak);
+    tf_archive_problem_for(ak, &gemm.k, 0);
+    tf_archive_problem_for(ak, &gemm.k, 1);
+    for (uint32_t night = 0; night < 7; night++)
+        rf_row(ak, night, 0, 0, 7, TF_STATUS_OK, 1.0, 0, 0, RF_T0 + 86400.0 * night + 10);
+    const double t6 = RF_T0 + 6 * 86400.0 + 100;
+    rf_row(ak, 6, 0, 1, 5, TF_STATUS_OK, 0.95, 1, 0, t6);
+    rf_row(ak, 6, 0, 1, 7, TF_STATUS_OK, 0.9, 1, 0, t6 + 1);
+    rf_row(ak, 6, 0, 1, 7, TF_STATUS_OK, 1.0, 2, 0, t6 + 2);
+    struct tf_html_report_stats st;
+    char *page = page_of(a, NULL, &st);
+    /* both convergence charts of the small problem: runs 1 to 6 in the legend, not 0
+     * (run 6 is in the large problem's two as well) */
+    assert_int_equal(count(page, "fill=\"#222\">run 6</text>"), 2 + 2);
+    assert_int_equal(count(page, "fill=\"#222\">run 1</text>"), 2);
+    assert_int_equal(count(page, "fill=\"#222\">run 0</text>"), 0);
+    assert_int_equal(count(page, "the last runs of this group"), 2);
+    /* 1.0 / 0.95 = 1.053 */
+    assert_non_null(strstr(page, "The best is <b>1.05x</b> slower than the problem's default"));
+    free(page);
+    tf_archive_destroy(a);
+    tk_free(&gemm);
 }
 
 static char *escaped(const char *s)
@@ -529,6 +615,7 @@ int main(void)
         cmocka_unit_test(test_page_shows_what_the_archive_holds),
         cmocka_unit_test(test_escape_and_svg_numbers),
         cmocka_unit_test(test_page_of_a_small_archive),
+        cmocka_unit_test(test_seven_runs_and_a_default_faster_than_the_best),
         cmocka_unit_test(test_escape_utf8_edges),
         cmocka_unit_test(test_svg_axes),
         cmocka_unit_test(test_svg_marks),
