@@ -226,12 +226,44 @@ static void test_untranslatable_named_with_column(void **state)
     expect_error(&restriction, "'a\\n' == LOOP", 3, "escapes");
     expect_error(&restriction, "x > 99999999999999999999", 5, "does not fit in 64 bits");
     expect_error(&restriction, "1j > x", 1, "complex");
+    expect_error(&restriction, "1J > x", 1, "complex"); /* Python takes either case */
+    /* Python 3's own number errors, at their edges */
+    expect(&restriction, "x > 9223372036854775807", "x > 9223372036854775807"); /* INT64_MAX */
+    expect_error(&restriction, "x > 0o18", 5, "invalid number");
+    expect_error(&restriction, "x > 0b12", 5, "invalid number");
+    expect_error(&restriction, "x > 1abc", 5, "invalid number");
+    expect(&restriction, "x > 1e-3 + 2E+1", "x > 0.001 + 20.0");
     expect_error(&restriction, "x > 1, tile", 6, "a tuple has no value here");
     expect_error(&restriction, "", 1, "empty expression");
     char deep[300];
     memset(deep, '(', 200);
     strcpy(deep + 200, "x");
     expect_error(&restriction, deep, 65, "nested more than");
+    /* the deepest expression: 127 unary minuses (one level each) over x, 128
+     * levels with the expression's own; 128 minuses are one too many */
+    memset(deep, '-', 128);
+    deep[127] = 'x';
+    deep[128] = '\0';
+    struct tf_error err = {0};
+    char *got = tf_t1_translate(deep, &restriction, &err);
+    if (got == NULL)
+        fail_msg("127 minuses: column %d: %s", err.column, err.message);
+    free(got);
+    deep[127] = '-';
+    deep[128] = 'x';
+    deep[129] = '\0';
+    expect_error(&restriction, deep, 129, "nested more than 128 levels");
+    /* the longest input, 16384 bytes, is read; one byte more is not */
+    char *wide = malloc(16386);
+    assert_non_null(wide);
+    memset(wide, ' ', 16385);
+    wide[0] = 'x';
+    wide[16384] = '\0';
+    expect(&restriction, wide, "x");
+    wide[16384] = ' ';
+    wide[16385] = '\0';
+    expect_error(&restriction, wide, 1, "at most 16384");
+    free(wide);
 }
 
 /* The translations mean what Python means: each restriction, evaluated by
