@@ -284,6 +284,7 @@ static void test_translations_evaluate_like_python(void **state)
         {"0 <= x - tile < 2", 0xc631},
         {"x is 2 or tile is not 1", 0xdfdd},
         {"(x if tile else 3) == 3", 0xf111},
+        {"math.trunc(x / 2 - tile) == 0", 0x6231}, /* toward zero: trunc(-0.5) is 0 */
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         struct tf_error err = {0};
@@ -338,6 +339,10 @@ static void test_values(void **state)
     expect_ints("[16*i for i in range(1,9) if i % 2 == 0]", true,
                 (const int64_t[]){32, 64, 96, 128}, 4);
     expect_ints("[i // 2 for i in [2, 4, 8]]", true, (const int64_t[]){1, 2, 4}, 3);
+    /* several conditions all hold, and stop at the first that does not (python3) */
+    expect_ints("[i for i in range(8) if i > 2 if i % 2 == 0]", true, (const int64_t[]){4, 6}, 2);
+    expect_ints("[6 // i for i in range(4) if i > 0 if 6 % i == 0]", true,
+                (const int64_t[]){6, 3, 2}, 3);
     expect_ints("5", false, (const int64_t[]){5}, 1);
     expect_ints("[4 * 8, 2 ** 10]", false, (const int64_t[]){32, 1024}, 2);
 
