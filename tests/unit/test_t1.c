@@ -285,6 +285,7 @@ static void test_translations_evaluate_like_python(void **state)
         {"x is 2 or tile is not 1", 0xdfdd},
         {"(x if tile else 3) == 3", 0xf111},
         {"math.trunc(x / 2 - tile) == 0", 0x6231}, /* toward zero: trunc(-0.5) is 0 */
+        {"pow(x, tile) ** 2 == 64", 0x0800}, /* (x ** tile) ** 2, not x ** tile ** 2 */
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         struct tf_error err = {0};
