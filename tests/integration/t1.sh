@@ -207,6 +207,15 @@ mkdir -p linked && echo victim >victim.txt && ln -s "$TMP/victim.txt" linked/job
 expect_fail "a symbolic link among the files is refused, even with --force (exit 2)" 2 \
     "$TF" import-t1 -q --force "$T1FIX/tricky.T1.json" -o linked --reference "$TRICKY_REF"
 check "  the file it points to is untouched" grep -qx victim victim.txt
+# a header in a subfolder of the source's ("sub/tricky_helper.h") is written in
+# that subfolder of the output: a symbolic link there is refused as well
+mkdir -p nested/sub linked2 elsewhere && cp "$T1FIX/tricky.T1.json" nested/t.T1.json &&
+    sed 's|#include "tricky_helper.h"|#include "sub/tricky_helper.h"|' "$T1FIX/tricky.cu" >nested/tricky.cu &&
+    cp "$T1FIX/tricky_helper.h" nested/sub/ && ln -s ../elsewhere linked2/sub
+expect_fail "a symbolic link to a folder among the files' folders is refused, even with --force (exit 2)" 2 \
+    "$TF" import-t1 -q --force nested/t.T1.json -o linked2 --reference "$TRICKY_REF"
+check "  naming it, and writing nothing where it points" sh -c \
+    "grep -q 'linked2/sub is a symbolic link' '$TMP/last' && [ -z \"\$(ls -A elsewhere)\" ]"
 t1_edit bad/clash.T1.json 'd["KernelSpecification"]["KernelFile"] = "kernel.yaml"'
 cp "$T1FIX/tricky.cu" bad/kernel.yaml
 expect_fail "a KernelFile named kernel.yaml is refused (exit 2)" 2 \
@@ -219,6 +228,20 @@ for c in d["ConfigurationSpace"]["Conditions"]:
 check "a parameter named null (a YAML null) is renamed, and the folder loads" sh -c \
     "\"$TF\" import-t1 -q bad/null.T1.json -o nullp --reference '$TRICKY_REF' && \"$TF\" space -q nullp >nullp.count 2>&1 &&
      grep -q ' $valid valid' nullp.count"
+# defaults read as the parameter's values: True is 1 for a bool parameter, and
+# an integer past 2^53 is matched as an integer (as a double it is its neighbour)
+t1_edit bad/defaults.T1.json 'p = d["ConfigurationSpace"]["TuningParameters"]
+p[4]["Default"] = True
+p[2]["Values"] = "[9007199254740992, 9007199254740993]"
+p[2]["Default"] = 9007199254740993'
+check "a default of True, and one of 2^53 + 1, are the values they name" sh -c \
+    "\"$TF\" import-t1 -q bad/defaults.T1.json -o defaults --reference '$TRICKY_REF' &&
+     sed -n '/^default:/,\$p' defaults/kernel.yaml >defaults.yaml &&
+     grep -qx '  unroll: 1' defaults.yaml && grep -qx '  width_: 9007199254740993' defaults.yaml"
+t1_edit bad/noparams.T1.json 'd["ConfigurationSpace"]["TuningParameters"] = []
+d["ConfigurationSpace"]["Conditions"] = []'
+bad_t1 "no tuning parameters" bad/noparams.T1.json "ConfigurationSpace.TuningParameters" \
+    "expected a non-empty array"
 t1_edit bad/long.T1.json 'd["ConfigurationSpace"]["TuningParameters"][1]["Name"] = "T" * 300'
 bad_t1 "a parameter name of 300 bytes" bad/long.T1.json "TuningParameters[1]" "at most 255 bytes"
 # A buffer's Size that no buffer can have: refused where the T1 file says it,
