@@ -66,7 +66,7 @@ ALL_OBJS    := $(SCHEMA_OBJS) $(COORD_OBJS) $(WORKER_OBJS) $(TOOLS_OBJS) $(MAIN_
 
 UNIT_TESTS  := expr loader space wire archive journal report measure verify host runner compiler cuda hip \
                portability strategy ktcache replay exchange export import parammap \
-               provenance session diff best html_report energy rapl t1 replace
+               provenance session diff best html_report energy rapl t1 replace progress
 UNIT_BINS   := $(UNIT_TESTS:%=tests/unit/test_%)
 
 .PHONY: all test check unit integration check-faults slurm check-scale install uninstall clean bench-space deps \

@@ -3,7 +3,8 @@
  * On a terminal the line is rewritten in place every second; in a log file (a
  * Slurm job's output) a full line is appended every ten seconds so the log
  * stays readable. The rate is the overall configurations per second since
- * the first result, which is what an ETA over a long queue needs. */
+ * the progress started (tf_progress_init), which is what an ETA over a long
+ * queue needs. */
 #include "progress.h"
 
 #include <stdio.h>
