@@ -1615,6 +1615,42 @@ static int print_node(struct printer *T, const struct node *n, struct out *o)
     return fail(T->err, TF_ERR_SCHEMA, n->col, "unsupported expression");
 }
 
+/* 0 when the translation `text` parses as a tunefarm expression, else -1 +
+ * `err` at the T1 expression's first column. schema/expr has limits of its own
+ * that the T1 parser's do not mirror (64 levels of parentheses, unary operators,
+ * calls and ?:, where a Python expression may nest 127 unary operators): its
+ * syntax error is named here, at the T1 file's expression, rather than by
+ * kernel.yaml's loader, at a line of a file the user never wrote. Only syntax
+ * errors count: names and enum strings are the kernel loader's to check, and
+ * every name the scope knows is bound so that it does not stop the parse. */
+static int check_parses(const char *text, const struct tf_t1_scope *scope,
+                        struct tf_error *err)
+{
+    int n = scope->nparams + scope->nsizes + (scope->local ? 1 : 0), k = 0;
+    struct tf_symbol *syms = tf_xcalloc((size_t)n + 1, sizeof *syms);
+    for (int i = 0; i < scope->nparams; i++, k++) {
+        const struct tf_t1_param *p = &scope->params[i];
+        syms[k] = (struct tf_symbol){.name = p->rename ? p->rename : p->name, .slot = k};
+        if (p->is_enum && p->strings)
+            syms[k].enum_values = p->strings, syms[k].enum_count = p->count;
+    }
+    for (int i = 0; i < scope->nsizes; i++, k++)
+        syms[k] = (struct tf_symbol){.name = scope->sizes[i], .slot = k};
+    if (scope->local)
+        syms[k] = (struct tf_symbol){.name = scope->local, .slot = k};
+    struct tf_symtab tab = {.symbols = syms, .count = n};
+    struct tf_error cerr = {0};
+    struct tf_expr *e = tf_expr_compile(text, &tab, &cerr);
+    int rc = 0;
+    if (!e && cerr.code == TF_ERR_SYNTAX)
+        rc = fail(err, TF_ERR_SCHEMA, 1,
+                  "its translation is not a tunefarm expression: %s; write it more simply",
+                  cerr.message);
+    tf_expr_destroy(e);
+    free(syms);
+    return rc;
+}
+
 static char *print_root(const struct node *root, const struct tf_t1_scope *scope,
                         struct tf_error *err)
 {
@@ -1627,6 +1663,10 @@ static char *print_root(const struct node *root, const struct tf_t1_scope *scope
         fail(err, TF_ERR_SCHEMA, 1,
              "the translation is %zu bytes long; tunefarm's expressions hold at most %d",
              strlen(o.s), T1_MAX_OUT);
+        free(o.s);
+        return NULL;
+    }
+    if (check_parses(o.s, scope, err) != 0) {
         free(o.s);
         return NULL;
     }

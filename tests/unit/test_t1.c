@@ -239,20 +239,35 @@ static void test_untranslatable_named_with_column(void **state)
     memset(deep, '(', 200);
     strcpy(deep + 200, "x");
     expect_error(&restriction, deep, 65, "nested more than");
-    /* the deepest expression: 127 unary minuses (one level each) over x, 128
-     * levels with the expression's own; 128 minuses are one too many */
+    /* the T1 parser's own limit: 128 levels, 127 unary minuses over x and the
+     * expression's own; 128 minuses are one too many */
     memset(deep, '-', 128);
-    deep[127] = 'x';
-    deep[128] = '\0';
-    struct tf_error err = {0};
-    char *got = tf_t1_translate(deep, &restriction, &err);
-    if (got == NULL)
-        fail_msg("127 minuses: column %d: %s", err.column, err.message);
-    free(got);
-    deep[127] = '-';
     deep[128] = 'x';
     deep[129] = '\0';
     expect_error(&restriction, deep, 129, "nested more than 128 levels");
+    /* what is translated must also parse as schema/expr (64 levels): 63
+     * minuses over x do, and the translation compiles as kernel.yaml's loader
+     * would compile it; 64 are refused here, at the T1 expression, not later
+     * by the loader at a line of kernel.yaml */
+    memset(deep, '-', 63);
+    deep[63] = 'x';
+    deep[64] = '\0';
+    struct tf_error err = {0};
+    char *got = tf_t1_translate(deep, &restriction, &err);
+    if (got == NULL)
+        fail_msg("63 minuses: column %d: %s", err.column, err.message);
+    const struct tf_symbol x_sym = {.name = "x", .slot = 0};
+    const struct tf_symtab x_tab = {.symbols = &x_sym, .count = 1};
+    struct tf_expr *compiled = tf_expr_compile(got, &x_tab, &err);
+    if (compiled == NULL)
+        fail_msg("63 minuses' translation: column %d: %s", err.column, err.message);
+    tf_expr_destroy(compiled);
+    free(got);
+    memset(deep, '-', 64);
+    deep[64] = 'x';
+    deep[65] = '\0';
+    expect_error(&restriction, deep, 1, "its translation is not a tunefarm expression: "
+                                        "expression nested too deeply");
     /* the longest input, 16384 bytes, is read; one byte more is not */
     char *wide = malloc(16386);
     assert_non_null(wide);
