@@ -9,9 +9,11 @@
  * that divide warps, banks and the problem, and a smooth function of log2
  * cannot single out 128 among 112, 128 and 144. The model: a GP with a Matern
  * 5/2 kernel with one length scale per coordinate (ARD: the parameters matter
- * very unequally), a signal and a noise variance, on the standardised log
- * time, warped (option `warp`) by the Box-Cox power under which the training
- * times look most normal (tf_boxcox_lambda). Run times have a long slow tail;
+ * very unequally; an alignment coordinate shares its parameter's, option
+ * `tie`: a small budget's few results estimate fewer hyperparameters better,
+ * bench/results/tie-2026-12-08.md), a signal and a noise variance, on the
+ * standardised log time, warped (option `warp`) by the Box-Cox power under
+ * which the training times look most normal (tf_boxcox_lambda). Run times have a long slow tail;
  * a negative power compresses it, so the model spends its resolution on the
  * fast end, where the search's answer is, not on how slow the slow ones are.
  * A failed configuration counts as bad (the worst log time seen plus
@@ -130,7 +132,7 @@ struct base {
 static uint64_t kc_held;
 
 struct bayes {
-    int64_t init, enumerate, max_train, fit_train, fit_steps, align, transfer, warp;
+    int64_t init, enumerate, max_train, fit_train, fit_steps, align, transfer, warp, tie;
     double spread, fail_penalty, xi;
     int dims;
     int task;                                 /* the source coordinate's dim (-1: no transfer) */
@@ -138,6 +140,7 @@ struct bayes {
     double *feat[TF_STRATEGY_MAX_PARAMS];     /* per parameter: coordinate of each value */
     int amap[TF_STRATEGY_MAX_PARAMS];         /* parameter -> its alignment's dim (-1: none) */
     double *afeat[TF_STRATEGY_MAX_PARAMS];    /* per parameter: alignment of each value */
+    int lead[MAX_DIMS];                       /* per dim: the dim whose length it shares (-1: its own) */
     uint64_t *cands;                          /* enumerated valid set (or NULL) */
     size_t ncands;
     struct base base;
@@ -158,6 +161,7 @@ static const struct tf_strategy_option_spec bayes_options[] = {
     {"align", "1", "1: an integer parameter's power-of-two alignment is a feature of its own"},
     {"transfer", "144", "other devices' results (warm start) the model also learns from, at most; 0: none"},
     {"warp", "1", "1: the model's output is the log time through a Box-Cox power fitted to the results; 0: the log time"},
+    {"tie", "1", "1: a parameter's alignment coordinate shares its value coordinate's length scale (one weight per parameter to learn)"},
     {NULL, NULL, NULL},
 };
 
@@ -203,8 +207,11 @@ static int bayes_create(struct tf_strategy_core *core, void **state, struct tf_e
         tf_core_opt_int(core, "fit_train", 8, 4096, &b->fit_train, err) ||
         tf_core_opt_int(core, "align", 0, 1, &b->align, err) ||
         tf_core_opt_int(core, "transfer", 0, 1024, &b->transfer, err) ||
-        tf_core_opt_int(core, "warp", 0, 1, &b->warp, err))
+        tf_core_opt_int(core, "warp", 0, 1, &b->warp, err) ||
+        tf_core_opt_int(core, "tie", 0, 1, &b->tie, err))
         return -1;
+    for (int k = 0; k < MAX_DIMS; k++)
+        b->lead[k] = -1;
     for (int p = 0; p < sp->nparams; p++) {
         int r = sp->radix[p];
         b->map[p] = b->amap[p] = -1;
@@ -224,8 +231,11 @@ static int bayes_create(struct tf_strategy_core *core, void **state, struct tf_e
         }
         for (int v = 0; v < r; v++)
             b->feat[p][v] = hi > lo ? (b->feat[p][v] - lo) / (hi - lo) : 0;
-        if (b->align && sp->values[p] && (b->afeat[p] = tf_alignment_coords(sp->values[p], r)))
+        if (b->align && sp->values[p] && (b->afeat[p] = tf_alignment_coords(sp->values[p], r))) {
             b->amap[p] = b->dims++;
+            if (b->tie)
+                b->lead[b->amap[p]] = b->map[p];
+        }
     }
     if (sp->valid_count && sp->valid_count <= (uint64_t)b->enumerate && sp->next_valid) {
         b->cands = tf_xmalloc(sp->valid_count * sizeof *b->cands);
@@ -348,14 +358,19 @@ static void gp_gradient(size_t n, int d, const double *X, const double *hyp, dou
 
 /* Hyperparameters by maximum marginal likelihood: iRprop- (sign-based steps,
  * robust without a line search) from a fixed start, so the result is a
- * function of the training data alone. 0, or 1 when the stop hook ended it
- * (hyp is then unusable). */
-static int gp_fit_hyper(size_t n, int d, const double *X, const double *y, int iterations,
-                        double *hyp)
+ * function of the training data alone. A dim k with lead[k] >= 0 (lead NULL:
+ * none) shares that dim's length scale: it is not a free hyperparameter, its
+ * gradient adds to the leader's. 0, or 1 when the stop hook ended it (hyp is
+ * then unusable). */
+static int gp_fit_hyper(size_t n, int d, const double *X, const double *y, const int *lead,
+                        int iterations, double *hyp)
 {
     int idx[MAX_DIMS + 2], m = 0;
-    for (int k = 0; k < d; k++)
-        hyp[k] = 0, idx[m++] = k; /* length 1 in the unit feature space */
+    for (int k = 0; k < d; k++) {
+        hyp[k] = 0; /* length 1 in the unit feature space */
+        if (!lead || lead[k] < 0)
+            idx[m++] = k;
+    }
     hyp[HYP_SIGNAL] = 0, idx[m++] = HYP_SIGNAL;
     hyp[HYP_NOISE] = log(1e-2), idx[m++] = HYP_NOISE;
     double *K = tf_xmalloc(n * n * sizeof *K), *alpha = tf_xmalloc(n * sizeof *alpha);
@@ -380,6 +395,9 @@ static int gp_fit_hyper(size_t n, int d, const double *X, const double *y, int i
         if (ll > best_ll)
             best_ll = ll, memcpy(best, hyp, sizeof best);
         gp_gradient(n, d, X, hyp, K, alpha, grad);
+        for (int k = 0; lead && k < d; k++)
+            if (lead[k] >= 0)
+                grad[lead[k]] += grad[k];
         for (int i = 0; i < m; i++) {
             int k = idx[i];
             double sign = grad[k] * prev[k];
@@ -391,6 +409,9 @@ static int gp_fit_hyper(size_t n, int d, const double *X, const double *y, int i
             hyp[k] = hyp_bound(k, hyp_bound(k, v, true), false);
             prev[k] = grad[k];
         }
+        for (int k = 0; lead && k < d; k++)
+            if (lead[k] >= 0)
+                hyp[k] = hyp[lead[k]];
     }
     memcpy(hyp, best, sizeof best);
     free(K);
@@ -614,7 +635,7 @@ static int base_build(struct bayes *b, struct tf_strategy_core *core, size_t h)
      * each fit step costs a factorisation and an inverse. */
     int stopped = 0;
     if (nt <= (size_t)b->fit_train) {
-        stopped = gp_fit_hyper(m->n, d, m->X, y, (int)b->fit_steps, m->hyp);
+        stopped = gp_fit_hyper(m->n, d, m->X, y, b->lead, (int)b->fit_steps, m->hyp);
     } else {
         size_t nf = training_set(core, h, (size_t)b->fit_train, use);
         double *Xf = tf_xmalloc((np + nf) * (size_t)d * sizeof *Xf);
@@ -622,7 +643,7 @@ static int base_build(struct bayes *b, struct tf_strategy_core *core, size_t h)
         memcpy(Xf, m->X, np * (size_t)d * sizeof *Xf);
         memcpy(yf, y, np * sizeof *yf);
         training_data(b, core, use, nf, &m->ys, Xf + np * (size_t)d, yf + np);
-        stopped = gp_fit_hyper(np + nf, d, Xf, yf, (int)b->fit_steps, m->hyp);
+        stopped = gp_fit_hyper(np + nf, d, Xf, yf, b->lead, (int)b->fit_steps, m->hyp);
         free(Xf);
         free(yf);
     }

@@ -37,6 +37,7 @@ static const struct tf_strategy_option_spec hybrid_options[] = {
     {"align", "1", "bayes: an integer parameter's power-of-two alignment is a feature of its own"},
     {"transfer", "144", "bayes: other devices' results (warm start) the model also learns from, at most; 0: none"},
     {"warp", "1", "bayes: 1: the model's output is the log time through a Box-Cox power fitted to the results; 0: the log time"},
+    {"tie", "1", "bayes: 1: a parameter's alignment coordinate shares its value coordinate's length scale"},
     {NULL, NULL, NULL},
 };
 

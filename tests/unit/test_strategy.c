@@ -542,6 +542,51 @@ static void test_alignment_coords(void **state)
     tf_ktcache_destroy(c);
 }
 
+/* Option `tie` (default 1): an alignment coordinate shares its parameter's
+ * length scale. It changes what bayes and hybrid propose on the convolution
+ * space, where three parameters have an alignment coordinate; without
+ * alignment coordinates (align 0) there is nothing to tie, and tie 1 proposes
+ * exactly what tie 0 does. A value other than 0 or 1 is refused, by name. */
+static void test_tied_length_scales(void **state)
+{
+    (void)state;
+    struct tf_ktcache *c = load(CONV);
+    struct tf_strategy_space *sp = tf_strategy_space_ktcache(c);
+    const struct tf_strategy_option untied[] = {{"tie", "0"}};
+    const struct tf_strategy_option no_align[] = {{"align", "0"}, {"tie", "1"}};
+    const struct tf_strategy_option no_align_untied[] = {{"align", "0"}, {"tie", "0"}};
+    const char *names[] = {"bayes", "hybrid"};
+    struct tf_search_limits lim = {.budget = 36};
+    struct tf_error err = {0};
+    for (int k = 0; k < 2; k++) {
+        uint64_t got[4][36];
+        size_t n[4];
+        struct tf_strategy *s[4] = {
+            make_opt(names[k], sp, 1, 36, NULL),
+            make_opt(names[k], sp, 1, 36, untied),
+            tf_strategy_create(names[k], sp, no_align, 2, 1, &lim, &err),
+            tf_strategy_create(names[k], sp, no_align_untied, 2, 1, &lim, &err),
+        };
+        for (int i = 0; i < 4; i++) {
+            if (!s[i])
+                fail_msg("%s, variant %d: %s", names[k], i, err.message);
+            replay(s[i], c, 4, got[i], &n[i]);
+            assert_int_equal(n[i], 36);
+            tf_strategy_destroy(s[i]);
+        }
+        if (memcmp(got[0], got[1], sizeof got[0]) == 0)
+            fail_msg("%s: tying the alignment coordinates' length scales changed no proposal",
+                     names[k]);
+        if (memcmp(got[2], got[3], sizeof got[2]) != 0)
+            fail_msg("%s: without alignment coordinates, tie 1 proposed differently", names[k]);
+    }
+    const struct tf_strategy_option bad[] = {{"tie", "2"}};
+    assert_null(tf_strategy_create("bayes", sp, bad, 1, 1, &lim, &err));
+    assert_non_null(strstr(err.message, "'tie'"));
+    tf_strategy_space_free(sp);
+    tf_ktcache_destroy(c);
+}
+
 /* Box-Cox's exponent by maximum likelihood: times drawn so that a known
  * power of them is normal give back that power (to a grid step or two, 400
  * samples), in order; too few or identical times give the log (0). And bayes
@@ -2110,6 +2155,7 @@ int main(void)
         cmocka_unit_test(test_brute_force_optimum),
         cmocka_unit_test(test_beats_random),
         cmocka_unit_test(test_alignment_coords),
+        cmocka_unit_test(test_tied_length_scales),
         cmocka_unit_test(test_boxcox_lambda),
         cmocka_unit_test(test_patience_and_failures),
         cmocka_unit_test(test_value_order_and_tell_edges),
