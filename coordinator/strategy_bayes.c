@@ -13,9 +13,10 @@
  * `tie`: a small budget's few results estimate fewer hyperparameters better,
  * bench/results/tie-2026-12-08.md), a signal and a noise variance, on the
  * standardised log time, warped (option `warp`) by the Box-Cox power under
- * which the training times look most normal (tf_boxcox_lambda). Run times have a long slow tail;
- * a negative power compresses it, so the model spends its resolution on the
- * fast end, where the search's answer is, not on how slow the slow ones are.
+ * which the training times look most normal (tf_boxcox_lambda). Run times
+ * have a long slow tail; a negative power compresses it, so the model spends
+ * its resolution on the fast end, where the search's answer is, not on how
+ * slow the slow ones are.
  * A failed configuration counts as bad (the worst log time seen plus
  * `fail_penalty`, then warped: a negative power compresses the penalty with
  * the tail, so a failure sits just above the slowest result), not as missing. The hyperparameters maximise
